@@ -1,0 +1,46 @@
+"""The errors the core raises. Every boundary (MCP tools, CLI, GUI forms) shows their message as is.
+
+All derive from :class:`LimbicError`, so a caller can catch one type. Messages say what was wrong
+and what to do about it; they never carry SQLite internals.
+"""
+
+from __future__ import annotations
+
+
+class LimbicError(Exception):
+    """Base class of every error raised on purpose by ``limbic.core``."""
+
+
+class ValidationError(LimbicError, ValueError):
+    """Input broke a documented limit or shape (too long, too many items, wrong status, empty name)."""
+
+
+class NotFoundError(LimbicError, LookupError):
+    """One or more named entities, observations or relations do not exist.
+
+    ``missing`` lists the names (or ids) that were not found, in input order.
+    """
+
+    def __init__(self, message: str, missing: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.missing = list(missing or [])
+
+
+class ConflictError(LimbicError):
+    """The change contradicts stored state (rename onto an existing name, merging an entity into itself)."""
+
+
+class ModelNotInstalledError(LimbicError):
+    """No embedding model is installed; the message says how to install one (``limbic model install``)."""
+
+
+class ModelIntegrityError(LimbicError):
+    """A model file's sha256 does not match the pinned hash; nothing was installed."""
+
+
+class ImportFormatError(LimbicError):
+    """A whole import file could not be read (not UTF-8, not JSON/JSONL, empty). Per-line problems are reported, not raised."""
+
+
+class StoreBusyError(LimbicError):
+    """The database stayed locked by another process longer than the busy timeout (10 s)."""

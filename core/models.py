@@ -1,0 +1,177 @@
+"""Plain, immutable values that cross the core's boundary (service → GUI, CLI, MCP).
+
+Timestamps are UTC unix seconds (``float``); :func:`iso` turns them into ISO 8601 for outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+STATUSES = ("active", "paused", "completed", "archived")
+STATUS_ALIASES = {
+    "activo": "active", "activa": "active",
+    "pausado": "paused", "pausada": "paused",
+    "completado": "completed", "completada": "completed",
+    "archivado": "archived", "archivada": "archived",
+}
+
+# Change origins (who made a change): the GUI, an MCP client, the CLI, an import, or another process.
+ORIGINS = ("gui", "mcp", "cli", "import", "system", "external")
+
+
+def iso(ts: float | None) -> str | None:
+    """UTC unix seconds → ISO 8601 with a ``Z`` suffix (``None`` stays ``None``)."""
+    if ts is None:
+        return None
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One fact about an entity. ``superseded_at`` is set when a newer observation replaced it."""
+
+    id: int
+    entity_id: int
+    content: str
+    kind: str | None
+    supersedes: int | None
+    superseded_at: float | None
+    expires_at: float | None
+    weight: float
+    created_at: float
+
+    @property
+    def live(self) -> bool:
+        """True while not superseded (expiry is judged by the caller, who knows "now")."""
+        return self.superseded_at is None
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A node of the memory graph with its observations (all of them, superseded ones included)."""
+
+    id: int
+    name: str
+    entity_type: str
+    status: str
+    created_at: float
+    updated_at: float
+    observations: tuple[Observation, ...] = ()
+
+    @property
+    def live_observations(self) -> tuple[Observation, ...]:
+        return tuple(o for o in self.observations if o.superseded_at is None)
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A typed, directed edge ``source -[relation_type]-> target`` between two entity names."""
+
+    id: int
+    source: str
+    target: str
+    relation_type: str
+    context: str | None
+    active: bool
+    ended_at: float | None
+    created_at: float
+    source_id: int = 0
+    target_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """A set of entities and the relations among or around them."""
+
+    entities: tuple[Entity, ...]
+    relations: tuple[Relation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphPage:
+    """One page of the graph ordered by entity id; ``relations`` touch at least one entity of the page."""
+
+    entities: tuple[Entity, ...]
+    relations: tuple[Relation, ...]
+    offset: int
+    limit: int
+    total_entities: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStats:
+    """Counts of the stored graph; ``observations`` counts live ones, ``superseded_observations`` the rest."""
+
+    entities: int
+    relations: int
+    observations: int
+    superseded_observations: int
+    entity_types: dict[str, int]
+    statuses: dict[str, int]
+    embedded_entities: int
+    embedding_model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDetail:
+    """Everything known about one entity: the entity, access statistics, degree and its relations."""
+
+    entity: Entity
+    access_count: int
+    last_access: float | None
+    access_days: int
+    degree: int
+    relations: tuple[Relation, ...]
+
+
+# --- inputs -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ObservationInput:
+    """An observation to add. ``supersedes`` names the content of a live observation it replaces."""
+
+    content: str
+    kind: str | None = None
+    supersedes: str | None = None
+    created_at: float | None = None
+    expires_at: float | None = None
+    weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class EntityInput:
+    """An entity to create or upsert. ``None`` type/status on an upsert keeps the stored values."""
+
+    name: str
+    entity_type: str | None = None
+    observations: tuple[ObservationInput, ...] = ()
+    status: str | None = None
+    created_at: float | None = None
+    updated_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RelationInput:
+    """A relation to create between two existing entity names."""
+
+    source: str
+    target: str
+    relation_type: str
+    context: str | None = None
+    created_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What one committed mutation touched; sent to subscribers after commit (Anki's ``OpChanges``).
+
+    ``change_id`` is the row id in the ``changes`` log; ``origin`` one of :data:`ORIGINS`.
+    """
+
+    change_id: int
+    origin: str
+    op: str
+    entity_ids: frozenset[int] = field(default_factory=frozenset)
+    at: float = 0.0

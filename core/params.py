@@ -1,0 +1,111 @@
+"""Scoring parameters: every constant of the limbic formula in one frozen value, passed explicitly.
+
+Sources: seed ``000_68485b330ca59a20.txt`` ("Tuneable Constants", "Status Deboosts",
+"Metadata Penalty", "Query Routing") and seed ``003_c3836d96b511ac29.txt`` (RRF_K, EXPANSION_FACTOR);
+DESIGN.md §4 fixes the readings the seeds leave open. No module global is ever patched at run time:
+the GUI, the MCP server and the CLI each hold a ``ScoringParams`` and pass it to the pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ValidationError
+
+
+def _knob(default: float, low: float, high: float, label: str, help_text: str, *, integer: bool = False):
+    return field(
+        default=default,
+        metadata={"min": low, "max": high, "label": label, "help": help_text, "integer": integer},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringParams:
+    """All tuneable constants of the limbic re-ranker (seed 000 "Tuneable Constants").
+
+    Each field carries ``metadata`` with ``min``, ``max``, ``label``, ``help`` and ``integer`` so that
+    user interfaces can build a control per field without a second list of names.
+    """
+
+    beta_sal: float = _knob(0.5, 0.0, 2.0, "β salience", "Weight of the salience boost (1 + β·importance)")
+    beta_deg: float = _knob(0.15, 0.0, 1.0, "β degree", "Weight of graph degree inside importance")
+    alpha_cons: float = _knob(0.2, 0.0, 1.0, "α consolidation", "Weight of distinct access days inside importance")
+    d_max: float = _knob(15, 1, 100, "D max", "Degree cap for degree normalisation", integer=True)
+    lambda_hourly: float = _knob(1e-4, 0.0, 5e-3, "λ per hour", "Temporal decay rate; half-life = ln 2 / λ hours")
+    temporal_floor: float = _knob(0.1, 0.0, 1.0, "temporal floor", "Lowest value of the temporal factor")
+    cooc_temporal_floor: float = _knob(0.1, 0.0, 1.0, "co-occurrence floor", "Lowest decay of a co-occurrence")
+    gamma: float = _knob(0.01, 0.0, 0.5, "γ co-occurrence", "Weight of the co-occurrence boost (1 + γ·boost)")
+    rrf_k: float = _knob(60, 1, 200, "RRF k", "Reciprocal Rank Fusion smoothing constant", integer=True)
+    expansion_factor: float = _knob(3, 1, 10, "expansion", "Candidates per branch = limit × expansion", integer=True)
+    cosine_heavy_weight: float = _knob(0.7, 0.0, 1.0, "cosine-heavy w", "Cosine weight of the cosine_heavy strategy")
+    limbic_heavy_weight: float = _knob(0.3, 0.0, 1.0, "limbic-heavy w", "Cosine weight of the limbic_heavy strategy")
+    balanced_weight: float = _knob(0.5, 0.0, 1.0, "balanced w", "Cosine weight of the hybrid_balanced strategy")
+    status_paused: float = _knob(0.85, 0.0, 1.0, "paused ×", "Status multiplier for paused entities")
+    status_completed: float = _knob(0.70, 0.0, 1.0, "completed ×", "Status multiplier for completed entities")
+    status_archived: float = _knob(0.50, 0.0, 1.0, "archived ×", "Status multiplier for archived entities")
+    metadata_penalty: float = _knob(0.7, 0.0, 1.0, "metadata ×", "Multiplier when > metadata share of observations are metadata")
+    metadata_share: float = _knob(0.5, 0.0, 1.0, "metadata share", "Share of kind=metadata observations that triggers the penalty")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+                raise ValidationError(f"scoring parameter {f.name} must be a finite number, got {value!r}")
+            low, high = f.metadata["min"], f.metadata["max"]
+            if not low <= value <= high:
+                raise ValidationError(f"scoring parameter {f.name}={value} is outside [{low}, {high}]")
+
+    @property
+    def half_life_hours(self) -> float:
+        """Half-life of the temporal decay in hours (``ln 2 / lambda_hourly``; infinite when λ = 0)."""
+        return math.inf if self.lambda_hourly == 0 else math.log(2) / self.lambda_hourly
+
+    def status_multiplier(self, status: str) -> float:
+        """Multiplier for a canonical status (active/paused/completed/archived); seed 000 "Status Deboosts"."""
+        return {
+            "active": 1.0,
+            "paused": self.status_paused,
+            "completed": self.status_completed,
+            "archived": self.status_archived,
+        }.get(status, 1.0)
+
+    def strategy_cosine_weight(self, strategy: str) -> float:
+        """Cosine weight ``w_c`` of a routing strategy; the limbic weight is ``1 - w_c`` (seed 000 "Blending Formula")."""
+        return {
+            "cosine_heavy": self.cosine_heavy_weight,
+            "limbic_heavy": self.limbic_heavy_weight,
+            "hybrid_balanced": self.balanced_weight,
+        }[strategy]
+
+    def replace(self, **changes: Any) -> ScoringParams:
+        """A copy with some fields changed (validated)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoringParams:
+        """Build from a mapping; unknown keys raise :class:`ValidationError`, missing keys keep defaults."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ValidationError(f"unknown scoring parameters: {', '.join(unknown)}")
+        return cls(**{k: float(v) for k, v in data.items()})
+
+    @classmethod
+    def from_json(cls, text: str) -> ScoringParams:
+        return cls.from_dict(json.loads(text))
+
+    @staticmethod
+    def field_specs() -> list[dataclasses.Field]:
+        """The dataclass fields in declaration order (name, default, metadata) for building controls."""
+        return list(dataclasses.fields(ScoringParams))

@@ -1,0 +1,184 @@
+"""The application controller: the one object every widget talks to.
+
+It holds the :class:`~limbic.core.service.MemoryService`, the current and default
+:class:`~limbic.core.params.ScoringParams`, the selection and the last search outcome, and turns
+everything that happens into Qt signals (emitted on the UI thread only):
+
+- ``graph_changed(list[Changes])`` — after any committed change, made here, by the embedded MCP
+  server or by another process on the same database file;
+- ``selection_changed(list[str])`` — entity names;
+- ``search_finished(SearchOutcome)`` — a search answered (stale answers are dropped);
+- ``results_reranked(list[SearchResult])`` — the cached candidate set re-ranked with new params;
+- ``params_changed(ScoringParams)``; ``mcp_call(record)`` — one MCP tool call record;
+- ``status_message(str)`` — a short text for the status bar.
+
+Core work goes through :meth:`run` (a :class:`~limbic.gui.workers.TaskRunner`), never on the UI
+thread — except :meth:`set_params`, whose re-rank is pure numpy over the cached candidate arrays
+(no SQL, no model call; DESIGN.md §4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from limbic.core.params import ScoringParams
+from PySide6.QtCore import QObject, Signal, Slot
+
+from .workers import TaskRunner
+
+
+class AppController(QObject):
+    """Shared state and signals of the main window (see the module docstring).
+
+    ``service`` is a ``MemoryService``; ``params`` defaults to ``service.scoring_params()`` (the saved
+    parameters) when not given. Create on the UI thread.
+    """
+
+    graph_changed = Signal(object)
+    selection_changed = Signal(list)
+    search_finished = Signal(object)
+    results_reranked = Signal(object)
+    params_changed = Signal(object)
+    mcp_call = Signal(object)
+    status_message = Signal(str)
+    # Carries MCP call records posted from server threads to the UI thread (queued connection).
+    _mcp_call_posted = Signal(object)
+
+    def __init__(
+        self,
+        service: Any,
+        parent: QObject | None = None,
+        *,
+        params: ScoringParams | None = None,
+        runner: TaskRunner | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.runner = runner if runner is not None else TaskRunner(self)
+        self._default_params = ScoringParams()
+        self._params = params if params is not None else ScoringParams()
+        self._selection: list[str] = []
+        self._last_outcome: Any = None
+        self._last_query: str | None = None
+        self._last_limit = 10
+        self._mcp_call_posted.connect(self._emit_mcp_call)
+
+    # --- state ----------------------------------------------------------------------------------
+
+    @property
+    def params(self) -> ScoringParams:
+        """The scoring parameters in use by the GUI (may differ from the saved ones until saved)."""
+        return self._params
+
+    @property
+    def default_params(self) -> ScoringParams:
+        """The built-in defaults of the seeds (``ScoringParams()``), the reference for Δrank."""
+        return self._default_params
+
+    @property
+    def last_outcome(self) -> Any:
+        """The last ``SearchOutcome`` delivered by :meth:`search` (``None`` before the first)."""
+        return self._last_outcome
+
+    @property
+    def last_query(self) -> str | None:
+        return self._last_query
+
+    @property
+    def selection(self) -> list[str]:
+        return list(self._selection)
+
+    # --- actions --------------------------------------------------------------------------------
+
+    def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
+        channel: str | None = None,
+    ) -> int:
+        """Run ``fn(*args)`` off the UI thread; callbacks run on the UI thread (see ``TaskRunner.run``).
+
+        Without ``on_failure`` the error's message goes to ``status_message``.
+        """
+        if on_failure is None:
+            on_failure = self._report_failure
+        return self.runner.run(fn, *args, on_success=on_success, on_failure=on_failure, channel=channel)
+
+    def select(self, names: Sequence[str]) -> None:
+        """Set the selected entity names (order kept, duplicates removed); emits ``selection_changed``."""
+        unique = list(dict.fromkeys(names))
+        if unique == self._selection:
+            return
+        self._selection = unique
+        self.selection_changed.emit(list(unique))
+
+    def search(self, query: str, limit: int = 10) -> int:
+        """Search off the UI thread with the current params; ``search_finished`` follows.
+
+        An empty query clears the results. Returns the task id (−1 when nothing was started).
+        """
+        query = query.strip()
+        self._last_query = query or None
+        self._last_limit = limit
+        if not query:
+            self.runner.cancel_channel("search")
+            self._last_outcome = None
+            self.search_finished.emit(None)
+            return -1
+        self.status_message.emit(f"Searching “{query}”…")
+        params = self._params
+        return self.run(
+            self.service.search, query, limit, params,
+            on_success=lambda outcome: self._search_done(outcome, params), channel="search",
+        )
+
+    def refresh_search(self) -> int:
+        """Run the last query again (after the graph changed); −1 when there is none."""
+        if not self._last_query:
+            return -1
+        return self.search(self._last_query, self._last_limit)
+
+    def set_params(self, params: ScoringParams) -> None:
+        """Use new scoring params: emits ``params_changed``, then re-ranks the cached candidate set
+        with ``service.rerank`` (pure numpy, no SQL) and emits ``results_reranked``."""
+        if params == self._params:
+            return
+        self._params = params
+        self.params_changed.emit(params)
+        outcome = self._last_outcome
+        if outcome is not None:
+            results = self.service.rerank(outcome.candidates, params)
+            self.results_reranked.emit(results)
+
+    def post_mcp_call(self, record: Any) -> None:
+        """Thread-safe: hand an MCP call record (from a server thread) to the UI thread → ``mcp_call``."""
+        self._mcp_call_posted.emit(record)
+
+    def notify_changes(self, changes: list) -> None:
+        """Emit ``graph_changed`` on the UI thread (the bridge calls this; see ``gui/bridge.py``)."""
+        if changes:
+            self.graph_changed.emit(list(changes))
+
+    def shutdown(self) -> None:
+        """Stop accepting work and wait for running tasks (called on quit)."""
+        self.runner.shutdown()
+
+    # --- callbacks ------------------------------------------------------------------------------
+
+    def _search_done(self, outcome: Any, params: ScoringParams) -> None:
+        self._last_outcome = outcome
+        self.search_finished.emit(outcome)
+        if params != self._params:  # the sliders moved while the search ran
+            self.results_reranked.emit(self.service.rerank(outcome.candidates, self._params))
+        n = len(outcome.results)
+        self.status_message.emit(f"{n} result{'s' if n != 1 else ''} for “{outcome.query}”")
+
+    def _report_failure(self, error: BaseException) -> None:
+        self.status_message.emit(f"Error: {error}")
+
+    @Slot(object)
+    def _emit_mcp_call(self, record: Any) -> None:
+        self.mcp_call.emit(record)

@@ -1,0 +1,567 @@
+"""``MemoryService``: the one API of the memory graph for the GUI, the CLI and the MCP server.
+
+Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
+FTS rows and embeddings kept in step inside that transaction, and change notification to
+subscribers after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
+thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (DESIGN.md §4).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import validation as check
+from .embedding.base import Embedder
+from .errors import ConflictError, NotFoundError, ValidationError
+from .inputs import add_observations, prepare_entity, prepare_observation, prepare_relation
+from .models import (
+    Changes,
+    Entity,
+    EntityDetail,
+    EntityInput,
+    Graph,
+    GraphPage,
+    GraphStats,
+    Observation,
+    ObservationInput,
+    Relation,
+    RelationInput,
+)
+from .params import ScoringParams
+from .signals import SignalRecorder
+from .store import reads, writes
+from .store.database import Database
+from .store.indexing import drop_index_rows, reindex
+
+log = logging.getLogger(__name__)
+
+PARAMS_KEY = "scoring_params"
+_AUTO = object()
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertReport:
+    """Result of :meth:`MemoryService.upsert_entities`: names created and updated, observations added."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    observations_added: int = 0
+
+
+class MemoryService:
+    """The memory graph of one database file.
+
+    Args:
+        database: an open :class:`Database`.
+        embedder: the model that embeds entities and queries; ``None`` runs search FTS-only.
+        origin: default origin recorded for changes (gui, mcp, cli, import, system).
+    """
+
+    def __init__(self, database: Database, embedder: Embedder | None = None, *, origin: str = "cli") -> None:
+        self.database = database
+        self.embedder = embedder
+        self.origin = origin
+        self._subscribers: list[Callable[[Changes], None]] = []
+        self._subscribers_lock = threading.Lock()
+        self._signals = SignalRecorder(database)
+        self._stale_vectors: int | None = None
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | object = _AUTO, origin: str = "cli"):
+        """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None."""
+        from .paths import default_db_path
+
+        if embedder is _AUTO:
+            from .embedding.onnx_embedder import load_active_embedder
+
+            embedder = load_active_embedder()
+        return cls(Database(path or default_db_path()), embedder, origin=origin)
+
+    def close(self) -> None:
+        """Finish pending signal writes, then close every connection."""
+        self._signals.shutdown()
+        self.database.close()
+
+    # --- notifications -------------------------------------------------------------------------
+
+    def subscribe(self, callback: Callable[[Changes], None]) -> Callable[[], None]:
+        """Call ``callback(changes)`` after every committed mutation (on the writer's thread). Returns an unsubscribe function."""
+        with self._subscribers_lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._subscribers_lock:
+                if callback in self._subscribers:
+                    self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _notify(self, changes: Changes) -> None:
+        with self._subscribers_lock:
+            subscribers = list(self._subscribers)
+        for callback in subscribers:
+            try:
+                callback(changes)
+            except Exception:  # a broken view must not undo a committed write
+                log.exception("change subscriber failed")
+
+    def _write(self, op: str, origin: str | None, body: Callable[[object], object]):
+        origin = origin or self.origin
+        with self.database.write(origin, op) as txn:
+            result = body(txn)
+        if txn.entity_ids or op:
+            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        return result
+
+    def _reindex(self, txn, entity_ids) -> None:
+        reindex(self.database, txn.conn, list(entity_ids), self.embedder)
+
+    # --- entities ------------------------------------------------------------------------------
+
+    def create_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> list[Entity]:
+        """Create entities whose names do not exist yet; existing names are skipped (reference server semantics).
+
+        Returns the created entities only. Raises :class:`ValidationError` for bad input (nothing written).
+        """
+        check.count(items, "entities")
+        prepared = [prepare_entity(item) for item in items]
+
+        def body(txn):
+            existing = reads.ids_by_names(txn.conn, [p.name for p in prepared])
+            created: dict[str, int] = {}
+            now = time.time()
+            for item in prepared:
+                if item.name in existing or item.name in created:
+                    continue
+                created_at = item.created_at or now
+                eid = writes.insert_entity(
+                    txn.conn, item.name, item.entity_type or "Unknown", item.status or "active",
+                    created_at, item.updated_at or created_at,
+                )
+                created[item.name] = eid
+                add_observations(txn.conn, eid, item.name, item.observations, now)
+            txn.touch(created.values())
+            self._reindex(txn, created.values())
+            return reads.entities_by_ids(txn.conn, list(created.values()))
+
+        return self._write("create_entities", origin, body)
+
+    def upsert_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> UpsertReport:
+        """Create new entities and update existing ones: type/status when given (``None`` keeps them), observations added.
+
+        Exact duplicate observations are skipped. One transaction; bad input raises and writes nothing.
+        """
+        check.count(items, "entities")
+        prepared = [prepare_entity(item) for item in items]
+
+        def body(txn):
+            report = UpsertReport()
+            ids: dict[str, int] = reads.ids_by_names(txn.conn, [p.name for p in prepared])
+            now = time.time()
+            changed: set[int] = set()
+            for item in prepared:
+                if item.name in ids:
+                    eid = ids[item.name]
+                    if writes.update_entity(txn.conn, eid, entity_type=item.entity_type, status=item.status, at=now):
+                        changed.add(eid)
+                        if item.name not in report.updated:
+                            report.updated.append(item.name)
+                else:
+                    created_at = item.created_at or now
+                    eid = writes.insert_entity(
+                        txn.conn, item.name, item.entity_type or "Unknown", item.status or "active",
+                        created_at, item.updated_at or created_at,
+                    )
+                    ids[item.name] = eid
+                    changed.add(eid)
+                    report.created.append(item.name)
+                added = add_observations(txn.conn, eid, item.name, item.observations, now)
+                if added:
+                    changed.add(eid)
+                    if item.name not in report.created and item.name not in report.updated:
+                        report.updated.append(item.name)
+                object.__setattr__(report, "observations_added", report.observations_added + len(added))
+            txn.touch(changed)
+            self._reindex(txn, changed)
+            return report
+
+        return self._write("upsert_entities", origin, body)
+
+    def delete_entities(self, names: Sequence[str], *, origin: str | None = None) -> int:
+        """Delete entities with their observations and relations; unknown names are ignored. Returns the count deleted."""
+        check.count(names, "entity names")
+        names = [check.name(n) for n in names]
+
+        def body(txn):
+            ids = list(reads.ids_by_names(txn.conn, names).values())
+            drop_index_rows(txn.conn, ids, vectors=self.database.vector_dimension() is not None)
+            txn.touch(ids)
+            return writes.delete_entities(txn.conn, ids)
+
+        return self._write("delete_entities", origin, body)
+
+    def rename_entity(self, old: str, new: str, *, origin: str | None = None) -> Entity:
+        """Rename an entity; relations follow. Raises NotFoundError, or ConflictError when ``new`` exists."""
+        old, new = check.name(old), check.name(new)
+
+        def body(txn):
+            eid = writes.require_ids(txn.conn, [old])[old]
+            other = reads.ids_by_names(txn.conn, [new]).get(new)
+            if other is not None and other != eid:
+                raise ConflictError(f"an entity named {new!r} already exists; merge instead of renaming")
+            txn.conn.execute("UPDATE entities SET name = ?, updated_at = ? WHERE id = ?", (new, time.time(), eid))
+            txn.touch(eid)
+            self._reindex(txn, [eid])
+            return reads.entities_by_ids(txn.conn, [eid])[0]
+
+        return self._write("rename_entity", origin, body)
+
+    def merge_entities(self, sources: Sequence[str], target: str, *, origin: str | None = None) -> Entity:
+        """Merge ``sources`` into ``target``: observations, relations and usage signals move, sources are deleted."""
+        check.count(sources, "entities to merge")
+        sources = list(dict.fromkeys(check.name(s) for s in sources))
+        target = check.name(target)
+        if not sources:
+            raise ValidationError("name at least one entity to merge")
+        if target in sources:
+            raise ConflictError(f"cannot merge {target!r} into itself")
+
+        def body(txn):
+            ids = writes.require_ids(txn.conn, [*sources, target])
+            now = time.time()
+            source_ids = [ids[s] for s in sources]
+            drop_index_rows(txn.conn, source_ids, vectors=self.database.vector_dimension() is not None)
+            for sid in source_ids:
+                writes.merge_into(txn.conn, sid, ids[target], now)
+            txn.touch([*source_ids, ids[target]])
+            self._reindex(txn, [ids[target]])
+            return reads.entities_by_ids(txn.conn, [ids[target]])[0]
+
+        return self._write("merge_entities", origin, body)
+
+    def set_status(self, names: Sequence[str], status: str, *, origin: str | None = None) -> list[Entity]:
+        """Set the status (active/paused/completed/archived or a Spanish alias) of existing entities."""
+        check.count(names, "entity names")
+        names = [check.name(n) for n in names]
+        status = check.status(status)
+
+        def body(txn):
+            ids = writes.require_ids(txn.conn, names)
+            now = time.time()
+            changed = [eid for eid in ids.values() if writes.update_entity(txn.conn, eid, entity_type=None, status=status, at=now)]
+            txn.touch(changed)
+            self._reindex(txn, changed)
+            return reads.entities_by_ids(txn.conn, list(dict.fromkeys(ids[n] for n in names)))
+
+        return self._write("set_status", origin, body)
+
+    # --- observations --------------------------------------------------------------------------
+
+    def add_observations(
+        self, items: Sequence[tuple[str, Sequence[ObservationInput]]], *, origin: str | None = None
+    ) -> list[tuple[str, list[str]]]:
+        """Add observations to existing entities; returns ``(entity name, contents actually added)`` per item.
+
+        Exact duplicates are skipped. Raises NotFoundError naming every unknown entity (nothing written).
+        """
+        check.count(items, "observation groups")
+        prepared = [(check.name(n), [prepare_observation(o) for o in obs]) for n, obs in items]
+        check.count([o for _, obs in prepared for o in obs], "observations")
+
+        def body(txn):
+            ids = writes.require_ids(txn.conn, [n for n, _ in prepared])
+            now = time.time()
+            out, changed = [], set()
+            for name, observations in prepared:
+                added = add_observations(txn.conn, ids[name], name, observations, now)
+                if added:
+                    changed.add(ids[name])
+                out.append((name, added))
+            writes.touch_entity(txn.conn, sorted(changed), now)
+            txn.touch(changed)
+            self._reindex(txn, changed)
+            return out
+
+        return self._write("add_observations", origin, body)
+
+    def delete_observations(self, items: Sequence[tuple[str, Sequence[str]]], *, origin: str | None = None) -> int:
+        """Delete observations by exact text; unknown entities and texts are ignored. Returns the count deleted."""
+        check.count(items, "observation groups")
+        prepared = [(check.name(n), [check.observation(c) for c in contents]) for n, contents in items]
+
+        def body(txn):
+            ids = reads.ids_by_names(txn.conn, [n for n, _ in prepared])
+            deleted, changed = 0, set()
+            for name, contents in prepared:
+                if name in ids:
+                    count = writes.delete_observation_texts(txn.conn, ids[name], contents)
+                    if count:
+                        deleted += count
+                        changed.add(ids[name])
+            writes.touch_entity(txn.conn, sorted(changed), time.time())
+            txn.touch(changed)
+            self._reindex(txn, changed)
+            return deleted
+
+        return self._write("delete_observations", origin, body)
+
+    def update_observation(
+        self, entity: str, old_content: str, new_content: str, kind: str | None = None, *, origin: str | None = None
+    ) -> Observation:
+        """Edit an observation's text (and kind, when given) in place. Raises NotFoundError / ConflictError."""
+        entity, old_content, new_content = check.name(entity), check.observation(old_content), check.observation(new_content)
+        kind = check.kind(kind)
+
+        def body(txn):
+            eid = writes.require_ids(txn.conn, [entity])[entity]
+            oid = writes.observation_id(txn.conn, eid, old_content, live_only=False)
+            if oid is None:
+                raise NotFoundError(f"{entity!r} has no observation {old_content[:80]!r}", [old_content])
+            other = writes.observation_id(txn.conn, eid, new_content, live_only=False)
+            if other is not None and other != oid:
+                raise ConflictError(f"{entity!r} already has the observation {new_content[:80]!r}")
+            txn.conn.execute(
+                "UPDATE observations SET content = ?, kind = coalesce(?, kind) WHERE id = ?", (new_content, kind, oid)
+            )
+            writes.touch_entity(txn.conn, [eid], time.time())
+            txn.touch(eid)
+            self._reindex(txn, [eid])
+            return next(o for o in reads.observations_by_entity(txn.conn, [eid])[eid] if o.id == oid)
+
+        return self._write("update_observation", origin, body)
+
+    def supersede_observation(
+        self, entity: str, old_content: str, new: ObservationInput, *, origin: str | None = None
+    ) -> Observation:
+        """Add ``new`` as the successor of the live observation ``old_content`` (which stays, marked superseded)."""
+        entity = check.name(entity)
+        new = prepare_observation(ObservationInput(new.content, new.kind, check.observation(old_content),
+                                                    new.created_at, new.expires_at, new.weight))
+
+        def body(txn):
+            eid = writes.require_ids(txn.conn, [entity])[entity]
+            added = add_observations(txn.conn, eid, entity, [new], time.time())
+            if not added:
+                raise ConflictError(f"{entity!r} already has the observation {new.content[:80]!r}")
+            txn.touch(eid)
+            self._reindex(txn, [eid])
+            return next(o for o in reads.observations_by_entity(txn.conn, [eid])[eid] if o.content == new.content)
+
+        return self._write("supersede_observation", origin, body)
+
+    # --- relations -----------------------------------------------------------------------------
+
+    def create_relations(self, items: Sequence[RelationInput], *, origin: str | None = None) -> list[Relation]:
+        """Create relations between existing entities; duplicates of an active relation are skipped.
+
+        Returns only the new relations. Unknown endpoints raise one NotFoundError naming all of them
+        (nothing written) — unlike the reference server, which stores dangling relations.
+        """
+        check.count(items, "relations")
+        prepared = [prepare_relation(item) for item in items]
+
+        def body(txn):
+            ids = writes.require_ids(txn.conn, [n for r in prepared for n in (r.source, r.target)], "relation endpoints")
+            now = time.time()
+            new_ids = []
+            for r in prepared:
+                rid = writes.insert_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type, r.context, r.created_at or now)
+                if rid is not None:
+                    new_ids.append(rid)
+                    txn.touch([ids[r.source], ids[r.target]])
+            return [rel for rel in reads.relations_touching(txn.conn, list(txn.entity_ids)) if rel.id in set(new_ids)]
+
+        return self._write("create_relations", origin, body)
+
+    def delete_relations(self, items: Sequence[RelationInput], *, origin: str | None = None) -> int:
+        """Delete relations (active or ended) matching source, target and type; unknown ones are ignored."""
+        check.count(items, "relations")
+        prepared = [prepare_relation(item) for item in items]
+
+        def body(txn):
+            ids = reads.ids_by_names(txn.conn, [n for r in prepared for n in (r.source, r.target)])
+            deleted = 0
+            for r in prepared:
+                if r.source in ids and r.target in ids:
+                    count = writes.delete_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type)
+                    if count:
+                        deleted += count
+                        txn.touch([ids[r.source], ids[r.target]])
+            return deleted
+
+        return self._write("delete_relations", origin, body)
+
+    def end_relation(self, item: RelationInput, *, origin: str | None = None) -> Relation:
+        """Mark an active relation as ended now (kept as history). Raises NotFoundError when none is active."""
+        r = prepare_relation(item)
+
+        def body(txn):
+            ids = writes.require_ids(txn.conn, [r.source, r.target], "relation endpoints")
+            found = reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type)
+            if not found:
+                raise NotFoundError(f"no active relation {r.source!r} -[{r.relation_type}]-> {r.target!r}")
+            txn.conn.execute("UPDATE relations SET active = 0, ended_at = ? WHERE id = ?", (time.time(), found[0].id))
+            txn.touch([ids[r.source], ids[r.target]])
+            return reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type, active_only=False)[-1]
+
+        return self._write("end_relation", origin, body)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def read_graph(self, *, include_ended: bool = False) -> Graph:
+        """The whole graph: every entity with its observations, and the active relations (ended ones on request)."""
+        conn = self.database.read()
+        return Graph(tuple(reads.all_entities(conn)), tuple(reads.all_relations(conn, include_ended=include_ended)))
+
+    def entity_names(self) -> list[str]:
+        """All entity names, by id."""
+        return [r[0] for r in self.database.read().execute("SELECT name FROM entities ORDER BY id")]
+
+    def read_graph_page(self, offset: int = 0, limit: int = 100) -> GraphPage:
+        """Entities ``offset .. offset+limit`` by id, with the active relations touching them."""
+        offset = check.limit(offset, low=0, high=10**9, what="offset")
+        limit = check.limit(limit)
+        conn = self.database.read()
+        entities = reads.all_entities(conn, offset=offset, limit=limit)
+        relations = reads.relations_touching(conn, [e.id for e in entities])
+        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
+
+    def stats(self) -> GraphStats:
+        """Counts of entities, active relations, live and superseded observations, types, statuses, vectors."""
+        return reads.stats(self.database.read())
+
+    def search_nodes(self, query: str) -> Graph:
+        """Entities whose name, type or a live observation contains ``query`` (ASCII case-insensitive), and the
+        active relations with at least one endpoint among them (reference server semantics)."""
+        text = check.query(query)
+        conn = self.database.read()
+        ids = reads.search_substring(conn, text)
+        return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
+
+    def open_nodes(self, names: Sequence[str], *, record: bool = True) -> Graph:
+        """The named entities (unknown names ignored) and the active relations touching them.
+
+        Records an access for each and a co-occurrence for each pair when 2+ are opened (seed 000 "Tracking scope").
+        """
+        check.count(names, "entity names")
+        conn = self.database.read()
+        entities = reads.entities_by_names(conn, [check.name(n) for n in names])
+        ids = [e.id for e in entities]
+        if record and ids:
+            self._signals.record_access(ids, time.time())
+        return Graph(tuple(entities), tuple(reads.relations_touching(conn, ids)))
+
+    def get_entity(self, name: str) -> EntityDetail:
+        """One entity with access statistics, degree and all its relations (ended ones included)."""
+        name = check.name(name)
+        conn = self.database.read()
+        found = reads.entities_by_names(conn, [name])
+        if not found:
+            raise NotFoundError(f"unknown entity {name!r}", [name])
+        entity = found[0]
+        relations = reads.relations_touching(conn, [entity.id], include_ended=True)
+        count, last, days = reads.access_stats(conn, entity.id)
+        degree = sum(1 for r in relations if r.active)
+        return EntityDetail(entity, count, last, days, degree, tuple(relations))
+
+    def last_change_id(self) -> int:
+        return reads.last_change_id(self.database.read())
+
+    def changes_since(self, change_id: int) -> list[Changes]:
+        """Logged changes with an id above ``change_id``, oldest first (from any process)."""
+        return reads.changes_since(self.database.read(), change_id)
+
+    # --- usage signals -------------------------------------------------------------------------
+
+    def record_access(self, names: Sequence[str], *, at: float | None = None, co_occurrence: bool = True) -> None:
+        """Record one access of each named entity at ``at`` (UTC seconds, default now) and their co-occurrences.
+
+        Raises NotFoundError for unknown names. Signals are not logged in ``changes``.
+        """
+        check.count(names, "entity names")
+        at = check.timestamp(at, "access time") or time.time()
+        names = [check.name(n) for n in names]
+        with self.database.maintenance() as conn:
+            ids = writes.require_ids(conn, names)
+            writes.record_access(conn, list(ids.values()), at, co_occurrence=co_occurrence)
+
+    def wait_for_signals(self, timeout: float = 10.0) -> None:
+        """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
+        self._signals.wait(timeout)
+
+    # --- scoring parameters --------------------------------------------------------------------
+
+    def scoring_params(self) -> ScoringParams:
+        """The saved scoring parameters (defaults when none were saved); what MCP ``search_semantic`` uses."""
+        text = self.database.get_setting(PARAMS_KEY)
+        return ScoringParams.from_json(text) if text else ScoringParams()
+
+    def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
+        """Persist ``params`` as the default for every client of this database."""
+        def body(txn):
+            txn.conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (PARAMS_KEY, params.to_json()),
+            )
+
+        self._write("save_scoring_params", origin, body)
+
+    # --- search --------------------------------------------------------------------------------
+
+    def search(
+        self, query: str, limit: int = 10, params: ScoringParams | None = None, *,
+        record: bool = True, origin: str | None = None,
+    ):
+        """Hybrid search with limbic re-ranking (DESIGN.md §4); returns a :class:`~limbic.core.search.SearchOutcome`.
+
+        ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
+        or when stored vectors were made by another model (until ``limbic model reembed``). With
+        ``record``, the search is logged (``search_events``/``search_results``) and access and
+        co-occurrence of the returned top-K are recorded after the results are built, off the caller's path.
+        Raises ValidationError for an empty or too long query or a limit outside 1..1000.
+        """
+        from .search import run_search
+
+        params = params or self.scoring_params()
+        outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params)
+        if record and outcome.results:
+            self._signals.record_search(outcome, origin or self.origin)
+        return outcome
+
+    def rerank(self, candidate_set, params: ScoringParams):
+        """Re-score a cached candidate set with other parameters: no SQL, no model call."""
+        from .search import rerank
+
+        return rerank(candidate_set, params)
+
+    def stale_vectors(self) -> int:
+        """Entities whose vector is missing or was made by another model than the attached embedder."""
+        if self.embedder is None:
+            return 0
+        if self._stale_vectors is None:
+            self._stale_vectors = self.database.read().execute(
+                "SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
+                "WHERE m.model IS NOT ?", (self.embedder.name,)
+            ).fetchone()[0]
+        return self._stale_vectors
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64) -> int:
+        """Re-embed every entity whose vector is stale (resumable); returns how many were embedded."""
+        from .embedding.reembed import reembed
+
+        if self.embedder is None:
+            from .errors import ModelNotInstalledError
+
+            raise ModelNotInstalledError("no embedding model is installed; run `limbic model install`")
+        done = reembed(self.database, self.embedder, progress=progress, batch_size=batch_size)
+        self._stale_vectors = None
+        return done
+
+    def _search_embedder(self) -> Embedder | None:
+        return self.embedder if self.embedder is not None and self.stale_vectors() == 0 else None

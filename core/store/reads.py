@@ -1,0 +1,174 @@
+"""Set-based reads that turn rows into :mod:`limbic.core.models` values.
+
+Every function takes an apsw connection (a thread's read connection, or the write connection
+inside a transaction) and issues a fixed, small number of queries whatever the number of entities.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+import apsw
+
+from ..models import Changes, Entity, GraphStats, Observation, Relation
+
+_ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
+_OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
+_REL_SQL = (
+    "SELECT r.id, f.name, t.name, r.relation_type, r.context, r.active, r.ended_at, r.created_at, "
+    "r.from_id, r.to_id FROM relations r JOIN entities f ON f.id = r.from_id JOIN entities t ON t.id = r.to_id"
+)
+
+
+def _ids_json(ids: Iterable[int]) -> str:
+    return json.dumps([int(i) for i in ids])
+
+
+def _observation(row: tuple) -> Observation:
+    return Observation(*row[:7], float(row[7]), row[8])
+
+
+def observations_by_entity(conn: apsw.Connection, entity_ids: Sequence[int]) -> dict[int, list[Observation]]:
+    """All observations (live and superseded) of the given entities, in insertion order."""
+    grouped: dict[int, list[Observation]] = defaultdict(list)
+    if not entity_ids:
+        return grouped
+    rows = conn.execute(
+        f"SELECT {_OBS_COLUMNS} FROM observations "
+        "WHERE entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id",
+        (_ids_json(entity_ids),),
+    )
+    for row in rows:
+        grouped[row[1]].append(_observation(row))
+    return grouped
+
+
+def _hydrate(conn: apsw.Connection, rows: list[tuple]) -> list[Entity]:
+    observations = observations_by_entity(conn, [r[0] for r in rows])
+    return [Entity(*row, observations=tuple(observations.get(row[0], ()))) for row in rows]
+
+
+def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Entity]:
+    """Entities with their observations, in the order of ``entity_ids`` (unknown ids are left out)."""
+    rows = conn.execute(
+        f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id IN (SELECT value FROM json_each(?))",
+        (_ids_json(entity_ids),),
+    ).fetchall()
+    by_id = {row[0]: row for row in rows}
+    return _hydrate(conn, [by_id[i] for i in entity_ids if i in by_id])
+
+
+def ids_by_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
+    """Exact-name lookup: ``{name: id}`` for the names that exist."""
+    if not names:
+        return {}
+    rows = conn.execute(
+        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(names)),),
+    )
+    return dict(rows)
+
+
+def entities_by_names(conn: apsw.Connection, names: Sequence[str]) -> list[Entity]:
+    """Entities for the names that exist, in the order given (duplicates collapsed)."""
+    found = ids_by_names(conn, names)
+    ordered = list(dict.fromkeys(found[n] for n in names if n in found))
+    return entities_by_ids(conn, ordered)
+
+
+def all_entities(conn: apsw.Connection, *, offset: int = 0, limit: int = -1) -> list[Entity]:
+    rows = conn.execute(
+        f"SELECT {_ENTITY_COLUMNS} FROM entities ORDER BY id LIMIT ? OFFSET ?", (limit, offset)
+    ).fetchall()
+    return _hydrate(conn, rows)
+
+
+def _relation(row: tuple) -> Relation:
+    rid, source, target, rtype, context, active, ended_at, created_at, from_id, to_id = row
+    return Relation(rid, source, target, rtype, context, bool(active), ended_at, created_at, from_id, to_id)
+
+
+def all_relations(conn: apsw.Connection, *, include_ended: bool = False) -> list[Relation]:
+    where = "" if include_ended else " WHERE r.active = 1"
+    return [_relation(r) for r in conn.execute(_REL_SQL + where + " ORDER BY r.id")]
+
+
+def relations_touching(
+    conn: apsw.Connection, entity_ids: Sequence[int], *, include_ended: bool = False
+) -> list[Relation]:
+    """Relations with at least one endpoint among ``entity_ids``."""
+    if not entity_ids:
+        return []
+    active = "" if include_ended else " AND r.active = 1"
+    ids = _ids_json(entity_ids)
+    rows = conn.execute(
+        _REL_SQL + " WHERE (r.from_id IN (SELECT value FROM json_each(?1)) "
+        "OR r.to_id IN (SELECT value FROM json_each(?1)))" + active + " ORDER BY r.id",
+        (ids,),
+    )
+    return [_relation(r) for r in rows]
+
+
+def find_relation(
+    conn: apsw.Connection, from_id: int, to_id: int, relation_type: str, *, active_only: bool = True
+) -> list[Relation]:
+    active = " AND r.active = 1" if active_only else ""
+    rows = conn.execute(
+        _REL_SQL + " WHERE r.from_id = ? AND r.to_id = ? AND r.relation_type = ?" + active,
+        (from_id, to_id, relation_type),
+    )
+    return [_relation(r) for r in rows]
+
+
+def search_substring(conn: apsw.Connection, text: str) -> list[int]:
+    """Ids of entities whose name, type or any live observation contains ``text``.
+
+    Case-insensitive for ASCII letters (SQLite ``LIKE``), like the reference server's ``search_nodes``.
+    """
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    pattern = f"%{escaped}%"
+    rows = conn.execute(
+        "SELECT id FROM entities WHERE name LIKE ?1 ESCAPE '\\' OR entity_type LIKE ?1 ESCAPE '\\' "
+        "UNION SELECT entity_id FROM observations WHERE superseded_at IS NULL AND content LIKE ?1 ESCAPE '\\' "
+        "ORDER BY 1",
+        (pattern,),
+    )
+    return [r[0] for r in rows]
+
+
+def stats(conn: apsw.Connection) -> GraphStats:
+    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
+    has_vectors = one("SELECT count(*) FROM sqlite_master WHERE name = 'entity_embeddings'")
+    model = conn.execute("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
+    return GraphStats(
+        entities=one("SELECT count(*) FROM entities"),
+        relations=one("SELECT count(*) FROM relations WHERE active = 1"),
+        observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NULL"),
+        superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
+        entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
+        statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
+        embedded_entities=one("SELECT count(*) FROM entity_embeddings") if has_vectors else 0,
+        embedding_model=model[0] if model else None,
+    )
+
+
+def access_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float | None, int]:
+    """``(access_count, last_access, distinct access days)`` of one entity."""
+    row = conn.execute(
+        "SELECT access_count, last_access FROM entity_access WHERE entity_id = ?", (entity_id,)
+    ).fetchone()
+    days = conn.execute("SELECT count(*) FROM entity_access_days WHERE entity_id = ?", (entity_id,)).fetchone()[0]
+    return (row[0], row[1], days) if row else (0, None, days)
+
+
+def changes_since(conn: apsw.Connection, change_id: int, *, limit: int = 10_000) -> list[Changes]:
+    rows = conn.execute(
+        "SELECT id, origin, op, entity_ids, at FROM changes WHERE id > ? ORDER BY id LIMIT ?", (change_id, limit)
+    )
+    return [Changes(r[0], r[1], r[2], frozenset(json.loads(r[3])), r[4]) for r in rows]
+
+
+def last_change_id(conn: apsw.Connection) -> int:
+    return conn.execute("SELECT coalesce(max(id), 0) FROM changes").fetchone()[0]

@@ -60,6 +60,7 @@ class AppController(QObject):
         self._params = params if params is not None else ScoringParams()
         self._selection: list[str] = []
         self._last_outcome: Any = None
+        self._results: list = []
         self._last_query: str | None = None
         self._last_limit = 10
         self._mcp_call_posted.connect(self._emit_mcp_call)
@@ -80,6 +81,11 @@ class AppController(QObject):
     def last_outcome(self) -> Any:
         """The last ``SearchOutcome`` delivered by :meth:`search` (``None`` before the first)."""
         return self._last_outcome
+
+    @property
+    def results(self) -> list:
+        """The results shown now: the last outcome's, re-ranked with the current params."""
+        return list(self._results)
 
     @property
     def last_query(self) -> str | None:
@@ -126,6 +132,7 @@ class AppController(QObject):
         if not query:
             self.runner.cancel_channel("search")
             self._last_outcome = None
+            self._results = []
             self.search_finished.emit(None)
             return -1
         self.status_message.emit(f"Searching “{query}”…")
@@ -143,15 +150,21 @@ class AppController(QObject):
 
     def set_params(self, params: ScoringParams) -> None:
         """Use new scoring params: emits ``params_changed``, then re-ranks the cached candidate set
-        with ``service.rerank`` (pure numpy, no SQL) and emits ``results_reranked``."""
+        with ``service.rerank`` (pure numpy, no SQL) and emits ``results_reranked``.
+
+        A new ``expansion_factor`` changes how many candidates are fetched, so it searches again.
+        """
         if params == self._params:
             return
-        self._params = params
+        previous, self._params = self._params, params
         self.params_changed.emit(params)
         outcome = self._last_outcome
-        if outcome is not None:
-            results = self.service.rerank(outcome.candidates, params)
-            self.results_reranked.emit(results)
+        if outcome is None:
+            return
+        self._results = self.service.rerank(outcome.candidate_set, params)
+        self.results_reranked.emit(self._results)
+        if params.expansion_factor != previous.expansion_factor:
+            self.refresh_search()
 
     def post_mcp_call(self, record: Any) -> None:
         """Thread-safe: hand an MCP call record (from a server thread) to the UI thread → ``mcp_call``."""
@@ -170,11 +183,13 @@ class AppController(QObject):
 
     def _search_done(self, outcome: Any, params: ScoringParams) -> None:
         self._last_outcome = outcome
+        self._results = list(outcome.results)
         self.search_finished.emit(outcome)
         if params != self._params:  # the sliders moved while the search ran
-            self.results_reranked.emit(self.service.rerank(outcome.candidates, self._params))
+            self._results = self.service.rerank(outcome.candidate_set, self._params)
+            self.results_reranked.emit(self._results)
         n = len(outcome.results)
-        self.status_message.emit(f"{n} result{'s' if n != 1 else ''} for “{outcome.query}”")
+        self.status_message.emit(f"{n} result{'s' if n != 1 else ''} for “{outcome.candidate_set.query}”")
 
     def _report_failure(self, error: BaseException) -> None:
         self.status_message.emit(f"Error: {error}")

@@ -1,0 +1,106 @@
+"""Decay plot: the temporal factor curve for the current λ and floor, with entities marked on it.
+
+``temporal_factor(Δh) = max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δh))`` — seed 000, "Sub-formula:
+temporal_factor(e)"; Δh = hours since the last access (or since creation when never accessed).
+The x axis is in days. Markers are placed at each entity's age and move along the curve when λ or
+the floor change; their ages come from the caller (search results or entity details), so drawing
+never touches the database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from limbic.core.params import ScoringParams
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+CURVE_POINTS = 400
+
+
+def temporal_factor(hours: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """Vectorised temporal factor for ages in hours (float64 array of the same shape), seed 000."""
+    return np.maximum(params.temporal_floor, np.exp(-params.lambda_hourly * np.asarray(hours, dtype=np.float64)))
+
+
+def plot_span_days(params: ScoringParams, ages_hours: Sequence[float] = ()) -> float:
+    """Days shown on the x axis: until the curve meets its floor (×1.3), at least 30 days, at most
+    10 years, and wide enough for the oldest marked entity."""
+    if params.lambda_hourly > 0 and params.temporal_floor > 0:
+        floor_hours = -math.log(params.temporal_floor) / params.lambda_hourly
+    elif params.lambda_hourly > 0:
+        floor_hours = 5 * math.log(2) / params.lambda_hourly
+    else:
+        floor_hours = 365 * 24
+    span = floor_hours * 1.3 / 24
+    if len(ages_hours):
+        span = max(span, max(ages_hours) / 24 * 1.05)
+    return float(min(3650.0, max(30.0, span)))
+
+
+class DecayPlot(QWidget):
+    """A ``pyqtgraph.PlotWidget`` with the curve, the half-life line and entity markers.
+
+    :meth:`set_params` redraws the curve; :meth:`set_entities` takes ``(name, age_hours)`` pairs.
+    """
+
+    def __init__(self, params: ScoringParams, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.setLabel("bottom", "days since last access")
+        self.plot.setLabel("left", "temporal factor")
+        self.plot.setYRange(0, 1.05, padding=0)
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.curve = self.plot.plot(pen=pg.mkPen("#4c9be8", width=2))
+        self.half_life_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#999999", style=pg.QtCore.Qt.PenStyle.DashLine))
+        self.plot.addItem(self.half_life_line)
+        self.markers = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#f28e2b"), pen=pg.mkPen("#ffffff"))
+        self.plot.addItem(self.markers)
+        self.labels: list[pg.TextItem] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot)
+        self._params = params
+        self._entities: list[tuple[str, float]] = []
+        self._redraw()
+
+    def set_params(self, params: ScoringParams) -> None:
+        self._params = params
+        self._redraw()
+
+    def set_entities(self, entities: Sequence[tuple[str, float]]) -> None:
+        """Mark entities: ``(name, age in hours)`` pairs (ages ≥ 0)."""
+        self._entities = [(name, max(0.0, float(age))) for name, age in entities]
+        self._redraw()
+
+    def marked(self) -> list[tuple[str, float, float]]:
+        """The markers drawn: ``(name, age in days, temporal factor)``."""
+        if not self._entities:
+            return []
+        ages = np.array([a for _, a in self._entities])
+        factors = temporal_factor(ages, self._params)
+        return [(n, a / 24, float(f)) for (n, a), f in zip(self._entities, factors, strict=True)]
+
+    def _redraw(self) -> None:
+        params = self._params
+        span = plot_span_days(params, [a for _, a in self._entities])
+        days = np.linspace(0.0, span, CURVE_POINTS)
+        self.curve.setData(days, temporal_factor(days * 24, params))
+        hours = params.half_life_hours
+        self.half_life_line.setVisible(math.isfinite(hours) and hours / 24 <= span)
+        if math.isfinite(hours):
+            self.half_life_line.setValue(hours / 24)
+        for label in self.labels:
+            self.plot.removeItem(label)
+        self.labels = []
+        marked = self.marked()
+        self.markers.setData([m[1] for m in marked], [m[2] for m in marked])
+        for name, x, y in marked[:12]:
+            label = pg.TextItem(name, anchor=(0, 1), color="#bbbbbb")
+            label.setPos(x, y)
+            self.plot.addItem(label)
+            self.labels.append(label)
+        self.plot.setXRange(0, span, padding=0.02)

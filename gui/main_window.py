@@ -1,0 +1,259 @@
+"""The main window: docks around the graph view, menus with shortcuts, the status bar.
+
+The window only arranges widgets and wires them to the :class:`AppController`; every panel is its
+own small class. Window geometry and dock layout are kept in ``QSettings`` (see ``gui/app.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QWidget,
+)
+
+from .controller import AppController
+from .decay_plot import DecayPlot
+from .inspector import ScoringInspector
+from .search_panel import SearchPanel
+from .tuning_panel import TuningPanel
+
+STATS_REFRESH_MS = 300
+HOURS = 3600.0
+
+
+class MainWindow(QMainWindow):
+    """Search (left), graph (centre), inspector / decay plot / tuning (right), editor and MCP (tabs).
+
+    ``central`` is the graph view; ``extra_docks`` are ``(title, object name, widget, area)`` tuples
+    added as tabbed docks (the entity editor and the MCP panel). ``toggle_dark`` is called with the
+    new state when View ▸ Dark mode is switched.
+    """
+
+    closing = Signal()
+
+    def __init__(
+        self,
+        controller: AppController,
+        *,
+        central: QWidget | None = None,
+        extra_docks: list[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
+        toggle_dark: Callable[[bool], None] | None = None,
+        dark: bool = False,
+    ) -> None:
+        super().__init__()
+        self.controller = controller
+        self.setWindowTitle("Limbic Studio")
+        self.setDockOptions(
+            QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
+            | QMainWindow.DockOption.AllowNestedDocks
+        )
+        self.search_panel = SearchPanel(controller)
+        self.inspector = ScoringInspector()
+        self.decay_plot = DecayPlot(controller.params)
+        self.tuning_panel = TuningPanel(controller)
+        if central is None:
+            central = QLabel("Graph view")
+            central.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.graph_view = central
+        self.setCentralWidget(central)
+        self.docks: dict[str, QDockWidget] = {}
+        self._dock("Search", "searchDock", self.search_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Tuning", "tuningDock", self.tuning_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self._dock("Scoring inspector", "inspectorDock", self.inspector, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._dock("Decay", "decayDock", self.decay_plot, Qt.DockWidgetArea.RightDockWidgetArea)
+        for title, name, widget, area in extra_docks:
+            dock = self._dock(title, name, widget, area)
+            self.tabifyDockWidget(self.docks["tuningDock"], dock)
+        self.docks["tuningDock"].raise_()
+        self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]], [560, 380],
+                         Qt.Orientation.Horizontal)
+
+        self.counts_label = QLabel()
+        self.model_label = QLabel()
+        self.mcp_label = QLabel("MCP: off")
+        for label in (self.counts_label, self.model_label, self.mcp_label):
+            self.statusBar().addPermanentWidget(label)
+        self._build_menus(toggle_dark, dark)
+
+        self.stats_timer = QTimer(self)
+        self.stats_timer.setSingleShot(True)
+        self.stats_timer.setInterval(STATS_REFRESH_MS)
+        self.stats_timer.timeout.connect(self.refresh_stats)
+        controller.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        controller.graph_changed.connect(lambda _: self.stats_timer.start())
+        controller.params_changed.connect(self._params_changed)
+        controller.search_finished.connect(self._results_changed)
+        controller.results_reranked.connect(self._results_changed)
+        self.search_panel.result_activated.connect(self._show_result)
+        self.set_model_state(getattr(controller.service.embedder, "name", None))
+
+    # --- construction ---------------------------------------------------------------------------
+
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[name] = dock
+        return dock
+
+    def _action(self, menu: Any, text: str, slot: Callable, shortcut: Any = None, *, name: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.triggered.connect(slot)
+        if name:
+            action.setObjectName(name)
+        menu.addAction(action)
+        return action
+
+    def _build_menus(self, toggle_dark: Callable[[bool], None] | None, dark: bool) -> None:
+        bar = self.menuBar()
+        self.file_menu = bar.addMenu("&File")
+        self.edit_menu = bar.addMenu("&Edit")
+        self.search_menu = bar.addMenu("&Search")
+        self.view_menu = bar.addMenu("&View")
+        self.model_menu = bar.addMenu("&Model")
+        self.help_menu = bar.addMenu("&Help")
+        self.file_menu.addSeparator()
+        self.quit_action = self._action(self.file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit,
+                                        name="quitAction")
+        self._action(self.search_menu, "&Find…", self.focus_search, QKeySequence.StandardKey.Find,
+                     name="findAction")
+        self._action(self.search_menu, "Search &again", self.controller.refresh_search, "F5")
+        self._action(self.search_menu, "&Reset scoring parameters", self.tuning_panel.reset, "Ctrl+R")
+        self._action(self.search_menu, "&Save parameters as default", self.tuning_panel.save_as_default,
+                     "Ctrl+Shift+S")
+        self.dark_action = self._action(self.view_menu, "&Dark mode", lambda: None, "Ctrl+Shift+D",
+                                        name="darkAction")
+        self.dark_action.setCheckable(True)
+        self.dark_action.setChecked(dark)
+        if toggle_dark is not None:
+            self.dark_action.toggled.connect(toggle_dark)
+        self.view_menu.addSeparator()
+        for dock in self.docks.values():
+            self.view_menu.addAction(dock.toggleViewAction())
+        self._action(self.help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
+        self._action(self.help_menu, "&About Limbic Studio", self.show_about)
+
+    def add_actions(self, menu_name: str, actions: list[QAction]) -> None:
+        """Add actions (from other panels: import/export, undo/redo, model install…) to a menu."""
+        menu = {"file": self.file_menu, "edit": self.edit_menu, "search": self.search_menu,
+                "view": self.view_menu, "model": self.model_menu, "help": self.help_menu}[menu_name]
+        first = menu.actions()[0] if menu_name == "file" and menu.actions() else None
+        for action in actions:
+            if first is not None:
+                menu.insertAction(first, action)
+            else:
+                menu.addAction(action)
+
+    # --- state shown ----------------------------------------------------------------------------
+
+    def focus_search(self) -> None:
+        self.docks["searchDock"].show()
+        self.docks["searchDock"].raise_()
+        self.search_panel.focus_query()
+
+    def refresh_stats(self) -> None:
+        """Count entities, relations and observations off the UI thread; show them in the status bar."""
+        self.controller.run(self.controller.service.stats, on_success=self.show_stats, channel="stats")
+
+    def show_stats(self, stats: Any) -> None:
+        self.counts_label.setText(
+            f"{stats.entities:,} entities · {stats.relations:,} relations · {stats.observations:,} observations"
+        )
+
+    def set_model_state(self, model_name: str | None) -> None:
+        self.model_label.setText(f"model: {model_name}" if model_name else "model: none (full-text search only)")
+
+    def set_mcp_state(self, text: str) -> None:
+        self.mcp_label.setText(text)
+
+    def _params_changed(self, params: Any) -> None:
+        self.decay_plot.set_params(params)
+        self._refresh_inspector()
+
+    def _results_changed(self, _: Any) -> None:
+        results = self.controller.results
+        outcome = self.controller.last_outcome
+        if outcome is None:
+            self.inspector.clear()
+            self.decay_plot.set_entities([])
+            return
+        candidates = outcome.candidate_set
+        ages = self._ages(candidates)
+        marked = set(self.controller.selection) or {r.name for r in results[:5]}
+        self.decay_plot.set_entities([(n, ages[n]) for n in ages if n in marked])
+        self._refresh_inspector()
+
+    @staticmethod
+    def _ages(candidates: Any) -> dict[str, float]:
+        """Hours since the last access (or creation) of every candidate, from the cached arrays."""
+        reference = np.where(np.isnan(candidates.last_access), candidates.created_at, candidates.last_access)
+        hours = (candidates.now - reference) / HOURS
+        return dict(zip(candidates.names, hours.tolist(), strict=True))
+
+    def _refresh_inspector(self) -> None:
+        selection = self.controller.selection
+        for result in self.controller.results:
+            if selection and result.name == selection[0]:
+                self._show_result(result)
+                return
+        if not selection:
+            self.inspector.clear()
+
+    def _show_result(self, result: Any) -> None:
+        outcome = self.controller.last_outcome
+        candidates = outcome.candidate_set if outcome is not None else None
+        self.inspector.show_result(result, self.controller.params, candidates)
+        if candidates is not None:
+            ages = self._ages(candidates)
+            if result.name in ages:
+                self.decay_plot.set_entities([(result.name, ages[result.name])])
+
+    # --- dialogs --------------------------------------------------------------------------------
+
+    def show_shortcuts(self) -> None:
+        lines = []
+        for menu in (self.file_menu, self.edit_menu, self.search_menu, self.view_menu, self.model_menu):
+            for action in menu.actions():
+                if not action.shortcut().isEmpty():
+                    text = action.text().replace("&", "")
+                    lines.append(f"<tr><td>{action.shortcut().toString()}</td><td>{text}</td></tr>")
+        QMessageBox.information(self, "Keyboard shortcuts", "<table>" + "".join(lines) + "</table>")
+
+    def show_about(self) -> None:
+        QMessageBox.about(
+            self, "About Limbic Studio",
+            "<b>Limbic Studio</b><br>A desktop knowledge-graph explorer for the long-term memory of AI agents, "
+            "with a limbic re-ranker and an MCP server.<br>GPL-3.0-or-later.",
+        )
+
+    # --- state ----------------------------------------------------------------------------------
+
+    def save_state(self, settings: QSettings) -> None:
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
+
+    def restore_state(self, settings: QSettings) -> None:
+        geometry = settings.value("window/geometry")
+        state = settings.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1500, 920)
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
+        self.closing.emit()
+        super().closeEvent(event)

@@ -1,0 +1,163 @@
+"""Table model of ranked search results over an immutable list (Picard's ``LogViewModel`` shape).
+
+Columns: rank, Δrank against the default parameters, name, type, final, limbic, cosine, rrf,
+routing strategy. The model never computes a score and never touches the database: it shows
+``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call, with
+``beginResetModel``/``endResetModel`` around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+COLUMNS = ("rank", "Δrank", "name", "type", "final", "limbic", "cosine", "rrf", "routing")
+COLUMN_TIPS = {
+    "rank": "Rank with the current parameters",
+    "Δrank": "Places gained (▲) or lost (▼) against the default parameters; ● entered the top-K",
+    "final": "Routing blend w·cosine + (1−w)·limbic_norm; the ranking key",
+    "limbic": "cosine × salience × temporal × co-occurrence × status × metadata",
+    "cosine": "max(0, 1 − distance); for FTS-only hits 0.2 + 0.6·norm_rrf (in italics)",
+    "rrf": "Reciprocal Rank Fusion score (hybrid mode)",
+    "routing": "Routing strategy chosen for the query",
+}
+RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # the SearchResult of the row
+MOVED_UP = QColor(60, 160, 90, 70)
+MOVED_DOWN = QColor(200, 80, 70, 70)
+
+
+def rank_delta(name: str, rank: int, default_ranks: Mapping[str, int]) -> int | None:
+    """Places gained against the default ranking (positive = moved up); ``None`` if absent there."""
+    default = default_ranks.get(name)
+    return None if default is None else default - rank
+
+
+class ResultsModel(QAbstractTableModel):
+    """Rows = ``SearchResult`` values in rank order.
+
+    ``default_ranks`` maps entity names to their rank under the default parameters (Δrank);
+    ``previous_ranks`` to their rank in the list shown before (rows that moved are tinted).
+    """
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: tuple = ()
+        self._default_ranks: dict[str, int] = {}
+        self._previous_ranks: dict[str, int] = {}
+
+    # --- content -------------------------------------------------------------------------------
+
+    def set_results(
+        self,
+        results: Sequence[Any],
+        default_ranks: Mapping[str, int] | None = None,
+        *,
+        keep_previous: bool = True,
+    ) -> None:
+        """Replace every row. With ``keep_previous`` the ranks shown so far become the "previous"
+        ranks (rows that moved are tinted); ``default_ranks=None`` keeps the current mapping."""
+        self.beginResetModel()
+        self._previous_ranks = {r.name: r.rank for r in self._rows} if keep_previous else {}
+        self._rows = tuple(results)
+        if default_ranks is not None:
+            self._default_ranks = dict(default_ranks)
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._rows = ()
+        self._previous_ranks = {}
+        self._default_ranks = {}
+        self.endResetModel()
+
+    def results(self) -> tuple:
+        return self._rows
+
+    def result(self, row: int) -> Any:
+        return self._rows[row]
+
+    def row_of(self, name: str) -> int:
+        """Row of the entity ``name`` or −1."""
+        for i, r in enumerate(self._rows):
+            if r.name == name:
+                return i
+        return -1
+
+    def delta(self, row: int) -> int | None:
+        r = self._rows[row]
+        return rank_delta(r.name, r.rank, self._default_ranks)
+
+    # --- Qt model interface ----------------------------------------------------------------------
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_TIPS.get(COLUMNS[section])
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        r = self._rows[index.row()]
+        column = COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(r, column, index.row())
+        if role == RESULT_ROLE:
+            return r
+        if role == Qt.ItemDataRole.TextAlignmentRole and column not in ("name", "type", "routing"):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            previous = self._previous_ranks.get(r.name)
+            if previous is not None and previous != r.rank:
+                return QBrush(MOVED_UP if previous > r.rank else MOVED_DOWN)
+            return None
+        if role == Qt.ItemDataRole.FontRole and column == "cosine" and r.distance is None:
+            font = QFont()
+            font.setItalic(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == "Δrank":
+                default = self._default_ranks.get(r.name)
+                return "not ranked with the default parameters" if default is None else \
+                    f"rank {default} with the default parameters"
+            if column == "name":
+                return "\n".join(r.observations[:5]) or r.name
+        return None
+
+    def _display(self, r: Any, column: str, row: int) -> str:
+        if column == "rank":
+            return str(r.rank)
+        if column == "Δrank":
+            delta = self.delta(row)
+            if delta is None:
+                return "●"
+            if delta > 0:
+                return f"▲{delta}"
+            if delta < 0:
+                return f"▼{-delta}"
+            return "="
+        if column == "name":
+            return r.name
+        if column == "type":
+            return r.entity_type
+        if column == "final":
+            return f"{r.final_score:.4f}"
+        if column == "limbic":
+            return f"{r.limbic_score:.4f}"
+        if column == "cosine":
+            return f"{r.base_relevance:.4f}"
+        if column == "rrf":
+            return "—" if r.rrf_score is None else f"{r.rrf_score:.4f}"
+        return r.routing_strategy.replace("_", " ")

@@ -1,0 +1,178 @@
+"""Search panel: a debounced query box, the FTS-only banner and the ranked results table.
+
+Typing waits ``DEBOUNCE_MS`` before searching; Enter searches at once. The search itself runs off
+the UI thread through ``controller.search`` (stale answers dropped by the runner's generation
+counter). Δrank compares every row with the ranking of the same cached candidate set under the
+default parameters; that ranking is computed once per search (pure numpy, ``service.rerank``).
+Selecting a row selects the entity in the controller (the inspector and the graph follow).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .controller import AppController
+from .results_model import ResultsModel
+
+DEBOUNCE_MS = 250
+FTS_ONLY_TEXT = (
+    "No embedding model installed: search is full-text only (BM25). "
+    "Install one with <code>limbic model install</code> or Model ▸ Install."
+)
+
+
+class SearchPanel(QWidget):
+    """Query box + results table bound to an :class:`AppController`.
+
+    ``result_activated(SearchResult)`` is emitted when the current row changes (after the controller
+    selection was updated).
+    """
+
+    result_activated = Signal(object)
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Search memory…  (Ctrl+F)")
+        self.query.setClearButtonEnabled(True)
+        self.limit = QSpinBox()
+        self.limit.setRange(1, 200)
+        self.limit.setValue(10)
+        self.limit.setPrefix("top ")
+        self.limit.setToolTip("Number of results (top-K)")
+        self.banner = QLabel(FTS_ONLY_TEXT)
+        self.banner.setObjectName("ftsOnlyBanner")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("QLabel#ftsOnlyBanner { background: #8a6d1f; color: white; padding: 4px; }")
+        self.banner.setVisible(False)
+        self.summary = QLabel()
+        self.model = ResultsModel(self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in enumerate((42, 52, 220, 110, 66, 66, 66, 66, 110)):
+            self.table.setColumnWidth(column, width)
+        top = QHBoxLayout()
+        top.addWidget(self.query, 1)
+        top.addWidget(self.limit)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.summary)
+
+        self.debounce = QTimer(self)
+        self.debounce.setSingleShot(True)
+        self.debounce.setInterval(DEBOUNCE_MS)
+        self.debounce.timeout.connect(self.search_now)
+        self.query.textEdited.connect(lambda _: self.debounce.start())
+        self.query.returnPressed.connect(self.search_now)
+        self.limit.valueChanged.connect(lambda _: self.debounce.start())
+        self.table.selectionModel().currentRowChanged.connect(self._row_changed)
+
+        controller.search_finished.connect(self.show_outcome)
+        controller.results_reranked.connect(self.show_reranked)
+        controller.selection_changed.connect(self._follow_selection)
+
+    # --- actions --------------------------------------------------------------------------------
+
+    def focus_query(self) -> None:
+        self.query.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.query.selectAll()
+
+    def search_now(self) -> None:
+        """Search the current text at once (cancels a pending debounce)."""
+        self.debounce.stop()
+        self.controller.search(self.query.text(), self.limit.value())
+
+    # --- controller → view ----------------------------------------------------------------------
+
+    def show_outcome(self, outcome: Any) -> None:
+        """A new search answered (or ``None``: cleared)."""
+        if outcome is None:
+            self.model.clear()
+            self.summary.clear()
+            self.banner.setVisible(False)
+            return
+        candidates = outcome.candidate_set
+        self.banner.setVisible(candidates.mode == "fts_only")
+        default_ranks = self._default_ranks(outcome)
+        self._show(list(outcome.results), default_ranks, keep_previous=False)
+        self.summary.setText(
+            f"{len(outcome.results)} of {len(candidates)} candidates · {candidates.mode.replace('_', ' ')} · "
+            f"routing {candidates.strategy.replace('_', ' ')}"
+        )
+
+    def show_reranked(self, results: Any) -> None:
+        """The sliders moved: same candidates, new order; tinted rows moved since the last view."""
+        self._show(list(results), None, keep_previous=True)
+
+    def _show(self, results: list, default_ranks: dict[str, int] | None, *, keep_previous: bool) -> None:
+        current = self.controller.selection[0] if self.controller.selection else None
+        self.model.set_results(results, default_ranks, keep_previous=keep_previous)
+        if current is not None:
+            self._select_row(self.model.row_of(current), emit=False)
+
+    def _default_ranks(self, outcome: Any) -> dict[str, int]:
+        """Rank of every candidate under the default parameters (pure numpy, no SQL)."""
+        candidates = outcome.candidate_set
+        everyone = dataclasses.replace(candidates, limit=max(1, len(candidates)))
+        ranked = self.controller.service.rerank(everyone, self.controller.default_params)
+        return {r.name: r.rank for r in ranked}
+
+    def _follow_selection(self, names: list) -> None:
+        if names:
+            self._select_row(self.model.row_of(names[0]), emit=False)
+
+    def _select_row(self, row: int, *, emit: bool) -> None:
+        selection = self.table.selectionModel()
+        if row < 0:
+            if not emit:
+                selection.blockSignals(True)
+                selection.clearSelection()
+                selection.blockSignals(False)
+            return
+        index = self.model.index(row, 0)
+        if not emit:
+            selection.blockSignals(True)
+        selection.setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        )
+        if not emit:
+            selection.blockSignals(False)
+            self.table.viewport().update()
+            self.result_activated.emit(self.model.result(row))
+        self.table.scrollTo(index)
+
+    # --- view → controller ----------------------------------------------------------------------
+
+    def _row_changed(self, current, _previous) -> None:
+        if not current.isValid():
+            return
+        result = self.model.result(current.row())
+        self.controller.select([result.name])
+        self.result_activated.emit(result)

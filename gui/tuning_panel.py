@@ -1,0 +1,194 @@
+"""Tuning panel: a slider and a numeric entry per ``ScoringParams`` field, bound both ways to one value.
+
+Controls are built from the dataclass field metadata (``min``, ``max``, ``label``, ``help``,
+``integer``; see ``core/params.py``), so a new parameter gets a control without touching this file.
+Binding follows napari's layer controls: the model (``controller.params``) is the truth; when it
+changes, every control is updated with its signals blocked (no feedback loop); when a control moves,
+a new ``ScoringParams`` is built and handed to ``controller.set_params``, which re-ranks the cached
+candidate set (no SQL, no model call).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from limbic.core.errors import LimbicError
+from limbic.core.params import ScoringParams
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .controller import AppController
+
+SLIDER_STEPS = 1000  # resolution of a float slider over [min, max]
+
+
+@contextmanager
+def signals_blocked(*objects: QObject) -> Iterator[None]:
+    """Block the Qt signals of ``objects`` inside the block (napari's ``qt_signals_blocked``)."""
+    previous = [o.blockSignals(True) for o in objects]
+    try:
+        yield
+    finally:
+        for obj, was_blocked in zip(objects, previous, strict=True):
+            obj.blockSignals(was_blocked)
+
+
+class ParamControl(QWidget):
+    """One parameter: a horizontal slider and a spin box showing the same value.
+
+    ``value_edited(name, value)`` is emitted when the user moves either; :meth:`set_value` updates
+    both without emitting. Integer fields step by 1; float fields map ``[min, max]`` onto
+    ``SLIDER_STEPS`` slider positions and show enough decimals to see one step.
+    """
+
+    value_edited = Signal(str, float)
+
+    def __init__(self, name: str, meta: dict, value: float, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.low = float(meta["min"])
+        self.high = float(meta["max"])
+        self.integer = bool(meta.get("integer", False))
+        self.slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.spin = QDoubleSpinBox(self)
+        self.spin.setRange(self.low, self.high)
+        self.spin.setKeyboardTracking(False)
+        self.spin.setAccelerated(True)
+        if self.integer:
+            self.slider.setRange(int(self.low), int(self.high))
+            self.spin.setDecimals(0)
+            self.spin.setSingleStep(1)
+        else:
+            self.slider.setRange(0, SLIDER_STEPS)
+            step = (self.high - self.low) / SLIDER_STEPS
+            self.spin.setDecimals(max(2, int(math.ceil(-math.log10(step))) + 1))
+            self.spin.setSingleStep(step * 10)
+        self.slider.setToolTip(meta.get("help", ""))
+        self.spin.setToolTip(meta.get("help", ""))
+        self.spin.setMinimumWidth(90)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.slider, 1)
+        layout.addWidget(self.spin)
+        self.set_value(value)
+        self.slider.valueChanged.connect(self._slider_moved)
+        self.spin.valueChanged.connect(self._spin_changed)
+
+    def _to_position(self, value: float) -> int:
+        if self.integer:
+            return int(round(value))
+        return int(round((value - self.low) / (self.high - self.low) * SLIDER_STEPS))
+
+    def _from_position(self, position: int) -> float:
+        if self.integer:
+            return float(position)
+        value = self.low + (self.high - self.low) * position / SLIDER_STEPS
+        return min(self.high, max(self.low, value))
+
+    def value(self) -> float:
+        return float(self.spin.value())
+
+    def set_value(self, value: float) -> None:
+        """Show ``value`` in both widgets without emitting anything."""
+        with signals_blocked(self.slider, self.spin):
+            self.slider.setValue(self._to_position(value))
+            self.spin.setValue(value)
+
+    def _slider_moved(self, position: int) -> None:
+        value = self._from_position(position)
+        with signals_blocked(self.spin):
+            self.spin.setValue(value)
+        self.value_edited.emit(self.name, value)
+
+    def _spin_changed(self, value: float) -> None:
+        with signals_blocked(self.slider):
+            self.slider.setValue(self._to_position(value))
+        self.value_edited.emit(self.name, float(value))
+
+
+class TuningPanel(QWidget):
+    """All scoring parameters as controls, plus Reset and "Save as default".
+
+    Bound to ``controller.params`` both ways (see the module docstring). "Save as default" persists
+    the params with ``service.save_scoring_params`` off the UI thread, so MCP ``search_semantic`` and
+    the CLI use them too.
+    """
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.controls: dict[str, ParamControl] = {}
+        form_host = QWidget()
+        form = QFormLayout(form_host)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        params = controller.params
+        for spec in ScoringParams.field_specs():
+            control = ParamControl(spec.name, dict(spec.metadata), getattr(params, spec.name), form_host)
+            control.value_edited.connect(self._control_edited)
+            label = QLabel(spec.metadata["label"])
+            label.setToolTip(spec.metadata.get("help", ""))
+            form.addRow(label, control)
+            self.controls[spec.name] = control
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(form_host)
+        self.half_life = QLabel()
+        self.reset_button = QPushButton("Reset")
+        self.reset_button.setToolTip("Back to the built-in defaults of the seeds")
+        self.save_button = QPushButton("Save as default")
+        self.save_button.setToolTip("Persist these parameters; MCP search_semantic and the CLI will use them")
+        self.reset_button.clicked.connect(self.reset)
+        self.save_button.clicked.connect(self.save_as_default)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.half_life, 1)
+        buttons.addWidget(self.reset_button)
+        buttons.addWidget(self.save_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(scroll, 1)
+        layout.addLayout(buttons)
+        controller.params_changed.connect(self.show_params)
+        self.show_params(params)
+
+    def show_params(self, params: ScoringParams) -> None:
+        """Model → controls: every control shows ``params`` (signals blocked, nothing emitted)."""
+        for name, control in self.controls.items():
+            control.set_value(getattr(params, name))
+        hours = params.half_life_hours
+        self.half_life.setText(
+            "half-life: ∞" if math.isinf(hours) else f"half-life: {hours:,.0f} h ({hours / 24:,.0f} days)"
+        )
+
+    def _control_edited(self, name: str, value: float) -> None:
+        """Controls → model: build the new params and hand them to the controller."""
+        try:
+            params = self.controller.params.replace(**{name: value})
+        except LimbicError as exc:
+            self.controller.status_message.emit(str(exc))
+            self.show_params(self.controller.params)
+            return
+        self.controller.set_params(params)
+
+    def reset(self) -> None:
+        """Back to ``controller.default_params``."""
+        self.controller.set_params(self.controller.default_params)
+
+    def save_as_default(self) -> None:
+        """Persist the current params (off the UI thread)."""
+        params = self.controller.params
+        self.controller.run(
+            self.controller.service.save_scoring_params, params,
+            on_success=lambda _: self.controller.status_message.emit("Scoring parameters saved as default"),
+        )

@@ -1,0 +1,148 @@
+"""Tuning panel: sliders bound both ways to the params; a slider move re-ranks without the database."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.params import ScoringParams
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.gui.controller import AppController
+from limbic.gui.search_panel import SearchPanel
+from limbic.gui.tuning_panel import SLIDER_STEPS, TuningPanel
+from PySide6.QtCore import Qt
+
+pytestmark = pytest.mark.gui
+
+DAY = 86_400.0
+
+
+@pytest.fixture
+def service(tmp_path):
+    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
+    yield svc
+    if not svc.database.closed:
+        svc.close()
+
+
+@pytest.fixture
+def controller(qtbot, service):
+    ctrl = AppController(service)
+    yield ctrl
+    ctrl.shutdown()
+
+
+def test_slider_moves_params(qtbot, controller):
+    panel = TuningPanel(controller)
+    qtbot.addWidget(panel)
+    seen = []
+    controller.params_changed.connect(seen.append)
+    control = panel.controls["beta_sal"]
+    control.slider.setValue(SLIDER_STEPS // 4)  # beta_sal spans [0, 2] → 0.5 … moved to a quarter = 0.5
+    control.slider.setValue(SLIDER_STEPS)
+    assert controller.params.beta_sal == pytest.approx(2.0)
+    assert control.spin.value() == pytest.approx(2.0)
+    assert [p.beta_sal for p in seen] == [pytest.approx(2.0)]  # 0.5 was already the value: no change
+
+    integer = panel.controls["d_max"]
+    integer.slider.setValue(40)
+    assert controller.params.d_max == 40 and integer.spin.value() == 40
+
+    panel.controls["gamma"].spin.setValue(0.25)  # typing into the numeric entry
+    assert controller.params.gamma == pytest.approx(0.25)
+    assert panel.controls["gamma"].slider.value() == round(0.25 / 0.5 * SLIDER_STEPS)
+    # every other field kept its value
+    assert controller.params.replace(beta_sal=0.5, d_max=15, gamma=0.01) == ScoringParams()
+
+
+def test_params_move_sliders_without_echo(qtbot, controller):
+    panel = TuningPanel(controller)
+    qtbot.addWidget(panel)
+    seen = []
+    controller.params_changed.connect(seen.append)
+    target = ScoringParams().replace(lambda_hourly=2.5e-3, temporal_floor=0.3, rrf_k=120)
+    controller.set_params(target)
+    assert seen == [target]  # exactly one change: updating the controls did not feed back
+    assert controller.params is target
+    assert panel.controls["lambda_hourly"].slider.value() == SLIDER_STEPS // 2
+    assert panel.controls["lambda_hourly"].spin.value() == pytest.approx(2.5e-3)
+    assert panel.controls["temporal_floor"].slider.value() == round(0.3 * SLIDER_STEPS)
+    assert panel.controls["rrf_k"].slider.value() == 120
+    assert "277 h" in panel.half_life.text()  # ln 2 / 2.5e-3 ≈ 277 hours
+
+    qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)
+    assert controller.params == ScoringParams()
+    assert panel.controls["rrf_k"].slider.value() == 60
+
+
+def _expected_order(candidates, params):
+    """Hand computation of seed 000 for the two crafted candidates (no degree, no co-occurrence)."""
+    cosines = [max(0.0, 1.0 - d) for d in candidates.distance]
+    max_access = max(candidates.access_count)
+    max_days = max(candidates.access_days)
+    limbic = []
+    for i, cos in enumerate(cosines):
+        count, days = candidates.access_count[i], candidates.access_days[i]
+        imp = 0.0 if max_access == 0 else (
+            math.log2(1 + count) / math.log2(1 + max_access)
+            * (1 + params.alpha_cons * math.log2(1 + days) / math.log2(1 + max_days))
+        )
+        last = candidates.last_access[i]
+        ref = candidates.created_at[i] if math.isnan(last) else last
+        temporal = max(params.temporal_floor, math.exp(-params.lambda_hourly * (candidates.now - ref) / 3600))
+        limbic.append(cos * (1 + params.beta_sal * imp) * temporal)
+    low, high = min(limbic), max(limbic)
+    norm = [(v - low) / (high - low) if high > low else 1.0 for v in limbic]
+    w = params.strategy_cosine_weight(candidates.strategy)
+    final = [w * c + (1 - w) * n for c, n in zip(cosines, norm, strict=True)]
+    return [candidates.names[i] for i in sorted(range(len(final)), key=lambda i: -final[i])]
+
+
+def test_slider_reorders_cached_candidates_without_database(qtbot, service, controller):
+    now = time.time()
+    service.create_entities([
+        EntityInput("Quartz clock repair", "Task", (ObservationInput("quartz clock repair steps"),)),
+        EntityInput("Wall clock", "Thing", (ObservationInput("an old clock on the wall"),)),
+    ])
+    for day in range(12):  # the weaker match is used daily: importance 1.2 (max of the set)
+        service.record_access(["Wall clock"], at=now - day * DAY, co_occurrence=False)
+        service.record_access(["Wall clock"], at=now - day * DAY - 60, co_occurrence=False)
+    controller.set_params(ScoringParams().replace(beta_sal=0.0))
+    panel = TuningPanel(controller)
+    search = SearchPanel(controller)
+    qtbot.addWidget(panel)
+    qtbot.addWidget(search)
+
+    with qtbot.waitSignal(controller.search_finished, timeout=5000):
+        controller.search("quartz clock repair", 10)
+    candidates = controller.last_outcome.candidate_set
+    assert sorted(candidates.names) == ["Quartz clock repair", "Wall clock"]
+    assert candidates.mode == "hybrid" and not any(math.isnan(d) for d in candidates.distance)
+    low_salience = _expected_order(candidates, controller.params)
+    high_salience = _expected_order(candidates, controller.params.replace(beta_sal=2.0))
+    assert low_salience == ["Quartz clock repair", "Wall clock"]
+    assert high_salience == ["Wall clock", "Quartz clock repair"]  # the crafted set flips with β_sal
+    assert [r.name for r in search.model.results()] == low_salience
+
+    service.wait_for_signals()
+    service.database.close()  # any SQL from here on raises
+    reranked = []
+    controller.results_reranked.connect(reranked.append)
+    panel.controls["beta_sal"].slider.setValue(SLIDER_STEPS)  # β_sal → 2.0
+
+    assert controller.params.beta_sal == pytest.approx(2.0)
+    assert len(reranked) == 1  # synchronous: no worker, no database
+    assert [r.name for r in reranked[0]] == high_salience
+    assert [r.name for r in search.model.results()] == high_salience
+    default = _expected_order(candidates, ScoringParams())  # Δrank is measured against this order
+    for row, name in enumerate(high_salience):
+        assert search.model.delta(row) == default.index(name) - row
+    shown = search.model.data(search.model.index(0, 1))
+    assert shown == ("=" if default[0] == high_salience[0] else "▲1")

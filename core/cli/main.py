@@ -1,0 +1,55 @@
+"""The ``limbic`` command line: sub-commands over the memory graph (no Qt here).
+
+The program's entry point is :func:`limbic.gui.launcher.main`, which runs the desktop app when no
+sub-command is given and otherwise calls :func:`main` here. Sub-command modules each expose
+``register(subparsers)`` and set ``handler=fn`` with ``fn(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from ..errors import LimbicError
+
+SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands")
+
+
+def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
+    """The argument parser with the global options and every sub-command."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Limbic Studio: explore, search and curate AI agents' memory graphs. "
+        "Without a sub-command, opens the desktop app.",
+    )
+    parser.add_argument("--db", metavar="PATH", help="database file (default: the embedded default in the user data dir)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(f"{__package__}.{name}").register(subparsers)
+    return parser
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Run the parsed sub-command; a :class:`LimbicError` becomes a one-line message and exit code 2."""
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
+    try:
+        return int(args.handler(args) or 0)
+    except LimbicError as exc:
+        print(f"limbic: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run a sub-command (``limbic --help`` lists them)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 1
+    return run_command(args)

@@ -1,0 +1,28 @@
+"""The ``limbic`` program: the desktop app without a sub-command, the core CLI with one.
+
+Qt is imported only when the app starts, so ``limbic mcp`` and the other sub-commands never load it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from limbic.core.cli.main import build_parser, run_command
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    app = parser.add_argument_group("desktop app (no sub-command)")
+    app.add_argument("--no-mcp", action="store_true", help="do not start the embedded MCP HTTP server")
+    app.add_argument("--mcp-port", type=int, default=None, metavar="P", help="port of the embedded MCP server (default 8765)")
+    args = parser.parse_args(argv)
+    if getattr(args, "handler", None):
+        return run_command(args)
+    from limbic.gui.app import run
+
+    return int(run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

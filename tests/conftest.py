@@ -1,0 +1,44 @@
+"""Shared fixtures: an isolated LIMBIC_HOME for every test, a fresh service, the real corpus location."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus"
+
+
+@pytest.fixture(autouse=True)
+def limbic_home(tmp_path_factory, monkeypatch):
+    """Point every path (database, models, settings, token) at a fresh temporary directory.
+
+    The model tests read the installed model through LIMBIC_TEST_MODEL_DIR, which is kept.
+    """
+    home = tmp_path_factory.mktemp("limbic_home")
+    monkeypatch.setenv("LIMBIC_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def service(tmp_path):
+    """A MemoryService on a new database file with the deterministic hashing embedder."""
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
+    yield svc
+    svc.close()
+
+
+@pytest.fixture
+def corpus_dir() -> Path:
+    """The real memory files in ../shared/corpus; tests using it skip when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"real corpus not found at {CORPUS}")
+    return CORPUS

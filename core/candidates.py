@@ -1,0 +1,183 @@
+"""Values of the search pipeline: the cached :class:`CandidateSet` and one :class:`SearchResult`.
+
+A ``CandidateSet`` holds everything the limbic re-ranker needs (DESIGN.md §4): the merged KNN/FTS5
+candidates with their signals as numpy arrays, plus the display data (names, types, observations),
+so that :func:`limbic.core.search.rerank` can re-score it with no SQL and no model call. The GUI
+keeps the last one and re-ranks it on every slider move.
+
+Array conventions (``n`` = number of candidates, index ``i`` is the same candidate in every array):
+timestamps are UTC unix seconds (``float64``), ``nan`` where absent; ranks are 1-based (``0`` =
+not found by that branch).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import ValidationError
+from .models import STATUSES
+
+MODES = ("hybrid", "semantic", "fts_only")
+STRATEGIES = ("cosine_heavy", "limbic_heavy", "hybrid_balanced")
+
+# Status code i of a candidate is the index of its status in models.STATUSES (0 = active).
+STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
+
+_INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
+               "status_code", "cooc_a", "cooc_b", "cooc_count")
+_FLOAT_ARRAYS = ("distance", "last_access", "created_at", "metadata_share", "cooc_last")
+
+
+def _frozen(values: Any, dtype: type) -> np.ndarray:
+    array = np.array(values, dtype=dtype, copy=True).reshape(-1)
+    array.flags.writeable = False
+    return array
+
+
+@dataclass(frozen=True, eq=False)
+class CandidateSet:
+    """The merged candidates of one search and their signals; immutable (arrays are read-only).
+
+    Attributes:
+        query: the user's query text; ``limit``: the requested top-K (1..1000).
+        mode: ``"hybrid"`` (KNN + FTS5), ``"semantic"`` (KNN only; FTS5 found nothing) or
+            ``"fts_only"`` (no embedding model).
+        strategy: routing strategy of the query (``cosine_heavy`` / ``limbic_heavy`` /
+            ``hybrid_balanced``), see :mod:`limbic.core.routing`.
+        now: the reference time of the temporal decay, UTC unix seconds.
+        entity_ids: ``(n,) int64``.
+        distance: ``(n,) float64`` cosine distance from KNN; ``nan`` for candidates found only by FTS5.
+        knn_rank, fts_rank: ``(n,) int64`` 1-based rank in each branch, ``0`` when absent
+            (the RRF score is recomputed from them with the ``rrf_k`` of the parameters in use).
+        access_count: ``(n,) int64``; access_days: ``(n,) int64`` distinct UTC days with an access.
+        last_access: ``(n,) float64`` seconds, ``nan`` when never accessed; created_at: ``(n,) float64``.
+        degree: ``(n,) int64`` number of active relations touching the entity.
+        status_code: ``(n,) int64`` index into ``models.STATUSES`` (0 active … 3 archived).
+        metadata_share: ``(n,) float64`` share of live observations whose kind is ``"metadata"`` (0..1).
+        cooc_a, cooc_b: ``(m,) int64`` candidate *indices* (``cooc_a < cooc_b``) of each stored
+            co-occurrence pair among the candidates; cooc_count ``(m,) int64``; cooc_last ``(m,) float64``.
+        names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
+            observation contents (creation order).
+    """
+
+    query: str
+    limit: int
+    mode: str
+    strategy: str
+    now: float
+    entity_ids: np.ndarray
+    distance: np.ndarray
+    knn_rank: np.ndarray
+    fts_rank: np.ndarray
+    access_count: np.ndarray
+    access_days: np.ndarray
+    last_access: np.ndarray
+    created_at: np.ndarray
+    degree: np.ndarray
+    status_code: np.ndarray
+    metadata_share: np.ndarray
+    cooc_a: np.ndarray
+    cooc_b: np.ndarray
+    cooc_count: np.ndarray
+    cooc_last: np.ndarray
+    names: tuple[str, ...]
+    entity_types: tuple[str, ...]
+    observations: tuple[tuple[str, ...], ...]
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValidationError(f"unknown search mode {self.mode!r}; expected one of {', '.join(MODES)}")
+        if self.strategy not in STRATEGIES:
+            raise ValidationError(f"unknown routing strategy {self.strategy!r}")
+        for name in _INT_ARRAYS:
+            object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
+        for name in _FLOAT_ARRAYS:
+            object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
+        n = self.entity_ids.shape[0]
+        per_candidate = ("distance", "knn_rank", "fts_rank", "access_count", "access_days", "last_access",
+                         "created_at", "degree", "status_code", "metadata_share")
+        for name in per_candidate:
+            if getattr(self, name).shape[0] != n:
+                raise ValidationError(f"candidate array {name} has {getattr(self, name).shape[0]} rows, expected {n}")
+        for name in ("names", "entity_types", "observations"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+            if len(getattr(self, name)) != n:
+                raise ValidationError(f"candidate field {name} has {len(getattr(self, name))} items, expected {n}")
+        m = self.cooc_a.shape[0]
+        if any(getattr(self, f).shape[0] != m for f in ("cooc_b", "cooc_count", "cooc_last")):
+            raise ValidationError("co-occurrence arrays differ in length")
+        if m and (self.cooc_a.min() < 0 or self.cooc_b.max() >= n or np.any(self.cooc_a >= self.cooc_b)):
+            raise ValidationError("co-occurrence pairs must be candidate indices with a < b")
+        if n and (self.status_code.min() < 0 or self.status_code.max() >= len(STATUSES)):
+            raise ValidationError("status codes must index models.STATUSES")
+
+    def __len__(self) -> int:
+        return int(self.entity_ids.shape[0])
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        """Canonical status name of each candidate."""
+        return tuple(STATUSES[code] for code in self.status_code)
+
+    def rrf(self, k: float) -> np.ndarray:
+        """Reciprocal Rank Fusion score ``Σ 1/(k + rank)`` over both branches, ``(n,) float64`` (seed 003)."""
+        knn = np.where(self.knn_rank > 0, 1.0 / (k + self.knn_rank), 0.0)
+        fts = np.where(self.fts_rank > 0, 1.0 / (k + self.fts_rank), 0.0)
+        return knn + fts
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """One ranked result with its score breakdown (DESIGN.md §4 "Output per result").
+
+    ``distance`` is ``None`` for a candidate found only by FTS5; ``rrf_score`` is ``None`` unless the
+    search ran in hybrid mode. ``base_relevance`` is the cosine similarity ``max(0, 1 − distance)``,
+    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (seed 003). ``rank`` is 1-based.
+    """
+
+    rank: int
+    entity_id: int
+    name: str
+    entity_type: str
+    status: str
+    observations: tuple[str, ...]
+    distance: float | None
+    rrf_score: float | None
+    base_relevance: float
+    limbic_score: float
+    final_score: float
+    routing_strategy: str
+    importance: float
+    temporal_factor: float
+    cooc_boost: float
+    salience_boost: float
+    status_multiplier: float
+    metadata_penalty: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``search_semantic`` result shape; ``rrf_score`` only when set (hybrid mode)."""
+        out: dict[str, Any] = {
+            "name": self.name,
+            "entityType": self.entity_type,
+            "observations": list(self.observations),
+            "distance": self.distance,
+        }
+        if self.rrf_score is not None:
+            out["rrf_score"] = self.rrf_score
+        out.update({
+            "limbic_score": self.limbic_score,
+            "final_score": self.final_score,
+            "routing_strategy": self.routing_strategy,
+            "scoring": {
+                "importance": self.importance,
+                "temporal_factor": self.temporal_factor,
+                "cooc_boost": self.cooc_boost,
+                "salience_boost": self.salience_boost,
+                "status_multiplier": self.status_multiplier,
+                "metadata_penalty": self.metadata_penalty,
+            },
+        })
+        return out

@@ -1,0 +1,183 @@
+"""The limbic scorer: vectorised numpy over the candidate arrays of a :class:`CandidateSet`.
+
+Formulas are those of seed ``000_68485b330ca59a20.txt`` ("Scoring Formula", "importance(e)",
+"temporal_factor(e)", "cooc_boost(e, R)", "Status Deboosts", "Metadata Penalty", "Blending Formula")
+and seed ``003_c3836d96b511ac29.txt`` (RRF, FTS-only base relevance), with the readings DESIGN.md §4
+decides:
+
+* ``max_access`` and ``max_access_days`` are taken over the candidate set; importance is 0 when no
+  candidate has any access, consolidation is 0 (neutral) when no candidate has an access day.
+* ``cooc_boost(e)`` sums over the other *candidates*:
+  ``log2(1 + co_count) × max(COOC_TEMPORAL_FLOOR, exp(−λ·Δh))``.
+* FTS-only candidates: ``base = 0.2 + 0.6 × norm_rrf`` (min–max over the set; 1 when all equal);
+  the same base stands in for the cosine in the routing blend.
+* ``limbic = base × (1 + β_sal·importance) × temporal × (1 + γ·cooc_boost)``, then × status
+  multiplier, then × metadata penalty; ``limbic_norm`` is min–max over the set (1 when all equal);
+  ``final = w_c·base + (1 − w_c)·limbic_norm``.
+
+Every function takes a :class:`~limbic.core.params.ScoringParams` explicitly; nothing is global.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .candidates import CandidateSet
+from .params import ScoringParams
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def min_max(values: np.ndarray) -> np.ndarray:
+    """Min–max normalisation to [0, 1], ``(n,) float64``; every value is 1 when all are equal."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values.copy()
+    low, high = float(values.min()), float(values.max())
+    if high == low:
+        return np.ones_like(values)
+    return (values - low) / (high - low)
+
+
+def reciprocal_rank_fusion(knn_ids, fts_ids, k: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Merge two ranked id lists with RRF ``score = Σ 1/(k + rank)`` (seed 003 "Reciprocal Rank Fusion").
+
+    Args:
+        knn_ids, fts_ids: entity ids best first (each id at most once per list).
+        k: the smoothing constant (``ScoringParams.rrf_k``).
+    Returns:
+        ``(ids, knn_rank, fts_rank, rrf)``: ``int64`` ids sorted by RRF descending (ties keep the order
+        of first appearance, KNN list first), their 1-based ranks per branch (0 = absent), and the
+        ``float64`` scores.
+    """
+    knn_ids = [int(i) for i in knn_ids]
+    fts_ids = [int(i) for i in fts_ids]
+    order: dict[int, int] = {}
+    for eid in knn_ids + fts_ids:
+        order.setdefault(eid, len(order))
+    ids = np.fromiter(order.keys(), dtype=np.int64, count=len(order))
+    knn_rank = np.zeros(len(order), dtype=np.int64)
+    fts_rank = np.zeros(len(order), dtype=np.int64)
+    for rank, eid in enumerate(knn_ids, start=1):
+        knn_rank[order[eid]] = rank
+    for rank, eid in enumerate(fts_ids, start=1):
+        fts_rank[order[eid]] = rank
+    rrf = np.where(knn_rank > 0, 1.0 / (k + knn_rank), 0.0) + np.where(fts_rank > 0, 1.0 / (k + fts_rank), 0.0)
+    sort = np.argsort(-rrf, kind="stable")
+    return ids[sort], knn_rank[sort], fts_rank[sort], rrf[sort]
+
+
+def base_relevance(distance: np.ndarray, rrf: np.ndarray) -> np.ndarray:
+    """Base relevance ``(n,) float64``: ``max(0, 1 − distance)``, or ``0.2 + 0.6 × norm_rrf`` where distance is nan."""
+    distance = np.asarray(distance, dtype=np.float64)
+    fts_only = np.isnan(distance)
+    cosine = np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, distance))
+    return np.where(fts_only, 0.2 + 0.6 * min_max(rrf), cosine)
+
+
+def importance(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
+               params: ScoringParams) -> np.ndarray:
+    """``importance = access_norm × (1 + β_deg·degree_norm) × (1 + α_cons·consolidation)``, ``(n,) float64``.
+
+    ``access_norm = log2(1 + count) / log2(1 + max count)``, ``degree_norm = min(degree, D_MAX)/D_MAX``,
+    ``consolidation = log2(1 + days) / log2(1 + max days)``; maxima over the candidate set (seed 000).
+    """
+    access_count = np.maximum(np.asarray(access_count, dtype=np.float64), 0.0)
+    access_days = np.maximum(np.asarray(access_days, dtype=np.float64), 0.0)
+    degree = np.maximum(np.asarray(degree, dtype=np.float64), 0.0)
+    max_access = float(access_count.max()) if access_count.size else 0.0
+    if max_access <= 0.0:
+        return np.zeros_like(access_count)
+    access_norm = np.log2(1.0 + access_count) / np.log2(1.0 + max_access)
+    degree_norm = np.minimum(degree, params.d_max) / params.d_max
+    max_days = float(access_days.max())
+    consolidation = (np.log2(1.0 + access_days) / np.log2(1.0 + max_days)) if max_days > 0.0 \
+        else np.zeros_like(access_days)
+    return access_norm * (1.0 + params.beta_deg * degree_norm) * (1.0 + params.alpha_cons * consolidation)
+
+
+def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
+    """``max(floor, exp(−λ·Δh))`` with Δh in hours (negative Δh, i.e. a future time, counts as 0)."""
+    hours = np.maximum(np.asarray(hours, dtype=np.float64), 0.0)
+    return np.maximum(floor, np.exp(-params.lambda_hourly * hours))
+
+
+def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float,
+                    params: ScoringParams) -> np.ndarray:
+    """Temporal decay ``(n,) float64`` from the last access (seconds), else ``created_at`` (seed 000)."""
+    last_access = np.asarray(last_access, dtype=np.float64)
+    reference = np.where(np.isnan(last_access), np.asarray(created_at, dtype=np.float64), last_access)
+    return decay((now - reference) / SECONDS_PER_HOUR, params.temporal_floor, params)
+
+
+def cooc_boost(n: int, pair_a: np.ndarray, pair_b: np.ndarray, count: np.ndarray, last_co: np.ndarray,
+               now: float, params: ScoringParams) -> np.ndarray:
+    """Co-occurrence boost ``(n,) float64``: for each pair (a, b) of candidate indices, the term
+    ``log2(1 + co_count) × max(COOC_TEMPORAL_FLOOR, exp(−λ·Δh))`` is added to both a and b."""
+    if len(pair_a) == 0:
+        return np.zeros(n, dtype=np.float64)
+    hours = (now - np.asarray(last_co, dtype=np.float64)) / SECONDS_PER_HOUR
+    term = np.log2(1.0 + np.asarray(count, dtype=np.float64)) * decay(hours, params.cooc_temporal_floor, params)
+    return np.bincount(pair_a, weights=term, minlength=n) + np.bincount(pair_b, weights=term, minlength=n)
+
+
+def status_multiplier(status_code: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """Status deboost per candidate (active 1.0, paused, completed, archived from ``params``), ``(n,) float64``."""
+    table = np.array([1.0, params.status_paused, params.status_completed, params.status_archived])
+    return table[np.asarray(status_code, dtype=np.int64)]
+
+
+def metadata_penalty(metadata_share: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """``params.metadata_penalty`` where the share of metadata observations exceeds ``params.metadata_share``, else 1."""
+    share = np.asarray(metadata_share, dtype=np.float64)
+    return np.where(share > params.metadata_share, params.metadata_penalty, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Scores:
+    """Per-candidate factors, each ``(n,) float64`` in candidate order, and ``order`` ``(n,) int64``:
+    candidate indices best first."""
+
+    rrf: np.ndarray
+    base: np.ndarray
+    importance: np.ndarray
+    salience_boost: np.ndarray
+    temporal_factor: np.ndarray
+    cooc_boost: np.ndarray
+    status_multiplier: np.ndarray
+    metadata_penalty: np.ndarray
+    limbic_score: np.ndarray
+    limbic_norm: np.ndarray
+    final_score: np.ndarray
+    order: np.ndarray
+
+
+def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
+    """Score every candidate of ``candidates`` with ``params`` (pure: no SQL, no model).
+
+    Ranking sorts after every adjustment — raw limbic score, status deboost, metadata penalty,
+    blend — each sort stable over the previous order, starting from RRF order. This is computed as
+    one lexicographic sort: final score, then the earlier stages as tie-breakers.
+    """
+    n = len(candidates)
+    rrf = candidates.rrf(params.rrf_k)
+    base = base_relevance(candidates.distance, rrf)
+    imp = importance(candidates.access_count, candidates.access_days, candidates.degree, params)
+    salience = 1.0 + params.beta_sal * imp
+    temporal = temporal_factor(candidates.last_access, candidates.created_at, candidates.now, params)
+    cooc = cooc_boost(n, candidates.cooc_a, candidates.cooc_b, candidates.cooc_count, candidates.cooc_last,
+                      candidates.now, params)
+    raw = base * salience * temporal * (1.0 + params.gamma * cooc)
+    status = status_multiplier(candidates.status_code, params)
+    after_status = raw * status
+    metadata = metadata_penalty(candidates.metadata_share, params)
+    limbic = after_status * metadata
+    limbic_norm = min_max(limbic)
+    cosine_weight = params.strategy_cosine_weight(candidates.strategy)
+    final = cosine_weight * base + (1.0 - cosine_weight) * limbic_norm
+    order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final))
+    return Scores(rrf=rrf, base=base, importance=imp, salience_boost=salience, temporal_factor=temporal,
+                  cooc_boost=cooc, status_multiplier=status, metadata_penalty=metadata, limbic_score=limbic,
+                  limbic_norm=limbic_norm, final_score=final, order=order.astype(np.int64))

@@ -1,0 +1,253 @@
+"""The search pipeline of DESIGN.md §4 (seeds ``000`` and ``003``): read-only, set-based.
+
+1. Encode the query through the :class:`~limbic.core.embedding.base.Embedder` (query prefix included).
+2. KNN over ``entity_embeddings`` (sqlite-vec, cosine) and FTS5 BM25 over ``entity_fts``, each
+   ``limit × expansion_factor`` rows (KNN capped at sqlite-vec's 4,096); the user text reaches FTS5
+   only through :func:`limbic.core.fts.fts_match_expression`.
+3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance.
+4. Signals and display data for all candidates in four queries with ``json_each`` id lists
+   (entities + access + access days + degree; live observations; co-occurrences among candidates).
+5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
+
+This module never writes: the caller (``MemoryService.search``) records access, access days and
+co-occurrences of the returned top-K and logs the search.
+
+Modes: no embedder → ``"fts_only"``; an embedder and FTS5 found nothing → ``"semantic"``;
+otherwise ``"hybrid"`` (only then do results carry ``rrf_score``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import apsw
+import numpy as np
+
+from . import validation
+from .candidates import STATUS_CODES, CandidateSet, SearchResult
+from .embedding.base import Embedder
+from .errors import ValidationError
+from .fts import fts_match_expression
+from .models import STATUSES
+from .params import ScoringParams
+from .routing import detect_query_type
+from .scoring import reciprocal_rank_fusion, score_candidates
+
+VECTOR_TABLE = "entity_embeddings"
+KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
+METADATA_KIND = "metadata"
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    """What :func:`run_search` returns.
+
+    ``results``: the top-K, best first; ``candidate_set``: every merged candidate with its signals
+    (re-rank it with :func:`rerank`); ``mode``: ``hybrid`` / ``semantic`` / ``fts_only``;
+    ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``).
+    """
+
+    results: list[SearchResult]
+    candidate_set: CandidateSet
+    mode: str
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def strategy(self) -> str:
+        return self.candidate_set.strategy
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _vector_dimension(conn: apsw.Connection) -> int | None:
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    if row is None:
+        return None
+    found = re.search(r"float\[(\d+)\]", row[0])
+    return int(found.group(1)) if found else None
+
+
+def _knn(conn: apsw.Connection, vector: np.ndarray, count: int) -> tuple[list[int], dict[int, float]]:
+    rows = conn.execute(
+        f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
+        (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), min(count, KNN_MAX_K)),
+    ).fetchall()
+    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
+
+
+def _fts(conn: apsw.Connection, expression: str | None, count: int) -> list[int]:
+    if expression is None:
+        return []
+    try:
+        rows = conn.execute(
+            "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?", (expression, count)
+        ).fetchall()
+    except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
+        raise ValidationError(f"the query could not be searched as text: {exc}") from None
+    return [int(r[0]) for r in rows]
+
+
+_ENTITY_SIGNALS = """
+SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
+       COALESCE(a.access_count, 0), a.last_access,
+       (SELECT COUNT(*) FROM entity_access_days d WHERE d.entity_id = e.id),
+       (SELECT COUNT(*) FROM relations r WHERE r.from_id = e.id AND r.active = 1)
+     + (SELECT COUNT(*) FROM relations r WHERE r.to_id = e.id AND r.active = 1)
+FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
+WHERE e.id IN (SELECT value FROM json_each(?1))
+"""
+_LIVE_OBSERVATIONS = """
+SELECT entity_id, content, kind FROM observations
+WHERE entity_id IN (SELECT value FROM json_each(?1))
+  AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
+ORDER BY entity_id, id
+"""
+_CO_OCCURRENCES = """
+SELECT a_id, b_id, co_count, last_co FROM co_occurrences
+WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM json_each(?1))
+"""
+
+
+def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
+            knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float]) -> CandidateSet:
+    """Signals and display data of the merged candidates (entities that vanished are dropped)."""
+    ids_json = json.dumps([int(i) for i in ids])
+    rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
+    keep = np.array([int(i) in rows for i in ids], dtype=bool)
+    ids, knn_rank, fts_rank = ids[keep], knn_rank[keep], fts_rank[keep]
+    index = {int(eid): i for i, eid in enumerate(ids)}
+    observations: dict[int, list[str]] = defaultdict(list)
+    metadata = np.zeros(len(ids), dtype=np.float64)
+    for entity_id, content, kind in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+        observations[entity_id].append(content)
+        if kind == METADATA_KIND:
+            metadata[index[entity_id]] += 1.0
+    counts = np.array([len(observations.get(int(e), ())) for e in ids], dtype=np.float64)
+    pairs = [(index[a], index[b], c, t) for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,))
+             if a in index and b in index]
+    ordered = [rows[int(e)] for e in ids]
+    return CandidateSet(
+        query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
+        entity_ids=ids,
+        distance=[distances.get(int(e), np.nan) for e in ids],
+        knn_rank=knn_rank, fts_rank=fts_rank,
+        access_count=[r[5] for r in ordered],
+        access_days=[r[7] for r in ordered],
+        last_access=[np.nan if r[6] is None else r[6] for r in ordered],
+        created_at=[r[4] for r in ordered],
+        degree=[r[8] for r in ordered],
+        status_code=[STATUS_CODES.get(r[3], 0) for r in ordered],
+        metadata_share=np.divide(metadata, counts, out=np.zeros_like(metadata), where=counts > 0),
+        cooc_a=[p[0] for p in pairs], cooc_b=[p[1] for p in pairs],
+        cooc_count=[p[2] for p in pairs], cooc_last=[p[3] for p in pairs],
+        names=[r[1] for r in ordered], entity_types=[r[2] for r in ordered],
+        observations=[tuple(observations.get(int(e), ())) for e in ids],
+    )
+
+
+def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, limit: int = 10,
+               params: ScoringParams | None = None, now: float | None = None) -> SearchOutcome:
+    """Search the memory graph (read-only; see the module docstring for the stages).
+
+    Args:
+        conn: a read connection (``Database.read()``) with sqlite-vec loaded.
+        embedder: the query encoder, or ``None`` for FTS-only search.
+        query: user text, 1..2,000 characters (any characters; never interpreted as FTS syntax).
+        limit: top-K, 1..1000. params: scoring parameters (defaults when ``None``).
+        now: reference time of the temporal decay, UTC unix seconds (``time.time()`` when ``None``).
+    Raises:
+        ValidationError: empty or too long query, limit out of range, or stored vectors whose
+            dimension differs from the embedder's.
+    """
+    started = time.perf_counter()
+    query = validation.query(query)
+    if not query:
+        raise ValidationError("query must not be empty")
+    limit = validation.limit(limit, high=validation.MAX_ITEMS)
+    params = params or ScoringParams()
+    now = time.time() if now is None else float(now)
+    per_branch = limit * int(params.expansion_factor)
+    expression = fts_match_expression(query)
+    timings: dict[str, float] = {"encode": 0.0, "knn": 0.0}
+
+    vector = None
+    if embedder is not None:
+        stage = time.perf_counter()
+        vector = embedder.embed_query(query)
+        timings["encode"] = _ms(stage)
+
+    with conn:  # one read snapshot for every query below
+        knn_ids: list[int] = []
+        distances: dict[int, float] = {}
+        if vector is not None:
+            stored = _vector_dimension(conn)
+            if stored is not None and stored != embedder.dimension:
+                raise ValidationError(
+                    f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "
+                    f"{embedder.dimension}; re-embed the graph with `limbic embed`"
+                )
+            if stored is not None:
+                stage = time.perf_counter()
+                knn_ids, distances = _knn(conn, vector, per_branch)
+                timings["knn"] = _ms(stage)
+        stage = time.perf_counter()
+        fts_ids = _fts(conn, expression, per_branch)
+        timings["fts"] = _ms(stage)
+        mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
+        ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
+        stage = time.perf_counter()
+        candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances)
+        timings["signals"] = _ms(stage)
+
+    stage = time.perf_counter()
+    results = rerank(candidates, params)
+    timings["score"] = _ms(stage)
+    timings["total"] = _ms(started)
+    return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings)
+
+
+def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None = None) -> list[SearchResult]:
+    """Re-score a cached :class:`CandidateSet` with ``params``: pure numpy, no SQL, no model call.
+
+    Returns the top ``limit`` (default ``candidate_set.limit``) results, best first, with 1-based ranks.
+    """
+    scores = score_candidates(candidate_set, params)
+    top = scores.order[: candidate_set.limit if limit is None else max(0, int(limit))]
+    hybrid = candidate_set.mode == "hybrid"
+    distance = candidate_set.distance[top]
+    columns = zip(
+        top.tolist(),
+        candidate_set.entity_ids[top].tolist(),
+        candidate_set.status_code[top].tolist(),
+        np.where(np.isnan(distance), 0.0, distance).tolist(),
+        np.isnan(distance).tolist(),
+        scores.rrf[top].tolist(),
+        scores.base[top].tolist(),
+        scores.limbic_score[top].tolist(),
+        scores.final_score[top].tolist(),
+        scores.importance[top].tolist(),
+        scores.temporal_factor[top].tolist(),
+        scores.cooc_boost[top].tolist(),
+        scores.salience_boost[top].tolist(),
+        scores.status_multiplier[top].tolist(),
+        scores.metadata_penalty[top].tolist(),
+        strict=True,
+    )
+    return [
+        SearchResult(
+            rank=rank, entity_id=eid, name=candidate_set.names[i], entity_type=candidate_set.entity_types[i],
+            status=STATUSES[code], observations=candidate_set.observations[i],
+            distance=None if fts_only else dist, rrf_score=rrf if hybrid else None,
+            base_relevance=base, limbic_score=limbic, final_score=final,
+            routing_strategy=candidate_set.strategy, importance=imp, temporal_factor=temporal,
+            cooc_boost=cooc, salience_boost=salience, status_multiplier=status, metadata_penalty=metadata,
+        )
+        for rank, (i, eid, code, dist, fts_only, rrf, base, limbic, final, imp, temporal, cooc, salience,
+                   status, metadata) in enumerate(columns, start=1)
+    ]

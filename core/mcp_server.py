@@ -1,0 +1,330 @@
+"""The MCP server: a thin translation between MCP tool calls and :class:`MemoryService` (DESIGN.md §7).
+
+No SQL and no scoring here. :func:`build_server` registers
+
+- the nine tools of the reference server ``@modelcontextprotocol/server-memory`` with its names,
+  input schemas, result shapes, titles, descriptions and annotations (extras are optional keys, see
+  :mod:`limbic.core.mcp_schemas`);
+- the extended tools ``search_semantic``, ``rename_entity``, ``merge_entities``, ``set_status``,
+  ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
+- the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
+  committed change (``subscriptions/listen`` for 2026 clients, ``resources/subscribe`` for older ones).
+
+Tools raise on error (the SDK turns the exception into an ``isError`` result); each mutating tool is
+exactly one service call, i.e. one transaction, so a failed call writes nothing.
+"""
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from importlib import metadata
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp_types import (
+    CallToolResult,
+    SubscribeRequestParams,
+    TextContent,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
+from pydantic import Field
+
+from .errors import LimbicError
+from .mcp_events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
+from .mcp_schemas import (
+    AddObservationsOut,
+    DeletionIn,
+    EntitiesOut,
+    EntityDetailOut,
+    EntityIn,
+    EntityOut,
+    GraphOut,
+    Name,
+    ObservationBatchIn,
+    Query,
+    RelationDetailOut,
+    RelationIn,
+    RelationsOut,
+    SearchOut,
+    SuccessOut,
+    detail_out,
+    entity_out,
+    graph_out,
+    relation_detail,
+    relation_out,
+    stats_out,
+)
+from .models import EntityInput, ObservationInput, RelationInput
+from .validation import MAX_ITEMS
+
+__all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
+
+ORIGIN = "mcp"
+MAX_SEARCH_LIMIT = 100
+
+INSTRUCTIONS = (
+    "Limbic memory: a knowledge graph of entities (name, type, observations, status) and directed "
+    "relations. The nine tools of the reference memory server work unchanged; search_semantic ranks "
+    "by meaning, salience and recency; get_entity shows history and access statistics."
+)
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """Turn the core's deliberate errors into ``ToolError`` so their message reaches the client."""
+    try:
+        yield
+    except LimbicError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _result(structured: dict[str, Any], text: Any = None) -> CallToolResult:
+    """A result like the reference server's: ``text`` pretty-printed (2 spaces) plus structured content."""
+    shown = structured if text is None else text
+    body = shown if isinstance(shown, str) else json.dumps(shown, indent=2, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=structured)
+
+
+def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=False)
+
+
+Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
+Offset = Annotated[int, Field(strict=True, ge=0, description="read_graph mode page: first entity (by id)")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS, description="read_graph mode page: page size")]
+SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
+
+
+def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = None) -> MCPServer:
+    """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with ``origin="mcp"``.
+
+    Args:
+        service: the memory service; one instance may back several servers and the GUI at once.
+        on_call: called after every tool call with a :class:`ToolCallRecord`, on the server's event
+            loop thread; it must be quick and must not block (the GUI re-emits it as a Qt signal).
+    """
+    bus = InMemorySubscriptionBus()
+    notifier = GraphNotifier(service, bus)
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        async with notifier.attached():
+            yield {}
+
+    server = MCPServer(
+        name="limbic-memory",
+        title="Limbic memory",
+        version=_version(),
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        lifespan=lifespan,
+        subscriptions=bus,
+        middleware=[activity_middleware(on_call)] if on_call else None,
+    )
+    _add_reference_tools(server, service)
+    _add_extended_tools(server, service)
+
+    @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
+                     description="The full knowledge graph with all entities and relations",
+                     mime_type="application/json")
+    def knowledge_graph() -> str:
+        graph = service.read_graph()
+        return json.dumps(graph_out(graph.entities, graph.relations), indent=2, ensure_ascii=False)
+
+    # resources/subscribe was removed from the 2026 protocol; the SDK's documented way to keep serving it
+    # to older clients (as the reference server does) is the low-level add_request_handler.
+    lowlevel = server._lowlevel_server
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, notifier.subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, notifier.unsubscribe)
+    return server
+
+
+def _version() -> str:
+    try:
+        return metadata.version("limbic-studio")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def _add_reference_tools(server: MCPServer, service) -> None:
+    def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
+                        ) -> Annotated[CallToolResult, EntitiesOut]:
+        items = [
+            EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
+                        observations=tuple(ObservationInput(content=c) for c in e.observations))
+            for e in entities
+        ]
+        with _refusals():
+            created = [entity_out(e) for e in service.create_entities(items, origin=ORIGIN)]
+        return _result({"entities": created}, created)
+
+    def create_relations(relations: Annotated[list[RelationIn], Field(max_length=MAX_ITEMS)]
+                         ) -> Annotated[CallToolResult, RelationsOut]:
+        with _refusals():
+            created = [relation_out(r) for r in service.create_relations(_relations(relations), origin=ORIGIN)]
+        return _result({"relations": created}, created)
+
+    def add_observations(observations: Annotated[list[ObservationBatchIn], Field(max_length=MAX_ITEMS)]
+                         ) -> Annotated[CallToolResult, AddObservationsOut]:
+        for batch in observations:
+            if batch.supersedes is not None and len(batch.contents) != 1:
+                raise ToolError(f"{batch.entityName}: 'supersedes' needs exactly one content "
+                                f"(got {len(batch.contents)}); send one batch per replaced observation")
+        items = [
+            (b.entityName, [ObservationInput(content=c, kind=b.kind, supersedes=b.supersedes) for c in b.contents])
+            for b in observations
+        ]
+        with _refusals():
+            added = service.add_observations(items, origin=ORIGIN)
+        results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
+        return _result({"results": results}, results)
+
+    def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
+                        ) -> Annotated[CallToolResult, SuccessOut]:
+        with _refusals():
+            service.delete_entities(entityNames, origin=ORIGIN)
+        return _success("Entities deleted successfully")
+
+    def delete_observations(deletions: Annotated[list[DeletionIn], Field(max_length=MAX_ITEMS)]
+                            ) -> Annotated[CallToolResult, SuccessOut]:
+        with _refusals():
+            service.delete_observations([(d.entityName, d.observations) for d in deletions], origin=ORIGIN)
+        return _success("Observations deleted successfully")
+
+    def delete_relations(relations: Annotated[list[RelationIn],
+                                              Field(max_length=MAX_ITEMS, description="An array of relations to delete")]
+                         ) -> Annotated[CallToolResult, SuccessOut]:
+        with _refusals():
+            service.delete_relations(_relations(relations), origin=ORIGIN)
+        return _success("Relations deleted successfully")
+
+    def read_graph(
+        mode: Annotated[Literal["full", "names", "page", "summary"], Field(
+            description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
+                        "page (entities by id from offset, with their relations), summary (counts)")] = "full",
+        offset: Offset = 0,
+        limit: PageLimit = 100,
+    ) -> Annotated[CallToolResult, GraphOut]:
+        with _refusals():
+            if mode == "names":
+                names = service.entity_names()
+                return _result({"names": names, "total": len(names)})
+            if mode == "summary":
+                return _result({"summary": stats_out(service.stats())})
+            if mode == "page":
+                page = service.read_graph_page(offset, limit)
+                out = graph_out(page.entities, page.relations)
+                return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
+            graph = service.read_graph()
+        out = graph_out(graph.entities, graph.relations)
+        return _result(out)
+
+    def search_nodes(query: Annotated[Query, Field(
+            description="The search query to match against entity names, types, and observation content")]
+                     ) -> Annotated[CallToolResult, GraphOut]:
+        with _refusals():
+            graph = service.search_nodes(query)
+        return _result(graph_out(graph.entities, graph.relations))
+
+    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
+                   ) -> Annotated[CallToolResult, GraphOut]:
+        with _refusals():
+            graph = service.open_nodes(names)
+        return _result(graph_out(graph.entities, graph.relations))
+
+    write, destroy, read = _annotations(False), _annotations(False, True, True), _annotations(True, idempotent=True)
+    for fn, title, description, annotations in (
+        (create_entities, "Create Entities", "Create multiple new entities in the knowledge graph", write),
+        (create_relations, "Create Relations",
+         "Create multiple new relations between entities in the knowledge graph. Relations should be in active "
+         "voice. (Limbic: both entities must already exist; a relation naming an unknown entity is refused with "
+         "an error and nothing is stored, where the reference server stores it dangling.)", write),
+        (add_observations, "Add Observations", "Add new observations to existing entities in the knowledge graph",
+         write),
+        (delete_entities, "Delete Entities",
+         "Delete multiple entities and their associated relations from the knowledge graph", destroy),
+        (delete_observations, "Delete Observations",
+         "Delete specific observations from entities in the knowledge graph", destroy),
+        (delete_relations, "Delete Relations", "Delete multiple relations from the knowledge graph", destroy),
+        (read_graph, "Read Graph", "Read the entire knowledge graph", read),
+        (search_nodes, "Search Nodes", "Search for nodes in the knowledge graph based on a query", read),
+        (open_nodes, "Open Nodes", "Open specific nodes in the knowledge graph by their names", read),
+    ):
+        server.add_tool(fn, title=title, description=description, annotations=annotations)
+
+
+def _relations(relations: list[RelationIn]) -> list[RelationInput]:
+    return [RelationInput(source=r.from_, target=r.to, relation_type=r.relationType, context=r.context)
+            for r in relations]
+
+
+def _success(message: str) -> CallToolResult:
+    return _result({"success": True, "message": message}, message)
+
+
+def _add_extended_tools(server: MCPServer, service) -> None:
+    def search_semantic(
+        query: Annotated[Query, Field(description="What to look for, in plain words")],
+        limit: SearchLimit = 10,
+    ) -> Annotated[CallToolResult, SearchOut]:
+        with _refusals():
+            outcome = service.search(query, limit=limit, params=service.scoring_params(), origin=ORIGIN)
+        model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
+        return _result({"results": [r.to_dict() for r in outcome.results], "mode": outcome.mode,
+                        "model": model, "timings": dict(outcome.timings)})
+
+    def rename_entity(oldName: Annotated[Name, Field(description="The current name")],
+                      newName: Annotated[Name, Field(description="The new name (must be free)")]
+                      ) -> Annotated[CallToolResult, EntityOut]:
+        with _refusals():
+            return _result(entity_out(service.rename_entity(oldName, newName, origin=ORIGIN)))
+
+    def merge_entities(sourceNames: Annotated[Items, Field(description="Entities to merge into the target")],
+                       targetName: Annotated[Name, Field(description="The entity that absorbs them")]
+                       ) -> Annotated[CallToolResult, EntityOut]:
+        with _refusals():
+            return _result(entity_out(service.merge_entities(sourceNames, targetName, origin=ORIGIN)))
+
+    def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
+                   status: Annotated[str, Field(max_length=32,
+                                                description="active, paused, completed or archived")]
+                   ) -> Annotated[CallToolResult, EntitiesOut]:
+        with _refusals():
+            updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=ORIGIN)]
+        return _result({"entities": updated})
+
+    def end_relation(relation: Annotated[RelationIn, Field(description="The active relation to end")]
+                     ) -> Annotated[CallToolResult, RelationDetailOut]:
+        with _refusals():
+            return _result(relation_detail(service.end_relation(_relations([relation])[0], origin=ORIGIN)))
+
+    def get_entity(name: Annotated[Name, Field(description="The entity name")]
+                   ) -> Annotated[CallToolResult, EntityDetailOut]:
+        with _refusals():
+            return _result(detail_out(service.get_entity(name)))
+
+    write, read = _annotations(False), _annotations(True, idempotent=True)
+    for fn, title, description, annotations in (
+        (search_semantic, "Search by Meaning",
+         "Search the memory by meaning (embedding KNN + full text, fused by RRF) and re-rank by the limbic "
+         "score: salience, recency, co-occurrence and status. Each result carries its score breakdown. "
+         "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "
+         "text only and says so in 'mode'.", read),
+        (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
+        (merge_entities, "Merge Entities",
+         "Merge entities into a target: observations and relations move to the target, the sources are "
+         "deleted.", _annotations(False, True)),
+        (set_status, "Set Status",
+         "Set the status of entities: active, paused, completed or archived (archived ones rank lower).", write),
+        (end_relation, "End Relation",
+         "Mark an active relation as ended (kept as history, no longer returned by read_graph).", write),
+        (get_entity, "Get Entity",
+         "Everything about one entity: ids, timestamps, access statistics, degree, all observations with "
+         "kind and supersede chain, and its relations (ended ones included).", read),
+    ):
+        server.add_tool(fn, title=title, description=description, annotations=annotations)
+

@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from limbic.core.params import ScoringParams
 from PySide6.QtCore import QObject, Signal, Slot
+
+from limbic.core.params import ScoringParams
 
 from .workers import TaskRunner
 

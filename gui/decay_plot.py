@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from limbic.core.params import ScoringParams
 from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from limbic.core.params import ScoringParams
 
 CURVE_POINTS = 400
 

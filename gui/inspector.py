@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from limbic.core.params import ScoringParams
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+
+from limbic.core.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
 
@@ -134,7 +135,10 @@ def explain(result: Any, params: ScoringParams, candidates: Any = None) -> Expla
 
 
 class ScoringInspector(QWidget):
-    """Bars (pyqtgraph ``BarGraphItem``, one call with whole arrays) above the written formula."""
+    """Horizontal bars (pyqtgraph ``BarGraphItem``, one call with whole arrays) above the written formula.
+
+    Multipliers are green above their neutral value 1, red below it, grey at it (dashed line at 1).
+    """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -144,17 +148,19 @@ class ScoringInspector(QWidget):
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
-        self.plot.showGrid(y=True, alpha=0.2)
-        self.bars = pg.BarGraphItem(x=[], height=[], width=0.6)
-        self.neutral = pg.ScatterPlotItem(symbol="_", size=22, pen=pg.mkPen("#dddddd", width=2))
+        self.plot.showGrid(x=True, alpha=0.2)
+        self.plot.getViewBox().invertY(True)
+        self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.65)
+        self.neutral = pg.InfiniteLine(pos=1.0, angle=90, pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine))
         self.plot.addItem(self.bars)
         self.plot.addItem(self.neutral)
+        self.value_labels: list[pg.TextItem] = []
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.plot)
         splitter.addWidget(self.text)
-        splitter.setSizes([160, 200])
+        splitter.setSizes([230, 200])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
@@ -165,31 +171,39 @@ class ScoringInspector(QWidget):
         """Show ``result`` (a ``SearchResult``) ranked with ``params``; ``candidates`` adds raw signals."""
         self.explanation = explain(result, params, candidates)
         factors = self.explanation.factors
-        x = np.arange(len(factors), dtype=np.float64)
-        heights = np.array([f.value for f in factors], dtype=np.float64)
-        colours = [self._colour(f) for f in factors]
-        self.bars.setOpts(x=x, height=heights, width=0.6, brushes=colours, pens=[None] * len(factors))
-        self.neutral.setData(x=[i for i, f in enumerate(factors) if f.neutral == 1.0],
-                             y=[1.0 for f in factors if f.neutral == 1.0])
-        self.plot.getAxis("bottom").setTicks([[(i, f.label) for i, f in enumerate(factors)]])
-        self.plot.setYRange(0, max(1.6, float(heights.max()) * 1.1), padding=0)
-        self.plot.setXRange(-0.6, len(factors) - 0.4, padding=0)
+        y = np.arange(len(factors), dtype=np.float64)
+        widths = np.array([f.value for f in factors], dtype=np.float64)
+        self.bars.setOpts(x0=np.zeros_like(y), y=y, width=widths, height=0.65,
+                          brushes=[self._colour(f) for f in factors], pens=[None] * len(factors))
+        for label in self.value_labels:
+            self.plot.removeItem(label)
+        self.value_labels = []
+        for i, f in enumerate(factors):
+            label = pg.TextItem(f"{f.value:.3f}", anchor=(0, 0.5), color="#888888")
+            label.setPos(f.value, i)
+            self.plot.addItem(label)
+            self.value_labels.append(label)
+        self.plot.getAxis("left").setTicks([[(i, f.label) for i, f in enumerate(factors)]])
+        self.plot.setXRange(0, max(1.6, float(widths.max()) * 1.25), padding=0)
+        self.plot.setYRange(-0.6, len(factors) - 0.4, padding=0)
         self.title.setText(f"<b>{escape(result.name)}</b> — {escape(result.entity_type)}, rank {result.rank}")
         self.text.setHtml("<div style='font-family: monospace'>" + "<br>".join(self.explanation.lines) + "</div>")
 
     def clear(self) -> None:
         self.explanation = None
-        self.bars.setOpts(x=[], height=[])
-        self.neutral.setData(x=[], y=[])
+        self.bars.setOpts(x0=[], y=[], width=[])
+        for label in self.value_labels:
+            self.plot.removeItem(label)
+        self.value_labels = []
         self.title.setText("Select a result to see how it was scored")
         self.text.clear()
 
     @staticmethod
     def _colour(factor: Factor) -> Any:
         if factor.neutral == 1.0:
-            if factor.value > 1.0:
+            if factor.value > 1.0005:
                 return pg.mkBrush("#59a14f")
-            if factor.value < 1.0:
+            if factor.value < 0.9995:
                 return pg.mkBrush("#e15759")
             return pg.mkBrush("#9c9c9c")
         return pg.mkBrush("#4c9be8")

@@ -74,8 +74,6 @@ class MainWindow(QMainWindow):
             dock = self._dock(title, name, widget, area)
             self.tabifyDockWidget(self.docks["tuningDock"], dock)
         self.docks["tuningDock"].raise_()
-        self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]], [560, 380],
-                         Qt.Orientation.Horizontal)
 
         self.counts_label = QLabel()
         self.model_label = QLabel()
@@ -253,6 +251,11 @@ class MainWindow(QMainWindow):
             self.resize(1500, 920)
         if state is not None:
             self.restoreState(state)
+        else:
+            self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]], [660, 400],
+                             Qt.Orientation.Horizontal)
+            self.resizeDocks([self.docks["searchDock"], self.docks["inspectorDock"]], [420, 480],
+                             Qt.Orientation.Vertical)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self.closing.emit()

@@ -24,6 +24,7 @@ COLUMN_TIPS = {
     "rrf": "Reciprocal Rank Fusion score (hybrid mode)",
     "routing": "Routing strategy chosen for the query",
 }
+ROUTING_LABELS = {"cosine_heavy": "cosine-heavy", "limbic_heavy": "limbic-heavy", "hybrid_balanced": "balanced"}
 RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # the SearchResult of the row
 MOVED_UP = QColor(60, 160, 90, 70)
 MOVED_DOWN = QColor(200, 80, 70, 70)
@@ -160,4 +161,4 @@ class ResultsModel(QAbstractTableModel):
             return f"{r.base_relevance:.4f}"
         if column == "rrf":
             return "—" if r.rrf_score is None else f"{r.rrf_score:.4f}"
-        return r.routing_strategy.replace("_", " ")
+        return ROUTING_LABELS.get(r.routing_strategy, r.routing_strategy)

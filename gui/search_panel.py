@@ -73,7 +73,7 @@ class SearchPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((42, 52, 220, 110, 66, 66, 66, 66, 110)):
+        for column, width in enumerate((38, 46, 190, 92, 58, 58, 58, 58, 100)):
             self.table.setColumnWidth(column, width)
         top = QHBoxLayout()
         top.addWidget(self.query, 1)

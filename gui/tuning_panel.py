@@ -14,8 +14,6 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from limbic.core.errors import LimbicError
-from limbic.core.params import ScoringParams
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDoubleSpinBox,
@@ -28,6 +26,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from limbic.core.errors import LimbicError
+from limbic.core.params import ScoringParams
 
 from .controller import AppController
 

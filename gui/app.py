@@ -1,0 +1,272 @@
+"""The desktop application: start-up, the embedded MCP server, dark mode, window state, clean quit.
+
+``run(args)`` is what ``limbic`` (no sub-command) calls with the parsed options ``--db PATH``,
+``--no-mcp`` and ``--mcp-port P``. Start-up never blocks the UI thread on SQL or ONNX: the database
+is opened, seeded with ``resources/sample/`` when empty (``core/io/sample.py``) and counted in a
+worker; the window appears once that answer is back. The Streamable HTTP MCP server
+(``core/mcp_http.py``) is started in a worker too and stopped on quit, so no thread is left and the
+port is free afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+from limbic.core.paths import config_dir
+
+from .bridge import ChangeBridge
+from .controller import AppController
+from .main_window import MainWindow
+from .workers import TaskRunner
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MCP_PORT = 8765
+_AUTO = object()
+
+
+def load_style(dark: bool) -> str:
+    """The Qt style sheet ``resources/dark.qss`` or ``light.qss`` ("" when the file is absent)."""
+    name = "dark.qss" if dark else "light.qss"
+    resource = resources.files("limbic.resources") / name
+    return resource.read_text(encoding="utf-8") if resource.is_file() else ""
+
+
+def dark_palette() -> QPalette:
+    """A dark Fusion palette (the style sheet, when present, refines it)."""
+    palette = QPalette()
+    colours = {
+        QPalette.ColorRole.Window: "#2b2d30", QPalette.ColorRole.WindowText: "#dcdcdc",
+        QPalette.ColorRole.Base: "#1e1f22", QPalette.ColorRole.AlternateBase: "#26282b",
+        QPalette.ColorRole.ToolTipBase: "#2b2d30", QPalette.ColorRole.ToolTipText: "#dcdcdc",
+        QPalette.ColorRole.Text: "#dcdcdc", QPalette.ColorRole.Button: "#33363a",
+        QPalette.ColorRole.ButtonText: "#dcdcdc", QPalette.ColorRole.BrightText: "#ff6b6b",
+        QPalette.ColorRole.Highlight: "#2f65ca", QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Link: "#6aa6ff", QPalette.ColorRole.PlaceholderText: "#8a8a8a",
+    }
+    for role, colour in colours.items():
+        palette.setColor(role, QColor(colour))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f6f6f"))
+    return palette
+
+
+def settings_store() -> QSettings:
+    """GUI settings (window state, dark mode) in ``config_dir()/gui.ini`` (honours ``LIMBIC_HOME``)."""
+    return QSettings(str(config_dir() / "gui.ini"), QSettings.Format.IniFormat)
+
+
+def _open_and_seed(db_path: str | None, embedder: Any, seed: bool) -> dict[str, Any]:
+    """Worker: open the service, import the sample graph into an empty database, read params and counts."""
+    from limbic.core.service import MemoryService
+
+    started = time.perf_counter()
+    if embedder is _AUTO:
+        service = MemoryService.open(db_path, origin="gui")
+    else:
+        service = MemoryService.open(db_path, embedder=embedder, origin="gui")
+    seeded = None
+    if seed:
+        from limbic.core.io.sample import seed_if_empty
+
+        seeded = seed_if_empty(service)
+    return {
+        "service": service,
+        "params": service.scoring_params(),
+        "stats": service.stats(),
+        "seeded": seeded,
+        "open_seconds": time.perf_counter() - started,
+    }
+
+
+class LimbicApp(QObject):
+    """One running application: service, controller, change bridge, window and MCP server.
+
+    ``ready`` is emitted once the window is shown (the MCP server may still be starting);
+    ``mcp_state_changed(str)`` when the server started, failed or stopped. :meth:`shutdown` is safe
+    to call twice.
+    """
+
+    ready = Signal()
+    mcp_state_changed = Signal(str)
+    failed = Signal(str)
+
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        *,
+        mcp: bool = True,
+        mcp_port: int | None = None,
+        embedder: Any = _AUTO,
+        seed: bool = True,
+        watch_interval: float = 0.2,
+        settings: QSettings | None = None,
+    ) -> None:
+        super().__init__()
+        self.db_path = None if db_path is None else str(db_path)
+        self.mcp_enabled = mcp
+        self.mcp_port = DEFAULT_MCP_PORT if mcp_port is None else mcp_port
+        self.embedder = embedder
+        self.seed = seed
+        self.watch_interval = watch_interval
+        self.settings = settings if settings is not None else settings_store()
+        self.startup = TaskRunner(self, max_threads=1)
+        self.service: Any = None
+        self.controller: AppController | None = None
+        self.bridge: ChangeBridge | None = None
+        self.window: MainWindow | None = None
+        self.mcp_server: Any = None
+        self._mcp_servers: list = []
+        self.started_at = time.perf_counter()
+        self.timings: dict[str, float] = {}
+        self._closed = False
+
+    # --- start-up -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Open the database in a worker; the window follows on the UI thread."""
+        self.startup.run(_open_and_seed, self.db_path, self.embedder, self.seed,
+                         on_success=self._opened, on_failure=self._open_failed)
+
+    def _open_failed(self, error: BaseException) -> None:
+        log.error("could not open the database", exc_info=error)
+        self.failed.emit(str(error))
+
+    def _opened(self, answer: dict[str, Any]) -> None:
+        if self._closed:
+            answer["service"].close()
+            return
+        self.timings["open_seconds"] = answer["open_seconds"]
+        self.service = service = answer["service"]
+        self.controller = controller = AppController(service, params=answer["params"])
+        self.bridge = ChangeBridge(service, service.database.path, interval=self.watch_interval)
+        self.bridge.changes_arrived.connect(controller.notify_changes)
+        self.bridge.start()
+        dark = self.settings.value("view/dark", False, type=bool)
+        self.window = window = MainWindow(controller, toggle_dark=self.set_dark, dark=dark)
+        self.set_dark(dark)
+        window.restore_state(self.settings)
+        window.closing.connect(self._save_window_state)
+        window.show_stats(answer["stats"])
+        seeded = answer["seeded"]
+        if seeded:
+            controller.status_message.emit(f"First run: imported the sample memory graph ({seeded})")
+        window.set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")
+        window.show()
+        self.timings["window_seconds"] = time.perf_counter() - self.started_at
+        if self.mcp_enabled:
+            self._start_mcp()
+        self.ready.emit()
+
+    def _start_mcp(self) -> None:
+        from limbic.core.mcp_http import HttpMcpServer
+
+        assert self.controller is not None
+        service, on_call, created = self.service, self.controller.post_mcp_call, self._mcp_servers
+
+        def start(port: int) -> Any:
+            server = HttpMcpServer(service, port=port, on_call=on_call)
+            created.append(server)  # so that shutdown stops it even if its answer is dropped
+            try:
+                server.start()
+            except OSError:
+                if port == 0:
+                    raise
+                return start(0)  # the port is taken (another instance?): any free port instead
+            return server
+
+        self.startup.run(start, self.mcp_port, on_success=self._mcp_started, on_failure=self._mcp_failed)
+
+    def _mcp_started(self, server: Any) -> None:
+        self.mcp_server = server
+        self._set_mcp_state(f"MCP: {server.url}")
+
+    def _mcp_failed(self, error: BaseException) -> None:
+        self.mcp_server = None
+        self._set_mcp_state(f"MCP: failed ({error})")
+
+    def _set_mcp_state(self, text: str) -> None:
+        if self.window is not None:
+            self.window.set_mcp_state(text)
+        self.mcp_state_changed.emit(text)
+
+    # --- view -----------------------------------------------------------------------------------
+
+    def set_dark(self, dark: bool) -> None:
+        """Apply a dark or light palette, ``resources/dark.qss`` or ``light.qss`` on top, and matching
+        plot colours; the choice is remembered in the settings."""
+        app = QApplication.instance()
+        app.setStyle("Fusion")
+        app.setPalette(dark_palette() if dark else app.style().standardPalette())
+        app.setStyleSheet(load_style(dark))
+        background, foreground = ("#1e1f22", "#d0d0d0") if dark else ("#ffffff", "#303030")
+        pg.setConfigOptions(background=background, foreground=foreground)
+        if self.window is not None:
+            for plot in self.window.findChildren(pg.PlotWidget):
+                plot.setBackground(background)
+                for name in ("left", "bottom"):
+                    axis = plot.getAxis(name)
+                    axis.setPen(foreground)
+                    axis.setTextPen(foreground)
+            action = self.window.dark_action
+            if action.isChecked() != dark:
+                action.blockSignals(True)
+                action.setChecked(dark)
+                action.blockSignals(False)
+        self.settings.setValue("view/dark", dark)
+
+    def _save_window_state(self) -> None:
+        if self.window is not None:
+            self.window.save_state(self.settings)
+            self.settings.sync()
+
+    # --- quit -----------------------------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Stop the MCP server (port freed), the watcher, the workers; close the database."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.window is not None:
+            self._save_window_state()
+            self.window.hide()
+        self.startup.shutdown()  # waits for a server still starting
+        for server in self._mcp_servers:
+            server.stop()
+        self._mcp_servers.clear()
+        self.mcp_server = None
+        if self.bridge is not None:
+            self.bridge.stop()
+        if self.controller is not None:
+            self.controller.shutdown()
+        if self.service is not None:
+            self.service.close()
+        self.settings.sync()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Open the main window (``limbic`` with no sub-command); returns the exit code."""
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("Limbic Studio")
+    app.setOrganizationName("limbic")
+    app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
+    limbic = LimbicApp(
+        getattr(args, "db", None),
+        mcp=not getattr(args, "no_mcp", False),
+        mcp_port=getattr(args, "mcp_port", None),
+    )
+    limbic.failed.connect(lambda message: (print(f"limbic: error: {message}", file=sys.stderr), app.exit(2)))
+    app.aboutToQuit.connect(limbic.shutdown)
+    limbic.start()
+    return app.exec()

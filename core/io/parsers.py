@@ -160,8 +160,13 @@ def _feed_lines(reader: RecordReader, text: str) -> None:
             if _is_container(value):
                 reader.container(value, number)
             elif isinstance(value, list):
+                others = [item for item in value if not isinstance(item, dict)]
                 for item in value:
-                    reader.record(item, number, None)
+                    if isinstance(item, dict):
+                        reader.record(item, number, None)
+                if others:
+                    reader.issue(number, "skipped", f"a JSON array with {len(others)} value(s) that are not "
+                                 f"records: {json.dumps(others, ensure_ascii=False)[:60]}")
             else:
                 reader.record(value, number, None)
 

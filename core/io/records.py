@@ -190,8 +190,8 @@ class RecordReader:
             if isinstance(obj.get("labels"), list) else []
         entity_type, _ = values.clean_name(_first(obj, TYPE_KEYS) or type_word or (labels[0] if labels else None))
         entity = ParsedEntity(name, line, entity_type)
-        entity.created_at = values.timestamp(_first(obj, CREATED_KEYS))
-        entity.updated_at = values.timestamp(_first(obj, UPDATED_KEYS))
+        entity.created_at = self._timestamp(obj, CREATED_KEYS, line, item)
+        entity.updated_at = self._timestamp(obj, UPDATED_KEYS, line, item)
         derived: list[str] = []
         status = obj.get("status")
         if status is not None:
@@ -231,6 +231,13 @@ class RecordReader:
             for index, relation in enumerate(nested):
                 self._relation(relation, line, f"{item or name!s}.relations[{index}]", None, default_source=name)
 
+    def _timestamp(self, obj: dict, keys: tuple[str, ...], line: int | None, item: str | None) -> float | None:
+        raw = _first(obj, keys)
+        moment = values.timestamp(raw)
+        if raw is not None and moment is None:
+            self.issue(line, "recovered", f"unreadable timestamp {values.scalar_text(raw)!r} ignored", item)
+        return moment
+
     def _observations(self, obj: dict, line: int | None, item: str | None) -> list[ParsedObservation]:
         raw = _first(obj, OBSERVATION_KEYS)
         found: list[ParsedObservation] = []
@@ -239,7 +246,7 @@ class RecordReader:
             self.stats["observations_recovered" if odd else "observations_listed"] += len(pairs)
             if odd:
                 self.issue(line, "recovered", f"observations given as {type(raw).__name__}, not a list of "
-                           f"strings: {len(pairs)} texts recovered", item)
+                           f"strings: {len(pairs)} text(s) recovered", item)
             found = [_observation(text, meta) for text, meta in pairs]
         details = obj.get("observationDetails")
         if isinstance(details, list):
@@ -358,7 +365,7 @@ class RecordReader:
         if context is not None:
             context = values.clean_text(context)[: validation.MAX_CONTEXT] or None
         relation = ParsedRelation(source, target, relation_type, line, context,
-                                  values.timestamp(_first(obj, CREATED_KEYS)))
+                                  self._timestamp(obj, CREATED_KEYS, line, item))
         if obj.get("active") is False or _first(obj, ("endedAt", "ended_at")) is not None:
             relation.active = False
             relation.ended_at = values.timestamp(_first(obj, ("endedAt", "ended_at")))

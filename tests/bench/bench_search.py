@@ -1,0 +1,91 @@
+"""Search latency on a large real graph (issue 2 benchmark): import time, warm search p50/p95.
+
+    python tests/bench/bench_search.py --limit 10000 [--model hashing|active] [--queries 200]
+
+Builds ``N`` entities from Debian's package descriptions (../shared/tools/debian_kg.py), imports them
+into a fresh database, then times ``MemoryService.search`` (limit 10, signals not recorded) over a
+fixed list of queries after a warm-up. Prints one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.io.importer import import_file
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+
+TOOL = Path(__file__).resolve().parents[3] / "shared" / "tools" / "debian_kg.py"
+QUERIES = [
+    "web server", "python library for parsing xml", "font for programming", "audio player for the desktop",
+    "kernel module tools", "documentation for gtk", "database client", "compression utility",
+    "tool to convert images", "spell checker dictionary", "version control system", "network monitoring",
+    "how does the package manager work", "what is a display manager", "compare text editors",
+    "explain everything about printing", "library for regular expressions", "game with puzzles",
+]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def build_graph(limit: int, folder: Path) -> Path:
+    target = folder / f"debian-{limit}.jsonl"
+    with target.open("w", encoding="utf-8") as out:
+        subprocess.run([sys.executable, str(TOOL), "--limit", str(limit)], stdout=out, check=True)
+    return target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=10_000, help="entities (0 = all ~63k)")
+    parser.add_argument("--model", choices=["hashing", "active"], default="active",
+                        help="active: the installed ONNX model (falls back to hashing when none)")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--graph", type=Path, help="an existing JSONL graph instead of building one")
+    args = parser.parse_args()
+    embedder = HashingEmbedder()
+    if args.model == "active":
+        from limbic.core.embedding.onnx_embedder import load_active_embedder
+
+        embedder = load_active_embedder() or embedder
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        graph = args.graph or build_graph(args.limit, folder)
+        service = MemoryService(Database(folder / "bench.db"), embedder, origin="import")
+        started = time.perf_counter()
+        import_file(service, graph)
+        import_seconds = time.perf_counter() - started
+        stats = service.stats()
+        for query in QUERIES:
+            service.search(query, 10, record=False)
+        latencies, stages = [], {}
+        for index in range(args.queries):
+            begin = time.perf_counter()
+            outcome = service.search(QUERIES[index % len(QUERIES)], 10, record=False)
+            latencies.append((time.perf_counter() - begin) * 1000)
+            for stage, ms in outcome.timings.items():
+                stages.setdefault(stage, []).append(ms)
+        service.close()
+    print(json.dumps({
+        "entities": stats.entities, "relations": stats.relations, "observations": stats.observations,
+        "model": embedder.name, "import_seconds": round(import_seconds, 1),
+        "import_entities_per_second": round(stats.entities / import_seconds, 1),
+        "search_ms_p50": round(percentile(latencies, 0.5), 2), "search_ms_p95": round(percentile(latencies, 0.95), 2),
+        "stage_ms_p50": {k: round(statistics.median(v), 2) for k, v in stages.items()},
+        "cpu_count": os.cpu_count(),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -129,8 +129,8 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         if kind == METADATA_KIND:
             metadata[index[entity_id]] += 1.0
     counts = np.array([len(observations.get(int(e), ())) for e in ids], dtype=np.float64)
-    pairs = [(index[a], index[b], c, t) for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,))
-             if a in index and b in index]
+    pairs = [(min(index[a], index[b]), max(index[a], index[b]), c, t)
+             for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,)) if a in index and b in index]
     ordered = [rows[int(e)] for e in ids]
     return CandidateSet(
         query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
@@ -190,7 +190,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
             if stored is not None and stored != embedder.dimension:
                 raise ValidationError(
                     f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "
-                    f"{embedder.dimension}; re-embed the graph with `limbic embed`"
+                    f"{embedder.dimension}; re-embed the graph with `limbic model reembed`"
                 )
             if stored is not None:
                 stage = time.perf_counter()

@@ -1,0 +1,140 @@
+"""Search panel on a real database: debounced search off the UI thread, stale answers dropped,
+selecting a result fills the scoring inspector, FTS-only banner without a model."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.io.importer import import_file
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.gui.controller import AppController
+from limbic.gui.main_window import MainWindow
+
+pytestmark = pytest.mark.gui
+
+CORPUS = Path("/work/shared/corpus/HankofallTrades__STRATOS__.cursor_memory.jsonl")
+
+
+class ThreadRecorder:
+    """Wraps ``Database.read`` / ``Database.write`` to record which threads ran SQL."""
+
+    def __init__(self, database: Database, monkeypatch) -> None:
+        self.threads: set[int] = set()
+        read, write = database.read, database.write
+
+        def recording_read():
+            self.threads.add(threading.get_ident())
+            return read()
+
+        def recording_write(*args, **kwargs):
+            self.threads.add(threading.get_ident())
+            return write(*args, **kwargs)
+
+        monkeypatch.setattr(database, "read", recording_read)
+        monkeypatch.setattr(database, "write", recording_write)
+
+
+def _open(tmp_path, embedder) -> MemoryService:
+    service = MemoryService(Database(tmp_path / "memory.db"), embedder, origin="gui")
+    report = import_file(service, CORPUS)
+    assert len(report.entities_created) > 20
+    return service
+
+
+@pytest.fixture
+def window(qtbot, tmp_path, monkeypatch):
+    service = _open(tmp_path, HashingEmbedder())
+    recorder = ThreadRecorder(service.database, monkeypatch)
+    controller = AppController(service)
+    win = MainWindow(controller)
+    qtbot.addWidget(win)
+    win.sql_threads = recorder.threads
+    yield win
+    controller.shutdown()
+    service.close()
+
+
+def test_typing_searches_after_debounce_and_selection_fills_inspector(qtbot, window):
+    panel, controller = window.search_panel, window.controller
+    with qtbot.waitSignal(controller.search_finished, timeout=10_000) as finished:
+        qtbot.keyClicks(panel.query, "exercise muscle groups")
+    outcome = finished.args[0]
+    assert outcome.candidate_set.query == "exercise muscle groups"
+    assert outcome.mode == "hybrid"
+    names = [r.name for r in panel.model.results()]
+    assert names == [r.name for r in outcome.results] and names
+    assert "public.exercise_muscle_groups" in names
+    assert not panel.banner.isVisible()
+    assert threading.get_ident() not in window.sql_threads  # the search ran in a worker
+    assert window.sql_threads
+
+    row = names.index("public.exercise_muscle_groups")
+    panel.table.selectRow(row)
+    assert controller.selection == ["public.exercise_muscle_groups"]
+    explanation = window.inspector.explanation
+    result = outcome.results[row]
+    assert explanation is not None and explanation.name == result.name
+    values = {f.label: f.value for f in explanation.factors}
+    assert values["final"] == result.final_score and values["limbic"] == result.limbic_score
+    assert values["temporal ×"] == result.temporal_factor
+    text = window.inspector.text.toPlainText()
+    assert f"= {result.final_score:.4f}" in text and f"= {result.limbic_score:.4f}" in text
+    assert f"max(0, 1 − {result.distance:.4f})" in text
+    assert result.name in window.inspector.title.text()
+    assert [m[0] for m in window.decay_plot.marked()] == [result.name]
+
+
+def test_enter_searches_at_once_and_stale_answers_are_dropped(qtbot, window):
+    panel, controller = window.search_panel, window.controller
+    answers = []
+    controller.search_finished.connect(answers.append)
+    controller.search("SQL function", 5)
+    controller.search("database table", 5)  # the first answer is now stale
+    qtbot.waitUntil(lambda: controller.runner.pending() == 0, timeout=10_000)
+    assert [a.candidate_set.query for a in answers] == ["database table"]
+    assert len(panel.model.results()) <= 5
+
+    panel.query.setText("archetype")
+    with qtbot.waitSignal(controller.search_finished, timeout=10_000):
+        qtbot.keyClick(panel.query, Qt.Key.Key_Return)
+    assert not panel.debounce.isActive()
+    assert answers[-1].candidate_set.query == "archetype"
+    assert all("archetype" in " ".join((r.name, *r.observations)).lower() or r.distance is not None
+               for r in panel.model.results())
+
+    panel.query.clear()
+    controller.search("")
+    assert panel.model.rowCount() == 0 and controller.last_outcome is None
+
+
+def test_fts_only_banner_without_model(qtbot, tmp_path):
+    service = _open(tmp_path, None)
+    controller = AppController(service)
+    win = MainWindow(controller)
+    qtbot.addWidget(win)
+    win.show()
+    try:
+        with qtbot.waitSignal(controller.search_finished, timeout=10_000) as finished:
+            controller.search("muscle", 10)
+        assert finished.args[0].mode == "fts_only"
+        assert win.search_panel.banner.isVisible()
+        assert "full-text search only" in win.model_label.text()
+        model = win.search_panel.model
+        assert model.rowCount() > 0
+        assert all(r.distance is None for r in model.results())
+        assert model.data(model.index(0, 6), Qt.ItemDataRole.FontRole).italic()
+        model_rrf = model.data(model.index(0, 7))
+        assert model_rrf == "—"  # RRF is shown in hybrid mode only
+    finally:
+        controller.shutdown()
+        service.close()

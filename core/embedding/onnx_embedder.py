@@ -1,0 +1,191 @@
+"""The real embedder: an installed ONNX sentence model run with onnxruntime (DESIGN.md §5, seed 004).
+
+Pipeline: prefix → tokenize (truncated to the model's maximum, no fixed padding) → texts sorted by
+token length and cut into batches, each padded only to its own longest text → ONNX forward pass →
+masked mean pooling over the attention mask (or the CLS token, per the manifest) → L2 normalisation.
+
+Nothing heavy happens in the constructor: the tokenizer is read on the first call that needs it and the
+onnxruntime session on the first embedding, so the GUI creates the embedder on the UI thread and the
+first ``embed`` (on a worker thread) pays the load. The lazy loads are guarded by a lock; after that,
+``InferenceSession.run`` is safe to call from several threads at once (onnxruntime guarantees it), so
+concurrent callers share one session.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from limbic.core.embedding.model_store import VARIANT_FILES, read_manifest, resolve_active
+from limbic.core.errors import LimbicError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 32
+THREADS_ENV = "LIMBIC_EMBED_THREADS"
+
+
+class OnnxEmbedder:
+    """Embedder over an installed model directory (see :mod:`limbic.core.embedding.model_store`).
+
+    Args:
+        directory: the model directory (holding ``manifest.json``).
+        variant: ``"fp32"`` (``model.onnx``) or ``"int8"`` (``model_int8.onnx``).
+        threads: onnxruntime intra-op threads; default ``$LIMBIC_EMBED_THREADS`` or onnxruntime's choice
+            (one per physical core).
+        batch_size: texts per forward pass.
+
+    Attributes follow :class:`~limbic.core.embedding.base.Embedder`. ``name`` is the manifest name, with
+    ``"@int8"`` appended for the int8 variant (its vectors differ slightly, so the store tells them apart).
+
+    Raises:
+        NotFoundError: no manifest in ``directory`` or the variant is not installed.
+    """
+
+    def __init__(self, directory: str | Path, *, variant: str = "fp32", threads: int | None = None,
+                 batch_size: int = DEFAULT_BATCH_SIZE) -> None:
+        self.directory = Path(directory)
+        manifest = read_manifest(self.directory)
+        file = manifest.get("variants", {}).get(variant)
+        if file is None or not (self.directory / file).is_file():
+            raise NotFoundError(f"model {manifest['name']!r} has no {variant} variant in {self.directory}",
+                                missing=[f"{manifest['name']}:{variant}"])
+        self.manifest = manifest
+        self.variant = variant
+        self.model_path = self.directory / file
+        self.name = manifest["name"] if variant == "fp32" else f"{manifest['name']}@{variant}"
+        self.dimension = int(manifest["dimension"])
+        self.max_tokens = int(manifest["max_tokens"])
+        self.query_prefix = manifest.get("prefixes", {}).get("query", "")
+        self.passage_prefix = manifest.get("prefixes", {}).get("passage", "")
+        self.pooling = manifest.get("pooling", "mean")
+        self.normalize = bool(manifest.get("normalize", True))
+        self.output_name = manifest.get("output")
+        env_threads = os.environ.get(THREADS_ENV)
+        self.threads = threads if threads is not None else (int(env_threads) if env_threads else 0)
+        self.batch_size = max(1, int(batch_size))
+        self._load_lock = threading.Lock()
+        self._encoder = None  # tokenizer truncating to max_tokens, used for embedding
+        self._counter = None  # tokenizer without truncation, used by count_tokens
+        self._session = None
+        self._inputs: tuple[str, ...] = ()
+        self._pad_id = 0
+
+    # --- lazy loading --------------------------------------------------------------------------
+
+    def _tokenizers(self):
+        if self._encoder is None:
+            with self._load_lock:
+                if self._encoder is None:
+                    from tokenizers import Tokenizer
+
+                    text = (self.directory / "tokenizer.json").read_text(encoding="utf-8")
+                    counter = Tokenizer.from_str(text)
+                    counter.no_padding()
+                    counter.no_truncation()
+                    encoder = Tokenizer.from_str(text)
+                    # tokenizer.json of MiniLM pads every text to 128: padding is done per batch instead.
+                    padding = encoder.padding
+                    self._pad_id = int(padding["pad_id"]) if padding else (encoder.token_to_id("[PAD]") or 0)
+                    encoder.no_padding()
+                    encoder.enable_truncation(max_length=self.max_tokens)
+                    self._counter, self._encoder = counter, encoder
+        return self._encoder, self._counter
+
+    def _get_session(self):
+        if self._session is None:
+            encoder, _ = self._tokenizers()
+            with self._load_lock:
+                if self._session is None:
+                    import onnxruntime as ort
+
+                    options = ort.SessionOptions()
+                    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                    options.intra_op_num_threads = self.threads
+                    options.inter_op_num_threads = 1
+                    session = ort.InferenceSession(str(self.model_path), options,
+                                                   providers=["CPUExecutionProvider"])
+                    self._inputs = tuple(i.name for i in session.get_inputs())
+                    if self.output_name is None:
+                        self.output_name = session.get_outputs()[0].name
+                    self._session = session
+        return self._session
+
+    @property
+    def loaded(self) -> bool:
+        """True once the onnxruntime session exists (after the first embedding)."""
+        return self._session is not None
+
+    def load(self) -> None:
+        """Load the tokenizer and the session now (call from a worker thread to warm up)."""
+        self._get_session()
+
+    # --- the Embedder interface -----------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        """Number of model tokens of ``text``, special tokens excluded, without truncation."""
+        _, counter = self._tokenizers()
+        return len(counter.encode(text, add_special_tokens=False).ids)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed passages (passage prefix added). Returns ``(n, dimension) float32``, rows L2-normalised."""
+        return self._embed([self.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query (query prefix added). Returns ``(dimension,) float32``, L2-normalised."""
+        return self._embed([self.query_prefix + text])[0]
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        result = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return result
+        session = self._get_session()
+        encodings = self._encoder.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            chosen = order[start : start + self.batch_size]
+            result[chosen] = self._forward(session, [encodings[i] for i in chosen])
+        return result
+
+    def _forward(self, session, encodings) -> np.ndarray:
+        length = max(len(e.ids) for e in encodings)
+        ids = np.full((len(encodings), length), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(encodings), length), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        available = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        output = session.run([self.output_name], {name: available[name] for name in self._inputs})[0]
+        if self.pooling == "none":
+            vectors = output
+        elif self.pooling == "cls":
+            vectors = output[:, 0, :]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            vectors = (output * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        vectors = vectors.astype(np.float32, copy=False)
+        if self.normalize:
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return vectors
+
+
+def load_active_embedder(*, threads: int | None = None) -> OnnxEmbedder | None:
+    """The embedder of the active installed model (see :func:`model_store.resolve_active`), or ``None``
+    when no model is installed — callers then run FTS-only. Never raises for a missing model; the
+    session itself is created later, on first use."""
+    found = resolve_active()
+    if found is None:
+        return None
+    directory, variant = found
+    if not (directory / VARIANT_FILES.get(variant, "")).is_file():
+        variant = "fp32"
+    try:
+        return OnnxEmbedder(directory, variant=variant, threads=threads)
+    except (LimbicError, KeyError, ValueError) as exc:
+        log.warning("the installed model in %s cannot be used (%s); search runs FTS-only", directory, exc)
+        return None

@@ -1,0 +1,81 @@
+"""Re-embed the stored entities after the embedding model changed (issue 3, "Lifecycle").
+
+``entity_embedding_meta`` (migration 2) records the model that made each vector. :func:`reembed`
+selects the entities whose vector was made by another model (or that have none) and embeds them again
+in batches, one transaction per batch, through the store's own indexing code
+(:func:`limbic.core.store.indexing.reindex`), so the passage is exactly the one the service writes.
+An interrupted run loses at most the batch in flight; running it again continues where it stopped.
+When the new model's dimension differs, the ``entity_embeddings`` vec0 table is recreated first.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from limbic.core.embedding.base import Embedder
+from limbic.core.store.database import VECTOR_TABLE, Database
+from limbic.core.store.indexing import reindex
+
+
+@dataclass(frozen=True, slots=True)
+class ReembedReport:
+    """Outcome of :func:`reembed`: entities embedded, entities that needed it, table recreated, seconds."""
+
+    model: str
+    embedded: int
+    stale: int
+    recreated_table: bool
+    seconds: float
+
+
+def stale_entity_ids(database: Database, model: str) -> list[int]:
+    """Ids (ascending) of entities without a vector made by ``model``."""
+    conn = database.read()
+    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if has_table else ""
+    rows = conn.execute(
+        "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
+        f"WHERE m.model IS NULL OR m.model != ?{missing_vector} ORDER BY e.id",
+        (model,),
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
+            batch_size: int = 64) -> ReembedReport:
+    """Embed again every entity whose stored vector was not made by ``embedder.name``.
+
+    Args:
+        database: the open store.
+        embedder: the new model; vectors are ``(n, embedder.dimension) float32``.
+        progress: called as ``progress(done, total)`` after each committed batch.
+        batch_size: entities per transaction (the write lock is held while a batch is embedded).
+
+    Returns: a :class:`ReembedReport`. Raises StoreBusyError when another process holds the write lock
+    past the busy timeout; the batches committed before stay.
+    """
+    started = time.perf_counter()
+    with database.maintenance() as conn:
+        recreated = database.ensure_vector_table(conn, embedder.dimension, embedder.name)
+        if recreated:
+            conn.execute("DELETE FROM entity_embedding_meta")
+    stale = stale_entity_ids(database, embedder.name)
+    done = 0
+    if progress:
+        progress(0, len(stale))
+    for start in range(0, len(stale), max(1, batch_size)):
+        batch = stale[start : start + batch_size]
+        with database.maintenance() as conn:
+            reindex(database, conn, batch, embedder)
+        done += len(batch)
+        if progress:
+            progress(done, len(stale))
+    with database.maintenance() as conn:
+        conn.execute(
+            "INSERT INTO settings(key, value) VALUES ('embedding_model', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (embedder.name,),
+        )
+    return ReembedReport(embedder.name, done, len(stale), recreated, time.perf_counter() - started)

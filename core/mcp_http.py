@@ -34,7 +34,6 @@ logger = logging.getLogger(__name__)
 
 TOKEN_FILE = "mcp_token"
 MCP_PATH = "/mcp"
-DEFAULT_PORT = 47600
 _LOOPBACK_NAMES = ("localhost",)
 
 

@@ -19,12 +19,13 @@ import sys
 import threading
 from pathlib import Path
 
-from ..mcp_http import DEFAULT_PORT, HttpMcpServer, is_loopback, load_token, rotate_token, token_path
-from ..mcp_server import build_server
 from .common import open_service
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 SERVER_NAME = "limbic"
+DEFAULT_PORT = 8765  # the desktop app's embedded server uses the same port (gui/app.py)
+
+# The MCP SDK takes seconds to import: it is loaded by the handlers, never by `limbic --help` or other commands.
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,6 +62,8 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
+    from ..mcp_server import build_server
+
     # Anything printed while the model and database open must not reach the protocol stream.
     with contextlib.redirect_stdout(sys.stderr):
         service = open_service(args, origin="mcp")
@@ -72,6 +75,8 @@ def _serve_stdio(args: argparse.Namespace) -> int:
 
 
 def _serve_http(args: argparse.Namespace) -> int:
+    from ..mcp_http import HttpMcpServer, is_loopback, token_path
+
     if not is_loopback(args.host):
         if not args.allow_remote:
             print(f"limbic: error: {args.host!r} is not a loopback address; add --allow-remote to serve "
@@ -101,6 +106,8 @@ def _serve_http(args: argparse.Namespace) -> int:
 
 
 def token_command(args: argparse.Namespace) -> int:
+    from ..mcp_http import load_token, rotate_token
+
     token = rotate_token() if args.rotate else load_token()
     print(token)
     if args.rotate:
@@ -125,6 +132,8 @@ def _env() -> dict[str, str]:
 
 def client_config(args: argparse.Namespace) -> str:
     """The snippet for ``args.client``: JSON for config files, a shell command for Claude Code."""
+    from ..mcp_http import load_token
+
     env = _env()
     if args.http:
         host = f"[{args.host}]" if ":" in args.host else args.host

@@ -13,7 +13,7 @@ not found by that branch).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -129,13 +129,13 @@ class CandidateSet:
         return knn + fts
 
 
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """One ranked result with its score breakdown (DESIGN.md §4 "Output per result").
+class SearchResult(NamedTuple):
+    """One ranked result with its score breakdown (DESIGN.md §4 "Output per result"); immutable.
 
     ``distance`` is ``None`` for a candidate found only by FTS5; ``rrf_score`` is ``None`` unless the
     search ran in hybrid mode. ``base_relevance`` is the cosine similarity ``max(0, 1 − distance)``,
-    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (seed 003). ``rank`` is 1-based.
+    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (seed 003). ``rank`` is 1-based. A ``NamedTuple``
+    rather than a frozen dataclass so that a re-rank can build 1,000 of them in well under a millisecond.
     """
 
     rank: int

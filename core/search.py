@@ -19,10 +19,12 @@ otherwise ``"hybrid"`` (only then do results carry ``rrf_score``).
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import repeat
 
 import apsw
 import numpy as np
@@ -219,18 +221,22 @@ def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None
     """
     scores = score_candidates(candidate_set, params)
     top = scores.order[: candidate_set.limit if limit is None else max(0, int(limit))]
-    hybrid = candidate_set.mode == "hybrid"
+    k = len(top)
+    index = top.tolist()
     distance = candidate_set.distance[top]
-    columns = zip(
-        top.tolist(),
+    rows = zip(
+        range(1, k + 1),
         candidate_set.entity_ids[top].tolist(),
-        candidate_set.status_code[top].tolist(),
-        np.where(np.isnan(distance), 0.0, distance).tolist(),
-        np.isnan(distance).tolist(),
-        scores.rrf[top].tolist(),
+        [candidate_set.names[i] for i in index],
+        [candidate_set.entity_types[i] for i in index],
+        [STATUSES[code] for code in candidate_set.status_code[top].tolist()],
+        [candidate_set.observations[i] for i in index],
+        [None if math.isnan(d) else d for d in distance.tolist()],
+        scores.rrf[top].tolist() if candidate_set.mode == "hybrid" else repeat(None, k),
         scores.base[top].tolist(),
         scores.limbic_score[top].tolist(),
         scores.final_score[top].tolist(),
+        repeat(candidate_set.strategy, k),
         scores.importance[top].tolist(),
         scores.temporal_factor[top].tolist(),
         scores.cooc_boost[top].tolist(),
@@ -239,15 +245,5 @@ def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None
         scores.metadata_penalty[top].tolist(),
         strict=True,
     )
-    return [
-        SearchResult(
-            rank=rank, entity_id=eid, name=candidate_set.names[i], entity_type=candidate_set.entity_types[i],
-            status=STATUSES[code], observations=candidate_set.observations[i],
-            distance=None if fts_only else dist, rrf_score=rrf if hybrid else None,
-            base_relevance=base, limbic_score=limbic, final_score=final,
-            routing_strategy=candidate_set.strategy, importance=imp, temporal_factor=temporal,
-            cooc_boost=cooc, salience_boost=salience, status_multiplier=status, metadata_penalty=metadata,
-        )
-        for rank, (i, eid, code, dist, fts_only, rrf, base, limbic, final, imp, temporal, cooc, salience,
-                   status, metadata) in enumerate(columns, start=1)
-    ]
+    make = SearchResult._make
+    return [make(row) for row in rows]

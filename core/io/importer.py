@@ -12,7 +12,7 @@ observations and active relations are skipped by the service; ended relations ar
 from __future__ import annotations
 
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -87,7 +87,7 @@ class _Importer:
         name = Path(result.path).name if result.path else "input"
         self.label = name
         self.report = FileReport(result.path or "input", format=result.format, lines=result.stats["lines"],
-                                 parse_stats=dict(result.stats))
+                                 parse_stats=Counter(result.stats))
         for issue in result.issues:
             entry = ReportEntry(issue.line, issue.reason, issue.item)
             {"skipped": self.report.skipped, "merged": self.report.merged,
@@ -163,37 +163,50 @@ class _Importer:
             self.stored.update(e.name for e in entities)
         rest = [(e.name, e.observations[MAX_ITEMS:], e.line) for e in batch if len(e.observations) > MAX_ITEMS]
         if rest:
-            self._add_observations(rest, merged=False)
+            self._add_observations(rest)
 
     def _merge(self, batch: list[ParsedEntity]) -> None:
-        """Entities already stored: type/status from the file (when given), new observations added."""
-        changes = [EntityInput(e.name, e.entity_type, (), e.status) for e in batch if e.entity_type or e.status]
-        updated: set[str] = set()
-        for part in _chunks(changes):
-            for report, _ in self._call(lambda p: self.service.upsert_entities(p, origin="import"), part, part)[0]:
-                updated.update(report.updated)
-        added = self._add_observations([(e.name, e.observations, e.line) for e in batch], merged=True)
+        """Entities already stored: the stored type is kept unless it is the placeholder type, a status
+        given by the file is applied, observations not stored yet are added."""
+        stored = {e.name: e for e in self.service.open_nodes([e.name for e in batch], record=False).entities}
+        changes, notes = [], {}
         for entity in batch:
-            count = added.get(entity.name, 0)
-            if count or entity.name in updated:
-                what = [f"{count} new observation(s)"] if count else []
-                what += ["type/status updated"] if entity.name in updated else []
-                self.report.merged.append(ReportEntry(entity.line, f"already stored: {', '.join(what)}",
+            current = stored[entity.name]
+            new_type = entity.entity_type if (current.entity_type == PLACEHOLDER_TYPE and entity.entity_type
+                                              and entity.entity_type != PLACEHOLDER_TYPE) else None
+            new_status = entity.status if entity.status and entity.status != current.status else None
+            if new_type or new_status:
+                changes.append(EntityInput(entity.name, new_type, (), new_status))
+                notes[entity.name] = ", ".join(
+                    ([f"type {current.entity_type!r} → {new_type!r}"] if new_type else [])
+                    + ([f"status {current.status!r} → {new_status!r}"] if new_status else []))
+        for done, _ in self._call(lambda p: self.service.upsert_entities(p, origin="import"), changes, changes)[0]:
+            self.report.entities_updated += len(done.updated)
+        groups = [(e.name, self._new_only(stored[e.name], e.observations), e.line) for e in batch]
+        added = self._add_observations([g for g in groups if g[1]])
+        for entity in batch:
+            what = [f"{added[entity.name]} new observation(s)"] if added.get(entity.name) else []
+            what += [notes[entity.name]] if entity.name in notes else []
+            if what:
+                self.report.merged.append(ReportEntry(entity.line, f"already stored: {'; '.join(what)}",
                                                       name=entity.name))
             else:
                 self.report.entities_unchanged += 1
 
-    def _add_observations(self, groups: list[tuple[str, list[ParsedObservation], int | None]],
-                          *, merged: bool) -> dict[str, int]:
+    @staticmethod
+    def _new_only(stored, observations: list[ParsedObservation]) -> list[ParsedObservation]:
+        """Observations whose text is not stored yet (stored ones, live or superseded, are left out, so a
+        supersede chain is not re-sent against a predecessor that is no longer live)."""
+        contents = {o.content for o in stored.observations}
+        return [o for o in observations if o.content not in contents]
+
+    def _add_observations(self, groups: list[tuple[str, list[ParsedObservation], int | None]]) -> dict[str, int]:
         """add_observations in calls of at most 1,000 observations; returns the count added per entity."""
         added: dict[str, int] = defaultdict(int)
-        items: list[tuple[str, ObservationInput, int | None]] = []
-        for name, observations, line in groups:
-            observations = self._without_stored_chains(name, observations) if merged else observations
-            items.extend((name, _observation_input(o), line) for o in observations)
+        items = [(name, _observation_input(o)) for name, observations, _ in groups for o in observations]
         for batch in _chunks(items):
             grouped: dict[str, list[ObservationInput]] = defaultdict(list)
-            for name, observation, _ in batch:
+            for name, observation in batch:
                 grouped[name].append(observation)
             calls = [(name, tuple(obs)) for name, obs in grouped.items()]
             for result, _ in self._call(lambda p: self.service.add_observations(p, origin="import"), calls, calls)[0]:
@@ -201,14 +214,6 @@ class _Importer:
                     added[name] += len(contents)
         self.report.observations_added += sum(added.values())
         return added
-
-    def _without_stored_chains(self, name: str, observations: list[ParsedObservation]) -> list[ParsedObservation]:
-        """Drop already stored texts when the entity carries supersede chains (a stored predecessor is no
-        longer live, so re-sending its successor with ``supersedes`` would be refused)."""
-        if not any(o.supersedes for o in observations):
-            return observations
-        stored = {o.content for o in self.service.get_entity(name).entity.observations}
-        return [o for o in observations if o.content not in stored]
 
     def _apply_undeclared(self, entities: list[ParsedEntity]) -> None:
         """Entities only named by observation records: attach to a matching entity or make a placeholder."""
@@ -219,7 +224,8 @@ class _Importer:
                 if target != entity.name:
                     self.report.resolved.append(ReportEntry(entity.line, f"observations for {entity.name!r} "
                                                             f"attached to {target!r} (case differs)", name=entity.name))
-                self._add_observations([(target, entity.observations, entity.line)], merged=True)
+                [current] = self.service.open_nodes([target], record=False).entities
+                self._add_observations([(target, self._new_only(current, entity.observations), entity.line)])
             else:
                 self._queue_placeholder(entity.name, entity.line, f"observations name an unknown entity "
                                         f"{entity.name!r}", entity.observations)

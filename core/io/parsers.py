@@ -39,7 +39,8 @@ class ParseResult:
     included), ``observation_records``, ``graph_nodes``, ``entities_merged`` (duplicate names
     folded), ``relations_duplicate``, ``observations_listed`` (strings in standard lists, what the
     corpus manifest counts), ``observations_recovered`` (from objects / XML leftovers),
-    ``observations_derived`` (from descriptions, properties, extra fields), ``observations_duplicate``
+    ``observations_derived`` (from descriptions, properties, extra fields), ``observations_recorded``
+    (texts of observation records), ``observations_duplicate``
     (repeated texts dropped), ``observations_split`` (extra parts of texts over 10,000 characters).
     """
 

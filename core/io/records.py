@@ -327,6 +327,7 @@ class RecordReader:
             self.issue(line, "skipped", f"observation record for {reference!r} without text", item)
             return
         self.stats["observation_records"] += 1
+        self.stats["observations_recorded"] += len(pairs)
         created = values.timestamp(_first(obj, CREATED_KEYS))
         found = [_observation(text, meta) for text, meta in pairs]
         for observation in found:

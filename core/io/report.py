@@ -7,6 +7,7 @@ pretty-printed JSON document carry ``item`` (e.g. ``entities[3]``) instead.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 
@@ -49,6 +50,7 @@ class FileReport:
     lines: int = 0
     entities_created: list[str] = field(default_factory=list)
     entities_unchanged: int = 0
+    entities_updated: int = 0
     observations_added: int = 0
     relations_created: int = 0
     relations_existing: int = 0
@@ -58,19 +60,20 @@ class FileReport:
     recovered: list[ReportEntry] = field(default_factory=list)
     skipped: list[ReportEntry] = field(default_factory=list)
     ignored: list[ReportEntry] = field(default_factory=list)
-    parse_stats: dict = field(default_factory=dict)
+    parse_stats: Counter = field(default_factory=Counter)
     seconds: float = 0.0
 
     @property
     def added_nothing(self) -> bool:
         """True when the import changed nothing (what a repeated import must give)."""
         return not (self.entities_created or self.observations_added or self.relations_created
-                    or any("type/status updated" in e.reason for e in self.merged))
+                    or self.entities_updated)
 
     def to_dict(self) -> dict:
         return {
             "path": self.path, "format": self.format, "error": self.error, "lines": self.lines,
             "entities_created": len(self.entities_created), "entities_unchanged": self.entities_unchanged,
+            "entities_updated": self.entities_updated,
             "observations_added": self.observations_added, "relations_created": self.relations_created,
             "relations_existing": self.relations_existing, "seconds": round(self.seconds, 3),
             "created": list(self.entities_created),
@@ -109,7 +112,8 @@ class ImportReport:
         return all(f.error is None for f in self.files)
 
     def totals(self) -> dict:
-        keys = ("observations_added", "relations_created", "relations_existing", "entities_unchanged")
+        keys = ("observations_added", "relations_created", "relations_existing", "entities_unchanged",
+                "entities_updated")
         out = {"files": len(self.files), "failed_files": sum(1 for f in self.files if f.error),
                "entities_created": sum(len(f.entities_created) for f in self.files)}
         out.update({key: sum(getattr(f, key) for f in self.files) for key in keys})

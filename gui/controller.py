@@ -20,13 +20,18 @@ thread — except :meth:`set_params`, whose re-rank is pure numpy over the cache
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.params import ScoringParams
 
 from .workers import TaskRunner
+
+REFRESH_DELAY_MS = 200  # after a burst of changes, the shown search is run again once
+# Changes that do not alter what a search can find (the params are applied by the GUI itself).
+_NO_RESEARCH_OPS = frozenset({"save_scoring_params"})
 
 
 class AppController(QObject):
@@ -65,6 +70,10 @@ class AppController(QObject):
         self._last_query: str | None = None
         self._last_limit = 10
         self._mcp_call_posted.connect(self._emit_mcp_call)
+        self._refresh_timer = QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(REFRESH_DELAY_MS)
+        self._refresh_timer.timeout.connect(lambda: self.refresh_search(record=False))
 
     # --- state ----------------------------------------------------------------------------------
 
@@ -122,10 +131,11 @@ class AppController(QObject):
         self._selection = unique
         self.selection_changed.emit(list(unique))
 
-    def search(self, query: str, limit: int = 10) -> int:
+    def search(self, query: str, limit: int = 10, *, record: bool = True) -> int:
         """Search off the UI thread with the current params; ``search_finished`` follows.
 
-        An empty query clears the results. Returns the task id (−1 when nothing was started).
+        An empty query clears the results. ``record`` logs the search and the access of its top-K
+        (false for automatic refreshes). Returns the task id (−1 when nothing was started).
         """
         query = query.strip()
         self._last_query = query or None
@@ -139,15 +149,15 @@ class AppController(QObject):
         self.status_message.emit(f"Searching “{query}”…")
         params = self._params
         return self.run(
-            self.service.search, query, limit, params,
+            partial(self.service.search, query, limit, params, record=record),
             on_success=lambda outcome: self._search_done(outcome, params), channel="search",
         )
 
-    def refresh_search(self) -> int:
-        """Run the last query again (after the graph changed); −1 when there is none."""
+    def refresh_search(self, *, record: bool = True) -> int:
+        """Run the last query again; −1 when there is none."""
         if not self._last_query:
             return -1
-        return self.search(self._last_query, self._last_limit)
+        return self.search(self._last_query, self._last_limit, record=record)
 
     def set_params(self, params: ScoringParams) -> None:
         """Use new scoring params: emits ``params_changed``, then re-ranks the cached candidate set
@@ -172,12 +182,17 @@ class AppController(QObject):
         self._mcp_call_posted.emit(record)
 
     def notify_changes(self, changes: list) -> None:
-        """Emit ``graph_changed`` on the UI thread (the bridge calls this; see ``gui/bridge.py``)."""
-        if changes:
-            self.graph_changed.emit(list(changes))
+        """Emit ``graph_changed`` on the UI thread (the bridge calls this; see ``gui/bridge.py``);
+        the shown search runs again shortly after, so new or edited entities show up in it."""
+        if not changes:
+            return
+        self.graph_changed.emit(list(changes))
+        if self._last_query and any(c.op not in _NO_RESEARCH_OPS for c in changes):
+            self._refresh_timer.start()
 
     def shutdown(self) -> None:
         """Stop accepting work and wait for running tasks (called on quit)."""
+        self._refresh_timer.stop()
         self.runner.shutdown()
 
     # --- callbacks ------------------------------------------------------------------------------

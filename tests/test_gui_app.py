@@ -6,10 +6,17 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import asyncio
 import socket
+import sys
 import threading
+import time
 
 import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.gui.app import LimbicApp
@@ -55,3 +62,94 @@ def test_starts_and_quits_cleanly_with_mcp(qtbot, home):
     assert app.service.database.closed
     left = [t for t in threading.enumerate() if t.ident not in threads_before and t.is_alive()]
     assert left == []
+
+
+def _run_async(coro_factory) -> threading.Thread:
+    """Run an asyncio coroutine in a thread so that the Qt event loop keeps turning meanwhile."""
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(coro_factory())
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.errors = errors
+    thread.start()
+    return thread
+
+
+def _arrive(batch: list, changes: list, arrived: dict) -> None:
+    now = time.time()
+    changes.extend(batch)
+    arrived.update({c.change_id: now for c in batch})
+
+
+def _entity(name: str) -> dict:
+    return {"entities": [{"name": name, "entityType": "Agent note", "observations": ["written by an agent"]}]}
+
+
+def test_http_client_write_appears_live(qtbot, home):
+    app = _start(qtbot, home, seed=False)
+    qtbot.waitUntil(lambda: app.mcp_server is not None, timeout=20_000)
+    server = app.mcp_server
+    changes, calls, arrived = [], [], {}
+    app.controller.graph_changed.connect(lambda batch: _arrive(batch, changes, arrived))
+    app.controller.mcp_call.connect(calls.append)
+    with qtbot.waitSignal(app.controller.search_finished, timeout=10_000):
+        app.controller.search("agent note", 10)
+    assert app.window.search_panel.model.rowCount() == 0
+
+    async def write() -> None:
+        headers = {"Authorization": f"Bearer {server.token}"}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(server.url, http_client=http) as (read, send):
+                async with ClientSession(read, send) as session:
+                    await session.initialize()
+                    result = await session.call_tool("create_entities", _entity("Agent HTTP note"))
+                    assert not result.is_error, result
+
+    try:
+        thread = _run_async(write)
+        qtbot.waitUntil(lambda: not thread.is_alive(), timeout=20_000)
+        assert thread.errors == []
+        qtbot.waitUntil(lambda: any(c.origin == "mcp" and c.op == "create_entities" for c in changes), timeout=1000)
+        qtbot.waitUntil(lambda: any(c.tool == "create_entities" for c in calls), timeout=1000)
+        change = next(c for c in changes if c.op == "create_entities")
+        assert arrived[change.change_id] - change.at < 1.0  # commit → UI thread
+        call = next(c for c in calls if c.tool == "create_entities")
+        assert "Agent HTTP note" in call.arguments and call.error is None
+        model = app.window.search_panel.model  # the shown search ran again by itself
+        qtbot.waitUntil(lambda: model.row_of("Agent HTTP note") >= 0, timeout=1000)
+    finally:
+        app.window.close()
+        app.shutdown()
+
+
+def test_stdio_process_write_appears_live(qtbot, home):
+    app = _start(qtbot, home, seed=False)
+    changes, arrived = [], {}
+    app.controller.graph_changed.connect(lambda batch: _arrive(batch, changes, arrived))
+    env = {**os.environ, "LIMBIC_HOME": os.environ["LIMBIC_HOME"]}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "limbic.gui.launcher", "--db",
+                                                                 str(home / "memory.db"), "mcp"], env=env)
+
+    async def write() -> None:
+        async with stdio_client(params) as (read, send):
+            async with ClientSession(read, send) as session:
+                await session.initialize()
+                result = await session.call_tool("create_entities", _entity("Agent stdio note"))
+                assert not result.is_error, result
+
+    try:
+        thread = _run_async(write)
+        qtbot.waitUntil(lambda: not thread.is_alive(), timeout=30_000)
+        assert thread.errors == []
+        qtbot.waitUntil(lambda: any(c.op == "create_entities" for c in changes), timeout=1000)
+        change = next(c for c in changes if c.op == "create_entities")
+        assert change.origin == "mcp" and len(change.entity_ids) == 1
+        assert arrived[change.change_id] - change.at < 1.0  # commit in the other process → UI thread
+    finally:
+        app.window.close()
+        app.shutdown()

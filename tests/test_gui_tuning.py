@@ -9,6 +9,8 @@ import time
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from PySide6.QtCore import Qt
+
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.params import ScoringParams
@@ -17,7 +19,6 @@ from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
 from limbic.gui.search_panel import SearchPanel
 from limbic.gui.tuning_panel import SLIDER_STEPS, TuningPanel
-from PySide6.QtCore import Qt
 
 pytestmark = pytest.mark.gui
 

@@ -1,0 +1,175 @@
+"""The whole memory graph as numpy arrays, for drawing and layout (no Qt here).
+
+:func:`load_graph_arrays` reads every entity, its access statistics and every active relation in three
+set-based queries on the calling thread's read connection (``service.database.read()``), so the GUI
+runs it off the UI thread and hands the arrays to pyqtgraph in one call. The other functions are pure
+numpy over a :class:`GraphArrays` value: salience, temporal factor, neighbourhoods and sub-graphs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .params import ScoringParams
+
+_ENTITY_SQL = """
+SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
+       COALESCE(a.access_count, 0), a.last_access
+FROM entities AS e LEFT JOIN entity_access AS a ON a.entity_id = e.id
+ORDER BY e.id
+"""
+_RELATION_SQL = "SELECT from_id, to_id, relation_type FROM relations WHERE active = 1 ORDER BY id"
+_LAST_CHANGE_SQL = "SELECT COALESCE(MAX(id), 0) FROM changes"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class GraphArrays:
+    """The graph in array form; row ``i`` of every per-node array is the same entity.
+
+    Attributes:
+        ids: ``(N,) int64`` entity ids, ascending.
+        names: the ``N`` entity names.
+        type_codes: ``(N,) int32`` index into ``type_names``; types are ordered by frequency, largest first.
+        type_names: the distinct entity types.
+        statuses: the ``N`` statuses (active, paused, completed, archived).
+        created_at: ``(N,) float64`` UTC unix seconds.
+        access_count: ``(N,) int64`` number of recorded accesses.
+        last_access: ``(N,) float64`` UTC unix seconds of the last access, ``nan`` when never accessed.
+        edges: ``(M, 2) int32`` row indices ``(source, target)`` of the active relations.
+        edge_types: the ``M`` relation types.
+        degree: ``(N,) int64`` number of active relations touching each entity.
+        change_id: the newest row of the ``changes`` log when the arrays were read.
+    """
+
+    ids: np.ndarray
+    names: tuple[str, ...]
+    type_codes: np.ndarray
+    type_names: tuple[str, ...]
+    statuses: tuple[str, ...]
+    created_at: np.ndarray
+    access_count: np.ndarray
+    last_access: np.ndarray
+    edges: np.ndarray
+    edge_types: tuple[str, ...]
+    degree: np.ndarray
+    change_id: int = 0
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def index_of(self) -> dict[str, int]:
+        """Name → row index."""
+        return {name: i for i, name in enumerate(self.names)}
+
+
+def build_graph_arrays(
+    entity_rows: list[tuple[Any, ...]], relation_rows: list[tuple[int, int, str]], change_id: int = 0
+) -> GraphArrays:
+    """Arrays from rows ``(id, name, type, status, created_at, access_count, last_access)`` and
+    ``(from_id, to_id, relation_type)``; relations whose endpoints are not among the rows are dropped."""
+    n = len(entity_rows)
+    ids = np.fromiter((r[0] for r in entity_rows), dtype=np.int64, count=n)
+    types = [r[2] for r in entity_rows]
+    type_names = tuple(t for t, _ in sorted(Counter(types).items(), key=lambda kv: (-kv[1], kv[0])))
+    code_of = {t: i for i, t in enumerate(type_names)}
+    type_codes = np.fromiter((code_of[t] for t in types), dtype=np.int32, count=n)
+    created = np.fromiter((r[4] for r in entity_rows), dtype=np.float64, count=n)
+    access = np.fromiter((r[5] for r in entity_rows), dtype=np.int64, count=n)
+    last = np.fromiter((math.nan if r[6] is None else r[6] for r in entity_rows), dtype=np.float64, count=n)
+
+    m = len(relation_rows)
+    raw = np.empty((m, 2), dtype=np.int64)
+    if m:
+        raw[:, 0] = np.fromiter((r[0] for r in relation_rows), dtype=np.int64, count=m)
+        raw[:, 1] = np.fromiter((r[1] for r in relation_rows), dtype=np.int64, count=m)
+    rows = np.searchsorted(ids, raw) if n else np.zeros_like(raw)
+    rows_clipped = np.minimum(rows, max(n - 1, 0))
+    known = (rows < n) & (ids[rows_clipped] == raw) if n else np.zeros_like(raw, dtype=bool)
+    keep = known.all(axis=1)
+    edges = rows_clipped[keep].astype(np.int32)
+    edge_types = tuple(r[2] for r, k in zip(relation_rows, keep, strict=True) if k)
+    degree = np.bincount(edges.ravel(), minlength=n).astype(np.int64) if n else np.zeros(0, np.int64)
+    return GraphArrays(
+        ids=ids,
+        names=tuple(r[1] for r in entity_rows),
+        type_codes=type_codes,
+        type_names=type_names,
+        statuses=tuple(r[3] for r in entity_rows),
+        created_at=created,
+        access_count=access,
+        last_access=last,
+        edges=edges.reshape(-1, 2),
+        edge_types=edge_types,
+        degree=degree,
+        change_id=change_id,
+    )
+
+
+def load_graph_arrays(service: Any) -> GraphArrays:
+    """Read the whole graph through ``service.database.read()`` (this thread's read connection).
+
+    Three set-based queries inside one read transaction; run it off the UI thread.
+    """
+    conn = service.database.read()
+    with conn:  # one consistent snapshot (a savepoint on a read-only statement sequence)
+        entity_rows = list(conn.execute(_ENTITY_SQL))
+        relation_rows = list(conn.execute(_RELATION_SQL))
+        change_id = int(conn.execute(_LAST_CHANGE_SQL).fetchone()[0])
+    return build_graph_arrays(entity_rows, relation_rows, change_id)
+
+
+def salience(arrays: GraphArrays) -> np.ndarray:
+    """``(N,) float64`` in [0, 1]: ``log(1 + access_count) / log(1 + max access_count)`` (0 when no access)."""
+    counts = arrays.access_count.astype(np.float64)
+    top = counts.max() if len(counts) else 0.0
+    if top <= 0:
+        return np.zeros(len(counts))
+    return np.log1p(counts) / math.log1p(top)
+
+
+def temporal_factor(arrays: GraphArrays, params: ScoringParams, now: float | None = None) -> np.ndarray:
+    """``(N,) float64``: ``max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δt_hours))`` per entity.
+
+    Seed 000, "Sub-formula: temporal_factor(e)": Δt is the time since the last access, or since
+    ``created_at`` when the entity was never accessed. ``now`` in UTC unix seconds (default: now).
+    """
+    now = time.time() if now is None else now
+    reference = np.where(np.isnan(arrays.last_access), arrays.created_at, arrays.last_access)
+    hours = np.maximum(now - reference, 0.0) / 3600.0
+    return np.maximum(params.temporal_floor, np.exp(-params.lambda_hourly * hours))
+
+
+def neighbours(arrays: GraphArrays, rows: np.ndarray, depth: int = 1) -> np.ndarray:
+    """Sorted ``(K,) int64`` row indices within ``depth`` hops of ``rows`` (``rows`` included)."""
+    n = len(arrays)
+    mask = np.zeros(n, dtype=bool)
+    mask[np.asarray(rows, dtype=np.int64)] = True
+    edges = arrays.edges
+    for _ in range(depth):
+        if not len(edges):
+            break
+        touching = mask[edges[:, 0]] | mask[edges[:, 1]]
+        reached = np.zeros(n, dtype=bool)
+        reached[edges[touching].ravel()] = True
+        if not (reached & ~mask).any():
+            break
+        mask |= reached
+    return np.flatnonzero(mask)
+
+
+def subgraph_edges(arrays: GraphArrays, rows: np.ndarray) -> np.ndarray:
+    """Edges among ``rows`` as ``(M', 2) int32`` indices *into* ``rows`` (positions 0..K-1)."""
+    n = len(arrays)
+    position = np.full(n, -1, dtype=np.int64)
+    position[np.asarray(rows, dtype=np.int64)] = np.arange(len(rows))
+    if not len(arrays.edges):
+        return np.zeros((0, 2), dtype=np.int32)
+    mapped = position[arrays.edges]
+    inside = (mapped >= 0).all(axis=1)
+    return mapped[inside].astype(np.int32).reshape(-1, 2)

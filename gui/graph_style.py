@@ -1,0 +1,108 @@
+"""How the graph view draws nodes: colours by entity type, size by salience, opacity by temporal
+factor, and which labels fit on screen (level of detail).
+
+Pure helpers over numpy arrays plus a small brush cache; :mod:`limbic.gui.graph_view` uses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtGui import QBrush
+
+# Colour-blind-friendly qualitative palette (Okabe–Ito, then Tableau tones); types beyond it are grey.
+PALETTE: tuple[tuple[int, int, int], ...] = (
+    (0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (213, 94, 0),
+    (240, 228, 66), (148, 103, 189), (140, 86, 75), (23, 190, 207), (188, 189, 34), (227, 119, 194),
+)
+OTHER_COLOUR = (150, 150, 150)
+SELECTION_COLOUR = (255, 215, 0)
+HIT_COLOUR = (255, 64, 64)
+MIN_SIZE = 7.0   # pixels, salience 0
+MAX_SIZE = 24.0  # pixels, salience 1
+ALPHA_LEVELS = 8
+MIN_ALPHA = 50   # of 255, at the temporal floor
+
+
+def type_colour(code: int) -> tuple[int, int, int]:
+    """RGB of an entity-type code (codes are ranked by frequency; rare types share grey)."""
+    return PALETTE[code] if 0 <= code < len(PALETTE) else OTHER_COLOUR
+
+
+def node_sizes(salience: np.ndarray) -> np.ndarray:
+    """``(N,) float64`` pixel diameters from salience in [0, 1]."""
+    return MIN_SIZE + (MAX_SIZE - MIN_SIZE) * np.clip(salience, 0.0, 1.0)
+
+
+def alpha_levels(temporal: np.ndarray, floor: float) -> np.ndarray:
+    """``(N,) int64`` in ``0..ALPHA_LEVELS-1``: the temporal factor rescaled from [floor, 1] and quantised."""
+    span = max(1.0 - floor, 1e-9)
+    unit = np.clip((np.asarray(temporal, dtype=np.float64) - floor) / span, 0.0, 1.0)
+    return np.rint(unit * (ALPHA_LEVELS - 1)).astype(np.int64)
+
+
+class BrushCache:
+    """One ``QBrush`` per (type colour, alpha level): a few dozen brushes shared by thousands of nodes."""
+
+    def __init__(self) -> None:
+        self._brushes: dict[tuple[int, int], QBrush] = {}
+
+    def brush(self, code: int, level: int) -> QBrush:
+        key = (min(int(code), len(PALETTE)), int(level))
+        found = self._brushes.get(key)
+        if found is None:
+            alpha = MIN_ALPHA + (255 - MIN_ALPHA) * key[1] / (ALPHA_LEVELS - 1)
+            found = pg.mkBrush(*type_colour(key[0]), int(alpha))
+            self._brushes[key] = found
+        return found
+
+    def brushes(self, codes: np.ndarray, levels: np.ndarray) -> list[QBrush]:
+        """A brush per node for ``(N,)`` type codes and alpha levels."""
+        codes = np.minimum(np.asarray(codes, dtype=np.int64), len(PALETTE))
+        keys = codes * ALPHA_LEVELS + np.asarray(levels, dtype=np.int64)
+        unique, inverse = np.unique(keys, return_inverse=True)
+        table = [self.brush(k // ALPHA_LEVELS, k % ALPHA_LEVELS) for k in unique.tolist()]
+        return [table[i] for i in inverse.ravel().tolist()]
+
+
+def place_labels(
+    pixels: np.ndarray,
+    widths: np.ndarray,
+    priority: Sequence[int],
+    *,
+    height: float = 18.0,
+    offset: float = 6.0,
+    max_labels: int = 60,
+    cell: float = 64.0,
+) -> list[int]:
+    """Greedy level of detail: which labels can be drawn without overlapping.
+
+    ``pixels`` ``(K, 2)`` screen positions of the nodes, ``widths`` ``(K,)`` label widths in pixels,
+    ``priority`` the candidate indices, most important first. A label is a box centred horizontally on
+    its node, ``offset`` pixels below it; a box that overlaps an accepted one is skipped. Returns the
+    accepted indices, at most ``max_labels``.
+    """
+    buckets: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
+    accepted: list[int] = []
+    for i in priority:
+        x, y = float(pixels[i, 0]), float(pixels[i, 1])
+        half = float(widths[i]) / 2.0
+        box = (x - half, y + offset, x + half, y + offset + height)
+        cells = [
+            (cx, cy)
+            for cx in range(int(box[0] // cell), int(box[2] // cell) + 1)
+            for cy in range(int(box[1] // cell), int(box[3] // cell) + 1)
+        ]
+        if any(
+            b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3]
+            for c in cells for b in buckets.get(c, ())
+        ):
+            continue
+        for c in cells:
+            buckets.setdefault(c, []).append(box)
+        accepted.append(int(i))
+        if len(accepted) >= max_labels:
+            break
+    return accepted

@@ -1,0 +1,30 @@
+"""Helpers of the import/export tests: a comparable snapshot of a stored graph, a fresh service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+
+FIXTURES = Path(__file__).parent / "fixtures" / "memory"
+FIXTURE_FILES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".json", ".jsonl"))
+
+
+def fresh_service(directory: Path, name: str = "memory.db") -> MemoryService:
+    return MemoryService(Database(directory / name), HashingEmbedder(), origin="cli")
+
+
+def snapshot(service: MemoryService) -> tuple[dict, list]:
+    """Everything that defines the graph, with timestamps rounded to the millisecond (ISO export keeps µs)."""
+    graph = service.read_graph(include_ended=True)
+    entities = {
+        e.name: (e.entity_type, e.status, round(e.created_at, 3), round(e.updated_at, 3), tuple(sorted(
+            (o.content, o.kind, o.weight, o.superseded_at is not None, round(o.created_at, 3),
+             None if o.expires_at is None else round(o.expires_at, 3)) for o in e.observations)))
+        for e in graph.entities
+    }
+    relations = sorted((r.source, r.target, r.relation_type, r.active, r.context, round(r.created_at, 3))
+                       for r in graph.relations)
+    return entities, relations

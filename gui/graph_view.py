@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QFont, QPalette
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -79,6 +79,7 @@ class GraphView(QWidget):
         self._pos = np.zeros((0, 2))
         self._fit_next = True
         self._warmed = False
+        self._ringed: list[str] = []
         self._build_ui()
         self._reload_timer = QTimer(self, singleShot=True, interval=RELOAD_DELAY_MS, timeout=self.reload)
         self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self._update_labels)
@@ -120,8 +121,8 @@ class GraphView(QWidget):
         bar.addStretch(1)
         bar.addWidget(self.info)
 
-        base = self.palette().color(QPalette.ColorRole.Base)
-        self._text_colour = self.palette().color(QPalette.ColorRole.Text)
+        base = pg.mkColor(pg.getConfigOption("background"))
+        self._text_colour = pg.mkColor(pg.getConfigOption("foreground"))
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setBackground(base)
         self.view: pg.ViewBox = self.canvas.addViewBox()
@@ -173,6 +174,10 @@ class GraphView(QWidget):
     def shown_labels(self) -> list[str]:
         """Texts of the labels visible now (level of detail)."""
         return [item.toPlainText() for item in self._labels if item.isVisible()]
+
+    def highlighted_names(self) -> list[str]:
+        """Shown entities with a ring: search hits (red) and the selection (gold)."""
+        return list(self._ringed)
 
     def node_position(self, name: str) -> QPointF | None:
         """Where ``name`` is drawn, in ``self.canvas`` widget coordinates (``None`` when not shown)."""
@@ -229,6 +234,21 @@ class GraphView(QWidget):
         pad = np.maximum((high - low) * 0.06, 1.0)
         self.view.setRange(xRange=(low[0] - pad[0], high[0] + pad[0]),
                            yRange=(low[1] - pad[1], high[1] + pad[1]), padding=0)
+
+    def apply_theme(self) -> None:
+        """Take the background and text colours from pyqtgraph's options (the app sets them in dark mode)."""
+        background = pg.mkColor(pg.getConfigOption("background"))
+        foreground = pg.mkColor(pg.getConfigOption("foreground"))
+        self.canvas.setBackground(background)
+        self.legend.setBrush(pg.mkBrush(background.red(), background.green(), background.blue(), 200))
+        self.legend.setLabelTextColor(foreground)
+        for item in self._labels:
+            item.setColor(foreground)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
+            QTimer.singleShot(0, self.apply_theme)  # after the app has set pyqtgraph's colours too
+        super().changeEvent(event)
 
     def shutdown(self) -> None:
         """Stop the layout worker process (also done when the application quits)."""
@@ -360,6 +380,7 @@ class GraphView(QWidget):
     def _update_rings(self) -> None:
         sizes = style.node_sizes(self._salience[self._rows]) if len(self._rows) else np.zeros(0)
         rings, ring_sizes, pens = [], [], []
+        self._ringed = []
         for names, colour in ((self._hits, style.HIT_COLOUR), (self._selection, style.SELECTION_COLOUR)):
             pen = pg.mkPen(*colour, width=2.5)
             for name in names:
@@ -368,6 +389,7 @@ class GraphView(QWidget):
                     rings.append(self._pos[where[0]])
                     ring_sizes.append(sizes[where[0]] + 8)
                     pens.append(pen)
+                    self._ringed.append(name)
         if rings:
             self._rings.setData(pos=np.array(rings), size=np.array(ring_sizes), pen=pens, brush=None)
         else:

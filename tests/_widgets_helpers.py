@@ -1,0 +1,75 @@
+"""Fixtures shared by the graph view, editor, import/export and MCP panel tests (helper "gui-widgets").
+
+A real :class:`MemoryService` on a temporary file with the deterministic :class:`HashingEmbedder`, an
+:class:`AppController`, and a :class:`ChangeBridge` so that writes reach ``graph_changed`` as in the app.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.gui.bridge import ChangeBridge
+from limbic.gui.controller import AppController
+
+DAY = 86_400.0
+
+# name, type, observations
+SMALL_GRAPH = (
+    ("Alice", "Person", ("Works on the Harbor project", "Prefers Python")),
+    ("Bob", "Person", ("Reviews pull requests",)),
+    ("Harbor", "Project", ("Ingests buoy data", "Written in Python")),
+    ("Python", "Tool", ("A programming language",)),
+    ("Redis", "Tool", ("In-memory store",)),
+    ("Legacy ETL", "Project", ("Old pipeline, replaced by Harbor",)),
+    ("Lonely", "Concept", ("Nobody links here",)),
+)
+SMALL_RELATIONS = (
+    ("Alice", "Harbor", "works_on"),
+    ("Bob", "Harbor", "reviews"),
+    ("Harbor", "Python", "uses"),
+    ("Harbor", "Redis", "uses"),
+    ("Legacy ETL", "Harbor", "replaced_by"),
+    ("Alice", "Bob", "knows"),
+)
+
+
+def build_small_graph(service: MemoryService) -> None:
+    """Seven entities of four types, six relations, an archived project, uneven access history."""
+    now = time.time()
+    service.create_entities([
+        EntityInput(name, kind, tuple(ObservationInput(o) for o in obs), created_at=now - 30 * DAY)
+        for name, kind, obs in SMALL_GRAPH
+    ])
+    service.create_relations([RelationInput(a, b, t) for a, b, t in SMALL_RELATIONS])
+    service.set_status(["Legacy ETL"], "archived")
+    for day in range(5):
+        service.record_access(["Harbor", "Alice"], at=now - day * DAY)
+    service.record_access(["Python"], at=now - 2 * DAY)
+    service.wait_for_signals()
+
+
+def open_service(tmp_path) -> Iterator[MemoryService]:
+    """Generator for a ``service`` fixture: a fresh database file, HashingEmbedder, origin "gui"."""
+    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
+    yield svc
+    if not svc.database.closed:
+        svc.close()
+
+
+def open_controller(service: MemoryService) -> Iterator[AppController]:
+    """Generator for a ``controller`` fixture: AppController + ChangeBridge (in-process changes)."""
+    ctrl = AppController(service)
+    bridge = ChangeBridge(service)
+    bridge.changes_arrived.connect(ctrl.notify_changes)
+    bridge.start()
+    yield ctrl
+    bridge.stop()
+    ctrl.shutdown()

@@ -1,0 +1,200 @@
+"""Graph view and graph arrays: a real database drawn, click selects, double-click expands, filters,
+global map, search hits, live updates; the arrays, salience and temporal factor against their formulas."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from _widgets_helpers import SMALL_GRAPH, SMALL_RELATIONS, build_small_graph, open_controller, open_service
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from limbic.core.graph_data import load_graph_arrays, neighbours, salience, subgraph_edges, temporal_factor
+from limbic.core.models import EntityInput, RelationInput
+from limbic.core.params import ScoringParams
+from limbic.gui import graph_style
+from limbic.gui.graph_layout import ego_layout, extend_layout, global_layout
+from limbic.gui.graph_view import GraphView
+
+pytestmark = pytest.mark.gui
+ALL_NAMES = {name for name, _, _ in SMALL_GRAPH}
+
+
+@pytest.fixture
+def service(tmp_path):
+    yield from open_service(tmp_path)
+
+
+@pytest.fixture
+def controller(qtbot, service):
+    yield from open_controller(service)
+
+
+def double_click(qtbot, widget, where: QPointF) -> None:
+    """What a mouse sends on a double click: press, release, double-click, release."""
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton, pos=where.toPoint())
+    event = QMouseEvent(QEvent.Type.MouseButtonDblClick, where, widget.mapToGlobal(where),
+                        Qt.MouseButton.LeftButton, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(widget, event)
+    qtbot.mouseRelease(widget, Qt.MouseButton.LeftButton, pos=where.toPoint())
+
+
+@pytest.fixture
+def view(qtbot, controller, service):
+    build_small_graph(service)
+    widget = GraphView(controller)
+    widget.resize(900, 650)
+    qtbot.addWidget(widget)
+    widget.show()
+    qtbot.waitUntil(lambda: set(widget.shown_names()) == ALL_NAMES, timeout=5000)
+    yield widget
+    widget.shutdown()
+
+
+def test_arrays_match_the_database(service):
+    build_small_graph(service)
+    arrays = load_graph_arrays(service)
+    assert set(arrays.names) == ALL_NAMES
+    index = arrays.index_of()
+    pairs = {(arrays.names[a], arrays.names[b]) for a, b in arrays.edges.tolist()}
+    assert pairs == {(a, b) for a, b, _ in SMALL_RELATIONS}
+    assert arrays.degree[index["Harbor"]] == 5 and arrays.degree[index["Lonely"]] == 0
+    assert arrays.statuses[index["Legacy ETL"]] == "archived"
+    assert arrays.type_names[0] in ("Person", "Project", "Tool")  # the most frequent types come first
+    assert arrays.access_count[index["Harbor"]] == 5 and arrays.access_count[index["Bob"]] == 0
+    assert math.isnan(arrays.last_access[index["Bob"]])
+    sal = salience(arrays)
+    assert sal[index["Harbor"]] == pytest.approx(1.0)
+    assert sal[index["Python"]] == pytest.approx(math.log(2) / math.log(6))
+    assert sal[index["Bob"]] == 0.0
+
+
+def test_temporal_factor_follows_the_seed_formula(service):
+    build_small_graph(service)
+    arrays = load_graph_arrays(service)
+    index = arrays.index_of()
+    params = ScoringParams().replace(lambda_hourly=1e-3, temporal_floor=0.2)
+    now = time.time()
+    factor = temporal_factor(arrays, params, now=now)
+    hours_python = (now - arrays.last_access[index["Python"]]) / 3600
+    assert factor[index["Python"]] == pytest.approx(math.exp(-1e-3 * hours_python))
+    hours_bob = (now - arrays.created_at[index["Bob"]]) / 3600  # never accessed: age since creation
+    assert factor[index["Bob"]] == pytest.approx(max(0.2, math.exp(-1e-3 * hours_bob)))
+    assert factor[index["Bob"]] == pytest.approx(0.49, abs=0.01)  # 30 days at λ = 1e-3
+    levels = graph_style.alpha_levels(factor, params.temporal_floor)
+    assert levels[index["Harbor"]] == graph_style.ALPHA_LEVELS - 1 and levels[index["Bob"]] < levels[index["Python"]]
+
+
+def test_neighbourhoods_and_subgraphs(service):
+    build_small_graph(service)
+    arrays = load_graph_arrays(service)
+    index = arrays.index_of()
+    near = {arrays.names[i] for i in neighbours(arrays, np.array([index["Python"]]))}
+    assert near == {"Python", "Harbor"}
+    two = {arrays.names[i] for i in neighbours(arrays, np.array([index["Python"]]), depth=2)}
+    assert two == ALL_NAMES - {"Lonely"}
+    rows = np.array(sorted([index["Harbor"], index["Python"], index["Lonely"]]))
+    sub = subgraph_edges(arrays, rows)
+    assert {(arrays.names[rows[a]], arrays.names[rows[b]]) for a, b in sub.tolist()} == {("Harbor", "Python")}
+
+
+def test_layouts_shapes_and_stability():
+    rng = np.random.default_rng(3)
+    edges = rng.integers(0, 400, size=(900, 2))
+    pos = global_layout(400, edges)
+    assert pos.shape == (400, 2) and np.isfinite(pos).all()
+    lengths = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)
+    assert np.median(lengths[lengths > 0]) == pytest.approx(1.0)
+    small = ego_layout(12, edges[(edges < 12).all(axis=1)])
+    assert small.shape == (12, 2) and np.isfinite(small).all()
+    ids = np.arange(400, dtype=np.int64) * 2
+    grown_ids = np.concatenate([ids, [10_001]])
+    grown = extend_layout(ids, pos, grown_ids, np.array([[400, 0]]))
+    assert np.array_equal(grown[:400], pos)  # known nodes keep their place
+    assert np.linalg.norm(grown[400] - pos[0]) < 3.0  # the new node lands next to its neighbour
+
+
+def test_label_placement_avoids_overlaps():
+    pixels = np.array([[100.0, 100.0], [105.0, 102.0], [400.0, 100.0]])
+    chosen = graph_style.place_labels(pixels, np.array([80.0, 80.0, 80.0]), [1, 0, 2])
+    assert chosen == [1, 2]  # node 0's label would cover node 1's
+
+
+def test_view_draws_the_database(qtbot, view):
+    arrays = view.arrays
+    assert len(arrays) == len(SMALL_GRAPH)
+    assert "7 of 7 entities · 6 relations" in view.info.text()
+    qtbot.waitUntil(lambda: "Harbor" in view.shown_labels(), timeout=3000)  # labels follow the drawing
+    assert set(view.shown_labels()) <= ALL_NAMES
+    assert view.legend.items  # one entry per type
+    legend_texts = [label.text for _, label in view.legend.items]
+    assert any(t.startswith("Person (2)") for t in legend_texts)
+
+
+def test_click_selects_and_ctrl_click_adds(qtbot, view, controller):
+    viewport = view.canvas.viewport()
+    where = view.node_position("Redis")
+    qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, pos=where.toPoint())
+    qtbot.waitUntil(lambda: controller.selection == ["Redis"], timeout=3000)
+    # the focus view now shows Redis and its neighbours; Ctrl+click adds another entity
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"Redis", "Harbor"}, timeout=3000)
+    where = view.node_position("Harbor")
+    qtbot.mouseClick(viewport, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier, where.toPoint())
+    qtbot.waitUntil(lambda: controller.selection == ["Redis", "Harbor"], timeout=3000)
+    qtbot.waitUntil(lambda: set(view.highlighted_names()) == {"Redis", "Harbor"}, timeout=3000)
+
+
+def test_double_click_expands_neighbours(qtbot, view, controller):
+    controller.select(["Python"])
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"Python", "Harbor"}, timeout=3000)
+    double_click(qtbot, view.canvas.viewport(), view.node_position("Harbor"))
+    qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES - {"Lonely"}, timeout=3000)
+    assert controller.selection == ["Harbor"]  # the first click of the two selected it
+    view.clear_expanded()
+    controller.select(["Python"])
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"Python", "Harbor"}, timeout=3000)
+
+
+def test_filters_by_type_and_status(qtbot, view, controller):
+    view.set_type_visible("Tool", False)
+    qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES - {"Python", "Redis"}, timeout=3000)
+    view.set_status_visible("archived", False)
+    qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES - {"Python", "Redis", "Legacy ETL"}, timeout=3000)
+    view.set_type_visible("Tool", True)
+    view.set_status_visible("archived", True)
+    qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES, timeout=3000)
+    # the menus drive the same filters
+    tool_action = next(a for a in view.type_button.menu().actions() if a.text() == "Tool")
+    tool_action.setChecked(False)
+    qtbot.waitUntil(lambda: "Redis" not in view.shown_names(), timeout=3000)
+
+
+def test_global_map_and_search_hits(qtbot, view, controller):
+    controller.select(["Python"])
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"Python", "Harbor"}, timeout=3000)
+    with qtbot.waitSignal(view.global_ready, timeout=5000):
+        view.set_mode("global")
+    qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES, timeout=3000)
+    controller.search("buoy data")
+    qtbot.waitUntil(lambda: "Harbor" in view.highlighted_names(), timeout=5000)
+
+
+def test_live_update_keeps_known_positions(qtbot, view, service, controller):
+    view.set_mode("global")
+    qtbot.waitUntil(lambda: view.mode == "global" and set(view.shown_names()) == ALL_NAMES, timeout=5000)
+    before = view.node_position("Harbor")
+    service.create_entities([EntityInput("Kafka", "Tool")])
+    service.create_relations([RelationInput("Harbor", "Kafka", "uses")])
+    qtbot.waitUntil(lambda: "Kafka" in view.shown_names(), timeout=3000)
+    view.zoom_to_fit()
+    arrays = view.arrays
+    harbor = arrays.index_of()["Harbor"]
+    assert arrays.degree[harbor] == 6
+    assert before is not None and view.node_position("Kafka") is not None

@@ -27,6 +27,7 @@ from limbic.core.paths import config_dir
 
 from .bridge import ChangeBridge
 from .controller import AppController
+from .graph_view import GraphView
 from .main_window import MainWindow
 from .workers import TaskRunner
 
@@ -126,6 +127,7 @@ class LimbicApp(QObject):
         self.controller: AppController | None = None
         self.bridge: ChangeBridge | None = None
         self.window: MainWindow | None = None
+        self.graph_view: GraphView | None = None
         self.mcp_server: Any = None
         self._mcp_servers: list = []
         self.started_at = time.perf_counter()
@@ -154,7 +156,8 @@ class LimbicApp(QObject):
         self.bridge.changes_arrived.connect(controller.notify_changes)
         self.bridge.start()
         dark = self.settings.value("view/dark", False, type=bool)
-        self.window = window = MainWindow(controller, toggle_dark=self.set_dark, dark=dark)
+        self.graph_view = GraphView(controller)
+        self.window = window = MainWindow(controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark)
         self.set_dark(dark)
         window.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
@@ -213,8 +216,9 @@ class LimbicApp(QObject):
         background, foreground = ("#1e1f22", "#d0d0d0") if dark else ("#ffffff", "#303030")
         pg.setConfigOptions(background=background, foreground=foreground)
         if self.window is not None:
+            for view in self.window.findChildren(pg.GraphicsView):
+                view.setBackground(background)
             for plot in self.window.findChildren(pg.PlotWidget):
-                plot.setBackground(background)
                 for name in ("left", "bottom"):
                     axis = plot.getAxis(name)
                     axis.setPen(foreground)
@@ -246,6 +250,8 @@ class LimbicApp(QObject):
             server.stop()
         self._mcp_servers.clear()
         self.mcp_server = None
+        if self.graph_view is not None:
+            self.graph_view.shutdown()
         if self.bridge is not None:
             self.bridge.stop()
         if self.controller is not None:

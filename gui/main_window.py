@@ -252,7 +252,7 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         else:
-            self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]], [660, 400],
+            self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]], [720, 400],
                              Qt.Orientation.Horizontal)
             self.resizeDocks([self.docks["searchDock"], self.docks["inspectorDock"]], [420, 480],
                              Qt.Orientation.Vertical)

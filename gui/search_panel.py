@@ -73,7 +73,7 @@ class SearchPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((38, 46, 190, 92, 58, 58, 58, 58, 100)):
+        for column, width in enumerate((48, 58, 190, 92, 62, 62, 62, 62, 100)):
             self.table.setColumnWidth(column, width)
         top = QHBoxLayout()
         top.addWidget(self.query, 1)

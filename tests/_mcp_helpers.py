@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +166,13 @@ def strip_extras(value: Any) -> Any:
     if isinstance(value, list):
         return [strip_extras(v) for v in value]
     return value
+
+
+@contextmanager
+def portal_client(server):
+    """A blocking portal and an in-memory SDK ``Client`` of ``server``, usable from synchronous code."""
+    from anyio.from_thread import start_blocking_portal
+    from mcp import Client
+
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(server)) as client:
+        yield portal, client

@@ -139,7 +139,9 @@ def _feed_document(reader: RecordReader, document: Any) -> None:
 
 
 def _is_container(obj: Any) -> bool:
-    return isinstance(obj, dict) and any(
+    if not isinstance(obj, dict) or "type" in obj:
+        return False
+    return any(
         isinstance(obj.get(k), list) for k in ("entities", "relations", "nodes", "edges", "links")
     ) and not any(k in obj for k in ("name", "entityName"))
 

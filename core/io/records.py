@@ -413,6 +413,8 @@ def _kind(value: Any) -> str | None:
 
 
 def _observation(text: str, meta: dict) -> ParsedObservation:
+    if not meta:
+        return ParsedObservation(text)
     weight = meta.get("weight")
     supersedes = meta.get("supersedes")
     return ParsedObservation(

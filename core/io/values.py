@@ -75,6 +75,9 @@ def clean_name(value: Any) -> tuple[str | None, str | None]:
     runs of white space inside a name become one space; control characters are removed; a name
     longer than 512 characters is refused (cutting it could merge two entities).
     """
+    if (isinstance(value, str) and value.isprintable() and value == value.strip() and "  " not in value
+            and value and len(value) <= validation.MAX_NAME):
+        return value, None
     if isinstance(value, bool) or value is None:
         return None, "missing"
     if isinstance(value, int | float):

@@ -1,0 +1,430 @@
+"""The entity editor: the selected entity's observations and relations, and every edit, undoable.
+
+Edits go through ``MemoryService`` off the UI thread, one after another (:class:`EditQueue`), and
+each is a command on a ``QUndoStack`` (:mod:`limbic.gui.undo_commands`): Ctrl+Z undoes, Ctrl+Shift+Z
+redoes. The public methods (``create_entity``, ``rename``, …) are what the buttons call after their
+dialog; they take plain values, so menus and tests can call them too.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QUndoStack
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from limbic.core.models import STATUSES, EntityDetail, EntityInput, ObservationInput, RelationInput, iso
+
+from . import undo_commands as cmd
+from .form_dialog import Field, FormDialog
+
+KINDS = ("", "fact", "decision", "preference", "event", "task", "metadata")
+
+
+class EditQueue(QObject):
+    """Runs ``fn(service)`` calls strictly in order through ``controller.run``.
+
+    ``finished(focus)`` after each success (``focus``: entity to select, or ``None``); ``failed(message)``
+    when one raises — the queue is then emptied, since later edits assumed it had succeeded.
+    """
+
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, controller: Any, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._controller = controller
+        self._pending: deque[tuple[Callable[[Any], Any], str, str | None, Callable[[], None] | None]] = deque()
+        self._busy = False
+
+    @property
+    def busy(self) -> bool:
+        """True while an edit runs or waits."""
+        return self._busy or bool(self._pending)
+
+    def submit(self, fn: Callable[[Any], Any], label: str, focus: str | None = None,
+               on_success: Callable[[], None] | None = None) -> None:
+        self._pending.append((fn, label, focus, on_success))
+        self._next()
+
+    def _next(self) -> None:
+        if self._busy or not self._pending:
+            return
+        fn, label, focus, on_success = self._pending.popleft()
+        self._busy = True
+        self._controller.run(fn, self._controller.service,
+                             on_success=lambda _r: self._done(focus, on_success),
+                             on_failure=lambda exc: self._failed(label, exc))
+
+    def _done(self, focus: str | None, on_success: Callable[[], None] | None) -> None:
+        self._busy = False
+        if on_success is not None:
+            on_success()
+        self.finished.emit(focus)
+        self._next()
+
+    def _failed(self, label: str, error: BaseException) -> None:
+        self._busy = False
+        self._pending.clear()
+        self.failed.emit(f"{label} failed: {error}")
+
+
+def _table(headers: list[str], stretch: int = 0) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.verticalHeader().hide()
+    header = table.horizontalHeader()
+    for column in range(len(headers)):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == stretch
+                                    else QHeaderView.ResizeMode.ResizeToContents)
+    return table
+
+
+class EntityEditor(QWidget):
+    """Shows and edits the first selected entity; see the module docstring."""
+
+    loaded = Signal(object)  # the EntityDetail shown (None when nothing is)
+
+    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.detail: EntityDetail | None = None
+        self._name: str | None = None
+        self._channel = f"editor-{id(self)}"
+        self.stack = QUndoStack(self)
+        self.queue = EditQueue(controller, self)
+        self.queue.finished.connect(self._edit_finished)
+        self.queue.failed.connect(self._edit_failed)
+        self.undo_action = self.stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
+        self.redo_action = self.stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.addActions([self.undo_action, self.redo_action])
+        self._reload_timer = QTimer(self, singleShot=True, interval=120, timeout=self.reload)
+        self._build_ui()
+        controller.selection_changed.connect(self._on_selection)
+        controller.graph_changed.connect(self._on_changes)
+        self._on_selection(controller.selection)
+
+    # --- construction ---------------------------------------------------------------------------
+
+    def _button(self, text: str, slot: Callable[[], None], row: QHBoxLayout, tip: str = "") -> QPushButton:
+        button = QPushButton(text, toolTip=tip)
+        button.clicked.connect(slot)
+        row.addWidget(button)
+        return button
+
+    def _build_ui(self) -> None:
+        self.title = QLabel("No entity selected", textFormat=Qt.TextFormat.RichText)
+        self.status_box = QComboBox(toolTip="Status of the entity")
+        self.status_box.addItems(STATUSES)
+        self.status_box.activated.connect(lambda _i: self.set_status(self.status_box.currentText()))
+        head = QHBoxLayout()
+        head.addWidget(self.title, 1)
+        head.addWidget(self.status_box)
+        entity_row = QHBoxLayout()
+        self._button("New…", self._ask_create, entity_row, "Create an entity")
+        self._entity_buttons = [
+            self._button("Rename…", self._ask_rename, entity_row),
+            self._button("Merge into…", self._ask_merge, entity_row, "Merge the selected entities into another"),
+            self._button("Delete", self._ask_delete, entity_row, "Delete the selected entities"),
+        ]
+        entity_row.addStretch(1)
+        undo, redo = QPushButton("Undo"), QPushButton("Redo")
+        undo.clicked.connect(self.stack.undo)
+        redo.clicked.connect(self.stack.redo)
+        self.stack.canUndoChanged.connect(undo.setEnabled)
+        self.stack.canRedoChanged.connect(redo.setEnabled)
+        undo.setEnabled(False)
+        redo.setEnabled(False)
+        entity_row.addWidget(undo)
+        entity_row.addWidget(redo)
+
+        self.observations = _table(["observation", "kind", "created", "state"])
+        obs_row = QHBoxLayout()
+        self._obs_buttons = [
+            self._button("Add…", self._ask_add_observation, obs_row),
+            self._button("Edit…", self._ask_edit_observation, obs_row),
+            self._button("Supersede…", self._ask_supersede, obs_row, "Replace by a newer observation, keep history"),
+            self._button("Delete", self._delete_selected_observation, obs_row),
+        ]
+        obs_row.addStretch(1)
+        self.relations = _table(["relation", "other entity", "state", "context"], stretch=1)
+        rel_row = QHBoxLayout()
+        self._rel_buttons = [
+            self._button("Add…", self._ask_add_relation, rel_row),
+            self._button("End", self._end_selected_relation, rel_row, "Mark as ended (kept as history)"),
+            self._button("Delete", self._delete_selected_relation, rel_row),
+        ]
+        rel_row.addStretch(1)
+        self.message = QLabel(wordWrap=True)
+
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        for table, row in ((self.observations, obs_row), (self.relations, rel_row)):
+            box = QWidget()
+            lay = QVBoxLayout(box)
+            lay.setContentsMargins(0, 0, 0, 0)
+            lay.addWidget(table)
+            lay.addLayout(row)
+            splitter.addWidget(box)
+        layout = QVBoxLayout(self)
+        layout.addLayout(head)
+        layout.addLayout(entity_row)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.message)
+        self._show(None)
+
+    # --- loading --------------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read the current entity again (off the UI thread)."""
+        name = self._name
+        if name is None:
+            self._show(None)
+            return
+        self.controller.run(self.controller.service.get_entity, name, on_success=self._show,
+                            on_failure=lambda _e: self._show(None, missing=name), channel=self._channel)
+
+    def _on_selection(self, names: list[str]) -> None:
+        self._name = names[0] if names else None
+        self.reload()
+
+    def _on_changes(self, changes: list[Any]) -> None:
+        if self.detail is None:
+            if self._name is not None:
+                self._reload_timer.start()
+            return
+        touched = set().union(*(c.entity_ids for c in changes)) if changes else set()
+        related = {self.detail.entity.id} | {r.source_id for r in self.detail.relations} | {
+            r.target_id for r in self.detail.relations}
+        if touched & related or not touched:
+            self._reload_timer.start()
+
+    def _show(self, detail: EntityDetail | None, missing: str | None = None) -> None:
+        self.detail = detail
+        enabled = detail is not None
+        for button in (*self._entity_buttons, *self._obs_buttons, *self._rel_buttons):
+            button.setEnabled(enabled)
+        self.status_box.setEnabled(enabled)
+        self.observations.setRowCount(0)
+        self.relations.setRowCount(0)
+        if detail is None:
+            self.title.setText(f"<i>{escape(missing)} no longer exists</i>" if missing else "No entity selected")
+            self.loaded.emit(None)
+            return
+        e = detail.entity
+        self.title.setText(f"<b>{escape(e.name)}</b> — {escape(e.entity_type)} · {detail.access_count} accesses"
+                           f" · degree {detail.degree}")
+        self.status_box.blockSignals(True)
+        self.status_box.setCurrentText(e.status)
+        self.status_box.blockSignals(False)
+        for o in sorted(e.observations, key=lambda o: (o.superseded_at is not None, o.id)):
+            self._add_row(self.observations, o.content,
+                          [o.content, o.kind or "", (iso(o.created_at) or "")[:16].replace("T", " "),
+                           "superseded" if o.superseded_at else "live"], greyed=o.superseded_at is not None)
+        for r in detail.relations:
+            outgoing = r.source == e.name
+            text = f"→ {r.relation_type}" if outgoing else f"← {r.relation_type}"
+            self._add_row(self.relations, r, [text, r.target if outgoing else r.source,
+                                              "active" if r.active else "ended", r.context or ""],
+                          greyed=not r.active)
+        self.loaded.emit(detail)
+
+    @staticmethod
+    def _add_row(table: QTableWidget, payload: Any, texts: list[str], greyed: bool) -> None:
+        row = table.rowCount()
+        table.insertRow(row)
+        for column, text in enumerate(texts):
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            if column == 0:
+                item.setData(Qt.ItemDataRole.UserRole, payload)
+            if greyed:
+                item.setForeground(Qt.GlobalColor.gray)
+            table.setItem(row, column, item)
+
+    @staticmethod
+    def _selected(table: QTableWidget) -> Any:
+        rows = table.selectionModel().selectedRows()
+        return table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole) if rows else None
+
+    # --- edits (public: plain values) -------------------------------------------------------------
+
+    def execute(self, command: cmd.ServiceCommand) -> None:
+        """Apply ``command`` now (off the UI thread); once it succeeded it goes onto the undo stack."""
+        def pushed() -> None:
+            command.mark_applied()
+            self.stack.push(command)
+
+        self.queue.submit(command.apply, command.text(), command.focus_after_apply, on_success=pushed)
+
+    def _submit(self, fn: Callable[[Any], Any], label: str, focus: str | None) -> None:
+        self.queue.submit(fn, label, focus)
+
+    def create_entity(self, name: str, entity_type: str, observations: tuple[ObservationInput, ...] = ()) -> None:
+        self.execute(cmd.CreateEntity(self._submit, EntityInput(name, entity_type or None, observations)))
+
+    def rename(self, new: str) -> None:
+        self.execute(cmd.RenameEntity(self._submit, self._current(), new))
+
+    def merge_into(self, target: str, sources: list[str] | None = None) -> None:
+        self.execute(cmd.MergeEntities(self._submit, sources or self._selected_names(), target))
+
+    def delete_entities(self, names: list[str] | None = None) -> None:
+        self.execute(cmd.DeleteEntities(self._submit, names or self._selected_names()))
+
+    def set_status(self, status: str, names: list[str] | None = None) -> None:
+        self.execute(cmd.SetStatus(self._submit, names or [self._current()], status))
+
+    def add_observation(self, content: str, kind: str | None = None) -> None:
+        self.execute(cmd.AddObservation(self._submit, self._current(), ObservationInput(content, kind or None)))
+
+    def edit_observation(self, old: str, new: str, kind: str | None = None) -> None:
+        self.execute(cmd.EditObservation(self._submit, self._current(), old, new, kind or None))
+
+    def supersede_observation(self, old: str, new: str, kind: str | None = None) -> None:
+        self.execute(cmd.SupersedeObservation(self._submit, self._current(), old, ObservationInput(new, kind or None)))
+
+    def delete_observation(self, content: str) -> None:
+        self.execute(cmd.DeleteObservation(self._submit, self._current(), content))
+
+    def add_relation(self, source: str, target: str, relation_type: str, context: str | None = None) -> None:
+        self.execute(cmd.AddRelation(self._submit, RelationInput(source, target, relation_type, context or None)))
+
+    def end_relation(self, source: str, target: str, relation_type: str) -> None:
+        self.execute(cmd.EndRelation(self._submit, RelationInput(source, target, relation_type)))
+
+    def delete_relation(self, source: str, target: str, relation_type: str) -> None:
+        self.execute(cmd.DeleteRelation(self._submit, RelationInput(source, target, relation_type)))
+
+    def _current(self) -> str:
+        if self.detail is None:
+            raise RuntimeError("no entity is shown in the editor")
+        return self.detail.entity.name
+
+    def _selected_names(self) -> list[str]:
+        return self.controller.selection or [self._current()]
+
+    def _edit_finished(self, focus: str | None) -> None:
+        self.message.clear()
+        if focus is not None and focus != self._name:
+            self.controller.select([focus])
+        else:
+            self.reload()
+
+    def _edit_failed(self, message: str) -> None:
+        if message.startswith(("Undo", "Redo")):
+            self.stack.clear()  # the stored inverses no longer match the database
+            message += " — the undo history was cleared"
+        self.message.setText(message)
+        self.controller.status_message.emit(message)
+        self.reload()
+
+    # --- dialogs ----------------------------------------------------------------------------------
+
+    def _with_names(self, then: Callable[[list[str]], None]) -> None:
+        self.controller.run(self.controller.service.entity_names, on_success=then)
+
+    def _ask_create(self) -> None:
+        answer = FormDialog.ask(self, "New entity", [
+            Field("name", "Name"), Field("type", "Type", "Concept"),
+            Field("observation", "First observation", multiline=True, required=False),
+            Field("kind", "Kind", choices=KINDS, required=False)])
+        if answer:
+            first = (ObservationInput(answer["observation"], answer["kind"] or None),) if answer["observation"] else ()
+            self.create_entity(answer["name"], answer["type"], first)
+
+    def _ask_rename(self) -> None:
+        answer = FormDialog.ask(self, "Rename entity", [Field("name", "New name", self._current())])
+        if answer and answer["name"] != self._current():
+            self.rename(answer["name"])
+
+    def _ask_merge(self) -> None:
+        sources = self._selected_names()
+
+        def ask(names: list[str]) -> None:
+            answer = FormDialog.ask(self, f"Merge {', '.join(sources)} into…",
+                                    [Field("target", "Target entity", completions=names)])
+            if answer:
+                self.merge_into(answer["target"], [s for s in sources if s != answer["target"]])
+
+        self._with_names(ask)
+
+    def _ask_delete(self) -> None:
+        names = self._selected_names()
+        if QMessageBox.question(self, "Delete", f"Delete {', '.join(names)} with their observations and "
+                                "relations? (Undo restores them.)") == QMessageBox.StandardButton.Yes:
+            self.delete_entities(names)
+
+    def _ask_add_observation(self) -> None:
+        answer = FormDialog.ask(self, "Add observation", [
+            Field("content", "Observation", multiline=True), Field("kind", "Kind", choices=KINDS, required=False)])
+        if answer:
+            self.add_observation(answer["content"], answer["kind"])
+
+    def _ask_edit_observation(self) -> None:
+        old = self._selected(self.observations)
+        if old is None:
+            return
+        kind = next((o.kind or "" for o in self.detail.entity.observations if o.content == old), "")
+        answer = FormDialog.ask(self, "Edit observation", [
+            Field("content", "Observation", old, multiline=True), Field("kind", "Kind", kind, choices=KINDS, required=False)])
+        if answer and (answer["content"], answer["kind"]) != (old, kind):
+            self.edit_observation(old, answer["content"], answer["kind"])
+
+    def _ask_supersede(self) -> None:
+        old = self._selected(self.observations)
+        if old is None:
+            return
+        answer = FormDialog.ask(self, "Supersede observation", [
+            Field("content", "Newer observation", old, multiline=True),
+            Field("kind", "Kind", choices=KINDS, required=False)])
+        if answer and answer["content"] != old:
+            self.supersede_observation(old, answer["content"], answer["kind"])
+
+    def _delete_selected_observation(self) -> None:
+        content = self._selected(self.observations)
+        if content is not None:
+            self.delete_observation(content)
+
+    def _ask_add_relation(self) -> None:
+        source = self._current()
+
+        def ask(names: list[str]) -> None:
+            answer = FormDialog.ask(self, f"Relation from {source}", [
+                Field("type", "Relation type", "relates_to"), Field("target", "Target entity", completions=names),
+                Field("context", "Context", required=False)])
+            if answer:
+                self.add_relation(source, answer["target"], answer["type"], answer["context"])
+
+        self._with_names(ask)
+
+    def _end_selected_relation(self) -> None:
+        r = self._selected(self.relations)
+        if r is not None and r.active:
+            self.end_relation(r.source, r.target, r.relation_type)
+
+    def _delete_selected_relation(self) -> None:
+        r = self._selected(self.relations)
+        if r is not None:
+            self.delete_relation(r.source, r.target, r.relation_type)

@@ -149,12 +149,25 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("open_nodes", {}),
 ]
 
-# Deliberate differences, run after SCRIPT: (tool, arguments, ours is an error, reference is an error).
-DIFFERENCES: list[tuple[str, dict[str, Any], bool, bool]] = [
-    # A relation to an unknown entity: refused by Limbic, stored dangling by the reference server.
-    ("create_relations", {"relations": [{"from": "Alice", "to": "Ghost", "relationType": "haunts"}]}, True, False),
-    # An empty entity name: refused by Limbic (validation), stored by the reference server.
-    ("create_entities", {"entities": [{"name": "  ", "entityType": "x", "observations": []}]}, True, False),
+# Deliberate differences, run after SCRIPT: (tool, arguments, Limbic's outcome, the reference's outcome), an
+# outcome being "error" or the structured content (Limbic's with ``strip_extras`` applied).
+DIFFERENCES: list[tuple[str, dict[str, Any], Any, Any]] = [
+    # A relation to an unknown entity: refused, where the reference server stores it dangling.
+    ("create_relations", {"relations": [{"from": "Alice", "to": "Ghost", "relationType": "haunts"}]},
+     "error", {"relations": [{"from": "Alice", "to": "Ghost", "relationType": "haunts"}]}),
+    # An empty (blank) entity name: refused by validation.
+    ("create_entities", {"entities": [{"name": "  ", "entityType": "x", "observations": []}]},
+     "error", {"entities": [{"name": "  ", "entityType": "x", "observations": []}]}),
+    # The same name twice in one call, the same text twice in one list: stored once.
+    ("create_entities", {"entities": [{"name": "Twin", "entityType": "a", "observations": ["same", "same"]},
+                                      {"name": "Twin", "entityType": "b", "observations": []}]},
+     {"entities": [{"name": "Twin", "entityType": "a", "observations": ["same"]}]},
+     {"entities": [{"name": "Twin", "entityType": "a", "observations": ["same", "same"]},
+                   {"name": "Twin", "entityType": "b", "observations": []}]}),
+    # Observations are trimmed, and duplicates within one call are added once.
+    ("add_observations", {"observations": [{"entityName": "Bob", "contents": ["x", "x", "  padded  "]}]},
+     {"results": [{"entityName": "Bob", "addedObservations": ["x", "padded"]}]},
+     {"results": [{"entityName": "Bob", "addedObservations": ["x", "x", "  padded  "]}]}),
 ]
 
 

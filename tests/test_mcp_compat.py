@@ -3,7 +3,8 @@
 The same scripted sequence of the nine tools runs against the reference server (node, its JSONL file in
 a temporary directory) and against ``limbic mcp`` (stdio); results must be equal once Limbic's
 documented additions are removed (``status`` on entities, ``context`` on relations). The deliberate
-differences (unknown relation endpoints and empty names refused) are checked to differ as documented.
+differences (unknown relation endpoints and blank names refused, text trimmed, duplicates within one
+call stored once) are checked to differ exactly as documented.
 Tool names, titles, descriptions, annotations and input schemas are compared too.
 """
 
@@ -56,8 +57,12 @@ async def _session(params, errlog) -> dict:
         steps = [await _call(client, tool, arguments) for tool, arguments in SCRIPT]
         graph_resource = json.loads((await client.read_resource(KNOWLEDGE_GRAPH_URI)).contents[0].text)
         differences = [await _call(client, tool, arguments) for tool, arguments, _, _ in DIFFERENCES]
+        await client.call_tool("create_entities", {"entities": [
+            {"name": "École", "entityType": "Schule", "observations": ["ÉTÉ"]}]})
+        unicode = [strip_extras((await _call(client, "search_nodes", {"query": query}))["structured"])
+                   for query in ("école", "été", "ÉCOLE")]
         return {"tools": tools, "resources": resources, "steps": steps, "resource": graph_resource,
-                "differences": differences}
+                "differences": differences, "unicode": unicode}
 
 
 @pytest.fixture(scope="module")
@@ -100,10 +105,17 @@ def test_the_knowledge_graph_resource_is_the_same(runs):
 
 
 def test_documented_differences_differ_as_documented(runs):
-    for (tool, _arguments, ours_error, reference_error), mine, theirs in zip(
+    for (tool, _arguments, ours, reference), mine, theirs in zip(
             DIFFERENCES, runs["limbic"]["differences"], runs["reference"]["differences"], strict=True):
-        assert (mine["error"], theirs["error"]) == (ours_error, reference_error), tool
+        assert ("error" if mine["error"] else strip_extras(mine["structured"])) == ours, tool
+        assert ("error" if theirs["error"] else theirs["structured"]) == reference, tool
     assert "Ghost" in runs["limbic"]["differences"][0]["text"]
+
+
+@pytest.mark.xfail(strict=True, reason="service.search_nodes folds ASCII case only (SQLite LIKE in "
+                   "core/store/reads.py); the reference lower-cases all of Unicode. Reported to the lead.")
+def test_search_nodes_folds_non_ascii_case_like_the_reference(runs):
+    assert runs["limbic"]["unicode"] == runs["reference"]["unicode"]
 
 
 def _resolve(schema, root):

@@ -177,17 +177,21 @@ def _gelu(x: np.ndarray) -> np.ndarray:
 def numpy_bert(weights: dict[str, np.ndarray], config: bert_onnx.BertConfig, ids: np.ndarray,
                mask: np.ndarray) -> np.ndarray:
     """BERT last hidden state ``(batch, seq, hidden)`` in float64 numpy, straight from the paper's formulas."""
-    w = {k: v.astype(np.float64) for k, v in bert_onnx.normalise_weight_names(weights).items()}
+    raw = bert_onnx.normalise_weight_names(weights)
+    w = {k: v.astype(np.float64) for k, v in raw.items() if k != "embeddings.word_embeddings.weight"}
     eps = config.layer_norm_eps
     batch, seq = ids.shape
     heads, size = config.num_attention_heads, config.head_size
-    x = (w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:seq][None]
+    x = (raw["embeddings.word_embeddings.weight"][ids].astype(np.float64)
+         + w["embeddings.position_embeddings.weight"][:seq][None]
          + w["embeddings.token_type_embeddings.weight"][0][None, None])
     x = _layer_norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], eps)
     bias = (1.0 - mask[:, None, None, :].astype(np.float64)) * -10000.0
 
     def dense(v: np.ndarray, name: str) -> np.ndarray:
-        return v @ w[f"{name}.weight"].T + w[f"{name}.bias"]
+        # 2-D product with a contiguous (in, out) matrix, so numpy hands it to BLAS.
+        weight = np.ascontiguousarray(w[f"{name}.weight"].T)
+        return (v.reshape(-1, v.shape[-1]) @ weight).reshape(*v.shape[:-1], -1) + w[f"{name}.bias"]
 
     for i in range(config.num_hidden_layers):
         p = f"encoder.layer.{i}"

@@ -6,14 +6,19 @@ quoted piece such as ``"a:b"`` is a phrase: the ``unicode61`` tokenizer splits i
 and matches them adjacent. Pieces are joined with ``OR`` so BM25 ranks rows by how many and how
 rare the matched words are (candidate retrieval wants recall; the re-ranker orders them).
 
-Control characters (NUL included, which FTS5 rejects) and lone surrogates become spaces; pieces with no letter or digit
-(only punctuation or emoji, which the tokenizer drops) are left out. Text longer than
-2,000 characters (``validation.MAX_QUERY``) raises :class:`~limbic.core.errors.ValidationError`.
+Control characters (NUL included, which FTS5 rejects) and lone surrogates become spaces; pieces with
+no letter or digit (only punctuation or emoji, which the tokenizer drops) are left out. Text longer
+than 2,000 characters (``validation.MAX_QUERY``) raises :class:`~limbic.core.errors.ValidationError`.
+
+Common pieces: FTS5's BM25 clamps the IDF of a token found in half of the rows or more to 1e-6, so
+such a piece does not change the order of rows matched by rarer pieces, yet every row containing it
+must be scored. :func:`informative_terms` leaves those pieces out when a rarer one remains.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping, Sequence
 
 from .errors import ValidationError
 from .validation import MAX_QUERY
@@ -24,11 +29,15 @@ def _clean(text: str) -> str:
 
 
 def fts_terms(text: str) -> list[str]:
-    """The white-space separated pieces of ``text`` that contain at least one letter or digit, in order, without repeats."""
+    """The white-space separated pieces of ``text`` that contain at least one letter or digit, in order, without repeats.
+
+    Raises:
+        ValidationError: ``text`` is not a string or longer than 2,000 characters.
+    """
     if not isinstance(text, str):
         raise ValidationError(f"search text must be a string, got {type(text).__name__}")
     if len(text) > MAX_QUERY:
-        raise ValidationError(f"query is {len(text)} characters long; the limit is {MAX_QUERY:,}")
+        raise ValidationError(f"query is {len(text):,} characters long; the limit is {MAX_QUERY:,}")
     terms: list[str] = []
     for piece in _clean(text).split():
         if any(ch.isalnum() for ch in piece) and piece not in terms:
@@ -36,9 +45,46 @@ def fts_terms(text: str) -> list[str]:
     return terms
 
 
+def tokens(term: str) -> list[str]:
+    """Close reading of what the ``unicode61 remove_diacritics 2`` tokenizer makes of ``term``: lower-cased
+    runs of letters and digits with combining marks removed. Used only to look up document frequencies;
+    a token it gets wrong is simply not found, and the piece is kept."""
+    decomposed = unicodedata.normalize("NFD", term.lower())
+    out, current = [], []
+    for ch in decomposed:
+        if unicodedata.combining(ch):
+            continue
+        if ch.isalnum() or unicodedata.category(ch) == "Co":
+            current.append(ch)
+        elif current:
+            out.append("".join(current))
+            current = []
+    if current:
+        out.append("".join(current))
+    return out
+
+
+def informative_terms(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int) -> list[str]:
+    """The pieces whose rarest token is in fewer than half of ``total_rows`` rows (BM25 IDF above FTS5's clamp).
+
+    ``document_frequency`` maps tokens to the number of rows containing them (absent = 0). When every
+    piece is common, all are kept: the query asks for common words and gets them.
+    """
+    def frequency(term: str) -> int:
+        return min((document_frequency.get(token, 0) for token in tokens(term)), default=0)
+
+    kept = [term for term in terms if 2 * frequency(term) < total_rows]
+    return kept or list(terms)
+
+
 def quote_term(term: str) -> str:
     """One FTS5 string literal: ``term`` in double quotes, inner double quotes doubled."""
     return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(terms: Sequence[str]) -> str | None:
+    """Quoted ``terms`` joined with ``OR``, or ``None`` when there are none."""
+    return " OR ".join(quote_term(term) for term in terms) if terms else None
 
 
 def fts_match_expression(text: str) -> str | None:
@@ -48,7 +94,4 @@ def fts_match_expression(text: str) -> str | None:
     Raises:
         ValidationError: ``text`` is not a string or longer than 2,000 characters.
     """
-    terms = fts_terms(text)
-    if not terms:
-        return None
-    return " OR ".join(quote_term(term) for term in terms)
+    return match_expression(fts_terms(text))

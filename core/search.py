@@ -3,9 +3,12 @@
 1. Encode the query through the :class:`~limbic.core.embedding.base.Embedder` (query prefix included).
 2. KNN over ``entity_embeddings`` (sqlite-vec, cosine) and FTS5 BM25 over ``entity_fts``, each
    ``limit × expansion_factor`` rows (KNN capped at sqlite-vec's 4,096); the user text reaches FTS5
-   only through :func:`limbic.core.fts.fts_match_expression`.
+   only as quoted pieces (:mod:`limbic.core.fts`), joined with OR, leaving out pieces found in half
+   of the rows or more when a rarer one remains (their BM25 IDF is clamped to 1e-6: they would not
+   change the order, only make FTS5 score every row). Document frequencies come from an
+   ``fts5vocab`` table in the connection's ``temp`` schema; the database file is never written.
 3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance.
-4. Signals and display data for all candidates in four queries with ``json_each`` id lists
+4. Signals and display data for all candidates in three queries with ``json_each`` id lists
    (entities + access + access days + degree; live observations; co-occurrences among candidates).
 5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
 
@@ -33,7 +36,7 @@ from . import validation
 from .candidates import STATUS_CODES, CandidateSet, SearchResult
 from .embedding.base import Embedder
 from .errors import ValidationError
-from .fts import fts_match_expression
+from .fts import fts_terms, informative_terms, match_expression, tokens
 from .models import STATUSES
 from .params import ScoringParams
 from .routing import detect_query_type
@@ -42,6 +45,7 @@ from .scoring import reciprocal_rank_fusion, score_candidates
 VECTOR_TABLE = "entity_embeddings"
 KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
 METADATA_KIND = "metadata"
+_VOCAB = "limbic_fts_vocab"  # per-connection fts5vocab over entity_fts (temp schema: nothing is written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +85,19 @@ def _knn(conn: apsw.Connection, vector: np.ndarray, count: int) -> tuple[list[in
         (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), min(count, KNN_MAX_K)),
     ).fetchall()
     return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
+
+
+def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
+    """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`)."""
+    terms = fts_terms(query)
+    if len(terms) > 1:
+        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, 'entity_fts', 'row')")
+        wanted = json.dumps(sorted({token for term in terms for token in tokens(term)}))
+        frequency = dict(conn.execute(
+            f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
+        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        terms = informative_terms(terms, frequency, total)
+    return match_expression(terms)
 
 
 def _fts(conn: apsw.Connection, expression: str | None, count: int) -> list[int]:
@@ -175,7 +192,6 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     params = params or ScoringParams()
     now = time.time() if now is None else float(now)
     per_branch = limit * int(params.expansion_factor)
-    expression = fts_match_expression(query)
     timings: dict[str, float] = {"encode": 0.0, "knn": 0.0}
 
     vector = None
@@ -199,7 +215,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 knn_ids, distances = _knn(conn, vector, per_branch)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
-        fts_ids = _fts(conn, expression, per_branch)
+        fts_ids = _fts(conn, _fts_expression(conn, query), per_branch)
         timings["fts"] = _ms(stage)
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)

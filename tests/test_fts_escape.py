@@ -8,7 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from limbic.core.errors import ValidationError
-from limbic.core.fts import fts_match_expression, fts_terms, quote_term
+from limbic.core.fts import (
+    fts_match_expression,
+    fts_terms,
+    informative_terms,
+    match_expression,
+    quote_term,
+    tokens,
+)
 
 HOSTILE = ['"', '""', '"""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b)", "a NEAR b", "(", ")", "((a)",
            "a AND", "OR", "NOT b", "^start", "{name}: x", "name:FTS5", "+", "'; DROP TABLE entities; --",
@@ -93,3 +100,32 @@ def test_any_text_is_safe(text):
     conn.execute("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (1, 'alpha', 'b', 'c')")
     _match(conn, text)
     conn.close()
+
+
+def test_tokens_follow_unicode61_with_diacritics_removed():
+    assert tokens("Café-Müller:x") == ["cafe", "muller", "x"]
+    assert tokens("日本語の検索") == ["日本語の検索"]
+    assert tokens("?!") == []
+
+
+def test_common_pieces_are_left_out_when_a_rarer_one_remains():
+    df = {"the": 60, "python": 7, "a": 90, "b": 3}
+    assert informative_terms(["the", "python", "zzz"], df, 100) == ["python", "zzz"]
+    assert informative_terms(["the", "a"], df, 100) == ["the", "a"]            # all common: keep them
+    assert informative_terms(["a:b", "the"], df, 100) == ["a:b"]                # a phrase is as rare as its rarest token
+    assert informative_terms(["python"], {"python": 50}, 100) == ["python"]     # exactly half: clamped IDF, but alone
+
+
+def test_pruning_keeps_the_bm25_order_of_the_other_pieces():
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
+                 "tokenize = 'unicode61 remove_diacritics 2')")
+    rows = [(i, f"pkg{i}", "Package", "the tool" + (" xml parser" * (i % 3) if i % 4 == 0 else "")) for i in range(1, 41)]
+    conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
+    df = {"the": 40, "tool": 40, "xml": 7, "parser": 7}
+    def ranked(expression):
+        return [r[0] for r in conn.execute("SELECT rowid FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank",
+                                           (expression,))]
+    full = ranked(match_expression(["the", "xml", "parser"]))
+    pruned = ranked(match_expression(informative_terms(["the", "xml", "parser"], df, 40)))
+    assert pruned == full[: len(pruned)] and len(pruned) == 7

@@ -1,0 +1,66 @@
+"""reembed: vectors made by another model are replaced, resumably; a new dimension recreates the table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.embedding.reembed import reembed, stale_entity_ids
+from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+
+
+@pytest.fixture
+def database(tmp_path):
+    db = Database(tmp_path / "memory.db")
+    service = MemoryService(db, HashingEmbedder(dimension=384, name="old-model"))
+    service.create_entities([EntityInput(f"entity {i}", "thing", (ObservationInput(f"fact number {i}"),))
+                             for i in range(25)])
+    yield db
+    db.close()
+
+
+def _models(db: Database) -> dict[str, int]:
+    rows = db.read().execute("SELECT model, count(*) FROM entity_embedding_meta GROUP BY model").fetchall()
+    return dict(rows)
+
+
+def test_same_dimension_replaces_every_vector(database):
+    new = HashingEmbedder(dimension=384, name="new-model")
+    assert len(stale_entity_ids(database, "new-model")) == 25
+    seen = []
+    report = reembed(database, new, progress=lambda done, total: seen.append((done, total)), batch_size=10)
+    assert (report.embedded, report.stale, report.recreated_table) == (25, 25, False)
+    assert seen == [(0, 25), (10, 25), (20, 25), (25, 25)]
+    assert _models(database) == {"new-model": 25}
+    assert database.get_setting("embedding_model") == "new-model"
+    row = database.read().execute("SELECT embedding FROM entity_embeddings WHERE rowid = 1").fetchone()
+    text = "entity 0 (thing, active): fact number 0"
+    assert np.allclose(np.frombuffer(row[0], dtype=np.float32), new.embed([text])[0], atol=1e-6)
+    assert reembed(database, new).embedded == 0  # nothing left to do
+
+
+def test_new_dimension_recreates_the_vector_table(database):
+    report = reembed(database, HashingEmbedder(dimension=64, name="small-model"))
+    assert report.recreated_table and report.embedded == 25
+    assert database.vector_dimension() == 64
+    count = database.read().execute("SELECT count(*) FROM entity_embeddings").fetchone()[0]
+    assert count == 25 and _models(database) == {"small-model": 25}
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(database):
+    new = HashingEmbedder(dimension=64, name="small-model")
+
+    def stop_after_two_batches(done: int, total: int) -> None:
+        if done >= 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        reembed(database, new, progress=stop_after_two_batches, batch_size=5)
+    assert _models(database) == {"small-model": 10}  # the committed batches stay
+    new.calls = 0
+    report = reembed(database, new, batch_size=5)
+    assert (report.embedded, report.recreated_table) == (15, False)
+    assert new.calls == 3 and _models(database) == {"small-model": 25}

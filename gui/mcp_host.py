@@ -1,0 +1,103 @@
+"""The embedded MCP server: :class:`~limbic.core.mcp_http.HttpMcpServer` started and stopped for the app.
+
+The server (uvicorn in its own daemon thread) is bound to 127.0.0.1 and guarded by the bearer token.
+Starting it binds a socket and waits until uvicorn accepts requests, so :meth:`McpHost.start` does
+that through ``controller.run``; each tool call's ``ToolCallRecord`` is handed from the server
+thread to the UI thread with ``controller.post_mcp_call`` (a queued signal) and comes out as
+``controller.mcp_call``. :meth:`McpHost.stop` returns once the port is free.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from limbic.core.mcp_http import HttpMcpServer
+
+DEFAULT_PORT = 8765
+
+
+class McpHost(QObject):
+    """Owns one ``HttpMcpServer``; see the module docstring.
+
+    Args:
+        controller: the ``AppController`` (its ``service`` is served; records go to ``mcp_call``).
+        port: TCP port on 127.0.0.1; when taken, any free port is used instead (0 = any from the start).
+        token: a fixed bearer token; ``None`` uses the per-install token file.
+
+    Signals: ``started(url)``, ``stopped()``, ``failed(message)``.
+    """
+
+    started = Signal(str)
+    stopped = Signal()
+    failed = Signal(str)
+
+    def __init__(self, controller: Any, parent: QObject | None = None, *, port: int = DEFAULT_PORT,
+                 token: str | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.requested_port = port
+        self._token = token
+        self.server: HttpMcpServer | None = None
+        self._starting: list[HttpMcpServer] = []
+
+    @property
+    def running(self) -> bool:
+        return self.server is not None and self.server.running
+
+    @property
+    def url(self) -> str | None:
+        return self.server.url if self.server is not None else None
+
+    @property
+    def port(self) -> int | None:
+        return self.server.port if self.server is not None else None
+
+    @property
+    def token(self) -> str | None:
+        return self.server.token if self.server is not None else None
+
+    def start(self) -> None:
+        """Start serving (off the UI thread); ``started`` or ``failed`` follows."""
+        if self.server is not None or self._starting:
+            return
+        self.controller.run(self._start_blocking, self.requested_port,
+                            on_success=self._started, on_failure=self._failed)
+
+    def _start_blocking(self, port: int) -> HttpMcpServer:  # worker thread
+        server = HttpMcpServer(self.controller.service, port=port, token=self._token,
+                               on_call=self.controller.post_mcp_call)
+        self._starting.append(server)  # stop() can reach it even while it starts
+        try:
+            server.start()
+        except OSError:
+            self._starting.remove(server)
+            if port == 0:
+                raise
+            return self._start_blocking(0)  # the port is taken (another instance?): any free port
+        return server
+
+    def _started(self, server: HttpMcpServer) -> None:
+        if server not in self._starting:  # stop() was called while it was starting
+            server.stop()
+            return
+        self._starting.remove(server)
+        self.server = server
+        self.started.emit(server.url)
+        self.controller.status_message.emit(f"MCP server listening on {server.url}")
+
+    def _failed(self, error: BaseException) -> None:
+        self._starting.clear()
+        self.failed.emit(str(error))
+        self.controller.status_message.emit(f"MCP server failed to start: {error}")
+
+    def stop(self) -> None:
+        """Stop the server (blocks until the port is free; at most a few seconds)."""
+        servers = [s for s in (self.server, *self._starting) if s is not None]
+        self.server = None
+        self._starting.clear()
+        for server in servers:
+            server.stop()
+        if servers:
+            self.stopped.emit()

@@ -1,0 +1,224 @@
+"""The MCP panel: the embedded server's address, the bearer token (copy button), ready-made client
+snippets, and a live activity log of tool calls fed by ``controller.mcp_call``.
+
+Snippets come from ``limbic mcp config`` (:func:`limbic.core.cli.mcp_commands.client_config`), so the
+panel and the command line always print the same thing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from limbic.core.cli.mcp_commands import client_config
+
+CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
+           ("VS Code", "vscode"))
+MAX_LOG_ROWS = 5000
+ERROR_COLOUR = QColor(220, 60, 60)
+Index = QModelIndex | QPersistentModelIndex
+
+
+class ActivityModel(QAbstractTableModel):
+    """Tool-call records (``ToolCallRecord``: at, tool, arguments, duration_ms, error), oldest first,
+    at most ``limit`` rows (the oldest are dropped)."""
+
+    COLUMNS = ("time", "tool", "arguments", "ms", "error")
+
+    def __init__(self, parent: Any = None, limit: int = MAX_LOG_ROWS) -> None:
+        super().__init__(parent)
+        self._rows: list[Any] = []
+        self._limit = limit
+
+    def append(self, record: Any) -> None:
+        if len(self._rows) >= self._limit:
+            drop = len(self._rows) - self._limit + 1
+            self.beginRemoveRows(QModelIndex(), 0, drop - 1)
+            del self._rows[:drop]
+            self.endRemoveRows()
+        row = len(self._rows)
+        self.beginInsertRows(QModelIndex(), row, row)
+        self._rows.append(record)
+        self.endInsertRows()
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self._rows = []
+        self.endResetModel()
+
+    def record(self, row: int) -> Any:
+        return self._rows[row]
+
+    def errors(self) -> int:
+        return sum(1 for r in self._rows if r.error)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008 - Qt's signature
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        r = self._rows[index.row()]
+        column = self.COLUMNS[index.column()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return {
+                "time": time.strftime("%H:%M:%S", time.localtime(r.at)),
+                "tool": r.tool,
+                "arguments": r.arguments,
+                "ms": f"{r.duration_ms:.1f}",
+                "error": r.error or "",
+            }[column]
+        if role == Qt.ItemDataRole.ToolTipRole and column in ("arguments", "error"):
+            return r.arguments if column == "arguments" else r.error
+        if role == Qt.ItemDataRole.ForegroundRole and r.error:
+            return ERROR_COLOUR
+        if role == Qt.ItemDataRole.TextAlignmentRole and column == "ms":
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class McpPanel(QWidget):
+    """See the module docstring. Call :meth:`set_server` with the running server (anything with
+    ``url``, ``port`` and ``token``: an ``HttpMcpServer`` or a ``McpHost``), or ``None`` when stopped."""
+
+    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self._server: Any = None
+        self.state = QLabel("MCP server: not running")
+        self.address = QLineEdit(readOnly=True, placeholderText="not running")
+        self.token_field = QLineEdit(readOnly=True, echoMode=QLineEdit.EchoMode.Password)
+        self.copy_token_button = QPushButton("Copy token", toolTip="Copy the bearer token to the clipboard")
+        self.copy_token_button.clicked.connect(self.copy_token)
+        show = QPushButton("Show", checkable=True)
+        show.toggled.connect(lambda on: self.token_field.setEchoMode(
+            QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password))
+        token_row = QHBoxLayout()
+        for w in (self.token_field, show, self.copy_token_button):
+            token_row.addWidget(w)
+        server_box = QGroupBox("Server")
+        form = QFormLayout(server_box)
+        form.addRow(self.state)
+        form.addRow("Address", self.address)
+        form.addRow("Bearer token", token_row)
+
+        self.client_box = QComboBox()
+        for label, key in CLIENTS:
+            self.client_box.addItem(label, key)
+        self.transport_box = QComboBox()
+        self.transport_box.addItem("HTTP (this app)", True)
+        self.transport_box.addItem("stdio (limbic mcp)", False)
+        self.snippet = QPlainTextEdit(readOnly=True)
+        self.snippet.setMaximumHeight(130)
+        copy_snippet = QPushButton("Copy snippet")
+        copy_snippet.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText()))
+        for box in (self.client_box, self.transport_box):
+            box.currentIndexChanged.connect(lambda _i: self.refresh_snippet())
+        pick = QHBoxLayout()
+        for w in (self.client_box, self.transport_box, copy_snippet):
+            pick.addWidget(w)
+        pick.addStretch(1)
+        snippet_box = QGroupBox("Client configuration")
+        snippet_layout = QVBoxLayout(snippet_box)
+        snippet_layout.addLayout(pick)
+        snippet_layout.addWidget(self.snippet)
+
+        self.model = ActivityModel(self)
+        self.log = QTableView()
+        self.log.setModel(self.model)
+        self.log.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.log.verticalHeader().hide()
+        header = self.log.horizontalHeader()
+        for column in range(len(ActivityModel.COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == 2
+                                        else QHeaderView.ResizeMode.ResizeToContents)
+        self.counts = QLabel("no calls yet")
+        clear = QPushButton("Clear log")
+        clear.clicked.connect(self.clear_log)
+        log_row = QHBoxLayout()
+        log_row.addWidget(self.counts, 1)
+        log_row.addWidget(clear)
+        log_box = QGroupBox("Activity")
+        log_layout = QVBoxLayout(log_box)
+        log_layout.addWidget(self.log)
+        log_layout.addLayout(log_row)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(server_box)
+        layout.addWidget(snippet_box)
+        layout.addWidget(log_box, 1)
+        controller.mcp_call.connect(self.add_record)
+        self.set_server(None)
+
+    def set_server(self, server: Any) -> None:
+        """Show ``server``'s address and token (``None``: not running)."""
+        self._server = server
+        url = getattr(server, "url", None) if server is not None else None
+        self.address.setText(url or "")
+        self.token_field.setText(server.token if url else "")
+        self.copy_token_button.setEnabled(bool(url))
+        self.state.setText(f"MCP server: listening on {url}" if url else "MCP server: not running")
+        self.refresh_snippet()
+
+    def set_failed(self, message: str) -> None:
+        self.set_server(None)
+        self.state.setText(f"MCP server: failed — {message}")
+
+    def copy_token(self) -> None:
+        if self._server is not None:
+            QGuiApplication.clipboard().setText(self._server.token)
+            self.controller.status_message.emit("MCP bearer token copied to the clipboard")
+
+    def refresh_snippet(self) -> None:
+        http = bool(self.transport_box.currentData())
+        port = getattr(self._server, "port", None) if self._server is not None else None
+        if http and not port:
+            self.snippet.setPlainText("Start the MCP server to get an HTTP snippet (or pick stdio).")
+            return
+        args = argparse.Namespace(client=self.client_box.currentData(), http=http, host="127.0.0.1",
+                                  port=port, db=str(self.controller.service.database.path))
+        self.snippet.setPlainText(client_config(args))
+
+    def add_record(self, record: Any) -> None:
+        """Append one ``ToolCallRecord`` to the log (keeps the view at the bottom if it was there)."""
+        bar = self.log.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - 2
+        self.model.append(record)
+        if at_bottom:
+            self.log.scrollToBottom()
+        self._update_counts()
+
+    def clear_log(self) -> None:
+        self.model.clear()
+        self._update_counts()
+
+    def _update_counts(self) -> None:
+        n, errors = self.model.rowCount(), self.model.errors()
+        self.counts.setText(f"{n} call{'s' if n != 1 else ''}, {errors} error{'s' if errors != 1 else ''}")

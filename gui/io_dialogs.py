@@ -1,0 +1,229 @@
+"""Import and export dialogs: memory files in (JSONL / JSON, with progress and the import report),
+the graph out (JSONL, GraphML, GEXF).
+
+The work runs off the UI thread through ``controller.run`` with :mod:`limbic.core.io.importer` and
+:mod:`limbic.core.io.exporter`; the importer's progress callback (called on the worker thread) reaches
+the progress bar through a queued signal. The imported entities reach every view through the service's
+change notifications, like any other write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from limbic.core.io.exporter import FORMATS, export_graph
+from limbic.core.io.importer import import_files
+
+MEMORY_FILES = "Memory files (*.jsonl *.json *.ndjson *.txt);;All files (*)"
+EXPORT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "graphml": "GraphML (*.graphml)", "gexf": "GEXF (*.gexf)"}
+
+
+class _Progress(QObject):
+    """Carries ``(done, total, message)`` from the importer's worker thread to the UI thread."""
+
+    changed = Signal(int, int, str)
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        self.changed.emit(done, total, message)
+
+
+class ImportDialog(QDialog):
+    """Pick memory files, import them through the service, show progress and the report.
+
+    ``finished_import(report)`` is emitted with the :class:`~limbic.core.io.report.ImportReport`;
+    ``report`` keeps the last one.
+    """
+
+    finished_import = Signal(object)
+
+    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.report: Any = None
+        self.setWindowTitle("Import memory files")
+        self.resize(720, 520)
+        self.files = QListWidget()
+        add = QPushButton("Add files…")
+        add.clicked.connect(self._browse)
+        remove = QPushButton("Remove")
+        remove.clicked.connect(self._remove_selected)
+        picks = QHBoxLayout()
+        picks.addWidget(add)
+        picks.addWidget(remove)
+        picks.addStretch(1)
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setValue(0)
+        self.progress_label = QLabel("Choose one or more files: reference JSONL, JSON documents, graph dumps.")
+        self.report_view = QPlainTextEdit(readOnly=True, placeholderText="The import report appears here.")
+        self.import_button = QPushButton("Import")
+        self.import_button.clicked.connect(self.start_import)
+        close = QPushButton("Close")
+        close.clicked.connect(self.accept)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.import_button)
+        buttons.addWidget(close)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.files)
+        layout.addLayout(picks)
+        layout.addWidget(self.progress_label)
+        layout.addWidget(self.progress_bar)
+        layout.addWidget(self.report_view, 1)
+        layout.addLayout(buttons)
+        self._progress = _Progress(self)
+        self._progress.changed.connect(self._on_progress)
+
+    def paths(self) -> list[str]:
+        return [self.files.item(i).text() for i in range(self.files.count())]
+
+    def set_paths(self, paths: list[str | Path]) -> None:
+        self.files.clear()
+        self.files.addItems([str(p) for p in paths])
+
+    def _remove_selected(self) -> None:
+        for item in self.files.selectedItems():
+            self.files.takeItem(self.files.row(item))
+
+    def _browse(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileNames(self, "Import memory files", "", MEMORY_FILES)
+        existing = set(self.paths())
+        self.files.addItems([p for p in chosen if p not in existing])
+
+    def start_import(self) -> None:
+        """Import the listed files (off the UI thread)."""
+        paths = self.paths()
+        if not paths:
+            self.progress_label.setText("Add at least one file first.")
+            return
+        self.import_button.setEnabled(False)
+        self.progress_bar.setRange(0, 0)  # busy until the parser reports a total
+        self.progress_label.setText(f"Reading {len(paths)} file(s)…")
+        self.controller.run(import_files, self.controller.service, paths, self._progress,
+                            on_success=self._done, on_failure=self._failed)
+
+    def _on_progress(self, done: int, total: int, message: str) -> None:
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(min(done, total))
+        self.progress_label.setText(message)
+
+    def _done(self, report: Any) -> None:
+        self.report = report
+        self.import_button.setEnabled(True)
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(1)
+        totals = report.totals()
+        self.progress_label.setText(
+            f"Done: {totals['entities_created']} entities created, {totals['observations_added']} observations and "
+            f"{totals['relations_created']} relations added" + ("" if report.ok else " — some files were NOT imported"))
+        self.report_view.setPlainText(report.summary(limit=200))
+        self.controller.status_message.emit(self.progress_label.text())
+        self.finished_import.emit(report)
+
+    def _failed(self, error: BaseException) -> None:
+        self.import_button.setEnabled(True)
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(0)
+        self.progress_label.setText(f"Import failed: {error}")
+        self.report_view.setPlainText(str(error))
+
+
+class ExportDialog(QDialog):
+    """Write the whole graph to a file as JSONL (reference format, optional extras), GraphML or GEXF.
+
+    ``finished_export(summary)`` carries the :class:`~limbic.core.io.exporter.ExportSummary`.
+    """
+
+    finished_export = Signal(object)
+
+    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.summary: Any = None
+        self.setWindowTitle("Export the memory graph")
+        self.format_box = QComboBox()
+        for fmt in FORMATS:
+            self.format_box.addItem(EXPORT_FILTERS[fmt].split(" (")[0], fmt)
+        self.extras = QCheckBox("Include Limbic extras (status, timestamps, kinds, history)", checked=True)
+        self.format_box.currentIndexChanged.connect(lambda _i: self.extras.setEnabled(self.format() == "jsonl"))
+        self.path = QLineEdit(placeholderText="file to write")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(browse)
+        self.message = QLabel()
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.export_button = self.buttons.addButton("Export", QDialogButtonBox.ButtonRole.ActionRole)
+        self.export_button.clicked.connect(self.start_export)
+        self.buttons.rejected.connect(self.reject)
+        form = QFormLayout(self)
+        form.addRow("Format", self.format_box)
+        form.addRow("", self.extras)
+        form.addRow("File", path_row)
+        form.addRow(self.message)
+        form.addRow(self.buttons)
+
+    def format(self) -> str:
+        return self.format_box.currentData()
+
+    def _browse(self) -> None:
+        fmt = self.format()
+        chosen, _ = QFileDialog.getSaveFileName(self, "Export to", f"memory.{fmt}", EXPORT_FILTERS[fmt])
+        if chosen:
+            self.path.setText(chosen)
+
+    def start_export(self) -> None:
+        """Write the file (off the UI thread)."""
+        target = self.path.text().strip()
+        if not target:
+            self.message.setText("Choose a file first.")
+            return
+        self.export_button.setEnabled(False)
+        self.message.setText("Exporting…")
+        self.controller.run(_export_to_file, self.controller.service, self.format(), target,
+                            self.extras.isChecked(), on_success=self._done, on_failure=self._failed)
+
+    def _done(self, summary: Any) -> None:
+        self.summary = summary
+        self.export_button.setEnabled(True)
+        self.message.setText(f"Wrote {summary.entities} entities and {summary.relations} relations "
+                             f"({summary.format}) to {self.path.text().strip()}")
+        self.controller.status_message.emit(self.message.text())
+        self.finished_export.emit(summary)
+
+    def _failed(self, error: BaseException) -> None:
+        self.export_button.setEnabled(True)
+        self.message.setText(f"Export failed: {error}")
+
+
+def _export_to_file(service: Any, fmt: str, target: str, extras: bool) -> Any:
+    """Worker: export into a temporary sibling file, then move it over ``target`` (no half-written file)."""
+    path = Path(target).expanduser()
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        with open(partial, "wb") as out:
+            summary = export_graph(service, fmt, out, extras=extras)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return summary

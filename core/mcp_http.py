@@ -296,7 +296,9 @@ class HttpMcpServer:
 
     def _bind(self) -> socket.socket:
         family = socket.AF_INET6 if ":" in self._host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # proto must say TCP: asyncio sets TCP_NODELAY only on such sockets, and without it every
+        # response waits ~40 ms for a delayed ACK (Nagle).
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             if os.name == "posix":
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

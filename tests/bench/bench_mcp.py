@@ -1,0 +1,197 @@
+"""MCP tool-call latency: ``open_nodes``, ``add_observations``, ``search_semantic`` over stdio and HTTP at
+10k entities, and ``add_observations`` / ``open_nodes`` against the npm reference server on the same graph.
+
+The graph is real: ``shared/tools/debian_kg.py --limit N`` (Debian packages, descriptions, dependencies),
+imported into a Limbic database (embedded with the active installed model, if any; FTS-only otherwise).
+Each server runs in its own process, as an agent would start it; calls are sequential, after a warm-up.
+
+    python tests/bench/bench_mcp.py [--entities 10000] [--calls 200] [--reference-calls 40]
+
+Figures are printed as a table and written to tests/bench/out/bench_mcp.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _mcp_helpers import LIMBIC, http_client, reference_params, stdio_client  # noqa: E402
+
+DEBIAN_KG = HERE.parents[2] / "shared" / "tools" / "debian_kg.py"
+QUERIES = [
+    "library for parsing XML documents", "python bindings for a C library", "command line image converter",
+    "font for programming", "database server", "rust crate for async networking", "game for children",
+    "documentation of the perl modules", "tool to monitor system performance", "music player",
+    "scientific computing with matrices", "compression utilities", "text editor for the terminal",
+    "web browser", "encryption and signatures", "kernel headers", "spell checking dictionary",
+    "bioinformatics sequence alignment", "network packet capture", "desktop environment themes",
+]
+
+
+def graph_file(out: Path, entities: int) -> Path:
+    path = out / f"debian-{entities}.jsonl"
+    if not path.exists():
+        with open(path, "w", encoding="utf-8") as handle:
+            subprocess.run([sys.executable, str(DEBIAN_KG), "--limit", str(entities)], stdout=handle, check=True)
+    return path
+
+
+def database(out: Path, jsonl: Path, entities: int) -> tuple[Path, float | None]:
+    """The imported database (built once, with the active model if one is installed)."""
+    from limbic.core.io.importer import import_file
+    from limbic.core.service import MemoryService
+
+    path = out / f"mcp-bench-{entities}.db"
+    if path.exists():
+        return path, None
+    started = time.perf_counter()
+    service = MemoryService.open(path, origin="import")
+    try:
+        import_file(service, jsonl)
+    finally:
+        service.close()
+    return path, time.perf_counter() - started
+
+
+def summary(latencies: list[float], total: float) -> dict:
+    ordered = sorted(latencies)
+    return {
+        "calls": len(ordered),
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2),
+        "calls_per_s": round(len(ordered) / total, 1),
+    }
+
+
+async def measure(client, tool: str, argument_maker, calls: int, warmup: int = 5) -> tuple[dict, list]:
+    for _ in range(warmup):
+        await client.call_tool(tool, argument_maker())
+    latencies, last = [], None
+    started = time.perf_counter()
+    for _ in range(calls):
+        arguments = argument_maker()
+        t0 = time.perf_counter()
+        result = await client.call_tool(tool, arguments)
+        latencies.append(time.perf_counter() - t0)
+        if result.is_error:
+            raise RuntimeError(f"{tool} failed: {result.content[0].text}")
+        last = result
+    return summary(latencies, time.perf_counter() - started), last
+
+
+def makers(names: list[str], tag: str) -> dict:
+    rng = random.Random(7)
+    counter = iter(range(10**9))
+    return {
+        "open_nodes": lambda: {"names": rng.sample(names, 2)},
+        "add_observations": lambda: {"observations": [
+            {"entityName": rng.choice(names), "contents": [f"benchmark note {tag} {next(counter)}"]}]},
+        "search_semantic": lambda: {"query": rng.choice(QUERIES), "limit": 10},
+    }
+
+
+async def run_limbic(client, names: list[str], calls: int, tag: str) -> dict:
+    figures, make = {}, makers(names, tag)
+    for tool in ("open_nodes", "add_observations", "search_semantic"):
+        figures[tool], last = await measure(client, tool, make[tool], calls)
+        if tool == "search_semantic":
+            figures[tool]["mode"] = last.structured_content["mode"]
+            figures[tool]["model"] = last.structured_content["model"]
+    return figures
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def over_stdio(db: Path, names: list[str], calls: int, errlog: Path) -> dict:
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=LIMBIC, args=["--db", str(db), "mcp"], env=dict(os.environ))
+    async with stdio_client(params, errlog) as client:
+        return await run_limbic(client, names, calls, "stdio")
+
+
+async def over_http(db: Path, names: list[str], calls: int, errlog: Path) -> dict:
+    from limbic.core.mcp_http import load_token
+
+    port = free_port()
+    with open(errlog, "w") as log:
+        process = subprocess.Popen([LIMBIC, "--db", str(db), "mcp", "--http", "--port", str(port)],
+                                   stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        url = process.stdout.readline().strip()
+        async with http_client(url, load_token()) as client:
+            return await run_limbic(client, names, calls, "http")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def reference(jsonl: Path, work: Path, names: list[str], calls: int) -> dict:
+    memory = work / "reference-memory.jsonl"
+    shutil.copyfile(jsonl, memory)
+    make = makers(names, "reference")
+    figures = {}
+    async with stdio_client(reference_params(memory), work / "reference.stderr") as client:
+        for tool in ("open_nodes", "add_observations"):
+            figures[tool], _ = await measure(client, tool, make[tool], calls, warmup=2)
+    figures["file_mb"] = round(memory.stat().st_size / 1e6, 1)
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--entities", type=int, default=10_000)
+    parser.add_argument("--calls", type=int, default=200, help="measured calls per tool and transport")
+    parser.add_argument("--reference-calls", type=int, default=40, help="measured calls on the reference server")
+    parser.add_argument("--out", type=Path, default=HERE / "out")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+
+    jsonl = graph_file(args.out, args.entities)
+    base, import_seconds = database(args.out, jsonl, args.entities)
+    work = args.out / "mcp-work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    db = work / "bench.db"
+    shutil.copyfile(base, db)  # measured writes go to a copy; the imported base stays as built
+    names = [json.loads(line)["name"] for line in jsonl.open(encoding="utf-8") if '"type": "entity"' in line]
+
+    results = {"entities": len(names), "import_seconds": import_seconds, "cpu_count": os.cpu_count()}
+    results["stdio"] = anyio.run(over_stdio, db, names, args.calls, work / "stdio.stderr")
+    results["http"] = anyio.run(over_http, db, names, args.calls, work / "http.stderr")
+    results["reference"] = anyio.run(reference, jsonl, work, names, args.reference_calls)
+
+    (args.out / "bench_mcp.json").write_text(json.dumps(results, indent=2))
+    print(f"{results['entities']:,} entities (Debian), {os.cpu_count()} cores")
+    print(f"{'server':10} {'tool':18} {'calls':>6} {'p50 ms':>9} {'p95 ms':>9} {'calls/s':>9}")
+    for server in ("stdio", "http", "reference"):
+        for tool, row in results[server].items():
+            if isinstance(row, dict):
+                print(f"{server:10} {tool:18} {row['calls']:>6} {row['p50_ms']:>9} {row['p95_ms']:>9} "
+                      f"{row['calls_per_s']:>9}")
+    semantic = results["stdio"]["search_semantic"]
+    print(f"search_semantic mode: {semantic['mode']} (model: {semantic['model']}); "
+          f"reference file: {results['reference']['file_mb']} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

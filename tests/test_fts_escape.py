@@ -91,7 +91,7 @@ def test_words_are_joined_with_or_and_ranked(fts_conn):
     assert set(_match(fts_conn, "tool place")) == {1, 2}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.text(max_size=80))
 def test_any_text_is_safe(text):
     conn = apsw.Connection(":memory:")

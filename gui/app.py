@@ -173,12 +173,14 @@ class LimbicApp(QObject):
         self.ready.emit()
 
     def _start_mcp(self) -> None:
-        from limbic.core.mcp_http import HttpMcpServer
-
         assert self.controller is not None
         service, on_call, created = self.service, self.controller.post_mcp_call, self._mcp_servers
 
         def start(port: int) -> Any:
+            from limbic.core.mcp_http import (
+                HttpMcpServer,  # the SDK takes seconds to import: not on the UI thread
+            )
+
             server = HttpMcpServer(service, port=port, on_call=on_call)
             created.append(server)  # so that shutdown stops it even if its answer is dropped
             try:

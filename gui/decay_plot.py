@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from limbic.core.params import ScoringParams
 
 CURVE_POINTS = 400
+MAX_LABELS = 12  # marked entities named on the plot (a fixed pool of text items, reused)
 
 
 def temporal_factor(hours: np.ndarray, params: ScoringParams) -> np.ndarray:
@@ -61,6 +62,11 @@ class DecayPlot(QWidget):
         self.markers = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#f28e2b"), pen=pg.mkPen("#ffffff"))
         self.plot.addItem(self.markers)
         self.labels: list[pg.TextItem] = []
+        for _ in range(MAX_LABELS):
+            label = pg.TextItem("", anchor=(0, 1), color="#bbbbbb")
+            label.hide()
+            self.plot.addItem(label)
+            self.labels.append(label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
@@ -69,13 +75,17 @@ class DecayPlot(QWidget):
         self._redraw()
 
     def set_params(self, params: ScoringParams) -> None:
-        self._params = params
-        self._redraw()
+        """Redraw for new params (nothing to do unless λ or the floor changed)."""
+        old, self._params = self._params, params
+        if (old.lambda_hourly, old.temporal_floor) != (params.lambda_hourly, params.temporal_floor):
+            self._redraw()
 
     def set_entities(self, entities: Sequence[tuple[str, float]]) -> None:
         """Mark entities: ``(name, age in hours)`` pairs (ages ≥ 0)."""
-        self._entities = [(name, max(0.0, float(age))) for name, age in entities]
-        self._redraw()
+        entities = [(name, max(0.0, float(age))) for name, age in entities]
+        if entities != self._entities:
+            self._entities = entities
+            self._redraw()
 
     def marked(self) -> list[tuple[str, float, float]]:
         """The markers drawn: ``(name, age in days, temporal factor)``."""
@@ -94,14 +104,14 @@ class DecayPlot(QWidget):
         self.half_life_line.setVisible(math.isfinite(hours) and hours / 24 <= span)
         if math.isfinite(hours):
             self.half_life_line.setValue(hours / 24)
-        for label in self.labels:
-            self.plot.removeItem(label)
-        self.labels = []
         marked = self.marked()
         self.markers.setData([m[1] for m in marked], [m[2] for m in marked])
-        for name, x, y in marked[:12]:
-            label = pg.TextItem(name, anchor=(0, 1), color="#bbbbbb")
-            label.setPos(x, y)
-            self.plot.addItem(label)
-            self.labels.append(label)
+        for i, label in enumerate(self.labels):
+            if i < len(marked):
+                name, x, y = marked[i]
+                label.setText(name)
+                label.setPos(x, y)
+                label.show()
+            else:
+                label.hide()
         self.plot.setXRange(0, span, padding=0.02)

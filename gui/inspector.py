@@ -155,6 +155,7 @@ class ScoringInspector(QWidget):
         self.plot.addItem(self.bars)
         self.plot.addItem(self.neutral)
         self.value_labels: list[pg.TextItem] = []
+        self._ticks: list = []
         self.text = QTextBrowser()
         self.text.setOpenLinks(False)
         splitter = QSplitter(Qt.Orientation.Vertical, self)
@@ -175,17 +176,23 @@ class ScoringInspector(QWidget):
         widths = np.array([f.value for f in factors], dtype=np.float64)
         self.bars.setOpts(x0=np.zeros_like(y), y=y, width=widths, height=0.65,
                           brushes=[self._colour(f) for f in factors], pens=[None] * len(factors))
-        for label in self.value_labels:
-            self.plot.removeItem(label)
-        self.value_labels = []
-        for i, f in enumerate(factors):
-            label = pg.TextItem(f"{f.value:.3f}", anchor=(0, 0.5), color="#888888")
-            label.setPos(f.value, i)
+        while len(self.value_labels) < len(factors):  # a pool of text items, created once
+            label = pg.TextItem("", anchor=(0, 0.5), color="#888888")
             self.plot.addItem(label)
             self.value_labels.append(label)
-        self.plot.getAxis("left").setTicks([[(i, f.label) for i, f in enumerate(factors)]])
-        self.plot.setXRange(0, max(1.6, float(widths.max()) * 1.25), padding=0)
-        self.plot.setYRange(-0.6, len(factors) - 0.4, padding=0)
+        for i, label in enumerate(self.value_labels):
+            label.setVisible(i < len(factors))
+            if i < len(factors):
+                label.setText(f"{factors[i].value:.3f}")
+                label.setPos(factors[i].value, i)
+        ticks = [(i, f.label) for i, f in enumerate(factors)]
+        if ticks != self._ticks:
+            self._ticks = ticks
+            self.plot.getAxis("left").setTicks([ticks])
+            self.plot.setYRange(-0.6, len(factors) - 0.4, padding=0)
+        x_max = max(1.6, float(widths.max()) * 1.25)
+        if abs(self.plot.viewRange()[0][1] - x_max) > 0.05 * x_max:
+            self.plot.setXRange(0, x_max, padding=0)
         self.title.setText(f"<b>{escape(result.name)}</b> — {escape(result.entity_type)}, rank {result.rank}")
         self.text.setHtml("<div style='font-family: monospace'>" + "<br>".join(self.explanation.lines) + "</div>")
 
@@ -193,8 +200,7 @@ class ScoringInspector(QWidget):
         self.explanation = None
         self.bars.setOpts(x0=[], y=[], width=[])
         for label in self.value_labels:
-            self.plot.removeItem(label)
-        self.value_labels = []
+            label.hide()
         self.title.setText("Select a result to see how it was scored")
         self.text.clear()
 

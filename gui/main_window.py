@@ -91,7 +91,9 @@ class MainWindow(QMainWindow):
         controller.params_changed.connect(self._params_changed)
         controller.search_finished.connect(self._results_changed)
         controller.results_reranked.connect(self._results_changed)
-        self.search_panel.result_activated.connect(self._show_result)
+        self._ages_for: Any = None  # the candidate set whose ages (hours) are in _ages_of
+        self._ages_of: dict[str, float] = {}
+        controller.selection_changed.connect(lambda _names: (self._mark_decay(), self._refresh_inspector()))
         self.set_model_state(getattr(controller.service.embedder, "name", None))
 
     # --- construction ---------------------------------------------------------------------------
@@ -177,20 +179,19 @@ class MainWindow(QMainWindow):
         self.mcp_label.setText(text)
 
     def _params_changed(self, params: Any) -> None:
-        self.decay_plot.set_params(params)
-        self._refresh_inspector()
+        self.decay_plot.set_params(params)  # the inspector follows with the re-ranked results
 
     def _results_changed(self, _: Any) -> None:
-        results = self.controller.results
         outcome = self.controller.last_outcome
         if outcome is None:
+            self._ages_for, self._ages_of = None, {}
             self.inspector.clear()
             self.decay_plot.set_entities([])
             return
-        candidates = outcome.candidate_set
-        ages = self._ages(candidates)
-        marked = set(self.controller.selection) or {r.name for r in results[:5]}
-        self.decay_plot.set_entities([(n, ages[n]) for n in ages if n in marked])
+        if self._ages_for is not outcome.candidate_set:  # a new candidate set: ages once per search
+            self._ages_for = outcome.candidate_set
+            self._ages_of = self._ages(outcome.candidate_set)
+        self._mark_decay()
         self._refresh_inspector()
 
     @staticmethod
@@ -200,23 +201,25 @@ class MainWindow(QMainWindow):
         hours = (candidates.now - reference) / HOURS
         return dict(zip(candidates.names, hours.tolist(), strict=True))
 
+    def _mark_decay(self) -> None:
+        """Mark the selected entity on the decay plot, or the top five results when none is selected."""
+        selection = [n for n in self.controller.selection[:1] if n in self._ages_of]
+        names = selection or [r.name for r in self.controller.results[:5]]
+        self.decay_plot.set_entities([(n, self._ages_of[n]) for n in names if n in self._ages_of])
+
     def _refresh_inspector(self) -> None:
         selection = self.controller.selection
         for result in self.controller.results:
             if selection and result.name == selection[0]:
                 self._show_result(result)
                 return
-        if not selection:
-            self.inspector.clear()
+        self.inspector.clear()  # nothing selected, or the selection is not among the results
 
     def _show_result(self, result: Any) -> None:
         outcome = self.controller.last_outcome
         candidates = outcome.candidate_set if outcome is not None else None
         self.inspector.show_result(result, self.controller.params, candidates)
-        if candidates is not None:
-            ages = self._ages(candidates)
-            if result.name in ages:
-                self.decay_plot.set_entities([(result.name, ages[result.name])])
+        self._mark_decay()
 
     # --- dialogs --------------------------------------------------------------------------------
 

@@ -38,8 +38,8 @@ FTS_ONLY_TEXT = (
 class SearchPanel(QWidget):
     """Query box + results table bound to an :class:`AppController`.
 
-    ``result_activated(SearchResult)`` is emitted when the current row changes (after the controller
-    selection was updated).
+    ``result_activated(SearchResult)`` is emitted when the user picks a row (after the controller
+    selection was updated); selections made elsewhere are shown without being echoed.
     """
 
     result_activated = Signal(object)
@@ -135,7 +135,7 @@ class SearchPanel(QWidget):
         current = self.controller.selection[0] if self.controller.selection else None
         self.model.set_results(results, default_ranks, keep_previous=keep_previous)
         if current is not None:
-            self._select_row(self.model.row_of(current), emit=False)
+            self._select_row(self.model.row_of(current))
 
     def _default_ranks(self, outcome: Any) -> dict[str, int]:
         """Rank of every candidate under the default parameters (pure numpy, no SQL)."""
@@ -145,28 +145,25 @@ class SearchPanel(QWidget):
         return {r.name: r.rank for r in ranked}
 
     def _follow_selection(self, names: list) -> None:
-        if names:
-            self._select_row(self.model.row_of(names[0]), emit=False)
+        self._select_row(self.model.row_of(names[0]) if names else -1)
 
-    def _select_row(self, row: int, *, emit: bool) -> None:
+    def _select_row(self, row: int) -> None:
+        """Show ``row`` as selected without echoing it back to the controller (−1 clears)."""
         selection = self.table.selectionModel()
-        if row < 0:
-            if not emit:
-                selection.blockSignals(True)
-                selection.clearSelection()
-                selection.blockSignals(False)
-            return
-        index = self.model.index(row, 0)
-        if not emit:
-            selection.blockSignals(True)
-        selection.setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-        )
-        if not emit:
+        selection.blockSignals(True)
+        try:
+            if row < 0:
+                selection.clear()
+            else:
+                selection.setCurrentIndex(
+                    self.model.index(row, 0),
+                    QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows,
+                )
+        finally:
             selection.blockSignals(False)
-            self.table.viewport().update()
-            self.result_activated.emit(self.model.result(row))
-        self.table.scrollTo(index)
+        self.table.viewport().update()
+        if row >= 0:
+            self.table.scrollTo(self.model.index(row, 0))
 
     # --- view → controller ----------------------------------------------------------------------
 

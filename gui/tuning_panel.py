@@ -166,7 +166,9 @@ class TuningPanel(QWidget):
     def show_params(self, params: ScoringParams) -> None:
         """Model → controls: every control shows ``params`` (signals blocked, nothing emitted)."""
         for name, control in self.controls.items():
-            control.set_value(getattr(params, name))
+            value = getattr(params, name)
+            if control.value() != value:
+                control.set_value(value)
         hours = params.half_life_hours
         self.half_life.setText(
             "half-life: ∞" if math.isinf(hours) else f"half-life: {hours:,.0f} h ({hours / 24:,.0f} days)"

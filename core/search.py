@@ -41,8 +41,8 @@ from .models import STATUSES
 from .params import ScoringParams
 from .routing import detect_query_type
 from .scoring import reciprocal_rank_fusion, score_candidates
+from .store.database import VECTOR_TABLE
 
-VECTOR_TABLE = "entity_embeddings"
 KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
 METADATA_KIND = "metadata"
 _VOCAB = "limbic_fts_vocab"  # per-connection fts5vocab over entity_fts (temp schema: nothing is written)
@@ -234,6 +234,8 @@ def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None
     """Re-score a cached :class:`CandidateSet` with ``params``: pure numpy, no SQL, no model call.
 
     Returns the top ``limit`` (default ``candidate_set.limit``) results, best first, with 1-based ranks.
+    Every parameter applies except ``expansion_factor``, which only sizes the branches of a new search;
+    the routing strategy is the one detected for the query, and ``now`` is the time of the search.
     """
     scores = score_candidates(candidate_set, params)
     top = scores.order[: candidate_set.limit if limit is None else max(0, int(limit))]

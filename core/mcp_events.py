@@ -103,42 +103,68 @@ def activity_middleware(on_call: Callable[[ToolCallRecord], None]):
 class GraphNotifier:
     """Announces ``memory://knowledge-graph`` updates after committed changes of any origin.
 
-    The service calls back on the committing thread; the notice is handed to the server's event loop.
-    A burst of commits yields one notice per loop turn.
+    Two sources: the service's subscribers (commits of this process, at once) and a
+    :class:`~limbic.core.watcher.ChangeWatcher` (commits of other processes on the same file, within
+    ``watch_interval`` seconds). Each change id is announced once; the notice is handed to the
+    server's event loop, and a burst of commits yields one notice per loop turn.
     """
 
-    def __init__(self, service, bus: InMemorySubscriptionBus) -> None:
+    def __init__(self, service, bus: InMemorySubscriptionBus, *, watch_interval: float = 0.5) -> None:
         self._service = service
         self._bus = bus
+        self._watch_interval = watch_interval
         self._sessions: set[Any] = set()
         self._lock = threading.Lock()
         self._users = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._unsubscribe: Callable[[], None] | None = None
+        self._stop: Callable[[], None] | None = None
+        self._announced = 0
         self._pending = False
 
     @asynccontextmanager
     async def attached(self):
-        """Follow the service's changes while a transport runs (the server lifespan)."""
+        """Follow the changes while a transport runs (the server lifespan)."""
         with self._lock:
             self._users += 1
-            if self._unsubscribe is None:
+            if self._stop is None:
                 self._loop = asyncio.get_running_loop()
-                self._unsubscribe = self._service.subscribe(self._on_changes)
+                self._stop = self._follow()
         try:
             yield
         finally:
+            stop = None
             with self._lock:
                 self._users -= 1
-                if self._users == 0 and self._unsubscribe is not None:
-                    self._unsubscribe()
-                    self._unsubscribe, self._loop = None, None
+                if self._users == 0:
+                    stop, self._stop, self._loop = self._stop, None, None
+            if stop is not None:  # outside the lock: the watcher thread may be waiting for it
+                stop()
 
-    def _on_changes(self, _changes: Any) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed() or self._pending:
-            return
-        self._pending = True
+    def _follow(self) -> Callable[[], None]:
+        from .watcher import ChangeWatcher
+
+        self._announced = self._service.last_change_id()
+        unsubscribe = self._service.subscribe(lambda change: self._on_changes([change]))
+        watcher = ChangeWatcher(self._service.database.path, self._on_changes,
+                                interval=self._watch_interval, start_after=self._announced).start()
+
+        def stop() -> None:
+            unsubscribe()
+            watcher.stop()
+
+        return stop
+
+    def _on_changes(self, changes: list[Any]) -> None:
+        """Called on the committing thread (this process) or the watcher thread (other processes)."""
+        newest = max((c.change_id for c in changes), default=0)
+        with self._lock:
+            loop = self._loop
+            if newest <= self._announced or loop is None or loop.is_closed():
+                return
+            self._announced = newest
+            if self._pending:
+                return
+            self._pending = True
         asyncio.run_coroutine_threadsafe(self._notify(), loop)
 
     async def _notify(self) -> None:

@@ -8,7 +8,8 @@ No SQL and no scoring here. :func:`build_server` registers
 - the extended tools ``search_semantic``, ``rename_entity``, ``merge_entities``, ``set_status``,
   ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
 - the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
-  committed change (``subscriptions/listen`` for 2026 clients, ``resources/subscribe`` for older ones).
+  committed change, by this process or another one on the same file (``subscriptions/listen`` for
+  2026 clients, ``resources/subscribe`` for older ones).
 
 Tools raise on error (the SDK turns the exception into an ``isError`` result); each mutating tool is
 exactly one service call, i.e. one transaction, so a failed call writes nothing.

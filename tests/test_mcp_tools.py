@@ -287,6 +287,26 @@ def test_resource_holds_the_graph_and_listen_announces_updates(people):
     assert people.portal.call(listen_while_writing).uri == KNOWLEDGE_GRAPH_URI
 
 
+def test_writes_by_another_process_are_announced_too(people, tmp_path):
+    from limbic.core.models import EntityInput
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    other = MemoryService(Database(people.service.database.path))  # its own connections, like another process
+
+    async def listen_while_other_writes():
+        async with people.client.listen(resource_subscriptions=[KNOWLEDGE_GRAPH_URI]) as subscription:
+            await anyio.to_thread.run_sync(other.create_entities, [EntityInput("Dora", "person")])
+            with anyio.fail_after(10):
+                async for event in subscription:
+                    return event
+
+    try:
+        assert people.portal.call(listen_while_other_writes).uri == KNOWLEDGE_GRAPH_URI
+    finally:
+        other.close()
+
+
 def test_legacy_resources_subscribe_gets_updated_notifications(service):
     import mcp_types
 

@@ -7,6 +7,9 @@ Each server runs in its own process, as an agent would start it; calls are seque
 
     python tests/bench/bench_mcp.py [--entities 10000] [--calls 200] [--reference-calls 40]
 
+Run it with ``LIMBIC_HOME`` pointing at a home with the model installed (``limbic model install``) to
+measure ``search_semantic`` in hybrid mode; without a model the search runs FTS-only (reported).
+
 Figures are printed as a table and written to tests/bench/out/bench_mcp.json.
 """
 
@@ -54,12 +57,16 @@ def database(out: Path, jsonl: Path, entities: int) -> tuple[Path, float | None]
     """The imported database (built once, with the active model if one is installed)."""
     from limbic.core.io.importer import import_file
     from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
 
-    path = out / f"mcp-bench-{entities}.db"
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
+
+    embedder = load_active_embedder()
+    path = out / f"mcp-bench-{entities}-{embedder.name if embedder else 'fts'}.db"
     if path.exists():
         return path, None
     started = time.perf_counter()
-    service = MemoryService.open(path, origin="import")
+    service = MemoryService(Database(path), embedder, origin="import")
     try:
         import_file(service, jsonl)
     finally:

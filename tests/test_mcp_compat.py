@@ -112,8 +112,6 @@ def test_documented_differences_differ_as_documented(runs):
     assert "Ghost" in runs["limbic"]["differences"][0]["text"]
 
 
-@pytest.mark.xfail(strict=True, reason="service.search_nodes folds ASCII case only (SQLite LIKE in "
-                   "core/store/reads.py); the reference lower-cases all of Unicode. Reported to the lead.")
 def test_search_nodes_folds_non_ascii_case_like_the_reference(runs):
     assert runs["limbic"]["unicode"] == runs["reference"]["unicode"]
 

@@ -180,3 +180,12 @@ def test_search_records_access_and_logs_event(service):
     conn = service.database.read()
     assert conn.execute("SELECT query, k_limit FROM search_events").fetchall() == [("cache", 5)]
     assert service.get_entity("Redis").access_count == 1
+
+
+def test_search_nodes_ignores_case_beyond_ascii(service):
+    service.create_entities([E("Ёлка", "Дерево", (O("ÉCOLE du Soir"),)), E("plain", "T", (O("50%_off"),))])
+    assert [e.name for e in service.search_nodes("ёЛКА").entities] == ["Ёлка"]
+    assert [e.name for e in service.search_nodes("école").entities] == ["Ёлка"]
+    assert [e.name for e in service.search_nodes("дерево").entities] == ["Ёлка"]
+    assert [e.name for e in service.search_nodes("%_OFF").entities] == ["plain"]
+    assert service.search_nodes("%x_").entities == ()

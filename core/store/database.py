@@ -45,6 +45,12 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA temp_store = MEMORY")
     conn.execute("PRAGMA cache_size = -64000")
+    # Unicode lower-casing for search_nodes (SQLite's lower() and LIKE fold ASCII only).
+    conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
+
+
+def _unicode_lower(text: str | None) -> str | None:
+    return text.lower() if isinstance(text, str) else text
 
 
 class WriteTransaction:

@@ -123,17 +123,21 @@ def find_relation(
 
 
 def search_substring(conn: apsw.Connection, text: str) -> list[int]:
-    """Ids of entities whose name, type or any live observation contains ``text``.
+    """Ids of entities whose name, type or any live observation contains ``text``, ignoring case.
 
-    Case-insensitive for ASCII letters (SQLite ``LIKE``), like the reference server's ``search_nodes``.
+    Like the reference server's ``search_nodes`` (JavaScript ``toLowerCase`` on both sides): an ASCII
+    needle uses SQLite ``LIKE``; any other is compared after Python's ``str.lower`` of every text.
     """
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    pattern = f"%{escaped}%"
+    if text.isascii():
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        test, needle = "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
+    else:
+        test, needle = "instr(unicode_lower({column}), ?1) > 0", text.lower()
     rows = conn.execute(
-        "SELECT id FROM entities WHERE name LIKE ?1 ESCAPE '\\' OR entity_type LIKE ?1 ESCAPE '\\' "
-        "UNION SELECT entity_id FROM observations WHERE superseded_at IS NULL AND content LIKE ?1 ESCAPE '\\' "
+        f"SELECT id FROM entities WHERE {test.format(column='name')} OR {test.format(column='entity_type')} "
+        f"UNION SELECT entity_id FROM observations WHERE superseded_at IS NULL AND {test.format(column='content')} "
         "ORDER BY 1",
-        (pattern,),
+        (needle,),
     )
     return [r[0] for r in rows]
 

@@ -133,3 +133,16 @@ def test_report_to_dict_is_json_and_lists_lines(service):
     assert file_report["skipped"][0]["line"] == 1
     assert file_report["recovered"][0]["line"] == 2
     assert data["totals"]["entities_created"] == 3 and data["ok"] is True
+
+
+def test_observation_records_for_one_unknown_name_in_two_cases_share_one_placeholder(service, tmp_path):
+    lines = [{"type": "observation", "entity": "orphan", "observation": "first"},
+             {"type": "observation", "entity": "Orphan", "observation": "second"}]
+    path = tmp_path / "orphans.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
+    report = import_file(service, path)
+    assert [e.name for e in report.placeholders] == ["orphan"]
+    assert [(e.line, e.name) for e in report.resolved] == [(2, "Orphan")]
+    stored = service.get_entity("orphan").entity
+    assert sorted(o.content for o in stored.observations) == ["first", "second"]
+    assert import_file(service, path).added_nothing

@@ -84,26 +84,25 @@ class _Importer:
 
     def __init__(self, service, result: ParseResult, counter: _Counter) -> None:
         self.service, self.result, self.counter = service, result, counter
-        name = Path(result.path).name if result.path else "input"
-        self.label = name
+        self.label = Path(result.path).name if result.path else "input"
         self.report = FileReport(result.path or "input", format=result.format, lines=result.stats["lines"],
                                  parse_stats=Counter(result.stats))
         for issue in result.issues:
             entry = ReportEntry(issue.line, issue.reason, issue.item)
             {"skipped": self.report.skipped, "merged": self.report.merged,
              "recovered": self.report.recovered}.get(issue.action, self.report.ignored).append(entry)
+        self.stored: set[str] = set()  # names in the database
+        self.known: set[str] = set()  # names in the database or declared by the file
+        self.folded: dict[str, list[str]] = defaultdict(list)  # casefolded name -> known names
+        self.pending: list[ParsedEntity] = []  # placeholders waiting to be created
 
     def run(self) -> FileReport:
         started = time.perf_counter()
-        stored = self.service.entity_names()
-        self.known = set(stored) | {e.name for e in self.result.entities if e.declared}
-        self.folded: dict[str, list[str]] = defaultdict(list)
+        self.stored = set(self.service.entity_names())
+        self.known = self.stored | {e.name for e in self.result.entities if e.declared}
         for name in self.known:
             self.folded[name.casefold()].append(name)
-        self.stored = set(stored)
-        self.pending: list[ParsedEntity] = []
-        declared = [e for e in self.result.entities if e.declared]
-        self._apply_entities(declared)
+        self._apply_entities([e for e in self.result.entities if e.declared])
         self._apply_undeclared([e for e in self.result.entities if not e.declared])
         self._apply_relations(self.result.relations)
         self.report.seconds = time.perf_counter() - started
@@ -169,6 +168,10 @@ class _Importer:
         """Entities already stored: the stored type is kept unless it is the placeholder type, a status
         given by the file is applied, observations not stored yet are added."""
         stored = {e.name: e for e in self.service.open_nodes([e.name for e in batch], record=False).entities}
+        vanished = [e for e in batch if e.name not in stored]  # deleted by another client meanwhile
+        if vanished:
+            self._upsert(vanished)
+            batch = [e for e in batch if e.name in stored]
         changes, notes = [], {}
         for entity in batch:
             current = stored[entity.name]
@@ -224,8 +227,15 @@ class _Importer:
                 if target != entity.name:
                     self.report.resolved.append(ReportEntry(entity.line, f"observations for {entity.name!r} "
                                                             f"attached to {target!r} (case differs)", name=entity.name))
-                [current] = self.service.open_nodes([target], record=False).entities
-                self._add_observations([(target, self._new_only(current, entity.observations), entity.line)])
+                found = self.service.open_nodes([target], record=False).entities
+                queued = next((p for p in self.pending if p.name == target), None)
+                if found:
+                    self._add_observations([(target, self._new_only(found[0], entity.observations), entity.line)])
+                elif queued is not None:
+                    queued.observations.extend(entity.observations)
+                else:
+                    self.report.skipped.append(ReportEntry(entity.line, f"observations for {target!r} not "
+                                                           "imported: the entity itself was refused", name=target))
             else:
                 self._queue_placeholder(entity.name, entity.line, f"observations name an unknown entity "
                                         f"{entity.name!r}", entity.observations)

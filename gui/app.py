@@ -11,6 +11,7 @@ port is free afterwards.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 import time
@@ -20,20 +21,24 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QColor, QPalette
+from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication
 
 from limbic.core.paths import config_dir
 
 from .bridge import ChangeBridge
 from .controller import AppController
+from .editor import EntityEditor
 from .graph_view import GraphView
+from .io_dialogs import ExportDialog, ImportDialog
 from .main_window import MainWindow
+from .mcp_panel import McpPanel
+from .model_dialog import ModelDialog
 from .workers import TaskRunner
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MCP_PORT = 8765
+DEFAULT_MCP_PORT = 8765  # the same default as `limbic mcp --http`
 _AUTO = object()
 
 
@@ -128,8 +133,9 @@ class LimbicApp(QObject):
         self.bridge: ChangeBridge | None = None
         self.window: MainWindow | None = None
         self.graph_view: GraphView | None = None
-        self.mcp_server: Any = None
-        self._mcp_servers: list = []
+        self.editor: EntityEditor | None = None
+        self.mcp_panel: McpPanel | None = None
+        self.mcp_host: Any = None  # gui/mcp_host.McpHost once the SDK is loaded
         self.started_at = time.perf_counter()
         self.timings: dict[str, float] = {}
         self._closed = False
@@ -157,48 +163,79 @@ class LimbicApp(QObject):
         self.bridge.start()
         dark = self.settings.value("view/dark", False, type=bool)
         self.graph_view = GraphView(controller)
-        self.window = window = MainWindow(controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark)
+        self.editor = EntityEditor(controller)
+        self.mcp_panel = McpPanel(controller)
+        right = Qt.DockWidgetArea.RightDockWidgetArea
+        self.window = window = MainWindow(
+            controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
+            extra_docks=[("Entity editor", "editorDock", self.editor, right), ("MCP", "mcpDock", self.mcp_panel, right)],
+        )
+        self._add_actions(window)
         self.set_dark(dark)
         window.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
         window.show_stats(answer["stats"])
-        seeded = answer["seeded"]
-        if seeded:
-            controller.status_message.emit(f"First run: imported the sample memory graph ({seeded})")
+        if answer["seeded"]:
+            controller.status_message.emit("First run: the sample memory graph was imported")
         window.set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")
         window.show()
         self.timings["window_seconds"] = time.perf_counter() - self.started_at
         if self.mcp_enabled:
-            self._start_mcp()
+            # The MCP SDK takes seconds to import: load it in a worker, then start the host.
+            self.startup.run(importlib.import_module, "limbic.gui.mcp_host",
+                             on_success=self._start_mcp, on_failure=self._mcp_failed)
         self.ready.emit()
 
-    def _start_mcp(self) -> None:
-        assert self.controller is not None
-        service, on_call, created = self.service, self.controller.post_mcp_call, self._mcp_servers
+    def _add_actions(self, window: MainWindow) -> None:
+        """File ▸ Import/Export, Edit ▸ Undo/Redo, Model ▸ status and install (the other helpers' dialogs)."""
+        def action(text: str, slot: Any, shortcut: str | None = None) -> QAction:
+            item = QAction(text, window)
+            if shortcut:
+                item.setShortcut(QKeySequence(shortcut))
+            item.triggered.connect(slot)
+            return item
 
-        def start(port: int) -> Any:
-            from limbic.core.mcp_http import (
-                HttpMcpServer,  # the SDK takes seconds to import: not on the UI thread
-            )
+        window.add_actions("file", [
+            action("&Import memory files…", self.show_import, "Ctrl+I"),
+            action("&Export the graph…", self.show_export, "Ctrl+E"),
+        ])
+        window.add_actions("edit", [self.editor.undo_action, self.editor.redo_action])
+        window.add_actions("model", [action("Model &status and install…", self.show_model, "Ctrl+M")])
 
-            server = HttpMcpServer(service, port=port, on_call=on_call)
-            created.append(server)  # so that shutdown stops it even if its answer is dropped
-            try:
-                server.start()
-            except OSError:
-                if port == 0:
-                    raise
-                return start(0)  # the port is taken (another instance?): any free port instead
-            return server
+    def _dialog(self, dialog_class: Any) -> Any:
+        dialog = dialog_class(self.controller, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
-        self.startup.run(start, self.mcp_port, on_success=self._mcp_started, on_failure=self._mcp_failed)
+    def show_import(self) -> Any:
+        return self._dialog(ImportDialog)
 
-    def _mcp_started(self, server: Any) -> None:
-        self.mcp_server = server
-        self._set_mcp_state(f"MCP: {server.url}")
+    def show_export(self) -> Any:
+        return self._dialog(ExportDialog)
 
-    def _mcp_failed(self, error: BaseException) -> None:
-        self.mcp_server = None
+    def show_model(self) -> Any:
+        return self._dialog(ModelDialog)
+
+    def _start_mcp(self, module: Any) -> None:
+        if self._closed:
+            return
+        self.mcp_host = host = module.McpHost(self.controller, self, port=self.mcp_port)
+        host.started.connect(self._mcp_started)
+        host.failed.connect(self._mcp_failed)
+        host.start()
+
+    @property
+    def mcp_server(self) -> Any:
+        """The running ``HttpMcpServer`` (``None`` when off, starting or failed)."""
+        return self.mcp_host.server if self.mcp_host is not None else None
+
+    def _mcp_started(self, url: str) -> None:
+        self.mcp_panel.set_server(self.mcp_host)
+        self._set_mcp_state(f"MCP: {url}")
+
+    def _mcp_failed(self, error: Any) -> None:
+        self.mcp_panel.set_failed(str(error))
         self._set_mcp_state(f"MCP: failed ({error})")
 
     def _set_mcp_state(self, text: str) -> None:
@@ -247,11 +284,9 @@ class LimbicApp(QObject):
         if self.window is not None:
             self._save_window_state()
             self.window.hide()
-        self.startup.shutdown()  # waits for a server still starting
-        for server in self._mcp_servers:
-            server.stop()
-        self._mcp_servers.clear()
-        self.mcp_server = None
+        self.startup.shutdown()
+        if self.mcp_host is not None:
+            self.mcp_host.stop()  # also a server still starting; the port is free afterwards
         if self.graph_view is not None:
             self.graph_view.shutdown()
         if self.bridge is not None:

@@ -55,6 +55,7 @@ def test_starts_and_quits_cleanly_with_mcp(qtbot, home):
     assert app.window.isVisible()
     assert app.mcp_server.running and not _port_free(port)
     assert app.window.mcp_label.text() == f"MCP: {app.mcp_server.url}"
+    assert app.mcp_panel.address.text() == app.mcp_server.url
     assert app.bridge.watching
     app.window.close()
     app.shutdown()
@@ -120,6 +121,10 @@ def test_http_client_write_appears_live(qtbot, home):
         assert arrived[change.change_id] - change.at < 1.0  # commit → UI thread
         call = next(c for c in calls if c.tool == "create_entities")
         assert "Agent HTTP note" in call.arguments and call.error is None
+        log = app.mcp_panel.model  # the activity log
+        assert any(log.record(row).tool == "create_entities" for row in range(log.rowCount()))
+        graph = app.graph_view
+        qtbot.waitUntil(lambda: graph.arrays is not None and "Agent HTTP note" in graph.arrays.names, timeout=1000)
         model = app.window.search_panel.model  # the shown search ran again by itself
         qtbot.waitUntil(lambda: model.row_of("Agent HTTP note") >= 0, timeout=1000)
     finally:
@@ -150,6 +155,8 @@ def test_stdio_process_write_appears_live(qtbot, home):
         change = next(c for c in changes if c.op == "create_entities")
         assert change.origin == "mcp" and len(change.entity_ids) == 1
         assert arrived[change.change_id] - change.at < 1.0  # commit in the other process → UI thread
+        graph = app.graph_view
+        qtbot.waitUntil(lambda: graph.arrays is not None and "Agent stdio note" in graph.arrays.names, timeout=1000)
     finally:
         app.window.close()
         app.shutdown()

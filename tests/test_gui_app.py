@@ -160,3 +160,42 @@ def test_stdio_process_write_appears_live(qtbot, home):
     finally:
         app.window.close()
         app.shutdown()
+
+
+def test_first_run_imports_the_sample_graph_and_keeps_window_state(qtbot, home):
+    app = _start(qtbot, home, mcp=False)
+    try:
+        qtbot.waitUntil(lambda: app.graph_view.arrays is not None, timeout=10_000)
+        assert 150 <= len(app.graph_view.arrays.names) <= 300
+        assert "sample memory graph" in app.window.statusBar().currentMessage()
+        assert app.window.mcp_label.text() == "MCP: off" and app.mcp_host is None
+        app.set_dark(True)
+        app.window.resize(1111, 777)
+    finally:
+        app.window.close()
+        app.shutdown()
+    again = _start(qtbot, home, mcp=False)  # same database: not seeded twice, state restored
+    try:
+        qtbot.waitUntil(lambda: again.graph_view.arrays is not None, timeout=10_000)
+        assert len(again.graph_view.arrays.names) == len(app.graph_view.arrays.names)
+        assert again.window.dark_action.isChecked()
+        size = again.window.size()  # the saved geometry, not the first-run default 1500 × 920
+        assert abs(size.width() - 1111) < 60 and abs(size.height() - 777) < 60
+    finally:
+        again.window.close()
+        again.shutdown()
+
+
+def test_qt_binding_keeps_reference_counts():
+    """PySide6 6.12.0 drops a reference to ``True`` on every ``Signal.emit`` (the process aborts
+    after a few thousand emits); the installed binding must not."""
+    from PySide6.QtCore import QObject, Signal
+
+    class Emitter(QObject):
+        changed = Signal(int)
+
+    emitter = Emitter()
+    before = sys.getrefcount(True)
+    for i in range(500):
+        emitter.changed.emit(i)
+    assert sys.getrefcount(True) >= before - 5

@@ -147,3 +147,24 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
         assert search.model.delta(row) == default.index(name) - row
     shown = search.model.data(search.model.index(0, 1))
     assert shown == ("=" if default[0] == high_salience[0] else "▲1")
+
+
+def test_save_as_default_persists_and_expansion_searches_again(qtbot, service, controller):
+    service.create_entities([EntityInput(f"Clock {i}", "Thing", (ObservationInput(f"clock number {i}"),))
+                             for i in range(40)])
+    panel = TuningPanel(controller)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(controller.search_finished, timeout=5000):
+        controller.search("clock", 5)
+    before = len(controller.last_outcome.candidate_set)
+    assert 15 <= before <= 30  # limit 5 × expansion 3 per branch, KNN ∪ FTS
+    with qtbot.waitSignal(controller.search_finished, timeout=5000):  # more candidates need a new search
+        panel.controls["expansion_factor"].slider.setValue(6)
+    after = len(controller.last_outcome.candidate_set)
+    assert after > before and 30 <= after <= 40
+
+    panel.controls["gamma"].spin.setValue(0.2)
+    panel.save_button.click()
+    qtbot.waitUntil(lambda: service.scoring_params() == controller.params, timeout=5000)
+    assert service.scoring_params().gamma == pytest.approx(0.2)
+    assert service.scoring_params().expansion_factor == 6

@@ -1,0 +1,9 @@
+"""Entry script of the PyInstaller bundle (packaging/limbic.spec): the same ``main`` as the ``limbic`` command
+(pyproject.toml ``[project.scripts]``): the desktop app without a sub-command, the CLI with one."""
+
+import sys
+
+from limbic.gui.launcher import main
+
+if __name__ == "__main__":
+    sys.exit(main())

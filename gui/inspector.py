@@ -102,11 +102,14 @@ def explain(result: Any, params: ScoringParams, candidates: Any = None) -> Expla
         access = _log_ratio(s["access_count"], s["max_access"])
         degree = min(s["degree"], params.d_max) / params.d_max
         consolidation = _log_ratio(s["access_days"], s["max_days"])
-        lines.append(
-            f"access = log₂(1+{s['access_count']:.0f}) / log₂(1+{s['max_access']:.0f}) = {access:.4f}; "
-            f"degree = min({s['degree']:.0f}, {params.d_max:.0f}) / {params.d_max:.0f} = {degree:.4f}; "
-            f"consolidation = log₂(1+{s['access_days']:.0f}) / log₂(1+{s['max_days']:.0f}) = {consolidation:.4f}"
-        )
+        if s["max_access"] > 0:
+            lines.append(
+                f"access = log₂(1+{s['access_count']:.0f}) / log₂(1+{s['max_access']:.0f}) = {access:.4f}; "
+                f"degree = min({s['degree']:.0f}, {params.d_max:.0f}) / {params.d_max:.0f} = {degree:.4f}; "
+                f"consolidation = log₂(1+{s['access_days']:.0f}) / log₂(1+{s['max_days']:.0f}) = {consolidation:.4f}"
+            )
+        else:
+            lines.append("access = 0: no candidate of this search has been accessed yet, so importance is 0")
         lines.append(
             f"importance = {access:.4f} × (1 + {params.beta_deg:g}×{degree:.4f}) × "
             f"(1 + {params.alpha_cons:g}×{consolidation:.4f}) = <b>{r.importance:.4f}</b>"

@@ -254,11 +254,19 @@ class MainWindow(QMainWindow):
             self.resize(1500, 920)
         if state is not None:
             self.restoreState(state)
-        else:
-            self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]], [720, 400],
-                             Qt.Orientation.Horizontal)
-            self.resizeDocks([self.docks["searchDock"], self.docks["inspectorDock"]], [420, 480],
-                             Qt.Orientation.Vertical)
+        else:  # first run: size the docks once the window has its real size
+            QTimer.singleShot(0, self.default_layout)
+
+    def default_layout(self) -> None:
+        """Search and inspector on the left (wide enough for the table), tuning and decay on the right."""
+        width = self.width()
+        self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]],
+                         [int(width * 0.36), int(width * 0.24)], Qt.Orientation.Horizontal)
+        height = self.height()
+        self.resizeDocks([self.docks["searchDock"], self.docks["inspectorDock"]],
+                         [int(height * 0.45), int(height * 0.55)], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["tuningDock"], self.docks["decayDock"]],
+                         [int(height * 0.6), int(height * 0.4)], Qt.Orientation.Vertical)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self.closing.emit()

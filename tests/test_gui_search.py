@@ -138,3 +138,43 @@ def test_fts_only_banner_without_model(qtbot, tmp_path):
     finally:
         controller.shutdown()
         service.close()
+
+
+def test_inspector_writes_out_the_scorers_numbers():
+    import math
+
+    from _scoring_helpers import DAY, NOW, candidate_set
+
+    from limbic.core.params import ScoringParams
+    from limbic.core.search import rerank
+    from limbic.gui.inspector import explain
+
+    params = ScoringParams()
+    rows = [  # seed 000 worked example: 10 accesses (max 20), 8 relations, 5 days (max 10), 30 days ago
+        {"name": "FastMCP", "distance": 0.35, "access_count": 10, "access_days": 5, "degree": 8,
+         "last_access": NOW - 30 * DAY},
+        {"name": "Other", "distance": 0.5, "access_count": 20, "access_days": 10, "last_access": NOW},
+        {"name": "Text only", "distance": None, "fts_rank": 1},
+    ]
+    candidates = candidate_set(rows, pairs=[(0, 1, 5, NOW)])
+    result = next(r for r in rerank(candidates, params) if r.name == "FastMCP")
+    text = "\n".join(explain(result, params, candidates).lines)
+    access = math.log2(11) / math.log2(21)
+    consolidation = math.log2(6) / math.log2(11)
+    assert f"access = log₂(1+10) / log₂(1+20) = {access:.4f}" in text
+    assert f"degree = min(8, 15) / 15 = {8 / 15:.4f}" in text
+    assert f"consolidation = log₂(1+5) / log₂(1+10) = {consolidation:.4f}" in text
+    assert f"= <b>{result.importance:.4f}</b>" in text
+    assert f"{access * (1 + 0.15 * 8 / 15) * (1 + 0.2 * consolidation):.4f}" == f"{result.importance:.4f}"
+    assert "720 h" in text and f"<b>{math.exp(-1e-4 * 720):.4f}</b>" in text
+    assert f"co-occurrence = 1 + 0.01 × {math.log2(6):.4f}" in text
+    product = (result.base_relevance * result.salience_boost * result.temporal_factor
+               * (1 + params.gamma * result.cooc_boost) * result.status_multiplier * result.metadata_penalty)
+    assert product == pytest.approx(result.limbic_score) and f"<b>{result.limbic_score:.4f}</b>" in text
+
+    fts = next(r for r in rerank(candidates, params) if r.name == "Text only")
+    assert "found by full text only" in explain(fts, params, candidates).lines[0]
+    fresh = candidate_set([{"name": "a", "distance": 0.2}, {"name": "b", "distance": 0.3}])
+    first = rerank(fresh, params)[0]
+    assert any("no candidate of this search has been accessed yet" in line
+               for line in explain(first, params, fresh).lines)

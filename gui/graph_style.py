@@ -32,8 +32,9 @@ def type_colour(code: int) -> tuple[int, int, int]:
 
 
 def node_sizes(salience: np.ndarray) -> np.ndarray:
-    """``(N,) float64`` pixel diameters from salience in [0, 1]."""
-    return MIN_SIZE + (MAX_SIZE - MIN_SIZE) * np.clip(salience, 0.0, 1.0)
+    """``(N,) float64`` pixel diameters from salience in [0, 1], in whole pixels (few distinct sizes
+    keep pyqtgraph's symbol atlas small)."""
+    return np.rint(MIN_SIZE + (MAX_SIZE - MIN_SIZE) * np.clip(salience, 0.0, 1.0))
 
 
 def alpha_levels(temporal: np.ndarray, floor: float) -> np.ndarray:

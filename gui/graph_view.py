@@ -358,7 +358,7 @@ class GraphView(QWidget):
             size=style.node_sizes(self._salience[rows]),
             symbolBrush=self._brushes.brushes(arrays.type_codes[rows], self._alpha(rows)),
             symbolPen=None if big else pg.mkPen(30, 30, 30, 160, width=0.8),
-            pxMode=True, data=np.arange(len(rows)),
+            pxMode=True,
         )
         self._update_rings()
         if self._fit_next:
@@ -469,7 +469,7 @@ class GraphView(QWidget):
     def _on_points_clicked(self, _item: Any, points: Any, event: Any) -> None:
         if not len(points) or self._arrays is None:
             return
-        name = self._arrays.names[int(self._rows[int(points[0].data())])]
+        name = self._arrays.names[int(self._rows[points[0].index()])]
         if event.double():
             self.expand(name)
         elif event.modifiers() & Qt.KeyboardModifier.ControlModifier:

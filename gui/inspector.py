@@ -196,7 +196,9 @@ class ScoringInspector(QWidget):
         x_max = max(1.6, float(widths.max()) * 1.25)
         if abs(self.plot.viewRange()[0][1] - x_max) > 0.05 * x_max:
             self.plot.setXRange(0, x_max, padding=0)
-        self.title.setText(f"<b>{escape(result.name)}</b> — {escape(result.entity_type)}, rank {result.rank}")
+        title = f"<b>{escape(result.name)}</b> — {escape(result.entity_type)}, rank {result.rank}"
+        if title != self.title.text():
+            self.title.setText(title)
         self.text.setHtml("<div style='font-family: monospace'>" + "<br>".join(self.explanation.lines) + "</div>")
 
     def clear(self) -> None:

@@ -2,8 +2,9 @@
 
 Columns: rank, Δrank against the default parameters, name, type, final, limbic, cosine, rrf,
 routing strategy. The model never computes a score and never touches the database: it shows
-``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call, with
-``beginResetModel``/``endResetModel`` around it.
+``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call: a new list is a
+model reset; a re-rank of the same number of rows is one ``dataChanged`` over every cell (the view
+repaints the cells without laying itself out again).
 """
 
 from __future__ import annotations
@@ -25,9 +26,14 @@ COLUMN_TIPS = {
     "routing": "Routing strategy chosen for the query",
 }
 ROUTING_LABELS = {"cosine_heavy": "cosine-heavy", "limbic_heavy": "limbic-heavy", "hybrid_balanced": "balanced"}
-RESULT_ROLE = Qt.ItemDataRole.UserRole + 1  # the SearchResult of the row
+RESULT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # the SearchResult of the row
+DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 MOVED_UP = QColor(60, 160, 90, 70)
 MOVED_DOWN = QColor(200, 80, 70, 70)
+_UP_BRUSH, _DOWN_BRUSH = QBrush(MOVED_UP), QBrush(MOVED_DOWN)
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_TEXT_COLUMNS = frozenset(COLUMNS.index(c) for c in ("name", "type", "routing"))
+_COSINE = COLUMNS.index("cosine")
 
 
 def rank_delta(name: str, rank: int, default_ranks: Mapping[str, int]) -> int | None:
@@ -48,6 +54,15 @@ class ResultsModel(QAbstractTableModel):
         self._rows: tuple = ()
         self._default_ranks: dict[str, int] = {}
         self._previous_ranks: dict[str, int] = {}
+        self._texts: dict[int, tuple[str, ...]] = {}  # display texts per row, filled on first paint
+        self._italic = QFont()
+        self._italic.setItalic(True)
+        self._handlers = {
+            DISPLAY: self._display_role, RESULT_ROLE: self._result_role,
+            int(Qt.ItemDataRole.TextAlignmentRole): self._alignment_role,
+            int(Qt.ItemDataRole.BackgroundRole): self._background_role,
+            int(Qt.ItemDataRole.FontRole): self._font_role, int(Qt.ItemDataRole.ToolTipRole): self._tooltip_role,
+        }
 
     # --- content -------------------------------------------------------------------------------
 
@@ -60,16 +75,24 @@ class ResultsModel(QAbstractTableModel):
     ) -> None:
         """Replace every row. With ``keep_previous`` the ranks shown so far become the "previous"
         ranks (rows that moved are tinted); ``default_ranks=None`` keeps the current mapping."""
-        self.beginResetModel()
+        results = tuple(results)
+        same_shape = len(results) == len(self._rows) and len(results) > 0
+        if not same_shape:
+            self.beginResetModel()
         self._previous_ranks = {r.name: r.rank for r in self._rows} if keep_previous else {}
-        self._rows = tuple(results)
+        self._rows = results
+        self._texts = {}
         if default_ranks is not None:
             self._default_ranks = dict(default_ranks)
-        self.endResetModel()
+        if same_shape:  # a re-rank: same rows, new order — repaint the cells, keep the view's layout
+            self.dataChanged.emit(self.index(0, 0), self.index(len(results) - 1, len(COLUMNS) - 1))
+        else:
+            self.endResetModel()
 
     def clear(self) -> None:
         self.beginResetModel()
         self._rows = ()
+        self._texts = {}
         self._previous_ranks = {}
         self._default_ranks = {}
         self.endResetModel()
@@ -108,33 +131,46 @@ class ResultsModel(QAbstractTableModel):
             return COLUMN_TIPS.get(COLUMNS[section])
         return None
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = DISPLAY):
+        # Called for every role of every visible cell on each repaint: one dict lookup, cached texts.
+        handler = self._handlers.get(role)
+        if handler is None or not index.isValid():
             return None
-        r = self._rows[index.row()]
-        column = COLUMNS[index.column()]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(r, column, index.row())
-        if role == RESULT_ROLE:
-            return r
-        if role == Qt.ItemDataRole.TextAlignmentRole and column not in ("name", "type", "routing"):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.BackgroundRole:
-            previous = self._previous_ranks.get(r.name)
-            if previous is not None and previous != r.rank:
-                return QBrush(MOVED_UP if previous > r.rank else MOVED_DOWN)
+        return handler(index.row(), index.column())
+
+    def _display_role(self, row: int, column: int) -> str:
+        texts = self._texts.get(row)
+        if texts is None:
+            r = self._rows[row]
+            texts = self._texts[row] = tuple(self._display(r, name, row) for name in COLUMNS)
+        return texts[column]
+
+    def _result_role(self, row: int, _column: int) -> Any:
+        return self._rows[row]
+
+    def _alignment_role(self, _row: int, column: int) -> int | None:
+        return None if column in _TEXT_COLUMNS else _RIGHT
+
+    def _background_role(self, row: int, _column: int) -> QBrush | None:
+        r = self._rows[row]
+        previous = self._previous_ranks.get(r.name)
+        if previous is None or previous == r.rank:
             return None
-        if role == Qt.ItemDataRole.FontRole and column == "cosine" and r.distance is None:
-            font = QFont()
-            font.setItalic(True)
-            return font
-        if role == Qt.ItemDataRole.ToolTipRole:
-            if column == "Δrank":
-                default = self._default_ranks.get(r.name)
-                return "not ranked with the default parameters" if default is None else \
-                    f"rank {default} with the default parameters"
-            if column == "name":
-                return "\n".join(r.observations[:5]) or r.name
+        return _UP_BRUSH if previous > r.rank else _DOWN_BRUSH
+
+    def _font_role(self, row: int, column: int) -> QFont | None:
+        if column == _COSINE and self._rows[row].distance is None:
+            return self._italic
+        return None
+
+    def _tooltip_role(self, row: int, column: int) -> str | None:
+        r = self._rows[row]
+        if COLUMNS[column] == "Δrank":
+            default = self._default_ranks.get(r.name)
+            return "not ranked with the default parameters" if default is None else \
+                f"rank {default} with the default parameters"
+        if COLUMNS[column] == "name":
+            return "\n".join(r.observations[:5]) or r.name
         return None
 
     def _display(self, r: Any, column: str, row: int) -> str:

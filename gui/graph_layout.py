@@ -62,12 +62,15 @@ def global_layout(n: int, edges: np.ndarray, iterations: int = 500) -> np.ndarra
     return _normalise(pos, edges)
 
 
-def ego_layout(n: int, edges: np.ndarray, seed: np.ndarray | None = None, iterations: int = 200) -> np.ndarray:
+def ego_layout(
+    n: int, edges: np.ndarray, seed: np.ndarray | None = None, iterations: int = 200, random_state: int = 7
+) -> np.ndarray:
     """Fruchterman–Reingold layout of a small graph (an ego graph: a few hundred nodes) with igraph.
 
     A hidden hub tied weakly (weight :data:`GRAVITY`) to every node acts as gravity, so separate
     components stay near the rest instead of drifting to the edges. ``seed`` (``(n, 2)``) gives
-    starting positions (deterministic); without it the start is random. Returns ``(n, 2) float64``.
+    starting positions; without it they are drawn from ``random_state``, so the result is
+    deterministic either way. Returns ``(n, 2) float64``.
     """
     import igraph
 
@@ -77,11 +80,12 @@ def ego_layout(n: int, edges: np.ndarray, seed: np.ndarray | None = None, iterat
     hub = np.stack([np.full(n, n), np.arange(n)], axis=1)
     graph = igraph.Graph(n=n + 1, edges=np.concatenate([edges, hub]).tolist(), directed=False)
     weights = [1.0] * len(edges) + [GRAVITY] * n
-    kwargs = {}
-    if seed is not None:
+    if seed is None:
+        start = np.random.default_rng(random_state).uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n)
+    else:
         start = _normalise(np.asarray(seed, dtype=np.float64).reshape(n, 2), edges) * 2.0
-        kwargs["seed"] = np.vstack([start, start.mean(axis=0)]).tolist()
-    layout = graph.layout_fruchterman_reingold(weights=weights, niter=iterations, grid=False, **kwargs)
+    start = np.vstack([start, start.mean(axis=0)]).tolist()
+    layout = graph.layout_fruchterman_reingold(weights=weights, niter=iterations, grid=False, seed=start)
     pos = np.asarray(layout.coords, dtype=np.float64)[:n]
     return _normalise(pos, edges)
 

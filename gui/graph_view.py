@@ -77,6 +77,7 @@ class GraphView(QWidget):
         self._hidden_statuses: set[str] = set()
         self._rows = np.zeros(0, dtype=np.int64)
         self._pos = np.zeros((0, 2))
+        self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
         self._warmed = False
         self._ringed: list[str] = []
@@ -139,7 +140,7 @@ class GraphView(QWidget):
         font.setPointSizeF(8.0)
         self._labels: list[pg.TextItem] = []
         for _ in range(80):
-            item = pg.TextItem(color=self._text_colour, anchor=(0.5, -0.35))
+            item = pg.TextItem(color=self._text_colour, anchor=(0.5, -0.35), fill=self._label_fill(base))
             item.setFont(font)
             item.hide()
             self.view.addItem(item)
@@ -227,13 +228,26 @@ class GraphView(QWidget):
         self._refresh()
 
     def zoom_to_fit(self) -> None:
-        """Show every drawn node."""
+        """Show every drawn node, clear of the legend in the top-left corner."""
         if not len(self._pos):
             return
         low, high = self._pos.min(axis=0), self._pos.max(axis=0)
         pad = np.maximum((high - low) * 0.06, 1.0)
-        self.view.setRange(xRange=(low[0] - pad[0], high[0] + pad[0]),
-                           yRange=(low[1] - pad[1], high[1] + pad[1]), padding=0)
+        low, high = low - pad, high + pad
+        self.view.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
+        width = max(self.view.width(), 1.0)
+        legend = self.legend.boundingRect().width() + 16 if self.legend.items else 0.0
+        if not 0 < legend < 0.6 * width:
+            return
+        rect = self.view.viewRect()
+        unit = rect.width() / width  # view units per pixel
+        needed = legend - (low[0] - rect.left()) / unit  # pixels the drawing must move right
+        if needed <= 0:
+            return
+        if (rect.right() - high[0]) / unit >= needed:  # room on the right: slide
+            self.view.setXRange(rect.left() - needed * unit, rect.right() - needed * unit, padding=0)
+        else:  # no room: widen to the left
+            self.view.setXRange(low[0] - (high[0] - low[0]) * legend / (width - legend), high[0], padding=0)
 
     def apply_theme(self) -> None:
         """Take the background and text colours from pyqtgraph's options (the app sets them in dark mode)."""
@@ -244,6 +258,13 @@ class GraphView(QWidget):
         self.legend.setLabelTextColor(foreground)
         for item in self._labels:
             item.setColor(foreground)
+            item.fill = self._label_fill(background)
+            item.update()
+
+    @staticmethod
+    def _label_fill(background: Any) -> Any:
+        """Labels sit on a translucent patch of the background, readable over dense drawings."""
+        return pg.mkBrush(background.red(), background.green(), background.blue(), 150)
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
@@ -321,10 +342,13 @@ class GraphView(QWidget):
             self._draw(rows, self._global[1][rows])
             return
         rows = self._focus_rows(arrays, mask)
-        seed = None
-        if self._global is not None and np.array_equal(self._global[0], arrays.ids):
+        edges, ids = subgraph_edges(arrays, rows), arrays.ids[rows]
+        seed = None  # start from where nodes are drawn now, so a new focus does not reshuffle the picture
+        if len(self._drawn_ids) and np.isin(ids, self._drawn_ids).any():
+            seed = extend_layout(self._drawn_ids, self._pos, ids, edges)
+        elif self._global is not None and np.array_equal(self._global[0], arrays.ids):
             seed = self._global[1][rows]
-        self.controller.run(ego_layout, len(rows), subgraph_edges(arrays, rows), seed,
+        self.controller.run(ego_layout, len(rows), edges, seed,
                             on_success=lambda pos: self._draw(rows, pos) if arrays is self._arrays else None,
                             channel=self._channel + "-ego")
 
@@ -350,6 +374,7 @@ class GraphView(QWidget):
     def _draw(self, rows: np.ndarray, pos: np.ndarray) -> None:
         arrays = self._arrays
         self._rows, self._pos = rows, np.asarray(pos, dtype=np.float64).reshape(-1, 2)
+        self._drawn_ids = arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
         big = len(rows) > 2000
         self._graph.setData(
@@ -361,12 +386,20 @@ class GraphView(QWidget):
             pxMode=True,
         )
         self._update_rings()
-        if self._fit_next:
+        if self._fit_next or not self._all_in_view():
             self._fit_next = False
             self.zoom_to_fit()
         self.info.setText(f"{len(rows):,} of {len(arrays):,} entities · {len(edges):,} relations")
         self._label_timer.start()
         self.drawn.emit()
+
+    def _all_in_view(self) -> bool:
+        rect = self.view.viewRect()
+        if not len(self._pos):
+            return True
+        low, high = self._pos.min(axis=0), self._pos.max(axis=0)
+        return bool(rect.left() <= low[0] and high[0] <= rect.right() and rect.top() <= low[1]
+                    and high[1] <= rect.bottom())
 
     def _alpha(self, rows: np.ndarray) -> np.ndarray:
         return style.alpha_levels(self._temporal[rows], self.controller.params.temporal_floor)

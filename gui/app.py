@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
 import time
 from importlib import resources
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -311,5 +312,12 @@ def run(args: argparse.Namespace) -> int:
     )
     limbic.failed.connect(lambda message: (print(f"limbic: error: {message}", file=sys.stderr), app.exit(2)))
     app.aboutToQuit.connect(limbic.shutdown)
+    # Ctrl+C / SIGTERM quit cleanly (MCP server stopped, database closed); the timer lets Python run
+    # its signal handlers while Qt's event loop has the thread.
+    for number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, lambda *_: app.quit())
+    heartbeat = QTimer()
+    heartbeat.start(250)
+    heartbeat.timeout.connect(lambda: None)
     limbic.start()
     return app.exec()

@@ -131,6 +131,7 @@ class TuningPanel(QWidget):
         super().__init__(parent)
         self.controller = controller
         self.controls: dict[str, ParamControl] = {}
+        self.labels: dict[str, QLabel] = {}
         form_host = QWidget()
         form = QFormLayout(form_host)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -142,6 +143,7 @@ class TuningPanel(QWidget):
             label.setToolTip(spec.metadata.get("help", ""))
             form.addRow(label, control)
             self.controls[spec.name] = control
+            self.labels[spec.name] = label
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_host)
@@ -165,10 +167,16 @@ class TuningPanel(QWidget):
 
     def show_params(self, params: ScoringParams) -> None:
         """Model → controls: every control shows ``params`` (signals blocked, nothing emitted)."""
+        defaults = self.controller.default_params
         for name, control in self.controls.items():
             value = getattr(params, name)
             if control.value() != value:
                 control.set_value(value)
+            changed = value != getattr(defaults, name)  # parameters away from the seed defaults in bold
+            if self.labels[name].font().bold() != changed:
+                font = self.labels[name].font()
+                font.setBold(changed)
+                self.labels[name].setFont(font)
         hours = params.half_life_hours
         self.half_life.setText(
             "half-life: ∞" if math.isinf(hours) else f"half-life: {hours:,.0f} h ({hours / 24:,.0f} days)"

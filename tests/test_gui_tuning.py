@@ -77,10 +77,13 @@ def test_params_move_sliders_without_echo(qtbot, controller):
     assert panel.controls["temporal_floor"].slider.value() == round(0.3 * SLIDER_STEPS)
     assert panel.controls["rrf_k"].slider.value() == 120
     assert "277 h" in panel.half_life.text()  # ln 2 / 2.5e-3 ≈ 277 hours
+    assert [n for n, label in panel.labels.items() if label.font().bold()] == \
+        ["lambda_hourly", "temporal_floor", "rrf_k"]  # away from the defaults
 
     qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)
     assert controller.params == ScoringParams()
     assert panel.controls["rrf_k"].slider.value() == 60
+    assert not any(label.font().bold() for label in panel.labels.values())
 
 
 def _expected_order(candidates, params):

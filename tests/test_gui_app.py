@@ -169,6 +169,14 @@ def test_first_run_imports_the_sample_graph_and_keeps_window_state(qtbot, home):
         assert 150 <= len(app.graph_view.arrays.names) <= 300
         assert "sample memory graph" in app.window.statusBar().currentMessage()
         assert app.window.mcp_label.text() == "MCP: off" and app.mcp_host is None
+        for show in (app.show_import, app.show_export, app.show_model):  # File and Model menus
+            dialog = show()
+            assert dialog.isVisible() and dialog.parent() is app.window
+            dialog.close()
+        menus = {a.text().replace("&", ""): a for m in app.window.menuBar().actions() for a in m.menu().actions()}
+        assert menus["Import memory files…"].shortcut().toString() == "Ctrl+I"
+        assert menus["Undo"].shortcut().toString() == "Ctrl+Z"
+        assert menus["Find…"].shortcut().toString() == "Ctrl+F"
         app.set_dark(True)
         app.window.resize(1111, 777)
     finally:

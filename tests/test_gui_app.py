@@ -207,3 +207,57 @@ def test_qt_binding_keeps_reference_counts():
     for i in range(500):
         emitter.changed.emit(i)
     assert sys.getrefcount(True) >= before - 5
+
+
+def test_bridge_delivers_each_change_once_on_the_ui_thread(qtbot, tmp_path):
+    from limbic.core.models import EntityInput
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+    from limbic.gui.bridge import ChangeBridge
+
+    service = MemoryService(Database(tmp_path / "memory.db"), None, origin="gui")
+    bridge = ChangeBridge(service, service.database.path, interval=0.05)
+    batches, threads = [], []
+    bridge.changes_arrived.connect(lambda batch: (batches.append(batch), threads.append(threading.get_ident())))
+    bridge.start()
+    try:
+        writer = threading.Thread(target=lambda: service.create_entities(
+            [EntityInput(f"Note {i}", "Note") for i in range(3)]))
+        writer.start()
+        writer.join()
+        service.create_entities([EntityInput("Another", "Note")])  # seen by the callback and the watcher
+        qtbot.waitUntil(lambda: sum(len(b) for b in batches) >= 2, timeout=2000)
+        qtbot.wait(300)  # the watcher polls every 50 ms: any duplicate would have arrived by now
+        ids = [c.change_id for b in batches for c in b]
+        assert len(ids) == len(set(ids)) == 2
+        assert set(threads) == {threading.get_ident()}
+    finally:
+        bridge.stop()
+        service.close()
+    assert not bridge.watching
+
+
+def test_task_runner_answers_on_the_ui_thread(qtbot):
+    from limbic.core.errors import NotFoundError
+    from limbic.gui.workers import TaskRunner
+
+    runner = TaskRunner()
+    answers, errors, workers, callbacks = [], [], [], []
+
+    def work(x):
+        workers.append(threading.get_ident())
+        if x < 0:
+            raise NotFoundError("nothing there", ["x"])
+        return x * 2
+
+    runner.run(work, 21, on_success=lambda v: (answers.append(v), callbacks.append(threading.get_ident())))
+    runner.run(work, -1, on_failure=lambda e: (errors.append(e), callbacks.append(threading.get_ident())))
+    runner.run(work, 1, on_success=answers.append, channel="c")
+    runner.run(work, 2, on_success=answers.append, channel="c")  # the answer for 1 is now stale
+    qtbot.waitUntil(lambda: runner.pending() == 0, timeout=5000)
+    assert sorted(answers) == [4, 42]
+    assert isinstance(errors[0], NotFoundError) and errors[0].missing == ["x"]
+    assert threading.get_ident() not in workers and len(workers) == 4
+    assert callbacks == [threading.get_ident()] * 2
+    assert runner.shutdown()
+    assert runner.run(work, 3) == -1  # closed: nothing starts

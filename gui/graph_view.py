@@ -485,7 +485,19 @@ class GraphView(QWidget):
             self._refresh()
         else:
             self._update_rings()
+            self._center_on(names[0] if names else None)
             self._label_timer.start()
+
+    def _center_on(self, name: str | None) -> None:
+        """Pan (same zoom) so that ``name`` is in view, if it is drawn and off screen."""
+        where = np.flatnonzero(self._rows == self._index.get(name, -1)) if name is not None else []
+        if not len(where):
+            return
+        x, y = self._pos[where[0]]
+        rect = self.view.viewRect()
+        if not rect.contains(QPointF(float(x), float(y))):
+            half_w, half_h = rect.width() / 2, rect.height() / 2
+            self.view.setRange(xRange=(x - half_w, x + half_w), yRange=(y - half_h, y + half_h), padding=0)
 
     def _on_search(self, outcome: Any) -> None:
         self._set_hits([r.name for r in outcome.results] if outcome is not None else [])

@@ -184,6 +184,10 @@ def test_global_map_and_search_hits(qtbot, view, controller):
     qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES, timeout=3000)
     controller.search("buoy data")
     qtbot.waitUntil(lambda: "Harbor" in view.highlighted_names(), timeout=5000)
+    view.view.setRange(xRange=(1000, 1010), yRange=(1000, 1010), padding=0)  # look far away
+    assert not view.canvas.rect().contains(view.node_position("Lonely").toPoint())
+    controller.select(["Lonely"])  # the global map pans to the selection
+    qtbot.waitUntil(lambda: view.canvas.rect().contains(view.node_position("Lonely").toPoint()), timeout=3000)
 
 
 def test_live_update_keeps_known_positions(qtbot, view, service, controller):

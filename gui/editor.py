@@ -211,13 +211,13 @@ class EntityEditor(QWidget):
 
     def _on_changes(self, changes: list[Any]) -> None:
         if self.detail is None:
-            if self._name is not None:
+            if self._name is not None and not self._reload_timer.isActive():
                 self._reload_timer.start()
             return
         touched = set().union(*(c.entity_ids for c in changes)) if changes else set()
         related = {self.detail.entity.id} | {r.source_id for r in self.detail.relations} | {
             r.target_id for r in self.detail.relations}
-        if touched & related or not touched:
+        if (touched & related or not touched) and not self._reload_timer.isActive():
             self._reload_timer.start()
 
     def _show(self, detail: EntityDetail | None, missing: str | None = None) -> None:

@@ -84,7 +84,7 @@ class GraphView(QWidget):
         self._build_ui()
         self._reload_timer = QTimer(self, singleShot=True, interval=RELOAD_DELAY_MS, timeout=self.reload)
         self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self._update_labels)
-        controller.graph_changed.connect(lambda _changes: self._reload_timer.start())
+        controller.graph_changed.connect(self._on_changes)
         controller.selection_changed.connect(self._on_selection)
         controller.search_finished.connect(self._on_search)
         controller.results_reranked.connect(lambda results: self._set_hits([r.name for r in results]))
@@ -478,6 +478,11 @@ class GraphView(QWidget):
             menu.addAction(action)
 
     # --- controller signals and mouse -------------------------------------------------------------
+
+    def _on_changes(self, _changes: list[Any]) -> None:
+        # Throttle, not debounce: a steady stream of agent writes still shows up every RELOAD_DELAY_MS.
+        if not self._reload_timer.isActive():
+            self._reload_timer.start()
 
     def _on_selection(self, names: list[str]) -> None:
         self._selection = list(names)

@@ -196,3 +196,11 @@ def test_failed_edit_reports_and_keeps_history(qtbot, editor, service):
     settle(qtbot, editor)
     assert "already exists" in editor.message.text()
     assert editor.stack.count() == 1 and content(service) == before
+
+
+def test_agent_write_shows_up_in_the_open_editor(qtbot, editor, service):
+    service.add_observations([("Alice", [ObservationInput("Written by an agent", "event")])], origin="mcp")
+    qtbot.waitUntil(lambda: any(editor.observations.item(r, 0).text() == "Written by an agent"
+                                and editor.observations.item(r, 1).text() == "event"
+                                for r in range(editor.observations.rowCount())), timeout=1000)
+    assert editor.stack.count() == 0  # not an edit of this window: nothing to undo

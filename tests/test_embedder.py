@@ -171,9 +171,20 @@ def test_prefixes_come_from_the_manifest(tiny_source):
         "query": "query: ", "passage": "passage: "}
 
 
-def test_no_model_installed_gives_none():
+def test_no_model_installed_gives_none_and_fts_only_search(tmp_path):
+    from limbic.core.models import EntityInput, ObservationInput
+    from limbic.core.service import MemoryService
+
     assert model_store.installed_models() == []
     assert load_active_embedder() is None
+    service = MemoryService.open(tmp_path / "memory.db")
+    try:
+        assert service.embedder is None
+        service.create_entities([EntityInput("Ana", "person", (ObservationInput("prefers green tea"),))])
+        outcome = service.search("green tea", record=False)
+        assert outcome.mode == "fts_only" and [r.name for r in outcome.results] == ["Ana"]
+    finally:
+        service.close()
 
 
 def test_install_from_dir_writes_manifest_and_becomes_active(tiny_model):

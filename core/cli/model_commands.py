@@ -105,7 +105,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    name = args.name or (model_store.get_active() or (None,))[0]
+    active = model_store.resolve_active()
+    name = args.name or (active[0].name if active else None)
     if name is None:
         raise ModelNotInstalledError(INSTALL_HINT)
     report = model_store.verify(name)

@@ -163,7 +163,16 @@ def slider_run(qt, limbic, target: int, moves: int) -> dict:
         qt.processEvents()  # queued signals, then the paint events of every dirty widget
         timings.append((time.perf_counter() - started) * 1000)
         cpu.append((time.thread_time() - started_cpu) * 1000)
+    parts = {"table": window.search_panel.table.viewport(), "graph": limbic.graph_view.canvas.viewport(),
+             "inspector": window.inspector, "tuning": window.tuning_panel}
+    paint_cpu = {name: [] for name in parts}
+    for _ in range(20):  # what one repaint of each part costs (UI-thread CPU)
+        for name, widget in parts.items():
+            started_cpu = time.thread_time()
+            widget.repaint()
+            paint_cpu[name].append((time.thread_time() - started_cpu) * 1000)
     return {
+        "paint_cpu_ms_p50": {name: round(statistics.median(v), 2) for name, v in paint_cpu.items()},
         "candidates": len(candidates), "rows_shown": window.search_panel.model.rowCount(),
         "graph_nodes": len(limbic.graph_view.shown_names()),
         "move_ms_p50": round(statistics.median(timings), 2), "move_ms_p95": round(percentile(timings, 0.95), 2),

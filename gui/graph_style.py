@@ -68,13 +68,39 @@ class BrushCache:
         return [table[i] for i in inverse.ravel().tolist()]
 
 
+Box = tuple[float, float, float, float]  # left, top, right, bottom in pixels
+
+
+class _BoxGrid:
+    """Boxes bucketed in square cells, for fast overlap tests."""
+
+    def __init__(self, cell: float) -> None:
+        self.cell = cell
+        self.buckets: dict[tuple[int, int], list[Box]] = {}
+
+    def _cells(self, box: Box) -> list[tuple[int, int]]:
+        c = self.cell
+        return [(cx, cy) for cx in range(int(box[0] // c), int(box[2] // c) + 1)
+                for cy in range(int(box[1] // c), int(box[3] // c) + 1)]
+
+    def overlaps(self, box: Box) -> bool:
+        return any(b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3]
+                   for c in self._cells(box) for b in self.buckets.get(c, ()))
+
+    def add(self, box: Box) -> None:
+        for c in self._cells(box):
+            self.buckets.setdefault(c, []).append(box)
+
+
 def place_labels(
     pixels: np.ndarray,
     widths: np.ndarray,
     priority: Sequence[int],
     *,
     height: float = 18.0,
-    offset: float = 6.0,
+    offset: float | np.ndarray = 6.0,
+    obstacles: Sequence[Box] = (),
+    first: int = 0,
     max_labels: int = 60,
     cell: float = 64.0,
 ) -> list[int]:
@@ -82,27 +108,23 @@ def place_labels(
 
     ``pixels`` ``(K, 2)`` screen positions of the nodes, ``widths`` ``(K,)`` label widths in pixels,
     ``priority`` the candidate indices, most important first. A label is a box centred horizontally on
-    its node, ``offset`` pixels below it; a box that overlaps an accepted one is skipped. Returns the
-    accepted indices, at most ``max_labels``.
+    its node, ``offset`` pixels below it (a number, or ``(K,)`` per node: its radius); a box that
+    overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
+    skipped — except that the ``first`` candidates (the selection, the hits) only avoid other labels.
+    Returns the accepted indices, at most ``max_labels``.
     """
-    buckets: dict[tuple[int, int], list[tuple[float, float, float, float]]] = {}
+    labels, blocked = _BoxGrid(cell), _BoxGrid(cell)
+    for box in obstacles:
+        blocked.add(box)
+    offsets = np.broadcast_to(np.asarray(offset, dtype=np.float64), (len(pixels),))
     accepted: list[int] = []
-    for i in priority:
+    for rank, i in enumerate(priority):
         x, y = float(pixels[i, 0]), float(pixels[i, 1])
-        half = float(widths[i]) / 2.0
-        box = (x - half, y + offset, x + half, y + offset + height)
-        cells = [
-            (cx, cy)
-            for cx in range(int(box[0] // cell), int(box[2] // cell) + 1)
-            for cy in range(int(box[1] // cell), int(box[3] // cell) + 1)
-        ]
-        if any(
-            b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3]
-            for c in cells for b in buckets.get(c, ())
-        ):
+        half, top = float(widths[i]) / 2.0, y + float(offsets[i])
+        box = (x - half, top, x + half, top + height)
+        if labels.overlaps(box) or (rank >= first and blocked.overlaps(box)):
             continue
-        for c in cells:
-            buckets.setdefault(c, []).append(box)
+        labels.add(box)
         accepted.append(int(i))
         if len(accepted) >= max_labels:
             break

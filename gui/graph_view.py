@@ -3,7 +3,7 @@
 Nodes are coloured by entity type (legend top-left), sized by salience (access counts), faded by the
 temporal factor (seed 000 "Sub-formula: temporal_factor(e)"); the selection has a gold ring, search
 hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
-Labels are drawn where they fit. The arrays come from :func:`limbic.core.graph_data.load_graph_arrays`
+Labels are drawn where they fit (:mod:`limbic.gui.graph_canvas` draws). The arrays come from :func:`limbic.core.graph_data.load_graph_arrays`
 and every layout from :mod:`limbic.gui.graph_layout`, all through ``controller.run`` (off the UI thread).
 """
 
@@ -12,9 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QFont
+from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
     QComboBox,
@@ -37,13 +36,13 @@ from limbic.core.graph_data import (
 from limbic.core.models import STATUSES
 
 from . import graph_style as style
+from .graph_canvas import GraphCanvas
 from .graph_layout import LayoutEngine, ego_layout, extend_layout
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus (ego) view
 OVERVIEW_SIZE = 150    # nodes shown in the focus view when nothing is selected or found
 MAX_TYPE_FILTERS = 40  # type menu entries; rarer types share one "other types" entry
 RELOAD_DELAY_MS = 150
-LABEL_DELAY_MS = 40
 
 
 class GraphView(QWidget):
@@ -63,7 +62,6 @@ class GraphView(QWidget):
         app = QApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self._engine.close)
-        self._brushes = style.BrushCache()
         self._arrays: GraphArrays | None = None
         self._index: dict[str, int] = {}
         self._salience = np.zeros(0)
@@ -76,14 +74,11 @@ class GraphView(QWidget):
         self._hidden_types: set[str] = set()
         self._hidden_statuses: set[str] = set()
         self._rows = np.zeros(0, dtype=np.int64)
-        self._pos = np.zeros((0, 2))
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
         self._warmed = False
-        self._ringed: list[str] = []
         self._build_ui()
         self._reload_timer = QTimer(self, singleShot=True, interval=RELOAD_DELAY_MS, timeout=self.reload)
-        self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self._update_labels)
         controller.graph_changed.connect(self._on_changes)
         controller.selection_changed.connect(self._on_selection)
         controller.search_finished.connect(self._on_search)
@@ -122,32 +117,10 @@ class GraphView(QWidget):
         bar.addStretch(1)
         bar.addWidget(self.info)
 
-        base = pg.mkColor(pg.getConfigOption("background"))
-        self._text_colour = pg.mkColor(pg.getConfigOption("foreground"))
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setBackground(base)
-        self.view: pg.ViewBox = self.canvas.addViewBox()
-        self.view.setAspectLocked(True)
-        self.view.setMenuEnabled(False)
-        self.view.sigRangeChanged.connect(lambda *_: self._label_timer.start())
-        self._graph = pg.GraphItem()
-        self._graph.scatter.sigClicked.connect(self._on_points_clicked)
-        self.view.addItem(self._graph)
-        self._rings = pg.ScatterPlotItem(pxMode=True, brush=None)
-        self._rings.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self.view.addItem(self._rings)
-        font = QFont()
-        font.setPointSizeF(8.0)
-        self._labels: list[pg.TextItem] = []
-        for _ in range(80):
-            item = pg.TextItem(color=self._text_colour, anchor=(0.5, -0.35), fill=self._label_fill(base))
-            item.setFont(font)
-            item.hide()
-            self.view.addItem(item)
-            self._labels.append(item)
-        self.legend = pg.LegendItem(offset=(8, 8), labelTextColor=self._text_colour,
-                                    brush=pg.mkBrush(base.red(), base.green(), base.blue(), 200))
-        self.legend.setParentItem(self.view)
+        self.canvas = GraphCanvas()
+        self.canvas.node_clicked.connect(self._on_node_clicked)
+        self.view = self.canvas.view
+        self.legend = self.canvas.legend
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -174,20 +147,15 @@ class GraphView(QWidget):
 
     def shown_labels(self) -> list[str]:
         """Texts of the labels visible now (level of detail)."""
-        return [item.toPlainText() for item in self._labels if item.isVisible()]
+        return self.canvas.shown_labels()
 
     def highlighted_names(self) -> list[str]:
         """Shown entities with a ring: search hits (red) and the selection (gold)."""
-        return list(self._ringed)
+        return list(self.canvas.ringed)
 
     def node_position(self, name: str) -> QPointF | None:
         """Where ``name`` is drawn, in ``self.canvas`` widget coordinates (``None`` when not shown)."""
-        where = np.flatnonzero(self._rows == self._index.get(name, -1))
-        if not len(where):
-            return None
-        x, y = self._pos[where[0]]
-        scene = self.view.mapViewToScene(QPointF(float(x), float(y)))
-        return self.canvas.mapFromScene(scene).toPointF()
+        return self.canvas.node_position(name)
 
     def reload(self) -> None:
         """Read the graph arrays again (off the UI thread); the drawing follows."""
@@ -228,43 +196,12 @@ class GraphView(QWidget):
         self._refresh()
 
     def zoom_to_fit(self) -> None:
-        """Show every drawn node, clear of the legend in the top-left corner."""
-        if not len(self._pos):
-            return
-        low, high = self._pos.min(axis=0), self._pos.max(axis=0)
-        pad = np.maximum((high - low) * 0.06, 1.0)
-        low, high = low - pad, high + pad
-        self.view.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
-        width = max(self.view.width(), 1.0)
-        legend = self.legend.boundingRect().width() + 16 if self.legend.items else 0.0
-        if not 0 < legend < 0.6 * width:
-            return
-        rect = self.view.viewRect()
-        unit = rect.width() / width  # view units per pixel
-        needed = legend - (low[0] - rect.left()) / unit  # pixels the drawing must move right
-        if needed <= 0:
-            return
-        if (rect.right() - high[0]) / unit >= needed:  # room on the right: slide
-            self.view.setXRange(rect.left() - needed * unit, rect.right() - needed * unit, padding=0)
-        else:  # no room: widen to the left
-            self.view.setXRange(low[0] - (high[0] - low[0]) * legend / (width - legend), high[0], padding=0)
+        """Show every drawn node."""
+        self.canvas.zoom_to_fit()
 
     def apply_theme(self) -> None:
-        """Take the background and text colours from pyqtgraph's options (the app sets them in dark mode)."""
-        background = pg.mkColor(pg.getConfigOption("background"))
-        foreground = pg.mkColor(pg.getConfigOption("foreground"))
-        self.canvas.setBackground(background)
-        self.legend.setBrush(pg.mkBrush(background.red(), background.green(), background.blue(), 200))
-        self.legend.setLabelTextColor(foreground)
-        for item in self._labels:
-            item.setColor(foreground)
-            item.fill = self._label_fill(background)
-            item.update()
-
-    @staticmethod
-    def _label_fill(background: Any) -> Any:
-        """Labels sit on a translucent patch of the background, readable over dense drawings."""
-        return pg.mkBrush(background.red(), background.green(), background.blue(), 150)
+        """Colours from pyqtgraph's options (the app sets them when dark mode is switched)."""
+        self.canvas.apply_theme()
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
@@ -345,7 +282,7 @@ class GraphView(QWidget):
         edges, ids = subgraph_edges(arrays, rows), arrays.ids[rows]
         seed = None  # start from where nodes are drawn now, so a new focus does not reshuffle the picture
         if len(self._drawn_ids) and np.isin(ids, self._drawn_ids).any():
-            seed = extend_layout(self._drawn_ids, self._pos, ids, edges)
+            seed = extend_layout(self._drawn_ids, self.canvas.pos, ids, edges)
         elif self._global is not None and np.array_equal(self._global[0], arrays.ids):
             seed = self._global[1][rows]
         self.controller.run(ego_layout, len(rows), edges, seed,
@@ -373,33 +310,17 @@ class GraphView(QWidget):
 
     def _draw(self, rows: np.ndarray, pos: np.ndarray) -> None:
         arrays = self._arrays
-        self._rows, self._pos = rows, np.asarray(pos, dtype=np.float64).reshape(-1, 2)
-        self._drawn_ids = arrays.ids[rows]
+        self._rows, self._drawn_ids = rows, arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
-        big = len(rows) > 2000
-        self._graph.setData(
-            pos=self._pos, adj=edges if len(edges) else None,
-            pen=pg.mkPen(140, 140, 140, 40 if big else 110, width=1),
-            size=style.node_sizes(self._salience[rows]),
-            symbolBrush=self._brushes.brushes(arrays.type_codes[rows], self._alpha(rows)),
-            symbolPen=None if big else pg.mkPen(30, 30, 30, 160, width=0.8),
-            pxMode=True,
-        )
-        self._update_rings()
-        if self._fit_next or not self._all_in_view():
+        priority = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows])
+        self.canvas.draw([arrays.names[r] for r in rows.tolist()], pos, edges, style.node_sizes(self._salience[rows]),
+                         arrays.type_codes[rows], self._alpha(rows), priority)
+        self.canvas.set_rings(self._hits, self._selection)
+        if self._fit_next or not self.canvas.all_in_view():
             self._fit_next = False
-            self.zoom_to_fit()
+            self.canvas.zoom_to_fit()
         self.info.setText(f"{len(rows):,} of {len(arrays):,} entities · {len(edges):,} relations")
-        self._label_timer.start()
         self.drawn.emit()
-
-    def _all_in_view(self) -> bool:
-        rect = self.view.viewRect()
-        if not len(self._pos):
-            return True
-        low, high = self._pos.min(axis=0), self._pos.max(axis=0)
-        return bool(rect.left() <= low[0] and high[0] <= rect.right() and rect.top() <= low[1]
-                    and high[1] <= rect.bottom())
 
     def _alpha(self, rows: np.ndarray) -> np.ndarray:
         return style.alpha_levels(self._temporal[rows], self.controller.params.temporal_floor)
@@ -408,65 +329,17 @@ class GraphView(QWidget):
         if self._arrays is None or not len(self._rows):
             return
         self._temporal = temporal_factor(self._arrays, self.controller.params)
-        self._graph.scatter.setBrush(self._brushes.brushes(self._arrays.type_codes[self._rows], self._alpha(self._rows)))
-
-    def _update_rings(self) -> None:
-        sizes = style.node_sizes(self._salience[self._rows]) if len(self._rows) else np.zeros(0)
-        rings, ring_sizes, pens = [], [], []
-        self._ringed = []
-        for names, colour in ((self._hits, style.HIT_COLOUR), (self._selection, style.SELECTION_COLOUR)):
-            pen = pg.mkPen(*colour, width=2.5)
-            for name in names:
-                where = np.flatnonzero(self._rows == self._index.get(name, -1))
-                if len(where):
-                    rings.append(self._pos[where[0]])
-                    ring_sizes.append(sizes[where[0]] + 8)
-                    pens.append(pen)
-                    self._ringed.append(name)
-        if rings:
-            self._rings.setData(pos=np.array(rings), size=np.array(ring_sizes), pen=pens, brush=None)
-        else:
-            self._rings.setData(pos=np.zeros((0, 2)))
-
-    def _update_labels(self) -> None:
-        arrays = self._arrays
-        for item in self._labels:
-            item.hide()
-        if arrays is None or not len(self._rows):
-            return
-        rect = self.view.viewRect()
-        x, y = self._pos[:, 0], self._pos[:, 1]
-        inside = np.flatnonzero((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
-        if not len(inside):
-            return
-        rows = self._rows[inside]
-        marked = {self._index[n] for n in (*self._selection, *self._hits) if n in self._index}
-        score = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows]) + 10.0 * np.isin(rows, list(marked))
-        order = np.argsort(-score, kind="stable")[:2000]
-        width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
-        pixels = np.stack([(x[inside] - rect.left()) / rect.width() * width,
-                           (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
-        names = [arrays.names[r] for r in rows.tolist()]
-        texts = [n if len(n) <= 28 else n[:27] + "…" for n in names]
-        widths = np.array([6.0 * len(t) + 6 for t in texts])
-        chosen = style.place_labels(pixels, widths, order.tolist(), max_labels=len(self._labels))
-        for item, k in zip(self._labels, chosen, strict=False):
-            item.setText(texts[k])
-            item.setPos(float(x[inside[k]]), float(y[inside[k]]))
-            item.show()
-            item.updateTransform(force=True)  # hidden items miss view changes (pyqtgraph TextItem)
+        self.canvas.restyle(self._arrays.type_codes[self._rows], self._alpha(self._rows))
 
     def _rebuild_legend_and_filters(self) -> None:
         arrays = self._arrays
         counts = np.bincount(arrays.type_codes, minlength=len(arrays.type_names))
-        self.legend.clear()
-        for code, name in enumerate(arrays.type_names[: len(style.PALETTE)]):
-            sample = pg.ScatterPlotItem(symbol="o", size=10, pen=None, brush=pg.mkBrush(*style.type_colour(code)))
-            self.legend.addItem(sample, f"{name} ({counts[code]:,})")
+        entries = [(style.type_colour(code), f"{name} ({counts[code]:,})")
+                   for code, name in enumerate(arrays.type_names[: len(style.PALETTE)])]
         rest = len(arrays.type_names) - len(style.PALETTE)
         if rest > 0:
-            sample = pg.ScatterPlotItem(symbol="o", size=10, pen=None, brush=pg.mkBrush(*style.OTHER_COLOUR))
-            self.legend.addItem(sample, f"{rest} other types ({int(counts[len(style.PALETTE):].sum()):,})")
+            entries.append((style.OTHER_COLOUR, f"{rest} other types ({int(counts[len(style.PALETTE):].sum()):,})"))
+        self.canvas.set_legend(entries)
         menu = self.type_button.menu()
         menu.clear()
         entries = list(arrays.type_names[:MAX_TYPE_FILTERS])
@@ -489,20 +362,9 @@ class GraphView(QWidget):
         if self._mode == "focus":
             self._refresh()
         else:
-            self._update_rings()
-            self._center_on(names[0] if names else None)
-            self._label_timer.start()
-
-    def _center_on(self, name: str | None) -> None:
-        """Pan (same zoom) so that ``name`` is in view, if it is drawn and off screen."""
-        where = np.flatnonzero(self._rows == self._index.get(name, -1)) if name is not None else []
-        if not len(where):
-            return
-        x, y = self._pos[where[0]]
-        rect = self.view.viewRect()
-        if not rect.contains(QPointF(float(x), float(y))):
-            half_w, half_h = rect.width() / 2, rect.height() / 2
-            self.view.setRange(xRange=(x - half_w, x + half_w), yRange=(y - half_h, y + half_h), padding=0)
+            self.canvas.set_rings(self._hits, self._selection)
+            if names:
+                self.canvas.center_on(names[0])
 
     def _on_search(self, outcome: Any) -> None:
         self._set_hits([r.name for r in outcome.results] if outcome is not None else [])
@@ -514,15 +376,15 @@ class GraphView(QWidget):
             self._fit_next = True
             self._refresh()
         else:
-            self._update_rings()
+            self.canvas.set_rings(self._hits, self._selection)
 
-    def _on_points_clicked(self, _item: Any, points: Any, event: Any) -> None:
-        if not len(points) or self._arrays is None:
+    def _on_node_clicked(self, index: int, double: bool, ctrl: bool) -> None:
+        if self._arrays is None or index >= len(self._rows):
             return
-        name = self._arrays.names[int(self._rows[points[0].index()])]
-        if event.double():
+        name = self._arrays.names[int(self._rows[index])]
+        if double:
             self.expand(name)
-        elif event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+        elif ctrl:
             current = self.controller.selection
             self.controller.select([n for n in current if n != name] if name in current else [*current, name])
         else:

@@ -125,6 +125,9 @@ def test_label_placement_avoids_overlaps():
     pixels = np.array([[100.0, 100.0], [105.0, 102.0], [400.0, 100.0]])
     chosen = graph_style.place_labels(pixels, np.array([80.0, 80.0, 80.0]), [1, 0, 2])
     assert chosen == [1, 2]  # node 0's label would cover node 1's
+    disc = (390.0, 105.0, 410.0, 125.0)  # a big node just below node 2
+    assert graph_style.place_labels(pixels, np.full(3, 80.0), [2, 0], obstacles=[disc]) == [0]
+    assert graph_style.place_labels(pixels, np.full(3, 80.0), [2, 0], obstacles=[disc], first=1) == [2, 0]
 
 
 def test_view_draws_the_database(qtbot, view):

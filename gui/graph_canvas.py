@@ -1,0 +1,235 @@
+"""The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
+nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits and
+the selection, a type legend, and labels where they fit (level of detail). Stacking, bottom to top:
+edges, labels (on a translucent patch), nodes, rings — so a label never hides a node — except on
+dense maps (over 2,000 nodes), where labels go on top.
+
+It knows nothing of the service or the controller: :class:`~limbic.gui.graph_view.GraphView` hands it
+arrays (positions, edges, sizes, type codes, opacity levels) and names, and listens to ``node_clicked``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont
+
+from . import graph_style as style
+
+LABEL_DELAY_MS = 40
+MAX_LABELS = 80
+LABEL_CHARS = 28
+LABEL_HEIGHT = 18.0   # pixels of a label with its patch
+ALWAYS_LABELLED = 5   # besides selection and hits, the most important nodes may cover discs too
+OBSTACLE_NODES = 300  # labels avoid covering the discs of this many most important visible nodes
+
+
+def _translucent(colour: QColor, alpha: int) -> Any:
+    return pg.mkBrush(colour.red(), colour.green(), colour.blue(), alpha)
+
+
+class GraphCanvas(pg.GraphicsLayoutWidget):
+    """See the module docstring. ``node_clicked(index, double, ctrl)`` gives the drawn node's index."""
+
+    node_clicked = Signal(int, bool, bool)
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        background = pg.mkColor(pg.getConfigOption("background"))
+        foreground = pg.mkColor(pg.getConfigOption("foreground"))
+        self.setBackground(background)
+        self.view: pg.ViewBox = self.addViewBox()
+        self.view.setAspectLocked(True)
+        self.view.setMenuEnabled(False)
+        self._edges = pg.PlotCurveItem(connect="pairs", antialias=False)
+        self._edges.setZValue(0)
+        self.view.addItem(self._edges)
+        self._nodes = pg.ScatterPlotItem(pxMode=True)
+        self._nodes.setZValue(2)
+        self._nodes.sigClicked.connect(self._on_points_clicked)
+        self.view.addItem(self._nodes)
+        self._rings = pg.ScatterPlotItem(pxMode=True, brush=None)
+        self._rings.setZValue(3)
+        self._rings.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.view.addItem(self._rings)
+        font = QFont()
+        font.setPointSizeF(8.0)
+        self._labels: list[pg.TextItem] = []
+        for _ in range(MAX_LABELS):
+            item = pg.TextItem(color=foreground, anchor=(0.5, 0.0), fill=_translucent(background, 150))
+            item.setFont(font)
+            item.setZValue(1)
+            item.hide()
+            self.view.addItem(item)
+            self._labels.append(item)
+        self.legend = pg.LegendItem(offset=(8, 8), labelTextColor=foreground, brush=_translucent(background, 200))
+        self.legend.setParentItem(self.view)
+        self._brushes = style.BrushCache()
+        self.names: list[str] = []
+        self.pos = np.zeros((0, 2))
+        self._sizes = np.zeros(0)
+        self._priority = np.zeros(0)
+        self._where: dict[str, int] = {}
+        self._marked: set[int] = set()
+        self.ringed: list[str] = []
+        self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self.update_labels)
+        self.view.sigRangeChanged.connect(lambda *_: self._label_timer.start())
+
+    # --- data -----------------------------------------------------------------------------------
+
+    def draw(self, names: Sequence[str], pos: np.ndarray, edges: np.ndarray, sizes: np.ndarray,
+             type_codes: np.ndarray, alpha_levels: np.ndarray, priority: np.ndarray) -> None:
+        """Draw ``N`` nodes: ``pos`` ``(N, 2)``, ``edges`` ``(M, 2)`` indices into them, pixel ``sizes``,
+        type codes and opacity levels (see :mod:`graph_style`), and a label ``priority`` (higher first)."""
+        self.names = list(names)
+        self._where = {name: i for i, name in enumerate(self.names)}
+        self.pos = np.asarray(pos, dtype=np.float64).reshape(-1, 2)
+        self._sizes, self._priority = np.asarray(sizes), np.asarray(priority, dtype=np.float64)
+        big = len(self.names) > 2000
+        for item in self._labels:  # dense maps: labels over the nodes, else under them (nodes stay whole)
+            item.setZValue(4 if big else 1)
+        ends = self.pos[np.asarray(edges, dtype=np.int64).reshape(-1, 2)].reshape(-1, 2)
+        self._edges.setData(x=ends[:, 0], y=ends[:, 1], connect="pairs",
+                            pen=pg.mkPen(140, 140, 140, 40 if big else 110, width=1))
+        self._nodes.setData(pos=self.pos, size=self._sizes, brush=self._brushes.brushes(type_codes, alpha_levels),
+                            pen=None if big else pg.mkPen(30, 30, 30, 160, width=0.8))
+        self._label_timer.start()
+
+    def restyle(self, type_codes: np.ndarray, alpha_levels: np.ndarray) -> None:
+        """New opacity levels (or colours) for the drawn nodes, positions unchanged."""
+        if len(self.names):
+            self._nodes.setBrush(self._brushes.brushes(type_codes, alpha_levels))
+
+    def set_rings(self, hits: Sequence[str], selection: Sequence[str]) -> None:
+        """Red rings round the drawn search hits, gold round the selection; both get labels first."""
+        rings, ring_sizes, pens = [], [], []
+        self.ringed = []
+        for names, colour in ((hits, style.HIT_COLOUR), (selection, style.SELECTION_COLOUR)):
+            pen = pg.mkPen(*colour, width=2.5)
+            for name in names:
+                i = self._where.get(name)
+                if i is not None:
+                    rings.append(self.pos[i])
+                    ring_sizes.append(self._sizes[i] + 8)
+                    pens.append(pen)
+                    self.ringed.append(name)
+        self._marked = {self._where[n] for n in self.ringed}
+        if rings:
+            self._rings.setData(pos=np.array(rings), size=np.array(ring_sizes), pen=pens, brush=None)
+        else:
+            self._rings.setData(pos=np.zeros((0, 2)))
+        self._label_timer.start()
+
+    def set_legend(self, entries: Sequence[tuple[tuple[int, int, int], str]]) -> None:
+        """One legend row per ``(rgb, text)``."""
+        self.legend.clear()
+        for rgb, text in entries:
+            self.legend.addItem(pg.ScatterPlotItem(symbol="o", size=10, pen=None, brush=pg.mkBrush(*rgb)), text)
+
+    def apply_theme(self) -> None:
+        """Take background and text colours from pyqtgraph's options (the app sets them for dark mode)."""
+        background = pg.mkColor(pg.getConfigOption("background"))
+        foreground = pg.mkColor(pg.getConfigOption("foreground"))
+        self.setBackground(background)
+        self.legend.setBrush(_translucent(background, 200))
+        self.legend.setLabelTextColor(foreground)
+        for item in self._labels:
+            item.setColor(foreground)
+            item.fill = _translucent(background, 150)
+            item.update()
+
+    # --- view -----------------------------------------------------------------------------------
+
+    def node_position(self, name: str) -> QPointF | None:
+        """Where ``name`` is drawn, in this widget's coordinates (``None`` when not drawn)."""
+        i = self._where.get(name)
+        if i is None:
+            return None
+        scene = self.view.mapViewToScene(QPointF(*map(float, self.pos[i])))
+        return self.mapFromScene(scene).toPointF()
+
+    def shown_labels(self) -> list[str]:
+        return [item.toPlainText() for item in self._labels if item.isVisible()]
+
+    def all_in_view(self) -> bool:
+        if not len(self.pos):
+            return True
+        rect = self.view.viewRect()
+        low, high = self.pos.min(axis=0), self.pos.max(axis=0)
+        return bool(rect.left() <= low[0] and high[0] <= rect.right() and rect.top() <= low[1]
+                    and high[1] <= rect.bottom())
+
+    def zoom_to_fit(self) -> None:
+        """Show every drawn node, clear of the legend in the top-left corner."""
+        if not len(self.pos):
+            return
+        low, high = self.pos.min(axis=0), self.pos.max(axis=0)
+        pad = np.maximum((high - low) * 0.06, 1.0)
+        low, high = low - pad, high + pad
+        self.view.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
+        width = max(self.view.width(), 1.0)
+        legend = self.legend.boundingRect().width() + 16 if self.legend.items else 0.0
+        if not 0 < legend < 0.6 * width:
+            return
+        rect = self.view.viewRect()
+        unit = rect.width() / width  # view units per pixel
+        needed = legend - (low[0] - rect.left()) / unit  # pixels the drawing must move right
+        if needed <= 0:
+            return
+        if (rect.right() - high[0]) / unit >= needed:  # room on the right: slide
+            self.view.setXRange(rect.left() - needed * unit, rect.right() - needed * unit, padding=0)
+        else:  # no room: widen to the left
+            self.view.setXRange(low[0] - (high[0] - low[0]) * legend / (width - legend), high[0], padding=0)
+
+    def center_on(self, name: str) -> None:
+        """Pan (same zoom) so that ``name`` is in view, if it is drawn and off screen."""
+        i = self._where.get(name)
+        if i is None:
+            return
+        x, y = map(float, self.pos[i])
+        rect = self.view.viewRect()
+        if not rect.contains(QPointF(x, y)):
+            half_w, half_h = rect.width() / 2, rect.height() / 2
+            self.view.setRange(xRange=(x - half_w, x + half_w), yRange=(y - half_h, y + half_h), padding=0)
+
+    def update_labels(self) -> None:
+        """Label the most important visible nodes whose labels do not overlap (graph_style.place_labels)."""
+        for item in self._labels:
+            item.hide()
+        if not len(self.names):
+            return
+        rect = self.view.viewRect()
+        x, y = self.pos[:, 0], self.pos[:, 1]
+        inside = np.flatnonzero((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
+        if not len(inside):
+            return
+        score = self._priority[inside] + 10.0 * np.isin(inside, list(self._marked))
+        order = np.argsort(-score, kind="stable")[:2000]
+        width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
+        pixels = np.stack([(x[inside] - rect.left()) / rect.width() * width,
+                           (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
+        radius = self._sizes[inside] / 2.0
+        discs = order[:OBSTACLE_NODES]  # the most important discs stay uncovered
+        obstacles = [(pixels[i, 0] - radius[i], pixels[i, 1] - radius[i], pixels[i, 0] + radius[i],
+                      pixels[i, 1] + radius[i]) for i in discs.tolist()]
+        texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…"
+                 for n in (self.names[i] for i in inside.tolist())]
+        widths = np.array([6.0 * len(t) + 6 for t in texts])
+        first = int(np.isin(inside, list(self._marked)).sum()) + ALWAYS_LABELLED
+        chosen = style.place_labels(pixels, widths, order.tolist(), offset=radius + 1.0, obstacles=obstacles,
+                                    first=first, height=LABEL_HEIGHT, max_labels=len(self._labels))
+        for item, k in zip(self._labels, chosen, strict=False):
+            item.setText(texts[k])
+            item.setAnchor((0.5, -(radius[k] + 1.0) / LABEL_HEIGHT))  # just below its node's disc
+            item.setPos(float(x[inside[k]]), float(y[inside[k]]))
+            item.show()
+            item.updateTransform(force=True)  # hidden items miss view changes (pyqtgraph TextItem)
+
+    def _on_points_clicked(self, _item: Any, points: Any, event: Any) -> None:
+        if len(points):
+            ctrl = bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+            self.node_clicked.emit(points[0].index(), bool(event.double()), ctrl)

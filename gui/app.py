@@ -147,7 +147,7 @@ class LimbicApp(QObject):
                          on_success=self._opened, on_failure=self._open_failed)
 
     def _open_failed(self, error: BaseException) -> None:
-        log.error("could not open the database", exc_info=error)
+        log.debug("could not open the database", exc_info=error)
         self.failed.emit(str(error))
 
     def _opened(self, answer: dict[str, Any]) -> None:

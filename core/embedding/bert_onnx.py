@@ -167,17 +167,17 @@ def build_bert_graph(weights: Mapping[str, np.ndarray], config: BertConfig) -> o
     sqrt2 = g.constant("const_sqrt_two", np.array(math.sqrt(2.0), dtype=np.float32))
     half = g.constant("const_half", np.array(0.5, dtype=np.float32))
 
+    def heads_of(projection: str, perm: list[int], name: str) -> str:
+        """(batch, seq, hidden) → (batch, heads, seq, head_size), or (batch, heads, head_size, seq) for keys."""
+        split = g.node("Reshape", [projection, split_heads], f"{name}_reshape")
+        return g.node("Transpose", [split], f"{name}_transpose", perm=perm)
+
     for i in range(config.num_hidden_layers):
         p = f"encoder.layer.{i}"
         n = f"layer{i}"
-
-        def heads_of(projection: str, perm: list[int], label: str, n: str = n) -> str:
-            split = g.node("Reshape", [projection, split_heads], f"{n}_{label}_reshape")
-            return g.node("Transpose", [split], f"{n}_{label}_transpose", perm=perm)
-
-        q = heads_of(linear(x, f"{p}.attention.self.query", (hidden, hidden), f"{n}_q"), [0, 2, 1, 3], "q")
-        k = heads_of(linear(x, f"{p}.attention.self.key", (hidden, hidden), f"{n}_k"), [0, 2, 3, 1], "k")
-        v = heads_of(linear(x, f"{p}.attention.self.value", (hidden, hidden), f"{n}_v"), [0, 2, 1, 3], "v")
+        q = heads_of(linear(x, f"{p}.attention.self.query", (hidden, hidden), f"{n}_q"), [0, 2, 1, 3], f"{n}_q")
+        k = heads_of(linear(x, f"{p}.attention.self.key", (hidden, hidden), f"{n}_k"), [0, 2, 3, 1], f"{n}_k")
+        v = heads_of(linear(x, f"{p}.attention.self.value", (hidden, hidden), f"{n}_v"), [0, 2, 1, 3], f"{n}_v")
         scores = g.node("MatMul", [q, k], f"{n}_scores")
         scores = g.node("Div", [scores, scale], f"{n}_scores_scaled")
         scores = g.node("Add", [scores, mask_bias], f"{n}_scores_masked")

@@ -12,6 +12,7 @@ edge is about one unit long whatever the graph size (node sizes are drawn in pix
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
@@ -159,8 +160,12 @@ class LayoutEngine:
         self._pool().submit(global_layout, 2, np.zeros((1, 2), dtype=np.int64)).result()
 
     def global_layout(self, n: int, edges: np.ndarray) -> np.ndarray:
-        """Same contract as the module function :func:`global_layout`."""
-        if n <= self.in_process_limit:
+        """Same contract as the module function :func:`global_layout`.
+
+        In a frozen bundle (PyInstaller) the layout stays in this process: a spawned child would start
+        the bundle's entry point unless it calls ``multiprocessing.freeze_support()`` first.
+        """
+        if n <= self.in_process_limit or getattr(sys, "frozen", False):
             return global_layout(n, edges)
         return self._pool().submit(global_layout, n, edges).result()
 

@@ -157,6 +157,8 @@ class LayoutEngine:
 
     def warm_up(self) -> None:
         """Start the worker process and import igraph there (blocks; call from a worker thread)."""
+        if getattr(sys, "frozen", False):
+            return
         self._pool().submit(global_layout, 2, np.zeros((1, 2), dtype=np.int64)).result()
 
     def global_layout(self, n: int, edges: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from limbic.core.graph_data import load_graph_arrays, neighbours, salience, subg
 from limbic.core.models import EntityInput, RelationInput
 from limbic.core.params import ScoringParams
 from limbic.gui import graph_style
-from limbic.gui.graph_layout import ego_layout, extend_layout, global_layout
+from limbic.gui.graph_layout import LayoutEngine, ego_layout, extend_layout, global_layout
 from limbic.gui.graph_view import GraphView
 
 pytestmark = pytest.mark.gui
@@ -205,3 +205,16 @@ def test_live_update_keeps_known_positions(qtbot, view, service, controller):
     harbor = arrays.index_of()["Harbor"]
     assert arrays.degree[harbor] == 6
     assert before is not None and view.node_position("Kafka") is not None
+
+
+def test_layout_engine_worker_process_gives_the_same_layout():
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 0], [3, 4]])
+    engine = LayoutEngine(in_process_limit=1)  # force the worker process even for 5 nodes
+    try:
+        pos = engine.global_layout(5, edges)
+    finally:
+        engine.close()
+    assert pos.shape == (5, 2) and np.isfinite(pos).all()
+    lengths = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)
+    assert np.median(lengths) == pytest.approx(1.0)
+    assert engine._executor is None  # closed: no process left

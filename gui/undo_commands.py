@@ -99,6 +99,8 @@ class ServiceCommand(QUndoCommand):
 
 
 class CreateEntity(ServiceCommand):
+    """Create one entity (with observations); undo deletes it. Raises ConflictError if the name exists."""
+
     def __init__(self, submit: Submit, item: EntityInput) -> None:
         super().__init__(f"create {item.name}", submit)
         self.item = item
@@ -113,6 +115,8 @@ class CreateEntity(ServiceCommand):
 
 
 class DeleteEntities(ServiceCommand):
+    """Delete entities; undo re-creates them with observations (history included), status and relations."""
+
     def __init__(self, submit: Submit, names: Sequence[str]) -> None:
         super().__init__(f"delete {', '.join(names)}", submit)
         self.names = list(names)
@@ -128,6 +132,8 @@ class DeleteEntities(ServiceCommand):
 
 
 class RenameEntity(ServiceCommand):
+    """Rename; undo renames back."""
+
     def __init__(self, submit: Submit, old: str, new: str) -> None:
         super().__init__(f"rename {old} → {new}", submit)
         self.old, self.new = old, new
@@ -141,6 +147,8 @@ class RenameEntity(ServiceCommand):
 
 
 class MergeEntities(ServiceCommand):
+    """Merge sources into a target; undo deletes the target and re-creates every entity from snapshots."""
+
     def __init__(self, submit: Submit, sources: Sequence[str], target: str) -> None:
         super().__init__(f"merge {', '.join(sources)} into {target}", submit)
         self.sources, self.target = list(sources), target
@@ -157,6 +165,8 @@ class MergeEntities(ServiceCommand):
 
 
 class SetStatus(ServiceCommand):
+    """Set a status; undo restores each entity's previous status."""
+
     def __init__(self, submit: Submit, names: Sequence[str], status: str) -> None:
         super().__init__(f"set {', '.join(names)} {status}", submit)
         self.names, self.status = list(names), status
@@ -173,6 +183,8 @@ class SetStatus(ServiceCommand):
 
 
 class AddObservation(ServiceCommand):
+    """Add an observation; undo deletes it. Raises ConflictError for an exact duplicate."""
+
     def __init__(self, submit: Submit, entity: str, observation: ObservationInput) -> None:
         super().__init__(f"add observation to {entity}", submit)
         self.entity, self.observation = entity, observation
@@ -188,6 +200,8 @@ class AddObservation(ServiceCommand):
 
 
 class EditObservation(ServiceCommand):
+    """Edit an observation's text (and kind) in place; undo restores text and kind."""
+
     def __init__(self, submit: Submit, entity: str, old: str, new: str, kind: str | None) -> None:
         super().__init__(f"edit observation of {entity}", submit)
         self.entity, self.old, self.new, self.kind = entity, old, new, kind
@@ -213,6 +227,8 @@ class EditObservation(ServiceCommand):
 
 
 class SupersedeObservation(ServiceCommand):
+    """Add a newer observation that supersedes an old one; undo removes it and makes the old one live."""
+
     def __init__(self, submit: Submit, entity: str, old: str, new: ObservationInput) -> None:
         super().__init__(f"supersede observation of {entity}", submit)
         self.entity, self.old, self.new = entity, old, new
@@ -233,6 +249,8 @@ class SupersedeObservation(ServiceCommand):
 
 
 class DeleteObservation(ServiceCommand):
+    """Delete an observation; undo adds it back with its fields and supersede link."""
+
     def __init__(self, submit: Submit, entity: str, content: str) -> None:
         super().__init__(f"delete observation of {entity}", submit)
         self.entity, self.content = entity, content
@@ -258,6 +276,8 @@ class DeleteObservation(ServiceCommand):
 
 
 class AddRelation(ServiceCommand):
+    """Create a relation; undo restores the (source, target, type) relations as they were."""
+
     def __init__(self, submit: Submit, item: RelationInput) -> None:
         super().__init__(f"relate {item.source} -[{item.relation_type}]-> {item.target}", submit)
         self.item = item
@@ -274,6 +294,8 @@ class AddRelation(ServiceCommand):
 
 
 class EndRelation(ServiceCommand):
+    """End an active relation (kept as history); undo restores the relations of that triple."""
+
     def __init__(self, submit: Submit, item: RelationInput) -> None:
         super().__init__(f"end {item.source} -[{item.relation_type}]-> {item.target}", submit)
         self.item = item
@@ -289,6 +311,8 @@ class EndRelation(ServiceCommand):
 
 
 class DeleteRelation(ServiceCommand):
+    """Delete a relation (active or ended); undo restores the relations of that triple."""
+
     def __init__(self, submit: Submit, item: RelationInput) -> None:
         super().__init__(f"delete {item.source} -[{item.relation_type}]-> {item.target}", submit)
         self.item = item

@@ -14,7 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 
 import numpy as np
 
@@ -139,8 +139,8 @@ def extend_layout(
 class LayoutEngine:
     """Runs :func:`global_layout` in a single worker process for large graphs (spawned on first use).
 
-    Call :meth:`global_layout` from a worker thread (it blocks until the layout is ready); call
-    :meth:`close` when the application quits.
+    :meth:`submit_global` returns a ``Future``; :meth:`global_layout` blocks (call it from a worker
+    thread). Call :meth:`close` when the application quits.
     """
 
     def __init__(self, in_process_limit: int = IN_PROCESS_LIMIT) -> None:
@@ -155,21 +155,26 @@ class LayoutEngine:
                 self._executor = ProcessPoolExecutor(max_workers=1, mp_context=context)
             return self._executor
 
+    @property
+    def uses_process(self) -> bool:
+        """False inside a frozen bundle (PyInstaller): a spawned child would start the bundle's entry
+        point unless it called ``multiprocessing.freeze_support()`` first, so layouts stay in-process."""
+        return not getattr(sys, "frozen", False)
+
     def warm_up(self) -> None:
-        """Start the worker process and import igraph there (blocks; call from a worker thread)."""
-        if getattr(sys, "frozen", False):
-            return
-        self._pool().submit(global_layout, 2, np.zeros((1, 2), dtype=np.int64)).result()
+        """Start the worker process now (it imports igraph in the background); returns at once."""
+        if self.uses_process:
+            self._pool().submit(global_layout, 2, np.zeros((1, 2), dtype=np.int64))
+
+    def submit_global(self, n: int, edges: np.ndarray) -> Future:
+        """:func:`global_layout` in the worker process; returns its ``Future`` at once (no thread waits)."""
+        return self._pool().submit(global_layout, n, edges)
 
     def global_layout(self, n: int, edges: np.ndarray) -> np.ndarray:
-        """Same contract as the module function :func:`global_layout`.
-
-        In a frozen bundle (PyInstaller) the layout stays in this process: a spawned child would start
-        the bundle's entry point unless it calls ``multiprocessing.freeze_support()`` first.
-        """
-        if n <= self.in_process_limit or getattr(sys, "frozen", False):
+        """Same contract as the module function :func:`global_layout`; blocks until done (worker thread)."""
+        if n <= self.in_process_limit or not self.uses_process:
             return global_layout(n, edges)
-        return self._pool().submit(global_layout, n, edges).result()
+        return self.submit_global(n, edges).result()
 
     def close(self) -> None:
         """Stop the worker process, if one was started."""

@@ -53,15 +53,16 @@ class GraphView(QWidget):
 
     drawn = Signal()
     global_ready = Signal()
+    _layout_posted = Signal(object)  # (generation, arrays, Future) from the layout process's callback
 
     def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._channel = f"graph-view-{id(self)}"
-        self._engine = LayoutEngine()
+        self.layout_engine = LayoutEngine()
         app = QApplication.instance()
         if app is not None:
-            app.aboutToQuit.connect(self._engine.close)
+            app.aboutToQuit.connect(self.layout_engine.close)
         self._arrays: GraphArrays | None = None
         self._index: dict[str, int] = {}
         self._salience = np.zeros(0)
@@ -77,6 +78,9 @@ class GraphView(QWidget):
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
         self._warmed = False
+        self._closed = False
+        self._global_generation = 0
+        self._layout_posted.connect(self._on_layout_future)
         self._build_ui()
         self._reload_timer = QTimer(self, singleShot=True, interval=RELOAD_DELAY_MS, timeout=self.reload)
         controller.graph_changed.connect(self._on_changes)
@@ -210,7 +214,8 @@ class GraphView(QWidget):
 
     def shutdown(self) -> None:
         """Stop the layout worker process (also done when the application quits)."""
-        self._engine.close()
+        self._closed = True
+        self.layout_engine.close()
 
     # --- data -----------------------------------------------------------------------------------
 
@@ -220,9 +225,9 @@ class GraphView(QWidget):
         self._salience = salience(arrays)
         self._temporal = temporal_factor(arrays, self.controller.params)
         self._rebuild_legend_and_filters()
-        if len(arrays) > self._engine.in_process_limit and not self._warmed:
+        if len(arrays) > self.layout_engine.in_process_limit and not self._warmed:
             self._warmed = True
-            self.controller.run(self._engine.warm_up, on_failure=lambda _e: None)
+            self.layout_engine.warm_up()
         if self._global is not None or self._mode == "global":
             self._compute_global()
         self._refresh()
@@ -237,14 +242,37 @@ class GraphView(QWidget):
                 return
             known = np.isin(arrays.ids, old[0]).sum()
             if known >= 0.8 * len(arrays.ids):
+                self._global_generation += 1  # a full layout still computing is outdated now
                 self.controller.run(extend_layout, old[0], old[1], arrays.ids, arrays.edges,
                                     on_success=lambda pos: self._global_done(arrays, pos),
                                     channel=self._channel + "-global")
                 return
         self.info.setText(f"Laying out {len(arrays):,} entities…")
-        self.controller.run(self._engine.global_layout, len(arrays), arrays.edges,
+        self._global_generation += 1
+        if len(arrays) > self.layout_engine.in_process_limit and self.layout_engine.uses_process:
+            # The worker process computes; no thread of the task runner waits for it.
+            future = self.layout_engine.submit_global(len(arrays), arrays.edges)
+            payload = (self._global_generation, arrays)
+            future.add_done_callback(lambda done: self._post_layout(payload, done))
+            return
+        self.controller.run(self.layout_engine.global_layout, len(arrays), arrays.edges,
                             on_success=lambda pos: self._global_done(arrays, pos),
                             channel=self._channel + "-global")
+
+    def _post_layout(self, payload: tuple[int, GraphArrays], future: Any) -> None:  # executor's thread
+        if not self._closed:
+            self._layout_posted.emit((*payload, future))
+
+    def _on_layout_future(self, posted: tuple[int, GraphArrays, Any]) -> None:
+        generation, arrays, future = posted
+        if generation != self._global_generation or future.cancelled():
+            return
+        error = future.exception()
+        if error is not None:
+            self.info.setText(f"Layout failed: {error}")
+            self.controller.status_message.emit(f"Graph layout failed: {error}")
+            return
+        self._global_done(arrays, future.result())
 
     def _global_done(self, arrays: GraphArrays, pos: np.ndarray) -> None:
         self._global = (arrays.ids, pos)

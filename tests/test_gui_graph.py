@@ -193,6 +193,13 @@ def test_global_map_and_search_hits(qtbot, view, controller):
     qtbot.waitUntil(lambda: view.canvas.rect().contains(view.node_position("Lonely").toPoint()), timeout=3000)
 
 
+def test_global_map_through_the_worker_process(qtbot, view):
+    view.layout_engine.in_process_limit = 3  # as a 10k graph would: the layout runs in the worker process
+    with qtbot.waitSignal(view.global_ready, timeout=60_000):
+        view.set_mode("global")
+    qtbot.waitUntil(lambda: set(view.shown_names()) == ALL_NAMES, timeout=3000)
+
+
 def test_live_update_keeps_known_positions(qtbot, view, service, controller):
     view.set_mode("global")
     qtbot.waitUntil(lambda: view.mode == "global" and set(view.shown_names()) == ALL_NAMES, timeout=5000)

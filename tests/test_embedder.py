@@ -309,3 +309,28 @@ def test_install_from_dir_converts_a_bert_safetensors_checkpoint(tmp_path):
     reference = mean_pool(numpy_bert(weights, config, feeds["input_ids"], feeds["attention_mask"]),
                           feeds["attention_mask"])
     assert np.abs(embedder.embed(["the red car"]) - reference).max() <= 1e-4
+
+
+def test_from_hub_installs_the_downloaded_onnx_export(tiny_source, monkeypatch):
+    """The hub client is replaced by a stand-in that lays out the tiny model like a hub repository."""
+    import shutil
+    import sys
+    import types
+
+    calls = {}
+
+    def snapshot_download(repo, *, revision, local_dir, allow_patterns):
+        calls.update(repo=repo, patterns=allow_patterns)
+        (Path(local_dir) / "onnx").mkdir(parents=True)
+        shutil.copyfile(tiny_source[0] / "model.onnx", Path(local_dir) / "onnx" / "model.onnx")
+        shutil.copyfile(tiny_source[0] / "tokenizer.json", Path(local_dir) / "tokenizer.json")
+        return local_dir
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", types.SimpleNamespace(snapshot_download=snapshot_download))
+    directory = model_install.install_from_hub("someone/tiny-e5-small")
+    manifest = model_store.read_manifest(directory)
+    assert directory.name == "tiny-e5-small" and calls["repo"] == "someone/tiny-e5-small"
+    assert "onnx/model.onnx" in calls["patterns"]
+    assert manifest["source"] == {"kind": "hub", "repo": "someone/tiny-e5-small", "revision": "main"}
+    assert manifest["prefixes"] == {"query": "query: ", "passage": "passage: "}
+    assert OnnxEmbedder(directory).embed_query("the cat").shape == (32,)

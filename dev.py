@@ -32,7 +32,7 @@ def run(*command: str | Path, env: dict | None = None) -> None:
 
 
 def ensure_environment() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036  (dev.py runs on whatever python3 the machine has)
         sys.exit("Limbic Studio needs Python 3.11 or newer")
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if not PYTHON.exists():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from limbic.core.candidates import CandidateSet
 
 HOUR = 3600.0

@@ -14,8 +14,6 @@ import json
 
 import anyio
 import pytest
-from mcp.shared.exceptions import MCPError
-
 from _mcp_helpers import (
     DIFFERENCES,
     SCRIPT,
@@ -27,6 +25,8 @@ from _mcp_helpers import (
     stdio_client,
     strip_extras,
 )
+from mcp.shared.exceptions import MCPError
+
 from limbic.core.mcp_server import KNOWLEDGE_GRAPH_URI
 
 pytestmark = pytest.mark.npm

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import anyio
 import apsw
-
 from _mcp_helpers import limbic_params, outcome, stdio_client
+
 from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database

@@ -6,10 +6,10 @@ types, negative and huge limits. The server must never crash (a crash shows as t
 from __future__ import annotations
 
 import pytest
+from _mcp_helpers import portal_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _mcp_helpers import portal_client
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.mcp_schemas import graph_out
 from limbic.core.mcp_server import build_server

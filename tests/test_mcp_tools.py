@@ -16,8 +16,8 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from mcp import Client
 
-from limbic.core.mcp_server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
 from limbic.core.mcp_schemas import graph_out
+from limbic.core.mcp_server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
 from limbic.core.params import ScoringParams
 
 REFERENCE_TOOLS = {

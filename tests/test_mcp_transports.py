@@ -16,9 +16,9 @@ import subprocess
 import anyio
 import httpx2
 import pytest
+from _mcp_helpers import LIMBIC, SCRIPT, http_client, limbic_params, outcome, stdio_client
 from mcp import Client
 
-from _mcp_helpers import LIMBIC, SCRIPT, http_client, limbic_params, outcome, stdio_client
 from limbic.core.errors import ValidationError
 from limbic.core.mcp_http import HttpMcpServer, load_token, rotate_token, token_path
 from limbic.core.mcp_server import build_server

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from _scoring_helpers import DAY, HOUR, NOW, candidate_set, random_candidate_set
+
 from limbic.core import scoring
 from limbic.core.candidates import CandidateSet
 from limbic.core.errors import ValidationError

@@ -55,11 +55,10 @@ def graph_file(out: Path, entities: int) -> Path:
 
 def database(out: Path, jsonl: Path, entities: int) -> tuple[Path, float | None]:
     """The imported database (built once, with the active model if one is installed)."""
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.io.importer import import_file
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
-
-    from limbic.core.embedding.onnx_embedder import load_active_embedder
 
     embedder = load_active_embedder()
     path = out / f"mcp-bench-{entities}-{embedder.name if embedder else 'fts'}.db"

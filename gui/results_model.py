@@ -2,9 +2,10 @@
 
 Columns: rank, Δrank against the default parameters, name, type, final, limbic, cosine, rrf,
 routing strategy. The model never computes a score and never touches the database: it shows
-``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call: a new list is a
-model reset; a re-rank of the same number of rows is one ``dataChanged`` over every cell (the view
-repaints the cells without laying itself out again).
+``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call: a new number of rows
+is a model reset; a re-rank of the same number of rows is one ``dataChanged`` over the range of rows
+whose shown values changed (the view repaints those cells without laying itself out again), and
+nothing at all when no shown value changed.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class ResultsModel(QAbstractTableModel):
         self._default_ranks: dict[str, int] = {}
         self._previous_ranks: dict[str, int] = {}
         self._texts: dict[int, tuple[str, ...]] = {}  # display texts per row, filled on first paint
+        self._keys: list[tuple] = []  # per row: every value its cells show (see _row_keys)
         self._italic = QFont()
         self._italic.setItalic(True)
         self._handlers = {
@@ -81,18 +83,38 @@ class ResultsModel(QAbstractTableModel):
             self.beginResetModel()
         self._previous_ranks = {r.name: r.rank for r in self._rows} if keep_previous else {}
         self._rows = results
-        self._texts = {}
         if default_ranks is not None:
             self._default_ranks = dict(default_ranks)
-        if same_shape:  # a re-rank: same rows, new order — repaint the cells, keep the view's layout
-            self.dataChanged.emit(self.index(0, 0), self.index(len(results) - 1, len(COLUMNS) - 1))
-        else:
+        keys, old_keys = self._row_keys(), self._keys
+        self._keys = keys
+        if not same_shape:
+            self._texts = {}
             self.endResetModel()
+            return
+        # A re-rank: same number of rows — repaint only the rows whose shown values changed.
+        changed = [row for row, (new, old) in enumerate(zip(keys, old_keys, strict=True)) if new != old]
+        if not changed:
+            return
+        for row in changed:
+            self._texts.pop(row, None)
+        self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(COLUMNS) - 1))
+
+    def _row_keys(self) -> list[tuple]:
+        """Per row, every value shown in its cells (texts, tint, italics): equal keys, equal cells."""
+        previous, default = self._previous_ranks, self._default_ranks
+        keys = []
+        for r in self._rows:
+            before = previous.get(r.name, r.rank)
+            keys.append((r.name, r.rank, default.get(r.name), (before > r.rank) - (before < r.rank), r.final_score,
+                         r.limbic_score, r.base_relevance, r.rrf_score, r.distance is None, r.entity_type,
+                         r.routing_strategy))
+        return keys
 
     def clear(self) -> None:
         self.beginResetModel()
         self._rows = ()
         self._texts = {}
+        self._keys = []
         self._previous_ranks = {}
         self._default_ranks = {}
         self.endResetModel()

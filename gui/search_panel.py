@@ -150,6 +150,9 @@ class SearchPanel(QWidget):
     def _select_row(self, row: int) -> None:
         """Show ``row`` as selected without echoing it back to the controller (−1 clears)."""
         selection = self.table.selectionModel()
+        if (row < 0 and not selection.hasSelection()) or (
+                row >= 0 and selection.currentIndex().row() == row and selection.isRowSelected(row)):
+            return  # already shown: no repaint, no scrolling
         selection.blockSignals(True)
         try:
             if row < 0:

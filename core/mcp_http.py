@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -339,14 +340,12 @@ class HttpMcpServer:
         self._failure = None
         self._thread = threading.Thread(target=self._serve, name="limbic-mcp-http", daemon=True)
         self._thread.start()
-        started = threading.Event()
-        while not started.wait(0.02):
-            if self._server.started:
-                return
-            if not self._thread.is_alive() or timeout <= 0:
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"the MCP HTTP server did not start: {self._failure!r}")
-            timeout -= 0.02
+            time.sleep(0.02)
 
     def _serve(self) -> None:
         assert self._server is not None and self._socket is not None

@@ -1,5 +1,6 @@
 """MCP tool-call latency: ``open_nodes``, ``add_observations``, ``search_semantic`` over stdio and HTTP at
 10k entities, and ``add_observations`` / ``open_nodes`` against the npm reference server on the same graph.
+The row ``service`` is the same operation called on ``MemoryService`` directly (the core's share).
 
 The graph is real: ``shared/tools/debian_kg.py --limit N`` (Debian packages, descriptions, dependencies),
 imported into a Limbic database (embedded with the active installed model, if any; FTS-only otherwise).
@@ -120,6 +121,38 @@ async def run_limbic(client, names: list[str], calls: int, tag: str) -> dict:
     return figures
 
 
+def direct(db: Path, names: list[str], calls: int) -> dict:
+    """The same operations on ``MemoryService`` in-process: the core's share of each tool call."""
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
+    from limbic.core.models import ObservationInput
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    service = MemoryService(Database(db), load_active_embedder(), origin="mcp")
+    make = makers(names, "direct")
+    operations = {
+        "open_nodes": lambda a: service.open_nodes(a["names"]),
+        "add_observations": lambda a: service.add_observations(
+            [(b["entityName"], [ObservationInput(c) for c in b["contents"]]) for b in a["observations"]]),
+        "search_semantic": lambda a: service.search(a["query"], a["limit"]),
+    }
+    figures = {}
+    try:
+        for tool, operation in operations.items():
+            for _ in range(5):
+                operation(make[tool]())
+            latencies, started = [], time.perf_counter()
+            for _ in range(calls):
+                arguments = make[tool]()
+                t0 = time.perf_counter()
+                operation(arguments)
+                latencies.append(time.perf_counter() - t0)
+            figures[tool] = summary(latencies, time.perf_counter() - started)
+    finally:
+        service.close()
+    return figures
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -180,15 +213,19 @@ def main() -> int:
     shutil.copyfile(base, db)  # measured writes go to a copy; the imported base stays as built
     names = [json.loads(line)["name"] for line in jsonl.open(encoding="utf-8") if '"type": "entity"' in line]
 
-    results = {"entities": len(names), "import_seconds": import_seconds, "cpu_count": os.cpu_count()}
+    results = {"entities": len(names), "import_seconds": import_seconds, "cpu_count": os.cpu_count(),
+               "load_average_before": os.getloadavg()}
+    results["service"] = direct(db, names, args.calls)
     results["stdio"] = anyio.run(over_stdio, db, names, args.calls, work / "stdio.stderr")
     results["http"] = anyio.run(over_http, db, names, args.calls, work / "http.stderr")
     results["reference"] = anyio.run(reference, jsonl, work, names, args.reference_calls)
 
+    results["load_average_after"] = os.getloadavg()
     (args.out / "bench_mcp.json").write_text(json.dumps(results, indent=2))
-    print(f"{results['entities']:,} entities (Debian), {os.cpu_count()} cores")
+    load = ", ".join(f"{x:.1f}" for x in results["load_average_before"])
+    print(f"{results['entities']:,} entities (Debian), {os.cpu_count()} cores, load average before: {load}")
     print(f"{'server':10} {'tool':18} {'calls':>6} {'p50 ms':>9} {'p95 ms':>9} {'calls/s':>9}")
-    for server in ("stdio", "http", "reference"):
+    for server in ("service", "stdio", "http", "reference"):
         for tool, row in results[server].items():
             if isinstance(row, dict):
                 print(f"{server:10} {tool:18} {row['calls']:>6} {row['p50_ms']:>9} {row['p95_ms']:>9} "

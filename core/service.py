@@ -374,7 +374,7 @@ class MemoryService:
                 if rid is not None:
                     new_ids.append(rid)
                     txn.touch([ids[r.source], ids[r.target]])
-            return [rel for rel in reads.relations_touching(txn.conn, list(txn.entity_ids)) if rel.id in set(new_ids)]
+            return reads.relations_by_ids(txn.conn, new_ids)
 
         return self._write("create_relations", origin, body)
 

@@ -95,6 +95,14 @@ def all_relations(conn: apsw.Connection, *, include_ended: bool = False) -> list
     return [_relation(r) for r in conn.execute(_REL_SQL + where + " ORDER BY r.id")]
 
 
+def relations_by_ids(conn: apsw.Connection, relation_ids: Sequence[int]) -> list[Relation]:
+    """Relations with the given ids, by id."""
+    if not relation_ids:
+        return []
+    rows = conn.execute(_REL_SQL + " WHERE r.id IN (SELECT value FROM json_each(?)) ORDER BY r.id", (_ids_json(relation_ids),))
+    return [_relation(r) for r in rows]
+
+
 def relations_touching(
     conn: apsw.Connection, entity_ids: Sequence[int], *, include_ended: bool = False
 ) -> list[Relation]:

@@ -149,6 +149,41 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("open_nodes", {}),
 ]
 
+# Limbic's extended tools, run after SCRIPT on the same graph (happy and error paths).
+EXTENDED_SCRIPT: list[tuple[str, dict[str, Any]]] = [
+    ("rename_entity", {"oldName": "Acme", "newName": "Acme Corp"}),
+    ("rename_entity", {"oldName": "Alice", "newName": "Bob"}),
+    ("set_status", {"entityNames": ["Bob"], "status": "pausado"}),
+    ("set_status", {"entityNames": ["Bob"], "status": "sleepy"}),
+    ("end_relation", {"relation": {"from": "Alice", "to": "Acme Corp", "relationType": "works_at"}}),
+    ("end_relation", {"relation": {"from": "Alice", "to": "Acme Corp", "relationType": "works_at"}}),
+    ("create_entities", {"entities": [{"name": "Robert", "entityType": "person", "observations": ["plays go"]}]}),
+    ("merge_entities", {"sourceNames": ["Robert"], "targetName": "Bob"}),
+    ("merge_entities", {"sourceNames": ["Bob"], "targetName": "Bob"}),
+    ("get_entity", {"name": "Bob"}),
+    ("get_entity", {"name": "Nobody"}),
+    ("read_graph", {"mode": "names"}),
+    ("read_graph", {"mode": "page", "offset": 1, "limit": 1}),
+    ("read_graph", {"mode": "summary"}),
+    ("read_graph", {"mode": "page", "limit": 0}),
+    ("search_semantic", {"query": "chess", "limit": 0}),
+]
+EXTENDED_ERRORS = 7
+
+_VOLATILE = {"createdAt", "updatedAt", "endedAt", "supersededAt", "lastAccess", "accessCount", "accessDays",
+             "embeddedEntities", "embeddingModel"}
+
+
+def stable(value: Any) -> Any:
+    """``value`` without what differs between two runs of the same script (clock times, access counts
+    recorded in the background, the embedding model)."""
+    if isinstance(value, dict):
+        return {k: stable(v) for k, v in value.items() if k not in _VOLATILE}
+    if isinstance(value, list):
+        return [stable(v) for v in value]
+    return value
+
+
 # Deliberate differences, run after SCRIPT: (tool, arguments, Limbic's outcome, the reference's outcome), an
 # outcome being "error" or the structured content (Limbic's with ``strip_extras`` applied).
 DIFFERENCES: list[tuple[str, dict[str, Any], Any, Any]] = [

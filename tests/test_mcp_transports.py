@@ -16,7 +16,17 @@ import subprocess
 import anyio
 import httpx2
 import pytest
-from _mcp_helpers import LIMBIC, SCRIPT, http_client, limbic_params, outcome, stdio_client
+from _mcp_helpers import (
+    EXTENDED_ERRORS,
+    EXTENDED_SCRIPT,
+    LIMBIC,
+    SCRIPT,
+    http_client,
+    limbic_params,
+    outcome,
+    stable,
+    stdio_client,
+)
 from mcp import Client
 
 from limbic.core.errors import ValidationError
@@ -29,7 +39,8 @@ JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json,
 
 
 async def run_script(client) -> list[dict]:
-    return [outcome(await client.call_tool(tool, arguments)) for tool, arguments in SCRIPT]
+    """SCRIPT (the nine reference tools) then EXTENDED_SCRIPT (ours), results without volatile fields."""
+    return [stable(outcome(await client.call_tool(tool, arguments))) for tool, arguments in SCRIPT + EXTENDED_SCRIPT]
 
 
 def in_process_outcomes(service) -> list[dict]:
@@ -60,7 +71,14 @@ def check_script_outcomes(outcomes: list[dict]) -> None:
     assert by_step[5]["error"] and "Nobody" in by_step[5]["text"]
     assert [e["name"] for e in by_step[6]["structured"]["entities"]] == ["Bob"]
     assert by_step[16]["error"] and by_step[17]["error"]
-    assert sum(o["error"] for o in outcomes) == 3
+    assert sum(o["error"] for o in outcomes[:len(SCRIPT)]) == 3
+    extended = outcomes[len(SCRIPT):]
+    assert [step["error"] for step in extended].count(True) == EXTENDED_ERRORS
+    bob = extended[9]["structured"]  # get_entity Bob, after the status change and the merge
+    assert (bob["status"], bob["degree"], bob["relations"]) == ("paused", 0, [])
+    assert [o["content"] for o in bob["observations"]] == ["plays chess", "chess club member", "plays go"]
+    assert extended[1]["error"] and "merge" in extended[1]["text"]
+    assert extended[14]["error"] and "limit" in extended[14]["text"]
 
 
 # --- stdio ---------------------------------------------------------------------------------------
@@ -71,17 +89,13 @@ def test_stdio_answers_the_script_like_the_in_process_server(tmp_path, expected)
         async with stdio_client(limbic_params(tmp_path / "stdio.db"), tmp_path / "stderr.txt") as client:
             outcomes = await run_script(client)
             search = outcome(await client.call_tool("search_semantic", {"query": "chess"}))
-            unknown = outcome(await client.call_tool("get_entity", {"name": "Nobody"}))
-            names = outcome(await client.call_tool("read_graph", {"mode": "names"}))
-            return outcomes, search, unknown, names
+            return outcomes, search
 
-    outcomes, search, unknown, names = anyio.run(scenario)
+    outcomes, search = anyio.run(scenario)
     check_script_outcomes(outcomes)
     assert outcomes == expected
     assert search["structured"]["mode"] == "fts_only" and search["structured"]["model"] is None
     assert [r["name"] for r in search["structured"]["results"]] == ["Bob"]
-    assert unknown["error"] and "Nobody" in unknown["text"]
-    assert names["structured"] == {"names": ["Alice", "Bob", "Acme"], "total": 3}
 
 
 def test_stdio_stdout_carries_only_protocol_messages(tmp_path, limbic_home):

@@ -170,6 +170,16 @@ def test_http_refuses_foreign_host_and_origin(http_server):
     assert post(http_server.url, auth | {"Host": f"localhost:{http_server.port}"}).status_code == 200
 
 
+def test_http_refuses_oversized_and_malformed_bodies_and_keeps_serving(http_server):
+    headers = JSON_HEADERS | {"Authorization": f"Bearer {http_server.token}"}
+    huge = httpx2.post(http_server.url, content=b"[" + b"0," * (3 * 1024 * 1024) + b"0]", headers=headers,
+                       timeout=60)
+    assert huge.status_code == 413
+    broken = httpx2.post(http_server.url, content=b'{"jsonrpc": "2.0", "id": 1, "meth', headers=headers, timeout=30)
+    assert broken.status_code == 400
+    assert post(http_server.url, {"Authorization": f"Bearer {http_server.token}"}).status_code == 200
+
+
 def test_http_serves_loopback_only_by_default(service):
     server = HttpMcpServer(service)
     assert server.host == "127.0.0.1"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,9 +115,23 @@ class MemoryService:
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             result = body(txn)
-        if txn.entity_ids or op:
+        if not txn.nested:
             self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
         return result
+
+    @contextmanager
+    def transaction(self, op: str, *, origin: str | None = None) -> Iterator[None]:
+        """Run several mutations as one transaction: all are kept or none (one ``changes`` row).
+
+        Each mutation inside still validates and fails on its own (a savepoint), so a caller may
+        catch its error and go on. Subscribers are notified once, after the final commit. Reads
+        made by this thread inside the block see the uncommitted writes.
+        """
+        origin = origin or self.origin
+        with self.database.write(origin, op) as txn:
+            yield
+        if not txn.nested:
+            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
 
     def _reindex(self, txn, entity_ids) -> None:
         reindex(self.database, txn.conn, list(entity_ids), self.embedder)
@@ -396,16 +411,19 @@ class MemoryService:
 
         return self._write("delete_relations", origin, body)
 
-    def end_relation(self, item: RelationInput, *, origin: str | None = None) -> Relation:
-        """Mark an active relation as ended now (kept as history). Raises NotFoundError when none is active."""
+    def end_relation(self, item: RelationInput, *, at: float | None = None, origin: str | None = None) -> Relation:
+        """Mark an active relation as ended at ``at`` (UTC seconds, default now), kept as history.
+
+        Raises NotFoundError when no such relation is active."""
         r = prepare_relation(item)
+        at = check.timestamp(at, "endedAt")
 
         def body(txn):
             ids = writes.require_ids(txn.conn, [r.source, r.target], "relation endpoints")
             found = reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type)
             if not found:
                 raise NotFoundError(f"no active relation {r.source!r} -[{r.relation_type}]-> {r.target!r}")
-            txn.conn.execute("UPDATE relations SET active = 0, ended_at = ? WHERE id = ?", (time.time(), found[0].id))
+            txn.conn.execute("UPDATE relations SET active = 0, ended_at = ? WHERE id = ?", (at or time.time(), found[0].id))
             txn.touch([ids[r.source], ids[r.target]])
             return reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type, active_only=False)[-1]
 

@@ -146,3 +146,56 @@ def test_observation_records_for_one_unknown_name_in_two_cases_share_one_placeho
     stored = service.get_entity("orphan").entity
     assert sorted(o.content for o in stored.observations) == ["first", "second"]
     assert import_file(service, path).added_nothing
+
+
+def test_a_crash_part_way_leaves_nothing_of_the_file(tmp_path, monkeypatch):
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.io import importer
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    path = tmp_path / "graph.jsonl"
+    path.write_text(
+        '{"type":"entity","name":"A","entityType":"T","observations":["a"]}\n'
+        '{"type":"entity","name":"B","entityType":"T","observations":["b"]}\n'
+        '{"type":"relation","from":"A","to":"B","relationType":"knows"}\n',
+        encoding="utf-8",
+    )
+    service = MemoryService(Database(tmp_path / "m.db"), HashingEmbedder())
+    try:
+        def crash(self, relations):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(importer._Importer, "_apply_relations", crash)
+        with pytest.raises(OSError):
+            importer.import_file(service, path)
+        assert service.stats().entities == 0 and service.changes_since(0) == []
+        monkeypatch.undo()
+        importer.import_file(service, path)
+        assert (service.stats().entities, service.stats().relations) == (2, 1)
+        assert [c.op for c in service.changes_since(0)] == ["import_file"]
+    finally:
+        service.close()
+
+
+def test_an_ended_relation_keeps_its_end_time(tmp_path):
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.io.importer import import_file
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    path = tmp_path / "graph.jsonl"
+    path.write_text(
+        '{"type":"entity","name":"A","entityType":"T","observations":[]}\n'
+        '{"type":"entity","name":"B","entityType":"T","observations":[]}\n'
+        '{"type":"relation","from":"A","to":"B","relationType":"worked_with","active":false,'
+        '"endedAt":"2024-03-01T12:00:00Z"}\n',
+        encoding="utf-8",
+    )
+    service = MemoryService(Database(tmp_path / "m.db"), HashingEmbedder())
+    try:
+        import_file(service, path)
+        (relation,) = service.get_entity("A").relations
+        assert not relation.active and relation.ended_at == 1709294400.0
+    finally:
+        service.close()

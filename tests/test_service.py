@@ -189,3 +189,21 @@ def test_search_nodes_ignores_case_beyond_ascii(service):
     assert [e.name for e in service.search_nodes("дерево").entities] == ["Ёлка"]
     assert [e.name for e in service.search_nodes("%_OFF").entities] == ["plain"]
     assert service.search_nodes("%x_").entities == ()
+
+
+def test_transaction_keeps_all_or_nothing_and_notifies_once(service):
+    seen = []
+    service.subscribe(seen.append)
+    with service.transaction("batch", origin="import"):
+        service.create_entities([E("A", "T")])
+        with pytest.raises(NotFoundError):
+            service.add_observations([("Ghost", [O("x")])])  # refused alone, the batch goes on
+        service.add_observations([("A", [O("seen inside")])])
+        assert [o.content for o in service.get_entity("A").entity.observations] == ["seen inside"]
+    assert [(c.op, c.origin) for c in seen] == [("batch", "import")]
+    assert service.changes_since(0)[-1].entity_ids == {service.get_entity("A").entity.id}
+    before = counts(service)
+    with pytest.raises(RuntimeError), service.transaction("failing"):
+        service.create_entities([E("B", "T")])
+        raise RuntimeError("crash in the middle")
+    assert counts(service) == before and len(seen) == 1

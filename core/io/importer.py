@@ -2,7 +2,8 @@
 
 Every file is parsed first (:mod:`.parsers`), then applied through the service's public mutations
 (``upsert_entities``, ``add_observations``, ``create_relations``, ``end_relation``) with origin
-``"import"``, in batches within the service's limit of 1,000 items per call. Dangling relation
+``"import"``, in batches within the service's limit of 1,000 items per call, all inside one
+``MemoryService.transaction`` per file (a batch the service refuses is retried item by item). Dangling relation
 endpoints (and entities only named by observation records) are matched case-insensitively against
 the file and the database when exactly one name matches; otherwise a placeholder entity of type
 ``Unknown`` is created and listed. A second import of the same file adds nothing (duplicates of
@@ -97,14 +98,16 @@ class _Importer:
         self.pending: list[ParsedEntity] = []  # placeholders waiting to be created
 
     def run(self) -> FileReport:
+        """Apply the file in one transaction: a crash part-way leaves nothing of it behind."""
         started = time.perf_counter()
-        self.stored = set(self.service.entity_names())
-        self.known = self.stored | {e.name for e in self.result.entities if e.declared}
-        for name in self.known:
-            self.folded[name.casefold()].append(name)
-        self._apply_entities([e for e in self.result.entities if e.declared])
-        self._apply_undeclared([e for e in self.result.entities if not e.declared])
-        self._apply_relations(self.result.relations)
+        with self.service.transaction("import_file", origin="import"):
+            self.stored = set(self.service.entity_names())
+            self.known = self.stored | {e.name for e in self.result.entities if e.declared}
+            for name in self.known:
+                self.folded[name.casefold()].append(name)
+            self._apply_entities([e for e in self.result.entities if e.declared])
+            self._apply_undeclared([e for e in self.result.entities if not e.declared])
+            self._apply_relations(self.result.relations)
         self.report.seconds = time.perf_counter() - started
         return self.report
 
@@ -273,7 +276,7 @@ class _Importer:
             return
         try:
             self.service.create_relations([item], origin="import")
-            self.service.end_relation(item, origin="import")
+            self.service.end_relation(item, at=relation.ended_at, origin="import")
         except LimbicError as exc:
             self.report.skipped.append(ReportEntry(relation.line, f"ended relation not imported: {exc}"))
             return

@@ -57,13 +57,19 @@ class WriteTransaction:
     """Handle given to the body of :meth:`Database.write`.
 
     ``conn`` is the write connection inside ``BEGIN IMMEDIATE``; ``touch(ids)`` records which entity
-    ids the change affected (stored as JSON in the ``changes`` row and sent to subscribers).
+    ids the change affected (stored as JSON in the ``changes`` row and sent to subscribers). A nested
+    transaction (a savepoint) passes its ids on to the outer one when it succeeds.
     """
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, parent: WriteTransaction | None = None) -> None:
         self.conn = conn
+        self.parent = parent
         self.entity_ids: set[int] = set()
         self.change_id = 0
+
+    @property
+    def nested(self) -> bool:
+        return self.parent is not None
 
     def touch(self, entity_ids: int | Sequence[int]) -> None:
         if isinstance(entity_ids, int):
@@ -88,6 +94,8 @@ class Database:
         self.path = Path(path).expanduser().resolve()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.RLock()
+        self._open: list[WriteTransaction] = []  # the writer's open transactions, outermost first
+        self._owner: int | None = None  # thread holding an open write transaction
         self._local = threading.local()
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
@@ -104,9 +112,14 @@ class Database:
         return conn
 
     def read(self) -> apsw.Connection:
-        """This thread's read connection (created on first use, reused afterwards)."""
+        """This thread's read connection (created on first use, reused afterwards).
+
+        A thread inside a write transaction gets the write connection, so it reads its own writes.
+        """
         if self._closed:
             raise RuntimeError("database is closed")
+        if self._owner == threading.get_ident():
+            return self._writer
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = self._connect()
@@ -138,7 +151,9 @@ class Database:
         """One ``BEGIN IMMEDIATE`` transaction on the write connection, logged in ``changes``.
 
         On normal exit the ``changes`` row is appended and the transaction commits; on any
-        exception everything is rolled back and the exception propagates.
+        exception everything is rolled back and the exception propagates. Called again by the same
+        thread inside an open transaction, it opens a savepoint instead: a failure undoes only that
+        savepoint, and the outermost transaction writes the one ``changes`` row and commits.
 
         Raises:
             StoreBusyError: another process held the write lock past the busy timeout.
@@ -147,6 +162,9 @@ class Database:
             raise RuntimeError("database is closed")
         with self._write_lock:
             conn = self._writer
+            if self._open:
+                yield from self._savepoint(conn)
+                return
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except apsw.BusyError as exc:
@@ -154,6 +172,8 @@ class Database:
                     f"the database {self.path} is locked by another process; try again"
                 ) from exc
             txn = WriteTransaction(conn)
+            self._open.append(txn)
+            self._owner = threading.get_ident()
             try:
                 yield txn
                 conn.execute(
@@ -166,12 +186,39 @@ class Database:
                 if not conn.getautocommit():
                     conn.execute("ROLLBACK")
                 raise
+            finally:
+                self._open.clear()
+                self._owner = None
+
+    def _savepoint(self, conn: apsw.Connection) -> Iterator[WriteTransaction]:
+        parent = self._open[-1]
+        name = f"limbic_{len(self._open)}"
+        conn.execute(f"SAVEPOINT {name}")
+        txn = WriteTransaction(conn, parent)
+        self._open.append(txn)
+        try:
+            yield txn
+            conn.execute(f"RELEASE {name}")
+            parent.touch(txn.entity_ids)
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        finally:
+            self._open.pop()
 
     @contextmanager
     def maintenance(self) -> Iterator[apsw.Connection]:
-        """``BEGIN IMMEDIATE`` without a ``changes`` row: signals and logs that views need not follow."""
+        """``BEGIN IMMEDIATE`` without a ``changes`` row: signals and logs that views need not follow.
+
+        Inside the same thread's open write transaction it is a savepoint of that transaction.
+        """
         with self._write_lock:
             conn = self._writer
+            if self._open:
+                for _ in self._savepoint(conn):
+                    yield conn
+                return
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except apsw.BusyError as exc:

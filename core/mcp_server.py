@@ -15,12 +15,12 @@ Tools raise on error (the SDK turns the exception into an ``isError`` result); e
 exactly one service call, i.e. one transaction, so a failed call writes nothing.
 """
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import pydantic_core
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -82,10 +82,16 @@ def _refusals() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def _pretty(value: Any) -> str:
+    """JSON indented by 2 spaces, non-ASCII kept: byte for byte ``JSON.stringify(value, null, 2)`` of the
+    reference server (pydantic-core's encoder; the standard library's is 5× slower with an indent)."""
+    return pydantic_core.to_json(value, indent=2).decode("utf-8")
+
+
 def _result(structured: dict[str, Any], text: Any = None) -> CallToolResult:
     """A result like the reference server's: ``text`` pretty-printed (2 spaces) plus structured content."""
     shown = structured if text is None else text
-    body = shown if isinstance(shown, str) else json.dumps(shown, indent=2, ensure_ascii=False)
+    body = shown if isinstance(shown, str) else _pretty(shown)
     return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=structured)
 
 
@@ -134,7 +140,7 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
                      mime_type="application/json")
     def knowledge_graph() -> str:
         graph = service.read_graph()
-        return json.dumps(graph_out(graph.entities, graph.relations), indent=2, ensure_ascii=False)
+        return _pretty(graph_out(graph.entities, graph.relations))
 
     # resources/subscribe was removed from the 2026 protocol; the SDK's documented way to keep serving it
     # to older clients (as the reference server does) is the low-level add_request_handler.

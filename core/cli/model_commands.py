@@ -6,6 +6,7 @@ Installing prints its progress on stderr; ``list``/``embed`` print on stdout (``
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -57,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     embed = subparsers.add_parser("embed", help="print the vectors of texts with the active model")
     embed.add_argument("texts", nargs="+", metavar="TEXT")
     embed.add_argument("--query", action="store_true", help="embed as queries (query prefix) instead of passages")
-    embed.add_argument("--json", action="store_true", help='print {"model", "dim", "vectors"}')
+    embed.add_argument("--json", action="store_true", help='print {"model", "dim", "vectors"} on one line')
     embed.set_defaults(handler=run_embed)
 
 
@@ -171,8 +172,9 @@ def run_embed(args: argparse.Namespace) -> int:
     else:
         vectors = list(embedder.embed(args.texts))
     if args.json:
-        print_json({"model": embedder.name, "dim": embedder.dimension,
-                    "vectors": [[round(float(x), 7) for x in v] for v in vectors]})
+        # One compact line: 384 numbers per vector would take 384 lines with indentation.
+        print(json.dumps({"model": embedder.name, "dim": embedder.dimension,
+                          "vectors": [[round(float(x), 7) for x in v] for v in vectors]}, separators=(",", ":")))
         return 0
     print(f"model {embedder.name}, dimension {embedder.dimension}")
     for text, vector in zip(args.texts, vectors, strict=True):

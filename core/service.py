@@ -13,13 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import mutations
 from . import validation as check
 from .embedding.base import Embedder
 from .errors import ConflictError, NotFoundError, ValidationError
-from .inputs import add_observations, prepare_entity, prepare_observation, prepare_relation
+from .inputs import prepare_entity, prepare_observation, prepare_relation
 from .models import (
     Changes,
     Entity,
@@ -33,25 +33,17 @@ from .models import (
     Relation,
     RelationInput,
 )
+from .mutations import UpsertReport
 from .params import ScoringParams
 from .signals import SignalRecorder
 from .store import reads, writes
 from .store.database import Database
-from .store.indexing import drop_index_rows, reindex
+from .store.indexing import reindex
 
 log = logging.getLogger(__name__)
 
 PARAMS_KEY = "scoring_params"
 _AUTO = object()
-
-
-@dataclass(frozen=True, slots=True)
-class UpsertReport:
-    """Result of :meth:`MemoryService.upsert_entities`: names created and updated, observations added."""
-
-    created: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    observations_added: int = 0
 
 
 class MemoryService:
@@ -145,26 +137,7 @@ class MemoryService:
         """
         check.count(items, "entities")
         prepared = [prepare_entity(item) for item in items]
-
-        def body(txn):
-            existing = reads.ids_by_names(txn.conn, [p.name for p in prepared])
-            created: dict[str, int] = {}
-            now = time.time()
-            for item in prepared:
-                if item.name in existing or item.name in created:
-                    continue
-                created_at = item.created_at or now
-                eid = writes.insert_entity(
-                    txn.conn, item.name, item.entity_type or "Unknown", item.status or "active",
-                    created_at, item.updated_at or created_at,
-                )
-                created[item.name] = eid
-                add_observations(txn.conn, eid, item.name, item.observations, now)
-            txn.touch(created.values())
-            self._reindex(txn, created.values())
-            return reads.entities_by_ids(txn.conn, list(created.values()))
-
-        return self._write("create_entities", origin, body)
+        return self._write("create_entities", origin, lambda txn: mutations.create_entities(txn, prepared, self._reindex))
 
     def upsert_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> UpsertReport:
         """Create new entities and update existing ones: type/status when given (``None`` keeps them), observations added.
@@ -173,71 +146,25 @@ class MemoryService:
         """
         check.count(items, "entities")
         prepared = [prepare_entity(item) for item in items]
-
-        def body(txn):
-            report = UpsertReport()
-            ids: dict[str, int] = reads.ids_by_names(txn.conn, [p.name for p in prepared])
-            now = time.time()
-            changed: set[int] = set()
-            for item in prepared:
-                if item.name in ids:
-                    eid = ids[item.name]
-                    if writes.update_entity(txn.conn, eid, entity_type=item.entity_type, status=item.status, at=now):
-                        changed.add(eid)
-                        if item.name not in report.updated:
-                            report.updated.append(item.name)
-                else:
-                    created_at = item.created_at or now
-                    eid = writes.insert_entity(
-                        txn.conn, item.name, item.entity_type or "Unknown", item.status or "active",
-                        created_at, item.updated_at or created_at,
-                    )
-                    ids[item.name] = eid
-                    changed.add(eid)
-                    report.created.append(item.name)
-                added = add_observations(txn.conn, eid, item.name, item.observations, now)
-                if added:
-                    changed.add(eid)
-                    if item.name not in report.created and item.name not in report.updated:
-                        report.updated.append(item.name)
-                object.__setattr__(report, "observations_added", report.observations_added + len(added))
-            txn.touch(changed)
-            self._reindex(txn, changed)
-            return report
-
-        return self._write("upsert_entities", origin, body)
+        return self._write("upsert_entities", origin, lambda txn: mutations.upsert_entities(txn, prepared, self._reindex))
 
     def delete_entities(self, names: Sequence[str], *, origin: str | None = None) -> int:
         """Delete entities with their observations and relations; unknown names are ignored. Returns the count deleted."""
         check.count(names, "entity names")
         names = [check.name(n) for n in names]
-
-        def body(txn):
-            ids = list(reads.ids_by_names(txn.conn, names).values())
-            drop_index_rows(txn.conn, ids, vectors=self.database.vector_dimension() is not None)
-            txn.touch(ids)
-            return writes.delete_entities(txn.conn, ids)
-
-        return self._write("delete_entities", origin, body)
+        return self._write("delete_entities", origin, lambda txn: mutations.delete_entities(txn, names))
 
     def rename_entity(self, old: str, new: str, *, origin: str | None = None) -> Entity:
         """Rename an entity; relations follow. Raises NotFoundError, or ConflictError when ``new`` exists."""
         old, new = check.name(old), check.name(new)
-
-        def body(txn):
-            eid = writes.require_ids(txn.conn, [old])[old]
-            other = reads.ids_by_names(txn.conn, [new]).get(new)
-            if other is not None and other != eid:
-                raise ConflictError(f"an entity named {new!r} already exists; merge instead of renaming")
-            txn.conn.execute("UPDATE entities SET name = ?, updated_at = ? WHERE id = ?", (new, time.time(), eid))
-            txn.touch(eid)
-            self._reindex(txn, [eid])
-            return reads.entities_by_ids(txn.conn, [eid])[0]
-
-        return self._write("rename_entity", origin, body)
+        return self._write("rename_entity", origin, lambda txn: mutations.rename_entity(txn, old, new, self._reindex))
 
     def merge_entities(self, sources: Sequence[str], target: str, *, origin: str | None = None) -> Entity:
-        """Merge ``sources`` into ``target``: observations, relations and usage signals move, sources are deleted."""
+        """Merge ``sources`` into ``target``: observations, relations and usage signals move, sources are deleted.
+
+        Duplicate observations and relations are dropped, as are relations between merged entities.
+        Raises NotFoundError for unknown names, ConflictError when ``target`` is among ``sources``.
+        """
         check.count(sources, "entities to merge")
         sources = list(dict.fromkeys(check.name(s) for s in sources))
         target = check.name(target)
@@ -245,35 +172,16 @@ class MemoryService:
             raise ValidationError("name at least one entity to merge")
         if target in sources:
             raise ConflictError(f"cannot merge {target!r} into itself")
-
-        def body(txn):
-            ids = writes.require_ids(txn.conn, [*sources, target])
-            now = time.time()
-            source_ids = [ids[s] for s in sources]
-            drop_index_rows(txn.conn, source_ids, vectors=self.database.vector_dimension() is not None)
-            for sid in source_ids:
-                writes.merge_into(txn.conn, sid, ids[target], now)
-            txn.touch([*source_ids, ids[target]])
-            self._reindex(txn, [ids[target]])
-            return reads.entities_by_ids(txn.conn, [ids[target]])[0]
-
-        return self._write("merge_entities", origin, body)
+        return self._write(
+            "merge_entities", origin, lambda txn: mutations.merge_entities(txn, sources, target, self._reindex)
+        )
 
     def set_status(self, names: Sequence[str], status: str, *, origin: str | None = None) -> list[Entity]:
         """Set the status (active/paused/completed/archived or a Spanish alias) of existing entities."""
         check.count(names, "entity names")
         names = [check.name(n) for n in names]
         status = check.status(status)
-
-        def body(txn):
-            ids = writes.require_ids(txn.conn, names)
-            now = time.time()
-            changed = [eid for eid in ids.values() if writes.update_entity(txn.conn, eid, entity_type=None, status=status, at=now)]
-            txn.touch(changed)
-            self._reindex(txn, changed)
-            return reads.entities_by_ids(txn.conn, list(dict.fromkeys(ids[n] for n in names)))
-
-        return self._write("set_status", origin, body)
+        return self._write("set_status", origin, lambda txn: mutations.set_status(txn, names, status, self._reindex))
 
     # --- observations --------------------------------------------------------------------------
 
@@ -287,43 +195,15 @@ class MemoryService:
         check.count(items, "observation groups")
         prepared = [(check.name(n), [prepare_observation(o) for o in obs]) for n, obs in items]
         check.count([o for _, obs in prepared for o in obs], "observations")
-
-        def body(txn):
-            ids = writes.require_ids(txn.conn, [n for n, _ in prepared])
-            now = time.time()
-            out, changed = [], set()
-            for name, observations in prepared:
-                added = add_observations(txn.conn, ids[name], name, observations, now)
-                if added:
-                    changed.add(ids[name])
-                out.append((name, added))
-            writes.touch_entity(txn.conn, sorted(changed), now)
-            txn.touch(changed)
-            self._reindex(txn, changed)
-            return out
-
-        return self._write("add_observations", origin, body)
+        return self._write("add_observations", origin, lambda txn: mutations.add_observations(txn, prepared, self._reindex))
 
     def delete_observations(self, items: Sequence[tuple[str, Sequence[str]]], *, origin: str | None = None) -> int:
         """Delete observations by exact text; unknown entities and texts are ignored. Returns the count deleted."""
         check.count(items, "observation groups")
         prepared = [(check.name(n), [check.observation(c) for c in contents]) for n, contents in items]
-
-        def body(txn):
-            ids = reads.ids_by_names(txn.conn, [n for n, _ in prepared])
-            deleted, changed = 0, set()
-            for name, contents in prepared:
-                if name in ids:
-                    count = writes.delete_observation_texts(txn.conn, ids[name], contents)
-                    if count:
-                        deleted += count
-                        changed.add(ids[name])
-            writes.touch_entity(txn.conn, sorted(changed), time.time())
-            txn.touch(changed)
-            self._reindex(txn, changed)
-            return deleted
-
-        return self._write("delete_observations", origin, body)
+        return self._write(
+            "delete_observations", origin, lambda txn: mutations.delete_observations(txn, prepared, self._reindex)
+        )
 
     def update_observation(
         self, entity: str, old_content: str, new_content: str, kind: str | None = None, *, origin: str | None = None
@@ -331,24 +211,10 @@ class MemoryService:
         """Edit an observation's text (and kind, when given) in place. Raises NotFoundError / ConflictError."""
         entity, old_content, new_content = check.name(entity), check.observation(old_content), check.observation(new_content)
         kind = check.kind(kind)
-
-        def body(txn):
-            eid = writes.require_ids(txn.conn, [entity])[entity]
-            oid = writes.observation_id(txn.conn, eid, old_content, live_only=False)
-            if oid is None:
-                raise NotFoundError(f"{entity!r} has no observation {old_content[:80]!r}", [old_content])
-            other = writes.observation_id(txn.conn, eid, new_content, live_only=False)
-            if other is not None and other != oid:
-                raise ConflictError(f"{entity!r} already has the observation {new_content[:80]!r}")
-            txn.conn.execute(
-                "UPDATE observations SET content = ?, kind = coalesce(?, kind) WHERE id = ?", (new_content, kind, oid)
-            )
-            writes.touch_entity(txn.conn, [eid], time.time())
-            txn.touch(eid)
-            self._reindex(txn, [eid])
-            return next(o for o in reads.observations_by_entity(txn.conn, [eid])[eid] if o.id == oid)
-
-        return self._write("update_observation", origin, body)
+        return self._write(
+            "update_observation", origin,
+            lambda txn: mutations.update_observation(txn, entity, old_content, new_content, kind, self._reindex),
+        )
 
     def supersede_observation(
         self, entity: str, old_content: str, new: ObservationInput, *, origin: str | None = None
@@ -357,17 +223,9 @@ class MemoryService:
         entity = check.name(entity)
         new = prepare_observation(ObservationInput(new.content, new.kind, check.observation(old_content),
                                                     new.created_at, new.expires_at, new.weight))
-
-        def body(txn):
-            eid = writes.require_ids(txn.conn, [entity])[entity]
-            added = add_observations(txn.conn, eid, entity, [new], time.time())
-            if not added:
-                raise ConflictError(f"{entity!r} already has the observation {new.content[:80]!r}")
-            txn.touch(eid)
-            self._reindex(txn, [eid])
-            return next(o for o in reads.observations_by_entity(txn.conn, [eid])[eid] if o.content == new.content)
-
-        return self._write("supersede_observation", origin, body)
+        return self._write(
+            "supersede_observation", origin, lambda txn: mutations.supersede_observation(txn, entity, new, self._reindex)
+        )
 
     # --- relations -----------------------------------------------------------------------------
 
@@ -379,55 +237,21 @@ class MemoryService:
         """
         check.count(items, "relations")
         prepared = [prepare_relation(item) for item in items]
-
-        def body(txn):
-            ids = writes.require_ids(txn.conn, [n for r in prepared for n in (r.source, r.target)], "relation endpoints")
-            now = time.time()
-            new_ids = []
-            for r in prepared:
-                rid = writes.insert_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type, r.context, r.created_at or now)
-                if rid is not None:
-                    new_ids.append(rid)
-                    txn.touch([ids[r.source], ids[r.target]])
-            return reads.relations_by_ids(txn.conn, new_ids)
-
-        return self._write("create_relations", origin, body)
+        return self._write("create_relations", origin, lambda txn: mutations.create_relations(txn, prepared))
 
     def delete_relations(self, items: Sequence[RelationInput], *, origin: str | None = None) -> int:
         """Delete relations (active or ended) matching source, target and type; unknown ones are ignored."""
         check.count(items, "relations")
         prepared = [prepare_relation(item) for item in items]
-
-        def body(txn):
-            ids = reads.ids_by_names(txn.conn, [n for r in prepared for n in (r.source, r.target)])
-            deleted = 0
-            for r in prepared:
-                if r.source in ids and r.target in ids:
-                    count = writes.delete_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type)
-                    if count:
-                        deleted += count
-                        txn.touch([ids[r.source], ids[r.target]])
-            return deleted
-
-        return self._write("delete_relations", origin, body)
+        return self._write("delete_relations", origin, lambda txn: mutations.delete_relations(txn, prepared))
 
     def end_relation(self, item: RelationInput, *, at: float | None = None, origin: str | None = None) -> Relation:
         """Mark an active relation as ended at ``at`` (UTC seconds, default now), kept as history.
 
         Raises NotFoundError when no such relation is active."""
-        r = prepare_relation(item)
-        at = check.timestamp(at, "endedAt")
-
-        def body(txn):
-            ids = writes.require_ids(txn.conn, [r.source, r.target], "relation endpoints")
-            found = reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type)
-            if not found:
-                raise NotFoundError(f"no active relation {r.source!r} -[{r.relation_type}]-> {r.target!r}")
-            txn.conn.execute("UPDATE relations SET active = 0, ended_at = ? WHERE id = ?", (at or time.time(), found[0].id))
-            txn.touch([ids[r.source], ids[r.target]])
-            return reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type, active_only=False)[-1]
-
-        return self._write("end_relation", origin, body)
+        relation = prepare_relation(item)
+        at = check.timestamp(at, "endedAt") or time.time()
+        return self._write("end_relation", origin, lambda txn: mutations.end_relation(txn, relation, at))
 
     # --- reads ---------------------------------------------------------------------------------
 

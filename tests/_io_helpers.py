@@ -17,14 +17,17 @@ def fresh_service(directory: Path, name: str = "memory.db") -> MemoryService:
 
 
 def snapshot(service: MemoryService) -> tuple[dict, list]:
-    """Everything that defines the graph, with timestamps rounded to the millisecond (ISO export keeps µs)."""
+    """Everything that defines the graph, timestamps rounded to the microsecond as the ISO export keeps them.
+
+    (Rounding to the millisecond made a value near a boundary round differently after the trip.)
+    """
     graph = service.read_graph(include_ended=True)
     entities = {
-        e.name: (e.entity_type, e.status, round(e.created_at, 3), round(e.updated_at, 3), tuple(sorted(
-            (o.content, o.kind, o.weight, o.superseded_at is not None, round(o.created_at, 3),
-             None if o.expires_at is None else round(o.expires_at, 3)) for o in e.observations)))
+        e.name: (e.entity_type, e.status, round(e.created_at, 6), round(e.updated_at, 6), tuple(sorted(
+            (o.content, o.kind, o.weight, o.superseded_at is not None, round(o.created_at, 6),
+             None if o.expires_at is None else round(o.expires_at, 6)) for o in e.observations)))
         for e in graph.entities
     }
-    relations = sorted((r.source, r.target, r.relation_type, r.active, r.context, round(r.created_at, 3))
+    relations = sorted((r.source, r.target, r.relation_type, r.active, r.context, round(r.created_at, 6))
                        for r in graph.relations)
     return entities, relations

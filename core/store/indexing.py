@@ -39,13 +39,12 @@ def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[i
     return [(eid, name, etype, status, observations.get(eid, [])) for eid, name, etype, status in entities]
 
 
-def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int], *, vectors: bool) -> None:
-    """Remove the FTS rows (and vectors) of entities about to be deleted (FTS5 has no cascade)."""
+def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
+    """Remove the FTS rows and vectors of entities about to be deleted (FTS5 and vec0 have no cascade)."""
     ids = json.dumps([int(i) for i in entity_ids])
     conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
-    if vectors:
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone():
         conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
-        conn.execute("DELETE FROM entity_embedding_meta WHERE entity_id IN (SELECT value FROM json_each(?))", (ids,))
 
 
 def reindex(

@@ -58,11 +58,12 @@ def reference_server_script() -> Path:
 
 
 def reference_params(memory_file: Path):
-    """Stdio parameters of the reference server on ``memory_file`` (MEMORY_FILE_PATH)."""
+    """Stdio parameters of the reference server on ``memory_file`` (MEMORY_FILE_PATH, made absolute: the
+    server resolves a relative path against its own install directory)."""
     from mcp.client.stdio import StdioServerParameters
 
     return StdioServerParameters(command="node", args=[str(reference_server_script())],
-                                 env={"MEMORY_FILE_PATH": str(memory_file)})
+                                 env={"MEMORY_FILE_PATH": str(Path(memory_file).resolve())})
 
 
 def limbic_params(db: Path, home: Path | str | None = None):

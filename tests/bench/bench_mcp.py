@@ -202,6 +202,7 @@ def main() -> int:
     parser.add_argument("--reference-calls", type=int, default=40, help="measured calls on the reference server")
     parser.add_argument("--out", type=Path, default=HERE / "out")
     args = parser.parse_args()
+    args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
 
     jsonl = graph_file(args.out, args.entities)

@@ -91,7 +91,10 @@ class OnnxEmbedder:
                     encoder = Tokenizer.from_str(text)
                     # tokenizer.json of MiniLM pads every text to 128: padding is done per batch instead.
                     padding = encoder.padding
-                    self._pad_id = int(padding["pad_id"]) if padding else (encoder.token_to_id("[PAD]") or 0)
+                    # Padded positions are masked out of attention and pooling; the id only has to exist.
+                    candidates = [encoder.token_to_id(token) for token in ("[PAD]", "<pad>")]
+                    fallback = next((i for i in candidates if i is not None), 0)
+                    self._pad_id = int(padding["pad_id"]) if padding else fallback
                     encoder.no_padding()
                     encoder.enable_truncation(max_length=self.max_tokens)
                     self._counter, self._encoder = counter, encoder

@@ -20,6 +20,9 @@ from limbic.core.params import ScoringParams
 
 CURVE_POINTS = 400
 MAX_LABELS = 12  # marked entities named on the plot (a fixed pool of text items, reused)
+# The x axis spans one of these day counts, so it stays put (no new ticks to lay out and paint)
+# while λ or the floor move by small steps.
+SPANS_DAYS = (30, 45, 60, 90, 120, 180, 270, 365, 540, 730, 1095, 1460, 2190, 2920, 3650)
 
 
 def temporal_factor(hours: np.ndarray, params: ScoringParams) -> np.ndarray:
@@ -29,7 +32,7 @@ def temporal_factor(hours: np.ndarray, params: ScoringParams) -> np.ndarray:
 
 def plot_span_days(params: ScoringParams, ages_hours: Sequence[float] = ()) -> float:
     """Days shown on the x axis: until the curve meets its floor (×1.3), at least 30 days, at most
-    10 years, and wide enough for the oldest marked entity."""
+    10 years, and wide enough for the oldest marked entity — rounded up to one of ``SPANS_DAYS``."""
     if params.lambda_hourly > 0 and params.temporal_floor > 0:
         floor_hours = -math.log(params.temporal_floor) / params.lambda_hourly
     elif params.lambda_hourly > 0:
@@ -39,7 +42,7 @@ def plot_span_days(params: ScoringParams, ages_hours: Sequence[float] = ()) -> f
     span = floor_hours * 1.3 / 24
     if len(ages_hours):
         span = max(span, max(ages_hours) / 24 * 1.05)
-    return float(min(3650.0, max(30.0, span)))
+    return float(next((days for days in SPANS_DAYS if days >= span), SPANS_DAYS[-1]))
 
 
 class DecayPlot(QWidget):
@@ -72,6 +75,7 @@ class DecayPlot(QWidget):
         layout.addWidget(self.plot)
         self._params = params
         self._entities: list[tuple[str, float]] = []
+        self._span = 0.0  # days on the x axis now
         self._redraw()
 
     def set_params(self, params: ScoringParams) -> None:
@@ -114,4 +118,6 @@ class DecayPlot(QWidget):
                 label.show()
             else:
                 label.hide()
-        self.plot.setXRange(0, span, padding=0.02)
+        if span != self._span:
+            self._span = span
+            self.plot.setXRange(0, span, padding=0.02)

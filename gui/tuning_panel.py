@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -148,6 +149,8 @@ class TuningPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_host)
         self.half_life = QLabel()
+        # Its text changes with λ on every move: its width must not lay the dock (and window) out again.
+        self.half_life.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.reset_button = QPushButton("Reset")
         self.reset_button.setToolTip("Back to the built-in defaults of the seeds")
         self.save_button = QPushButton("Save as default")

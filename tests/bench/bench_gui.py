@@ -14,7 +14,9 @@ Figures (one JSON object on stdout):
   the re-rank, the results table, inspector and graph view are repainted (``processEvents`` runs
   the paint events it triggers, offscreen raster), wall p50 / p95 / max and UI-thread CPU p50
   (``thread_time``, less sensitive to other processes on a busy machine); ``rerank_ms`` is
-  ``service.rerank`` alone;
+  ``service.rerank`` alone; the moves are of the β_sal slider (re-ranks; the graph changes only when
+  the top-K set does), and ``lambda_move_*`` of the λ slider (also fades the graph's nodes);
+  ``paint_cpu_ms_p50`` is one forced repaint of each part;
 - ``memory_mb``: resident set size after start-up and after the slider runs (``/proc/self/status``).
 """
 
@@ -138,23 +140,11 @@ def search_with_about(qt, controller, target: int) -> object:
     return controller.last_outcome
 
 
-def slider_run(qt, limbic, target: int, moves: int) -> dict:
-    from limbic.core.params import ScoringParams
+def move_slider(qt, slider, moves: int) -> tuple[list[float], list[float]]:
+    """Move a float parameter's ``slider`` ``moves`` times; milliseconds per move until repainted:
+    wall clock and UI-thread CPU."""
     from limbic.gui.tuning_panel import SLIDER_STEPS
 
-    window, controller = limbic.window, limbic.controller
-    controller.set_params(ScoringParams())
-    outcome = search_with_about(qt, controller, target)
-    candidates = outcome.candidate_set
-    controller.select([outcome.results[0].name])  # the inspector shows a result, as in real use
-    settle(qt, 1.0)  # let the graph view finish its deferred redraw of the hits
-    slider = window.tuning_panel.controls["beta_sal"].slider
-    memory = rss_mb()
-    rerank = []
-    for i in range(moves):
-        started = time.perf_counter()
-        controller.service.rerank(candidates, controller.params.replace(beta_sal=2.0 * (i % 10) / 10))
-        rerank.append((time.perf_counter() - started) * 1000)
     timings, cpu = [], []
     for i in range(moves):
         position = (i * 37) % SLIDER_STEPS
@@ -163,6 +153,28 @@ def slider_run(qt, limbic, target: int, moves: int) -> dict:
         qt.processEvents()  # queued signals, then the paint events of every dirty widget
         timings.append((time.perf_counter() - started) * 1000)
         cpu.append((time.thread_time() - started_cpu) * 1000)
+    return timings, cpu
+
+
+def slider_run(qt, limbic, target: int, moves: int) -> dict:
+    from limbic.core.params import ScoringParams
+
+    window, controller = limbic.window, limbic.controller
+    controller.set_params(ScoringParams())
+    outcome = search_with_about(qt, controller, target)
+    candidates = outcome.candidate_set
+    controller.select([outcome.results[0].name])  # the inspector shows a result, as in real use
+    settle(qt, 1.0)  # let the graph view finish its deferred redraw of the hits
+    memory = rss_mb()
+    rerank = []
+    for i in range(moves):
+        started = time.perf_counter()
+        controller.service.rerank(candidates, controller.params.replace(beta_sal=2.0 * (i % 10) / 10))
+        rerank.append((time.perf_counter() - started) * 1000)
+    timings, cpu = move_slider(qt, window.tuning_panel.controls["beta_sal"].slider, moves)
+    # λ also fades the graph's nodes (their opacity is the temporal factor): the graph is restyled.
+    lambda_timings, lambda_cpu = move_slider(qt, window.tuning_panel.controls["lambda_hourly"].slider, moves)
+    controller.set_params(controller.params.replace(lambda_hourly=ScoringParams().lambda_hourly))
     parts = {"table": window.search_panel.table.viewport(), "graph": limbic.graph_view.canvas.viewport(),
              "inspector": window.inspector, "tuning": window.tuning_panel}
     paint_cpu = {name: [] for name in parts}
@@ -178,6 +190,9 @@ def slider_run(qt, limbic, target: int, moves: int) -> dict:
         "move_ms_p50": round(statistics.median(timings), 2), "move_ms_p95": round(percentile(timings, 0.95), 2),
         "move_ms_max": round(max(timings), 2), "move_cpu_ms_p50": round(statistics.median(cpu), 2),
         "rerank_ms_p50": round(statistics.median(rerank), 2),
+        "lambda_move_ms_p50": round(statistics.median(lambda_timings), 2),
+        "lambda_move_ms_p95": round(percentile(lambda_timings, 0.95), 2),
+        "lambda_move_cpu_ms_p50": round(statistics.median(lambda_cpu), 2),
         "rss_mb": round(memory, 1),
     }
 

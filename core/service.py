@@ -39,6 +39,7 @@ from .signals import SignalRecorder
 from .store import reads, writes
 from .store.database import Database
 from .store.indexing import reindex
+from .store.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,7 @@ class MemoryService:
         self._subscribers: list[Callable[[Changes], None]] = []
         self._subscribers_lock = threading.Lock()
         self._signals = SignalRecorder(database)
+        self._vectors = VectorIndex()
         self._stale_vectors: int | None = None
 
     @classmethod
@@ -371,7 +373,8 @@ class MemoryService:
         from .search import run_search
 
         params = params or self.scoring_params()
-        outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params)
+        outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params,
+                             vector_index=self._vectors)
         if record and outcome.results:
             self._signals.record_search(outcome, origin or self.origin)
         return outcome

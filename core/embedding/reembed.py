@@ -67,8 +67,9 @@ def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int
         progress(0, len(stale))
     for start in range(0, len(stale), max(1, batch_size)):
         batch = stale[start : start + batch_size]
-        with database.maintenance() as conn:
-            reindex(database, conn, batch, embedder)
+        with database.write("system", "reembed") as txn:  # logged: views and vector caches follow
+            reindex(database, txn.conn, batch, embedder)
+            txn.touch(batch)
         done += len(batch)
         if progress:
             progress(done, len(stale))

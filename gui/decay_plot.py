@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from limbic.core.params import ScoringParams
 
@@ -59,6 +59,8 @@ class DecayPlot(QWidget):
         self.plot.setLabel("left", "temporal factor")
         self.plot.setYRange(0, 1.05, padding=0)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
+        for side in ("bottom", "left"):  # axes and grid drawn once into a pixmap, not again per curve change
+            self.plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.curve = self.plot.plot(pen=pg.mkPen("#4c9be8", width=2))
         self.half_life_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#999999", style=pg.QtCore.Qt.PenStyle.DashLine))
         self.plot.addItem(self.half_life_line)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
 from limbic.core.params import ScoringParams
 
@@ -152,6 +152,8 @@ class ScoringInspector(QWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.hideButtons()
         self.plot.showGrid(x=True, alpha=0.2)
+        for side in ("bottom", "left"):  # axes and grid drawn once into a pixmap, not again per bar change
+            self.plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.getViewBox().invertY(True)
         self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.65)
         self.neutral = pg.InfiniteLine(pos=1.0, angle=90, pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine))
@@ -173,21 +175,13 @@ class ScoringInspector(QWidget):
 
     def show_result(self, result: Any, params: ScoringParams, candidates: Any = None) -> None:
         """Show ``result`` (a ``SearchResult``) ranked with ``params``; ``candidates`` adds raw signals."""
+        previous = self.explanation
         self.explanation = explain(result, params, candidates)
         factors = self.explanation.factors
         y = np.arange(len(factors), dtype=np.float64)
         widths = np.array([f.value for f in factors], dtype=np.float64)
-        self.bars.setOpts(x0=np.zeros_like(y), y=y, width=widths, height=0.65,
-                          brushes=[self._colour(f) for f in factors], pens=[None] * len(factors))
-        while len(self.value_labels) < len(factors):  # a pool of text items, created once
-            label = pg.TextItem("", anchor=(0, 0.5), color="#888888")
-            self.plot.addItem(label)
-            self.value_labels.append(label)
-        for i, label in enumerate(self.value_labels):
-            label.setVisible(i < len(factors))
-            if i < len(factors):
-                label.setText(f"{factors[i].value:.3f}")
-                label.setPos(factors[i].value, i)
+        if previous is None or previous.factors != factors:  # bars and labels only when a value moved
+            self._draw_bars(factors, y, widths)
         ticks = [(i, f.label) for i, f in enumerate(factors)]
         if ticks != self._ticks:
             self._ticks = ticks
@@ -199,7 +193,30 @@ class ScoringInspector(QWidget):
         title = f"<b>{escape(result.name)}</b> — {escape(result.entity_type)}, rank {result.rank}"
         if title != self.title.text():
             self.title.setText(title)
-        self.text.setHtml("<div style='font-family: monospace'>" + "<br>".join(self.explanation.lines) + "</div>")
+        if previous is None or previous.lines != self.explanation.lines:
+            self._set_text("<div style='font-family: monospace'>" + "<br>".join(self.explanation.lines) + "</div>")
+
+    def _draw_bars(self, factors: tuple[Factor, ...], y: np.ndarray, widths: np.ndarray) -> None:
+        self.bars.setOpts(x0=np.zeros_like(y), y=y, width=widths, height=0.65,
+                          brushes=[self._colour(f) for f in factors], pens=[None] * len(factors))
+        while len(self.value_labels) < len(factors):  # a pool of text items, created once
+            label = pg.TextItem("", anchor=(0, 0.5), color="#888888")
+            self.plot.addItem(label)
+            self.value_labels.append(label)
+        for i, label in enumerate(self.value_labels):
+            label.setVisible(i < len(factors))
+            if i < len(factors):
+                text = f"{factors[i].value:.3f}"
+                if label.toPlainText() != text:
+                    label.setText(text)
+                label.setPos(factors[i].value, i)
+
+    def _set_text(self, html: str) -> None:
+        """New formula text, keeping where the reader has scrolled to."""
+        bar = self.text.verticalScrollBar()
+        position = bar.value()
+        self.text.setHtml(html)
+        bar.setValue(min(position, bar.maximum()))
 
     def clear(self) -> None:
         self.explanation = None

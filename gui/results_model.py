@@ -100,14 +100,18 @@ class ResultsModel(QAbstractTableModel):
         self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(COLUMNS) - 1))
 
     def _row_keys(self) -> list[tuple]:
-        """Per row, every value shown in its cells (texts, tint, italics): equal keys, equal cells."""
+        """Per row, every value shown in its cells (texts, tint, italics): equal keys, equal cells.
+
+        Scores are shown with four decimals, so they are compared rounded to four (``round`` and the
+        ``.4f`` format round the same way)."""
         previous, default = self._previous_ranks, self._default_ranks
         keys = []
         for r in self._rows:
             before = previous.get(r.name, r.rank)
-            keys.append((r.name, r.rank, default.get(r.name), (before > r.rank) - (before < r.rank), r.final_score,
-                         r.limbic_score, r.base_relevance, r.rrf_score, r.distance is None, r.entity_type,
-                         r.routing_strategy))
+            rrf = None if r.rrf_score is None else round(r.rrf_score, 4)
+            keys.append((r.name, r.rank, default.get(r.name), (before > r.rank) - (before < r.rank),
+                         round(r.final_score, 4), round(r.limbic_score, 4), round(r.base_relevance, 4), rrf,
+                         r.distance is None, r.entity_type, r.routing_strategy))
         return keys
 
     def clear(self) -> None:

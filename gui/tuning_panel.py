@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSlider,
     QVBoxLayout,
     QWidget,
@@ -149,8 +148,11 @@ class TuningPanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_host)
         self.half_life = QLabel()
-        # Its text changes with λ on every move: its width must not lay the dock (and window) out again.
-        self.half_life.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Its text changes with λ on every move: a fixed size keeps Qt from laying the dock and the
+        # main window out again each time (a fixed-size widget posts no layout request).
+        self.half_life.setFixedSize(self.half_life.fontMetrics().horizontalAdvance("half-life: 0,000,000 h "
+                                                                                 "(000,000 days)") + 8,
+                                    self.half_life.sizeHint().height())
         self.reset_button = QPushButton("Reset")
         self.reset_button.setToolTip("Back to the built-in defaults of the seeds")
         self.save_button = QPushButton("Save as default")
@@ -158,7 +160,8 @@ class TuningPanel(QWidget):
         self.reset_button.clicked.connect(self.reset)
         self.save_button.clicked.connect(self.save_as_default)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.half_life, 1)
+        buttons.addWidget(self.half_life)
+        buttons.addStretch(1)
         buttons.addWidget(self.reset_button)
         buttons.addWidget(self.save_button)
         layout = QVBoxLayout(self)

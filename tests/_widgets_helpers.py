@@ -12,10 +12,8 @@ from collections.abc import Iterator
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
 
@@ -54,14 +52,6 @@ def build_small_graph(service: MemoryService) -> None:
         service.record_access(["Harbor", "Alice"], at=now - day * DAY)
     service.record_access(["Python"], at=now - 2 * DAY)
     service.wait_for_signals()
-
-
-def open_service(tmp_path) -> Iterator[MemoryService]:
-    """Generator for a ``service`` fixture: a fresh database file, HashingEmbedder, origin "gui"."""
-    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
-    yield svc
-    if not svc.database.closed:
-        svc.close()
 
 
 def open_controller(service: MemoryService) -> Iterator[AppController]:

@@ -26,7 +26,7 @@ def limbic_home(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def service(tmp_path):
-    """A MemoryService on a new database file with the deterministic hashing embedder."""
+    """A MemoryService on a new database file with the deterministic hashing embedder (closed afterwards)."""
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
@@ -34,6 +34,14 @@ def service(tmp_path):
     svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
     yield svc
     svc.close()
+
+
+@pytest.fixture
+def controller(qtbot, service):
+    """The GUI's AppController on ``service``, with in-process changes bridged to it (GUI tests)."""
+    from _widgets_helpers import open_controller
+
+    yield from open_controller(service)
 
 
 @pytest.fixture

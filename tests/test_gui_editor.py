@@ -8,7 +8,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
-from _widgets_helpers import build_small_graph, open_controller, open_service
+from _widgets_helpers import build_small_graph
 from PySide6.QtCore import Qt
 
 from limbic.core.models import ObservationInput
@@ -16,16 +16,6 @@ from limbic.gui import editor as editor_module
 from limbic.gui.editor import EntityEditor
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def service(tmp_path):
-    yield from open_service(tmp_path)
-
-
-@pytest.fixture
-def controller(qtbot, service):
-    yield from open_controller(service)
 
 
 def content(service) -> dict:

@@ -11,7 +11,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 import pytest
-from _widgets_helpers import SMALL_GRAPH, SMALL_RELATIONS, build_small_graph, open_controller, open_service
+from _widgets_helpers import SMALL_GRAPH, SMALL_RELATIONS, build_small_graph
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
@@ -25,16 +25,6 @@ from limbic.gui.graph_view import GraphView
 
 pytestmark = pytest.mark.gui
 ALL_NAMES = {name for name, _, _ in SMALL_GRAPH}
-
-
-@pytest.fixture
-def service(tmp_path):
-    yield from open_service(tmp_path)
-
-
-@pytest.fixture
-def controller(qtbot, service):
-    yield from open_controller(service)
 
 
 def double_click(qtbot, widget, where: QPointF) -> None:

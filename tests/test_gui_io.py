@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import networkx as nx
 import pytest
-from _widgets_helpers import build_small_graph, open_controller, open_service
+from _widgets_helpers import build_small_graph
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_files
@@ -21,16 +21,6 @@ from limbic.gui.io_dialogs import ExportDialog, ImportDialog
 
 pytestmark = pytest.mark.gui
 CORPUS_FILE = "HankofallTrades__STRATOS__.cursor_memory.jsonl"  # 40 entities, 47 relations, extra fields
-
-
-@pytest.fixture
-def service(tmp_path):
-    yield from open_service(tmp_path)
-
-
-@pytest.fixture
-def controller(qtbot, service):
-    yield from open_controller(service)
 
 
 def test_import_corpus_file_through_the_dialog(qtbot, controller, service, corpus_dir):

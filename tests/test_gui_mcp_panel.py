@@ -13,7 +13,6 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
 from _mcp_helpers import http_client
-from _widgets_helpers import open_controller, open_service
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
@@ -23,16 +22,6 @@ from limbic.gui.mcp_host import McpHost
 from limbic.gui.mcp_panel import ERROR_COLOUR, ActivityModel, McpPanel
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def service(tmp_path):
-    yield from open_service(tmp_path)
-
-
-@pytest.fixture
-def controller(qtbot, service):
-    yield from open_controller(service)
 
 
 def record(tool: str, error: str | None = None, ms: float = 3.5) -> ToolCallRecord:

@@ -9,22 +9,12 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 import pytest
-from _widgets_helpers import SMALL_GRAPH, build_small_graph, open_controller, open_service
+from _widgets_helpers import SMALL_GRAPH, build_small_graph
 
 from limbic.gui.graph_canvas import GraphCanvas
 from limbic.gui.graph_view import GraphView
 
 pytestmark = pytest.mark.gui
-
-
-@pytest.fixture
-def service(tmp_path):
-    yield from open_service(tmp_path)
-
-
-@pytest.fixture
-def controller(qtbot, service):
-    yield from open_controller(service)
 
 
 def test_only_decay_parameters_restyle_the_nodes(qtbot, controller, service, monkeypatch):

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
 
@@ -220,6 +221,9 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
 
     def update_labels(self) -> None:
         """Label the most important visible nodes whose labels do not overlap (graph_style.place_labels)."""
+        if not shiboken6.isValid(self.view):
+            return  # the timer fired while the window was being torn down
+        self._labels = [item for item in self._labels if shiboken6.isValid(item)]
         for item in self._labels:
             item.hide()
         if not len(self.names):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import validation
 from ..errors import ValidationError
 from . import values
+from .parsed import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation
 
 ENTITY_WORDS = {"entity", "entities", "node"}
 RELATION_WORDS = {"relation", "relations", "relationship", "edge", "link"}
@@ -34,64 +34,6 @@ TEXT_KEYS = ("observation", "content", "contents", "observations", "text")
 IGNORED_KEYS = {"type", "_type", "id", "_id", "version", "embedding", "vector", "labels", "properties",
                 "description", "relations", "status", "observationDetails", "supersededObservations",
                 *NAME_KEYS, *TYPE_KEYS, *OBSERVATION_KEYS, *CREATED_KEYS, *UPDATED_KEYS}
-
-
-@dataclass(slots=True)
-class ParsedObservation:
-    """One observation. ``superseded`` marks history from our own export (re-added before its successor)."""
-
-    content: str
-    created_at: float | None = None
-    kind: str | None = None
-    weight: float | None = None
-    expires_at: float | None = None
-    supersedes: str | None = None
-    superseded: bool = False
-
-
-@dataclass(slots=True)
-class ParsedEntity:
-    """An entity with its observations in file order. ``declared`` is False for an entity only named
-    by observation records (it becomes a placeholder if nothing else matches it)."""
-
-    name: str
-    line: int | None
-    entity_type: str | None = None
-    status: str | None = None
-    created_at: float | None = None
-    updated_at: float | None = None
-    observations: list[ParsedObservation] = field(default_factory=list)
-    declared: bool = True
-
-
-@dataclass(slots=True)
-class ParsedRelation:
-    """A directed relation between two names as written (endpoints given by id already mapped).
-    ``active`` False with ``ended_at`` marks an ended relation (our export's extra fields)."""
-
-    source: str
-    target: str
-    relation_type: str
-    line: int | None
-    context: str | None = None
-    created_at: float | None = None
-    active: bool = True
-    ended_at: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LineIssue:
-    """Something the reader could not keep as is. ``line`` is 1-based (``None`` inside a JSON document,
-    where ``item`` says e.g. ``entities[3]``). ``action``: ``skipped`` (dropped), ``merged`` (folded
-    into an earlier record), ``recovered`` (kept in another shape), ``ignored`` (format marker)."""
-
-    line: int | None
-    action: str
-    reason: str
-    item: str | None = None
-
-    def where(self) -> str:
-        return f"line {self.line}" if self.line is not None else (self.item or "file")
 
 
 def _first(obj: dict, keys: tuple[str, ...]) -> Any:

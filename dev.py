@@ -3,7 +3,6 @@
 
     python3 dev.py app     # create .venv, install, install the embedding model, start the desktop app
     python3 dev.py test    # create .venv, install, install the embedding model, run ruff, import-linter, pytest
-    python3 dev.py bench   # run the benchmarks in tests/bench (separately from the tests)
 
 The virtual environment is re-installed when pyproject.toml changes. Extra arguments after the
 command go to the app (``python3 dev.py app --db my.db``) or to pytest (``python3 dev.py test -k mcp``).
@@ -70,16 +69,13 @@ def lint_imports(env: dict) -> None:
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "app"
     rest = argv[1:]
-    if command not in {"app", "test", "bench"}:
+    if command not in {"app", "test"}:
         print(__doc__)
         return 2
     ensure_environment()
     ensure_model()
     if command == "app":
         return subprocess.run([str(BIN / "limbic"), *rest], cwd=ROOT).returncode
-    if command == "bench":
-        run(PYTHON, "-m", "pytest", "tests/bench", "-p", "no:cacheprovider", *rest)
-        return 0
     # The model was installed above, so tests that need it must run, not skip.
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LIMBIC_REQUIRE_MODEL="1")
     run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py")

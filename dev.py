@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
         return subprocess.run([str(BIN / "limbic"), *rest], cwd=ROOT).returncode
     # The model was installed above, so tests that need it must run, not skip.
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LIMBIC_REQUIRE_MODEL="1")
-    run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py")
+    run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py", "setup.py")
     lint_imports(env)
     result = subprocess.run([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)
     return result.returncode

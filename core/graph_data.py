@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .params import ScoringParams
+from limbic.core.search.params import ScoringParams
 
 _ENTITY_SQL = """
 SELECT e.id, e.name, e.entity_type, e.status, e.created_at,

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import apsw
 
-from . import validation as check
-from .errors import NotFoundError, ValidationError
-from .models import EntityInput, ObservationInput, RelationInput
-from .store import writes
+from limbic.core import validation as check
+from limbic.core.errors import NotFoundError, ValidationError
+from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.store import writes
 
 
 def prepare_observation(item: ObservationInput | str) -> ObservationInput:

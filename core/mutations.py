@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .errors import ConflictError, NotFoundError
-from .inputs import add_observations as insert_observations
-from .models import Entity, EntityInput, Observation, ObservationInput, Relation, RelationInput
-from .store import reads, writes
-from .store.database import WriteTransaction
-from .store.indexing import drop_index_rows
+from limbic.core.errors import ConflictError, NotFoundError
+from limbic.core.inputs import add_observations as insert_observations
+from limbic.core.models import Entity, EntityInput, Observation, ObservationInput, Relation, RelationInput
+from limbic.core.store import reads, writes
+from limbic.core.store.database import WriteTransaction
+from limbic.core.store.indexing import drop_index_rows
 
 Reindex = Callable[[WriteTransaction, Iterable[int]], None]
 

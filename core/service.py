@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from . import mutations
-from . import validation as check
-from .embedding.base import Embedder
-from .errors import ConflictError, NotFoundError, ValidationError
-from .inputs import prepare_entity, prepare_observation, prepare_relation
-from .models import (
+from limbic.core import mutations
+from limbic.core import validation as check
+from limbic.core.embedding.base import Embedder
+from limbic.core.errors import ConflictError, NotFoundError, ValidationError
+from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.models import (
     Changes,
     Entity,
     EntityDetail,
@@ -33,13 +33,13 @@ from .models import (
     Relation,
     RelationInput,
 )
-from .mutations import UpsertReport
-from .params import ScoringParams
-from .signals import SignalRecorder
-from .store import reads, writes
-from .store.database import Database
-from .store.indexing import reindex
-from .store.vector_index import VectorIndex
+from limbic.core.mutations import UpsertReport
+from limbic.core.search.params import ScoringParams
+from limbic.core.store import reads, writes
+from limbic.core.store.database import Database
+from limbic.core.store.indexing import reindex
+from limbic.core.store.vector_index import VectorIndex
+from limbic.core.usage import SignalRecorder
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +69,10 @@ class MemoryService:
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | object = _AUTO, origin: str = "cli"):
         """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None."""
-        from .paths import default_db_path
+        from limbic.core.paths import default_db_path
 
         if embedder is _AUTO:
-            from .embedding.onnx_embedder import load_active_embedder
+            from limbic.core.embedding.onnx_embedder import load_active_embedder
 
             embedder = load_active_embedder()
         return cls(Database(path or default_db_path()), embedder, origin=origin)
@@ -370,7 +370,7 @@ class MemoryService:
         co-occurrence of the returned top-K are recorded after the results are built, off the caller's path.
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
-        from .search import run_search
+        from limbic.core.search.pipeline import run_search
 
         params = params or self.scoring_params()
         outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params,
@@ -381,7 +381,7 @@ class MemoryService:
 
     def rerank(self, candidate_set, params: ScoringParams):
         """Re-score a cached candidate set with other parameters: no SQL, no model call."""
-        from .search import rerank
+        from limbic.core.search.pipeline import rerank
 
         return rerank(candidate_set, params)
 
@@ -398,13 +398,13 @@ class MemoryService:
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the
-        :class:`~limbic.core.embedding.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
+        :class:`~limbic.core.store.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
 
         Raises ModelNotInstalledError when no embedder is attached."""
-        from .embedding.reembed import reembed
+        from limbic.core.store.reembed import reembed
 
         if self.embedder is None:
-            from .errors import ModelNotInstalledError
+            from limbic.core.errors import ModelNotInstalledError
 
             raise ModelNotInstalledError("no embedding model is installed; run `limbic model install`")
         done = reembed(self.database, self.embedder, progress=progress, batch_size=batch_size)

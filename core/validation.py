@@ -10,8 +10,8 @@ import math
 import re
 from collections.abc import Sized
 
-from .errors import ValidationError
-from .models import STATUS_ALIASES, STATUSES
+from limbic.core.errors import ValidationError
+from limbic.core.models import STATUS_ALIASES, STATUSES
 
 MAX_NAME = 512
 MAX_OBSERVATION = 10_000

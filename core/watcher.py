@@ -14,9 +14,9 @@ from pathlib import Path
 
 import apsw
 
-from .models import Changes
-from .store import reads
-from .store.database import BUSY_TIMEOUT_MS
+from limbic.core.models import Changes
+from limbic.core.store import reads
+from limbic.core.store.database import BUSY_TIMEOUT_MS
 
 log = logging.getLogger(__name__)
 

@@ -25,19 +25,18 @@ from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPalette
 from PySide6.QtWidgets import QApplication
 
+from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
-
-from .bridge import ChangeBridge
-from .controller import AppController
-from .editor import EntityEditor
-from .graph_view import GraphView
-from .main_window import MainWindow
-from .mcp_panel import McpPanel
-from .workers import TaskRunner
+from limbic.gui.bridge import ChangeBridge
+from limbic.gui.controller import AppController
+from limbic.gui.edit.editor import EntityEditor
+from limbic.gui.graph.view import GraphView
+from limbic.gui.main_window import MainWindow
+from limbic.gui.mcp_panel import McpPanel
+from limbic.gui.workers import TaskRunner
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MCP_PORT = 8765  # the same default as `limbic mcp --http`
 _AUTO = object()
 
 
@@ -121,7 +120,7 @@ class LimbicApp(QObject):
         super().__init__()
         self.db_path = None if db_path is None else str(db_path)
         self.mcp_enabled = mcp
-        self.mcp_port = DEFAULT_MCP_PORT if mcp_port is None else mcp_port
+        self.mcp_port = DEFAULT_PORT if mcp_port is None else mcp_port
         self.embedder = embedder
         self.seed = seed
         self.watch_interval = watch_interval
@@ -211,18 +210,18 @@ class LimbicApp(QObject):
         return dialog
 
     def show_import(self) -> Any:
-        return self._dialog("limbic.gui.io_dialogs", "ImportDialog")
+        return self._dialog("limbic.gui.dialogs.import_export", "ImportDialog")
 
     def show_export(self) -> Any:
-        return self._dialog("limbic.gui.io_dialogs", "ExportDialog")
+        return self._dialog("limbic.gui.dialogs.import_export", "ExportDialog")
 
     def show_model(self) -> Any:
-        return self._dialog("limbic.gui.model_dialog", "ModelDialog")
+        return self._dialog("limbic.gui.dialogs.model", "ModelDialog")
 
     @staticmethod
     def _preload() -> None:
         """Worker: import the modules that take seconds (the MCP SDK, networkx, onnx) off the UI thread."""
-        for module in ("limbic.gui.io_dialogs", "limbic.gui.model_dialog"):
+        for module in ("limbic.gui.dialogs.import_export", "limbic.gui.dialogs.model"):
             importlib.import_module(module)
 
     def _start_mcp(self, module: Any) -> None:

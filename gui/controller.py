@@ -25,9 +25,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from limbic.core.params import ScoringParams
-
-from .workers import TaskRunner
+from limbic.core.search.params import ScoringParams
+from limbic.gui.workers import TaskRunner
 
 REFRESH_DELAY_MS = 200  # after a burst of changes, the shown search is run again once
 # Changes that do not alter what a search can find (the params are applied by the GUI itself).

@@ -9,13 +9,14 @@ import sys
 from collections.abc import Sequence
 
 from limbic.core.cli.main import build_parser, run_command
+from limbic.core.mcp.config import DEFAULT_PORT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     app = parser.add_argument_group("desktop app (no sub-command)")
     app.add_argument("--no-mcp", action="store_true", help="do not start the embedded MCP HTTP server")
-    app.add_argument("--mcp-port", type=int, default=None, metavar="P", help="port of the embedded MCP server (default 8765)")
+    app.add_argument("--mcp-port", type=int, default=None, metavar="P", help=f"port of the embedded MCP server (default {DEFAULT_PORT})")
     args = parser.parse_args(argv)
     if getattr(args, "handler", None):
         return run_command(args)

@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .controller import AppController
-from .decay_plot import DecayPlot
-from .inspector import ScoringInspector
-from .search_panel import SearchPanel
-from .tuning_panel import TuningPanel
+from limbic.gui.controller import AppController
+from limbic.gui.search.decay_plot import DecayPlot
+from limbic.gui.search.inspector import ScoringInspector
+from limbic.gui.search.panel import SearchPanel
+from limbic.gui.search.tuning import TuningPanel
 
 STATS_REFRESH_MS = 300
 HOURS = 3600.0

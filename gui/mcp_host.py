@@ -13,9 +13,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from limbic.core.mcp_http import HttpMcpServer
-
-DEFAULT_PORT = 8765
+from limbic.core.mcp.config import DEFAULT_PORT
+from limbic.core.mcp.http import HttpMcpServer
 
 
 class McpHost(QObject):

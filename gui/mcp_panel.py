@@ -1,13 +1,12 @@
 """The MCP panel: the embedded server's address, the bearer token (copy button), ready-made client
 snippets, and a live activity log of tool calls fed by ``controller.mcp_call``.
 
-Snippets come from ``limbic mcp config`` (:func:`limbic.core.cli.mcp_commands.client_config`), so the
+Snippets come from ``limbic mcp config`` (:func:`limbic.core.mcp.config.client_config`), so the
 panel and the command line always print the same thing.
 """
 
 from __future__ import annotations
 
-import argparse
 import time
 from typing import Any
 
@@ -29,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from limbic.core.cli.mcp_commands import client_config
+from limbic.core.mcp.config import client_config
 
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
@@ -205,9 +204,8 @@ class McpPanel(QWidget):
         if http and not port:
             self.snippet.setPlainText("Start the MCP server to get an HTTP snippet (or pick stdio).")
             return
-        args = argparse.Namespace(client=self.client_box.currentData(), http=http, host="127.0.0.1",
-                                  port=port, db=str(self.controller.service.database.path))
-        self.snippet.setPlainText(client_config(args))
+        self.snippet.setPlainText(client_config(self.client_box.currentData(), http=http, port=port or 0,
+                                                db=self.controller.service.database.path))
 
     def add_record(self, record: Any) -> None:
         """Append one ``ToolCallRecord`` to the log (keeps the view at the bottom if it was there)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbic.core.candidates import CandidateSet
+from limbic.core.search.candidates import CandidateSet
 
 HOUR = 3600.0
 DAY = 24 * HOUR

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from limbic.core.errors import ValidationError
-from limbic.core.fts import (
+from limbic.core.search.fts import (
     fts_match_expression,
     fts_terms,
     informative_terms,

@@ -12,8 +12,8 @@ from _widgets_helpers import build_small_graph
 from PySide6.QtCore import Qt
 
 from limbic.core.models import ObservationInput
-from limbic.gui import editor as editor_module
-from limbic.gui.editor import EntityEditor
+from limbic.gui.edit import editor as editor_module
+from limbic.gui.edit.editor import EntityEditor
 
 pytestmark = pytest.mark.gui
 

@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QApplication
 
 from limbic.core.graph_data import load_graph_arrays, neighbours, salience, subgraph_edges, temporal_factor
 from limbic.core.models import EntityInput, RelationInput
-from limbic.core.params import ScoringParams
-from limbic.gui import graph_style
-from limbic.gui.graph_layout import LayoutEngine, ego_layout, extend_layout, global_layout
-from limbic.gui.graph_view import GraphView
+from limbic.core.search.params import ScoringParams
+from limbic.gui.graph import style as graph_style
+from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout, global_layout
+from limbic.gui.graph.view import GraphView
 
 pytestmark = pytest.mark.gui
 ALL_NAMES = {name for name, _, _ in SMALL_GRAPH}

@@ -16,8 +16,8 @@ from limbic.core.io.importer import import_files
 from limbic.core.io.parsers import parse_file
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
-from limbic.gui.graph_view import GraphView
-from limbic.gui.io_dialogs import ExportDialog, ImportDialog
+from limbic.gui.dialogs.import_export import ExportDialog, ImportDialog
+from limbic.gui.graph.view import GraphView
 
 pytestmark = pytest.mark.gui
 CORPUS_FILE = "HankofallTrades__STRATOS__.cursor_memory.jsonl"  # 40 entities, 47 relations, extra fields

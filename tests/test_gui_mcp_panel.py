@@ -16,8 +16,8 @@ from _mcp_helpers import http_client
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from limbic.core.mcp_events import ToolCallRecord
-from limbic.core.mcp_http import load_token
+from limbic.core.mcp.events import ToolCallRecord
+from limbic.core.mcp.http import load_token
 from limbic.gui.mcp_host import McpHost
 from limbic.gui.mcp_panel import ERROR_COLOUR, ActivityModel, McpPanel
 

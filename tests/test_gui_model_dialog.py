@@ -16,7 +16,7 @@ from limbic.core.embedding import model_store
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
-from limbic.gui.model_dialog import ModelDialog
+from limbic.gui.dialogs.model import ModelDialog
 
 pytestmark = pytest.mark.gui
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from _widgets_helpers import SMALL_GRAPH, build_small_graph
 
-from limbic.gui.graph_canvas import GraphCanvas
-from limbic.gui.graph_view import GraphView
+from limbic.gui.graph.canvas import GraphCanvas
+from limbic.gui.graph.view import GraphView
 
 pytestmark = pytest.mark.gui
 

@@ -145,9 +145,9 @@ def test_inspector_writes_out_the_scorers_numbers():
 
     from _scoring_helpers import DAY, NOW, candidate_set
 
-    from limbic.core.params import ScoringParams
-    from limbic.core.search import rerank
-    from limbic.gui.inspector import explain
+    from limbic.core.search.params import ScoringParams
+    from limbic.core.search.pipeline import rerank
+    from limbic.gui.search.inspector import explain
 
     params = ScoringParams()
     rows = [  # seed 000 worked example: 10 accesses (max 20), 8 relations, 5 days (max 10), 30 days ago

@@ -13,12 +13,12 @@ from PySide6.QtCore import Qt
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
-from limbic.core.params import ScoringParams
+from limbic.core.search.params import ScoringParams
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
-from limbic.gui.search_panel import SearchPanel
-from limbic.gui.tuning_panel import SLIDER_STEPS, TuningPanel
+from limbic.gui.search.panel import SearchPanel
+from limbic.gui.search.tuning import SLIDER_STEPS, TuningPanel
 
 pytestmark = pytest.mark.gui
 

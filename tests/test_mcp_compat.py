@@ -27,7 +27,7 @@ from _mcp_helpers import (
 )
 from mcp.shared.exceptions import MCPError
 
-from limbic.core.mcp_server import KNOWLEDGE_GRAPH_URI
+from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI
 
 pytestmark = pytest.mark.npm
 

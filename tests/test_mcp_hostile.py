@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from limbic.core.embedding.base import HashingEmbedder
-from limbic.core.mcp_schemas import graph_out
-from limbic.core.mcp_server import build_server
+from limbic.core.mcp.schemas import graph_out
+from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database

@@ -16,9 +16,9 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from mcp import Client
 
-from limbic.core.mcp_schemas import graph_out
-from limbic.core.mcp_server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
-from limbic.core.params import ScoringParams
+from limbic.core.mcp.schemas import graph_out
+from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
+from limbic.core.search.params import ScoringParams
 
 REFERENCE_TOOLS = {
     "create_entities", "create_relations", "add_observations", "delete_entities", "delete_observations",

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from limbic.core.embedding.base import HashingEmbedder
-from limbic.core.embedding.reembed import reembed, stale_entity_ids
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
+from limbic.core.store.reembed import reembed, stale_entity_ids
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from limbic.core.routing import detect_query_type, routing_score
+from limbic.core.search.routing import detect_query_type, routing_score
 
 
 @pytest.mark.parametrize(("query", "limit", "strategy"), [

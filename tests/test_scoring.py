@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from _scoring_helpers import DAY, HOUR, NOW, candidate_set, random_candidate_set
 
-from limbic.core import scoring
-from limbic.core.candidates import CandidateSet
 from limbic.core.errors import ValidationError
-from limbic.core.params import ScoringParams
-from limbic.core.search import rerank
+from limbic.core.search import scoring
+from limbic.core.search.candidates import CandidateSet
+from limbic.core.search.params import ScoringParams
+from limbic.core.search.pipeline import rerank
 
 P = ScoringParams()
 

@@ -10,13 +10,13 @@ import apsw
 import numpy as np
 import pytest
 
-from limbic.core.candidates import CandidateSet
 from limbic.core.cli.main import main as cli_main
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
-from limbic.core.params import ScoringParams
-from limbic.core.search import rerank, run_search
+from limbic.core.search.candidates import CandidateSet
+from limbic.core.search.params import ScoringParams
+from limbic.core.search.pipeline import rerank, run_search
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 

@@ -15,10 +15,10 @@ import pytest
 from _embedder_helpers import CORPUS, real_model_dir
 
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
-from limbic.core.embedding.reembed import reembed
 from limbic.core.io.importer import import_files
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
+from limbic.core.store.reembed import reembed
 
 pytestmark = pytest.mark.model
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from limbic.core.embedding.base import HashingEmbedder
-from limbic.core.embedding.reembed import reembed
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
-from limbic.core.search import _knn
+from limbic.core.search.pipeline import _knn
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
+from limbic.core.store.reembed import reembed
 from limbic.core.store.vector_index import VectorIndex
 
 WORDS = "cache queue database index vector search graph memory agent tool python rust server client".split()

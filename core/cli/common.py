@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from ..service import MemoryService
+from limbic.core.service import MemoryService
 
 
 def open_service(args: argparse.Namespace, origin: str = "cli", *, embedder: Any = "auto") -> MemoryService:

@@ -8,9 +8,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..io.exporter import FORMATS, export_graph
-from ..io.importer import import_files
-from .common import open_service, print_json
+from limbic.core.cli.common import open_service, print_json
+from limbic.core.io.exporter import FORMATS, export_graph
+from limbic.core.io.importer import import_files
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

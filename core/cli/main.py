@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..errors import LimbicError
+from limbic.core.errors import LimbicError
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands")
 

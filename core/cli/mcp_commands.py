@@ -10,20 +10,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
-import os
-import shlex
-import shutil
 import signal
 import sys
 import threading
-from pathlib import Path
 
-from .common import open_service
-
-CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
-SERVER_NAME = "limbic"
-DEFAULT_PORT = 8765  # the desktop app's embedded server uses the same port (gui/app.py)
+from limbic.core.cli.common import open_service
+from limbic.core.mcp.config import CLIENTS, DEFAULT_PORT, WHERE, client_config
 
 # The MCP SDK takes seconds to import: it is loaded by the handlers, never by `limbic --help` or other commands.
 
@@ -62,7 +54,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
-    from ..mcp_server import build_server
+    from limbic.core.mcp.server import build_server
 
     # Anything printed while the model and database open must not reach the protocol stream.
     with contextlib.redirect_stdout(sys.stderr):
@@ -75,7 +67,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
 
 
 def _serve_http(args: argparse.Namespace) -> int:
-    from ..mcp_http import HttpMcpServer, is_loopback, token_path
+    from limbic.core.mcp.http import HttpMcpServer, is_loopback, token_path
 
     if not is_loopback(args.host):
         if not args.allow_remote:
@@ -106,7 +98,7 @@ def _serve_http(args: argparse.Namespace) -> int:
 
 
 def token_command(args: argparse.Namespace) -> int:
-    from ..mcp_http import load_token, rotate_token
+    from limbic.core.mcp.http import load_token, rotate_token
 
     token = rotate_token() if args.rotate else load_token()
     print(token)
@@ -115,64 +107,9 @@ def token_command(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- client configuration -----------------------------------------------------------------------
-
-
-def _limbic_command(args: argparse.Namespace) -> tuple[str, list[str]]:
-    """The command and arguments that launch ``limbic mcp`` for this installation (absolute paths)."""
-    found = shutil.which("limbic") or str(Path(sys.executable).with_name("limbic"))
-    db = ["--db", str(Path(args.db).expanduser().resolve())] if getattr(args, "db", None) else []
-    return found, [*db, "mcp"]
-
-
-def _env() -> dict[str, str]:
-    home = os.environ.get("LIMBIC_HOME")
-    return {"LIMBIC_HOME": str(Path(home).expanduser().resolve())} if home else {}
-
-
-def client_config(args: argparse.Namespace) -> str:
-    """The snippet for ``args.client``: JSON for config files, a shell command for Claude Code."""
-    from ..mcp_http import load_token
-
-    env = _env()
-    if args.http:
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        url = f"http://{host}:{args.port}/mcp"
-        header = f"Bearer {load_token()}"
-        if args.client == "claude-code":
-            return shlex.join(["claude", "mcp", "add", "--transport", "http", SERVER_NAME, url,
-                               "--header", f"Authorization: {header}"])
-        if args.client == "claude-desktop":
-            entry: dict = {"command": "npx", "args": ["-y", "mcp-remote", url, "--header",
-                                                      "Authorization:${LIMBIC_AUTH}"],
-                           "env": {"LIMBIC_AUTH": header}}
-            return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
-        entry = {"url": url, "headers": {"Authorization": header}}
-        if args.client == "vscode":
-            return json.dumps({"servers": {SERVER_NAME: {"type": "http", **entry}}}, indent=2)
-        return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
-    command, command_args = _limbic_command(args)
-    if args.client == "claude-code":
-        env_flags = [flag for key, value in env.items() for flag in ("--env", f"{key}={value}")]
-        return shlex.join(["claude", "mcp", "add", *env_flags, SERVER_NAME, "--", command, *command_args])
-    entry = {"command": command, "args": command_args} | ({"env": env} if env else {})
-    if args.client == "vscode":
-        return json.dumps({"servers": {SERVER_NAME: {"type": "stdio", **entry}}}, indent=2)
-    return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
-
-
-_WHERE = {
-    "claude-desktop": "Add to claude_desktop_config.json (Settings → Developer → Edit Config), then restart "
-                      "Claude Desktop.",
-    "claude-code": "Run this in your project (add --scope user for every project).",
-    "cursor": "Add to ~/.cursor/mcp.json (or .cursor/mcp.json in a project).",
-    "vscode": "Add to .vscode/mcp.json in your workspace (or MCP: Open User Configuration).",
-}
-
-
 def config_command(args: argparse.Namespace) -> int:
-    print(client_config(args))
-    note = _WHERE[args.client]
+    print(client_config(args.client, http=args.http, host=args.host, port=args.port, db=getattr(args, "db", None)))
+    note = WHERE[args.client]
     if args.http:
         note += " The HTTP server must be running (the app's MCP panel, or `limbic mcp --http`)."
     print(note, file=sys.stderr)

@@ -10,9 +10,9 @@ import json
 import sys
 import time
 
-from ..embedding import model_store
-from ..errors import ModelIntegrityError, ModelNotInstalledError
-from .common import print_json
+from limbic.core.cli.common import print_json
+from limbic.core.embedding import model_store
+from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError
 
 INSTALL_HINT = "no embedding model is installed; run: limbic model install"
 
@@ -67,7 +67,7 @@ def _progress(message: str) -> None:
 
 
 def run_install(args: argparse.Namespace) -> int:
-    from ..embedding import model_install
+    from limbic.core.embedding import model_install
 
     started = time.perf_counter()
     if args.from_dir:
@@ -135,7 +135,7 @@ def run_use(args: argparse.Namespace) -> int:
 
 
 def _active_embedder():
-    from ..embedding.onnx_embedder import load_active_embedder
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
 
     embedder = load_active_embedder()
     if embedder is None:
@@ -144,9 +144,9 @@ def _active_embedder():
 
 
 def run_reembed(args: argparse.Namespace) -> int:
-    from ..embedding.reembed import reembed
-    from ..paths import default_db_path
-    from ..store.database import Database
+    from limbic.core.paths import default_db_path
+    from limbic.core.store.database import Database
+    from limbic.core.store.reembed import reembed
 
     embedder = _active_embedder()
     database = Database(args.db or default_db_path())

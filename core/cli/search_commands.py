@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import open_service, print_json
+from limbic.core.cli.common import open_service, print_json
 
 NAME_WIDTH = 48
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from .common import open_service, print_json
+from limbic.core.cli.common import open_service, print_json
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -24,8 +24,8 @@ from typing import BinaryIO
 
 import networkx as nx
 
-from ..errors import ValidationError
-from ..models import Entity, Graph, Relation, iso
+from limbic.core.errors import ValidationError
+from limbic.core.models import Entity, Graph, Relation, iso
 
 FORMATS = ("jsonl", "graphml", "gexf")
 

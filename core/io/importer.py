@@ -17,11 +17,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..errors import ImportFormatError, LimbicError
-from ..models import EntityInput, ObservationInput, RelationInput
-from ..validation import MAX_ITEMS
-from .parsers import ParsedEntity, ParsedObservation, ParsedRelation, ParseResult, parse_file
-from .report import FileReport, ImportReport, ReportEntry
+from limbic.core.errors import ImportFormatError, LimbicError
+from limbic.core.io.parsers import ParsedEntity, ParsedObservation, ParsedRelation, ParseResult, parse_file
+from limbic.core.io.report import FileReport, ImportReport, ReportEntry
+from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.validation import MAX_ITEMS
 
 PLACEHOLDER_TYPE = "Unknown"
 Progress = Callable[[int, int, str], None]

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ImportFormatError
-from .records import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation, RecordReader
+from limbic.core.errors import ImportFormatError
+from limbic.core.io.records import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation, RecordReader
 
 __all__ = [
     "LineIssue", "ParseResult", "ParsedEntity", "ParsedObservation", "ParsedRelation",

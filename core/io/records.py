@@ -12,10 +12,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from .. import validation
-from ..errors import ValidationError
-from . import values
-from .parsed import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation
+from limbic.core import validation
+from limbic.core.errors import ValidationError
+from limbic.core.io import values
+from limbic.core.io.parsed import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation
 
 ENTITY_WORDS = {"entity", "entities", "node"}
 RELATION_WORDS = {"relation", "relations", "relationship", "edge", "link"}

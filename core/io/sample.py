@@ -24,9 +24,9 @@ from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 
-from ..errors import ImportFormatError
-from .importer import import_file
-from .report import FileReport
+from limbic.core.errors import ImportFormatError
+from limbic.core.io.importer import import_file
+from limbic.core.io.report import FileReport
 
 WEEK = 7 * 24 * 3600.0
 Progress = Callable[[int, int, str], None]

@@ -20,7 +20,7 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
-from ..errors import StoreBusyError
+from limbic.core.errors import StoreBusyError
 
 BUSY_TIMEOUT_MS = 10_000
 VECTOR_TABLE = "entity_embeddings"

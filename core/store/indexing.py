@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 import apsw
 import numpy as np
 
-from ..embedding.base import Embedder
-from ..embedding.entity_text import entity_text
-from .database import VECTOR_TABLE, Database
+from limbic.core.embedding.base import Embedder
+from limbic.core.embedding.entity_text import entity_text
+from limbic.core.store.database import VECTOR_TABLE, Database
 
 OBS_SEPARATOR = " | "
 EMBED_BATCH = 64

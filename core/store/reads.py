@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 import apsw
 
-from ..models import Changes, Entity, GraphStats, Observation, Relation
+from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"

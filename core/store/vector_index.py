@@ -17,8 +17,8 @@ import threading
 import apsw
 import numpy as np
 
-from . import reads
-from .database import VECTOR_TABLE
+from limbic.core.store import reads
+from limbic.core.store.database import VECTOR_TABLE
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the rows changed
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 import apsw
 
-from ..errors import NotFoundError
+from limbic.core.errors import NotFoundError
 
 
 def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float) -> int:
@@ -191,7 +191,7 @@ def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float)
 
 def require_ids(conn: apsw.Connection, names: Sequence[str], what: str = "entities") -> dict[str, int]:
     """``{name: id}`` for every name, or :class:`NotFoundError` naming all the missing ones."""
-    from .reads import ids_by_names
+    from limbic.core.store.reads import ids_by_names
 
     found = ids_by_names(conn, names)
     missing = [n for n in dict.fromkeys(names) if n not in found]

@@ -143,7 +143,7 @@ def search_with_about(qt, controller, target: int) -> object:
 def move_slider(qt, slider, moves: int) -> tuple[list[float], list[float]]:
     """Move a float parameter's ``slider`` ``moves`` times; milliseconds per move until repainted:
     wall clock and UI-thread CPU."""
-    from limbic.gui.tuning_panel import SLIDER_STEPS
+    from limbic.gui.search.tuning import SLIDER_STEPS
 
     timings, cpu = [], []
     for i in range(moves):
@@ -157,7 +157,7 @@ def move_slider(qt, slider, moves: int) -> tuple[list[float], list[float]]:
 
 
 def slider_run(qt, limbic, target: int, moves: int) -> dict:
-    from limbic.core.params import ScoringParams
+    from limbic.core.search.params import ScoringParams
 
     window, controller = limbic.window, limbic.controller
     controller.set_params(ScoringParams())

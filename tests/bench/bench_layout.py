@@ -34,7 +34,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np
 
 from limbic.core.graph_data import build_graph_arrays, load_graph_arrays, neighbours, subgraph_edges
-from limbic.gui.graph_layout import LayoutEngine, ego_layout, extend_layout, global_layout
+from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout, global_layout
 
 HERE = Path(__file__).resolve().parent
 TOOL = HERE.parents[2] / "shared" / "tools" / "debian_kg.py"
@@ -87,7 +87,7 @@ def view_figures(db: Path, jsonl: Path) -> dict:
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
     from limbic.gui.controller import AppController
-    from limbic.gui.graph_view import GraphView
+    from limbic.gui.graph.view import GraphView
 
     if not db.exists():
         from limbic.core.io.importer import import_file

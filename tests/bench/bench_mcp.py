@@ -168,7 +168,7 @@ async def over_stdio(db: Path, names: list[str], calls: int, errlog: Path) -> di
 
 
 async def over_http(db: Path, names: list[str], calls: int, errlog: Path) -> dict:
-    from limbic.core.mcp_http import load_token
+    from limbic.core.mcp.http import load_token
 
     port = free_port()
     with open(errlog, "w") as log:

@@ -25,9 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _scoring_helpers import random_candidate_set  # noqa: E402
 
-from limbic.core.params import ScoringParams  # noqa: E402
-from limbic.core.scoring import score_candidates  # noqa: E402
-from limbic.core.search import rerank  # noqa: E402
+from limbic.core.search.params import ScoringParams  # noqa: E402
+from limbic.core.search.pipeline import rerank  # noqa: E402
+from limbic.core.search.scoring import score_candidates  # noqa: E402
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:

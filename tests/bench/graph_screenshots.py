@@ -47,7 +47,7 @@ def shoot(app, db: Path, out: Path, steps) -> None:
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
     from limbic.gui.controller import AppController
-    from limbic.gui.graph_view import GraphView
+    from limbic.gui.graph.view import GraphView
 
     service = MemoryService(Database(db), HashingEmbedder(), origin="gui")
     controller = AppController(service)

@@ -82,7 +82,7 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    from limbic.gui.tuning_panel import SLIDER_STEPS
+    from limbic.gui.search.tuning import SLIDER_STEPS
 
     qt = QApplication.instance() or QApplication([])
     limbic = open_app(qt, home / "sample.db")

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from .store import writes
-from .store.database import Database
+from limbic.core.store import writes
+from limbic.core.store.database import Database
 
 log = logging.getLogger(__name__)
 

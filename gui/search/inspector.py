@@ -23,7 +23,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
-from limbic.core.params import ScoringParams
+from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
 

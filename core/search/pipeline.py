@@ -32,17 +32,17 @@ from itertools import repeat
 import apsw
 import numpy as np
 
-from . import validation
-from .candidates import STATUS_CODES, CandidateSet, SearchResult
-from .embedding.base import Embedder
-from .errors import ValidationError
-from .fts import fts_terms, informative_terms, match_expression, tokens
-from .models import STATUSES
-from .params import ScoringParams
-from .routing import detect_query_type
-from .scoring import reciprocal_rank_fusion, score_candidates
-from .store.database import VECTOR_TABLE
-from .store.vector_index import VectorIndex
+from limbic.core import validation
+from limbic.core.embedding.base import Embedder
+from limbic.core.errors import ValidationError
+from limbic.core.models import STATUSES
+from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
+from limbic.core.search.fts import fts_terms, informative_terms, match_expression, tokens
+from limbic.core.search.params import ScoringParams
+from limbic.core.search.routing import detect_query_type
+from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
+from limbic.core.store.database import VECTOR_TABLE
+from limbic.core.store.vector_index import VectorIndex
 
 KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
 METADATA_KIND = "metadata"

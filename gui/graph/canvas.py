@@ -19,7 +19,7 @@ import shiboken6
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
 
-from . import graph_style as style
+from limbic.gui.graph import style
 
 LABEL_DELAY_MS = 40
 MAX_LABELS = 80

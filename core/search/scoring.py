@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .candidates import CandidateSet
-from .params import ScoringParams
+from limbic.core.search.candidates import CandidateSet
+from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
 

@@ -28,9 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.errors import LimbicError
-from limbic.core.params import ScoringParams
-
-from .controller import AppController
+from limbic.core.search.params import ScoringParams
+from limbic.gui.controller import AppController
 
 SLIDER_STEPS = 1000  # resolution of a float slider over [min, max]
 

@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .controller import AppController
-from .results_model import ResultsModel
+from limbic.gui.controller import AppController
+from limbic.gui.search.results_model import ResultsModel
 
 DEBOUNCE_MS = 250
 FTS_ONLY_TEXT = (

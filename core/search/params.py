@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ValidationError
+from limbic.core.errors import ValidationError
 
 
 def _knob(default: float, low: float, high: float, label: str, help_text: str, *, integer: bool = False):

@@ -20,8 +20,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from .errors import ValidationError
-from .validation import MAX_QUERY
+from limbic.core.errors import ValidationError
+from limbic.core.validation import MAX_QUERY
 
 
 def _clean(text: str) -> str:

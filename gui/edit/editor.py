@@ -31,9 +31,8 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.models import STATUSES, EntityDetail, EntityInput, ObservationInput, RelationInput, iso
-
-from . import undo_commands as cmd
-from .form_dialog import Field, FormDialog
+from limbic.gui.edit import undo as cmd
+from limbic.gui.edit.forms import Field, FormDialog
 
 KINDS = ("", "fact", "decision", "preference", "event", "task", "metadata")
 

@@ -34,10 +34,9 @@ from limbic.core.graph_data import (
     temporal_factor,
 )
 from limbic.core.models import STATUSES
-
-from . import graph_style as style
-from .graph_canvas import GraphCanvas
-from .graph_layout import LayoutEngine, ego_layout, extend_layout
+from limbic.gui.graph import style
+from limbic.gui.graph.canvas import GraphCanvas
+from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus (ego) view
 OVERVIEW_SIZE = 150    # nodes shown in the focus view when nothing is selected or found

@@ -27,9 +27,9 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import ValidationError
-from .mcp_server import ToolCallRecord, build_server
-from .paths import config_dir
+from limbic.core.errors import ValidationError
+from limbic.core.mcp.server import ToolCallRecord, build_server
+from limbic.core.paths import config_dir
 
 logger = logging.getLogger(__name__)
 

@@ -141,7 +141,7 @@ class GraphNotifier:
                 stop()
 
     def _follow(self) -> Callable[[], None]:
-        from .watcher import ChangeWatcher
+        from limbic.core.watcher import ChangeWatcher
 
         self._announced = self._service.last_change_id()
         unsubscribe = self._service.subscribe(lambda change: self._on_changes([change]))

@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
-from limbic.core.params import ScoringParams
+from limbic.core.search.params import ScoringParams
 
 CURVE_POINTS = 400
 MAX_LABELS = 12  # marked entities named on the plot (a fixed pool of text items, reused)

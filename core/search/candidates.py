@@ -17,8 +17,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import ValidationError
-from .models import STATUSES
+from limbic.core.errors import ValidationError
+from limbic.core.models import STATUSES
 
 MODES = ("hybrid", "semantic", "fts_only")
 STRATEGIES = ("cosine_heavy", "limbic_heavy", "hybrid_balanced")

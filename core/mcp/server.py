@@ -33,9 +33,9 @@ from mcp_types import (
 )
 from pydantic import Field
 
-from .errors import LimbicError
-from .mcp_events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
-from .mcp_schemas import (
+from limbic.core.errors import LimbicError
+from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
+from limbic.core.mcp.schemas import (
     AddObservationsOut,
     DeletionIn,
     EntitiesOut,
@@ -58,8 +58,8 @@ from .mcp_schemas import (
     relation_out,
     stats_out,
 )
-from .models import EntityInput, ObservationInput, RelationInput
-from .validation import MAX_ITEMS
+from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.validation import MAX_ITEMS
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
 

@@ -16,8 +16,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
-from .validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
+from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
+from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
 
 Name = Annotated[str, Field(max_length=MAX_NAME)]
 Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]

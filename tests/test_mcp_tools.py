@@ -18,6 +18,7 @@ from mcp import Client
 
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
+from limbic.core.models import STATUSES
 from limbic.core.search.params import ScoringParams
 
 REFERENCE_TOOLS = {
@@ -247,10 +248,15 @@ def test_rename_and_merge(people):
     people.refused("merge_entities", {"sourceNames": ["Ghost"], "targetName": "Bob"}, "Ghost")
 
 
-def test_set_status_accepts_aliases_and_refuses_unknown(people):
-    result = people.ok("set_status", {"entityNames": ["Alice", "Bob"], "status": "archivado"})
+def test_set_status_lists_its_values_and_refuses_others(people):
+    result = people.ok("set_status", {"entityNames": ["Alice", "Bob"], "status": "archived"})
     assert [e["status"] for e in result["entities"]] == ["archived", "archived"]
-    people.refused("set_status", {"entityNames": ["Alice"], "status": "asleep"}, "status")
+    schema = people.portal.call(people.client.list_tools).tools
+    status = next(t for t in schema if t.name == "set_status").input_schema["properties"]["status"]
+    assert tuple(status["enum"]) == STATUSES
+    people.refused("set_status", {"entityNames": ["Alice"], "status": "asleep"},
+                   "status: input should be 'active', 'paused', 'completed' or 'archived'")
+    people.refused("set_status", {"entityNames": ["Alice"], "status": "archivado"}, "status")
     people.refused("set_status", {"entityNames": ["Acme", "Nobody"], "status": "paused"}, "Nobody")
 
 
@@ -360,3 +366,17 @@ def test_a_failing_on_call_callback_does_not_break_calls(service):
             return result.is_error
 
     assert anyio.run(scenario) is False
+
+
+def test_unknown_keys_are_refused_naming_the_key(people):
+    message = people.refused("create_entities", {"entities": [
+        {"name": "Dora", "entityType": "person", "observations": [], "stauts": "paused"}]},
+        "entities[0]: unknown key 'stauts' (allowed: name, entityType, observations, status)")
+    assert "pydantic" not in message and "http" not in message
+    people.refused("search_nodes", {"query": "x", "limt": 3}, "unknown key 'limt' (allowed: query)")
+    people.refused("add_observations", {"observations": [{"entityName": "Alice", "contents": "x"}]},
+                   "observations[0].contents: input should be a valid list")
+    assert "Dora" not in people.ok("read_graph", {"mode": "names"})["names"]
+    schemas = {t.name: t.input_schema for t in people.portal.call(people.client.list_tools).tools}
+    assert all(schema.get("additionalProperties") is False for schema in schemas.values())
+    assert schemas["create_entities"]["$defs"]["EntityIn"]["additionalProperties"] is False

@@ -54,13 +54,16 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve_stdio(args: argparse.Namespace) -> int:
+    import anyio
+
     from limbic.core.mcp.server import build_server
+    from limbic.core.mcp.stdio import serve_stdio
 
     # Anything printed while the model and database open must not reach the protocol stream.
     with contextlib.redirect_stdout(sys.stderr):
         service = open_service(args, origin="mcp")
     try:
-        build_server(service).run("stdio")
+        anyio.run(serve_stdio, build_server(service))
     finally:
         service.close()
     return 0

@@ -34,6 +34,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
+from limbic.core.mcp.arguments import add_strict_tool, argument_check_middleware
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
@@ -44,12 +45,14 @@ from limbic.core.mcp.schemas import (
     EntityOut,
     GraphOut,
     Name,
+    NodesOut,
     ObservationBatchIn,
     Query,
     RelationDetailOut,
     RelationIn,
     RelationsOut,
     SearchOut,
+    Status,
     SuccessOut,
     detail_out,
     entity_out,
@@ -130,8 +133,9 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,
-        middleware=[activity_middleware(on_call)] if on_call else None,
+        middleware=[activity_middleware(on_call)] if on_call else [],
     )
+    server.middleware.append(argument_check_middleware(server))
     _add_reference_tools(server, service)
     _add_extended_tools(server, service)
 
@@ -232,13 +236,13 @@ def _add_reference_tools(server: MCPServer, service) -> None:
 
     def search_nodes(query: Annotated[Query, Field(
             description="The search query to match against entity names, types, and observation content")]
-                     ) -> Annotated[CallToolResult, GraphOut]:
+                     ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
             graph = service.search_nodes(query)
         return _result(graph_out(graph.entities, graph.relations))
 
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
-                   ) -> Annotated[CallToolResult, GraphOut]:
+                   ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
             graph = service.open_nodes(names)
         return _result(graph_out(graph.entities, graph.relations))
@@ -261,7 +265,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
         (search_nodes, "Search Nodes", "Search for nodes in the knowledge graph based on a query", read),
         (open_nodes, "Open Nodes", "Open specific nodes in the knowledge graph by their names", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 
 
 def _relations(relations: list[RelationIn]) -> list[RelationInput]:
@@ -297,8 +301,7 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             return _result(entity_out(service.merge_entities(sourceNames, targetName, origin=ORIGIN)))
 
     def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
-                   status: Annotated[str, Field(max_length=32,
-                                                description="active, paused, completed or archived")]
+                   status: Annotated[Status, Field(description="The new status")]
                    ) -> Annotated[CallToolResult, EntitiesOut]:
         with _refusals():
             updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=ORIGIN)]
@@ -333,5 +336,5 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "Everything about one entity: ids, timestamps, access statistics, degree, all observations with "
          "kind and supersede chain, and its relations (ended ones included).", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 

@@ -339,6 +339,23 @@ class MemoryService:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
         self._signals.wait(timeout)
 
+    # --- settings ------------------------------------------------------------------------------
+
+    def setting(self, key: str) -> str | None:
+        """The stored value of setting ``key`` (None when unset); inside :meth:`transaction` it sees that
+        transaction's writes."""
+        return self.database.get_setting(key)
+
+    def save_setting(self, key: str, value: str, *, origin: str | None = None) -> None:
+        """Store ``value`` under setting ``key`` (one transaction, or part of the caller's)."""
+        def body(txn):
+            txn.conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+        self._write("save_setting", origin, body)
+
     # --- scoring parameters --------------------------------------------------------------------
 
     def scoring_params(self) -> ScoringParams:

@@ -15,7 +15,13 @@ from typing import Any
 
 import anyio
 import pytest
-from _mcp_helpers import ReferenceUnavailable, limbic_params, reference_params, reference_server_script, stdio_client
+from _mcp_helpers import (
+    ReferenceUnavailable,
+    limbic_params,
+    reference_params,
+    reference_server_script,
+    stdio_client,
+)
 
 pytestmark = pytest.mark.npm
 

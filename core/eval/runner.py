@@ -124,25 +124,29 @@ class EvalResult:
 
 
 @dataclass(frozen=True, slots=True)
-class _Asked:
+class AskedQuestion:
+    """A question to ask and the names of the entities holding its evidence turns."""
+
     question: Question
     relevant: frozenset[str]
 
 
 @dataclass(slots=True)
-class _Pass:
-    """One search per question with ``params``, scored for ``presets`` and (when set) the branch variants."""
+class SearchPass:
+    """One search per question with ``params``, scored for the preset variants ``presets`` and the
+    branch variants ``branches`` (re-ranks of the same candidate set)."""
 
     params: ScoringParams
     presets: list[str]
     branches: list[str] = field(default_factory=list)
 
 
-def _passes(variants: Sequence[str]) -> list[_Pass]:
-    passes: dict[str, _Pass] = {}
+def plan_passes(variants: Sequence[str]) -> list[SearchPass]:
+    """One pass per distinct preset value among ``variants``; branch variants ride on ``default``'s."""
+    passes: dict[str, SearchPass] = {}
     for name in variants:
         params = PRESETS["default" if name in BRANCH_VARIANTS else name]
-        one = passes.setdefault(params.to_json(), _Pass(params, []))
+        one = passes.setdefault(params.to_json(), SearchPass(params, []))
         (one.branches if name in BRANCH_VARIANTS else one.presets).append(name)
     return list(passes.values())
 
@@ -176,22 +180,34 @@ def use_evidence(service: MemoryService, names: Sequence[str]) -> None:
     service.open_nodes(list(names))
 
 
-def _questions(conversation: Conversation, granularity: str, first: int | None,
-               skipped: list[SkippedQuestion], unresolved: list[tuple[str, int, str]]) -> list[_Asked]:
+def questions_to_ask(conversation: Conversation, granularity: str, first: int | None,
+                     skipped: list[SkippedQuestion], unresolved: list[tuple[str, int, str]]) -> list[AskedQuestion]:
+    """The first ``first`` (all when ``None``) questions with their relevant entities, in file order.
+
+    Questions with no resolvable evidence go to ``skipped``; every unresolvable id to ``unresolved``.
+    """
     holders = turn_holders(conversation, granularity)
     asked = []
     for question in conversation.questions[:first]:
         relevant, bad = resolve_evidence(question.evidence, holders)
         unresolved.extend((conversation.sample_id, question.index, b) for b in bad if b)
         if relevant:
-            asked.append(_Asked(question, relevant))
+            asked.append(AskedQuestion(question, relevant))
         else:
             skipped.append(SkippedQuestion(conversation.sample_id, question.index, question.evidence))
     return asked
 
 
-def _ask(service: MemoryService, asked: Sequence[_Asked], passes: Sequence[_Pass], options: EvalOptions,
-         scores: dict[str, list[QuestionScore]], timings: list[float], modes: dict[str, int], bar: tqdm) -> None:
+def ask_questions(service: MemoryService, asked: Sequence[AskedQuestion], passes: Sequence[SearchPass],
+                  options: EvalOptions, scores: dict[str, list[QuestionScore]], timings: list[float],
+                  modes: dict[str, int], bar: tqdm | None = None) -> None:
+    """Ask ``asked`` in order on ``service``, appending each variant's :class:`QuestionScore` to ``scores``.
+
+    ``scores`` needs a list for every variant of ``passes``. With ``options.replay`` other than
+    ``none`` the searches record usage and this waits for the signal writes after each question
+    (``use`` also calls :func:`use_evidence`). Appends one wall time (ms) per question and pass to
+    ``timings`` and counts search modes in ``modes``.
+    """
     record = options.replay != "none"
     for item in asked:
         for one in passes:
@@ -210,7 +226,8 @@ def _ask(service: MemoryService, asked: Sequence[_Asked], passes: Sequence[_Pass
                 if options.replay == "use":
                     use_evidence(service, sorted(item.relevant))
                     service.wait_for_signals()
-        bar.update(1)
+        if bar is not None:
+            bar.update(1)
 
 
 def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | None) -> EvalResult:
@@ -232,9 +249,9 @@ def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | No
                             rebuild=options.rebuild, progress=options.progress)
     skipped: list[SkippedQuestion] = []
     unresolved: list[tuple[str, int, str]] = []
-    asked = {c.sample_id: _questions(c, options.granularity, options.questions, skipped, unresolved)
+    asked = {c.sample_id: questions_to_ask(c, options.granularity, options.questions, skipped, unresolved)
              for c in conversations}
-    passes = _passes(options.variants)
+    passes = plan_passes(options.variants)
     # Fresh: every pass shares one copy (nothing is recorded). Replay: each pass gets its own copy.
     schedule = [list(passes)] if options.replay == "none" else [[one] for one in passes]
     order = {name: [] for name in options.variants}
@@ -248,7 +265,7 @@ def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | No
             scores: dict[str, list[QuestionScore]] = {n: [] for one in group for n in (*one.presets, *one.branches)}
             for conversation in conversations:
                 with scratch.open_copy(built.databases[conversation.sample_id], embedder) as service:
-                    _ask(service, asked[conversation.sample_id], group, options, scores, timings, modes, bar)
+                    ask_questions(service, asked[conversation.sample_id], group, options, scores, timings, modes, bar)
             per_pass.append(scores)
     for scores in per_pass:
         order.update({name: values for name, values in scores.items() if name in order})

@@ -254,7 +254,7 @@ def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | No
     passes = plan_passes(options.variants)
     # Fresh: every pass shares one copy (nothing is recorded). Replay: each pass gets its own copy.
     schedule = [list(passes)] if options.replay == "none" else [[one] for one in passes]
-    order = {name: [] for name in options.variants}
+    order: dict[str, list[QuestionScore]] = {name: [] for name in options.variants}
     per_pass: list[dict[str, list[QuestionScore]]] = []
     timings: list[float] = []
     modes: dict[str, int] = {}

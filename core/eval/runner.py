@@ -176,8 +176,9 @@ def branch_ranking(variant: str, candidates: CandidateSet, params: ScoringParams
 
 
 def use_evidence(service: MemoryService, names: Sequence[str]) -> None:
-    """What an agent does with the memory that answered its question: today an access (``open_nodes``)."""
-    service.open_nodes(list(names))
+    """What an agent does with the memory that answered its question: it says so (``mark_used``, an access
+    of each entity and a co-occurrence of each pair, as MCP ``mark_used`` records)."""
+    service.mark_used(list(names))
 
 
 def questions_to_ask(conversation: Conversation, granularity: str, first: int | None,

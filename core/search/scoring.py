@@ -21,6 +21,7 @@ Every function takes a :class:`~limbic.core.params.ScoringParams` explicitly; no
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -105,24 +106,31 @@ def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: Scorin
     return (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
 
 
-def importance(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
-               params: ScoringParams) -> np.ndarray:
-    """``importance = access_norm × (1 + β_deg·degree_norm) × (1 + α_cons·consolidation)``, ``(n,) float64``.
+def importance_terms(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
+                     params: ScoringParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(access_norm, degree_norm, consolidation)``, each ``(n,) float64`` (seed 000 "importance(e)").
 
-    ``access_norm = log2(1 + count) / log2(1 + max count)``, ``degree_norm = min(degree, D_MAX)/D_MAX``,
-    ``consolidation = log2(1 + days) / log2(1 + max days)``; maxima over the candidate set (seed 000).
+    ``access_norm = log2(1 + count) / log2(1 + max count)`` (0 when no candidate was accessed),
+    ``degree_norm = min(degree, D_MAX)/D_MAX``, ``consolidation = log2(1 + days) / log2(1 + max days)``
+    (0 when no candidate has an access day); maxima over the candidate set (DESIGN §4).
     """
     access_count = np.maximum(np.asarray(access_count, dtype=np.float64), 0.0)
     access_days = np.maximum(np.asarray(access_days, dtype=np.float64), 0.0)
     degree = np.maximum(np.asarray(degree, dtype=np.float64), 0.0)
     max_access = float(access_count.max()) if access_count.size else 0.0
-    if max_access <= 0.0:
-        return np.zeros_like(access_count)
-    access_norm = np.log2(1.0 + access_count) / np.log2(1.0 + max_access)
-    degree_norm = np.minimum(degree, params.d_max) / params.d_max
-    max_days = float(access_days.max())
-    consolidation = (np.log2(1.0 + access_days) / np.log2(1.0 + max_days)) if max_days > 0.0 \
+    max_days = float(access_days.max()) if access_days.size else 0.0
+    access_norm = np.log2(1.0 + access_count) / np.log2(1.0 + max_access) if max_access > 0.0 \
+        else np.zeros_like(access_count)
+    consolidation = np.log2(1.0 + access_days) / np.log2(1.0 + max_days) if max_days > 0.0 \
         else np.zeros_like(access_days)
+    return access_norm, np.minimum(degree, params.d_max) / params.d_max, consolidation
+
+
+def importance(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
+               params: ScoringParams) -> np.ndarray:
+    """``importance = access_norm × (1 + β_deg·degree_norm) × (1 + α_cons·consolidation)``, ``(n,) float64``
+    (seed 000 "importance(e)"; the terms are those of :func:`importance_terms`, docs/scoring.md)."""
+    access_norm, degree_norm, consolidation = importance_terms(access_count, access_days, degree, params)
     return access_norm * (1.0 + params.beta_deg * degree_norm) * (1.0 + params.alpha_cons * consolidation)
 
 
@@ -130,6 +138,13 @@ def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
     """``max(floor, exp(−λ·Δh))`` with Δh in hours (negative Δh, i.e. a future time, counts as 0)."""
     hours = np.maximum(np.asarray(hours, dtype=np.float64), 0.0)
     return np.maximum(floor, np.exp(-params.lambda_hourly * hours))
+
+
+def age_hours(last_access: np.ndarray, created_at: np.ndarray, now: float) -> np.ndarray:
+    """Hours ``(n,) float64`` from the last access (UTC seconds), or from ``created_at`` when never accessed, to ``now``."""
+    last_access = np.asarray(last_access, dtype=np.float64)
+    reference = np.where(np.isnan(last_access), np.asarray(created_at, dtype=np.float64), last_access)
+    return (now - reference) / SECONDS_PER_HOUR
 
 
 def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float,
@@ -140,10 +155,8 @@ def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float,
     ``params.created_decay``: ``1 − c·(1 − decay)``; ``c = 1`` is the seed, ``c = 0`` leaves it neutral
     (docs/scoring.md "Never-accessed memories").
     """
-    last_access = np.asarray(last_access, dtype=np.float64)
-    never = np.isnan(last_access)
-    reference = np.where(never, np.asarray(created_at, dtype=np.float64), last_access)
-    factor = decay((now - reference) / SECONDS_PER_HOUR, params.temporal_floor, params)
+    never = np.isnan(np.asarray(last_access, dtype=np.float64))
+    factor = decay(age_hours(last_access, created_at, now), params.temporal_floor, params)
     if params.created_decay == 1.0:
         return factor
     return np.where(never, 1.0 - params.created_decay * (1.0 - factor), factor)
@@ -239,11 +252,15 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
                   cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))
 
 
-def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict[str, float | int | str | None]:
+def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict[str, Any]:
     """Every intermediate of candidate ``index`` (0-based position in ``candidates``) as the inspector shows it.
 
-    Keys: ``rank`` (1-based position after scoring), ``distance`` and ``bm25`` (``None`` when that branch
-    did not return it), ``knn_rank``, ``fts_rank`` (0 = absent), ``rrf``, ``cosine_rel``, ``bm25_rel``,
+    Keys: ``name``, ``entity_type``, ``status``, ``mode``, ``rank`` (1-based position after scoring),
+    ``distance`` and ``bm25`` (``None`` when that branch did not return it), ``best_cosine`` and
+    ``best_bm25`` (the set's best, the denominators of the ``*_rel`` values), ``knn_rank``, ``fts_rank``
+    (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
+    ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
+    ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
     ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
     ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
     ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
@@ -257,12 +274,33 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     scores = score_candidates(candidates, params)
     distance = float(candidates.distance[index])
     bm25 = float(candidates.bm25[index])
-    out: dict[str, float | int | str | None] = {
+    access_norm, degree_norm, consolidation = importance_terms(
+        candidates.access_count, candidates.access_days, candidates.degree, params)
+    cosines = 1.0 - candidates.distance[~np.isnan(candidates.distance)]
+    found_bm25 = candidates.bm25[~np.isnan(candidates.bm25)]
+    out: dict[str, Any] = {
+        "name": candidates.names[index],
+        "entity_type": candidates.entity_types[index],
+        "status": candidates.statuses[index],
+        "mode": candidates.mode,
         "rank": int(np.flatnonzero(scores.order == index)[0]) + 1,
         "distance": None if np.isnan(distance) else distance,
         "bm25": None if np.isnan(bm25) else bm25,
+        "best_cosine": float(max(0.0, cosines.max())) if cosines.size else None,
+        "best_bm25": float(found_bm25.max()) if found_bm25.size else None,
         "knn_rank": int(candidates.knn_rank[index]),
         "fts_rank": int(candidates.fts_rank[index]),
+        "access_count": int(candidates.access_count[index]),
+        "max_access": int(candidates.access_count.max()),
+        "access_days": int(candidates.access_days[index]),
+        "max_days": int(candidates.access_days.max()),
+        "degree": int(candidates.degree[index]),
+        "never_accessed": bool(np.isnan(candidates.last_access[index])),
+        "age_hours": max(0.0, float(age_hours(candidates.last_access[index:index + 1],
+                                              candidates.created_at[index:index + 1], candidates.now)[0])),
+        "access_norm": float(access_norm[index]),
+        "degree_norm": float(degree_norm[index]),
+        "consolidation": float(consolidation[index]),
     }
     for name in ("rrf", "cosine_rel", "bm25_rel", "base", "importance", "salience_boost", "temporal_factor",
                  "cooc_boost", "status_multiplier", "metadata_penalty", "prior", "limbic_score", "limbic_norm",

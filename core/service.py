@@ -39,6 +39,7 @@ from limbic.core.search.presets import preset
 from limbic.core.store import reads, writes
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import reindex
+from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
 from limbic.core.usage import SignalRecorder
 
@@ -292,7 +293,9 @@ class MemoryService:
     def open_nodes(self, names: Sequence[str], *, record: bool = True) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
 
-        Records an access for each and a co-occurrence for each pair when 2+ are opened (seed 000 "Tracking scope").
+        Opening is a use: with ``record`` each opened entity gets an access (count, last access, access
+        day) and each pair opened together a co-occurrence, written off the caller's path (seed 000
+        "Tracking scope"; DESIGN.md §10). Internal reads (import) pass ``record=False``.
         """
         check.count(names, "entity names")
         conn = self.database.read()
@@ -302,8 +305,14 @@ class MemoryService:
             self._signals.record_access(ids, time.time())
         return Graph(tuple(entities), tuple(reads.relations_touching(conn, ids)))
 
-    def get_entity(self, name: str) -> EntityDetail:
-        """One entity with access statistics, degree and all its relations (ended ones included)."""
+    def get_entity(self, name: str, *, record: bool = False) -> EntityDetail:
+        """One entity with access and impression statistics, degree and all its relations (ended ones included).
+
+        With ``record`` the read is a use (MCP ``get_entity``, the GUI opening the entity): one access is
+        recorded off the caller's path, after the statistics returned here were read. Internal reads
+        (undo snapshots, import, refreshes after a change) keep the default ``False``.
+        Raises NotFoundError for an unknown name.
+        """
         name = check.name(name)
         conn = self.database.read()
         found = reads.entities_by_names(conn, [name])
@@ -312,8 +321,11 @@ class MemoryService:
         entity = found[0]
         relations = reads.relations_touching(conn, [entity.id], include_ended=True)
         count, last, days = reads.access_stats(conn, entity.id)
+        impressions, last_impression = impression_stats(conn, entity.id)
         degree = sum(1 for r in relations if r.active)
-        return EntityDetail(entity, count, last, days, degree, tuple(relations))
+        if record:
+            self._signals.record_access([entity.id], time.time())
+        return EntityDetail(entity, count, last, days, degree, tuple(relations), impressions, last_impression)
 
     def last_change_id(self) -> int:
         return reads.last_change_id(self.database.read())
@@ -327,7 +339,9 @@ class MemoryService:
     def record_access(self, names: Sequence[str], *, at: float | None = None, co_occurrence: bool = True) -> None:
         """Record one access of each named entity at ``at`` (UTC seconds, default now) and their co-occurrences.
 
-        Raises NotFoundError for unknown names. Signals are not logged in ``changes``.
+        For replaying or seeding usage history (the sample graph); agents and the GUI use
+        :meth:`mark_used`, :meth:`open_nodes` or :meth:`get_entity`. Raises NotFoundError for unknown
+        names. Signals are not logged in ``changes``.
         """
         check.count(names, "entity names")
         at = check.timestamp(at, "access time") or time.time()
@@ -335,6 +349,22 @@ class MemoryService:
         with self.database.maintenance() as conn:
             ids = writes.require_ids(conn, names)
             writes.record_access(conn, list(ids.values()), at, co_occurrence=co_occurrence)
+
+    def mark_used(self, names: Sequence[str]) -> list[str]:
+        """Say that these entities were used (they helped): one access each and a co-occurrence per pair.
+
+        The explicit form of a use for agents (MCP ``mark_used``), written before returning. Returns
+        the names, without duplicates. Raises ValidationError for an empty or too long list and
+        NotFoundError naming every unknown entity (nothing is recorded then).
+        """
+        check.count(names, "entity names")
+        unique = list(dict.fromkeys(check.name(n) for n in names))
+        if not unique:
+            raise ValidationError("name at least one entity that was used")
+        with self.database.maintenance() as conn:
+            ids = writes.require_ids(conn, unique)
+            writes.record_access(conn, list(ids.values()), time.time(), co_occurrence=True)
+        return unique
 
     def wait_for_signals(self, timeout: float = 10.0) -> None:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
@@ -367,8 +397,9 @@ class MemoryService:
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when stored vectors were made by another model (until ``limbic model reembed``). With
-        ``record``, the search is logged (``search_events``/``search_results``) and access and
-        co-occurrence of the returned top-K are recorded after the results are built, off the caller's path.
+        ``record``, the search is logged (``search_events``) with the returned top-K as impressions
+        (``search_results``, ``entity_impressions``), off the caller's path. Being returned is not a
+        use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
         from limbic.core.search.pipeline import run_search

@@ -1,9 +1,17 @@
-"""Best-effort recording of usage signals after a read has answered (seed 000 "Signal Tracking").
+"""Best-effort recording of usage signals after a read has answered (seed 000 "Signal Tracking", DESIGN.md §10).
 
-Access counts, distinct access days, co-occurrences and the search log (``search_events``,
-``search_results``: the shadow A/B data, with the cosine-only KNN rank as baseline) are written on one
-background thread, so a search or ``open_nodes`` returns before they are stored. A failure is logged,
-never raised to the reader.
+Two kinds of signal, kept apart:
+
+- an **impression**: an entity returned by a search. The search is logged (``search_events``) with each
+  shown entity's rank (``search_results``, the shadow A/B data, with the cosine-only KNN rank as
+  baseline) and counted in ``entity_impressions``. Impressions never feed salience, access days or
+  co-occurrence, so a ranking cannot feed on its own output.
+- an **access**: a use of an entity (``open_nodes``, ``get_entity``, ``mark_used``, the GUI opening it).
+  Accesses update ``entity_access``, ``entity_access_days`` and, for two or more entities used
+  together, ``co_occurrences``.
+
+Both are written on one background thread, so a read returns before they are stored. A failure is
+logged, never raised to the reader.
 """
 
 from __future__ import annotations
@@ -13,9 +21,14 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from limbic.core.store import writes
 from limbic.core.store.database import Database
+from limbic.core.store.search_log import Impression, SearchEvent, insert_search
+
+if TYPE_CHECKING:
+    from limbic.core.search.pipeline import SearchOutcome
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +54,7 @@ class SignalRecorder:
             self._pending.append(self._executor.submit(guarded))
 
     def record_access(self, entity_ids: list[int], at: float, *, co_occurrence: bool = True) -> None:
-        """Queue one access of each entity at ``at`` (UTC seconds) and co-occurrence of every pair."""
+        """Queue one access (a use) of each entity at ``at`` (UTC seconds) and co-occurrence of every pair."""
 
         def task() -> None:
             with self._database.maintenance() as conn:
@@ -49,30 +62,19 @@ class SignalRecorder:
 
         self._submit(task)
 
-    def record_search(self, outcome, origin: str) -> None:
-        """Queue the search log rows and the access/co-occurrence signals of ``outcome``'s top-K."""
+    def record_search(self, outcome: SearchOutcome, origin: str) -> None:
+        """Queue the log of one search and the impressions of its top-K (no access, no co-occurrence)."""
         candidates = outcome.candidate_set
-        results = list(outcome.results)
         knn_rank = dict(zip(candidates.entity_ids.tolist(), candidates.knn_rank.tolist(), strict=True))
-        at = time.time()
+        event = SearchEvent(time.time(), candidates.query, candidates.limit, outcome.mode, outcome.strategy,
+                            origin, outcome.timings.get("total", 0.0))
+        shown = [Impression(r.entity_id, r.rank, knn_rank.get(r.entity_id) or None, r.limbic_score,
+                            r.final_score, None if r.distance is None else max(0.0, 1.0 - r.distance))
+                 for r in outcome.results]
 
         def task() -> None:
             with self._database.maintenance() as conn:
-                conn.execute(
-                    "INSERT INTO search_events(at, query, k_limit, mode, strategy, origin, duration_ms) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (at, candidates.query, candidates.limit, outcome.mode, outcome.strategy, origin,
-                     outcome.timings.get("total", 0.0)),
-                )
-                event = conn.last_insert_rowid()
-                conn.executemany(
-                    "INSERT INTO search_results(event_id, entity_id, rank, baseline_rank, limbic_score, "
-                    "final_score, cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [(event, r.entity_id, r.rank, knn_rank.get(r.entity_id) or None, r.limbic_score,
-                      r.final_score, None if r.distance is None else max(0.0, 1.0 - r.distance))
-                     for r in results],
-                )
-                writes.record_access(conn, [r.entity_id for r in results], at, co_occurrence=True)
+                insert_search(conn, event, shown)
 
         self._submit(task)
 

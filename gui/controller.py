@@ -134,8 +134,8 @@ class AppController(QObject):
     def search(self, query: str, limit: int = 10, *, record: bool = True) -> int:
         """Search off the UI thread with the current params; ``search_finished`` follows.
 
-        An empty query clears the results. ``record`` logs the search and the access of its top-K
-        (false for automatic refreshes). Returns the task id (−1 when nothing was started).
+        An empty query clears the results. ``record`` logs the search and its top-K as impressions
+        (false for automatic refreshes); a search never records an access. Returns the task id (−1 when nothing was started).
         """
         query = query.strip()
         self._last_query = query or None

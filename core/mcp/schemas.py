@@ -142,6 +142,12 @@ class SearchOut(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
 
 
+class MarkUsedOut(BaseModel):
+    """``mark_used``: the entities recorded as used (duplicates removed)."""
+
+    used: list[str]
+
+
 class ObservationDetailOut(BaseModel):
     id: int
     content: str
@@ -176,6 +182,8 @@ class EntityDetailOut(BaseModel):
     accessCount: int
     lastAccess: str | None
     accessDays: int
+    impressionCount: int
+    lastImpression: str | None
     degree: int
     observations: list[ObservationDetailOut]
     relations: list[RelationDetailOut]
@@ -243,7 +251,8 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
 
 
 def detail_out(detail: EntityDetail) -> dict[str, Any]:
-    """Everything about one entity: ids, ISO timestamps, access statistics, degree, the supersede chain."""
+    """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
+    the supersede chain."""
     entity = detail.entity
     return {
         "id": entity.id,
@@ -255,6 +264,8 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
         "accessCount": detail.access_count,
         "lastAccess": iso(detail.last_access),
         "accessDays": detail.access_days,
+        "impressionCount": detail.impression_count,
+        "lastImpression": iso(detail.last_impression),
         "degree": detail.degree,
         "observations": [
             {

@@ -5,8 +5,8 @@ No SQL and no scoring here. :func:`build_server` registers
 - the nine tools of the reference server ``@modelcontextprotocol/server-memory`` with its names,
   input schemas, result shapes, titles, descriptions and annotations (extras are optional keys, see
   :mod:`limbic.core.mcp_schemas`);
-- the extended tools ``search_semantic``, ``rename_entity``, ``merge_entities``, ``set_status``,
-  ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
+- the extended tools ``search_semantic``, ``mark_used``, ``rename_entity``, ``merge_entities``,
+  ``set_status``, ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
 - the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
   committed change, by this process or another one on the same file (``subscriptions/listen`` for
   2026 clients, ``resources/subscribe`` for older ones).
@@ -43,6 +43,7 @@ from limbic.core.mcp.schemas import (
     EntityIn,
     EntityOut,
     GraphOut,
+    MarkUsedOut,
     Name,
     ObservationBatchIn,
     PresetName,
@@ -242,7 +243,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
                    ) -> Annotated[CallToolResult, GraphOut]:
         with _refusals():
-            graph = service.open_nodes(names)
+            graph = service.open_nodes(names, record=True)
         return _result(graph_out(graph.entities, graph.relations))
 
     write, destroy, read = _annotations(False), _annotations(False, True, True), _annotations(True, idempotent=True)
@@ -261,7 +262,10 @@ def _add_reference_tools(server: MCPServer, service) -> None:
         (delete_relations, "Delete Relations", "Delete multiple relations from the knowledge graph", destroy),
         (read_graph, "Read Graph", "Read the entire knowledge graph", read),
         (search_nodes, "Search Nodes", "Search for nodes in the knowledge graph based on a query", read),
-        (open_nodes, "Open Nodes", "Open specific nodes in the knowledge graph by their names", read),
+        (open_nodes, "Open Nodes",
+         "Open specific nodes in the knowledge graph by their names. (Limbic: opening is a use: each opened "
+         "entity counts as accessed, and entities opened together as co-occurring; this is what raises their "
+         "salience in search_semantic.)", read),
     ):
         server.add_tool(fn, title=title, description=description, annotations=annotations)
 
@@ -316,7 +320,14 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     def get_entity(name: Annotated[Name, Field(description="The entity name")]
                    ) -> Annotated[CallToolResult, EntityDetailOut]:
         with _refusals():
-            return _result(detail_out(service.get_entity(name)))
+            return _result(detail_out(service.get_entity(name, record=True)))
+
+    def mark_used(names: Annotated[Items, Field(
+            min_length=1, description="The entities that were used: the memories that helped")]
+                  ) -> Annotated[CallToolResult, MarkUsedOut]:
+        with _refusals():
+            used = service.mark_used(names)
+        return _result({"used": used})
 
     write, read = _annotations(False), _annotations(True, idempotent=True)
     for fn, title, description, annotations in (
@@ -324,7 +335,12 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "Search the memory by meaning (embedding KNN + full text, fused by RRF) and re-rank by the limbic "
          "score: salience, recency, co-occurrence and status. Each result carries its score breakdown. "
          "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "
-         "text only and says so in 'mode'.", read),
+         "text only and says so in 'mode'. Being returned by a search is an impression, not a use: it does "
+         "not raise salience. Call mark_used (or open_nodes / get_entity) for the memories that helped.", read),
+        (mark_used, "Mark Used",
+         "Say which memories helped: each named entity counts as used (accessed), and entities named together "
+         "as co-occurring. Only uses (mark_used, open_nodes, get_entity) raise salience in search_semantic; "
+         "search results alone do not. Unknown names are refused and nothing is recorded.", write),
         (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
         (merge_entities, "Merge Entities",
          "Merge entities into a target: observations and relations move to the target, the sources are "
@@ -334,8 +350,9 @@ def _add_extended_tools(server: MCPServer, service) -> None:
         (end_relation, "End Relation",
          "Mark an active relation as ended (kept as history, no longer returned by read_graph).", write),
         (get_entity, "Get Entity",
-         "Everything about one entity: ids, timestamps, access statistics, degree, all observations with "
-         "kind and supersede chain, and its relations (ended ones included).", read),
+         "Everything about one entity: ids, timestamps, access and impression statistics, degree, all "
+         "observations with kind and supersede chain, and its relations (ended ones included). Reading an "
+         "entity is a use: it counts as an access.", read),
     ):
         server.add_tool(fn, title=title, description=description, annotations=annotations)
 

@@ -35,6 +35,7 @@ from limbic.core.models import (
 )
 from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
 from limbic.core.store import reads, writes
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import reindex
@@ -374,7 +375,7 @@ class MemoryService:
     def scoring_params(self) -> ScoringParams:
         """The saved scoring parameters (defaults when none were saved); what MCP ``search_semantic`` uses."""
         text = self.database.get_setting(PARAMS_KEY)
-        return ScoringParams.from_json(text) if text else ScoringParams()
+        return ScoringParams.from_json(text) if text else preset("default")
 
     def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
         """Persist ``params`` as the default for every client of this database."""

@@ -26,6 +26,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
 from limbic.gui.workers import TaskRunner
 
 REFRESH_DELAY_MS = 200  # after a burst of changes, the shown search is run again once
@@ -61,8 +62,8 @@ class AppController(QObject):
         super().__init__(parent)
         self.service = service
         self.runner = runner if runner is not None else TaskRunner(self)
-        self._default_params = ScoringParams()
-        self._params = params if params is not None else ScoringParams()
+        self._default_params = preset("default")
+        self._params = params if params is not None else self._default_params
         self._selection: list[str] = []
         self._last_outcome: Any = None
         self._results: list = []
@@ -83,7 +84,7 @@ class AppController(QObject):
 
     @property
     def default_params(self) -> ScoringParams:
-        """The built-in defaults of the seeds (``ScoringParams()``), the reference for Δrank."""
+        """The built-in ``default`` preset (:mod:`limbic.core.search.presets`), the reference for Δrank."""
         return self._default_params
 
     @property

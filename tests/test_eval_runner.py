@@ -51,7 +51,7 @@ def test_bm25_figures_by_hand_and_every_variant_scored():
     assert result.asked == 6
     assert [(s.conversation, s.index) for s in result.skipped] == [("mini-1", 4)]
     assert result.unresolved == (("mini-1", 4, "D9:9"), ("mini-1", 5, "D"))
-    assert result.modes == {"hybrid": 6}
+    assert result.modes == {"hybrid": 12}  # one search per question for each distinct preset (default, seed)
     bm25 = summarize(result.scores["bm25"])
     assert bm25.recall == {1: pytest.approx(4 / 6), 5: pytest.approx(5 / 6), 10: pytest.approx(5 / 6)}
     assert bm25.ndcg == pytest.approx((1 + SECOND + 1 / (1 + SECOND) + 0 + 1 + 1) / 6)

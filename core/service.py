@@ -40,9 +40,9 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.store import reads, writes
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import reindex
-from limbic.core.store.search_log import impression_stats, label_recent, label_search
+from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
-from limbic.core.usage import SignalRecorder
+from limbic.core.usage import SignalRecorder, record_use
 
 log = logging.getLogger(__name__)
 
@@ -358,8 +358,8 @@ class MemoryService:
         """Say that these entities were used (they helped): one access each and a co-occurrence per pair.
 
         The explicit form of a use for agents (MCP ``mark_used``), written before returning. With
-        ``search_id`` (a ``SearchOutcome.search_id``) each entity is a relevance label for that search;
-        without it, searches by the same ``origin`` in the feedback window that showed them get labels.
+        ``search_id`` (a ``SearchOutcome.search_id``) each entity is a relevance label for that search
+        only; without it, the searches by the same ``origin`` in the feedback window that showed them.
         Returns the names, without duplicates. Raises ValidationError for an empty or too long list and
         NotFoundError naming every unknown entity or an unknown ``search_id`` (nothing is recorded then).
         """
@@ -368,14 +368,12 @@ class MemoryService:
         if not unique:
             raise ValidationError("name at least one entity that was used")
         origin = origin or self.origin
-        at = time.time()
         with self.database.maintenance() as conn:
             ids = list(writes.require_ids(conn, unique).values())
             if search_id is not None:
                 self.learning.require_search(conn, search_id)
-                label_search(conn, search_id, ids, at, "mark_used")
-            writes.record_access(conn, ids, at, co_occurrence=True)
-            label_recent(conn, ids, at, origin, self.learning.config().feedback_window_seconds, "mark_used")
+            record_use(conn, ids, time.time(), origin=origin, source="mark_used", search_id=search_id,
+                       feedback_window=self.learning.config().feedback_window_seconds)
         return unique
 
     def _record_use(self, entity_ids: list[int], origin: str | None, source: str) -> None:
@@ -426,8 +424,9 @@ class MemoryService:
                              vector_index=self._vectors)
         config = self.learning.config()
         if record and config.enabled and outcome.results:
-            outcome = dataclasses.replace(outcome, search_id=self.learning.new_search_id())
-            self._signals.record_search(outcome, outcome.search_id, origin or self.origin,
+            search_id = self.learning.new_search_id()
+            outcome = dataclasses.replace(outcome, search_id=search_id)
+            self._signals.record_search(outcome, search_id, origin or self.origin,
                                         self.learning.treatment(outcome.candidate_set.query), params.to_json(),
                                         self.learning.preset_name(params), config.retention)
         return outcome

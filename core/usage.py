@@ -21,9 +21,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
+
+import apsw
 
 from limbic.core.learning import codec
 from limbic.core.store import search_log, writes
@@ -34,6 +36,19 @@ if TYPE_CHECKING:
     from limbic.core.search.pipeline import SearchOutcome
 
 log = logging.getLogger(__name__)
+
+
+def record_use(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *, origin: str, source: str,
+               feedback_window: float, search_id: int | None = None) -> None:
+    """One use of each entity at ``at`` (UTC seconds): access, access day, co-occurrence of every pair, and
+    relevance labels: for ``search_id`` (shown or not) when the caller names the search the use answers,
+    else for the searches by ``origin`` in the ``feedback_window`` seconds before that showed them.
+    Inside the caller's write transaction."""
+    writes.record_access(conn, entity_ids, at, co_occurrence=True)
+    if search_id is not None:
+        search_log.label_search(conn, search_id, entity_ids, at, source)
+    else:
+        search_log.label_recent(conn, entity_ids, at, origin, feedback_window, source)
 
 
 class SignalRecorder:
@@ -64,8 +79,7 @@ class SignalRecorder:
 
         def task() -> None:
             with self._database.maintenance() as conn:
-                writes.record_access(conn, entity_ids, at, co_occurrence=True)
-                search_log.label_recent(conn, entity_ids, at, origin, feedback_window, source)
+                record_use(conn, entity_ids, at, origin=origin, source=source, feedback_window=feedback_window)
 
         self._submit(task)
 

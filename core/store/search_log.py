@@ -55,7 +55,7 @@ def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Imp
     """Log ``event`` with its impressions and candidate arrays, add the impressions to
     ``entity_impressions``, then drop the oldest searches beyond ``retention``."""
     conn.execute("INSERT INTO logged_params(params) VALUES (?) ON CONFLICT(params) DO NOTHING", (event.params_json,))
-    params_id = conn.execute("SELECT id FROM logged_params WHERE params = ?", (event.params_json,)).fetchone()[0]
+    (params_id,) = _row(conn, "SELECT id FROM logged_params WHERE params = ?", (event.params_json,))
     conn.execute(
         "INSERT INTO search_events(id, at, query, k_limit, mode, strategy, origin, duration_ms, treatment, preset, "
         "params_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -76,7 +76,7 @@ def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Imp
 def trim(conn: apsw.Connection, retention: int) -> int:
     """Drop the oldest logged searches beyond the newest ``retention`` (with their results, candidate
     arrays and labels); returns how many were dropped."""
-    (count,) = conn.execute("SELECT count(*) FROM search_events").fetchone()
+    (count,) = _row(conn, "SELECT count(*) FROM search_events")
     if count <= retention:
         return 0
     conn.execute(
@@ -90,7 +90,7 @@ def trim(conn: apsw.Connection, retention: int) -> int:
 def clear(conn: apsw.Connection) -> int:
     """Delete every logged search, impression row and label (entity impression totals and accesses stay).
     Returns the number of searches deleted."""
-    (count,) = conn.execute("SELECT count(*) FROM search_events").fetchone()
+    (count,) = _row(conn, "SELECT count(*) FROM search_events")
     conn.execute("DELETE FROM implicit_feedback")
     conn.execute("DELETE FROM search_events")
     conn.execute("DELETE FROM logged_params")
@@ -184,9 +184,15 @@ def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit:
 
 def log_counts(conn: apsw.Connection) -> dict[str, int]:
     """Counts for the tuning state: logged searches, per group, labelled searches, labels."""
-    searches, baseline = conn.execute(
-        "SELECT count(*), coalesce(sum(treatment = 'baseline'), 0) FROM search_events").fetchone()
-    labelled, labels = conn.execute(
-        "SELECT count(DISTINCT event_id), count(*) FROM implicit_feedback WHERE event_id IS NOT NULL").fetchone()
+    searches, baseline = _row(conn, "SELECT count(*), coalesce(sum(treatment = 'baseline'), 0) FROM search_events")
+    labelled, labels = _row(
+        conn, "SELECT count(DISTINCT event_id), count(*) FROM implicit_feedback WHERE event_id IS NOT NULL")
     return {"searches": searches, "baseline_searches": baseline, "treatment_searches": searches - baseline,
             "labelled_searches": labelled, "labels": labels}
+
+
+def _row(conn: apsw.Connection, sql: str, bindings: tuple = ()) -> tuple:
+    """The one row of a query that always returns one (an aggregate, or a row just written)."""
+    row = conn.execute(sql, bindings).fetchone()
+    assert row is not None, sql
+    return tuple(row)

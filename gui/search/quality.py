@@ -29,6 +29,7 @@ from limbic.core.learning.replay import Quality, ReplayHistory
 from limbic.core.learning.tuner import DEFAULT_GRID, MIN_EVENTS, TuneResult
 from limbic.core.search.params import ScoringParams
 from limbic.gui.controller import AppController
+from limbic.gui.workers import TaskRunner
 
 K = 10
 ROWS = ("sliders", "saved", "cosine")
@@ -40,6 +41,11 @@ class _Progress(QObject):
     """Carries grid-search progress from the worker thread to the UI thread (queued signal)."""
 
     advanced = Signal(int, int)
+
+
+def _cancel(runner: TaskRunner, channels: tuple[str, ...]) -> None:
+    for channel in channels:
+        runner.cancel_channel(channel)
 
 
 def _fmt(value: float) -> str:
@@ -102,7 +108,7 @@ class QualityPanel(QWidget):
         controller.params_changed.connect(self.measure)
         # Answers still due when the panel goes away are dropped (the lambda holds no reference to self).
         runner = controller.runner
-        self.destroyed.connect(lambda: [runner.cancel_channel(c) for c in CHANNELS])
+        self.destroyed.connect(lambda: _cancel(runner, CHANNELS))
         self.reload()
 
     # --- the log --------------------------------------------------------------------------------
@@ -144,16 +150,16 @@ class QualityPanel(QWidget):
             return
         self._in_flight = True
         history = self.history
-        self.controller.run(history.evaluate, params, K, on_success=lambda q: self._measured(params, q),
+        self.controller.run(history.evaluate, params, K, on_success=lambda q: self._measured(history, params, q),
                             on_failure=self._measure_failed, channel="quality-live")
 
-    def _measured(self, params: ScoringParams, quality: Quality) -> None:
+    def _measured(self, history: ReplayHistory, params: ScoringParams, quality: Quality) -> None:
         self._in_flight = False
         pending, self._pending = self._pending, None
-        if pending is not None and pending != params:
+        if pending is not None:  # newer slider values (or a newer log) arrived meanwhile
             self.measure(pending)
             return
-        if params == self.controller.params:
+        if history is self.history and params == self.controller.params:
             self._show("sliders", quality)
 
     def _measure_failed(self, error: BaseException) -> None:

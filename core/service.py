@@ -8,6 +8,7 @@ thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (D
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -20,6 +21,7 @@ from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.models import (
     Changes,
     Entity,
@@ -41,11 +43,10 @@ from limbic.core.store.database import Database
 from limbic.core.store.indexing import reindex
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
-from limbic.core.usage import SignalRecorder
+from limbic.core.usage import SignalRecorder, record_use
 
 log = logging.getLogger(__name__)
 
-PARAMS_KEY = "scoring_params"
 _AUTO = object()
 
 
@@ -65,6 +66,7 @@ class MemoryService:
         self._subscribers: list[Callable[[Changes], None]] = []
         self._subscribers_lock = threading.Lock()
         self._signals = SignalRecorder(database)
+        self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
         self._stale_vectors: int | None = None
 
@@ -290,22 +292,24 @@ class MemoryService:
         ids = reads.search_substring(conn, text)
         return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
 
-    def open_nodes(self, names: Sequence[str], *, record: bool = True) -> Graph:
+    def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
 
         Opening is a use: with ``record`` each opened entity gets an access (count, last access, access
         day) and each pair opened together a co-occurrence, written off the caller's path (seed 000
-        "Tracking scope"; DESIGN.md §10). Internal reads (import) pass ``record=False``.
+        "Tracking scope"; DESIGN.md §10), and each opened entity that a search by the same ``origin``
+        showed shortly before is a relevance label for that search. Internal reads (import) pass
+        ``record=False``.
         """
         check.count(names, "entity names")
         conn = self.database.read()
         entities = reads.entities_by_names(conn, [check.name(n) for n in names])
         ids = [e.id for e in entities]
         if record and ids:
-            self._signals.record_access(ids, time.time())
+            self._record_use(ids, origin, "open_nodes")
         return Graph(tuple(entities), tuple(reads.relations_touching(conn, ids)))
 
-    def get_entity(self, name: str, *, record: bool = False) -> EntityDetail:
+    def get_entity(self, name: str, *, record: bool = False, origin: str | None = None) -> EntityDetail:
         """One entity with access and impression statistics, degree and all its relations (ended ones included).
 
         With ``record`` the read is a use (MCP ``get_entity``, the GUI opening the entity): one access is
@@ -324,7 +328,7 @@ class MemoryService:
         impressions, last_impression = impression_stats(conn, entity.id)
         degree = sum(1 for r in relations if r.active)
         if record:
-            self._signals.record_access([entity.id], time.time())
+            self._record_use([entity.id], origin, "get_entity")
         return EntityDetail(entity, count, last, days, degree, tuple(relations), impressions, last_impression)
 
     def last_change_id(self) -> int:
@@ -350,21 +354,32 @@ class MemoryService:
             ids = writes.require_ids(conn, names)
             writes.record_access(conn, list(ids.values()), at, co_occurrence=co_occurrence)
 
-    def mark_used(self, names: Sequence[str]) -> list[str]:
+    def mark_used(self, names: Sequence[str], *, search_id: int | None = None,
+                  origin: str | None = None) -> list[str]:
         """Say that these entities were used (they helped): one access each and a co-occurrence per pair.
 
-        The explicit form of a use for agents (MCP ``mark_used``), written before returning. Returns
-        the names, without duplicates. Raises ValidationError for an empty or too long list and
-        NotFoundError naming every unknown entity (nothing is recorded then).
+        The explicit form of a use for agents (MCP ``mark_used``), written before returning. With
+        ``search_id`` (a ``SearchOutcome.search_id``) each entity is a relevance label for that search
+        only; without it, the searches by the same ``origin`` in the feedback window that showed them.
+        Returns the names, without duplicates. Raises ValidationError for an empty or too long list and
+        NotFoundError naming every unknown entity or an unknown ``search_id`` (nothing is recorded then).
         """
         check.count(names, "entity names")
         unique = list(dict.fromkeys(check.name(n) for n in names))
         if not unique:
             raise ValidationError("name at least one entity that was used")
+        origin = origin or self.origin
         with self.database.maintenance() as conn:
-            ids = writes.require_ids(conn, unique)
-            writes.record_access(conn, list(ids.values()), time.time(), co_occurrence=True)
+            ids = list(writes.require_ids(conn, unique).values())
+            if search_id is not None:
+                self.learning.require_search(conn, search_id)
+            record_use(conn, ids, time.time(), origin=origin, source="mark_used", search_id=search_id,
+                       feedback_window=self.learning.config().feedback_window_seconds)
         return unique
+
+    def _record_use(self, entity_ids: list[int], origin: str | None, source: str) -> None:
+        self._signals.record_access(entity_ids, time.time(), origin=origin or self.origin, source=source,
+                                    feedback_window=self.learning.config().feedback_window_seconds)
 
     def wait_for_signals(self, timeout: float = 10.0) -> None:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
@@ -397,9 +412,10 @@ class MemoryService:
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when stored vectors were made by another model (until ``limbic model reembed``). With
-        ``record``, the search is logged (``search_events``) with the returned top-K as impressions
-        (``search_results``, ``entity_impressions``), off the caller's path. Being returned is not a
-        use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
+        ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
+        (``search_events``, with its A/B group) with the returned top-K as impressions
+        (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
+        Being returned is not a use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
         from limbic.core.search.pipeline import run_search
@@ -407,8 +423,13 @@ class MemoryService:
         params = params or self.scoring_params()
         outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params,
                              vector_index=self._vectors)
-        if record and outcome.results:
-            self._signals.record_search(outcome, origin or self.origin)
+        config = self.learning.config()
+        if record and config.enabled and outcome.results:
+            search_id = self.learning.new_search_id()
+            outcome = dataclasses.replace(outcome, search_id=search_id)
+            self._signals.record_search(outcome, search_id, origin or self.origin,
+                                        self.learning.treatment(outcome.candidate_set.query), params.to_json(),
+                                        self.learning.preset_name(params), config.retention)
         return outcome
 
     def rerank(self, candidate_set, params: ScoringParams):

@@ -175,10 +175,10 @@ def branch_ranking(variant: str, candidates: CandidateSet, params: ScoringParams
     raise ValidationError(f"unknown branch variant {variant!r}; expected one of {', '.join(BRANCH_VARIANTS)}")
 
 
-def use_evidence(service: MemoryService, names: Sequence[str]) -> None:
-    """What an agent does with the memory that answered its question: it says so (``mark_used``, an access
-    of each entity and a co-occurrence of each pair, as MCP ``mark_used`` records)."""
-    service.mark_used(list(names))
+def use_evidence(service: MemoryService, names: Sequence[str], search_id: int | None) -> None:
+    """What an agent does with the memory that answered its question: it says so with ``mark_used``,
+    naming the search (one access each, co-occurrence between them, feedback for that search)."""
+    service.mark_used(list(names), search_id=search_id, origin=REPLAY_ORIGIN)
 
 
 def questions_to_ask(conversation: Conversation, granularity: str, first: int | None,
@@ -225,8 +225,7 @@ def ask_questions(service: MemoryService, asked: Sequence[AskedQuestion], passes
             if record:
                 service.wait_for_signals()
                 if options.replay == "use":
-                    use_evidence(service, sorted(item.relevant))
-                    service.wait_for_signals()
+                    use_evidence(service, sorted(item.relevant), outcome.search_id)
         if bar is not None:
             bar.update(1)
 

@@ -56,13 +56,16 @@ class SearchOutcome:
 
     ``results``: the top-K, best first; ``candidate_set``: every merged candidate with its signals
     (re-rank it with :func:`rerank`); ``mode``: ``hybrid`` / ``semantic`` / ``fts_only``;
-    ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``).
+    ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``);
+    ``search_id``: the id of the logged search (``MemoryService.search`` sets it when it logs the
+    search; a later ``mark_used`` may name it), ``None`` when not logged.
     """
 
     results: list[SearchResult]
     candidate_set: CandidateSet
     mode: str
     timings: dict[str, float] = field(default_factory=dict)
+    search_id: int | None = None
 
     @property
     def strategy(self) -> str:

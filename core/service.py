@@ -2,14 +2,12 @@
 
 Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
 FTS rows and embeddings kept in step inside that transaction, and change notification to
-subscribers after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
+listeners of the one change feed (:mod:`limbic.core.changes`) after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
 thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (DESIGN.md §4).
 """
 
 from __future__ import annotations
 
-import logging
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +15,7 @@ from pathlib import Path
 
 from limbic.core import mutations
 from limbic.core import validation as check
+from limbic.core.changes import ChangeFeed
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
@@ -36,12 +35,10 @@ from limbic.core.models import (
 from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
 from limbic.core.store import reads, writes
-from limbic.core.store.database import Database
+from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.vector_index import VectorIndex
 from limbic.core.usage import SignalRecorder
-
-log = logging.getLogger(__name__)
 
 PARAMS_KEY = "scoring_params"
 _AUTO = object()
@@ -60,8 +57,7 @@ class MemoryService:
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self._subscribers: list[Callable[[Changes], None]] = []
-        self._subscribers_lock = threading.Lock()
+        self.changes = ChangeFeed(database.path)
         self._signals = SignalRecorder(database)
         self._vectors = VectorIndex()
         self._stale_vectors: int | None = None
@@ -78,39 +74,31 @@ class MemoryService:
         return cls(Database(path or default_db_path()), embedder, origin=origin)
 
     def close(self) -> None:
-        """Finish pending signal writes, then close every connection."""
+        """Stop the change feed's watcher, finish pending signal writes, then close every connection."""
+        self.changes.close()
         self._signals.shutdown()
         self.database.close()
 
     # --- notifications -------------------------------------------------------------------------
 
-    def subscribe(self, callback: Callable[[Changes], None]) -> Callable[[], None]:
-        """Call ``callback(changes)`` after every committed mutation (on the writer's thread). Returns an unsubscribe function."""
-        with self._subscribers_lock:
-            self._subscribers.append(callback)
+    def subscribe(self, listener: Callable[[list[Changes]], None], *, other_processes: bool = False) -> Callable[[], None]:
+        """Call ``listener(changes)`` after every committed mutation; returns the unsubscribe function.
 
-        def unsubscribe() -> None:
-            with self._subscribers_lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+        A shortcut for ``self.changes.subscribe`` (:class:`~limbic.core.changes.ChangeFeed`): each change
+        is delivered once, on the writer's thread (this process) or the feed's one watcher thread
+        (other processes' commits, followed while a listener passed ``other_processes=True``).
+        """
+        return self.changes.subscribe(listener, other_processes=other_processes)
 
-        return unsubscribe
-
-    def _notify(self, changes: Changes) -> None:
-        with self._subscribers_lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            try:
-                callback(changes)
-            except Exception:  # a broken view must not undo a committed write
-                log.exception("change subscriber failed")
+    def _publish(self, txn: WriteTransaction, origin: str, op: str) -> None:
+        if not txn.nested:
+            self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
 
     def _write(self, op: str, origin: str | None, body: Callable[[object], object]):
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             result = body(txn)
-        if not txn.nested:
-            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        self._publish(txn, origin, op)
         return result
 
     @contextmanager
@@ -124,8 +112,7 @@ class MemoryService:
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             yield
-        if not txn.nested:
-            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        self._publish(txn, origin, op)
 
     def _reindex(self, txn, entity_ids) -> None:
         reindex(self.database, txn.conn, list(entity_ids), self.embedder)

@@ -18,6 +18,7 @@ from limbic.core import validation as check
 from limbic.core.changes import ChangeFeed
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
+from limbic.core.graph_data import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.models import (
     Changes,
@@ -34,7 +35,7 @@ from limbic.core.models import (
 )
 from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
-from limbic.core.store import reads, writes
+from limbic.core.store import graph, reads, writes
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.vector_index import VectorIndex
@@ -300,6 +301,23 @@ class MemoryService:
         count, last, days = reads.access_stats(conn, entity.id)
         degree = sum(1 for r in relations if r.active)
         return EntityDetail(entity, count, last, days, degree, tuple(relations))
+
+    def graph_arrays(self, previous: GraphArrays | None = None) -> GraphArrays:
+        """The graph as arrays for drawing (:class:`~limbic.core.graph_data.GraphArrays`), from one read snapshot.
+
+        With ``previous``, only the entities the ``changes`` log names after ``previous.change_id`` are
+        read again and patched in; the whole graph is read when they exceed
+        :data:`~limbic.core.store.graph.FULL_RELOAD_SHARE` of it. Returns ``previous`` itself when nothing changed.
+        """
+        conn = self.database.read()
+        with conn:  # one consistent snapshot
+            if previous is None:
+                rows = graph.graph_rows(conn)
+            else:
+                rows = graph.graph_rows_since(conn, previous.change_id, len(previous))
+        if previous is None:
+            return build_graph_arrays(rows.entities, rows.relations, rows.change_id)
+        return previous if rows.change_id == previous.change_id else patch_graph_arrays(previous, rows)
 
     def last_change_id(self) -> int:
         return reads.last_change_id(self.database.read())

@@ -283,6 +283,19 @@ class MemoryService:
         ids = reads.search_substring(conn, text)
         return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
 
+    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100) -> GraphPage:
+        """Matches ``offset .. offset+limit`` of :meth:`search_nodes` (same order: by entity id), with the active
+        relations touching them; ``total_entities`` counts every match. Raises ``ValidationError`` on a bad
+        query, offset or limit."""
+        text = check.query(query)
+        offset = check.limit(offset, low=0, high=10**9, what="offset")
+        limit = check.limit(limit)
+        conn = self.database.read()
+        ids = reads.search_substring(conn, text)
+        page = ids[offset:offset + limit]
+        return GraphPage(tuple(reads.entities_by_ids(conn, page)), tuple(reads.relations_touching(conn, page)),
+                         offset, limit, len(ids))
+
     def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
 

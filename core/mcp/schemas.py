@@ -143,10 +143,13 @@ class GraphOut(BaseModel):
 
 class NodesOut(BaseModel):
     """``search_nodes`` / ``open_nodes``: the matched entities and every relation with at least one
-    endpoint among them."""
+    endpoint among them; ``offset``, ``limit``, ``total`` only when ``search_nodes`` was paged."""
 
     entities: list[EntityOut]
     relations: list[RelationOut]
+    offset: int | None = None
+    limit: int | None = None
+    total: int | None = None
 
 
 class SearchOut(BaseModel):

@@ -64,7 +64,7 @@ from limbic.core.mcp.schemas import (
     relation_out,
     stats_out,
 )
-from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.models import EntityInput, GraphPage, ObservationInput, RelationInput
 from limbic.core.search import presets
 from limbic.core.validation import MAX_ITEMS
 
@@ -109,8 +109,10 @@ def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = 
 
 
 Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
-Offset = Annotated[int, Field(strict=True, ge=0, description="read_graph mode page: first entity (by id)")]
-PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS, description="read_graph mode page: page size")]
+Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic): first entity of the page (by id)")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
+                                 description="Optional (Limbic): page size (mode page: 100 by default)")]
+DEFAULT_PAGE = 100
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 
 
@@ -229,7 +231,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
             description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
                         "page (entities by id from offset, with their relations), summary (counts)")] = "full",
         offset: Offset = 0,
-        limit: PageLimit = 100,
+        limit: PageLimit | None = None,
     ) -> Annotated[CallToolResult, GraphOut]:
         with _refusals():
             if mode == "names":
@@ -237,18 +239,23 @@ def _add_reference_tools(server: MCPServer, service) -> None:
                 return _result({"names": names, "total": len(names)})
             if mode == "summary":
                 return _result({"summary": stats_out(service.stats())})
-            if mode == "page":
-                page = service.read_graph_page(offset, limit)
-                out = graph_out(page.entities, page.relations)
-                return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
+            if mode == "page" or limit is not None or offset:
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
+                return _paged(page)
             graph = service.read_graph()
         out = graph_out(graph.entities, graph.relations)
         return _result(out)
 
     def search_nodes(query: Annotated[Query, Field(
-            description="The search query to match against entity names, types, and observation content")]
+            description="The search query to match against entity names, types, and observation content")],
+                     offset: Annotated[Offset, Field(description="Optional (Limbic): skip this many matches")] = 0,
+                     limit: Annotated[PageLimit | None, Field(
+                         description="Optional (Limbic): at most this many matches (default: all); the result "
+                                     "then says offset, limit and total")] = None,
                      ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
+            if limit is not None or offset:
+                return _paged(service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit))
             graph = service.search_nodes(query)
         return _result(graph_out(graph.entities, graph.relations))
 
@@ -285,6 +292,12 @@ def _add_reference_tools(server: MCPServer, service) -> None:
 def _relations(relations: list[RelationIn]) -> list[RelationInput]:
     return [RelationInput(source=r.from_, target=r.to, relation_type=r.relationType, context=r.context)
             for r in relations]
+
+
+def _paged(page: GraphPage) -> CallToolResult:
+    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
+    out = graph_out(page.entities, page.relations)
+    return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
 
 
 def _success(message: str) -> CallToolResult:

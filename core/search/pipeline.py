@@ -109,7 +109,7 @@ def _fts(conn: apsw.Connection, expression: str | None, count: int) -> list[int]
             "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?", (expression, count)
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
-        raise ValidationError(f"the query could not be searched as text: {exc}") from None
+        raise ValidationError("the query could not be searched as text; try other words") from exc
     return [int(r[0]) for r in rows]
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from limbic.core.search import scoring
 from limbic.core.search.params import ScoringParams
 from limbic.core.store.graph import GraphRows
 
@@ -161,24 +162,19 @@ def patch_graph_arrays(arrays: GraphArrays, rows: GraphRows) -> GraphArrays:
 
 
 def salience(arrays: GraphArrays) -> np.ndarray:
-    """``(N,) float64`` in [0, 1]: ``log(1 + access_count) / log(1 + max access_count)`` (0 when no access)."""
-    counts = arrays.access_count.astype(np.float64)
-    top = counts.max() if len(counts) else 0.0
-    if top <= 0:
-        return np.zeros(len(counts))
-    return np.log1p(counts) / math.log1p(top)
+    """``(N,) float64`` in [0, 1]: the access part of the scorer's importance over the whole graph,
+    ``log2(1 + access_count) / log2(1 + max access_count)`` (0 when no access) — :func:`scoring.importance`
+    with degree and access days left out (the view shows degree by itself)."""
+    none = np.zeros(len(arrays))
+    return scoring.importance(arrays.access_count, none, none, ScoringParams())
 
 
 def temporal_factor(arrays: GraphArrays, params: ScoringParams, now: float | None = None) -> np.ndarray:
-    """``(N,) float64``: ``max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δt_hours))`` per entity.
-
-    Seed 000, "Sub-formula: temporal_factor(e)": Δt is the time since the last access, or since
-    ``created_at`` when the entity was never accessed. ``now`` in UTC unix seconds (default: now).
-    """
+    """``(N,) float64``: the scorer's :func:`scoring.temporal_factor` per entity (seed 000,
+    "Sub-formula: temporal_factor(e)"): decay since the last access, or since ``created_at`` when the
+    entity was never accessed. ``now`` in UTC unix seconds (default: now)."""
     now = time.time() if now is None else now
-    reference = np.where(np.isnan(arrays.last_access), arrays.created_at, arrays.last_access)
-    hours = np.maximum(now - reference, 0.0) / 3600.0
-    return np.maximum(params.temporal_floor, np.exp(-params.lambda_hourly * hours))
+    return scoring.temporal_factor(arrays.last_access, arrays.created_at, now, params)
 
 
 def neighbours(arrays: GraphArrays, rows: np.ndarray, depth: int = 1) -> np.ndarray:

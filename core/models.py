@@ -115,7 +115,11 @@ class GraphStats:
 
 @dataclass(frozen=True, slots=True)
 class EntityDetail:
-    """Everything known about one entity: the entity, access statistics, degree and its relations."""
+    """Everything known about one entity: the entity, access statistics, degree and its relations.
+
+    Accesses are uses (opened, read, marked used); impressions are appearances in search results
+    (``last_access`` and ``last_impression`` are UTC seconds, ``None`` when there was none).
+    """
 
     entity: Entity
     access_count: int
@@ -123,6 +127,8 @@ class EntityDetail:
     access_days: int
     degree: int
     relations: tuple[Relation, ...]
+    impression_count: int = 0
+    last_impression: float | None = None
 
 
 # --- inputs -------------------------------------------------------------------------------------

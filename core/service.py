@@ -8,6 +8,8 @@ thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (D
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,6 +22,7 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.graph_data import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.models import (
     Changes,
     Entity,
@@ -35,13 +38,16 @@ from limbic.core.models import (
 )
 from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
+from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
-from limbic.core.usage import SignalRecorder
+from limbic.core.usage import SignalRecorder, record_use
 
-PARAMS_KEY = "scoring_params"
+log = logging.getLogger(__name__)
+
 _AUTO = object()
 
 
@@ -60,6 +66,7 @@ class MemoryService:
         self.origin = origin
         self.changes = ChangeFeed(database.path)
         self._signals = SignalRecorder(database)
+        self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
         self._stale_vectors: int | None = None
 
@@ -276,21 +283,31 @@ class MemoryService:
         ids = reads.search_substring(conn, text)
         return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
 
-    def open_nodes(self, names: Sequence[str], *, record: bool = True) -> Graph:
+    def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
 
-        Records an access for each and a co-occurrence for each pair when 2+ are opened (seed 000 "Tracking scope").
+        Opening is a use: with ``record`` each opened entity gets an access (count, last access, access
+        day) and each pair opened together a co-occurrence, written off the caller's path (seed 000
+        "Tracking scope"; DESIGN.md §10), and each opened entity that a search by the same ``origin``
+        showed shortly before is a relevance label for that search. Internal reads (import) pass
+        ``record=False``.
         """
         check.count(names, "entity names")
         conn = self.database.read()
         entities = reads.entities_by_names(conn, [check.name(n) for n in names])
         ids = [e.id for e in entities]
         if record and ids:
-            self._signals.record_access(ids, time.time())
+            self._record_use(ids, origin, "open_nodes")
         return Graph(tuple(entities), tuple(reads.relations_touching(conn, ids)))
 
-    def get_entity(self, name: str) -> EntityDetail:
-        """One entity with access statistics, degree and all its relations (ended ones included)."""
+    def get_entity(self, name: str, *, record: bool = False, origin: str | None = None) -> EntityDetail:
+        """One entity with access and impression statistics, degree and all its relations (ended ones included).
+
+        With ``record`` the read is a use (MCP ``get_entity``, the GUI opening the entity): one access is
+        recorded off the caller's path, after the statistics returned here were read. Internal reads
+        (undo snapshots, import, refreshes after a change) keep the default ``False``.
+        Raises NotFoundError for an unknown name.
+        """
         name = check.name(name)
         conn = self.database.read()
         found = reads.entities_by_names(conn, [name])
@@ -299,8 +316,11 @@ class MemoryService:
         entity = found[0]
         relations = reads.relations_touching(conn, [entity.id], include_ended=True)
         count, last, days = reads.access_stats(conn, entity.id)
+        impressions, last_impression = impression_stats(conn, entity.id)
         degree = sum(1 for r in relations if r.active)
-        return EntityDetail(entity, count, last, days, degree, tuple(relations))
+        if record:
+            self._record_use([entity.id], origin, "get_entity")
+        return EntityDetail(entity, count, last, days, degree, tuple(relations), impressions, last_impression)
 
     def graph_arrays(self, previous: GraphArrays | None = None) -> GraphArrays:
         """The graph as arrays for drawing (:class:`~limbic.core.graph_data.GraphArrays`), from one read snapshot.
@@ -331,7 +351,9 @@ class MemoryService:
     def record_access(self, names: Sequence[str], *, at: float | None = None, co_occurrence: bool = True) -> None:
         """Record one access of each named entity at ``at`` (UTC seconds, default now) and their co-occurrences.
 
-        Raises NotFoundError for unknown names. Signals are not logged in ``changes``.
+        For replaying or seeding usage history (the sample graph); agents and the GUI use
+        :meth:`mark_used`, :meth:`open_nodes` or :meth:`get_entity`. Raises NotFoundError for unknown
+        names. Signals are not logged in ``changes``.
         """
         check.count(names, "entity names")
         at = check.timestamp(at, "access time") or time.time()
@@ -339,6 +361,33 @@ class MemoryService:
         with self.database.maintenance() as conn:
             ids = writes.require_ids(conn, names)
             writes.record_access(conn, list(ids.values()), at, co_occurrence=co_occurrence)
+
+    def mark_used(self, names: Sequence[str], *, search_id: int | None = None,
+                  origin: str | None = None) -> list[str]:
+        """Say that these entities were used (they helped): one access each and a co-occurrence per pair.
+
+        The explicit form of a use for agents (MCP ``mark_used``), written before returning. With
+        ``search_id`` (a ``SearchOutcome.search_id``) each entity is a relevance label for that search
+        only; without it, the searches by the same ``origin`` in the feedback window that showed them.
+        Returns the names, without duplicates. Raises ValidationError for an empty or too long list and
+        NotFoundError naming every unknown entity or an unknown ``search_id`` (nothing is recorded then).
+        """
+        check.count(names, "entity names")
+        unique = list(dict.fromkeys(check.name(n) for n in names))
+        if not unique:
+            raise ValidationError("name at least one entity that was used")
+        origin = origin or self.origin
+        with self.database.maintenance() as conn:
+            ids = list(writes.require_ids(conn, unique).values())
+            if search_id is not None:
+                self.learning.require_search(conn, search_id)
+            record_use(conn, ids, time.time(), origin=origin, source="mark_used", search_id=search_id,
+                       feedback_window=self.learning.config().feedback_window_seconds)
+        return unique
+
+    def _record_use(self, entity_ids: list[int], origin: str | None, source: str) -> None:
+        self._signals.record_access(entity_ids, time.time(), origin=origin or self.origin, source=source,
+                                    feedback_window=self.learning.config().feedback_window_seconds)
 
     def wait_for_signals(self, timeout: float = 10.0) -> None:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
@@ -349,7 +398,7 @@ class MemoryService:
     def scoring_params(self) -> ScoringParams:
         """The saved scoring parameters (defaults when none were saved); what MCP ``search_semantic`` uses."""
         text = self.database.get_setting(PARAMS_KEY)
-        return ScoringParams.from_json(text) if text else ScoringParams()
+        return ScoringParams.from_json(text) if text else preset("default")
 
     def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
         """Persist ``params`` as the default for every client of this database."""
@@ -371,8 +420,10 @@ class MemoryService:
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when stored vectors were made by another model (until ``limbic model reembed``). With
-        ``record``, the search is logged (``search_events``/``search_results``) and access and
-        co-occurrence of the returned top-K are recorded after the results are built, off the caller's path.
+        ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
+        (``search_events``, with its A/B group) with the returned top-K as impressions
+        (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
+        Being returned is not a use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
         from limbic.core.search.pipeline import run_search
@@ -380,8 +431,13 @@ class MemoryService:
         params = params or self.scoring_params()
         outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params,
                              vector_index=self._vectors)
-        if record and outcome.results:
-            self._signals.record_search(outcome, origin or self.origin)
+        config = self.learning.config()
+        if record and config.enabled and outcome.results:
+            search_id = self.learning.new_search_id()
+            outcome = dataclasses.replace(outcome, search_id=search_id)
+            self._signals.record_search(outcome, search_id, origin or self.origin,
+                                        self.learning.treatment(outcome.candidate_set.query), params.to_json(),
+                                        self.learning.preset_name(params), config.retention)
         return outcome
 
     def rerank(self, candidate_set, params: ScoringParams):

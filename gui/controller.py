@@ -26,6 +26,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
 from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.workers import TaskRunner
 
@@ -63,8 +64,8 @@ class AppController(QObject):
         super().__init__(parent)
         self.service = service
         self.runner = runner if runner is not None else TaskRunner(self)
-        self._default_params = ScoringParams()
-        self._params = params if params is not None else ScoringParams()
+        self._default_params = preset("default")
+        self._params = params if params is not None else self._default_params
         self._selection: list[str] = []
         self._last_outcome: Any = None
         self._results: list = []
@@ -85,7 +86,7 @@ class AppController(QObject):
 
     @property
     def default_params(self) -> ScoringParams:
-        """The built-in defaults of the seeds (``ScoringParams()``), the reference for Δrank."""
+        """The built-in ``default`` preset (:mod:`limbic.core.search.presets`), the reference for Δrank."""
         return self._default_params
 
     @property
@@ -135,8 +136,8 @@ class AppController(QObject):
     def search(self, query: str, limit: int = 10, *, record: bool = True) -> int:
         """Search off the UI thread with the current params; ``search_finished`` follows.
 
-        An empty query clears the results. ``record`` logs the search and the access of its top-K
-        (false for automatic refreshes). Returns the task id (−1 when nothing was started).
+        An empty query clears the results. ``record`` logs the search and its top-K as impressions
+        (false for automatic refreshes); a search never records an access. Returns the task id (−1 when nothing was started).
         """
         query = query.strip()
         self._last_query = query or None

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from limbic.core.search.scoring import SECONDS_PER_HOUR
 from limbic.gui.controller import AppController
 from limbic.gui.dialogs.failure import FailureDialog
 from limbic.gui.search.decay_plot import DecayPlot
@@ -28,7 +29,6 @@ from limbic.gui.search.panel import SearchPanel
 from limbic.gui.search.tuning import TuningPanel
 
 STATS_REFRESH_MS = 300
-HOURS = 3600.0
 
 
 class MainWindow(QMainWindow):
@@ -201,7 +201,7 @@ class MainWindow(QMainWindow):
     def _ages(candidates: Any) -> dict[str, float]:
         """Hours since the last access (or creation) of every candidate, from the cached arrays."""
         reference = np.where(np.isnan(candidates.last_access), candidates.created_at, candidates.last_access)
-        hours = (candidates.now - reference) / HOURS
+        hours = (candidates.now - reference) / SECONDS_PER_HOUR
         return dict(zip(candidates.names, hours.tolist(), strict=True))
 
     def _mark_decay(self) -> None:

@@ -194,3 +194,20 @@ def test_agent_write_shows_up_in_the_open_editor(qtbot, editor, service):
                                 and editor.observations.item(r, 1).text() == "event"
                                 for r in range(editor.observations.rowCount())), timeout=1000)
     assert editor.stack.count() == 0  # not an edit of this window: nothing to undo
+
+
+def test_opening_an_entity_is_one_use_and_edits_are_not(qtbot, editor, service):
+    service.wait_for_signals()
+    alice = service.get_entity("Alice").access_count  # five seeded accesses + the fixture's opening
+    harbor = service.get_entity("Harbor").access_count
+    editor.add_observation("reads the logs")
+    settle(qtbot, editor, "Alice")
+    qtbot.waitUntil(lambda: any(o.content == "reads the logs" for o in editor.detail.entity.observations),
+                    timeout=3000)
+    service.wait_for_signals()
+    assert service.get_entity("Alice").access_count == alice  # the refresh after the edit is not a use
+    editor.controller.select(["Harbor"])
+    settle(qtbot, editor, "Harbor")
+    service.wait_for_signals()
+    assert service.get_entity("Harbor").access_count == harbor + 1
+    assert alice == 6

@@ -172,14 +172,15 @@ def test_scoring_params_round_trip(service):
     assert service.scoring_params() == params
 
 
-def test_search_records_access_and_logs_event(service):
+def test_search_logs_event_and_impressions_not_access(service):
     service.create_entities([E("Redis", "Tool", (O("in-memory cache"),)), E("Postgres", "Tool", (O("database"),))])
     outcome = service.search("cache", limit=5)
     assert outcome.results[0].name == "Redis"
     service.wait_for_signals()
     conn = service.database.read()
     assert conn.execute("SELECT query, k_limit FROM search_events").fetchall() == [("cache", 5)]
-    assert service.get_entity("Redis").access_count == 1
+    redis = service.get_entity("Redis")
+    assert (redis.access_count, redis.impression_count) == (0, 1)
 
 
 def test_search_nodes_ignores_case_beyond_ascii(service):

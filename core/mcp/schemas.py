@@ -17,11 +17,17 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
+from limbic.core.search.presets import PRESETS
 from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
 
 Name = Annotated[str, Field(max_length=MAX_NAME)]
 Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]
 Query = Annotated[str, Field(max_length=MAX_QUERY)]
+PresetName = Annotated[str, Field(
+    json_schema_extra={"enum": list(PRESETS)},
+    description=f"Rank with a named preset ({', '.join(PRESETS)}: measured best, the seeds' formula) "
+                "instead of the saved scoring parameters",
+)]
 
 
 def _items(item: Any, description: str) -> Any:
@@ -128,12 +134,20 @@ class GraphOut(BaseModel):
 
 class SearchOut(BaseModel):
     """``search_semantic``: results in DESIGN.md §4's shape; ``mode`` hybrid / semantic / fts_only;
-    ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage."""
+    ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage;
+    ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged)."""
 
     results: list[dict[str, Any]]
     mode: str
     model: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+    searchId: int | None = None
+
+
+class MarkUsedOut(BaseModel):
+    """``mark_used``: the entities recorded as used (duplicates removed)."""
+
+    used: list[str]
 
 
 class ObservationDetailOut(BaseModel):
@@ -170,6 +184,8 @@ class EntityDetailOut(BaseModel):
     accessCount: int
     lastAccess: str | None
     accessDays: int
+    impressionCount: int
+    lastImpression: str | None
     degree: int
     observations: list[ObservationDetailOut]
     relations: list[RelationDetailOut]
@@ -237,7 +253,8 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
 
 
 def detail_out(detail: EntityDetail) -> dict[str, Any]:
-    """Everything about one entity: ids, ISO timestamps, access statistics, degree, the supersede chain."""
+    """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
+    the supersede chain."""
     entity = detail.entity
     return {
         "id": entity.id,
@@ -249,6 +266,8 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
         "accessCount": detail.access_count,
         "lastAccess": iso(detail.last_access),
         "accessDays": detail.access_days,
+        "impressionCount": detail.impression_count,
+        "lastImpression": iso(detail.last_impression),
         "degree": detail.degree,
         "observations": [
             {

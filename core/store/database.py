@@ -42,6 +42,11 @@ def _migrations() -> list[tuple[int, str, str]]:
     return sorted(found)
 
 
+def latest_schema_version() -> int:
+    """The schema version (``PRAGMA user_version``) a database has once every migration shipped is applied."""
+    return _migrations()[-1][0]
+
+
 def _configure(conn: apsw.Connection) -> None:
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())

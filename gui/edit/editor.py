@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from html import escape
 from typing import Any
 
@@ -195,18 +196,22 @@ class EntityEditor(QWidget):
 
     # --- loading --------------------------------------------------------------------------------
 
-    def reload(self) -> None:
-        """Read the current entity again (off the UI thread)."""
+    def reload(self, *, opened: bool = False) -> None:
+        """Read the current entity again (off the UI thread).
+
+        ``opened``: the user just opened it (selected it), which is a use: the read records one access.
+        Refreshes after a change or an edit are not uses.
+        """
         name = self._name
         if name is None:
             self._show(None)
             return
-        self.controller.run(self.controller.service.get_entity, name, on_success=self._show,
+        self.controller.run(partial(self.controller.service.get_entity, name, record=opened), on_success=self._show,
                             on_failure=lambda _e: self._show(None, missing=name), channel=self._channel)
 
     def _on_selection(self, names: list[str]) -> None:
         self._name = names[0] if names else None
-        self.reload()
+        self.reload(opened=True)
 
     def _on_changes(self, changes: list[Any]) -> None:
         if self.detail is None:
@@ -232,7 +237,8 @@ class EntityEditor(QWidget):
             self.loaded.emit(None)
             return
         e = detail.entity
-        self.title.setText(f"<b>{escape(e.name)}</b> — {escape(e.entity_type)} · {detail.access_count} accesses"
+        self.title.setText(f"<b>{escape(e.name)}</b> — {escape(e.entity_type)} · {detail.access_count} uses"
+                           f" · {detail.impression_count} impressions"
                            f" · degree {detail.degree}")
         self.status_box.blockSignals(True)
         self.status_box.setCurrentText(e.status)

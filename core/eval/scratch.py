@@ -1,0 +1,143 @@
+"""One embedded scratch database per conversation, built through ``MemoryService`` and cached.
+
+A question searches only its own conversation's memory (LoCoMo's retrieval setting), so each
+conversation gets its own database file. Building embeds every entity with the product's model,
+which is the slow part, so the built files are kept under
+``paths.cache_dir()/eval/locomo/<key>/`` where ``key`` hashes the file's sha256, the granularity,
+the model name (with its variant, e.g. ``all-MiniLM-L6-v2@int8``), the schema version and
+:data:`~limbic.core.eval.locomo.MAPPING_VERSION`: a change to any of them builds anew. A file is
+built under a temporary name and renamed into place, so an interrupted build leaves nothing that
+looks complete. Searches and replays always run on a copy (:func:`open_copy`): the cache is
+never written after it is built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from limbic.core import paths
+from limbic.core.embedding.base import Embedder
+from limbic.core.errors import ValidationError
+from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database, latest_schema_version
+from limbic.core.validation import MAX_ITEMS
+
+BUILD_ORIGIN = "import"
+NO_MODEL = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class ScratchSet:
+    """The cached databases of one run: ``databases`` maps a conversation id to its file.
+
+    ``built`` counts the files built by this call (the others came from the cache); ``seconds`` is
+    the wall time of building them.
+    """
+
+    key: str
+    directory: Path
+    databases: dict[str, Path]
+    built: int
+    seconds: float
+
+
+def model_name(embedder: Embedder | None) -> str:
+    """The name recorded with the vectors, or ``"none"`` when search runs FTS-only."""
+    return embedder.name if embedder is not None else NO_MODEL
+
+
+def cache_key(file_sha256: str, granularity: str, embedder: Embedder | None) -> str:
+    """A short hex key of everything the built databases depend on (see the module docstring)."""
+    parts = [file_sha256, granularity, model_name(embedder), latest_schema_version(), MAPPING_VERSION]
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:24]
+
+
+def cache_directory(key: str) -> Path:
+    """``paths.cache_dir()/eval/locomo/<key>`` (respects ``LIMBIC_HOME``)."""
+    return paths.cache_dir() / "eval" / "locomo" / key
+
+
+def _file_name(sample_id: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", sample_id)[:60]
+    return f"{safe}-{hashlib.sha256(sample_id.encode('utf-8')).hexdigest()[:8]}.db"
+
+
+def build_database(path: Path, conversation: Conversation, granularity: str, embedder: Embedder | None) -> None:
+    """Write ``conversation``'s entities into a new database at ``path`` in one transaction.
+
+    Entities go through ``MemoryService.create_entities`` (validation, FTS rows and vectors as for any
+    write); vectors still stale afterwards (a model that embeds in the background) are re-embedded
+    before the file is closed. Raises ValidationError when a turn breaks the product's input limits.
+    """
+    entities = memory_entities(conversation, granularity)
+    service = MemoryService(Database(path), embedder, origin=BUILD_ORIGIN)
+    try:
+        with service.transaction("eval_locomo_build"):
+            for start in range(0, len(entities), MAX_ITEMS):
+                service.create_entities(entities[start : start + MAX_ITEMS])
+        if embedder is not None and service.stale_vectors():
+            service.reembed()
+    finally:
+        service.close()
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity: str,
+            embedder: Embedder | None, *, rebuild: bool = False, progress: bool = False) -> ScratchSet:
+    """The cached database of every conversation, building those that are missing (all with ``rebuild``).
+
+    ``progress`` shows a tqdm bar on stderr while building.
+
+    Raises:
+        LocomoFormatError: a turn the product refuses (e.g. control characters), naming its conversation.
+    """
+    key = cache_key(file_sha256, granularity, embedder)
+    directory = cache_directory(key)
+    directory.mkdir(parents=True, exist_ok=True)
+    databases = {c.sample_id: directory / _file_name(c.sample_id) for c in conversations}
+    missing = [c for c in conversations if rebuild or not databases[c.sample_id].is_file()]
+    started = time.perf_counter()
+    bar = tqdm(missing, desc=f"building {granularity} memories", unit="conversation",
+               disable=not progress or not missing, leave=False)
+    for conversation in bar:
+        final = databases[conversation.sample_id]
+        partial = final.with_name(f".{final.name}.{os.getpid()}.partial")
+        _remove(partial)
+        try:
+            build_database(partial, conversation, granularity, embedder)
+            os.replace(partial, final)
+        except ValidationError as exc:
+            raise LocomoFormatError(f"conversation {conversation.sample_id}: {exc}") from exc
+        finally:
+            _remove(partial)
+    return ScratchSet(key, directory, databases, len(missing), time.perf_counter() - started)
+
+
+@contextmanager
+def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp") -> Iterator[MemoryService]:
+    """A ``MemoryService`` on a temporary copy of ``cached`` (deleted on exit; the cache stays untouched)."""
+    with tempfile.TemporaryDirectory(prefix="limbic-eval-") as scratch:
+        copy = Path(scratch) / cached.name
+        shutil.copyfile(cached, copy)
+        service = MemoryService(Database(copy), embedder, origin=origin)
+        try:
+            yield service
+        finally:
+            service.close()

@@ -2,7 +2,7 @@
 
 Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
 FTS rows and embeddings kept in step inside that transaction, and change notification to
-subscribers after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
+listeners of the one change feed (:mod:`limbic.core.changes`) after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
 thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (DESIGN.md §4).
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,8 +17,10 @@ from pathlib import Path
 
 from limbic.core import mutations
 from limbic.core import validation as check
+from limbic.core.changes import ChangeFeed
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
+from limbic.core.graph_data import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.models import (
@@ -37,8 +38,9 @@ from limbic.core.models import (
 )
 from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
-from limbic.core.store import reads, writes
-from limbic.core.store.database import Database
+from limbic.core.search.presets import preset
+from limbic.core.store import graph, reads, writes
+from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
@@ -62,8 +64,7 @@ class MemoryService:
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self._subscribers: list[Callable[[Changes], None]] = []
-        self._subscribers_lock = threading.Lock()
+        self.changes = ChangeFeed(database.path)
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
@@ -81,39 +82,31 @@ class MemoryService:
         return cls(Database(path or default_db_path()), embedder, origin=origin)
 
     def close(self) -> None:
-        """Finish pending signal writes, then close every connection."""
+        """Stop the change feed's watcher, finish pending signal writes, then close every connection."""
+        self.changes.close()
         self._signals.shutdown()
         self.database.close()
 
     # --- notifications -------------------------------------------------------------------------
 
-    def subscribe(self, callback: Callable[[Changes], None]) -> Callable[[], None]:
-        """Call ``callback(changes)`` after every committed mutation (on the writer's thread). Returns an unsubscribe function."""
-        with self._subscribers_lock:
-            self._subscribers.append(callback)
+    def subscribe(self, listener: Callable[[list[Changes]], None], *, other_processes: bool = False) -> Callable[[], None]:
+        """Call ``listener(changes)`` after every committed mutation; returns the unsubscribe function.
 
-        def unsubscribe() -> None:
-            with self._subscribers_lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+        A shortcut for ``self.changes.subscribe`` (:class:`~limbic.core.changes.ChangeFeed`): each change
+        is delivered once, on the writer's thread (this process) or the feed's one watcher thread
+        (other processes' commits, followed while a listener passed ``other_processes=True``).
+        """
+        return self.changes.subscribe(listener, other_processes=other_processes)
 
-        return unsubscribe
-
-    def _notify(self, changes: Changes) -> None:
-        with self._subscribers_lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            try:
-                callback(changes)
-            except Exception:  # a broken view must not undo a committed write
-                log.exception("change subscriber failed")
+    def _publish(self, txn: WriteTransaction, origin: str, op: str) -> None:
+        if not txn.nested:
+            self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
 
     def _write(self, op: str, origin: str | None, body: Callable[[object], object]):
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             result = body(txn)
-        if not txn.nested:
-            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        self._publish(txn, origin, op)
         return result
 
     @contextmanager
@@ -127,8 +120,7 @@ class MemoryService:
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             yield
-        if not txn.nested:
-            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        self._publish(txn, origin, op)
 
     def _reindex(self, txn, entity_ids) -> None:
         reindex(self.database, txn.conn, list(entity_ids), self.embedder)
@@ -330,6 +322,23 @@ class MemoryService:
             self._record_use([entity.id], origin, "get_entity")
         return EntityDetail(entity, count, last, days, degree, tuple(relations), impressions, last_impression)
 
+    def graph_arrays(self, previous: GraphArrays | None = None) -> GraphArrays:
+        """The graph as arrays for drawing (:class:`~limbic.core.graph_data.GraphArrays`), from one read snapshot.
+
+        With ``previous``, only the entities the ``changes`` log names after ``previous.change_id`` are
+        read again and patched in; the whole graph is read when they exceed
+        :data:`~limbic.core.store.graph.FULL_RELOAD_SHARE` of it. Returns ``previous`` itself when nothing changed.
+        """
+        conn = self.database.read()
+        with conn:  # one consistent snapshot
+            if previous is None:
+                rows = graph.graph_rows(conn)
+            else:
+                rows = graph.graph_rows_since(conn, previous.change_id, len(previous))
+        if previous is None:
+            return build_graph_arrays(rows.entities, rows.relations, rows.change_id)
+        return previous if rows.change_id == previous.change_id else patch_graph_arrays(previous, rows)
+
     def last_change_id(self) -> int:
         return reads.last_change_id(self.database.read())
 
@@ -389,7 +398,7 @@ class MemoryService:
     def scoring_params(self) -> ScoringParams:
         """The saved scoring parameters (defaults when none were saved); what MCP ``search_semantic`` uses."""
         text = self.database.get_setting(PARAMS_KEY)
-        return ScoringParams.from_json(text) if text else ScoringParams()
+        return ScoringParams.from_json(text) if text else preset("default")
 
     def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
         """Persist ``params`` as the default for every client of this database."""

@@ -254,24 +254,19 @@ def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | No
     passes = plan_passes(options.variants)
     # Fresh: every pass shares one copy (nothing is recorded). Replay: each pass gets its own copy.
     schedule = [list(passes)] if options.replay == "none" else [[one] for one in passes]
-    order = {name: [] for name in options.variants}
-    per_pass: list[dict[str, list[QuestionScore]]] = []
+    scores: dict[str, list[QuestionScore]] = {name: [] for name in options.variants}
     timings: list[float] = []
     modes: dict[str, int] = {}
     total = sum(len(a) for a in asked.values()) * len(schedule)
     with tqdm(total=total, desc=f"{options.granularity} questions", unit="q",
               disable=not options.progress, leave=False) as bar:
         for group in schedule:
-            scores: dict[str, list[QuestionScore]] = {n: [] for one in group for n in (*one.presets, *one.branches)}
             for conversation in conversations:
                 with scratch.open_copy(built.databases[conversation.sample_id], embedder) as service:
                     ask_questions(service, asked[conversation.sample_id], group, options, scores, timings, modes, bar)
-            per_pass.append(scores)
-    for scores in per_pass:
-        order.update({name: values for name, values in scores.items() if name in order})
     return EvalResult(
         path=locomo.path, sha256=locomo.sha256, options=options, model=scratch.model_name(embedder),
-        conversations=tuple(c.sample_id for c in conversations), scores=order,
+        conversations=tuple(c.sample_id for c in conversations), scores=scores,
         skipped=tuple(skipped), unresolved=tuple(unresolved), scratch=built, search_ms=tuple(timings),
         modes=modes, seconds=time.perf_counter() - started,
     )

@@ -47,6 +47,7 @@ from limbic.core.mcp.schemas import (
     MarkUsedOut,
     Name,
     ObservationBatchIn,
+    PresetName,
     Query,
     RelationDetailOut,
     RelationIn,
@@ -61,6 +62,7 @@ from limbic.core.mcp.schemas import (
     stats_out,
 )
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.search import presets
 from limbic.core.validation import MAX_ITEMS
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
@@ -289,9 +291,11 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     def search_semantic(
         query: Annotated[Query, Field(description="What to look for, in plain words")],
         limit: SearchLimit = 10,
+        preset: PresetName | None = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         with _refusals():
-            outcome = service.search(query, limit=limit, params=service.scoring_params(), origin=ORIGIN)
+            params = presets.preset(preset) if preset is not None else service.scoring_params()
+            outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
         return _result({"results": [r.to_dict() for r in outcome.results], "mode": outcome.mode,
                         "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id})

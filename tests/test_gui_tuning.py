@@ -18,6 +18,7 @@ from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
 from limbic.gui.search.panel import SearchPanel
+from limbic.gui.search.results_model import COLUMNS
 from limbic.gui.search.tuning import SLIDER_STEPS, TuningPanel
 
 pytestmark = pytest.mark.gui
@@ -148,7 +149,7 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
     default = _expected_order(candidates, ScoringParams())  # Δrank is measured against this order
     for row, name in enumerate(high_salience):
         assert search.model.delta(row) == default.index(name) - row
-    shown = search.model.data(search.model.index(0, 1))
+    shown = search.model.data(search.model.index(0, COLUMNS.index("Δrank")))
     assert shown == ("=" if default[0] == high_salience[0] else "▲1")
 
 

@@ -156,7 +156,8 @@ class LimbicApp(QObject):
         self.timings["open_seconds"] = answer["open_seconds"]
         self.service = service = answer["service"]
         self.controller = controller = AppController(service, params=answer["params"])
-        self.bridge = ChangeBridge(service, service.database.path, interval=self.watch_interval)
+        service.changes.watch_interval = self.watch_interval
+        self.bridge = ChangeBridge(service)
         self.bridge.changes_arrived.connect(controller.notify_changes)
         self.bridge.start()
         dark = self.settings.value("view/dark", False, type=bool)

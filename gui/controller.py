@@ -26,6 +26,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
+from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.workers import TaskRunner
 
 REFRESH_DELAY_MS = 200  # after a burst of changes, the shown search is run again once
@@ -47,6 +49,7 @@ class AppController(QObject):
     params_changed = Signal(object)
     mcp_call = Signal(object)
     status_message = Signal(str)
+    task_failed = Signal(str, str, str)  # title, message, details (see gui/dialogs/failure.py)
     # Carries MCP call records posted from server threads to the UI thread (queued connection).
     _mcp_call_posted = Signal(object)
 
@@ -61,8 +64,8 @@ class AppController(QObject):
         super().__init__(parent)
         self.service = service
         self.runner = runner if runner is not None else TaskRunner(self)
-        self._default_params = ScoringParams()
-        self._params = params if params is not None else ScoringParams()
+        self._default_params = preset("default")
+        self._params = params if params is not None else self._default_params
         self._selection: list[str] = []
         self._last_outcome: Any = None
         self._results: list = []
@@ -83,7 +86,7 @@ class AppController(QObject):
 
     @property
     def default_params(self) -> ScoringParams:
-        """The built-in defaults of the seeds (``ScoringParams()``), the reference for Δrank."""
+        """The built-in ``default`` preset (:mod:`limbic.core.search.presets`), the reference for Δrank."""
         return self._default_params
 
     @property
@@ -116,10 +119,10 @@ class AppController(QObject):
     ) -> int:
         """Run ``fn(*args)`` off the UI thread; callbacks run on the UI thread (see ``TaskRunner.run``).
 
-        Without ``on_failure`` the error's message goes to ``status_message``.
+        Without ``on_failure`` the failure is reported (:meth:`report_failure`).
         """
         if on_failure is None:
-            on_failure = self._report_failure
+            on_failure = self.report_failure
         return self.runner.run(fn, *args, on_success=on_success, on_failure=on_failure, channel=channel)
 
     def select(self, names: Sequence[str]) -> None:
@@ -206,8 +209,12 @@ class AppController(QObject):
         n = len(outcome.results)
         self.status_message.emit(f"{n} result{'s' if n != 1 else ''} for “{outcome.candidate_set.query}”")
 
-    def _report_failure(self, error: BaseException) -> None:
-        self.status_message.emit(f"Error: {error}")
+    def report_failure(self, error: BaseException, title: str = "A background task failed") -> None:
+        """Tell the user a task failed: ``status_message`` and ``task_failed(title, message, details)``
+        (the main window shows a dialog with the traceback behind "Show Details…")."""
+        message, details = describe_failure(error)
+        self.status_message.emit(f"Error: {message}")
+        self.task_failed.emit(title, message, details)
 
     @Slot(object)
     def _emit_mcp_call(self, record: Any) -> None:

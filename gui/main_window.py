@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from limbic.core.search.scoring import SECONDS_PER_HOUR
 from limbic.gui.controller import AppController
+from limbic.gui.dialogs.failure import FailureDialog
 from limbic.gui.search.decay_plot import DecayPlot
 from limbic.gui.search.inspector import ScoringInspector
 from limbic.gui.search.panel import SearchPanel
@@ -87,6 +88,8 @@ class MainWindow(QMainWindow):
         self.stats_timer.setInterval(STATS_REFRESH_MS)
         self.stats_timer.timeout.connect(self.refresh_stats)
         controller.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
+        self.failure_dialog = FailureDialog(self)
+        controller.task_failed.connect(self.failure_dialog.show_failure)
         controller.graph_changed.connect(lambda _: self.stats_timer.start())
         controller.params_changed.connect(self._params_changed)
         controller.search_finished.connect(self._results_changed)

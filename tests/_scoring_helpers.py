@@ -31,7 +31,8 @@ def candidate_set(rows: list[dict], *, pairs: list[tuple[int, int, int, float]] 
         entity_ids=get("id", lambda i: i + 1),
         distance=distance,
         knn_rank=get("knn_rank", lambda i: 0 if np.isnan(distance[i]) else i + 1),
-        fts_rank=get("fts_rank", 0),
+        fts_rank=(fts_rank := get("fts_rank", 0)),
+        bm25=[np.nan if b is None else b for b in get("bm25", lambda i: 10.0 / fts_rank[i] if fts_rank[i] else None)],
         access_count=get("access_count", 0),
         access_days=get("access_days", 0),
         last_access=[np.nan if t is None else t for t in get("last_access", None)],
@@ -66,6 +67,7 @@ def random_candidate_set(n: int, seed: int = 0, *, pairs_per_candidate: int = 10
     return CandidateSet(
         query="random", limit=limit or max(1, n // 3), mode=mode, strategy=strategy, now=NOW,
         entity_ids=np.arange(1, n + 1), distance=distance, knn_rank=knn_rank, fts_rank=fts_rank,
+        bm25=np.where(fts_rank > 0, 10.0 / np.maximum(fts_rank, 1), np.nan),
         access_count=np.where(accessed, rng.integers(1, 200, n), 0),
         access_days=np.where(accessed, rng.integers(1, 40, n), 0),
         last_access=np.where(accessed, NOW - rng.uniform(0, 800 * DAY, n), np.nan),

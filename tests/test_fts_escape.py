@@ -9,12 +9,13 @@ from hypothesis import strategies as st
 
 from limbic.core.errors import ValidationError
 from limbic.core.search.fts import (
+    FTS_TOKENIZER,
     fts_match_expression,
     fts_terms,
     informative_terms,
     match_expression,
     quote_term,
-    tokens,
+    tokenizer,
 )
 
 HOSTILE = ['"', '""', '"""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b)", "a NEAR b", "(", ")", "((a)",
@@ -27,7 +28,7 @@ HOSTILE = ['"', '""', '"""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b)", "a 
 def fts_conn():
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
-                 "tokenize = 'unicode61 remove_diacritics 2')")
+                 f"tokenize = '{' '.join(FTS_TOKENIZER)}')")
     rows = [(1, "FTS5 configuration", "Tool", "uses a:b syntax | NEAR operator | fts prefix"),
             (2, "Café Müller", "Place", "Straße in Berlin | 日本語の検索"),
             (3, "x-ray", "Device", "DROP TABLE entities"),
@@ -74,7 +75,8 @@ def test_operators_are_plain_text(fts_conn):
     assert _match(fts_conn, "a:b") == [1]                  # a phrase "a b", not a column filter
     assert _match(fts_conn, "NEAR(") == [1]
     assert _match(fts_conn, "fts*") == [1]                 # "fts" as a word, not a prefix query
-    assert _match(fts_conn, "configur*") == []             # no prefix expansion
+    assert _match(fts_conn, "config*") == []               # no prefix expansion
+    assert _match(fts_conn, "configur*") == [1]            # the stem of "configuration", as a word
     assert _match(fts_conn, "-ray") == [3]
     assert _match(fts_conn, "NOT AND") == [4]
     assert _match(fts_conn, "'; DROP TABLE entities; --") == [3]
@@ -96,30 +98,39 @@ def test_words_are_joined_with_or_and_ranked(fts_conn):
 def test_any_text_is_safe(text):
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
-                 "tokenize = 'unicode61 remove_diacritics 2')")
+                 f"tokenize = '{' '.join(FTS_TOKENIZER)}')")
     conn.execute("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (1, 'alpha', 'b', 'c')")
     _match(conn, text)
     conn.close()
 
 
-def test_tokens_follow_unicode61_with_diacritics_removed():
-    assert tokens("Café-Müller:x") == ["cafe", "muller", "x"]
-    assert tokens("日本語の検索") == ["日本語の検索"]
-    assert tokens("?!") == []
+def test_tokenizer_is_the_index_tokenizer_stemming_and_without_diacritics():
+    tokenize = tokenizer(apsw.Connection(":memory:"))
+    assert tokenize("Café-Müller:x") == ["cafe", "muller", "x"]
+    assert tokenize("groups Running") == ["group", "run"]
+    assert tokenize("日本語の検索") == ["日本語の検索"]
+    assert tokenize("?!") == []
+
+
+def test_stemmed_index_matches_other_forms_of_a_word(fts_conn):
+    fts_conn.execute("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (5, 'x', 'y', 'support groups')")
+    expression = fts_match_expression("group supporting")
+    assert [r[0] for r in fts_conn.execute("SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?", (expression,))] == [5]
 
 
 def test_common_pieces_are_left_out_when_a_rarer_one_remains():
     df = {"the": 60, "python": 7, "a": 90, "b": 3}
-    assert informative_terms(["the", "python", "zzz"], df, 100) == ["python", "zzz"]
-    assert informative_terms(["the", "a"], df, 100) == ["the", "a"]            # all common: keep them
-    assert informative_terms(["a:b", "the"], df, 100) == ["a:b"]                # a phrase is as rare as its rarest token
-    assert informative_terms(["python"], {"python": 50}, 100) == ["python"]     # exactly half: clamped IDF, but alone
+    tokenize = tokenizer(apsw.Connection(":memory:"))
+    assert informative_terms(["the", "python", "zzz"], df, 100, tokenize) == ["python", "zzz"]
+    assert informative_terms(["the", "a"], df, 100, tokenize) == ["the", "a"]    # all common: keep them
+    assert informative_terms(["a:b", "the"], df, 100, tokenize) == ["a:b"]       # a phrase is as rare as its rarest token
+    assert informative_terms(["python"], {"python": 50}, 100, tokenize) == ["python"]  # exactly half: alone, kept
 
 
 def test_pruning_keeps_the_bm25_order_of_the_other_pieces():
     conn = apsw.Connection(":memory:")
     conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
-                 "tokenize = 'unicode61 remove_diacritics 2')")
+                 f"tokenize = '{' '.join(FTS_TOKENIZER)}')")
     rows = [(i, f"pkg{i}", "Package", "the tool" + (" xml parser" * (i % 3) if i % 4 == 0 else "")) for i in range(1, 41)]
     conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
     df = {"the": 40, "tool": 40, "xml": 7, "parser": 7}
@@ -127,5 +138,5 @@ def test_pruning_keeps_the_bm25_order_of_the_other_pieces():
         return [r[0] for r in conn.execute("SELECT rowid FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank",
                                            (expression,))]
     full = ranked(match_expression(["the", "xml", "parser"]))
-    pruned = ranked(match_expression(informative_terms(["the", "xml", "parser"], df, 40)))
+    pruned = ranked(match_expression(informative_terms(["the", "xml", "parser"], df, 40, tokenizer(conn))))
     assert pruned == full[: len(pruned)] and len(pruned) == 7

@@ -90,7 +90,7 @@ def test_typing_searches_after_debounce_and_selection_fills_inspector(qtbot, win
     assert values["temporal ×"] == result.temporal_factor
     text = window.inspector.text.toPlainText()
     assert f"= {result.final_score:.4f}" in text and f"= {result.limbic_score:.4f}" in text
-    assert f"max(0, 1 − {result.distance:.4f})" in text
+    assert f"cosine {1 - result.distance:.4f}" in text  # the default preset fuses cosine and BM25
     assert result.name in window.inspector.title.text()
     assert [m[0] for m in window.decay_plot.marked()] == [result.name]
 
@@ -146,11 +146,11 @@ def test_inspector_writes_out_the_scorers_numbers():
 
     from _scoring_helpers import DAY, NOW, candidate_set
 
-    from limbic.core.search.params import ScoringParams
     from limbic.core.search.pipeline import rerank
-    from limbic.gui.search.inspector import explain
+    from limbic.core.search.presets import preset
+    from limbic.gui.search.inspector import describe
 
-    params = ScoringParams()
+    params = preset("seed")
     rows = [  # seed 000 worked example: 10 accesses (max 20), 8 relations, 5 days (max 10), 30 days ago
         {"name": "FastMCP", "distance": 0.35, "access_count": 10, "access_days": 5, "degree": 8,
          "last_access": NOW - 30 * DAY},
@@ -159,7 +159,7 @@ def test_inspector_writes_out_the_scorers_numbers():
     ]
     candidates = candidate_set(rows, pairs=[(0, 1, 5, NOW)])
     result = next(r for r in rerank(candidates, params) if r.name == "FastMCP")
-    text = "\n".join(explain(result, params, candidates).lines)
+    text = "\n".join(describe(candidates, params, 0).lines)
     access = math.log2(11) / math.log2(21)
     consolidation = math.log2(6) / math.log2(11)
     assert f"access = log₂(1+10) / log₂(1+20) = {access:.4f}" in text
@@ -174,8 +174,14 @@ def test_inspector_writes_out_the_scorers_numbers():
     assert product == pytest.approx(result.limbic_score) and f"<b>{result.limbic_score:.4f}</b>" in text
 
     fts = next(r for r in rerank(candidates, params) if r.name == "Text only")
-    assert "found by full text only" in explain(fts, params, candidates).lines[0]
+    assert fts.name == "Text only" and "found by full text only" in describe(candidates, params, 2).lines[0]
     fresh = candidate_set([{"name": "a", "distance": 0.2}, {"name": "b", "distance": 0.3}])
-    first = rerank(fresh, params)[0]
     assert any("no candidate of this search has been accessed yet" in line
-               for line in explain(first, params, fresh).lines)
+               for line in describe(fresh, params, 0).lines)
+
+    default = preset("default")  # the fused base and the ratio normalisation are written out too
+    lines = describe(candidates, default, 0).lines
+    scored = next(r for r in rerank(candidates, default) if r.name == "FastMCP")
+    assert lines[0].startswith("base = 0.5 × cosine 0.6500 / best 0.6500 + 0.5 × BM25 0 (not found by full text)")
+    assert lines[0].endswith(f"= <b>{scored.base_relevance:.4f}</b>")
+    assert "(limbic / max limbic)" in lines[-1] and lines[-1].endswith(f"<b>{scored.final_score:.4f}</b>")

@@ -13,7 +13,8 @@ from PySide6.QtCore import Qt
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
-from limbic.core.search.params import ScoringParams
+from limbic.core.search.pipeline import rerank
+from limbic.core.search.presets import PRESETS, preset
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
@@ -61,7 +62,7 @@ def test_slider_moves_params(qtbot, controller):
     assert controller.params.gamma == pytest.approx(0.25)
     assert panel.controls["gamma"].slider.value() == round(0.25 / 0.5 * SLIDER_STEPS)
     # every other field kept its value
-    assert controller.params.replace(beta_sal=0.5, d_max=15, gamma=0.01) == ScoringParams()
+    assert controller.params.replace(beta_sal=0.5, d_max=15, gamma=0.01) == preset("default")
 
 
 def test_params_move_sliders_without_echo(qtbot, controller):
@@ -69,7 +70,7 @@ def test_params_move_sliders_without_echo(qtbot, controller):
     qtbot.addWidget(panel)
     seen = []
     controller.params_changed.connect(seen.append)
-    target = ScoringParams().replace(lambda_hourly=2.5e-3, temporal_floor=0.3, rrf_k=120)
+    target = preset("default").replace(lambda_hourly=2.5e-3, temporal_floor=0.3, rrf_k=120)
     controller.set_params(target)
     assert seen == [target]  # exactly one change: updating the controls did not feed back
     assert controller.params is target
@@ -81,8 +82,10 @@ def test_params_move_sliders_without_echo(qtbot, controller):
     assert [n for n, label in panel.labels.items() if label.font().bold()] == \
         ["lambda_hourly", "temporal_floor", "rrf_k"]  # away from the defaults
 
+    assert panel.preset_box.currentIndex() == -1 and panel.preset_box.placeholderText() == "custom"
     qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)
-    assert controller.params == ScoringParams()
+    assert controller.params == preset("default")
+    assert panel.preset_box.currentText() == "default"
     assert panel.controls["rrf_k"].slider.value() == 60
     assert not any(label.font().bold() for label in panel.labels.values())
 
@@ -119,7 +122,7 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
     for day in range(12):  # the weaker match is used daily: importance 1.2 (max of the set)
         service.record_access(["Wall clock"], at=now - day * DAY, co_occurrence=False)
         service.record_access(["Wall clock"], at=now - day * DAY - 60, co_occurrence=False)
-    controller.set_params(ScoringParams().replace(beta_sal=0.0))
+    controller.set_params(preset("seed").replace(beta_sal=0.0))  # the hand computation is the seed's
     panel = TuningPanel(controller)
     search = SearchPanel(controller)
     qtbot.addWidget(panel)
@@ -146,7 +149,7 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
     assert len(reranked) == 1  # synchronous: no worker, no database
     assert [r.name for r in reranked[0]] == high_salience
     assert [r.name for r in search.model.results()] == high_salience
-    default = _expected_order(candidates, ScoringParams())  # Δrank is measured against this order
+    default = [r.name for r in rerank(candidates, preset("default"))]  # Δrank is measured against this order
     for row, name in enumerate(high_salience):
         assert search.model.delta(row) == default.index(name) - row
     shown = search.model.data(search.model.index(0, COLUMNS.index("Δrank")))
@@ -172,3 +175,21 @@ def test_save_as_default_persists_and_expansion_searches_again(qtbot, service, c
     qtbot.waitUntil(lambda: service.scoring_params() == controller.params, timeout=5000)
     assert service.scoring_params().gamma == pytest.approx(0.2)
     assert service.scoring_params().expansion_factor == 6
+
+
+def test_preset_selector_sets_every_parameter_and_follows_edits(qtbot, controller):
+    panel = TuningPanel(controller)
+    qtbot.addWidget(panel)
+    assert [panel.preset_box.itemText(i) for i in range(panel.preset_box.count())] == list(PRESETS)
+    assert panel.preset_box.currentText() == "default"
+    seen = []
+    controller.params_changed.connect(seen.append)
+    panel.preset_box.activated.emit(panel.preset_box.findText("seed"))  # what a user's pick emits
+    assert controller.params == preset("seed") and seen == [preset("seed")]
+    assert panel.controls["relevance_fusion"].value() == 0 and panel.controls["created_decay"].value() == 1.0
+    bold = {name for name, label in panel.labels.items() if label.font().bold()}
+    assert bold == {f for f in preset("seed").to_dict() if getattr(preset("seed"), f) != getattr(preset("default"), f)}
+    panel.controls["gamma"].spin.setValue(0.2)
+    assert panel.preset_box.currentIndex() == -1  # edited: no longer a named preset
+    panel.preset_box.activated.emit(panel.preset_box.findText("default"))
+    assert controller.params == preset("default") and panel.controls["gamma"].value() == pytest.approx(0.01)

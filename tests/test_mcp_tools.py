@@ -7,6 +7,7 @@ before and after.
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,9 @@ from mcp import Client
 
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
+from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
 
 REFERENCE_TOOLS = {
     "create_entities", "create_relations", "add_observations", "delete_entities", "delete_observations",
@@ -231,6 +234,22 @@ def test_search_semantic_uses_the_saved_scoring_parameters(people):
     people.service.save_scoring_params(ScoringParams().replace(status_archived=0.25))
     bob = next(r for r in people.ok("search_semantic", {"query": "chess"})["results"] if r["name"] == "Bob")
     assert bob["scoring"]["status_multiplier"] == 0.25
+
+
+def test_search_semantic_preset_chooses_the_formula(people):
+    five_years_ago = time.time() - 5 * 365 * 86_400
+    people.service.create_entities([EntityInput("Carol", "person", (ObservationInput("plays chess at the club"),),
+                                                created_at=five_years_ago)])
+    def carol(arguments):
+        return next(r for r in people.ok("search_semantic", arguments)["results"] if r["name"] == "Carol")
+    # the seed decays a never-accessed memory from its creation (five years: the floor 0.1); default does not
+    assert carol({"query": "chess", "preset": "seed"})["scoring"]["temporal_factor"] == pytest.approx(0.1)
+    # (≈ 1: a search may record an access as this runs; a memory used seconds ago has not decayed either)
+    assert carol({"query": "chess", "preset": "default"})["scoring"]["temporal_factor"] == pytest.approx(1.0)
+    assert people.service.scoring_params() == preset("default")  # what a call without a preset uses
+    people.refused("search_semantic", {"query": "chess", "preset": "best"}, "preset", "default", "seed")
+    tools = {t.name: t for t in people.portal.call(people.client.list_tools).tools}
+    assert tools["search_semantic"].input_schema["properties"]["preset"]["anyOf"][0]["enum"] == ["default", "seed"]
 
 
 def test_rename_and_merge(people):

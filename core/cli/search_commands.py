@@ -1,4 +1,7 @@
-"""``limbic search QUERY [--limit K] [--json]``: hybrid search with limbic re-ranking from the shell.
+"""``limbic search QUERY [--limit K] [--preset NAME] [--json]``: hybrid search with limbic re-ranking from the shell.
+
+``--preset`` ranks with a named preset (:mod:`limbic.core.search.presets`: ``default``, ``seed``) instead
+of the saved scoring parameters.
 
 ``--json`` prints ``{"query", "mode", "results": [...]}`` with each result in the ``search_semantic``
 shape (name, entityType, observations, distance, rrf_score in hybrid mode, limbic_score,
@@ -12,6 +15,7 @@ import argparse
 import sys
 
 from limbic.core.cli.common import open_service, print_json
+from limbic.core.search.presets import PRESETS, preset
 
 NAME_WIDTH = 48
 
@@ -24,6 +28,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("query", nargs="+", metavar="QUERY", help="the query (several words are joined with spaces)")
     parser.add_argument("--limit", "-k", type=int, default=10, metavar="K", help="number of results, 1..1000 (default 10)")
+    parser.add_argument("--preset", choices=list(PRESETS), metavar="NAME",
+                        help=f"rank with a named preset ({', '.join(PRESETS)}) instead of the saved parameters")
     parser.add_argument("--json", action="store_true", help="print JSON in the search_semantic result shape")
     parser.set_defaults(handler=run)
 
@@ -57,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     query = " ".join(args.query)
     service = open_service(args)
     try:
-        outcome = service.search(query, args.limit, origin="cli")
+        params = preset(args.preset) if args.preset else None
+        outcome = service.search(query, args.limit, params, origin="cli")
         if outcome.mode == "fts_only":
             print(_fts_only_note(service), file=sys.stderr)
     finally:

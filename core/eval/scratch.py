@@ -29,7 +29,8 @@ from tqdm import tqdm
 
 from limbic.core import paths
 from limbic.core.embedding.base import Embedder
-from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, memory_entities
+from limbic.core.errors import ValidationError
+from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database, latest_schema_version
 from limbic.core.validation import MAX_ITEMS
@@ -103,6 +104,9 @@ def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity
     """The cached database of every conversation, building those that are missing (all with ``rebuild``).
 
     ``progress`` shows a tqdm bar on stderr while building.
+
+    Raises:
+        LocomoFormatError: a turn the product refuses (e.g. control characters), naming its conversation.
     """
     key = cache_key(file_sha256, granularity, embedder)
     directory = cache_directory(key)
@@ -119,6 +123,8 @@ def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity
         try:
             build_database(partial, conversation, granularity, embedder)
             os.replace(partial, final)
+        except ValidationError as exc:
+            raise LocomoFormatError(f"conversation {conversation.sample_id}: {exc}") from exc
         finally:
             _remove(partial)
     return ScratchSet(key, directory, databases, len(missing), time.perf_counter() - started)

@@ -17,11 +17,17 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
+from limbic.core.search.presets import PRESETS
 from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
 
 Name = Annotated[str, Field(max_length=MAX_NAME)]
 Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]
 Query = Annotated[str, Field(max_length=MAX_QUERY)]
+PresetName = Annotated[str, Field(
+    json_schema_extra={"enum": list(PRESETS)},
+    description=f"Rank with a named preset ({', '.join(PRESETS)}: measured best, the seeds' formula) "
+                "instead of the saved scoring parameters",
+)]
 
 
 def _items(item: Any, description: str) -> Any:
@@ -128,12 +134,14 @@ class GraphOut(BaseModel):
 
 class SearchOut(BaseModel):
     """``search_semantic``: results in DESIGN.md §4's shape; ``mode`` hybrid / semantic / fts_only;
-    ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage."""
+    ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage;
+    ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged)."""
 
     results: list[dict[str, Any]]
     mode: str
     model: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+    searchId: int | None = None
 
 
 class MarkUsedOut(BaseModel):

@@ -7,6 +7,7 @@ No SQL and no scoring here. :func:`build_server` registers
   :mod:`limbic.core.mcp_schemas`);
 - the extended tools ``search_semantic``, ``mark_used``, ``rename_entity``, ``merge_entities``,
   ``set_status``, ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
+- the ``memory://tuning`` resource (saved parameters, shadow A/B settings, feedback counts, last tuning);
 - the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
   committed change, by this process or another one on the same file (``subscriptions/listen`` for
   2026 clients, ``resources/subscribe`` for older ones).
@@ -46,6 +47,7 @@ from limbic.core.mcp.schemas import (
     MarkUsedOut,
     Name,
     ObservationBatchIn,
+    PresetName,
     Query,
     RelationDetailOut,
     RelationIn,
@@ -60,11 +62,13 @@ from limbic.core.mcp.schemas import (
     stats_out,
 )
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.search import presets
 from limbic.core.validation import MAX_ITEMS
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
 
 ORIGIN = "mcp"
+TUNING_URI = "memory://tuning"
 MAX_SEARCH_LIMIT = 100
 
 INSTRUCTIONS = (
@@ -142,6 +146,12 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
     def knowledge_graph() -> str:
         graph = service.read_graph()
         return _pretty(graph_out(graph.entities, graph.relations))
+
+    @server.resource(TUNING_URI, name="tuning", title="Ranking tuning state",
+                     description="Saved scoring parameters, shadow A/B settings, counts of logged searches and "
+                     "feedback, and the last tuning application", mime_type="application/json")
+    def tuning() -> str:
+        return _pretty(service.learning.state(service.scoring_params()))
 
     # resources/subscribe was removed from the 2026 protocol; the SDK's documented way to keep serving it
     # to older clients (as the reference server does) is the low-level add_request_handler.
@@ -241,7 +251,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
                    ) -> Annotated[CallToolResult, GraphOut]:
         with _refusals():
-            graph = service.open_nodes(names, record=True)
+            graph = service.open_nodes(names, record=True, origin=ORIGIN)
         return _result(graph_out(graph.entities, graph.relations))
 
     write, destroy, read = _annotations(False), _annotations(False, True, True), _annotations(True, idempotent=True)
@@ -281,12 +291,14 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     def search_semantic(
         query: Annotated[Query, Field(description="What to look for, in plain words")],
         limit: SearchLimit = 10,
+        preset: PresetName | None = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         with _refusals():
-            outcome = service.search(query, limit=limit, params=service.scoring_params(), origin=ORIGIN)
+            params = presets.preset(preset) if preset is not None else service.scoring_params()
+            outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
         return _result({"results": [r.to_dict() for r in outcome.results], "mode": outcome.mode,
-                        "model": model, "timings": dict(outcome.timings)})
+                        "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id})
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],
                       newName: Annotated[Name, Field(description="The new name (must be free)")]
@@ -316,13 +328,16 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     def get_entity(name: Annotated[Name, Field(description="The entity name")]
                    ) -> Annotated[CallToolResult, EntityDetailOut]:
         with _refusals():
-            return _result(detail_out(service.get_entity(name, record=True)))
+            return _result(detail_out(service.get_entity(name, record=True, origin=ORIGIN)))
 
     def mark_used(names: Annotated[Items, Field(
-            min_length=1, description="The entities that were used: the memories that helped")]
+            min_length=1, description="The entities that were used: the memories that helped")],
+                  searchId: Annotated[int | None, Field(
+                      strict=True, ge=1, description="Optional: the searchId of the search_semantic call that "
+                      "found them; they become relevance feedback for that search")] = None,
                   ) -> Annotated[CallToolResult, MarkUsedOut]:
         with _refusals():
-            used = service.mark_used(names)
+            used = service.mark_used(names, search_id=searchId, origin=ORIGIN)
         return _result({"used": used})
 
     write, read = _annotations(False), _annotations(True, idempotent=True)
@@ -332,11 +347,14 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "score: salience, recency, co-occurrence and status. Each result carries its score breakdown. "
          "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "
          "text only and says so in 'mode'. Being returned by a search is an impression, not a use: it does "
-         "not raise salience. Call mark_used (or open_nodes / get_entity) for the memories that helped.", read),
+         "not raise salience. Call mark_used (with the returned searchId) or open_nodes / get_entity for the "
+         "memories that helped.", read),
         (mark_used, "Mark Used",
          "Say which memories helped: each named entity counts as used (accessed), and entities named together "
          "as co-occurring. Only uses (mark_used, open_nodes, get_entity) raise salience in search_semantic; "
-         "search results alone do not. Unknown names are refused and nothing is recorded.", write),
+         "search results alone do not. Pass the searchId of the search_semantic call that found them to teach "
+         "the ranking (the auto-tuner learns from this feedback). Unknown names or searchIds are refused and "
+         "nothing is recorded.", write),
         (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
         (merge_entities, "Merge Entities",
          "Merge entities into a target: observations and relations move to the target, the sources are "

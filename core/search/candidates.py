@@ -28,7 +28,7 @@ STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
                "status_code", "cooc_a", "cooc_b", "cooc_count")
-_FLOAT_ARRAYS = ("distance", "last_access", "created_at", "metadata_share", "cooc_last")
+_FLOAT_ARRAYS = ("distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last")
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -52,6 +52,8 @@ class CandidateSet:
         distance: ``(n,) float64`` cosine distance from KNN; ``nan`` for candidates found only by FTS5.
         knn_rank, fts_rank: ``(n,) int64`` 1-based rank in each branch, ``0`` when absent
             (the RRF score is recomputed from them with the ``rrf_k`` of the parameters in use).
+        bm25: ``(n,) float64`` FTS5 BM25 score of the candidate, sign flipped so that larger is better
+            (``-bm25(entity_fts)``, ≥ 0); ``nan`` for candidates found only by KNN.
         access_count: ``(n,) int64``; access_days: ``(n,) int64`` distinct UTC days with an access.
         last_access: ``(n,) float64`` seconds, ``nan`` when never accessed; created_at: ``(n,) float64``.
         degree: ``(n,) int64`` number of active relations touching the entity.
@@ -72,6 +74,7 @@ class CandidateSet:
     distance: np.ndarray
     knn_rank: np.ndarray
     fts_rank: np.ndarray
+    bm25: np.ndarray
     access_count: np.ndarray
     access_days: np.ndarray
     last_access: np.ndarray
@@ -97,7 +100,7 @@ class CandidateSet:
         for name in _FLOAT_ARRAYS:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
         n = self.entity_ids.shape[0]
-        per_candidate = ("distance", "knn_rank", "fts_rank", "access_count", "access_days", "last_access",
+        per_candidate = ("distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
                          "created_at", "degree", "status_code", "metadata_share")
         for name in per_candidate:
             if getattr(self, name).shape[0] != n:

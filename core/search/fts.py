@@ -2,9 +2,10 @@
 
 The text is split on white space; each piece becomes one quoted FTS5 string (``"`` doubled inside), so
 ``*``, ``-x``, ``a:b``, ``NEAR(``, ``AND``/``OR``/``NOT``, parentheses and ``^`` are plain text. A
-quoted piece such as ``"a:b"`` is a phrase: the ``unicode61`` tokenizer splits it into ``a`` ``b``
-and matches them adjacent. Pieces are joined with ``OR`` so BM25 ranks rows by how many and how
-rare the matched words are (candidate retrieval wants recall; the re-ranker orders them).
+quoted piece such as ``"a:b"`` is a phrase: the tokenizer splits it into ``a`` ``b`` and matches
+them adjacent; the index stems English words (``groups`` matches ``group``). Pieces are joined with
+``OR`` so BM25 ranks rows by how many and how rare the matched words are (candidate retrieval wants
+recall; the re-ranker orders them).
 
 Control characters (NUL included, which FTS5 rejects) and lone surrogates become spaces; pieces with
 no letter or digit (only punctuation or emoji, which the tokenizer drops) are left out. Text longer
@@ -18,10 +19,16 @@ must be scored. :func:`informative_terms` leaves those pieces out when a rarer o
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import apsw
 
 from limbic.core.errors import ValidationError
 from limbic.core.validation import MAX_QUERY
+
+FTS_TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")
+"""The ``entity_fts`` tokenizer (migration ``005_fts_porter.sql``): Porter stemming over ``unicode61``
+with diacritics removed; measured against plain ``unicode61`` in docs/scoring.md "Full-text index"."""
 
 
 def _clean(text: str) -> str:
@@ -45,33 +52,28 @@ def fts_terms(text: str) -> list[str]:
     return terms
 
 
-def tokens(term: str) -> list[str]:
-    """Close reading of what the ``unicode61 remove_diacritics 2`` tokenizer makes of ``term``: lower-cased
-    runs of letters and digits with combining marks removed. Used only to look up document frequencies;
-    a token it gets wrong is simply not found, and the piece is kept."""
-    decomposed = unicodedata.normalize("NFD", term.lower())
-    out, current = [], []
-    for ch in decomposed:
-        if unicodedata.combining(ch):
-            continue
-        if ch.isalnum() or unicodedata.category(ch) == "Co":
-            current.append(ch)
-        elif current:
-            out.append("".join(current))
-            current = []
-    if current:
-        out.append("".join(current))
-    return out
+def tokenizer(conn: apsw.Connection) -> Callable[[str], list[str]]:
+    """The index's own tokenizer (:data:`FTS_TOKENIZER`, through ``apsw``) as a function from a piece of
+    query text to its tokens, exactly as FTS5 stores them (lower-cased, accents removed, stemmed)."""
+    tokenize = conn.fts5_tokenizer(FTS_TOKENIZER[0], list(FTS_TOKENIZER[1:]))
+
+    def run(term: str) -> list[str]:
+        return list(tokenize(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
+                             include_offsets=False, include_colocated=False))
+
+    return run
 
 
-def informative_terms(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int) -> list[str]:
+def informative_terms(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
+                      tokenize: Callable[[str], list[str]]) -> list[str]:
     """The pieces whose rarest token is in fewer than half of ``total_rows`` rows (BM25 IDF above FTS5's clamp).
 
-    ``document_frequency`` maps tokens to the number of rows containing them (absent = 0). When every
-    piece is common, all are kept: the query asks for common words and gets them.
+    ``document_frequency`` maps tokens (as ``tokenize`` makes them, see :func:`tokenizer`) to the number
+    of rows containing them (absent = 0). When every piece is common, all are kept: the query asks for
+    common words and gets them.
     """
     def frequency(term: str) -> int:
-        return min((document_frequency.get(token, 0) for token in tokens(term)), default=0)
+        return min((document_frequency.get(token, 0) for token in tokenize(term)), default=0)
 
     kept = [term for term in terms if 2 * frequency(term) < total_rows]
     return kept or list(terms)

@@ -50,6 +50,16 @@ class ScoringParams:
     status_archived: float = _knob(0.50, 0.0, 1.0, "archived ×", "Status multiplier for archived entities")
     metadata_penalty: float = _knob(0.7, 0.0, 1.0, "metadata ×", "Multiplier when > metadata share of observations are metadata")
     metadata_share: float = _knob(0.5, 0.0, 1.0, "metadata share", "Share of kind=metadata observations that triggers the penalty")
+    relevance_fusion: float = _knob(
+        0, 0, 1, "fused relevance",
+        "0: base = cosine (seed); 1: base = weighted cosine and BM25, each divided by its best", integer=True)
+    bm25_weight: float = _knob(0.5, 0.0, 1.0, "BM25 weight", "Share of BM25 in the fused base relevance")
+    prior_exponent: float = _knob(
+        1.0, 0.0, 1.0, "prior strength κ", "Limbic factors enter as (product of factors)^κ; 1 = seed, 0 = off")
+    limbic_ratio: float = _knob(
+        0, 0, 1, "limbic ÷ max", "0: limbic score min–max normalised (seed); 1: divided by its maximum", integer=True)
+    created_decay: float = _knob(
+        1.0, 0.0, 1.0, "decay if never used", "Share of the decay from created_at for never-accessed memories")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -37,8 +37,9 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
-from limbic.core.search.fts import fts_terms, informative_terms, match_expression, tokens
+from limbic.core.search.fts import fts_terms, informative_terms, match_expression, tokenizer
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
 from limbic.core.store.database import VECTOR_TABLE
@@ -55,13 +56,16 @@ class SearchOutcome:
 
     ``results``: the top-K, best first; ``candidate_set``: every merged candidate with its signals
     (re-rank it with :func:`rerank`); ``mode``: ``hybrid`` / ``semantic`` / ``fts_only``;
-    ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``).
+    ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``);
+    ``search_id``: the id of the logged search (``MemoryService.search`` sets it when it logs the
+    search; a later ``mark_used`` may name it), ``None`` when not logged.
     """
 
     results: list[SearchResult]
     candidate_set: CandidateSet
     mode: str
     timings: dict[str, float] = field(default_factory=dict)
+    search_id: int | None = None
 
     @property
     def strategy(self) -> str:
@@ -93,24 +97,27 @@ def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
     terms = fts_terms(query)
     if len(terms) > 1:
         conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, 'entity_fts', 'row')")
-        wanted = json.dumps(sorted({token for term in terms for token in tokens(term)}))
+        tokenize = tokenizer(conn)
+        wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
         frequency = dict(conn.execute(
             f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
         total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
-        terms = informative_terms(terms, frequency, total)
+        terms = informative_terms(terms, frequency, total, tokenize)
     return match_expression(terms)
 
 
-def _fts(conn: apsw.Connection, expression: str | None, count: int) -> list[int]:
+def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
+    """Ids best first and their BM25 scores, sign flipped (larger is better)."""
     if expression is None:
-        return []
+        return [], {}
     try:
         rows = conn.execute(
-            "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?", (expression, count)
+            "SELECT rowid, -bm25(entity_fts) FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
+            (expression, count),
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
         raise ValidationError(f"the query could not be searched as text: {exc}") from None
-    return [int(r[0]) for r in rows]
+    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
 
 
 _ENTITY_SIGNALS = """
@@ -135,7 +142,8 @@ WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM j
 
 
 def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
-            knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float]) -> CandidateSet:
+            knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
+            bm25: dict[int, float]) -> CandidateSet:
     """Signals and display data of the merged candidates (entities that vanished are dropped)."""
     ids_json = json.dumps([int(i) for i in ids])
     rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
@@ -157,6 +165,7 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         entity_ids=ids,
         distance=[distances.get(int(e), np.nan) for e in ids],
         knn_rank=knn_rank, fts_rank=fts_rank,
+        bm25=[bm25.get(int(e), np.nan) for e in ids],
         access_count=[r[5] for r in ordered],
         access_days=[r[7] for r in ordered],
         last_access=[np.nan if r[6] is None else r[6] for r in ordered],
@@ -180,7 +189,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         conn: a read connection (``Database.read()``) with sqlite-vec loaded.
         embedder: the query encoder, or ``None`` for FTS-only search.
         query: user text, 1..2,000 characters (any characters; never interpreted as FTS syntax).
-        limit: top-K, 1..1000. params: scoring parameters (defaults when ``None``).
+        limit: top-K, 1..1000. params: scoring parameters (the ``default`` preset when ``None``).
         now: reference time of the temporal decay, UTC unix seconds (``time.time()`` when ``None``).
         vector_index: an in-memory copy of the vectors for KNN (same results as sqlite-vec, faster);
             ``None`` queries the sqlite-vec table.
@@ -193,7 +202,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     if not query:
         raise ValidationError("query must not be empty")
     limit = validation.limit(limit, high=validation.MAX_ITEMS)
-    params = params or ScoringParams()
+    params = params or preset("default")
     now = time.time() if now is None else float(now)
     per_branch = limit * int(params.expansion_factor)
     timings: dict[str, float] = {"encode": 0.0, "knn": 0.0}
@@ -222,12 +231,12 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                     knn_ids, distances = _knn(conn, vector, per_branch)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
-        fts_ids = _fts(conn, _fts_expression(conn, query), per_branch)
+        fts_ids, bm25 = _fts(conn, _fts_expression(conn, query), per_branch)
         timings["fts"] = _ms(stage)
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
         stage = time.perf_counter()
-        candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances)
+        candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25)
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()

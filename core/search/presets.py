@@ -14,8 +14,14 @@ from limbic.core.search.params import ScoringParams
 
 SEED = ScoringParams()
 
+DEFAULT = SEED.replace(relevance_fusion=1, bm25_weight=0.5, limbic_ratio=1, created_decay=0.0)
+"""Relevance first (docs/scoring.md "Default preset"): base relevance is the even mix of the cosine and
+the BM25 score, each divided by its branch's best; the limbic factors multiply it and the blend divides
+by the best limbic score (not min–max), so with no usage signal the order is the relevance order; a
+never-accessed memory does not decay from its creation time."""
+
 PRESETS = MappingProxyType({
-    "default": ScoringParams(),
+    "default": DEFAULT,
     "seed": SEED,
 })
 """Every preset by name; ``default`` first."""

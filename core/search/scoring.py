@@ -21,6 +21,7 @@ Every function takes a :class:`~limbic.core.params.ScoringParams` explicitly; no
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,31 +71,66 @@ def reciprocal_rank_fusion(knn_ids, fts_ids, k: float) -> tuple[np.ndarray, np.n
 
 
 def base_relevance(distance: np.ndarray, rrf: np.ndarray) -> np.ndarray:
-    """Base relevance ``(n,) float64``: ``max(0, 1 − distance)``, or ``0.2 + 0.6 × norm_rrf`` where distance is nan."""
+    """Seed base relevance ``(n,) float64``: ``max(0, 1 − distance)``, or ``0.2 + 0.6 × norm_rrf`` where
+    distance is nan (seed 003; docs/scoring.md "Seed preset")."""
     distance = np.asarray(distance, dtype=np.float64)
     fts_only = np.isnan(distance)
     cosine = np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, distance))
     return np.where(fts_only, 0.2 + 0.6 * min_max(rrf), cosine)
 
 
-def importance(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
-               params: ScoringParams) -> np.ndarray:
-    """``importance = access_norm × (1 + β_deg·degree_norm) × (1 + α_cons·consolidation)``, ``(n,) float64``.
+def ratio_to_best(values: np.ndarray) -> np.ndarray:
+    """``values / max(values)``, ``(n,) float64`` in [0, 1] for non-negative input; zeros when the maximum is ≤ 0."""
+    values = np.asarray(values, dtype=np.float64)
+    best = float(values.max()) if values.size else 0.0
+    return values / best if best > 0.0 else np.zeros_like(values)
 
-    ``access_norm = log2(1 + count) / log2(1 + max count)``, ``degree_norm = min(degree, D_MAX)/D_MAX``,
-    ``consolidation = log2(1 + days) / log2(1 + max days)``; maxima over the candidate set (seed 000).
+
+def branch_relevance(distance: np.ndarray, bm25: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each branch's evidence on one scale (docs/scoring.md "Fused relevance"): ``(cosine_rel, bm25_rel)``,
+    each ``(n,) float64`` in [0, 1], the candidate's score divided by the best score of its branch.
+
+    A candidate KNN did not return gets the lowest cosine KNN returned (its own is at most that); a
+    candidate FTS5 did not return gets BM25 0 (it shares no query word, or fewer than every returned row).
+    """
+    cosine = np.maximum(0.0, 1.0 - np.asarray(distance, dtype=np.float64))
+    found = ~np.isnan(cosine)
+    cosine = np.where(found, cosine, float(cosine[found].min()) if found.any() else 0.0)
+    keyword = np.asarray(bm25, dtype=np.float64)
+    keyword = np.maximum(0.0, np.where(np.isnan(keyword), 0.0, keyword))
+    return ratio_to_best(cosine), ratio_to_best(keyword)
+
+
+def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """``(1 − w)·cosine_rel + w·bm25_rel`` with ``w = params.bm25_weight``, ``(n,) float64`` (docs/scoring.md)."""
+    return (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
+
+
+def importance_terms(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
+                     params: ScoringParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(access_norm, degree_norm, consolidation)``, each ``(n,) float64`` (seed 000 "importance(e)").
+
+    ``access_norm = log2(1 + count) / log2(1 + max count)`` (0 when no candidate was accessed),
+    ``degree_norm = min(degree, D_MAX)/D_MAX``, ``consolidation = log2(1 + days) / log2(1 + max days)``
+    (0 when no candidate has an access day); maxima over the candidate set (DESIGN §4).
     """
     access_count = np.maximum(np.asarray(access_count, dtype=np.float64), 0.0)
     access_days = np.maximum(np.asarray(access_days, dtype=np.float64), 0.0)
     degree = np.maximum(np.asarray(degree, dtype=np.float64), 0.0)
     max_access = float(access_count.max()) if access_count.size else 0.0
-    if max_access <= 0.0:
-        return np.zeros_like(access_count)
-    access_norm = np.log2(1.0 + access_count) / np.log2(1.0 + max_access)
-    degree_norm = np.minimum(degree, params.d_max) / params.d_max
-    max_days = float(access_days.max())
-    consolidation = (np.log2(1.0 + access_days) / np.log2(1.0 + max_days)) if max_days > 0.0 \
+    max_days = float(access_days.max()) if access_days.size else 0.0
+    access_norm = np.log2(1.0 + access_count) / np.log2(1.0 + max_access) if max_access > 0.0 \
+        else np.zeros_like(access_count)
+    consolidation = np.log2(1.0 + access_days) / np.log2(1.0 + max_days) if max_days > 0.0 \
         else np.zeros_like(access_days)
+    return access_norm, np.minimum(degree, params.d_max) / params.d_max, consolidation
+
+
+def importance(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
+               params: ScoringParams) -> np.ndarray:
+    """``importance = access_norm × (1 + β_deg·degree_norm) × (1 + α_cons·consolidation)``, ``(n,) float64``
+    (seed 000 "importance(e)"; the terms are those of :func:`importance_terms`, docs/scoring.md)."""
+    access_norm, degree_norm, consolidation = importance_terms(access_count, access_days, degree, params)
     return access_norm * (1.0 + params.beta_deg * degree_norm) * (1.0 + params.alpha_cons * consolidation)
 
 
@@ -104,12 +140,26 @@ def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
     return np.maximum(floor, np.exp(-params.lambda_hourly * hours))
 
 
-def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float,
-                    params: ScoringParams) -> np.ndarray:
-    """Temporal decay ``(n,) float64`` from the last access (seconds), else ``created_at`` (seed 000)."""
+def age_hours(last_access: np.ndarray, created_at: np.ndarray, now: float) -> np.ndarray:
+    """Hours ``(n,) float64`` from the last access (UTC seconds), or from ``created_at`` when never accessed, to ``now``."""
     last_access = np.asarray(last_access, dtype=np.float64)
     reference = np.where(np.isnan(last_access), np.asarray(created_at, dtype=np.float64), last_access)
-    return decay((now - reference) / SECONDS_PER_HOUR, params.temporal_floor, params)
+    return (now - reference) / SECONDS_PER_HOUR
+
+
+def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float,
+                    params: ScoringParams) -> np.ndarray:
+    """Temporal decay ``(n,) float64`` from the last access (UTC seconds; seed 000 "temporal_factor(e)").
+
+    A never-accessed memory (``last_access`` nan) decays from ``created_at`` by the share
+    ``params.created_decay``: ``1 − c·(1 − decay)``; ``c = 1`` is the seed, ``c = 0`` leaves it neutral
+    (docs/scoring.md "Never-accessed memories").
+    """
+    never = np.isnan(np.asarray(last_access, dtype=np.float64))
+    factor = decay(age_hours(last_access, created_at, now), params.temporal_floor, params)
+    if params.created_decay == 1.0:
+        return factor
+    return np.where(never, 1.0 - params.created_decay * (1.0 - factor), factor)
 
 
 def cooc_boost(n: int, pair_a: np.ndarray, pair_b: np.ndarray, count: np.ndarray, last_co: np.ndarray,
@@ -137,10 +187,17 @@ def metadata_penalty(metadata_share: np.ndarray, params: ScoringParams) -> np.nd
 
 @dataclass(frozen=True, slots=True)
 class Scores:
-    """Per-candidate factors, each ``(n,) float64`` in candidate order, and ``order`` ``(n,) int64``:
-    candidate indices best first."""
+    """Every intermediate of the scorer, each ``(n,) float64`` in candidate order, and ``order``
+    ``(n,) int64``: candidate indices best first (docs/scoring.md names each quantity).
+
+    ``cosine_rel``/``bm25_rel`` are the branches' scores divided by their best (used only when
+    ``relevance_fusion`` = 1); ``base`` is the base relevance; ``prior`` the product of the limbic
+    factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
+    """
 
     rrf: np.ndarray
+    cosine_rel: np.ndarray
+    bm25_rel: np.ndarray
     base: np.ndarray
     importance: np.ndarray
     salience_boost: np.ndarray
@@ -148,36 +205,107 @@ class Scores:
     cooc_boost: np.ndarray
     status_multiplier: np.ndarray
     metadata_penalty: np.ndarray
+    prior: np.ndarray
     limbic_score: np.ndarray
     limbic_norm: np.ndarray
+    cosine_weight: float
     final_score: np.ndarray
     order: np.ndarray
 
 
 def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
-    """Score every candidate of ``candidates`` with ``params`` (pure: no SQL, no model).
+    """Score every candidate of ``candidates`` with ``params`` (pure: no SQL, no model; docs/scoring.md).
 
+    ``limbic = base × (salience × temporal × (1 + γ·cooc))^κ × status^κ × metadata^κ`` (κ =
+    ``prior_exponent``, 1 in the seed); ``final = w_c·base + (1 − w_c)·limbic_norm`` where
+    ``limbic_norm`` is min–max (seed) or ``limbic / max limbic`` (``limbic_ratio`` = 1).
     Ranking sorts after every adjustment — raw limbic score, status deboost, metadata penalty,
     blend — each sort stable over the previous order, starting from RRF order. This is computed as
     one lexicographic sort: final score, then the earlier stages as tie-breakers.
     """
     n = len(candidates)
     rrf = candidates.rrf(params.rrf_k)
-    base = base_relevance(candidates.distance, rrf)
+    cosine_rel, bm25_rel = branch_relevance(candidates.distance, candidates.bm25)
+    if params.relevance_fusion:
+        base = fused_relevance(cosine_rel, bm25_rel, params)
+    else:
+        base = base_relevance(candidates.distance, rrf)
+    kappa = params.prior_exponent
     imp = importance(candidates.access_count, candidates.access_days, candidates.degree, params)
     salience = 1.0 + params.beta_sal * imp
     temporal = temporal_factor(candidates.last_access, candidates.created_at, candidates.now, params)
     cooc = cooc_boost(n, candidates.cooc_a, candidates.cooc_b, candidates.cooc_count, candidates.cooc_last,
                       candidates.now, params)
-    raw = base * salience * temporal * (1.0 + params.gamma * cooc)
+    raw = base * (salience * temporal * (1.0 + params.gamma * cooc)) ** kappa
     status = status_multiplier(candidates.status_code, params)
-    after_status = raw * status
+    after_status = raw * status ** kappa
     metadata = metadata_penalty(candidates.metadata_share, params)
-    limbic = after_status * metadata
-    limbic_norm = min_max(limbic)
+    limbic = after_status * metadata ** kappa
+    limbic_norm = ratio_to_best(limbic) if params.limbic_ratio else min_max(limbic)
     cosine_weight = params.strategy_cosine_weight(candidates.strategy)
     final = cosine_weight * base + (1.0 - cosine_weight) * limbic_norm
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final))
-    return Scores(rrf=rrf, base=base, importance=imp, salience_boost=salience, temporal_factor=temporal,
-                  cooc_boost=cooc, status_multiplier=status, metadata_penalty=metadata, limbic_score=limbic,
-                  limbic_norm=limbic_norm, final_score=final, order=order.astype(np.int64))
+    prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
+    return Scores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, base=base, importance=imp,
+                  salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
+                  metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
+                  cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))
+
+
+def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict[str, Any]:
+    """Every intermediate of candidate ``index`` (0-based position in ``candidates``) as the inspector shows it.
+
+    Keys: ``name``, ``entity_type``, ``status``, ``mode``, ``rank`` (1-based position after scoring),
+    ``distance`` and ``bm25`` (``None`` when that branch did not return it), ``best_cosine`` and
+    ``best_bm25`` (the set's best, the denominators of the ``*_rel`` values), ``knn_rank``, ``fts_rank``
+    (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
+    ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
+    ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
+    ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
+    ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
+    ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
+    computes, so they agree with :func:`limbic.core.search.pipeline.rerank`.
+
+    Raises:
+        IndexError: ``index`` is not a candidate position.
+    """
+    if not 0 <= index < len(candidates):
+        raise IndexError(f"candidate {index} is out of range (0..{len(candidates) - 1})")
+    scores = score_candidates(candidates, params)
+    distance = float(candidates.distance[index])
+    bm25 = float(candidates.bm25[index])
+    access_norm, degree_norm, consolidation = importance_terms(
+        candidates.access_count, candidates.access_days, candidates.degree, params)
+    cosines = 1.0 - candidates.distance[~np.isnan(candidates.distance)]
+    found_bm25 = candidates.bm25[~np.isnan(candidates.bm25)]
+    out: dict[str, Any] = {
+        "name": candidates.names[index],
+        "entity_type": candidates.entity_types[index],
+        "status": candidates.statuses[index],
+        "mode": candidates.mode,
+        "rank": int(np.flatnonzero(scores.order == index)[0]) + 1,
+        "distance": None if np.isnan(distance) else distance,
+        "bm25": None if np.isnan(bm25) else bm25,
+        "best_cosine": float(max(0.0, cosines.max())) if cosines.size else None,
+        "best_bm25": float(found_bm25.max()) if found_bm25.size else None,
+        "knn_rank": int(candidates.knn_rank[index]),
+        "fts_rank": int(candidates.fts_rank[index]),
+        "access_count": int(candidates.access_count[index]),
+        "max_access": int(candidates.access_count.max()),
+        "access_days": int(candidates.access_days[index]),
+        "max_days": int(candidates.access_days.max()),
+        "degree": int(candidates.degree[index]),
+        "never_accessed": bool(np.isnan(candidates.last_access[index])),
+        "age_hours": max(0.0, float(age_hours(candidates.last_access[index:index + 1],
+                                              candidates.created_at[index:index + 1], candidates.now)[0])),
+        "access_norm": float(access_norm[index]),
+        "degree_norm": float(degree_norm[index]),
+        "consolidation": float(consolidation[index]),
+    }
+    for name in ("rrf", "cosine_rel", "bm25_rel", "base", "importance", "salience_boost", "temporal_factor",
+                 "cooc_boost", "status_multiplier", "metadata_penalty", "prior", "limbic_score", "limbic_norm",
+                 "final_score"):
+        out[name] = float(getattr(scores, name)[index])
+    out["cosine_weight"] = scores.cosine_weight
+    out["strategy"] = candidates.strategy
+    return out

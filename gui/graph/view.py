@@ -3,8 +3,11 @@
 Nodes are coloured by entity type (legend top-left, collapsible with L), sized by salience (access counts), faded by the
 temporal factor (seed 000 "Sub-formula: temporal_factor(e)"); the selection has a gold ring, search
 hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
-Labels are drawn where they fit (:mod:`limbic.gui.graph_canvas` draws). The arrays come from :func:`limbic.core.graph_data.load_graph_arrays`
-and every layout from :mod:`limbic.gui.graph_layout`, all through ``controller.run`` (off the UI thread).
+Labels are drawn where they fit (:mod:`limbic.gui.graph_canvas` draws). The arrays come from
+``MemoryService.graph_arrays`` and every layout from :mod:`limbic.gui.graph_layout`, all through
+``controller.run`` (off the UI thread). After a change only the entities its change record names
+are read again and patched into the arrays (the whole graph past a share of them, see
+:mod:`limbic.core.store.graph`).
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from PySide6.QtWidgets import (
 
 from limbic.core.graph_data import (
     GraphArrays,
-    load_graph_arrays,
     neighbours,
     salience,
     subgraph_edges,
@@ -164,9 +166,13 @@ class GraphView(QWidget):
         """Where ``name`` is drawn, in ``self.canvas`` widget coordinates (``None`` when not shown)."""
         return self.canvas.node_position(name)
 
-    def reload(self) -> None:
-        """Read the graph arrays again (off the UI thread); the drawing follows."""
-        self.controller.run(load_graph_arrays, self.controller.service,
+    def reload(self, *, full: bool = False) -> None:
+        """Bring the graph arrays up to date (off the UI thread); the drawing follows.
+
+        The entities changed since the arrays were read are patched in; ``full`` reads everything again.
+        """
+        previous = None if full else self._arrays
+        self.controller.run(self.controller.service.graph_arrays, previous,
                             on_success=self._arrays_loaded, channel=self._channel + "-data")
 
     def set_mode(self, mode: str) -> None:
@@ -223,6 +229,8 @@ class GraphView(QWidget):
     # --- data -----------------------------------------------------------------------------------
 
     def _arrays_loaded(self, arrays: GraphArrays) -> None:
+        if arrays is self._arrays:
+            return
         self._arrays = arrays
         self._index = arrays.index_of()
         self._salience = salience(arrays)
@@ -272,8 +280,8 @@ class GraphView(QWidget):
             return
         error = future.exception()
         if error is not None:
-            self.info.setText(f"Layout failed: {error}")
-            self.controller.status_message.emit(f"Graph layout failed: {error}")
+            self.info.setText("Layout failed")
+            self.controller.report_failure(error, "The graph layout failed")
             return
         self._global_done(arrays, future.result())
 
@@ -390,7 +398,9 @@ class GraphView(QWidget):
 
     # --- controller signals and mouse -------------------------------------------------------------
 
-    def _on_changes(self, _changes: list[Any]) -> None:
+    def _on_changes(self, changes: list[Any]) -> None:
+        if not any(change.entity_ids for change in changes):  # e.g. saved scoring parameters
+            return
         # Throttle, not debounce: a steady stream of agent writes still shows up every RELOAD_DELAY_MS.
         if not self._reload_timer.isActive():
             self._reload_timer.start()

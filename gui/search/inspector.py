@@ -1,19 +1,11 @@
-"""Scoring inspector: the selected result's factors as bars and the limbic formula with its numbers.
+"""Scoring inspector: the selected result's factors as bars and the formula written out with its numbers.
 
-Formula (seed 000 "Scoring Formula", "importance(e)", "temporal_factor(e)", "cooc_boost(e, R)",
-"Status Deboosts", "Metadata Penalty", "Blending Formula"; seed 003 for the FTS-only base):
-
-    limbic = base × (1 + β_sal·importance) × temporal × (1 + γ·cooc_boost) × status × metadata
-    final  = w_c·base + (1 − w_c)·limbic_norm
-
-The factors come from the ``SearchResult`` (computed by the core's scorer); the raw signals behind
-importance and the temporal factor (access count, degree, access days, age) are read from the cached
-``CandidateSet`` arrays, so the inspector never touches the database.
+Every number comes from the core's :func:`limbic.core.search.scoring.explain` (docs/scoring.md states the
+formulas of both presets); this module only formats them, and reads nothing from the database.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -23,9 +15,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem, QLabel, QSplitter, QTextBrowser, QVBoxLayout, QWidget
 
+from limbic.core.search import scoring
 from limbic.core.search.params import ScoringParams
-
-SECONDS_PER_HOUR = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,99 +33,75 @@ class Explanation:
     """A result's score written out: ``factors`` for the bars, ``lines`` (HTML) for the formula."""
 
     name: str
+    entity_type: str
+    rank: int
     factors: tuple[Factor, ...]
     lines: tuple[str, ...]
 
 
-def _signals(candidates: Any, entity_id: int) -> dict[str, float] | None:
-    """Raw signals of one candidate and the set maxima, or ``None`` when it is not in the set."""
-    if candidates is None:
-        return None
-    hits = np.flatnonzero(candidates.entity_ids == entity_id)
-    if hits.size == 0:
-        return None
-    i = int(hits[0])
-    last = float(candidates.last_access[i])
-    reference = float(candidates.created_at[i]) if math.isnan(last) else last
-    return {
-        "access_count": float(candidates.access_count[i]),
-        "max_access": float(candidates.access_count.max()),
-        "access_days": float(candidates.access_days[i]),
-        "max_days": float(candidates.access_days.max()),
-        "degree": float(candidates.degree[i]),
-        "age_hours": max(0.0, (candidates.now - reference) / SECONDS_PER_HOUR),
-        "never_accessed": math.isnan(last),
-    }
+def _base_line(e: dict[str, Any], params: ScoringParams) -> str:
+    if params.relevance_fusion:
+        cosine = "—" if e["distance"] is None else f"{1 - e['distance']:.4f}"
+        best_cosine = "—" if e["best_cosine"] is None else f"{e['best_cosine']:.4f}"
+        bm25 = "0 (not found by full text)" if e["bm25"] is None else f"{e['bm25']:.3f} / {e['best_bm25']:.3f}"
+        w = params.bm25_weight
+        return (f"base = {1 - w:g} × cosine {cosine} / best {best_cosine} + {w:g} × BM25 {bm25}"
+                f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{e['base']:.4f}</b>")
+    if e["distance"] is not None:
+        return f"base = cosine = max(0, 1 − {e['distance']:.4f}) = <b>{e['base']:.4f}</b>"
+    return f"base = 0.2 + 0.6 × norm_rrf = <b>{e['base']:.4f}</b> (found by full text only)"
 
 
-def _log_ratio(value: float, maximum: float) -> float:
-    return math.log2(1 + value) / math.log2(1 + maximum) if maximum > 0 else 0.0
+def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:
+    decay = f"max({params.temporal_floor:g}, exp(−{params.lambda_hourly:g} × {e['age_hours']:,.0f} h))"
+    since = "creation (never accessed)" if e["never_accessed"] else "last access"
+    if e["never_accessed"] and params.created_decay != 1.0:
+        decay = f"1 − {params.created_decay:g} × (1 − {decay})"
+    return f"temporal = {decay} = <b>{e['temporal_factor']:.4f}</b> &nbsp;(age since {since}: {e['age_hours'] / 24:,.1f} days)"
 
 
-def explain(result: Any, params: ScoringParams, candidates: Any = None) -> Explanation:
-    """Write out ``result``'s score with ``params`` (the params the result was ranked with).
-
-    ``candidates`` (the ``CandidateSet`` the result came from) adds the raw signals behind
-    importance and the temporal factor; without it those lines show the factor values only.
-    """
-    r = result
-    cooc_factor = 1 + params.gamma * r.cooc_boost
-    w = params.strategy_cosine_weight(r.routing_strategy)
-    limbic_norm = (r.final_score - w * r.base_relevance) / (1 - w) if w < 1 else float("nan")
+def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
+    """Write out the score of candidate ``index`` (0-based in the ``CandidateSet``) ranked with ``params``."""
+    e = scoring.explain(candidates, params, index)
+    cooc_factor = 1 + params.gamma * e["cooc_boost"]
+    kappa = params.prior_exponent
     factors = (
-        Factor("base", r.base_relevance, 0.0),
-        Factor("importance", r.importance, 0.0),
-        Factor("salience ×", r.salience_boost, 1.0),
-        Factor("temporal ×", r.temporal_factor, 1.0),
+        Factor("base", e["base"], 0.0),
+        Factor("importance", e["importance"], 0.0),
+        Factor("salience ×", e["salience_boost"], 1.0),
+        Factor("temporal ×", e["temporal_factor"], 1.0),
         Factor("co-occ ×", cooc_factor, 1.0),
-        Factor("status ×", r.status_multiplier, 1.0),
-        Factor("metadata ×", r.metadata_penalty, 1.0),
-        Factor("limbic", r.limbic_score, 0.0),
-        Factor("final", r.final_score, 0.0),
+        Factor("status ×", e["status_multiplier"], 1.0),
+        Factor("metadata ×", e["metadata_penalty"], 1.0),
+        Factor("limbic", e["limbic_score"], 0.0),
+        Factor("final", e["final_score"], 0.0),
     )
-    lines: list[str] = []
-    if r.distance is not None:
-        lines.append(f"base = cosine = max(0, 1 − {r.distance:.4f}) = <b>{r.base_relevance:.4f}</b>")
-    else:
-        lines.append(f"base = 0.2 + 0.6 × norm_rrf = <b>{r.base_relevance:.4f}</b> (found by full text only)")
-    s = _signals(candidates, r.entity_id)
-    if s is not None:
-        access = _log_ratio(s["access_count"], s["max_access"])
-        degree = min(s["degree"], params.d_max) / params.d_max
-        consolidation = _log_ratio(s["access_days"], s["max_days"])
-        if s["max_access"] > 0:
-            lines.append(
-                f"access = log₂(1+{s['access_count']:.0f}) / log₂(1+{s['max_access']:.0f}) = {access:.4f}; "
-                f"degree = min({s['degree']:.0f}, {params.d_max:.0f}) / {params.d_max:.0f} = {degree:.4f}; "
-                f"consolidation = log₂(1+{s['access_days']:.0f}) / log₂(1+{s['max_days']:.0f}) = {consolidation:.4f}"
-            )
-        else:
-            lines.append("access = 0: no candidate of this search has been accessed yet, so importance is 0")
+    lines = [_base_line(e, params)]
+    if e["max_access"] > 0:
         lines.append(
-            f"importance = {access:.4f} × (1 + {params.beta_deg:g}×{degree:.4f}) × "
-            f"(1 + {params.alpha_cons:g}×{consolidation:.4f}) = <b>{r.importance:.4f}</b>"
-        )
-        since = "creation (never accessed)" if s["never_accessed"] else "last access"
-        lines.append(
-            f"temporal = max({params.temporal_floor:g}, exp(−{params.lambda_hourly:g} × {s['age_hours']:,.0f} h)) "
-            f"= <b>{r.temporal_factor:.4f}</b> &nbsp;(age since {since}: {s['age_hours'] / 24:,.1f} days)"
-        )
+            f"access = log₂(1+{e['access_count']}) / log₂(1+{e['max_access']}) = {e['access_norm']:.4f}; "
+            f"degree = min({e['degree']}, {params.d_max:.0f}) / {params.d_max:.0f} = {e['degree_norm']:.4f}; "
+            f"consolidation = log₂(1+{e['access_days']}) / log₂(1+{e['max_days']}) = {e['consolidation']:.4f}")
     else:
-        lines.append(f"importance = <b>{r.importance:.4f}</b>; temporal = <b>{r.temporal_factor:.4f}</b>")
-    lines.append(f"salience = 1 + {params.beta_sal:g} × {r.importance:.4f} = <b>{r.salience_boost:.4f}</b>")
-    lines.append(f"co-occurrence = 1 + {params.gamma:g} × {r.cooc_boost:.4f} = <b>{cooc_factor:.4f}</b>")
-    lines.append(f"status ({escape(r.status)}) × <b>{r.status_multiplier:g}</b>; "
-                 f"metadata × <b>{r.metadata_penalty:g}</b>")
+        lines.append("access = 0: no candidate of this search has been accessed yet, so importance is 0")
     lines.append(
-        f"limbic = {r.base_relevance:.4f} × {r.salience_boost:.4f} × {r.temporal_factor:.4f} × {cooc_factor:.4f}"
-        f" × {r.status_multiplier:g} × {r.metadata_penalty:g} = <b>{r.limbic_score:.4f}</b>"
-    )
-    norm = "" if math.isnan(limbic_norm) else f"{limbic_norm:.4f}"
+        f"importance = {e['access_norm']:.4f} × (1 + {params.beta_deg:g}×{e['degree_norm']:.4f}) × "
+        f"(1 + {params.alpha_cons:g}×{e['consolidation']:.4f}) = <b>{e['importance']:.4f}</b>")
+    lines.append(_temporal_line(e, params))
+    lines.append(f"salience = 1 + {params.beta_sal:g} × {e['importance']:.4f} = <b>{e['salience_boost']:.4f}</b>")
+    lines.append(f"co-occurrence = 1 + {params.gamma:g} × {e['cooc_boost']:.4f} = <b>{cooc_factor:.4f}</b>")
+    lines.append(f"status ({escape(str(e['status']))}) × <b>{e['status_multiplier']:g}</b>; "
+                 f"metadata × <b>{e['metadata_penalty']:g}</b>")
+    product = (f"{e['salience_boost']:.4f} × {e['temporal_factor']:.4f} × {cooc_factor:.4f}"
+               f" × {e['status_multiplier']:g} × {e['metadata_penalty']:g}")
+    prior = product if kappa == 1.0 else f"({product})^{kappa:g}"
+    lines.append(f"limbic = {e['base']:.4f} × {prior} = <b>{e['limbic_score']:.4f}</b>")
+    norm = "limbic / max limbic" if params.limbic_ratio else "min–max of limbic"
+    w = e["cosine_weight"]
     lines.append(
-        f"final ({r.routing_strategy.replace('_', ' ')}) = {w:g} × {r.base_relevance:.4f} + "
-        f"{1 - w:g} × limbic_norm {norm} = <b>{r.final_score:.4f}</b>"
-    )
-    return Explanation(r.name, factors, tuple(lines))
+        f"final ({str(e['strategy']).replace('_', ' ')}) = {w:g} × {e['base']:.4f} + "
+        f"{1 - w:g} × {e['limbic_norm']:.4f} ({norm}) = <b>{e['final_score']:.4f}</b>")
+    return Explanation(str(e["name"]), str(e["entity_type"]), int(e["rank"]), factors, tuple(lines))
 
 
 class ScoringInspector(QWidget):
@@ -173,10 +140,14 @@ class ScoringInspector(QWidget):
         layout.addWidget(splitter, 1)
         self.explanation: Explanation | None = None
 
-    def show_result(self, result: Any, params: ScoringParams, candidates: Any = None) -> None:
-        """Show ``result`` (a ``SearchResult``) ranked with ``params``; ``candidates`` adds raw signals."""
+    def show_result(self, result: Any, params: ScoringParams, candidates: Any) -> None:
+        """Show ``result`` (a ``SearchResult`` of the ``CandidateSet`` ``candidates``) ranked with ``params``."""
+        hits = np.flatnonzero(candidates.entity_ids == result.entity_id) if candidates is not None else ()
+        if len(hits) == 0:
+            self.clear()
+            return
         previous = self.explanation
-        self.explanation = explain(result, params, candidates)
+        self.explanation = describe(candidates, params, int(hits[0]))
         factors = self.explanation.factors
         y = np.arange(len(factors), dtype=np.float64)
         widths = np.array([f.value for f in factors], dtype=np.float64)
@@ -190,7 +161,8 @@ class ScoringInspector(QWidget):
         x_max = max(1.6, float(widths.max()) * 1.25)
         if abs(self.plot.viewRange()[0][1] - x_max) > 0.05 * x_max:
             self.plot.setXRange(0, x_max, padding=0)
-        title = f"<b>{escape(result.name)}</b> — {escape(result.entity_type)}, rank {result.rank}"
+        shown = self.explanation
+        title = f"<b>{escape(shown.name)}</b> — {escape(shown.entity_type)}, rank {shown.rank}"
         if title != self.title.text():
             self.title.setText(title)
         if previous is None or previous.lines != self.explanation.lines:

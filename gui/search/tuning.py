@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
@@ -29,7 +30,9 @@ from PySide6.QtWidgets import (
 
 from limbic.core.errors import LimbicError
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import PRESETS
 from limbic.gui.controller import AppController
+from limbic.gui.search.quality import QualityPanel
 
 SLIDER_STEPS = 1000  # resolution of a float slider over [min, max]
 
@@ -119,7 +122,8 @@ class ParamControl(QWidget):
 
 
 class TuningPanel(QWidget):
-    """All scoring parameters as controls, plus Reset and "Save as default".
+    """All scoring parameters as controls, plus Reset and "Save as default", and below them the live
+    ranking quality of the sliders on the logged searches (:class:`~limbic.gui.search.quality.QualityPanel`).
 
     Bound to ``controller.params`` both ways (see the module docstring). "Save as default" persists
     the params with ``service.save_scoring_params`` off the UI thread, so MCP ``search_semantic`` and
@@ -152,8 +156,13 @@ class TuningPanel(QWidget):
         self.half_life.setFixedSize(self.half_life.fontMetrics().horizontalAdvance("half-life: 0,000,000 h "
                                                                                  "(000,000 days)") + 8,
                                     self.half_life.sizeHint().height())
+        self.preset_box = QComboBox()
+        self.preset_box.addItems(list(PRESETS))
+        self.preset_box.setPlaceholderText("custom")
+        self.preset_box.setToolTip("Start from a named preset: default (measured best) or seed (the seeds' formula)")
+        self.preset_box.activated.connect(self._preset_chosen)
         self.reset_button = QPushButton("Reset")
-        self.reset_button.setToolTip("Back to the built-in defaults of the seeds")
+        self.reset_button.setToolTip("Back to the default preset")
         self.save_button = QPushButton("Save as default")
         self.save_button.setToolTip("Persist these parameters; MCP search_semantic and the CLI will use them")
         self.reset_button.clicked.connect(self.reset)
@@ -161,12 +170,15 @@ class TuningPanel(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.half_life)
         buttons.addStretch(1)
+        buttons.addWidget(self.preset_box)
         buttons.addWidget(self.reset_button)
         buttons.addWidget(self.save_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(scroll, 1)
         layout.addLayout(buttons)
+        self.quality = QualityPanel(controller)
+        layout.addWidget(self.quality)
         controller.params_changed.connect(self.show_params)
         self.show_params(params)
 
@@ -177,11 +189,14 @@ class TuningPanel(QWidget):
             value = getattr(params, name)
             if control.value() != value:
                 control.set_value(value)
-            changed = value != getattr(defaults, name)  # parameters away from the seed defaults in bold
+            changed = value != getattr(defaults, name)  # parameters away from the default preset in bold
             if self.labels[name].font().bold() != changed:
                 font = self.labels[name].font()
                 font.setBold(changed)
                 self.labels[name].setFont(font)
+        matching = [name for name, values in PRESETS.items() if values == params]
+        with signals_blocked(self.preset_box):
+            self.preset_box.setCurrentIndex(self.preset_box.findText(matching[0]) if matching else -1)
         hours = params.half_life_hours
         self.half_life.setText(
             "half-life: ∞" if math.isinf(hours) else f"half-life: {hours:,.0f} h ({hours / 24:,.0f} days)"
@@ -196,6 +211,10 @@ class TuningPanel(QWidget):
             self.show_params(self.controller.params)
             return
         self.controller.set_params(params)
+
+    def _preset_chosen(self, index: int) -> None:
+        """A preset picked in the selector replaces every parameter."""
+        self.controller.set_params(PRESETS[self.preset_box.itemText(index)])
 
     def reset(self) -> None:
         """Back to ``controller.default_params``."""

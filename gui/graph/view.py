@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -118,13 +119,14 @@ class GraphView(QWidget):
         self.legend_button.toggled.connect(lambda on: self.canvas.set_legend_visible(on))
         relayout = QToolButton(text="Re-layout", toolTip="Compute the global map layout again")
         relayout.clicked.connect(lambda: self._compute_global(force=True))
-        self.info = QLabel()
+        self.info = QLabel()  # may be clipped rather than widen the window's minimum size
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.info.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
         for w in (self.mode_box, self.type_button, self.status_button, fit, self.legend_button, clear, relayout):
             bar.addWidget(w)
-        bar.addStretch(1)
-        bar.addWidget(self.info)
+        bar.addWidget(self.info, 1)
 
         self.canvas = GraphCanvas()
         self.canvas.node_clicked.connect(self._on_node_clicked)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
-from limbic.core.store.database import VECTOR_TABLE
+from limbic.core.store.database import VECTOR_TABLE, vector_dimension
 from limbic.core.store.vector_index import VectorIndex
 
 KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
@@ -74,14 +73,6 @@ class SearchOutcome:
 
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
-
-
-def _vector_dimension(conn: apsw.Connection) -> int | None:
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
-    if row is None:
-        return None
-    found = re.search(r"float\[(\d+)\]", row[0])
-    return int(found.group(1)) if found else None
 
 
 def _knn(conn: apsw.Connection, vector: np.ndarray, count: int) -> tuple[list[int], dict[int, float]]:
@@ -217,7 +208,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         knn_ids: list[int] = []
         distances: dict[int, float] = {}
         if vector is not None:
-            stored = _vector_dimension(conn)
+            stored = vector_dimension(conn)
             if stored is not None and stored != embedder.dimension:
                 raise ValidationError(
                     f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "

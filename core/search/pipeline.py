@@ -92,7 +92,7 @@ def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
         wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
         frequency = dict(conn.execute(
             f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
-        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        total = int(conn.execute("SELECT count(*) FROM entities").fetchone()[0])  # type: ignore[index]
         terms = informative_terms(terms, frequency, total, tokenize)
     return match_expression(terms)
 
@@ -108,7 +108,8 @@ def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[lis
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
         raise ValidationError("the query could not be searched as text; try other words") from exc
-    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
+    scored = [(int(rowid), float(score)) for rowid, score in rows]  # type: ignore[arg-type]
+    return [rowid for rowid, _ in scored], dict(scored)
 
 
 _ENTITY_SIGNALS = """

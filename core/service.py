@@ -283,6 +283,19 @@ class MemoryService:
         ids = reads.search_substring(conn, text)
         return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
 
+    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100) -> GraphPage:
+        """Matches ``offset .. offset+limit`` of :meth:`search_nodes` (same order: by entity id), with the active
+        relations touching them; ``total_entities`` counts every match. Raises ``ValidationError`` on a bad
+        query, offset or limit."""
+        text = check.query(query)
+        offset = check.limit(offset, low=0, high=10**9, what="offset")
+        limit = check.limit(limit)
+        conn = self.database.read()
+        ids = reads.search_substring(conn, text)
+        page = ids[offset:offset + limit]
+        return GraphPage(tuple(reads.entities_by_ids(conn, page)), tuple(reads.relations_touching(conn, page)),
+                         offset, limit, len(ids))
+
     def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
 
@@ -392,6 +405,23 @@ class MemoryService:
     def wait_for_signals(self, timeout: float = 10.0) -> None:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
         self._signals.wait(timeout)
+
+    # --- settings ------------------------------------------------------------------------------
+
+    def setting(self, key: str) -> str | None:
+        """The stored value of setting ``key`` (None when unset); inside :meth:`transaction` it sees that
+        transaction's writes."""
+        return self.database.get_setting(key)
+
+    def save_setting(self, key: str, value: str, *, origin: str | None = None) -> None:
+        """Store ``value`` under setting ``key`` (one transaction, or part of the caller's)."""
+        def body(txn):
+            txn.conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+        self._write("save_setting", origin, body)
 
     # --- scoring parameters --------------------------------------------------------------------
 

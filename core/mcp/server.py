@@ -36,6 +36,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
+from limbic.core.mcp.arguments import add_strict_tool, argument_check_middleware
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
@@ -47,6 +48,7 @@ from limbic.core.mcp.schemas import (
     GraphOut,
     MarkUsedOut,
     Name,
+    NodesOut,
     ObservationBatchIn,
     PresetName,
     Query,
@@ -54,6 +56,7 @@ from limbic.core.mcp.schemas import (
     RelationIn,
     RelationsOut,
     SearchOut,
+    Status,
     SuccessOut,
     detail_out,
     entity_out,
@@ -62,7 +65,7 @@ from limbic.core.mcp.schemas import (
     relation_out,
     stats_out,
 )
-from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.models import EntityInput, GraphPage, ObservationInput, RelationInput
 from limbic.core.search import presets
 from limbic.core.validation import MAX_ITEMS
 
@@ -131,8 +134,10 @@ def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = 
 
 
 Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
-Offset = Annotated[int, Field(strict=True, ge=0, description="read_graph mode page: first entity (by id)")]
-PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS, description="read_graph mode page: page size")]
+Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic): first entity of the page (by id)")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
+                                 description="Optional (Limbic): page size (mode page: 100 by default)")]
+DEFAULT_PAGE = 100
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 
 
@@ -160,8 +165,9 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,
-        middleware=[activity_middleware(on_call)] if on_call else None,
+        middleware=[activity_middleware(on_call)] if on_call else [],
     )
+    server.middleware.append(argument_check_middleware(server))
     _add_reference_tools(server, service)
     _add_extended_tools(server, service)
 
@@ -250,7 +256,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
             description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
                         "page (entities by id from offset, with their relations), summary (counts)")] = "full",
         offset: Offset = 0,
-        limit: PageLimit = 100,
+        limit: PageLimit | None = None,
     ) -> Annotated[CallToolResult, GraphOut]:
         with _refusals():
             if mode == "names":
@@ -258,23 +264,28 @@ def _add_reference_tools(server: MCPServer, service) -> None:
                 return _result({"names": names, "total": len(names)})
             if mode == "summary":
                 return _result({"summary": stats_out(service.stats())})
-            if mode == "page":
-                page = service.read_graph_page(offset, limit)
-                out = graph_out(page.entities, page.relations)
-                return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
+            if mode == "page" or limit is not None or offset:
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
+                return _paged(page)
             graph = service.read_graph()
         out = graph_out(graph.entities, graph.relations)
         return _result(out)
 
     def search_nodes(query: Annotated[Query, Field(
-            description="The search query to match against entity names, types, and observation content")]
-                     ) -> Annotated[CallToolResult, GraphOut]:
+            description="The search query to match against entity names, types, and observation content")],
+                     offset: Annotated[Offset, Field(description="Optional (Limbic): skip this many matches")] = 0,
+                     limit: Annotated[PageLimit | None, Field(
+                         description="Optional (Limbic): at most this many matches (default: all); the result "
+                                     "then says offset, limit and total")] = None,
+                     ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
+            if limit is not None or offset:
+                return _paged(service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit))
             graph = service.search_nodes(query)
         return _result(graph_out(graph.entities, graph.relations))
 
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
-                   ) -> Annotated[CallToolResult, GraphOut]:
+                   ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
             graph = service.open_nodes(names, record=True, origin=ORIGIN)
         return _result(graph_out(graph.entities, graph.relations))
@@ -300,12 +311,18 @@ def _add_reference_tools(server: MCPServer, service) -> None:
          "entity counts as accessed, and entities opened together as co-occurring; this is what raises their "
          "salience in search_semantic.)", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 
 
 def _relations(relations: list[RelationIn]) -> list[RelationInput]:
     return [RelationInput(source=r.from_, target=r.to, relation_type=r.relationType, context=r.context)
             for r in relations]
+
+
+def _paged(page: GraphPage) -> CallToolResult:
+    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
+    out = graph_out(page.entities, page.relations)
+    return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
 
 
 def _success(message: str) -> CallToolResult:
@@ -338,8 +355,7 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             return _result(entity_out(service.merge_entities(sourceNames, targetName, origin=ORIGIN)))
 
     def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
-                   status: Annotated[str, Field(max_length=32,
-                                                description="active, paused, completed or archived")]
+                   status: Annotated[Status, Field(description="The new status")]
                    ) -> Annotated[CallToolResult, EntitiesOut]:
         with _refusals():
             updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=ORIGIN)]
@@ -393,5 +409,5 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "observations with kind and supersede chain, and its relations (ended ones included). Reading an "
          "entity is a use: it counts as an access.", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 

@@ -112,9 +112,11 @@ def relations_touching(
         return []
     active = "" if include_ended else " AND r.active = 1"
     ids = _ids_json(entity_ids)
+    # Two index lookups (relations_from, relations_to) joined by UNION: an OR of the two IN tests made
+    # SQLite scan every relation (257 ms for 691 entities of the 10k Debian graph).
     rows = conn.execute(
-        _REL_SQL + " WHERE (r.from_id IN (SELECT value FROM json_each(?1)) "
-        "OR r.to_id IN (SELECT value FROM json_each(?1)))" + active + " ORDER BY r.id",
+        f"SELECT * FROM ({_REL_SQL} WHERE r.from_id IN (SELECT value FROM json_each(?1)){active} "
+        f"UNION {_REL_SQL} WHERE r.to_id IN (SELECT value FROM json_each(?1)){active}) ORDER BY 1",
         (ids,),
     )
     return [_relation(r) for r in rows]

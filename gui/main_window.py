@@ -88,8 +88,8 @@ class MainWindow(QMainWindow):
         self.stats_timer.setInterval(STATS_REFRESH_MS)
         self.stats_timer.timeout.connect(self.refresh_stats)
         controller.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
-        self.failure_dialog = FailureDialog(self)
-        controller.task_failed.connect(self.failure_dialog.show_failure)
+        self.failure_dialog: FailureDialog | None = None  # made on the first failure
+        controller.task_failed.connect(self.show_failure)
         controller.graph_changed.connect(lambda _: self.stats_timer.start())
         controller.params_changed.connect(self._params_changed)
         controller.search_finished.connect(self._results_changed)
@@ -98,6 +98,12 @@ class MainWindow(QMainWindow):
         self._ages_of: dict[str, float] = {}
         controller.selection_changed.connect(lambda _names: (self._mark_decay(), self._refresh_inspector()))
         self.set_model_state(getattr(controller.service.embedder, "name", None))
+
+    def show_failure(self, title: str, message: str, details: str) -> None:
+        """Show a failed background task (``controller.task_failed``) in the failure dialog."""
+        if self.failure_dialog is None:
+            self.failure_dialog = FailureDialog(self)
+        self.failure_dialog.show_failure(title, message, details)
 
     # --- construction ---------------------------------------------------------------------------
 

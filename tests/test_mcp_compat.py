@@ -149,7 +149,7 @@ def test_tools_have_the_reference_names_schemas_and_descriptions(runs):
         reference, ours = theirs[name], mine[name]
         assert ours.title == reference.title, name
         assert ours.annotations == reference.annotations, name
-        if name == "create_relations":
+        if name in ("create_relations", "open_nodes"):  # documented additions after the reference text
             assert ours.description.startswith(reference.description)
         else:
             assert ours.description == reference.description, name

@@ -100,10 +100,6 @@ class AppController(QObject):
         return list(self._results)
 
     @property
-    def last_query(self) -> str | None:
-        return self._last_query
-
-    @property
     def selection(self) -> list[str]:
         return list(self._selection)
 

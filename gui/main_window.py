@@ -128,7 +128,7 @@ class MainWindow(QMainWindow):
         self.model_menu = bar.addMenu("&Model")
         self.help_menu = bar.addMenu("&Help")
         self.file_menu.addSeparator()
-        self.quit_action = self._action(self.file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit,
+        self._action(self.file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit,
                                         name="quitAction")
         self._action(self.search_menu, "&Find…", self.focus_search, QKeySequence.StandardKey.Find,
                      name="findAction")

@@ -51,10 +51,6 @@ class ParseResult:
     issues: list[LineIssue]
     stats: Counter
 
-    @property
-    def observation_count(self) -> int:
-        return sum(len(e.observations) for e in self.entities)
-
 
 def parse_file(path: str | Path) -> ParseResult:
     """Read and parse one file. Raises ImportFormatError if it cannot be read as text at all."""

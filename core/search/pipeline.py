@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -42,7 +41,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
-from limbic.core.store.database import VECTOR_TABLE
+from limbic.core.store.database import VECTOR_TABLE, vector_dimension
 from limbic.core.store.vector_index import VectorIndex
 
 KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
@@ -76,14 +75,6 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _vector_dimension(conn: apsw.Connection) -> int | None:
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
-    if row is None:
-        return None
-    found = re.search(r"float\[(\d+)\]", row[0])
-    return int(found.group(1)) if found else None
-
-
 def _knn(conn: apsw.Connection, vector: np.ndarray, count: int) -> tuple[list[int], dict[int, float]]:
     rows = conn.execute(
         f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
@@ -101,7 +92,7 @@ def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
         wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
         frequency = dict(conn.execute(
             f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
-        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        total = int(conn.execute("SELECT count(*) FROM entities").fetchone()[0])  # type: ignore[index]
         terms = informative_terms(terms, frequency, total, tokenize)
     return match_expression(terms)
 
@@ -116,8 +107,9 @@ def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[lis
             (expression, count),
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
-        raise ValidationError(f"the query could not be searched as text: {exc}") from None
-    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
+        raise ValidationError("the query could not be searched as text; try other words") from exc
+    scored = [(int(rowid), float(score)) for rowid, score in rows]  # type: ignore[arg-type]
+    return [rowid for rowid, _ in scored], dict(scored)
 
 
 _ENTITY_SIGNALS = """
@@ -217,7 +209,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         knn_ids: list[int] = []
         distances: dict[int, float] = {}
         if vector is not None:
-            stored = _vector_dimension(conn)
+            stored = vector_dimension(conn)
             if stored is not None and stored != embedder.dimension:
                 raise ValidationError(
                     f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "

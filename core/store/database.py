@@ -14,6 +14,7 @@ migrations are the ordered ``migrations/NNN_*.sql`` files, each applied in one t
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import weakref
@@ -30,6 +31,15 @@ from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyErr
 BUSY_TIMEOUT_MS = 10_000
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
+_VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
+
+
+def vector_dimension(conn: apsw.Connection) -> int | None:
+    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by the
+    ``entity_embeddings`` table, or ``None`` when the table does not exist (no model has written yet)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    found = _VECTOR_DIMENSION.search(row[0]) if row else None
+    return int(found.group(1)) if found else None
 
 
 def _migrations() -> list[tuple[int, str, str]]:
@@ -330,23 +340,15 @@ class Database:
         row = self.read().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
-    def vector_dimension(self) -> int | None:
-        """Dimension of the ``entity_embeddings`` vec0 table, or ``None`` when it does not exist."""
-        value = self.get_setting("embedding_dimension")
-        return int(value) if value else None
-
     def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
         """Create (or recreate, when the dimension differs) the vec0 table inside the caller's transaction.
 
         Returns True when the table was (re)created empty, so every entity needs a new vector.
         """
-        row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)
-        ).fetchone()
-        if exists and row and int(row[0]) == dimension:
+        current = vector_dimension(conn)
+        if current == dimension:
             return False
-        if exists:
+        if current is not None:
             conn.execute(f"DROP TABLE {VECTOR_TABLE}")
         conn.execute(
             f"CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0("

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
+from limbic.core.store.database import VECTOR_TABLE, vector_dimension
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
@@ -152,7 +153,7 @@ def search_substring(conn: apsw.Connection, text: str) -> list[int]:
 
 def stats(conn: apsw.Connection) -> GraphStats:
     one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-    has_vectors = one("SELECT count(*) FROM sqlite_master WHERE name = 'entity_embeddings'")
+    has_vectors = vector_dimension(conn) is not None
     model = conn.execute("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
     return GraphStats(
         entities=one("SELECT count(*) FROM entities"),
@@ -161,7 +162,7 @@ def stats(conn: apsw.Connection) -> GraphStats:
         superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
         entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
         statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
-        embedded_entities=one("SELECT count(*) FROM entity_embeddings") if has_vectors else 0,
+        embedded_entities=one(f"SELECT count(*) FROM {VECTOR_TABLE}") if has_vectors else 0,
         embedding_model=model[0] if model else None,
     )
 

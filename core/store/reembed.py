@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store.database import VECTOR_TABLE, Database
+from limbic.core.store.database import VECTOR_TABLE, Database, vector_dimension
 from limbic.core.store.indexing import reindex
 
 
@@ -33,7 +33,7 @@ class ReembedReport:
 def stale_entity_ids(database: Database, model: str) -> list[int]:
     """Ids (ascending) of entities without a vector made by ``model``."""
     conn = database.read()
-    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    has_table = vector_dimension(conn) is not None
     missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if has_table else ""
     rows = conn.execute(
         "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "

@@ -1,6 +1,6 @@
 """The graph view: the ego graph of the selection and the search results, or a global map of the graph.
 
-Nodes are coloured by entity type (legend top-left), sized by salience (access counts), faded by the
+Nodes are coloured by entity type (legend top-left, collapsible with L), sized by salience (access counts), faded by the
 temporal factor (seed 000 "Sub-formula: temporal_factor(e)"); the selection has a gold ring, search
 hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
 Labels are drawn where they fit (:mod:`limbic.gui.graph_canvas` draws). The arrays come from
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -113,15 +114,19 @@ class GraphView(QWidget):
         fit.clicked.connect(self.zoom_to_fit)
         clear = QToolButton(text="Clear focus", toolTip="Forget expanded neighbourhoods")
         clear.clicked.connect(self.clear_expanded)
+        self.legend_button = QToolButton(text="Legend", toolTip="Show or collapse the type legend (L)", shortcut="L",
+                                         checkable=True, checked=True)
+        self.legend_button.toggled.connect(lambda on: self.canvas.set_legend_visible(on))
         relayout = QToolButton(text="Re-layout", toolTip="Compute the global map layout again")
         relayout.clicked.connect(lambda: self._compute_global(force=True))
-        self.info = QLabel()
+        self.info = QLabel()  # may be clipped rather than widen the window's minimum size
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.info.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
-        for w in (self.mode_box, self.type_button, self.status_button, fit, clear, relayout):
+        for w in (self.mode_box, self.type_button, self.status_button, fit, self.legend_button, clear, relayout):
             bar.addWidget(w)
-        bar.addStretch(1)
-        bar.addWidget(self.info)
+        bar.addWidget(self.info, 1)
 
         self.canvas = GraphCanvas()
         self.canvas.node_clicked.connect(self._on_node_clicked)

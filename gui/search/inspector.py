@@ -142,7 +142,8 @@ class ScoringInspector(QWidget):
 
     def show_result(self, result: Any, params: ScoringParams, candidates: Any) -> None:
         """Show ``result`` (a ``SearchResult`` of the ``CandidateSet`` ``candidates``) ranked with ``params``."""
-        hits = np.flatnonzero(candidates.entity_ids == result.entity_id) if candidates is not None else ()
+        hits = np.flatnonzero(candidates.entity_ids == result.entity_id) if candidates is not None \
+            else np.zeros(0, dtype=np.int64)
         if len(hits) == 0:
             self.clear()
             return

@@ -108,8 +108,9 @@ def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[lis
             (expression, count),
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
-        raise ValidationError(f"the query could not be searched as text: {exc}") from None
-    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
+        raise ValidationError("the query could not be searched as text; try other words") from exc
+    scored = [(int(rowid), float(score)) for rowid, score in rows]
+    return [rowid for rowid, _ in scored], dict(scored)
 
 
 _ENTITY_SIGNALS = """

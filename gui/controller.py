@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
+from limbic.core.service import MemoryService
 from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.workers import TaskRunner
 
@@ -55,7 +56,7 @@ class AppController(QObject):
 
     def __init__(
         self,
-        service: Any,
+        service: MemoryService,
         parent: QObject | None = None,
         *,
         params: ScoringParams | None = None,

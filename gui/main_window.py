@@ -6,7 +6,7 @@ own small class. Window geometry and dock layout are kept in ``QSettings`` (see 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,7 @@ class MainWindow(QMainWindow):
         controller: AppController,
         *,
         central: QWidget | None = None,
-        extra_docks: list[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
+        extra_docks: Sequence[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
         toggle_dark: Callable[[bool], None] | None = None,
         dark: bool = False,
     ) -> None:
@@ -96,7 +96,7 @@ class MainWindow(QMainWindow):
         controller.results_reranked.connect(self._results_changed)
         self._ages_for: Any = None  # the candidate set whose ages (hours) are in _ages_of
         self._ages_of: dict[str, float] = {}
-        controller.selection_changed.connect(lambda _names: (self._mark_decay(), self._refresh_inspector()))
+        controller.selection_changed.connect(self._selection_changed)
         self.set_model_state(getattr(controller.service.embedder, "name", None))
 
     def show_failure(self, title: str, message: str, details: str) -> None:
@@ -209,6 +209,10 @@ class MainWindow(QMainWindow):
         reference = np.where(np.isnan(candidates.last_access), candidates.created_at, candidates.last_access)
         hours = (candidates.now - reference) / SECONDS_PER_HOUR
         return dict(zip(candidates.names, hours.tolist(), strict=True))
+
+    def _selection_changed(self, _names: list[str]) -> None:
+        self._mark_decay()
+        self._refresh_inspector()
 
     def _mark_decay(self) -> None:
         """Mark the selected entity on the decay plot, or the top five results when none is selected."""

@@ -188,9 +188,9 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
                     shutil.copyfile(file, out / file.name)
         else:
             _convert_checkpoint(checkpoint, source / "config.json", out / VARIANT_FILES["fp32"], progress)
-        for file in ("tokenizer.json", "config.json", "sentence_bert_config.json"):
-            if (source / file).is_file():
-                shutil.copyfile(source / file, out / file)
+        for filename in ("tokenizer.json", "config.json", "sentence_bert_config.json"):
+            if (source / filename).is_file():
+                shutil.copyfile(source / filename, out / filename)
         if (source / "1_Pooling" / "config.json").is_file():
             shutil.copyfile(source / "1_Pooling" / "config.json", out / "pooling_config.json")
         _say(progress, "checking that the model runs")

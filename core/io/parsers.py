@@ -180,7 +180,7 @@ def _decode_line(decoder: json.JSONDecoder, line: str) -> tuple[list[Any], str |
     while position < len(line):
         try:
             value, end = decoder.raw_decode(line, position)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             if not values:
                 kind = "plain text" if line[:1] not in "{[\"" else "invalid JSON"
                 return [], f"{kind}, not a JSON record ({exc.msg} at column {exc.colno}): {line[:80]!r}"

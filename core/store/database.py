@@ -18,15 +18,19 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import sqlite_vec
 
 from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyError
+
+if TYPE_CHECKING:
+    from apsw import SQLiteValue
 
 BUSY_TIMEOUT_MS = 10_000
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
@@ -70,7 +74,9 @@ def _configure(conn: apsw.Connection) -> None:
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
 
 
-def _unicode_lower(text: str | None) -> str | None:
+def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
+    """SQL ``unicode_lower(text)``: Python's full Unicode lower-casing; other values pass through."""
+    (text,) = args
     return text.lower() if isinstance(text, str) else text
 
 
@@ -92,7 +98,7 @@ class WriteTransaction:
     def nested(self) -> bool:
         return self.parent is not None
 
-    def touch(self, entity_ids: int | Sequence[int]) -> None:
+    def touch(self, entity_ids: int | Iterable[int]) -> None:
         if isinstance(entity_ids, int):
             self.entity_ids.add(entity_ids)
         else:
@@ -307,14 +313,14 @@ class Database:
     def _migrate(self) -> None:
         with self._write_lock:
             conn = self._writer
-            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            current = conn.execute("PRAGMA user_version").get
             for version, name, sql in _migrations():
                 if version <= current:
                     continue
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     # Another process may have migrated between our read and the lock.
-                    if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+                    if conn.execute("PRAGMA user_version").get >= version:
                         conn.execute("ROLLBACK")
                         continue
                     conn.execute(sql)
@@ -332,7 +338,7 @@ class Database:
 
     @property
     def schema_version(self) -> int:
-        return self.read().execute("PRAGMA user_version").fetchone()[0]
+        return self.read().execute("PRAGMA user_version").get
 
     # --- settings and vectors ------------------------------------------------------------------
 
@@ -368,4 +374,4 @@ class Database:
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""
-        return conn.execute("PRAGMA data_version").fetchone()[0]
+        return conn.execute("PRAGMA data_version").get

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import apsw
 import numpy as np
@@ -24,7 +25,7 @@ EMBED_BATCH = 64
 
 def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str, list[str]]]:
     ids = json.dumps([int(i) for i in entity_ids])
-    entities = conn.execute(
+    entities: list[tuple[Any, ...]] = conn.execute(
         "SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
         (ids,),
     ).fetchall()

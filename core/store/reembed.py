@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.store.database import VECTOR_TABLE, Database, vector_dimension
@@ -35,7 +36,7 @@ def stale_entity_ids(database: Database, model: str) -> list[int]:
     conn = database.read()
     has_table = vector_dimension(conn) is not None
     missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if has_table else ""
-    rows = conn.execute(
+    rows: list[tuple[Any, ...]] = conn.execute(
         "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
         f"WHERE m.model IS NULL OR m.model != ?{missing_vector} ORDER BY e.id",
         (model,),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 import apsw
 import numpy as np
@@ -24,7 +25,7 @@ FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the r
 
 
 def _rows(conn: apsw.Connection, sql: str, args: tuple, dimension: int) -> tuple[np.ndarray, np.ndarray]:
-    rows = conn.execute(sql, args).fetchall()
+    rows: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
     return ids, matrix

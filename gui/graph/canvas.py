@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 from limbic.gui.graph import style
+from limbic.gui.widgets import single_shot_timer
 
 LABEL_DELAY_MS = 40
 MAX_LABELS = 80
@@ -86,7 +87,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                                     labelTextSize=LEGEND_TEXT_SIZE)
         self.legend.setParentItem(self.view)
         self.view.sigRangeChangedManually.connect(self._user_moved)
-        self._fit_timer = QTimer(self, singleShot=True, interval=0, timeout=self._refit)
+        self._fit_timer = single_shot_timer(self, 0, self._refit)
         self._brushes = style.BrushCache()
         self.names: list[str] = []
         self.pos = np.zeros((0, 2))
@@ -97,7 +98,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self.ringed: list[str] = []
         self._style = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # drawn type codes, alpha levels
         self._ring_rows: tuple[np.ndarray, np.ndarray] | None = None  # drawn hit rows, selection rows
-        self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self.update_labels)
+        self._label_timer = single_shot_timer(self, LABEL_DELAY_MS, self.update_labels)
         self.view.sigRangeChanged.connect(lambda *_: self._label_timer.start())
 
     # --- data -----------------------------------------------------------------------------------
@@ -232,14 +233,12 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
             box = self.legend.boundingRect()  # placed at LEGEND_OFFSET
             margins = [(LEGEND_OFFSET + box.width() + LEGEND_GAP, FIT_MARGIN_TOP),
                        (FIT_MARGIN_X, LEGEND_OFFSET + box.height() + LEGEND_GAP)]
-        best: tuple[float, float, float] | None = None  # (layout units per pixel, left, top)
+        options = []  # (layout units per pixel, centre of the free area in pixels)
         for left, top in margins:
             free_w = max(width - left - FIT_MARGIN_X, 0.25 * width)
             free_h = max(height - top - FIT_MARGIN_BOTTOM, 0.25 * height)
-            unit = max(span[0] / free_w, span[1] / free_h)
-            if best is None or unit < best[0]:
-                best = (unit, left + free_w / 2, top + free_h / 2)
-        unit, centre_x, centre_y = best
+            options.append((float(max(span[0] / free_w, span[1] / free_h)), left + free_w / 2, top + free_h / 2))
+        unit, centre_x, centre_y = min(options)  # the option that draws the graph largest
         x_left = (low[0] + high[0]) / 2 - centre_x * unit
         y_top = (low[1] + high[1]) / 2 + centre_y * unit  # the view's y axis points up
         self.view.setRange(xRange=(x_left, x_left + width * unit), yRange=(y_top - height * unit, y_top), padding=0)

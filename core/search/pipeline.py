@@ -99,12 +99,12 @@ def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
 
 
 def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
-    """Ids best first and their BM25 scores, sign flipped (larger is better)."""
+    """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``)."""
     if expression is None:
         return [], {}
     try:
-        rows: list[tuple[Any, ...]] = conn.execute(
-            "SELECT rowid, -bm25(entity_fts) FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
+        rows = conn.execute(
+            "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
             (expression, count),
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers

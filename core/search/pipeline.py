@@ -103,7 +103,7 @@ def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[lis
     if expression is None:
         return [], {}
     try:
-        rows = conn.execute(
+        rows: list[tuple[Any, ...]] = conn.execute(
             "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
             (expression, count),
         ).fetchall()

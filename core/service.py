@@ -9,11 +9,13 @@ thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (D
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal, TypeVar
 
 from limbic.core import mutations
 from limbic.core import validation as check
@@ -48,7 +50,14 @@ from limbic.core.usage import SignalRecorder, record_use
 
 log = logging.getLogger(__name__)
 
-_AUTO = object()
+class _Default(enum.Enum):
+    """Sentinel of :meth:`MemoryService.open`'s ``embedder``: the active installed model."""
+
+    ACTIVE_MODEL = "active model"
+
+
+_AUTO = _Default.ACTIVE_MODEL
+Result = TypeVar("Result")
 
 
 class MemoryService:
@@ -71,7 +80,8 @@ class MemoryService:
         self._stale_vectors: int | None = None
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | object = _AUTO, origin: str = "cli"):
+    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
+             origin: str = "cli") -> MemoryService:
         """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None."""
         from limbic.core.paths import default_db_path
 
@@ -102,7 +112,9 @@ class MemoryService:
         if not txn.nested:
             self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
 
-    def _write(self, op: str, origin: str | None, body: Callable[[object], object]):
+    def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result]) -> Result:
+        """Run ``body`` in one write transaction (savepoint when nested), publish the change record
+        once committed, and return what ``body`` returned."""
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             result = body(txn)
@@ -122,7 +134,7 @@ class MemoryService:
             yield
         self._publish(txn, origin, op)
 
-    def _reindex(self, txn, entity_ids) -> None:
+    def _reindex(self, txn: WriteTransaction, entity_ids: Iterable[int]) -> None:
         reindex(self.database, txn.conn, list(entity_ids), self.embedder)
 
     # --- entities ------------------------------------------------------------------------------
@@ -268,7 +280,7 @@ class MemoryService:
         conn = self.database.read()
         entities = reads.all_entities(conn, offset=offset, limit=limit)
         relations = reads.relations_touching(conn, [e.id for e in entities])
-        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        total = conn.execute("SELECT count(*) FROM entities").get
         return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
 
     def stats(self) -> GraphStats:
@@ -484,7 +496,7 @@ class MemoryService:
             self._stale_vectors = self.database.read().execute(
                 "SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
                 "WHERE m.model IS NOT ?", (self.embedder.name,)
-            ).fetchone()[0]
+            ).get
         return self._stale_vectors
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):

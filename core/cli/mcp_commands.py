@@ -15,7 +15,7 @@ import sys
 import threading
 
 from limbic.core.cli.common import open_service
-from limbic.core.mcp.config import CLIENTS, DEFAULT_PORT, WHERE, client_config
+from limbic.core.mcp.config import CLIENTS, DEFAULT_HOST, DEFAULT_PORT, WHERE, client_config
 
 # The MCP SDK takes seconds to import: it is loaded by the handlers, never by `limbic --help` or other commands.
 
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1, loopback only)")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST}, loopback only)")
     parser.add_argument("--allow-remote", action="store_true",
                         help="allow a non-loopback --host (anyone who can reach it and has the token gets in)")
     parser.set_defaults(handler=serve)
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     config.add_argument("--client", required=True, choices=CLIENTS)
     config.add_argument("--http", action="store_true", help="connect over HTTP (URL + bearer header)")
     config.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    config.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    config.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST})")
     config.set_defaults(handler=config_command)
 
 

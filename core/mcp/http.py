@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from limbic.core.errors import ValidationError
+from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.server import ToolCallRecord, build_server
 from limbic.core.mcp.wire import SurrogateRefusalMiddleware
 from limbic.core.paths import config_dir
@@ -217,7 +218,7 @@ class HttpMcpServer:
     def __init__(
         self,
         service,
-        host: str = "127.0.0.1",
+        host: str = DEFAULT_HOST,
         port: int = 0,
         token: str | None = None,
         allow_remote: bool = False,

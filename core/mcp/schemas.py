@@ -33,8 +33,9 @@ PresetName = Annotated[str, Field(
 )]
 
 
-def _items(item: Any, description: str) -> Any:
-    return Annotated[list[item], Field(description=description, max_length=MAX_ITEMS)]
+def _items(description: str) -> Any:
+    """The ``Field`` of a list input: its description and the item limit."""
+    return Field(description=description, max_length=MAX_ITEMS)
 
 
 # --- inputs -------------------------------------------------------------------------------------
@@ -50,7 +51,7 @@ class StrictIn(BaseModel):
 class EntityIn(StrictIn):
     name: Annotated[Name, Field(description="The name of the entity")]
     entityType: Annotated[Name, Field(description="The type of the entity")]
-    observations: _items(Content, "An array of observation contents associated with the entity")
+    observations: Annotated[list[Content], _items("An array of observation contents associated with the entity")]
     status: Annotated[
         Status | None,
         Field(description="Optional (Limbic): active (default), paused, completed or archived"),
@@ -70,7 +71,7 @@ class RelationIn(StrictIn):
 
 class ObservationBatchIn(StrictIn):
     entityName: Annotated[Name, Field(description="The name of the entity to add the observations to")]
-    contents: _items(Content, "An array of observation contents to add")
+    contents: Annotated[list[Content], _items("An array of observation contents to add")]
     kind: Annotated[
         str | None,
         Field(description="Optional (Limbic): kind of every content, e.g. fact, decision, preference, event, "
@@ -85,7 +86,7 @@ class ObservationBatchIn(StrictIn):
 
 class DeletionIn(StrictIn):
     entityName: Annotated[Name, Field(description="The name of the entity containing the observations")]
-    observations: _items(Content, "An array of observations to delete")
+    observations: Annotated[list[Content], _items("An array of observations to delete")]
 
 
 # --- outputs ------------------------------------------------------------------------------------

@@ -21,9 +21,10 @@ from contextlib import asynccontextmanager, contextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import pydantic
 import pydantic_core
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp_types import (
     CallToolResult,
@@ -91,6 +92,30 @@ def _refusals() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
+    """``field: why`` for each problem, ``; ``-separated (``entities.0.name: Input should be a valid string``):
+    pydantic's explanations without its model names, input echoes and documentation links."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        problems.append(f"{where}: {problem['msg']}")
+    return "; ".join(problems)
+
+
+class _LimbicServer(MCPServer):
+    """``MCPServer`` whose refusals of malformed arguments name the fields and why, in plain words."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):
+                raise
+            invalid = exc.__cause__
+            raise ToolError(f"Error executing tool {name}: invalid arguments: {describe_invalid_arguments(invalid)}") \
+                from invalid
+
+
 def _pretty(value: Any) -> str:
     """JSON indented by 2 spaces, non-ASCII kept: byte for byte ``JSON.stringify(value, null, 2)`` of the
     reference server (pydantic-core's encoder; the standard library's is 5× slower with an indent)."""
@@ -136,7 +161,7 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         async with notifier.attached():
             yield {}
 
-    server = MCPServer(
+    server = _LimbicServer(
         name="limbic-memory",
         title="Limbic memory",
         version=_version(),

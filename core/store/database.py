@@ -14,22 +14,36 @@ migrations are the ordered ``migrations/NNN_*.sql`` files, each applied in one t
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import sqlite_vec
 
 from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyError
 
+if TYPE_CHECKING:
+    from apsw import SQLiteValue
+
 BUSY_TIMEOUT_MS = 10_000
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
+_VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
+
+
+def vector_dimension(conn: apsw.Connection) -> int | None:
+    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by the
+    ``entity_embeddings`` table, or ``None`` when the table does not exist (no model has written yet)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    found = _VECTOR_DIMENSION.search(row[0]) if row else None
+    return int(found.group(1)) if found else None
 
 
 def _migrations() -> list[tuple[int, str, str]]:
@@ -60,7 +74,9 @@ def _configure(conn: apsw.Connection) -> None:
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
 
 
-def _unicode_lower(text: str | None) -> str | None:
+def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
+    """SQL ``unicode_lower(text)``: Python's full Unicode lower-casing; other values pass through."""
+    (text,) = args
     return text.lower() if isinstance(text, str) else text
 
 
@@ -82,7 +98,7 @@ class WriteTransaction:
     def nested(self) -> bool:
         return self.parent is not None
 
-    def touch(self, entity_ids: int | Sequence[int]) -> None:
+    def touch(self, entity_ids: int | Iterable[int]) -> None:
         if isinstance(entity_ids, int):
             self.entity_ids.add(entity_ids)
         else:
@@ -297,14 +313,14 @@ class Database:
     def _migrate(self) -> None:
         with self._write_lock:
             conn = self._writer
-            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            current = conn.execute("PRAGMA user_version").get
             for version, name, sql in _migrations():
                 if version <= current:
                     continue
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     # Another process may have migrated between our read and the lock.
-                    if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+                    if conn.execute("PRAGMA user_version").get >= version:
                         conn.execute("ROLLBACK")
                         continue
                     conn.execute(sql)
@@ -322,7 +338,7 @@ class Database:
 
     @property
     def schema_version(self) -> int:
-        return self.read().execute("PRAGMA user_version").fetchone()[0]
+        return self.read().execute("PRAGMA user_version").get
 
     # --- settings and vectors ------------------------------------------------------------------
 
@@ -330,23 +346,15 @@ class Database:
         row = self.read().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
-    def vector_dimension(self) -> int | None:
-        """Dimension of the ``entity_embeddings`` vec0 table, or ``None`` when it does not exist."""
-        value = self.get_setting("embedding_dimension")
-        return int(value) if value else None
-
     def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
         """Create (or recreate, when the dimension differs) the vec0 table inside the caller's transaction.
 
         Returns True when the table was (re)created empty, so every entity needs a new vector.
         """
-        row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)
-        ).fetchone()
-        if exists and row and int(row[0]) == dimension:
+        current = vector_dimension(conn)
+        if current == dimension:
             return False
-        if exists:
+        if current is not None:
             conn.execute(f"DROP TABLE {VECTOR_TABLE}")
         conn.execute(
             f"CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0("
@@ -366,4 +374,4 @@ class Database:
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""
-        return conn.execute("PRAGMA data_version").fetchone()[0]
+        return conn.execute("PRAGMA data_version").get

@@ -131,4 +131,4 @@ def argument_check_middleware(server: MCPServer) -> ServerMiddleware[Any]:
             return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
         return await call_next(ctx)
 
-    return cast(ServerMiddleware[Any], middleware)
+    return middleware

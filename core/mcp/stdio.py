@@ -80,9 +80,9 @@ async def _inbound(wire_in: ObjectReceiveStream[SessionMessage | Exception],
                    to_server: ObjectSendStream[SessionMessage | Exception], pending: _Pending) -> None:
     async with to_server:
         async for item in wire_in:
-            if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCRequest) \
-                    and item.message.id is not None:
-                pending.add(item.message.id)
+            request = item.message if isinstance(item, SessionMessage) else None
+            if isinstance(request, JSONRPCRequest) and isinstance(request.id, str | int):
+                pending.add(request.id)
             await to_server.send(item)
         await pending.drained()
 

@@ -59,7 +59,7 @@ async def serve_stdio(server: MCPServer) -> None:
         stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         async for line in stdin:
             refusal = surrogate_refusal(line)
-            if refusal is None:
+            if refusal is None or refusal.id is None:
                 yield line
                 continue
             pending.add(refusal.id)

@@ -44,3 +44,11 @@ class ImportFormatError(LimbicError):
 
 class StoreBusyError(LimbicError):
     """The database stayed locked by another process longer than the busy timeout (10 s)."""
+
+
+class DatabaseClosedError(LimbicError):
+    """The database was closed (the application or server is shutting down); nothing was read or written."""
+
+
+class MigrationError(LimbicError):
+    """A schema migration failed; that migration's transaction was rolled back, the cause is chained."""

@@ -1,9 +1,10 @@
 """The whole memory graph as numpy arrays, for drawing and layout (no Qt here).
 
-:func:`load_graph_arrays` reads every entity, its access statistics and every active relation in three
-set-based queries on the calling thread's read connection (``service.database.read()``), so the GUI
-runs it off the UI thread and hands the arrays to pyqtgraph in one call. The other functions are pure
-numpy over a :class:`GraphArrays` value: salience, temporal factor, neighbourhoods and sub-graphs.
+:func:`build_graph_arrays` turns the rows read by :mod:`limbic.core.store.graph` into arrays, and
+:func:`patch_graph_arrays` replaces just the entities a change touched; ``MemoryService.graph_arrays``
+does both off the UI thread, so the GUI hands the arrays to pyqtgraph in one call. The other
+functions are pure numpy over a :class:`GraphArrays` value: salience, temporal factor,
+neighbourhoods and sub-graphs.
 """
 
 from __future__ import annotations
@@ -11,21 +12,15 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from itertools import compress
+from typing import Any, cast
 
 import numpy as np
 
+from limbic.core.search import scoring
 from limbic.core.search.params import ScoringParams
-
-_ENTITY_SQL = """
-SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
-       COALESCE(a.access_count, 0), a.last_access
-FROM entities AS e LEFT JOIN entity_access AS a ON a.entity_id = e.id
-ORDER BY e.id
-"""
-_RELATION_SQL = "SELECT from_id, to_id, relation_type FROM relations WHERE active = 1 ORDER BY id"
-_LAST_CHANGE_SQL = "SELECT COALESCE(MAX(id), 0) FROM changes"
+from limbic.core.store.graph import GraphRows
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -71,78 +66,115 @@ class GraphArrays:
 def build_graph_arrays(
     entity_rows: list[tuple[Any, ...]], relation_rows: list[tuple[int, int, str]], change_id: int = 0
 ) -> GraphArrays:
-    """Arrays from rows ``(id, name, type, status, created_at, access_count, last_access)`` and
-    ``(from_id, to_id, relation_type)``; relations whose endpoints are not among the rows are dropped."""
-    n = len(entity_rows)
-    ids = np.fromiter((r[0] for r in entity_rows), dtype=np.int64, count=n)
-    types = [r[2] for r in entity_rows]
-    type_names = tuple(t for t, _ in sorted(Counter(types).items(), key=lambda kv: (-kv[1], kv[0])))
-    code_of = {t: i for i, t in enumerate(type_names)}
-    type_codes = np.fromiter((code_of[t] for t in types), dtype=np.int32, count=n)
-    created = np.fromiter((r[4] for r in entity_rows), dtype=np.float64, count=n)
-    access = np.fromiter((r[5] for r in entity_rows), dtype=np.int64, count=n)
-    last = np.fromiter((math.nan if r[6] is None else r[6] for r in entity_rows), dtype=np.float64, count=n)
-
-    m = len(relation_rows)
+    """Arrays from rows ``(id, name, type, status, created_at, access_count, last_access)`` ordered by
+    id and ``(from_id, to_id, relation_type)`` (:mod:`limbic.core.store.graph`); relations whose
+    endpoints are not among the rows are dropped."""
+    n, m = len(entity_rows), len(relation_rows)
     raw = np.empty((m, 2), dtype=np.int64)
     if m:
         raw[:, 0] = np.fromiter((r[0] for r in relation_rows), dtype=np.int64, count=m)
         raw[:, 1] = np.fromiter((r[1] for r in relation_rows), dtype=np.int64, count=m)
-    rows = np.searchsorted(ids, raw) if n else np.zeros_like(raw)
+    return _assemble(
+        ids=np.fromiter((r[0] for r in entity_rows), dtype=np.int64, count=n),
+        names=[r[1] for r in entity_rows],
+        types=[r[2] for r in entity_rows],
+        statuses=[r[3] for r in entity_rows],
+        created=np.fromiter((r[4] for r in entity_rows), dtype=np.float64, count=n),
+        access=np.fromiter((r[5] for r in entity_rows), dtype=np.int64, count=n),
+        last=np.fromiter((math.nan if r[6] is None else r[6] for r in entity_rows), dtype=np.float64, count=n),
+        raw_edges=raw,
+        edge_types=[r[2] for r in relation_rows],
+        change_id=change_id,
+    )
+
+
+def _assemble(
+    *, ids: np.ndarray, names: list[str], types: list[str], statuses: list[str], created: np.ndarray,
+    access: np.ndarray, last: np.ndarray, raw_edges: np.ndarray, edge_types: list[str], change_id: int,
+) -> GraphArrays:
+    """:class:`GraphArrays` from per-entity columns ordered by id and ``(M, 2) int64`` relation endpoints (ids)."""
+    n = len(ids)
+    type_names = tuple(t for t, _ in sorted(Counter(types).items(), key=lambda kv: (-kv[1], kv[0])))
+    code_of = {t: i for i, t in enumerate(type_names)}
+    type_codes = np.fromiter((code_of[t] for t in types), dtype=np.int32, count=n)
+    rows = np.searchsorted(ids, raw_edges) if n else np.zeros_like(raw_edges)
     rows_clipped = np.minimum(rows, max(n - 1, 0))
-    known = (rows < n) & (ids[rows_clipped] == raw) if n else np.zeros_like(raw, dtype=bool)
+    known = (rows < n) & (ids[rows_clipped] == raw_edges) if n else np.zeros_like(raw_edges, dtype=bool)
     keep = known.all(axis=1)
     edges = rows_clipped[keep].astype(np.int32)
-    edge_types = tuple(r[2] for r, k in zip(relation_rows, keep, strict=True) if k)
     degree = np.bincount(edges.ravel(), minlength=n).astype(np.int64) if n else np.zeros(0, np.int64)
     return GraphArrays(
         ids=ids,
-        names=tuple(r[1] for r in entity_rows),
+        names=tuple(names),
         type_codes=type_codes,
         type_names=type_names,
-        statuses=tuple(r[3] for r in entity_rows),
+        statuses=tuple(statuses),
         created_at=created,
         access_count=access,
         last_access=last,
         edges=edges.reshape(-1, 2),
-        edge_types=edge_types,
+        edge_types=tuple(edge_types) if keep.all() else tuple(compress(edge_types, cast(list[bool], keep.tolist()))),
         degree=degree,
         change_id=change_id,
     )
 
 
-def load_graph_arrays(service: Any) -> GraphArrays:
-    """Read the whole graph through ``service.database.read()`` (this thread's read connection).
+def patch_graph_arrays(arrays: GraphArrays, rows: GraphRows) -> GraphArrays:
+    """``arrays`` with the entities of ``rows.touched`` replaced by ``rows`` (the whole graph when
+    ``rows.touched`` is ``None``): touched entities missing from ``rows`` are dropped, and the active
+    relations touching them are the ones in ``rows``. The same entities, in the same order, and the
+    same relations as :func:`build_graph_arrays` over a full read of the same snapshot (the relations
+    read again come last); the untouched rows are carried over as arrays, not read again."""
+    if rows.touched is None:
+        return build_graph_arrays(rows.entities, rows.relations, rows.change_id)
+    if not rows.touched:
+        return replace(arrays, change_id=rows.change_id)
+    touched = np.fromiter(rows.touched, dtype=np.int64, count=len(rows.touched))
+    fresh = build_graph_arrays(rows.entities, [], rows.change_id)
+    kept = np.flatnonzero(~np.isin(arrays.ids, touched))
+    ids = np.concatenate([arrays.ids[kept], fresh.ids])
+    order = np.argsort(ids, kind="stable")
+    picks = order.tolist()
 
-    Three set-based queries inside one read transaction; run it off the UI thread.
-    """
-    conn = service.database.read()
-    with conn:  # one consistent snapshot (a savepoint on a read-only statement sequence)
-        entity_rows = list(conn.execute(_ENTITY_SQL))
-        relation_rows = list(conn.execute(_RELATION_SQL))
-        change_id = int(conn.execute(_LAST_CHANGE_SQL).fetchone()[0])
-    return build_graph_arrays(entity_rows, relation_rows, change_id)
+    def column(old: tuple[str, ...], new: tuple[str, ...]) -> list[str]:
+        both = [old[i] for i in kept.tolist()] + list(new)
+        return [both[i] for i in picks]
+
+    old_types = tuple(arrays.type_names[c] for c in arrays.type_codes.tolist())
+    new_types = tuple(fresh.type_names[c] for c in fresh.type_codes.tolist())
+
+    edge_ids = arrays.ids[arrays.edges] if len(arrays.edges) else np.zeros((0, 2), dtype=np.int64)
+    carried = ~np.isin(edge_ids, touched).any(axis=1)
+    raw = np.concatenate([edge_ids[carried], np.array([r[:2] for r in rows.relations], dtype=np.int64).reshape(-1, 2)])
+    types = [*compress(arrays.edge_types, cast(list[bool], carried.tolist())), *(r[2] for r in rows.relations)]
+    return _assemble(
+        ids=ids[order],
+        names=column(arrays.names, fresh.names),
+        types=column(old_types, new_types),
+        statuses=column(arrays.statuses, fresh.statuses),
+        created=np.concatenate([arrays.created_at[kept], fresh.created_at])[order],
+        access=np.concatenate([arrays.access_count[kept], fresh.access_count])[order],
+        last=np.concatenate([arrays.last_access[kept], fresh.last_access])[order],
+        raw_edges=raw,
+        edge_types=types,
+        change_id=rows.change_id,
+    )
 
 
 def salience(arrays: GraphArrays) -> np.ndarray:
-    """``(N,) float64`` in [0, 1]: ``log(1 + access_count) / log(1 + max access_count)`` (0 when no access)."""
-    counts = arrays.access_count.astype(np.float64)
-    top = counts.max() if len(counts) else 0.0
-    if top <= 0:
-        return np.zeros(len(counts))
-    return np.log1p(counts) / math.log1p(top)
+    """``(N,) float64`` in [0, 1]: the access part of the scorer's importance over the whole graph,
+    ``log2(1 + access_count) / log2(1 + max access_count)`` (0 when no access) — :func:`scoring.importance`
+    with degree and access days left out (the view shows degree by itself)."""
+    none = np.zeros(len(arrays))
+    return scoring.importance(arrays.access_count, none, none, ScoringParams())
 
 
 def temporal_factor(arrays: GraphArrays, params: ScoringParams, now: float | None = None) -> np.ndarray:
-    """``(N,) float64``: ``max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δt_hours))`` per entity.
-
-    Seed 000, "Sub-formula: temporal_factor(e)": Δt is the time since the last access, or since
-    ``created_at`` when the entity was never accessed. ``now`` in UTC unix seconds (default: now).
-    """
+    """``(N,) float64``: the scorer's :func:`scoring.temporal_factor` per entity (seed 000,
+    "Sub-formula: temporal_factor(e)"): decay since the last access, or since ``created_at`` when the
+    entity was never accessed. ``now`` in UTC unix seconds (default: now)."""
     now = time.time() if now is None else now
-    reference = np.where(np.isnan(arrays.last_access), arrays.created_at, arrays.last_access)
-    hours = np.maximum(now - reference, 0.0) / 3600.0
-    return np.maximum(params.temporal_floor, np.exp(-params.lambda_hourly * hours))
+    return scoring.temporal_factor(arrays.last_access, arrays.created_at, now, params)
 
 
 def neighbours(arrays: GraphArrays, rows: np.ndarray, depth: int = 1) -> np.ndarray:

@@ -2,24 +2,29 @@
 
 Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
 FTS rows and embeddings kept in step inside that transaction, and change notification to
-subscribers after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
+listeners of the one change feed (:mod:`limbic.core.changes`) after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
 thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (DESIGN.md §4).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal, TypeVar
 
 from limbic.core import mutations
 from limbic.core import validation as check
+from limbic.core.changes import ChangeFeed
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
+from limbic.core.graph_data import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.models import (
     Changes,
     Entity,
@@ -36,17 +41,23 @@ from limbic.core.models import (
 from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
-from limbic.core.store import reads, writes
-from limbic.core.store.database import Database
+from limbic.core.store import graph, reads, writes
+from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
-from limbic.core.usage import SignalRecorder
+from limbic.core.usage import SignalRecorder, record_use
 
 log = logging.getLogger(__name__)
 
-PARAMS_KEY = "scoring_params"
-_AUTO = object()
+class _Default(enum.Enum):
+    """Sentinel of :meth:`MemoryService.open`'s ``embedder``: the active installed model."""
+
+    ACTIVE_MODEL = "active model"
+
+
+_AUTO = _Default.ACTIVE_MODEL
+Result = TypeVar("Result")
 
 
 class MemoryService:
@@ -62,14 +73,15 @@ class MemoryService:
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self._subscribers: list[Callable[[Changes], None]] = []
-        self._subscribers_lock = threading.Lock()
+        self.changes = ChangeFeed(database.path)
         self._signals = SignalRecorder(database)
+        self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
         self._stale_vectors: int | None = None
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | object = _AUTO, origin: str = "cli"):
+    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
+             origin: str = "cli") -> MemoryService:
         """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None."""
         from limbic.core.paths import default_db_path
 
@@ -80,39 +92,33 @@ class MemoryService:
         return cls(Database(path or default_db_path()), embedder, origin=origin)
 
     def close(self) -> None:
-        """Finish pending signal writes, then close every connection."""
+        """Stop the change feed's watcher, finish pending signal writes, then close every connection."""
+        self.changes.close()
         self._signals.shutdown()
         self.database.close()
 
     # --- notifications -------------------------------------------------------------------------
 
-    def subscribe(self, callback: Callable[[Changes], None]) -> Callable[[], None]:
-        """Call ``callback(changes)`` after every committed mutation (on the writer's thread). Returns an unsubscribe function."""
-        with self._subscribers_lock:
-            self._subscribers.append(callback)
+    def subscribe(self, listener: Callable[[list[Changes]], None], *, other_processes: bool = False) -> Callable[[], None]:
+        """Call ``listener(changes)`` after every committed mutation; returns the unsubscribe function.
 
-        def unsubscribe() -> None:
-            with self._subscribers_lock:
-                if callback in self._subscribers:
-                    self._subscribers.remove(callback)
+        A shortcut for ``self.changes.subscribe`` (:class:`~limbic.core.changes.ChangeFeed`): each change
+        is delivered once, on the writer's thread (this process) or the feed's one watcher thread
+        (other processes' commits, followed while a listener passed ``other_processes=True``).
+        """
+        return self.changes.subscribe(listener, other_processes=other_processes)
 
-        return unsubscribe
+    def _publish(self, txn: WriteTransaction, origin: str, op: str) -> None:
+        if not txn.nested:
+            self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
 
-    def _notify(self, changes: Changes) -> None:
-        with self._subscribers_lock:
-            subscribers = list(self._subscribers)
-        for callback in subscribers:
-            try:
-                callback(changes)
-            except Exception:  # a broken view must not undo a committed write
-                log.exception("change subscriber failed")
-
-    def _write(self, op: str, origin: str | None, body: Callable[[object], object]):
+    def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result]) -> Result:
+        """Run ``body`` in one write transaction (savepoint when nested), publish the change record
+        once committed, and return what ``body`` returned."""
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             result = body(txn)
-        if not txn.nested:
-            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        self._publish(txn, origin, op)
         return result
 
     @contextmanager
@@ -126,10 +132,9 @@ class MemoryService:
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             yield
-        if not txn.nested:
-            self._notify(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+        self._publish(txn, origin, op)
 
-    def _reindex(self, txn, entity_ids) -> None:
+    def _reindex(self, txn: WriteTransaction, entity_ids: Iterable[int]) -> None:
         reindex(self.database, txn.conn, list(entity_ids), self.embedder)
 
     # --- entities ------------------------------------------------------------------------------
@@ -275,7 +280,7 @@ class MemoryService:
         conn = self.database.read()
         entities = reads.all_entities(conn, offset=offset, limit=limit)
         relations = reads.relations_touching(conn, [e.id for e in entities])
-        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        total = conn.execute("SELECT count(*) FROM entities").get
         return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
 
     def stats(self) -> GraphStats:
@@ -290,22 +295,37 @@ class MemoryService:
         ids = reads.search_substring(conn, text)
         return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
 
-    def open_nodes(self, names: Sequence[str], *, record: bool = True) -> Graph:
+    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100) -> GraphPage:
+        """Matches ``offset .. offset+limit`` of :meth:`search_nodes` (same order: by entity id), with the active
+        relations touching them; ``total_entities`` counts every match. Raises ``ValidationError`` on a bad
+        query, offset or limit."""
+        text = check.query(query)
+        offset = check.limit(offset, low=0, high=10**9, what="offset")
+        limit = check.limit(limit)
+        conn = self.database.read()
+        ids = reads.search_substring(conn, text)
+        page = ids[offset:offset + limit]
+        return GraphPage(tuple(reads.entities_by_ids(conn, page)), tuple(reads.relations_touching(conn, page)),
+                         offset, limit, len(ids))
+
+    def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
 
         Opening is a use: with ``record`` each opened entity gets an access (count, last access, access
         day) and each pair opened together a co-occurrence, written off the caller's path (seed 000
-        "Tracking scope"; DESIGN.md §10). Internal reads (import) pass ``record=False``.
+        "Tracking scope"; DESIGN.md §10), and each opened entity that a search by the same ``origin``
+        showed shortly before is a relevance label for that search. Internal reads (import) pass
+        ``record=False``.
         """
         check.count(names, "entity names")
         conn = self.database.read()
         entities = reads.entities_by_names(conn, [check.name(n) for n in names])
         ids = [e.id for e in entities]
         if record and ids:
-            self._signals.record_access(ids, time.time())
+            self._record_use(ids, origin, "open_nodes")
         return Graph(tuple(entities), tuple(reads.relations_touching(conn, ids)))
 
-    def get_entity(self, name: str, *, record: bool = False) -> EntityDetail:
+    def get_entity(self, name: str, *, record: bool = False, origin: str | None = None) -> EntityDetail:
         """One entity with access and impression statistics, degree and all its relations (ended ones included).
 
         With ``record`` the read is a use (MCP ``get_entity``, the GUI opening the entity): one access is
@@ -324,8 +344,25 @@ class MemoryService:
         impressions, last_impression = impression_stats(conn, entity.id)
         degree = sum(1 for r in relations if r.active)
         if record:
-            self._signals.record_access([entity.id], time.time())
+            self._record_use([entity.id], origin, "get_entity")
         return EntityDetail(entity, count, last, days, degree, tuple(relations), impressions, last_impression)
+
+    def graph_arrays(self, previous: GraphArrays | None = None) -> GraphArrays:
+        """The graph as arrays for drawing (:class:`~limbic.core.graph_data.GraphArrays`), from one read snapshot.
+
+        With ``previous``, only the entities the ``changes`` log names after ``previous.change_id`` are
+        read again and patched in; the whole graph is read when they exceed
+        :data:`~limbic.core.store.graph.FULL_RELOAD_SHARE` of it. Returns ``previous`` itself when nothing changed.
+        """
+        conn = self.database.read()
+        with conn:  # one consistent snapshot
+            if previous is None:
+                rows = graph.graph_rows(conn)
+            else:
+                rows = graph.graph_rows_since(conn, previous.change_id, len(previous))
+        if previous is None:
+            return build_graph_arrays(rows.entities, rows.relations, rows.change_id)
+        return previous if rows.change_id == previous.change_id else patch_graph_arrays(previous, rows)
 
     def last_change_id(self) -> int:
         return reads.last_change_id(self.database.read())
@@ -350,25 +387,53 @@ class MemoryService:
             ids = writes.require_ids(conn, names)
             writes.record_access(conn, list(ids.values()), at, co_occurrence=co_occurrence)
 
-    def mark_used(self, names: Sequence[str]) -> list[str]:
+    def mark_used(self, names: Sequence[str], *, search_id: int | None = None,
+                  origin: str | None = None) -> list[str]:
         """Say that these entities were used (they helped): one access each and a co-occurrence per pair.
 
-        The explicit form of a use for agents (MCP ``mark_used``), written before returning. Returns
-        the names, without duplicates. Raises ValidationError for an empty or too long list and
-        NotFoundError naming every unknown entity (nothing is recorded then).
+        The explicit form of a use for agents (MCP ``mark_used``), written before returning. With
+        ``search_id`` (a ``SearchOutcome.search_id``) each entity is a relevance label for that search
+        only; without it, the searches by the same ``origin`` in the feedback window that showed them.
+        Returns the names, without duplicates. Raises ValidationError for an empty or too long list and
+        NotFoundError naming every unknown entity or an unknown ``search_id`` (nothing is recorded then).
         """
         check.count(names, "entity names")
         unique = list(dict.fromkeys(check.name(n) for n in names))
         if not unique:
             raise ValidationError("name at least one entity that was used")
+        origin = origin or self.origin
         with self.database.maintenance() as conn:
-            ids = writes.require_ids(conn, unique)
-            writes.record_access(conn, list(ids.values()), time.time(), co_occurrence=True)
+            ids = list(writes.require_ids(conn, unique).values())
+            if search_id is not None:
+                self.learning.require_search(conn, search_id)
+            record_use(conn, ids, time.time(), origin=origin, source="mark_used", search_id=search_id,
+                       feedback_window=self.learning.config().feedback_window_seconds)
         return unique
+
+    def _record_use(self, entity_ids: list[int], origin: str | None, source: str) -> None:
+        self._signals.record_access(entity_ids, time.time(), origin=origin or self.origin, source=source,
+                                    feedback_window=self.learning.config().feedback_window_seconds)
 
     def wait_for_signals(self, timeout: float = 10.0) -> None:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
         self._signals.wait(timeout)
+
+    # --- settings ------------------------------------------------------------------------------
+
+    def setting(self, key: str) -> str | None:
+        """The stored value of setting ``key`` (None when unset); inside :meth:`transaction` it sees that
+        transaction's writes."""
+        return self.database.get_setting(key)
+
+    def save_setting(self, key: str, value: str, *, origin: str | None = None) -> None:
+        """Store ``value`` under setting ``key`` (one transaction, or part of the caller's)."""
+        def body(txn):
+            txn.conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+        self._write("save_setting", origin, body)
 
     # --- scoring parameters --------------------------------------------------------------------
 
@@ -397,9 +462,10 @@ class MemoryService:
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when stored vectors were made by another model (until ``limbic model reembed``). With
-        ``record``, the search is logged (``search_events``) with the returned top-K as impressions
-        (``search_results``, ``entity_impressions``), off the caller's path. Being returned is not a
-        use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
+        ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
+        (``search_events``, with its A/B group) with the returned top-K as impressions
+        (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
+        Being returned is not a use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
         from limbic.core.search.pipeline import run_search
@@ -407,8 +473,13 @@ class MemoryService:
         params = params or self.scoring_params()
         outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params,
                              vector_index=self._vectors)
-        if record and outcome.results:
-            self._signals.record_search(outcome, origin or self.origin)
+        config = self.learning.config()
+        if record and config.enabled and outcome.results:
+            search_id = self.learning.new_search_id()
+            outcome = dataclasses.replace(outcome, search_id=search_id)
+            self._signals.record_search(outcome, search_id, origin or self.origin,
+                                        self.learning.treatment(outcome.candidate_set.query), params.to_json(),
+                                        self.learning.preset_name(params), config.retention)
         return outcome
 
     def rerank(self, candidate_set, params: ScoringParams):
@@ -425,7 +496,7 @@ class MemoryService:
             self._stale_vectors = self.database.read().execute(
                 "SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
                 "WHERE m.model IS NOT ?", (self.embedder.name,)
-            ).fetchone()[0]
+            ).get
         return self._stale_vectors
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):

@@ -2,13 +2,15 @@
 
 Two kinds of signal, kept apart:
 
-- an **impression**: an entity returned by a search. The search is logged (``search_events``) with each
-  shown entity's rank (``search_results``, the shadow A/B data, with the cosine-only KNN rank as
-  baseline) and counted in ``entity_impressions``. Impressions never feed salience, access days or
+- an **impression**: an entity returned by a search. The search is logged (``search_events``, with its
+  A/B group and parameters) with each shown entity's rank (``search_results``, beside its cosine-only
+  and BM25-only ranks) and its packed candidate arrays (``search_candidates``, for pure replay), and
+  counted in ``entity_impressions``. Impressions never feed salience, access days or
   co-occurrence, so a ranking cannot feed on its own output.
 - an **access**: a use of an entity (``open_nodes``, ``get_entity``, ``mark_used``, the GUI opening it).
   Accesses update ``entity_access``, ``entity_access_days`` and, for two or more entities used
-  together, ``co_occurrences``.
+  together, ``co_occurrences``. A use of an entity that a search by the same origin showed shortly
+  before labels it relevant for that search (``implicit_feedback``).
 
 Both are written on one background thread, so a read returns before they are stored. A failure is
 logged, never raised to the reader.
@@ -19,18 +21,34 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from limbic.core.store import writes
+import apsw
+
+from limbic.core.learning import codec
+from limbic.core.store import search_log, writes
 from limbic.core.store.database import Database
-from limbic.core.store.search_log import Impression, SearchEvent, insert_search
+from limbic.core.store.search_log import Impression, SearchEvent
 
 if TYPE_CHECKING:
     from limbic.core.search.pipeline import SearchOutcome
 
 log = logging.getLogger(__name__)
+
+
+def record_use(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *, origin: str, source: str,
+               feedback_window: float, search_id: int | None = None) -> None:
+    """One use of each entity at ``at`` (UTC seconds): access, access day, co-occurrence of every pair, and
+    relevance labels: for ``search_id`` (shown or not) when the caller names the search the use answers,
+    else for the searches by ``origin`` in the ``feedback_window`` seconds before that showed them.
+    Inside the caller's write transaction."""
+    writes.record_access(conn, entity_ids, at, co_occurrence=True)
+    if search_id is not None:
+        search_log.label_search(conn, search_id, entity_ids, at, source)
+    else:
+        search_log.label_recent(conn, entity_ids, at, origin, feedback_window, source)
 
 
 class SignalRecorder:
@@ -53,28 +71,36 @@ class SignalRecorder:
             self._pending = [f for f in self._pending if not f.done()]
             self._pending.append(self._executor.submit(guarded))
 
-    def record_access(self, entity_ids: list[int], at: float, *, co_occurrence: bool = True) -> None:
-        """Queue one access (a use) of each entity at ``at`` (UTC seconds) and co-occurrence of every pair."""
+    def record_access(self, entity_ids: list[int], at: float, *, origin: str, source: str,
+                      feedback_window: float) -> None:
+        """Queue one access (a use) of each entity at ``at`` (UTC seconds), co-occurrence of every pair,
+        and the implicit feedback it gives to searches by ``origin`` in the ``feedback_window`` seconds
+        before (``source`` names the kind of use: open_nodes, get_entity, gui_open, mark_used)."""
 
         def task() -> None:
             with self._database.maintenance() as conn:
-                writes.record_access(conn, entity_ids, at, co_occurrence=co_occurrence)
+                record_use(conn, entity_ids, at, origin=origin, source=source, feedback_window=feedback_window)
 
         self._submit(task)
 
-    def record_search(self, outcome: SearchOutcome, origin: str) -> None:
-        """Queue the log of one search and the impressions of its top-K (no access, no co-occurrence)."""
+    def record_search(self, outcome: SearchOutcome, search_id: int, origin: str, treatment: str,
+                      params_json: str, preset: str | None, retention: int) -> None:
+        """Queue the log of one search: the event, the impressions of its top-K with their ranks
+        (treatment, cosine-only, BM25-only), and its packed candidate arrays. No access, no co-occurrence."""
         candidates = outcome.candidate_set
-        knn_rank = dict(zip(candidates.entity_ids.tolist(), candidates.knn_rank.tolist(), strict=True))
-        event = SearchEvent(time.time(), candidates.query, candidates.limit, outcome.mode, outcome.strategy,
-                            origin, outcome.timings.get("total", 0.0))
-        shown = [Impression(r.entity_id, r.rank, knn_rank.get(r.entity_id) or None, r.limbic_score,
-                            r.final_score, None if r.distance is None else max(0.0, 1.0 - r.distance))
+        ranks = dict(zip(candidates.entity_ids.tolist(),
+                         zip(candidates.knn_rank.tolist(), candidates.fts_rank.tolist(), strict=True), strict=True))
+        at = time.time()
+        shown = [Impression(r.entity_id, r.rank, ranks[r.entity_id][0] or None, ranks[r.entity_id][1] or None,
+                            r.limbic_score, r.final_score, None if r.distance is None else max(0.0, 1.0 - r.distance))
                  for r in outcome.results]
 
         def task() -> None:
+            event = SearchEvent(search_id, at, candidates.query, candidates.limit, outcome.mode, outcome.strategy,
+                                origin, outcome.timings.get("total", 0.0), treatment, preset, params_json,
+                                codec.pack(candidates))
             with self._database.maintenance() as conn:
-                insert_search(conn, event, shown)
+                search_log.insert_search(conn, event, shown, retention=retention)
 
         self._submit(task)
 

@@ -27,6 +27,8 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
+from limbic.core.service import MemoryService
+from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.workers import TaskRunner
 
 REFRESH_DELAY_MS = 200  # after a burst of changes, the shown search is run again once
@@ -48,12 +50,13 @@ class AppController(QObject):
     params_changed = Signal(object)
     mcp_call = Signal(object)
     status_message = Signal(str)
+    task_failed = Signal(str, str, str)  # title, message, details (see gui/dialogs/failure.py)
     # Carries MCP call records posted from server threads to the UI thread (queued connection).
     _mcp_call_posted = Signal(object)
 
     def __init__(
         self,
-        service: Any,
+        service: MemoryService,
         parent: QObject | None = None,
         *,
         params: ScoringParams | None = None,
@@ -98,10 +101,6 @@ class AppController(QObject):
         return list(self._results)
 
     @property
-    def last_query(self) -> str | None:
-        return self._last_query
-
-    @property
     def selection(self) -> list[str]:
         return list(self._selection)
 
@@ -117,10 +116,10 @@ class AppController(QObject):
     ) -> int:
         """Run ``fn(*args)`` off the UI thread; callbacks run on the UI thread (see ``TaskRunner.run``).
 
-        Without ``on_failure`` the error's message goes to ``status_message``.
+        Without ``on_failure`` the failure is reported (:meth:`report_failure`).
         """
         if on_failure is None:
-            on_failure = self._report_failure
+            on_failure = self.report_failure
         return self.runner.run(fn, *args, on_success=on_success, on_failure=on_failure, channel=channel)
 
     def select(self, names: Sequence[str]) -> None:
@@ -207,8 +206,12 @@ class AppController(QObject):
         n = len(outcome.results)
         self.status_message.emit(f"{n} result{'s' if n != 1 else ''} for “{outcome.candidate_set.query}”")
 
-    def _report_failure(self, error: BaseException) -> None:
-        self.status_message.emit(f"Error: {error}")
+    def report_failure(self, error: BaseException, title: str = "A background task failed") -> None:
+        """Tell the user a task failed: ``status_message`` and ``task_failed(title, message, details)``
+        (the main window shows a dialog with the traceback behind "Show Details…")."""
+        message, details = describe_failure(error)
+        self.status_message.emit(f"Error: {message}")
+        self.task_failed.emit(title, message, details)
 
     @Slot(object)
     def _emit_mcp_call(self, record: Any) -> None:

@@ -20,6 +20,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "handler", None):
         return run_command(args)
+    from limbic.gui.platform_check import XCB_EXIT_CODE, xcb_problem
+
+    problem = xcb_problem()  # before Qt: a missing X11 library gets one clear line, not Qt's abort
+    if problem:
+        print(problem, file=sys.stderr)
+        return XCB_EXIT_CODE
     from limbic.gui.app import run
 
     return int(run(args) or 0)

@@ -47,8 +47,8 @@ class _Task(QRunnable):
 class TaskRunner(QObject):
     """Runs callables on a private ``QThreadPool`` and calls back on the thread that owns the runner.
 
-    Create it on the UI thread. ``max_threads`` bounds concurrent core calls (SQLite readers each get
-    their own connection per thread, so a small pool keeps the number of connections small).
+    Create it on the UI thread. ``max_threads`` bounds concurrent core calls (each running task reads on
+    a connection leased from the database's pool, given back when its thread ends).
     """
 
     def __init__(self, parent: QObject | None = None, *, max_threads: int = 2) -> None:

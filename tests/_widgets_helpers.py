@@ -57,7 +57,7 @@ def build_small_graph(service: MemoryService) -> None:
 def open_controller(service: MemoryService) -> Iterator[AppController]:
     """Generator for a ``controller`` fixture: AppController + ChangeBridge (in-process changes)."""
     ctrl = AppController(service)
-    bridge = ChangeBridge(service)
+    bridge = ChangeBridge(service, other_processes=False)
     bridge.changes_arrived.connect(ctrl.notify_changes)
     bridge.start()
     yield ctrl

@@ -13,7 +13,7 @@ import pytest
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.errors import ValidationError
 from limbic.core.eval import scratch
-from limbic.core.eval.locomo import load_locomo
+from limbic.core.eval.locomo import LocomoFormatError, load_locomo
 from limbic.core.eval.metrics import summarize, summarize_by_category
 from limbic.core.eval.runner import (
     EvalOptions,
@@ -181,6 +181,14 @@ def test_built_database_holds_the_mapping(tmp_path):
 def test_bad_options_are_refused(changes, message):
     with pytest.raises(ValidationError, match=message):
         _options(**changes)
+
+
+def test_text_the_product_refuses_names_its_conversation(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(FIXTURE.read_text(encoding="utf-8").replace("Our ferret", "Our \\u0001ferret"), encoding="utf-8")
+    with pytest.raises(LocomoFormatError, match="conversation mini-2: observation contains control characters"):
+        run_locomo(load_locomo(bad), _options(variants=("bm25",)), None)
+    assert not any(scratch.cache_directory(scratch.cache_key(load_locomo(bad).sha256, "session", None)).glob("*mini-2*"))
 
 
 def test_unknown_conversation_is_refused():

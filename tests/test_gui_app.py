@@ -216,7 +216,8 @@ def test_bridge_delivers_each_change_once_on_the_ui_thread(qtbot, tmp_path):
     from limbic.gui.bridge import ChangeBridge
 
     service = MemoryService(Database(tmp_path / "memory.db"), None, origin="gui")
-    bridge = ChangeBridge(service, service.database.path, interval=0.05)
+    service.changes.watch_interval = 0.05
+    bridge = ChangeBridge(service)
     batches, threads = [], []
     bridge.changes_arrived.connect(lambda batch: (batches.append(batch), threads.append(threading.get_ident())))
     bridge.start()

@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from limbic.core.graph_data import load_graph_arrays, neighbours, salience, subgraph_edges, temporal_factor
+from limbic.core.graph_data import neighbours, salience, subgraph_edges, temporal_factor
 from limbic.core.models import EntityInput, RelationInput
 from limbic.core.search.params import ScoringParams
 from limbic.gui.graph import style as graph_style
@@ -50,7 +50,7 @@ def view(qtbot, controller, service):
 
 def test_arrays_match_the_database(service):
     build_small_graph(service)
-    arrays = load_graph_arrays(service)
+    arrays = service.graph_arrays()
     assert set(arrays.names) == ALL_NAMES
     index = arrays.index_of()
     pairs = {(arrays.names[a], arrays.names[b]) for a, b in arrays.edges.tolist()}
@@ -68,7 +68,7 @@ def test_arrays_match_the_database(service):
 
 def test_temporal_factor_follows_the_seed_formula(service):
     build_small_graph(service)
-    arrays = load_graph_arrays(service)
+    arrays = service.graph_arrays()
     index = arrays.index_of()
     params = ScoringParams().replace(lambda_hourly=1e-3, temporal_floor=0.2)
     now = time.time()
@@ -84,7 +84,7 @@ def test_temporal_factor_follows_the_seed_formula(service):
 
 def test_neighbourhoods_and_subgraphs(service):
     build_small_graph(service)
-    arrays = load_graph_arrays(service)
+    arrays = service.graph_arrays()
     index = arrays.index_of()
     near = {arrays.names[i] for i in neighbours(arrays, np.array([index["Python"]]))}
     assert near == {"Python", "Harbor"}

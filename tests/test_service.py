@@ -133,7 +133,7 @@ def test_supersede_and_update_observation(service):
 
 def test_subscribers_get_changes_after_commit(service):
     seen = []
-    unsubscribe = service.subscribe(seen.append)
+    unsubscribe = service.subscribe(seen.extend)
     service.create_entities([E("A", "T")], origin="mcp")
     assert seen[-1].origin == "mcp" and seen[-1].op == "create_entities"
     assert seen[-1].change_id == service.last_change_id()
@@ -194,7 +194,7 @@ def test_search_nodes_ignores_case_beyond_ascii(service):
 
 def test_transaction_keeps_all_or_nothing_and_notifies_once(service):
     seen = []
-    service.subscribe(seen.append)
+    service.subscribe(seen.extend)
     with service.transaction("batch", origin="import"):
         service.create_entities([E("A", "T")])
         with pytest.raises(NotFoundError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from importlib import resources
 
@@ -190,3 +191,26 @@ def test_migration_keeps_an_old_databases_history(tmp_path):
         assert service.scoring_params().gamma == 0.05
     finally:
         service.close()
+
+
+def test_mcp_search_id_feedback_and_tuning_resource(service):
+    _notes(service)
+    server = build_server(service)
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(Client(server)) as client:
+        found = portal.call(client.call_tool, "search_semantic", {"query": "cache", "limit": 3}).structured_content
+        search_id = found["searchId"]
+        assert isinstance(search_id, int) and search_id > 0
+        service.wait_for_signals()
+        shown = found["results"][0]["name"]
+        used = portal.call(client.call_tool, "mark_used", {"names": [shown], "searchId": search_id})
+        assert used.structured_content == {"used": [shown]}
+        unknown = portal.call(client.call_tool, "mark_used", {"names": [shown], "searchId": search_id + 1})
+        assert unknown.is_error and "searchId" in unknown.content[0].text
+        assert portal.call(client.call_tool, "mark_used", {"names": [shown], "searchId": "12"}).is_error
+        resource = portal.call(client.read_resource, "memory://tuning")
+        state = json.loads(resource.contents[0].text)
+    assert state["counts"]["searches"] == 1 and state["counts"]["labelled_searches"] == 1
+    assert state["eventsNeeded"] == 49 and state["savedParams"] == service.scoring_params().to_dict()
+    assert state["shadow"]["baseline_probability"] == 0.1 and state["lastTuning"] is None
+    labels = service.database.read().execute("SELECT event_id, source FROM implicit_feedback").fetchall()
+    assert labels == [(search_id, "mark_used")]

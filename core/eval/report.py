@@ -83,8 +83,7 @@ def format_text(result: EvalResult) -> str:
         figures = [summary.recall[k] for k in RECALL_KS] + [summary.ndcg]
         lines.append(f"{name:<{width}}" + "".join(f"{f:>9.3f}" for f in figures))
     categories = _categories(result)
-    any_scores = next(iter(result.scores.values()), [])
-    counts = summarize_by_category(any_scores)
+    counts = summarize_by_category(next(iter(result.scores.values()), []))
     column = max([12, *(len(c) + 2 for c in categories)])
     for title, pick in (("R@5", lambda s: s.recall[5]), (f"NDCG@{NDCG_K}", lambda s: s.ndcg)):
         lines += ["", f"{title} by category".ljust(width) + "".join(

@@ -175,9 +175,10 @@ def branch_ranking(variant: str, candidates: CandidateSet, params: ScoringParams
     raise ValidationError(f"unknown branch variant {variant!r}; expected one of {', '.join(BRANCH_VARIANTS)}")
 
 
-def use_evidence(service: MemoryService, names: Sequence[str]) -> None:
-    """What an agent does with the memory that answered its question: today an access (``open_nodes``)."""
-    service.open_nodes(list(names))
+def use_evidence(service: MemoryService, names: Sequence[str], search_id: int | None) -> None:
+    """What an agent does with the memory that answered its question: it says so with ``mark_used``,
+    naming the search (one access each, co-occurrence between them, feedback for that search)."""
+    service.mark_used(list(names), search_id=search_id, origin=REPLAY_ORIGIN)
 
 
 def questions_to_ask(conversation: Conversation, granularity: str, first: int | None,
@@ -224,8 +225,7 @@ def ask_questions(service: MemoryService, asked: Sequence[AskedQuestion], passes
             if record:
                 service.wait_for_signals()
                 if options.replay == "use":
-                    use_evidence(service, sorted(item.relevant))
-                    service.wait_for_signals()
+                    use_evidence(service, sorted(item.relevant), outcome.search_id)
         if bar is not None:
             bar.update(1)
 
@@ -254,24 +254,19 @@ def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | No
     passes = plan_passes(options.variants)
     # Fresh: every pass shares one copy (nothing is recorded). Replay: each pass gets its own copy.
     schedule = [list(passes)] if options.replay == "none" else [[one] for one in passes]
-    order = {name: [] for name in options.variants}
-    per_pass: list[dict[str, list[QuestionScore]]] = []
+    scores: dict[str, list[QuestionScore]] = {name: [] for name in options.variants}
     timings: list[float] = []
     modes: dict[str, int] = {}
     total = sum(len(a) for a in asked.values()) * len(schedule)
     with tqdm(total=total, desc=f"{options.granularity} questions", unit="q",
               disable=not options.progress, leave=False) as bar:
         for group in schedule:
-            scores: dict[str, list[QuestionScore]] = {n: [] for one in group for n in (*one.presets, *one.branches)}
             for conversation in conversations:
                 with scratch.open_copy(built.databases[conversation.sample_id], embedder) as service:
                     ask_questions(service, asked[conversation.sample_id], group, options, scores, timings, modes, bar)
-            per_pass.append(scores)
-    for scores in per_pass:
-        order.update({name: values for name, values in scores.items() if name in order})
     return EvalResult(
         path=locomo.path, sha256=locomo.sha256, options=options, model=scratch.model_name(embedder),
-        conversations=tuple(c.sample_id for c in conversations), scores=order,
+        conversations=tuple(c.sample_id for c in conversations), scores=scores,
         skipped=tuple(skipped), unresolved=tuple(unresolved), scratch=built, search_ms=tuple(timings),
         modes=modes, seconds=time.perf_counter() - started,
     )

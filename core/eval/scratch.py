@@ -4,8 +4,9 @@ A question searches only its own conversation's memory (LoCoMo's retrieval setti
 conversation gets its own database file. Building embeds every entity with the product's model,
 which is the slow part, so the built files are kept under
 ``paths.cache_dir()/eval/locomo/<key>/`` where ``key`` hashes the file's sha256, the granularity,
-the model name (with its variant, e.g. ``all-MiniLM-L6-v2@int8``), the schema version and
-:data:`~limbic.core.eval.locomo.MAPPING_VERSION`: a change to any of them builds anew. A file is
+the model name (with its variant, e.g. ``all-MiniLM-L6-v2@int8``), the schema version,
+:data:`~limbic.core.eval.locomo.MAPPING_VERSION` and a fingerprint of the indexing code
+(:func:`index_code_fingerprint`): a change to any of them builds anew. A file is
 built under a temporary name and renamed into place, so an interrupted build leaves nothing that
 looks complete. Searches and replays always run on a copy (:func:`open_copy`): the cache is
 never written after it is built.
@@ -23,13 +24,15 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from tqdm import tqdm
 
-from limbic.core import paths
+from limbic.core import embedding, paths
 from limbic.core.embedding.base import Embedder
-from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, memory_entities
+from limbic.core.errors import ValidationError
+from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database, latest_schema_version
 from limbic.core.validation import MAX_ITEMS
@@ -58,9 +61,32 @@ def model_name(embedder: Embedder | None) -> str:
     return embedder.name if embedder is not None else NO_MODEL
 
 
+def index_code_fingerprint() -> str:
+    """sha256 (hex) of the code that decides what a build writes: every source and migration file of
+    ``limbic.core.store`` and ``limbic.core.embedding``, and the ``mutations`` and ``inputs`` modules.
+
+    Worktrees and versions of the product share the user cache; two whose schema versions agree can
+    still index differently. Where no source ships (a frozen app), the package version stands in.
+    """
+    from limbic.core import inputs, mutations, store
+
+    files = [Path(inputs.__file__), Path(mutations.__file__)]
+    for package in (store, embedding):
+        for root in map(Path, package.__path__):
+            files += [f for f in root.rglob("*") if f.suffix in (".py", ".sql")]
+    digest = hashlib.sha256()
+    readable = [f for f in sorted(set(files)) if f.is_file()]
+    for file in readable:
+        digest.update(file.name.encode("utf-8") + b"\0" + file.read_bytes() + b"\0")
+    if not readable:
+        digest.update(metadata.version("limbic-studio").encode("utf-8"))
+    return digest.hexdigest()
+
+
 def cache_key(file_sha256: str, granularity: str, embedder: Embedder | None) -> str:
     """A short hex key of everything the built databases depend on (see the module docstring)."""
-    parts = [file_sha256, granularity, model_name(embedder), latest_schema_version(), MAPPING_VERSION]
+    parts = [file_sha256, granularity, model_name(embedder), latest_schema_version(), MAPPING_VERSION,
+             index_code_fingerprint()]
     return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:24]
 
 
@@ -103,6 +129,9 @@ def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity
     """The cached database of every conversation, building those that are missing (all with ``rebuild``).
 
     ``progress`` shows a tqdm bar on stderr while building.
+
+    Raises:
+        LocomoFormatError: a turn the product refuses (e.g. control characters), naming its conversation.
     """
     key = cache_key(file_sha256, granularity, embedder)
     directory = cache_directory(key)
@@ -119,6 +148,8 @@ def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity
         try:
             build_database(partial, conversation, granularity, embedder)
             os.replace(partial, final)
+        except ValidationError as exc:
+            raise LocomoFormatError(f"conversation {conversation.sample_id}: {exc}") from exc
         finally:
             _remove(partial)
     return ScratchSet(key, directory, databases, len(missing), time.perf_counter() - started)

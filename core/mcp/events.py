@@ -103,22 +103,19 @@ def activity_middleware(on_call: Callable[[ToolCallRecord], None]):
 class GraphNotifier:
     """Announces ``memory://knowledge-graph`` updates after committed changes of any origin.
 
-    Two sources: the service's subscribers (commits of this process, at once) and a
-    :class:`~limbic.core.watcher.ChangeWatcher` (commits of other processes on the same file, within
-    ``watch_interval`` seconds). Each change id is announced once; the notice is handed to the
-    server's event loop, and a burst of commits yields one notice per loop turn.
+    A listener of the service's one change feed (:class:`~limbic.core.changes.ChangeFeed`, which
+    also follows other processes' commits on the same file and delivers each change once). The
+    notice is handed to the server's event loop, and a burst of commits yields one notice per loop turn.
     """
 
-    def __init__(self, service, bus: InMemorySubscriptionBus, *, watch_interval: float = 0.5) -> None:
+    def __init__(self, service, bus: InMemorySubscriptionBus) -> None:
         self._service = service
         self._bus = bus
-        self._watch_interval = watch_interval
         self._sessions: set[Any] = set()
         self._lock = threading.Lock()
         self._users = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._stop: Callable[[], None] | None = None
-        self._announced = 0
+        self._unsubscribe: Callable[[], None] | None = None
         self._pending = False
 
     @asynccontextmanager
@@ -126,43 +123,25 @@ class GraphNotifier:
         """Follow the changes while a transport runs (the server lifespan)."""
         with self._lock:
             self._users += 1
-            if self._stop is None:
+            if self._unsubscribe is None:
                 self._loop = asyncio.get_running_loop()
-                self._stop = self._follow()
+                self._unsubscribe = self._service.subscribe(self._on_changes, other_processes=True)
         try:
             yield
         finally:
-            stop = None
+            unsubscribe = None
             with self._lock:
                 self._users -= 1
                 if self._users == 0:
-                    stop, self._stop, self._loop = self._stop, None, None
-            if stop is not None:  # outside the lock: the watcher thread may be waiting for it
-                stop()
-
-    def _follow(self) -> Callable[[], None]:
-        from limbic.core.watcher import ChangeWatcher
-
-        self._announced = self._service.last_change_id()
-        unsubscribe = self._service.subscribe(lambda change: self._on_changes([change]))
-        watcher = ChangeWatcher(self._service.database.path, self._on_changes,
-                                interval=self._watch_interval, start_after=self._announced).start()
-
-        def stop() -> None:
-            unsubscribe()
-            watcher.stop()
-
-        return stop
+                    unsubscribe, self._unsubscribe, self._loop = self._unsubscribe, None, None
+            if unsubscribe is not None:  # outside the lock: the feed may be delivering to us
+                unsubscribe()
 
     def _on_changes(self, changes: list[Any]) -> None:
-        """Called on the committing thread (this process) or the watcher thread (other processes)."""
-        newest = max((c.change_id for c in changes), default=0)
+        """Called by the change feed on the committing thread or its watcher thread."""
         with self._lock:
             loop = self._loop
-            if newest <= self._announced or loop is None or loop.is_closed():
-                return
-            self._announced = newest
-            if self._pending:
+            if not changes or loop is None or loop.is_closed() or self._pending:
                 return
             self._pending = True
         asyncio.run_coroutine_threadsafe(self._notify(), loop)

@@ -7,6 +7,7 @@ No SQL and no scoring here. :func:`build_server` registers
   :mod:`limbic.core.mcp_schemas`);
 - the extended tools ``search_semantic``, ``mark_used``, ``rename_entity``, ``merge_entities``,
   ``set_status``, ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
+- the ``memory://tuning`` resource (saved parameters, shadow A/B settings, feedback counts, last tuning);
 - the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
   committed change, by this process or another one on the same file (``subscriptions/listen`` for
   2026 clients, ``resources/subscribe`` for older ones).
@@ -20,9 +21,10 @@ from contextlib import asynccontextmanager, contextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import pydantic
 import pydantic_core
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp_types import (
     CallToolResult,
@@ -34,6 +36,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
+from limbic.core.mcp.arguments import add_strict_tool, argument_check_middleware
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
@@ -45,6 +48,7 @@ from limbic.core.mcp.schemas import (
     GraphOut,
     MarkUsedOut,
     Name,
+    NodesOut,
     ObservationBatchIn,
     PresetName,
     Query,
@@ -52,6 +56,7 @@ from limbic.core.mcp.schemas import (
     RelationIn,
     RelationsOut,
     SearchOut,
+    Status,
     SuccessOut,
     detail_out,
     entity_out,
@@ -60,13 +65,14 @@ from limbic.core.mcp.schemas import (
     relation_out,
     stats_out,
 )
-from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.models import EntityInput, GraphPage, ObservationInput, RelationInput
 from limbic.core.search import presets
 from limbic.core.validation import MAX_ITEMS
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
 
 ORIGIN = "mcp"
+TUNING_URI = "memory://tuning"
 MAX_SEARCH_LIMIT = 100
 
 INSTRUCTIONS = (
@@ -83,6 +89,30 @@ def _refusals() -> Iterator[None]:
         yield
     except LimbicError as exc:
         raise ToolError(str(exc)) from exc
+
+
+def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
+    """``field: why`` for each problem, ``; ``-separated (``entities.0.name: Input should be a valid string``):
+    pydantic's explanations without its model names, input echoes and documentation links."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        problems.append(f"{where}: {problem['msg']}")
+    return "; ".join(problems)
+
+
+class _LimbicServer(MCPServer):
+    """``MCPServer`` whose refusals of malformed arguments name the fields and why, in plain words."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):
+                raise
+            invalid = exc.__cause__
+            raise ToolError(f"Error executing tool {name}: invalid arguments: {describe_invalid_arguments(invalid)}") \
+                from invalid
 
 
 def _pretty(value: Any) -> str:
@@ -104,8 +134,10 @@ def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = 
 
 
 Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
-Offset = Annotated[int, Field(strict=True, ge=0, description="read_graph mode page: first entity (by id)")]
-PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS, description="read_graph mode page: page size")]
+Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic): first entity of the page (by id)")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
+                                 description="Optional (Limbic): page size (mode page: 100 by default)")]
+DEFAULT_PAGE = 100
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 
 
@@ -125,7 +157,7 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         async with notifier.attached():
             yield {}
 
-    server = MCPServer(
+    server = _LimbicServer(
         name="limbic-memory",
         title="Limbic memory",
         version=_version(),
@@ -133,8 +165,9 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,
-        middleware=[activity_middleware(on_call)] if on_call else None,
+        middleware=[activity_middleware(on_call)] if on_call else [],
     )
+    server.middleware.append(argument_check_middleware(server))
     _add_reference_tools(server, service)
     _add_extended_tools(server, service)
 
@@ -144,6 +177,12 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
     def knowledge_graph() -> str:
         graph = service.read_graph()
         return _pretty(graph_out(graph.entities, graph.relations))
+
+    @server.resource(TUNING_URI, name="tuning", title="Ranking tuning state",
+                     description="Saved scoring parameters, shadow A/B settings, counts of logged searches and "
+                     "feedback, and the last tuning application", mime_type="application/json")
+    def tuning() -> str:
+        return _pretty(service.learning.state(service.scoring_params()))
 
     # resources/subscribe was removed from the 2026 protocol; the SDK's documented way to keep serving it
     # to older clients (as the reference server does) is the low-level add_request_handler.
@@ -217,7 +256,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
             description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
                         "page (entities by id from offset, with their relations), summary (counts)")] = "full",
         offset: Offset = 0,
-        limit: PageLimit = 100,
+        limit: PageLimit | None = None,
     ) -> Annotated[CallToolResult, GraphOut]:
         with _refusals():
             if mode == "names":
@@ -225,25 +264,30 @@ def _add_reference_tools(server: MCPServer, service) -> None:
                 return _result({"names": names, "total": len(names)})
             if mode == "summary":
                 return _result({"summary": stats_out(service.stats())})
-            if mode == "page":
-                page = service.read_graph_page(offset, limit)
-                out = graph_out(page.entities, page.relations)
-                return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
+            if mode == "page" or limit is not None or offset:
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
+                return _paged(page)
             graph = service.read_graph()
         out = graph_out(graph.entities, graph.relations)
         return _result(out)
 
     def search_nodes(query: Annotated[Query, Field(
-            description="The search query to match against entity names, types, and observation content")]
-                     ) -> Annotated[CallToolResult, GraphOut]:
+            description="The search query to match against entity names, types, and observation content")],
+                     offset: Annotated[Offset, Field(description="Optional (Limbic): skip this many matches")] = 0,
+                     limit: Annotated[PageLimit | None, Field(
+                         description="Optional (Limbic): at most this many matches (default: all); the result "
+                                     "then says offset, limit and total")] = None,
+                     ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
+            if limit is not None or offset:
+                return _paged(service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit))
             graph = service.search_nodes(query)
         return _result(graph_out(graph.entities, graph.relations))
 
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
-                   ) -> Annotated[CallToolResult, GraphOut]:
+                   ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
-            graph = service.open_nodes(names, record=True)
+            graph = service.open_nodes(names, record=True, origin=ORIGIN)
         return _result(graph_out(graph.entities, graph.relations))
 
     write, destroy, read = _annotations(False), _annotations(False, True, True), _annotations(True, idempotent=True)
@@ -267,12 +311,18 @@ def _add_reference_tools(server: MCPServer, service) -> None:
          "entity counts as accessed, and entities opened together as co-occurring; this is what raises their "
          "salience in search_semantic.)", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 
 
 def _relations(relations: list[RelationIn]) -> list[RelationInput]:
     return [RelationInput(source=r.from_, target=r.to, relation_type=r.relationType, context=r.context)
             for r in relations]
+
+
+def _paged(page: GraphPage) -> CallToolResult:
+    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
+    out = graph_out(page.entities, page.relations)
+    return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
 
 
 def _success(message: str) -> CallToolResult:
@@ -290,7 +340,7 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
         return _result({"results": [r.to_dict() for r in outcome.results], "mode": outcome.mode,
-                        "model": model, "timings": dict(outcome.timings)})
+                        "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id})
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],
                       newName: Annotated[Name, Field(description="The new name (must be free)")]
@@ -305,8 +355,7 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             return _result(entity_out(service.merge_entities(sourceNames, targetName, origin=ORIGIN)))
 
     def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
-                   status: Annotated[str, Field(max_length=32,
-                                                description="active, paused, completed or archived")]
+                   status: Annotated[Status, Field(description="The new status")]
                    ) -> Annotated[CallToolResult, EntitiesOut]:
         with _refusals():
             updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=ORIGIN)]
@@ -320,13 +369,16 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     def get_entity(name: Annotated[Name, Field(description="The entity name")]
                    ) -> Annotated[CallToolResult, EntityDetailOut]:
         with _refusals():
-            return _result(detail_out(service.get_entity(name, record=True)))
+            return _result(detail_out(service.get_entity(name, record=True, origin=ORIGIN)))
 
     def mark_used(names: Annotated[Items, Field(
-            min_length=1, description="The entities that were used: the memories that helped")]
+            min_length=1, description="The entities that were used: the memories that helped")],
+                  searchId: Annotated[int | None, Field(
+                      strict=True, ge=1, description="Optional: the searchId of the search_semantic call that "
+                      "found them; they become relevance feedback for that search")] = None,
                   ) -> Annotated[CallToolResult, MarkUsedOut]:
         with _refusals():
-            used = service.mark_used(names)
+            used = service.mark_used(names, search_id=searchId, origin=ORIGIN)
         return _result({"used": used})
 
     write, read = _annotations(False), _annotations(True, idempotent=True)
@@ -336,11 +388,14 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "score: salience, recency, co-occurrence and status. Each result carries its score breakdown. "
          "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "
          "text only and says so in 'mode'. Being returned by a search is an impression, not a use: it does "
-         "not raise salience. Call mark_used (or open_nodes / get_entity) for the memories that helped.", read),
+         "not raise salience. Call mark_used (with the returned searchId) or open_nodes / get_entity for the "
+         "memories that helped.", read),
         (mark_used, "Mark Used",
          "Say which memories helped: each named entity counts as used (accessed), and entities named together "
          "as co-occurring. Only uses (mark_used, open_nodes, get_entity) raise salience in search_semantic; "
-         "search results alone do not. Unknown names are refused and nothing is recorded.", write),
+         "search results alone do not. Pass the searchId of the search_semantic call that found them to teach "
+         "the ranking (the auto-tuner learns from this feedback). Unknown names or searchIds are refused and "
+         "nothing is recorded.", write),
         (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
         (merge_entities, "Merge Entities",
          "Merge entities into a target: observations and relations move to the target, the sources are "
@@ -354,5 +409,5 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "observations with kind and supersede chain, and its relations (ended ones included). Reading an "
          "entity is a use: it counts as an access.", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 

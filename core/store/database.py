@@ -1,8 +1,12 @@
 """The SQLite file: connections, pragmas, migrations, and the one write transaction.
 
 apsw with sqlite-vec loaded into every connection (DESIGN.md §2 "SQLite driver", "vectors").
-One write connection guarded by a lock; one read connection per thread (DESIGN.md §6, datasette's
-shape). Every mutation runs in :meth:`Database.write`: ``BEGIN IMMEDIATE`` … append to ``changes`` …
+One write connection guarded by a lock; each thread reads on a connection leased from a small pool
+for as long as the thread lives (DESIGN.md §6, datasette's shape): when the thread ends, its
+connection goes back to the pool (at most :data:`READ_POOL_SIZE` idle ones are kept, the rest are
+closed), so short-lived worker threads (Qt pool threads expire after 30 s, the MCP SDK's after 10 s)
+never leave connections behind. A pooled connection keeps what lives per connection (the search's
+``temp`` fts5vocab table) for the next thread. Every mutation runs in :meth:`Database.write`: ``BEGIN IMMEDIATE`` … append to ``changes`` …
 ``COMMIT``, or a rollback that leaves nothing behind. Schema versions are ``PRAGMA user_version``;
 migrations are the ordered ``migrations/NNN_*.sql`` files, each applied in one transaction.
 """
@@ -10,20 +14,36 @@ migrations are the ordered ``migrations/NNN_*.sql`` files, each applied in one t
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import sqlite_vec
 
-from limbic.core.errors import StoreBusyError
+from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyError
+
+if TYPE_CHECKING:
+    from apsw import SQLiteValue
 
 BUSY_TIMEOUT_MS = 10_000
+READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
+_VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
+
+
+def vector_dimension(conn: apsw.Connection) -> int | None:
+    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by the
+    ``entity_embeddings`` table, or ``None`` when the table does not exist (no model has written yet)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    found = _VECTOR_DIMENSION.search(row[0]) if row else None
+    return int(found.group(1)) if found else None
 
 
 def _migrations() -> list[tuple[int, str, str]]:
@@ -54,7 +74,9 @@ def _configure(conn: apsw.Connection) -> None:
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
 
 
-def _unicode_lower(text: str | None) -> str | None:
+def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
+    """SQL ``unicode_lower(text)``: Python's full Unicode lower-casing; other values pass through."""
+    (text,) = args
     return text.lower() if isinstance(text, str) else text
 
 
@@ -76,11 +98,24 @@ class WriteTransaction:
     def nested(self) -> bool:
         return self.parent is not None
 
-    def touch(self, entity_ids: int | Sequence[int]) -> None:
+    def touch(self, entity_ids: int | Iterable[int]) -> None:
         if isinstance(entity_ids, int):
             self.entity_ids.add(entity_ids)
         else:
             self.entity_ids.update(int(i) for i in entity_ids)
+
+
+class _Lease:
+    """A thread's hold on one read connection, kept in the thread's ``threading.local``.
+
+    The thread's locals are dropped when the thread ends; the finalizer attached to the lease then
+    hands the connection back to the pool.
+    """
+
+    __slots__ = ("__weakref__", "conn")
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
 
 
 class Database:
@@ -91,6 +126,7 @@ class Database:
             readers on other threads could not see the data — use a temporary file.
     Raises:
         StoreBusyError: the file stayed locked by another process for more than 10 s.
+        MigrationError: a schema migration failed (nothing of it was applied).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -102,12 +138,18 @@ class Database:
         self._open: list[WriteTransaction] = []  # the writer's open transactions, outermost first
         self._owner: int | None = None  # thread holding an open write transaction
         self._local = threading.local()
-        self._readers: list[apsw.Connection] = []
+        self._readers: set[apsw.Connection] = set()  # every open read connection, leased or idle
+        self._idle: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
         self._writer = self._connect()
-        self._writer.execute("PRAGMA journal_mode = WAL")
-        self._migrate()
+        try:
+            self._writer.execute("PRAGMA journal_mode = WAL")
+            self._migrate()
+        except BaseException:
+            self._closed = True
+            self._writer.close()
+            raise
 
     # --- connections ---------------------------------------------------------------------------
 
@@ -117,21 +159,48 @@ class Database:
         return conn
 
     def read(self) -> apsw.Connection:
-        """This thread's read connection (created on first use, reused afterwards).
+        """This thread's read connection: leased from the pool on first use, returned when the thread ends.
 
         A thread inside a write transaction gets the write connection, so it reads its own writes.
+
+        Raises:
+            DatabaseClosedError: :meth:`close` was called.
         """
         if self._closed:
-            raise RuntimeError("database is closed")
+            raise DatabaseClosedError("the database is closed")
         if self._owner == threading.get_ident():
             return self._writer
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._connect()
-            self._local.conn = conn
-            with self._readers_lock:
-                self._readers.append(conn)
+        lease: _Lease | None = getattr(self._local, "lease", None)
+        if lease is None:
+            lease = _Lease(self._checkout())
+            weakref.finalize(lease, self._checkin, lease.conn)
+            self._local.lease = lease
+        return lease.conn
+
+    def open_read_connections(self) -> int:
+        """Read connections open now, leased to living threads or idle in the pool."""
+        with self._readers_lock:
+            return len(self._readers)
+
+    def _checkout(self) -> apsw.Connection:
+        with self._readers_lock:
+            if self._idle:
+                return self._idle.pop()
+        conn = self._connect()
+        with self._readers_lock:
+            self._readers.add(conn)
         return conn
+
+    def _checkin(self, conn: apsw.Connection) -> None:
+        """Called when the leasing thread ended: keep the connection for the next thread, or close it."""
+        with self._readers_lock:
+            if conn not in self._readers:  # closed with the database meanwhile
+                return
+            if not self._closed and not conn.in_transaction and len(self._idle) < READ_POOL_SIZE:
+                self._idle.append(conn)
+                return
+            self._readers.discard(conn)
+        conn.close()
 
     def close(self) -> None:
         """Close every connection this object opened (readers of all threads, then the writer)."""
@@ -142,6 +211,7 @@ class Database:
             for conn in self._readers:
                 conn.close()
             self._readers.clear()
+            self._idle.clear()
         with self._write_lock:
             self._writer.close()
 
@@ -162,9 +232,10 @@ class Database:
 
         Raises:
             StoreBusyError: another process held the write lock past the busy timeout.
+            DatabaseClosedError: :meth:`close` was called.
         """
         if self._closed:
-            raise RuntimeError("database is closed")
+            raise DatabaseClosedError("the database is closed")
         with self._write_lock:
             conn = self._writer
             if self._open:
@@ -217,7 +288,10 @@ class Database:
         """``BEGIN IMMEDIATE`` without a ``changes`` row: signals and logs that views need not follow.
 
         Inside the same thread's open write transaction it is a savepoint of that transaction.
+        Raises StoreBusyError or DatabaseClosedError as :meth:`write` does.
         """
+        if self._closed:
+            raise DatabaseClosedError("the database is closed")
         with self._write_lock:
             conn = self._writer
             if self._open:
@@ -239,26 +313,32 @@ class Database:
     def _migrate(self) -> None:
         with self._write_lock:
             conn = self._writer
-            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            current = conn.execute("PRAGMA user_version").get
             for version, name, sql in _migrations():
                 if version <= current:
                     continue
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     # Another process may have migrated between our read and the lock.
-                    if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+                    if conn.execute("PRAGMA user_version").get >= version:
                         conn.execute("ROLLBACK")
                         continue
                     conn.execute(sql)
                     conn.execute(f"PRAGMA user_version = {version}")
                     conn.execute("COMMIT")
+                except apsw.Error as exc:
+                    conn.execute("ROLLBACK")
+                    raise MigrationError(
+                        f"the database {self.path} could not be upgraded to schema version {version} ({name}); "
+                        "nothing of that step was applied"
+                    ) from exc
                 except BaseException:
                     conn.execute("ROLLBACK")
-                    raise RuntimeError(f"migration {name} failed") from None
+                    raise
 
     @property
     def schema_version(self) -> int:
-        return self.read().execute("PRAGMA user_version").fetchone()[0]
+        return self.read().execute("PRAGMA user_version").get
 
     # --- settings and vectors ------------------------------------------------------------------
 
@@ -266,23 +346,15 @@ class Database:
         row = self.read().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
 
-    def vector_dimension(self) -> int | None:
-        """Dimension of the ``entity_embeddings`` vec0 table, or ``None`` when it does not exist."""
-        value = self.get_setting("embedding_dimension")
-        return int(value) if value else None
-
     def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
         """Create (or recreate, when the dimension differs) the vec0 table inside the caller's transaction.
 
         Returns True when the table was (re)created empty, so every entity needs a new vector.
         """
-        row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)
-        ).fetchone()
-        if exists and row and int(row[0]) == dimension:
+        current = vector_dimension(conn)
+        if current == dimension:
             return False
-        if exists:
+        if current is not None:
             conn.execute(f"DROP TABLE {VECTOR_TABLE}")
         conn.execute(
             f"CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0("
@@ -302,4 +374,4 @@ class Database:
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""
-        return conn.execute("PRAGMA data_version").fetchone()[0]
+        return conn.execute("PRAGMA data_version").get

@@ -13,9 +13,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store.database import VECTOR_TABLE, Database
+from limbic.core.store.database import VECTOR_TABLE, Database, vector_dimension
 from limbic.core.store.indexing import reindex
 
 
@@ -33,9 +34,9 @@ class ReembedReport:
 def stale_entity_ids(database: Database, model: str) -> list[int]:
     """Ids (ascending) of entities without a vector made by ``model``."""
     conn = database.read()
-    has_table = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    has_table = vector_dimension(conn) is not None
     missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if has_table else ""
-    rows = conn.execute(
+    rows: list[tuple[Any, ...]] = conn.execute(
         "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
         f"WHERE m.model IS NULL OR m.model != ?{missing_vector} ORDER BY e.id",
         (model,),

@@ -1,13 +1,15 @@
-"""The search log: one ``search_events`` row per logged search and its impressions (DESIGN.md §3, §10).
+"""The search log: logged searches, their impressions, candidate arrays and relevance labels (DESIGN.md §3, §10).
 
 An impression is an entity shown by a search, stored with its 1-based rank in ``search_results`` and
 counted in ``entity_impressions``. Impressions never touch ``entity_access``, ``entity_access_days``
-or ``co_occurrences``: only a use does (:func:`limbic.core.store.writes.record_access`).
-Each function takes an open write connection inside the caller's transaction; none commits.
+or ``co_occurrences``: only a use does (:func:`limbic.core.store.writes.record_access`). A use of a
+shown entity soon after the search, by the same origin, is a relevance label (``implicit_feedback``).
+Write functions take an open write connection inside the caller's transaction; none commits.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,11 +18,13 @@ import apsw
 
 @dataclass(frozen=True, slots=True)
 class Impression:
-    """One shown result: entity id, 1-based rank, its scores and the rank of the cosine-only baseline."""
+    """One shown result: entity id, 1-based rank, its scores, and its rank in the cosine-only (KNN)
+    and BM25-only branches (``None`` when that branch did not find it)."""
 
     entity_id: int
     rank: int
     baseline_rank: int | None
+    bm25_rank: int | None
     limbic_score: float
     final_score: float
     cosine_similarity: float | None
@@ -28,9 +32,12 @@ class Impression:
 
 @dataclass(frozen=True, slots=True)
 class SearchEvent:
-    """A logged search: when (UTC seconds), the query, requested top-K, mode, routing strategy, origin
-    (gui, mcp, cli…) and duration in milliseconds."""
+    """A logged search: its id (the ``searchId`` given to callers), when (UTC seconds), the query, the
+    requested top-K, mode, routing strategy, origin (gui, mcp, cli…), duration in milliseconds, the
+    A/B group (``limbic`` / ``baseline``), the preset name when the parameters equal one, the
+    parameters as JSON and the packed candidate set (:mod:`limbic.core.learning.codec`)."""
 
+    id: int
     at: float
     query: str
     limit: int
@@ -38,24 +45,56 @@ class SearchEvent:
     strategy: str
     origin: str
     duration_ms: float
+    treatment: str
+    preset: str | None
+    params_json: str
+    candidates: bytes
 
 
-def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Impression]) -> int:
-    """Log ``event`` with its impressions and add them to ``entity_impressions``; returns the event id."""
+def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Impression], *, retention: int) -> None:
+    """Log ``event`` with its impressions and candidate arrays, add the impressions to
+    ``entity_impressions``, then drop the oldest searches beyond ``retention``."""
+    conn.execute("INSERT INTO logged_params(params) VALUES (?) ON CONFLICT(params) DO NOTHING", (event.params_json,))
+    (params_id,) = _row(conn, "SELECT id FROM logged_params WHERE params = ?", (event.params_json,))
     conn.execute(
-        "INSERT INTO search_events(at, query, k_limit, mode, strategy, origin, duration_ms) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (event.at, event.query, event.limit, event.mode, event.strategy, event.origin, event.duration_ms),
+        "INSERT INTO search_events(id, at, query, k_limit, mode, strategy, origin, duration_ms, treatment, preset, "
+        "params_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (event.id, event.at, event.query, event.limit, event.mode, event.strategy, event.origin, event.duration_ms,
+         event.treatment, event.preset, params_id),
     )
-    event_id = conn.last_insert_rowid()
+    conn.execute("INSERT INTO search_candidates(event_id, data) VALUES (?, ?)", (event.id, event.candidates))
     conn.executemany(
-        "INSERT INTO search_results(event_id, entity_id, rank, baseline_rank, limbic_score, final_score, "
-        "cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(event_id, s.entity_id, s.rank, s.baseline_rank, s.limbic_score, s.final_score, s.cosine_similarity)
-         for s in shown],
+        "INSERT INTO search_results(event_id, entity_id, rank, baseline_rank, bm25_rank, limbic_score, final_score, "
+        "cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(event.id, s.entity_id, s.rank, s.baseline_rank, s.bm25_rank, s.limbic_score, s.final_score,
+          s.cosine_similarity) for s in shown],
     )
     record_impressions(conn, [s.entity_id for s in shown], event.at)
-    return event_id
+    trim(conn, retention)
+
+
+def trim(conn: apsw.Connection, retention: int) -> int:
+    """Drop the oldest logged searches beyond the newest ``retention`` (with their results, candidate
+    arrays and labels); returns how many were dropped."""
+    (count,) = _row(conn, "SELECT count(*) FROM search_events")
+    if count <= retention:
+        return 0
+    conn.execute(
+        "DELETE FROM search_events WHERE id IN (SELECT id FROM search_events ORDER BY at, id LIMIT ?)",
+        (count - retention,),
+    )
+    conn.execute("DELETE FROM implicit_feedback WHERE event_id IS NULL")
+    return count - retention
+
+
+def clear(conn: apsw.Connection) -> int:
+    """Delete every logged search, impression row and label (entity impression totals and accesses stay).
+    Returns the number of searches deleted."""
+    (count,) = _row(conn, "SELECT count(*) FROM search_events")
+    conn.execute("DELETE FROM implicit_feedback")
+    conn.execute("DELETE FROM search_events")
+    conn.execute("DELETE FROM logged_params")
+    return count
 
 
 def record_impressions(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
@@ -75,3 +114,85 @@ def impression_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float 
         "SELECT impression_count, last_impression FROM entity_impressions WHERE entity_id = ?", (entity_id,)
     ).fetchone()
     return (int(row[0]), float(row[1])) if row else (0, None)
+
+
+def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, origin: str, window: float,
+                 source: str) -> int:
+    """Implicit feedback: for each entity, every search by ``origin`` in the ``window`` seconds before
+    ``at`` that showed it gets a relevance label. Returns the number of new labels."""
+    before = conn.total_changes()
+    conn.execute(
+        "INSERT INTO implicit_feedback(entity_id, event_id, at, source) "
+        "SELECT r.entity_id, r.event_id, ?1, ?2 FROM search_results r JOIN search_events e ON e.id = r.event_id "
+        "WHERE r.entity_id IN (SELECT value FROM json_each(?3)) AND e.origin = ?4 AND e.at BETWEEN ?5 AND ?1 "
+        "ON CONFLICT(event_id, entity_id) DO NOTHING",
+        (at, source, json.dumps([int(i) for i in entity_ids]), origin, at - window),
+    )
+    return conn.total_changes() - before
+
+
+def label_search(conn: apsw.Connection, event_id: int, entity_ids: Sequence[int], at: float, source: str) -> int:
+    """Explicit feedback for one logged search (``mark_used`` with a ``searchId``): each entity is a
+    relevance label for it, shown or not. Returns the number of new labels."""
+    before = conn.total_changes()
+    conn.executemany(
+        "INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(event_id, entity_id) DO NOTHING",
+        [(int(i), event_id, at, source) for i in dict.fromkeys(entity_ids)],
+    )
+    return conn.total_changes() - before
+
+
+def search_exists(conn: apsw.Connection, event_id: int) -> bool:
+    return conn.execute("SELECT 1 FROM search_events WHERE id = ?", (event_id,)).fetchone() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedSearch:
+    """A logged search read back for replay: id, time, A/B group, the parameters' JSON, the packed
+    candidate set and the ids of the entities labelled relevant (empty when none was used)."""
+
+    id: int
+    at: float
+    treatment: str
+    params_json: str | None
+    candidates: bytes
+    relevant: tuple[int, ...]
+
+
+def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit: int | None = None) -> list[LoggedSearch]:
+    """Logged searches that kept their candidate arrays, newest first (at most ``limit``)."""
+    labels: dict[int, list[int]] = {}
+    for event_id, entity_id in conn.execute(
+            "SELECT event_id, entity_id FROM implicit_feedback WHERE event_id IS NOT NULL ORDER BY id"):
+        labels.setdefault(event_id, []).append(entity_id)
+    rows = conn.execute(
+        "SELECT e.id, e.at, e.treatment, p.params, c.data FROM search_events e "
+        "JOIN search_candidates c ON c.event_id = e.id LEFT JOIN logged_params p ON p.id = e.params_id "
+        "ORDER BY e.at DESC, e.id DESC"
+    )
+    found = []
+    for event_id, at, treatment, params, data in rows:
+        relevant = tuple(labels.get(event_id, ()))
+        if labelled_only and not relevant:
+            continue
+        found.append(LoggedSearch(event_id, at, treatment, params, data, relevant))
+        if limit is not None and len(found) >= limit:
+            break
+    return found
+
+
+def log_counts(conn: apsw.Connection) -> dict[str, int]:
+    """Counts for the tuning state: logged searches, per group, labelled searches, labels."""
+    searches, baseline = _row(conn, "SELECT count(*), coalesce(sum(treatment = 'baseline'), 0) FROM search_events")
+    labelled, labels = _row(
+        conn, "SELECT count(DISTINCT event_id), count(*) FROM implicit_feedback WHERE event_id IS NOT NULL")
+    return {"searches": searches, "baseline_searches": baseline, "treatment_searches": searches - baseline,
+            "labelled_searches": labelled, "labels": labels}
+
+
+def _row(conn: apsw.Connection, sql: str, bindings: tuple = ()) -> tuple:
+    """The one row of a query that always returns one (an aggregate, or a row just written)."""
+    row = conn.execute(sql, bindings).fetchone()
+    assert row is not None, sql
+    return tuple(row)

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 import apsw
 import numpy as np
 
 from limbic.core.store import reads
-from limbic.core.store.database import VECTOR_TABLE
+from limbic.core.store.database import VECTOR_TABLE, vector_dimension
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the rows changed
 
 
 def _rows(conn: apsw.Connection, sql: str, args: tuple, dimension: int) -> tuple[np.ndarray, np.ndarray]:
-    rows = conn.execute(sql, args).fetchall()
+    rows: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
     return ids, matrix
@@ -43,15 +44,10 @@ class VectorIndex:
     def __len__(self) -> int:
         return int(self._ids.shape[0])
 
-    def _dimension_of(self, conn: apsw.Connection) -> int | None:
-        row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        exists = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
-        return int(row[0]) if row and exists else None
-
     def refresh(self, conn: apsw.Connection) -> None:
         """Bring the copy up to date with what ``conn`` sees (call inside the caller's read snapshot)."""
         with self._lock:
-            dimension = self._dimension_of(conn)
+            dimension = vector_dimension(conn)
             last = reads.last_change_id(conn)
             if dimension is None:
                 self._dimension, self._change_id = None, last

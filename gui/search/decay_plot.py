@@ -1,7 +1,7 @@
 """Decay plot: the temporal factor curve for the current λ and floor, with entities marked on it.
 
 ``temporal_factor(Δh) = max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δh))`` — seed 000, "Sub-formula:
-temporal_factor(e)"; Δh = hours since the last access (or since creation when never accessed).
+temporal_factor(e)", computed by the scorer's :func:`limbic.core.search.scoring.decay`; Δh = hours since the last access (or since creation when never accessed).
 The x axis is in days. Markers are placed at each entity's age and move along the curve when λ or
 the floor change; their ages come from the caller (search results or entity details), so drawing
 never touches the database.
@@ -17,17 +17,13 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.scoring import decay
 
 CURVE_POINTS = 400
 MAX_LABELS = 12  # marked entities named on the plot (a fixed pool of text items, reused)
 # The x axis spans one of these day counts, so it stays put (no new ticks to lay out and paint)
 # while λ or the floor move by small steps.
 SPANS_DAYS = (30, 45, 60, 90, 120, 180, 270, 365, 540, 730, 1095, 1460, 2190, 2920, 3650)
-
-
-def temporal_factor(hours: np.ndarray, params: ScoringParams) -> np.ndarray:
-    """Vectorised temporal factor for ages in hours (float64 array of the same shape), seed 000."""
-    return np.maximum(params.temporal_floor, np.exp(-params.lambda_hourly * np.asarray(hours, dtype=np.float64)))
 
 
 def plot_span_days(params: ScoringParams, ages_hours: Sequence[float] = ()) -> float:
@@ -98,14 +94,14 @@ class DecayPlot(QWidget):
         if not self._entities:
             return []
         ages = np.array([a for _, a in self._entities])
-        factors = temporal_factor(ages, self._params)
+        factors = decay(ages, self._params.temporal_floor, self._params)
         return [(n, a / 24, float(f)) for (n, a), f in zip(self._entities, factors, strict=True)]
 
     def _redraw(self) -> None:
         params = self._params
         span = plot_span_days(params, [a for _, a in self._entities])
         days = np.linspace(0.0, span, CURVE_POINTS)
-        self.curve.setData(days, temporal_factor(days * 24, params))
+        self.curve.setData(days, decay(days * 24, params.temporal_floor, params))
         hours = params.half_life_hours
         self.half_life_line.setVisible(math.isfinite(hours) and hours / 24 <= span)
         if math.isfinite(hours):

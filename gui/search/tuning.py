@@ -32,6 +32,7 @@ from limbic.core.errors import LimbicError
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
 from limbic.gui.controller import AppController
+from limbic.gui.search.quality import QualityPanel
 
 SLIDER_STEPS = 1000  # resolution of a float slider over [min, max]
 
@@ -121,7 +122,8 @@ class ParamControl(QWidget):
 
 
 class TuningPanel(QWidget):
-    """All scoring parameters as controls, plus Reset and "Save as default".
+    """All scoring parameters as controls, plus Reset and "Save as default", and below them the live
+    ranking quality of the sliders on the logged searches (:class:`~limbic.gui.search.quality.QualityPanel`).
 
     Bound to ``controller.params`` both ways (see the module docstring). "Save as default" persists
     the params with ``service.save_scoring_params`` off the UI thread, so MCP ``search_semantic`` and
@@ -175,6 +177,8 @@ class TuningPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(scroll, 1)
         layout.addLayout(buttons)
+        self.quality = QualityPanel(controller)
+        layout.addWidget(self.quality)
         controller.params_changed.connect(self.show_params)
         self.show_params(params)
 

@@ -13,7 +13,9 @@ written to ``tests/bench/out/debian-N.jsonl`` once and reused). Figures (one JSO
 - ``ego_layout_ms``: the focus view's layout of a 300-node neighbourhood;
 - ``extend_layout_ms``: placing 1% new nodes into an existing layout (live updates);
 - with ``--db`` (built from the JSONL without a model when the file does not exist):
-  ``load_arrays_ms`` — :func:`load_graph_arrays` over SQLite — and ``view`` — a ``GraphView`` in
+  ``load_arrays_ms`` — ``MemoryService.graph_arrays()`` over SQLite —, ``patch_arrays_ms`` — the same
+  after one entity was edited (an observation added to the database), given the previous arrays, so
+  only that entity is read again and patched in —, and ``view`` — a ``GraphView`` in
   global mode, seconds from creation to the first drawing of all N nodes, and milliseconds of one
   full offscreen repaint (``grab()``).
 """
@@ -33,7 +35,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 
-from limbic.core.graph_data import build_graph_arrays, load_graph_arrays, neighbours, subgraph_edges
+from limbic.core.graph_data import build_graph_arrays, neighbours, subgraph_edges
 from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout, global_layout
 
 HERE = Path(__file__).resolve().parent
@@ -84,6 +86,7 @@ def timed_cpu(fn, *args):
 def view_figures(db: Path, jsonl: Path) -> dict:
     from PySide6.QtWidgets import QApplication
 
+    from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
     from limbic.gui.controller import AppController
@@ -97,7 +100,9 @@ def view_figures(db: Path, jsonl: Path) -> dict:
         building.close()
     app = QApplication.instance() or QApplication([])
     service = MemoryService(Database(db), None, origin="gui")
-    load_s, arrays = timed(load_graph_arrays, service)
+    load_s, arrays = timed(service.graph_arrays)
+    service.add_observations([(arrays.names[0], [ObservationInput(f"benchmark edit at {time.time()}")])])
+    patch_s, _ = timed(service.graph_arrays, arrays)
     controller = AppController(service)
     started = time.perf_counter()
     view = GraphView(controller)
@@ -119,7 +124,7 @@ def view_figures(db: Path, jsonl: Path) -> dict:
     controller.shutdown()
     view.shutdown()
     service.close()
-    return {"load_arrays_ms": round(load_s * 1000, 1),
+    return {"load_arrays_ms": round(load_s * 1000, 1), "patch_arrays_ms": round(patch_s * 1000, 1),
             "view": {"nodes": len(view.shown_names()), "create_to_global_drawn_s": round(first_full, 2),
                      "repaint_ms": [round(r, 1) for r in repaints]}}
 

@@ -430,3 +430,18 @@ def test_read_graph_accepts_limit_and_offset_and_keeps_its_modes(people):
     assert (first["total"], first["offset"], rest["offset"], rest["limit"]) == (len(whole["entities"]), 0, 2, 100)
     assert first["entities"] + rest["entities"] == whole["entities"]
     assert people.ok("read_graph", {"mode": "names"})["total"] == len(whole["entities"])
+
+
+def test_max_observations_keeps_the_matching_ones(mcp):
+    contents = ["born in Lyon", "plays chess on Sundays", "likes green tea", "chess club treasurer", "owns a cat"]
+    mcp.ok("create_entities", {"entities": [{"name": "Eve", "entityType": "person", "observations": contents}]})
+    whole = mcp.ok("search_nodes", {"query": "chess"})
+    assert whole["entities"][0]["observations"] == contents and "omittedObservations" not in whole["entities"][0]
+    trimmed = mcp.ok("search_nodes", {"query": "chess", "maxObservations": 2})["entities"][0]
+    assert trimmed["observations"] == ["plays chess on Sundays", "chess club treasurer"]
+    assert trimmed["omittedObservations"] == 3
+    result = mcp.ok("search_semantic", {"query": "chess club", "maxObservations": 1})["results"][0]
+    assert (result["observations"], result["omittedObservations"]) == (["chess club treasurer"], 4)
+    full = mcp.ok("search_semantic", {"query": "chess club"})["results"][0]
+    assert full["observations"] == contents and "omittedObservations" not in full
+    mcp.refused("search_nodes", {"query": "chess", "maxObservations": -1}, "maxObservations")

@@ -25,12 +25,12 @@ import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from limbic.core.errors import ValidationError
 from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.server import ToolCallRecord, build_server
-from limbic.core.mcp.stdio import surrogate_refusal
+from limbic.core.mcp.wire import SurrogateRefusalMiddleware
 from limbic.core.paths import config_dir
 
 logger = logging.getLogger(__name__)
@@ -155,45 +155,6 @@ class BearerTokenMiddleware:
         if scheme.lower() != "bearer":
             return False
         return hmac.compare_digest(supplied.strip().encode("utf-8"), self._token().encode("utf-8"))
-
-
-class SurrogateRefusalMiddleware:
-    """ASGI middleware: a JSON-RPC request whose params hold a lone surrogate (``"a\\ud800b"``) is
-    answered with a JSON-RPC ``Invalid params`` error naming the field (HTTP 400), never executed;
-    the same refusal as over stdio (:func:`limbic.core.mcp.stdio.surrogate_refusal`)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await self.app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                await self.app(scope, receive, send)
-                return
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        refusal = surrogate_refusal(body)
-        if refusal is not None:
-            await JSONResponse(refusal.model_dump(mode="json", by_alias=True, exclude_none=True),
-                               status_code=400)(scope, receive, send)
-            return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
 
 
 # --- the server ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ Timestamps are ISO 8601 UTC strings in every output.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Annotated, Any, Literal
 
@@ -96,6 +97,7 @@ class EntityOut(BaseModel):
     entityType: str
     observations: list[str]
     status: str | None = None
+    omittedObservations: int | None = None
 
 
 class RelationOut(BaseModel):
@@ -249,6 +251,20 @@ def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...]) -> 
         "entities": [entity_out(e, now) for e in entities],
         "relations": [relation_out(r) for r in relations if r.active],
     }
+
+
+def trim_observations(item: dict[str, Any], query: str, keep: int | None) -> dict[str, Any]:
+    """``item`` (an entity or search result with ``observations``) with at most ``keep`` observations: those
+    sharing the most words with ``query`` (ties: stored order), shown in stored order, plus
+    ``omittedObservations`` = how many were left out. ``keep`` None: ``item`` unchanged."""
+    observations = item["observations"]
+    if keep is None or len(observations) <= keep:
+        return item
+    words = set(re.findall(r"\w+", query.lower()))
+    shared = [len(words & set(re.findall(r"\w+", text.lower()))) for text in observations]
+    chosen = sorted(sorted(range(len(observations)), key=lambda i: -shared[i])[:keep])
+    return {**item, "observations": [observations[i] for i in chosen],
+            "omittedObservations": len(observations) - keep}
 
 
 def stats_out(stats: GraphStats) -> dict[str, Any]:

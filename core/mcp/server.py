@@ -64,6 +64,7 @@ from limbic.core.mcp.schemas import (
     relation_detail,
     relation_out,
     stats_out,
+    trim_observations,
 )
 from limbic.core.models import EntityInput, GraphPage, ObservationInput, RelationInput
 from limbic.core.search import presets
@@ -138,6 +139,9 @@ Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic):
 PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
                                  description="Optional (Limbic): page size (mode page: 100 by default)")]
 DEFAULT_PAGE = 100
+MaxObservations = Annotated[int | None, Field(
+    strict=True, ge=0, description="Optional (Limbic): at most this many observations per entity, those sharing "
+    "the most words with the query (default: all); an entity trimmed says omittedObservations")]
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 
 
@@ -277,12 +281,17 @@ def _add_reference_tools(server: MCPServer, service) -> None:
                      limit: Annotated[PageLimit | None, Field(
                          description="Optional (Limbic): at most this many matches (default: all); the result "
                                      "then says offset, limit and total")] = None,
+                     maxObservations: MaxObservations = None,
                      ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
             if limit is not None or offset:
-                return _paged(service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit))
+                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit)
+                return _paged(page, query, maxObservations)
             graph = service.search_nodes(query)
-        return _result(graph_out(graph.entities, graph.relations))
+        out = graph_out(graph.entities, graph.relations)
+        if maxObservations is not None:
+            out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
+        return _result(out)
 
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
                    ) -> Annotated[CallToolResult, NodesOut]:
@@ -319,9 +328,11 @@ def _relations(relations: list[RelationIn]) -> list[RelationInput]:
             for r in relations]
 
 
-def _paged(page: GraphPage) -> CallToolResult:
+def _paged(page: GraphPage, query: str = "", max_observations: int | None = None) -> CallToolResult:
     """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
     out = graph_out(page.entities, page.relations)
+    if max_observations is not None:
+        out["entities"] = [trim_observations(e, query, max_observations) for e in out["entities"]]
     return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
 
 
@@ -334,12 +345,14 @@ def _add_extended_tools(server: MCPServer, service) -> None:
         query: Annotated[Query, Field(description="What to look for, in plain words")],
         limit: SearchLimit = 10,
         preset: PresetName | None = None,
+        maxObservations: MaxObservations = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         with _refusals():
             params = presets.preset(preset) if preset is not None else service.scoring_params()
             outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
-        return _result({"results": [r.to_dict() for r in outcome.results], "mode": outcome.mode,
+        results = [trim_observations(r.to_dict(), query, maxObservations) for r in outcome.results]
+        return _result({"results": results, "mode": outcome.mode,
                         "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id})
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],

@@ -11,76 +11,33 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 from collections.abc import AsyncIterator
 from io import TextIOWrapper
-from typing import Any
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp_types import INVALID_PARAMS, ErrorData, JSONRPCError, JSONRPCRequest, JSONRPCResponse
+from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
-__all__ = ["lone_surrogate", "serve_stdio", "surrogate_refusal"]
+from limbic.core.mcp.wire import surrogate_refusal
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-RequestId = str | int
-
-
-def lone_surrogate(value: Any, where: str = "params") -> str | None:
-    """The first string in ``value`` (decoded JSON) holding a lone UTF-16 surrogate, as a message
-    naming its place and code point (e.g. ``params.arguments.query contains U+D800 …``), else None."""
-    if isinstance(value, str):
-        found = _SURROGATE.search(value)
-        if found is None:
-            return None
-        return (f"{where} contains a lone surrogate (U+{ord(found.group()):04X}), which is not valid Unicode "
-                "text; send well-formed UTF-8")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            message = lone_surrogate(key, f"{where} key") or lone_surrogate(item, f"{where}.{key}")
-            if message:
-                return message
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            message = lone_surrogate(item, f"{where}[{index}]")
-            if message:
-                return message
-    return None
-
-
-def surrogate_refusal(line: str | bytes) -> JSONRPCError | None:
-    """For one JSON-RPC request (text of one message) whose params hold a lone surrogate, the
-    ``Invalid params`` error reply with the request's id; None for anything else (valid text,
-    notifications, unparsable lines: the SDK handles those)."""
-    try:
-        message = json.loads(line)
-    except ValueError:
-        return None
-    if not isinstance(message, dict) or "method" not in message or not isinstance(message.get("id"), str | int):
-        return None
-    problem = lone_surrogate(message.get("params"))
-    if problem is None:
-        return None
-    return JSONRPCError(jsonrpc="2.0", id=message["id"], error=ErrorData(code=INVALID_PARAMS, message=problem))
+__all__ = ["serve_stdio"]
 
 
 class _Pending:
     """Ids of the requests read and not yet answered; ``drained`` waits until there are none."""
 
     def __init__(self) -> None:
-        self._ids: set[RequestId] = set()
+        self._ids: set[str | int] = set()
         self._changed = anyio.Event()
 
-    def add(self, request_id: RequestId) -> None:
+    def add(self, request_id: str | int) -> None:
         self._ids.add(request_id)
 
-    def answered(self, request_id: RequestId) -> None:
+    def answered(self, request_id: str | int) -> None:
         self._ids.discard(request_id)
         self._changed.set()
         self._changed = anyio.Event()
@@ -123,8 +80,9 @@ async def _inbound(wire_in: ObjectReceiveStream[SessionMessage | Exception],
                    to_server: ObjectSendStream[SessionMessage | Exception], pending: _Pending) -> None:
     async with to_server:
         async for item in wire_in:
-            if isinstance(item, SessionMessage) and isinstance(item.message, JSONRPCRequest):
-                pending.add(item.message.id)
+            request = item.message if isinstance(item, SessionMessage) else None
+            if isinstance(request, JSONRPCRequest) and isinstance(request.id, str | int):
+                pending.add(request.id)
             await to_server.send(item)
         await pending.drained()
 

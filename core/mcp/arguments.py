@@ -11,10 +11,12 @@ name, entityType, observations, status)`` — no pydantic text, no links.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -28,8 +30,8 @@ def add_strict_tool(server: MCPServer, fn: Callable[..., Any], *, title: str, de
     tool = server._tool_manager.get_tool(fn.__name__)
     assert tool is not None
     loose = tool.fn_metadata.arg_model
-    strict = type(loose.__name__, (loose,), {"model_config": ConfigDict(**{**loose.model_config, "extra": "forbid"}),
-                                             "__module__": loose.__module__})
+    strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {
+        "model_config": ConfigDict(**{**loose.model_config, "extra": "forbid"}), "__module__": loose.__module__}))
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
     schema = tool.fn_metadata.output_schema
@@ -107,11 +109,11 @@ def describe_errors(model: type[BaseModel], exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def argument_check_middleware(server: MCPServer) -> Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[Any]]:
+def argument_check_middleware(server: MCPServer) -> ServerMiddleware[Any]:
     """Server middleware: a ``tools/call`` whose arguments do not fit the tool's schema is answered with
     an ``isError`` result naming each wrong field (see :func:`describe_errors`); the tool does not run."""
 
-    async def middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await call_next(ctx)
         params = ctx.params or {}

@@ -11,10 +11,10 @@ name, entityType, observations, status)`` — no pydantic text, no links.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, cast
 
-from mcp.server.context import ServerMiddleware, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -109,14 +109,11 @@ def describe_errors(model: type[BaseModel], exc: ValidationError) -> str:
     return "; ".join(lines)
 
 
-Next = Callable[[ServerRequestContext[Any, Any]], Awaitable[BaseModel | dict[str, Any] | None]]
-
-
 def argument_check_middleware(server: MCPServer) -> ServerMiddleware[Any]:
     """Server middleware: a ``tools/call`` whose arguments do not fit the tool's schema is answered with
     an ``isError`` result naming each wrong field (see :func:`describe_errors`); the tool does not run."""
 
-    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: Next) -> BaseModel | dict[str, Any] | None:
+    async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":
             return await call_next(ctx)
         params = ctx.params or {}

@@ -62,7 +62,8 @@ async def serve_stdio(server: MCPServer) -> None:
             if refusal is None:
                 yield line
                 continue
-            pending.add(refusal.id)
+            if refusal.id is not None:  # always: only requests (with an id) are refused
+                pending.add(refusal.id)
             refusals_send.send_nowait(SessionMessage(refusal))
 
     async with stdio_server(stdin=lines()) as (wire_in, wire_out):  # type: ignore[arg-type]

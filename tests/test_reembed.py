@@ -63,4 +63,24 @@ def test_an_interrupted_run_resumes_where_it_stopped(database):
     new.calls = 0
     report = reembed(database, new, batch_size=5)
     assert (report.embedded, report.recreated_table) == (15, False)
-    assert new.calls == 3 and _models(database) == {"small-model": 25}
+    # three batches, each one call for the entity passages and one for the observation texts
+    assert new.calls == 6 and _models(database) == {"small-model": 25}
+
+
+def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedded(database):
+    """Upgrading to schema 4: entity vectors stay, observation vectors are missing and counted as stale;
+    search keeps running hybrid on the entity vectors, and reembed embeds only the observation texts."""
+    with database.maintenance() as conn:  # the state right after migration 004 on an older file
+        conn.execute("DROP TABLE observation_embeddings")
+        conn.execute("DELETE FROM observation_embedding_meta")
+    model = HashingEmbedder(dimension=384, name="old-model")
+    service = MemoryService(database, model)
+    assert service.stale_vectors() == 25
+    assert stale_entity_ids(database, "old-model") == list(range(1, 26))
+    outcome = service.search("fact number 7", record=False)
+    assert outcome.mode == "hybrid" and outcome.results[0].name == "entity 7"
+    model.calls = 0
+    report = service.reembed(batch_size=100)
+    assert (report.embedded, report.recreated_table, service.stale_vectors()) == (25, False, 0)
+    count = database.read().execute("SELECT count(*) FROM observation_embeddings").fetchone()[0]
+    assert count == 25 and _models(database) == {"old-model": 25}

@@ -30,6 +30,7 @@ from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyErr
 BUSY_TIMEOUT_MS = 10_000
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
+OBSERVATION_VECTOR_TABLE = "observation_embeddings"
 
 
 def _migrations() -> list[tuple[int, str, str]]:
@@ -336,22 +337,32 @@ class Database:
         return int(value) if value else None
 
     def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
-        """Create (or recreate, when the dimension differs) the vec0 table inside the caller's transaction.
+        """Create (or recreate, when the dimension differs) the vec0 tables inside the caller's transaction.
 
-        Returns True when the table was (re)created empty, so every entity needs a new vector.
+        The two tables are ``entity_embeddings`` (rowid = entity id) and ``observation_embeddings``
+        (rowid = observation id), both ``float[dimension]`` with cosine distance. A database from before
+        schema 4 gets its observation table here, empty, next to its entity vectors. Returns True when
+        the tables were (re)created empty for a new dimension (their meta rows are deleted with them),
+        so every entity and observation needs a new vector.
         """
         row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)
-        ).fetchone()
-        if exists and row and int(row[0]) == dimension:
+        present = {r[0] for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE name IN (?, ?)", (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))}
+        same_dimension = bool(row) and int(row[0]) == dimension
+        if same_dimension and len(present) == 2:
             return False
-        if exists:
-            conn.execute(f"DROP TABLE {VECTOR_TABLE}")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0("
-            f"embedding float[{int(dimension)}] distance_metric=cosine)"
-        )
+        recreated = not (same_dimension and VECTOR_TABLE in present)
+        for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE):
+            if table in present and (recreated or table == OBSERVATION_VECTOR_TABLE):
+                conn.execute(f"DROP TABLE {table}")
+            if table not in present or recreated or table == OBSERVATION_VECTOR_TABLE:
+                conn.execute(
+                    f"CREATE VIRTUAL TABLE {table} USING vec0("
+                    f"embedding float[{int(dimension)}] distance_metric=cosine)"
+                )
+        conn.execute("DELETE FROM observation_embedding_meta")
+        if recreated:
+            conn.execute("DELETE FROM entity_embedding_meta")
         conn.execute(
             "INSERT INTO settings(key, value) VALUES ('embedding_dimension', ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -362,7 +373,7 @@ class Database:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (model,),
         )
-        return True
+        return recreated
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""

@@ -29,7 +29,7 @@ from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
 AGGREGATIONS = ("max", "softmax", "entity", "max_entity")
-DEFAULT_AGGREGATION = "max_entity"
+DEFAULT_AGGREGATION = "max"
 SOFTMAX_TEMPERATURE = 0.05  # cosine units; soft-max = max + τ·log(mean exp((s − max)/τ))
 
 _ENTITY_META = "SELECT entity_id FROM entity_embedding_meta WHERE model = ?1"

@@ -2,7 +2,7 @@
 """Set up and run Limbic Studio from a fresh checkout with nothing but Python 3.11+.
 
     python3 dev.py app     # create .venv, install, install the embedding model, start the desktop app
-    python3 dev.py test    # create .venv, install, install the embedding model, run ruff, import-linter, pytest
+    python3 dev.py test    # create .venv, install, install the embedding model, run ruff, import-linter, mypy, pytest
 
 The virtual environment is re-installed when pyproject.toml changes. Extra arguments after the
 command go to the app (``python3 dev.py app --db my.db``) or to pytest (``python3 dev.py test -k mcp``).
@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -52,18 +54,26 @@ def ensure_model() -> None:
         run(BIN / "limbic", "model", "install", "--int8")
 
 
-def lint_imports(env: dict) -> None:
-    """Run import-linter's contracts (pyproject.toml) on a ``limbic/`` tree of symlinks to core/ and gui/.
+@contextmanager
+def package_tree() -> Iterator[Path]:
+    """A temporary ``limbic/`` tree of symlinks to core/, gui/ and resources/.
 
-    The editable install maps ``limbic.core`` to ``core/`` with an import hook that import-linter cannot
-    follow, so it is shown a plain package layout instead.
+    The editable install maps ``limbic.core`` to ``core/`` with an import hook that import-linter and
+    mypy cannot follow, so they are shown a plain package layout instead.
     """
     with tempfile.TemporaryDirectory() as tree:
         package = Path(tree) / "limbic"
         package.mkdir()
         for name in ("core", "gui", "resources"):
             (package / name).symlink_to(ROOT / name, target_is_directory=True)
-        run(BIN / "lint-imports", env=dict(env, PYTHONPATH=tree))
+        yield Path(tree)
+
+
+def check_static(env: dict) -> None:
+    """import-linter's contracts and mypy (``check_untyped_defs``, pyproject.toml) on core and gui."""
+    with package_tree() as tree:
+        run(BIN / "lint-imports", env=dict(env, PYTHONPATH=str(tree)))
+        run(BIN / "mypy", "-p", "limbic.core", "-p", "limbic.gui", env=dict(env, MYPYPATH=str(tree)))
 
 
 def main(argv: list[str]) -> int:
@@ -79,7 +89,7 @@ def main(argv: list[str]) -> int:
     # The model was installed above, so tests that need it must run, not skip.
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LIMBIC_REQUIRE_MODEL="1")
     run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py", "setup.py")
-    lint_imports(env)
+    check_static(env)
     result = subprocess.run([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)
     return result.returncode
 

@@ -57,11 +57,15 @@ class ChangeWatcher:
         self._conn = apsw.Connection(self._path, flags=apsw.SQLITE_OPEN_READONLY)
         self._conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         self.last_seen = reads.last_change_id(self._conn) if start_after is None else start_after
-        self._version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        self._version = self._data_version()
+
+    def _data_version(self) -> int:
+        """``PRAGMA data_version``: changes whenever another connection commits to the file."""
+        return int(self._conn.pragma("data_version"))
 
     def poll(self) -> list[Changes]:
         """Check once; returns (and passes to the callback) the changes committed since the last poll."""
-        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        version = self._data_version()
         if version == self._version:
             return []
         self._version = version

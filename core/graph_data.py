@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from itertools import compress
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -113,7 +113,7 @@ def _assemble(
         access_count=access,
         last_access=last,
         edges=edges.reshape(-1, 2),
-        edge_types=tuple(edge_types) if keep.all() else tuple(compress(edge_types, keep.tolist())),
+        edge_types=tuple(edge_types) if keep.all() else tuple(compress(edge_types, cast(list[bool], keep.tolist()))),
         degree=degree,
         change_id=change_id,
     )
@@ -146,7 +146,7 @@ def patch_graph_arrays(arrays: GraphArrays, rows: GraphRows) -> GraphArrays:
     edge_ids = arrays.ids[arrays.edges] if len(arrays.edges) else np.zeros((0, 2), dtype=np.int64)
     carried = ~np.isin(edge_ids, touched).any(axis=1)
     raw = np.concatenate([edge_ids[carried], np.array([r[:2] for r in rows.relations], dtype=np.int64).reshape(-1, 2)])
-    types = [*compress(arrays.edge_types, carried.tolist()), *(r[2] for r in rows.relations)]
+    types = [*compress(arrays.edge_types, cast(list[bool], carried.tolist())), *(r[2] for r in rows.relations)]
     return _assemble(
         ids=ids[order],
         names=column(arrays.names, fresh.names),

@@ -9,11 +9,13 @@ thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (D
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Literal, TypeVar
 
 from limbic.core import mutations
 from limbic.core import validation as check
@@ -40,7 +42,7 @@ from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.database import Database, WriteTransaction, vector_dimension
 from limbic.core.store.indexing import reindex
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
@@ -48,7 +50,14 @@ from limbic.core.usage import SignalRecorder, record_use
 
 log = logging.getLogger(__name__)
 
-_AUTO = object()
+class _Default(enum.Enum):
+    """Sentinel of :meth:`MemoryService.open`'s ``embedder``: the active installed model."""
+
+    ACTIVE_MODEL = "active model"
+
+
+_AUTO = _Default.ACTIVE_MODEL
+Result = TypeVar("Result")
 
 
 class MemoryService:
@@ -70,7 +79,8 @@ class MemoryService:
         self._vectors = VectorIndex()
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | object = _AUTO, origin: str = "cli"):
+    def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
+             origin: str = "cli") -> MemoryService:
         """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None."""
         from limbic.core.paths import default_db_path
 
@@ -101,7 +111,9 @@ class MemoryService:
         if not txn.nested:
             self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
 
-    def _write(self, op: str, origin: str | None, body: Callable[[object], object]):
+    def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result]) -> Result:
+        """Run ``body`` in one write transaction (savepoint when nested), publish the change record
+        once committed, and return what ``body`` returned."""
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             result = body(txn)
@@ -121,7 +133,7 @@ class MemoryService:
             yield
         self._publish(txn, origin, op)
 
-    def _reindex(self, txn, entity_ids) -> None:
+    def _reindex(self, txn: WriteTransaction, entity_ids: Iterable[int]) -> None:
         reindex(self.database, txn.conn, list(entity_ids), self.embedder)
 
     # --- entities ------------------------------------------------------------------------------
@@ -267,7 +279,7 @@ class MemoryService:
         conn = self.database.read()
         entities = reads.all_entities(conn, offset=offset, limit=limit)
         relations = reads.relations_touching(conn, [e.id for e in entities])
-        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        total = conn.execute("SELECT count(*) FROM entities").get
         return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
 
     def stats(self) -> GraphStats:
@@ -281,6 +293,19 @@ class MemoryService:
         conn = self.database.read()
         ids = reads.search_substring(conn, text)
         return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
+
+    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100) -> GraphPage:
+        """Matches ``offset .. offset+limit`` of :meth:`search_nodes` (same order: by entity id), with the active
+        relations touching them; ``total_entities`` counts every match. Raises ``ValidationError`` on a bad
+        query, offset or limit."""
+        text = check.query(query)
+        offset = check.limit(offset, low=0, high=10**9, what="offset")
+        limit = check.limit(limit)
+        conn = self.database.read()
+        ids = reads.search_substring(conn, text)
+        page = ids[offset:offset + limit]
+        return GraphPage(tuple(reads.entities_by_ids(conn, page)), tuple(reads.relations_touching(conn, page)),
+                         offset, limit, len(ids))
 
     def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
         """The named entities (unknown names ignored) and the active relations touching them.
@@ -392,6 +417,23 @@ class MemoryService:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
         self._signals.wait(timeout)
 
+    # --- settings ------------------------------------------------------------------------------
+
+    def setting(self, key: str) -> str | None:
+        """The stored value of setting ``key`` (None when unset); inside :meth:`transaction` it sees that
+        transaction's writes."""
+        return self.database.get_setting(key)
+
+    def save_setting(self, key: str, value: str, *, origin: str | None = None) -> None:
+        """Store ``value`` under setting ``key`` (one transaction, or part of the caller's)."""
+        def body(txn):
+            txn.conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+        self._write("save_setting", origin, body)
+
     # --- scoring parameters --------------------------------------------------------------------
 
     def scoring_params(self) -> ScoringParams:
@@ -482,5 +524,5 @@ class MemoryService:
         """The query encoder, or ``None`` (FTS-only) when the stored vectors have another dimension."""
         if self.embedder is None:
             return None
-        stored = self.database.vector_dimension()
+        stored = vector_dimension(self.database.read())
         return self.embedder if stored in (None, self.embedder.dimension) else None

@@ -18,7 +18,7 @@ import sys
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
@@ -34,6 +34,9 @@ from limbic.gui.graph.view import GraphView
 from limbic.gui.main_window import MainWindow
 from limbic.gui.mcp_panel import McpPanel
 from limbic.gui.workers import TaskRunner
+
+if TYPE_CHECKING:
+    from limbic.core.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +129,7 @@ class LimbicApp(QObject):
         self.watch_interval = watch_interval
         self.settings = settings if settings is not None else settings_store()
         self.startup = TaskRunner(self, max_threads=1)
-        self.service: Any = None
+        self.service: MemoryService | None = None
         self.controller: AppController | None = None
         self.bridge: ChangeBridge | None = None
         self.window: MainWindow | None = None
@@ -160,16 +163,16 @@ class LimbicApp(QObject):
         self.bridge = ChangeBridge(service)
         self.bridge.changes_arrived.connect(controller.notify_changes)
         self.bridge.start()
-        dark = self.settings.value("view/dark", False, type=bool)
+        dark = bool(self.settings.value("view/dark", False, type=bool))
         self.graph_view = GraphView(controller)
-        self.editor = EntityEditor(controller)
+        self.editor = editor = EntityEditor(controller)
         self.mcp_panel = McpPanel(controller)
         right = Qt.DockWidgetArea.RightDockWidgetArea
         self.window = window = MainWindow(
             controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
             extra_docks=[("Entity editor", "editorDock", self.editor, right), ("MCP", "mcpDock", self.mcp_panel, right)],
         )
-        self._add_actions(window)
+        self._add_actions(window, editor)
         self.set_dark(dark)
         window.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
@@ -186,7 +189,7 @@ class LimbicApp(QObject):
         self.startup.run(self._preload)
         self.ready.emit()
 
-    def _add_actions(self, window: MainWindow) -> None:
+    def _add_actions(self, window: MainWindow, editor: EntityEditor) -> None:
         """File ▸ Import/Export, Edit ▸ Undo/Redo, Model ▸ status and install (the other helpers' dialogs)."""
         def action(text: str, slot: Any, shortcut: str | None = None) -> QAction:
             item = QAction(text, window)
@@ -199,7 +202,7 @@ class LimbicApp(QObject):
             action("&Import memory files…", self.show_import, "Ctrl+I"),
             action("&Export the graph…", self.show_export, "Ctrl+E"),
         ])
-        window.add_actions("edit", [self.editor.undo_action, self.editor.redo_action])
+        window.add_actions("edit", [editor.undo_action, editor.redo_action])
         window.add_actions("model", [action("Model &status and install…", self.show_model, "Ctrl+M")])
 
     def _dialog(self, module: str, name: str) -> Any:
@@ -239,11 +242,13 @@ class LimbicApp(QObject):
         return self.mcp_host.server if self.mcp_host is not None else None
 
     def _mcp_started(self, url: str) -> None:
-        self.mcp_panel.set_server(self.mcp_host)
+        if self.mcp_panel is not None:
+            self.mcp_panel.set_server(self.mcp_host)
         self._set_mcp_state(f"MCP: {url}")
 
     def _mcp_failed(self, error: Any) -> None:
-        self.mcp_panel.set_failed(str(error))
+        if self.mcp_panel is not None:
+            self.mcp_panel.set_failed(str(error))
         self._set_mcp_state(f"MCP: failed ({error})")
 
     def _set_mcp_state(self, text: str) -> None:
@@ -256,7 +261,7 @@ class LimbicApp(QObject):
     def set_dark(self, dark: bool) -> None:
         """Apply a dark or light palette, ``resources/dark.qss`` or ``light.qss`` on top, and matching
         plot colours; the choice is remembered in the settings."""
-        app = QApplication.instance()
+        app = _application()
         app.setStyle("Fusion")
         app.setPalette(dark_palette() if dark else app.style().standardPalette())
         app.setStyleSheet(load_style(dark))
@@ -306,9 +311,18 @@ class LimbicApp(QObject):
         self.settings.sync()
 
 
+def _application() -> QApplication:
+    """The running ``QApplication`` (the app creates it in :func:`run`; tests through pytest-qt)."""
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        raise RuntimeError("Limbic Studio needs a QApplication")
+    return app
+
+
 def run(args: argparse.Namespace) -> int:
     """Open the main window (``limbic`` with no sub-command); returns the exit code."""
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Limbic Studio")
     app.setOrganizationName("limbic")
     app.setDesktopFileName("limbic-studio")

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from limbic.core.models import Changes
+from limbic.core.service import MemoryService
 
 
 class ChangeBridge(QObject):
@@ -32,7 +32,7 @@ class ChangeBridge(QObject):
     changes_arrived = Signal(object)
     _wake = Signal()
 
-    def __init__(self, service: Any, parent: QObject | None = None, *, other_processes: bool = True) -> None:
+    def __init__(self, service: MemoryService, parent: QObject | None = None, *, other_processes: bool = True) -> None:
         super().__init__(parent)
         self._service = service
         self._other_processes = other_processes

@@ -27,6 +27,7 @@ from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
+from limbic.core.service import MemoryService
 from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.workers import TaskRunner
 
@@ -55,7 +56,7 @@ class AppController(QObject):
 
     def __init__(
         self,
-        service: Any,
+        service: MemoryService,
         parent: QObject | None = None,
         *,
         params: ScoringParams | None = None,
@@ -98,10 +99,6 @@ class AppController(QObject):
     def results(self) -> list:
         """The results shown now: the last outcome's, re-ranked with the current params."""
         return list(self._results)
-
-    @property
-    def last_query(self) -> str | None:
-        return self._last_query
 
     @property
     def selection(self) -> list[str]:

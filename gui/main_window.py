@@ -6,7 +6,7 @@ own small class. Window geometry and dock layout are kept in ``QSettings`` (see 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,7 @@ class MainWindow(QMainWindow):
         controller: AppController,
         *,
         central: QWidget | None = None,
-        extra_docks: list[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
+        extra_docks: Sequence[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
         toggle_dark: Callable[[bool], None] | None = None,
         dark: bool = False,
     ) -> None:
@@ -88,16 +88,22 @@ class MainWindow(QMainWindow):
         self.stats_timer.setInterval(STATS_REFRESH_MS)
         self.stats_timer.timeout.connect(self.refresh_stats)
         controller.status_message.connect(lambda text: self.statusBar().showMessage(text, 5000))
-        self.failure_dialog = FailureDialog(self)
-        controller.task_failed.connect(self.failure_dialog.show_failure)
+        self.failure_dialog: FailureDialog | None = None  # made on the first failure
+        controller.task_failed.connect(self.show_failure)
         controller.graph_changed.connect(lambda _: self.stats_timer.start())
         controller.params_changed.connect(self._params_changed)
         controller.search_finished.connect(self._results_changed)
         controller.results_reranked.connect(self._results_changed)
         self._ages_for: Any = None  # the candidate set whose ages (hours) are in _ages_of
         self._ages_of: dict[str, float] = {}
-        controller.selection_changed.connect(lambda _names: (self._mark_decay(), self._refresh_inspector()))
+        controller.selection_changed.connect(self._selection_changed)
         self.set_model_state(getattr(controller.service.embedder, "name", None))
+
+    def show_failure(self, title: str, message: str, details: str) -> None:
+        """Show a failed background task (``controller.task_failed``) in the failure dialog."""
+        if self.failure_dialog is None:
+            self.failure_dialog = FailureDialog(self)
+        self.failure_dialog.show_failure(title, message, details)
 
     # --- construction ---------------------------------------------------------------------------
 
@@ -128,7 +134,7 @@ class MainWindow(QMainWindow):
         self.model_menu = bar.addMenu("&Model")
         self.help_menu = bar.addMenu("&Help")
         self.file_menu.addSeparator()
-        self.quit_action = self._action(self.file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit,
+        self._action(self.file_menu, "&Quit", self.close, QKeySequence.StandardKey.Quit,
                                         name="quitAction")
         self._action(self.search_menu, "&Find…", self.focus_search, QKeySequence.StandardKey.Find,
                      name="findAction")
@@ -203,6 +209,10 @@ class MainWindow(QMainWindow):
         reference = np.where(np.isnan(candidates.last_access), candidates.created_at, candidates.last_access)
         hours = (candidates.now - reference) / SECONDS_PER_HOUR
         return dict(zip(candidates.names, hours.tolist(), strict=True))
+
+    def _selection_changed(self, _names: list[str]) -> None:
+        self._mark_decay()
+        self._refresh_inspector()
 
     def _mark_decay(self) -> None:
         """Mark the selected entity on the decay plot, or the top five results when none is selected."""

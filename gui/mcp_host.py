@@ -9,12 +9,11 @@ thread to the UI thread with ``controller.post_mcp_call`` (a queued signal) and 
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import QObject, Signal
 
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.mcp.http import HttpMcpServer
+from limbic.gui.controller import AppController
 
 
 class McpHost(QObject):
@@ -32,7 +31,7 @@ class McpHost(QObject):
     stopped = Signal()
     failed = Signal(str)
 
-    def __init__(self, controller: Any, parent: QObject | None = None, *, port: int = DEFAULT_PORT,
+    def __init__(self, controller: AppController, parent: QObject | None = None, *, port: int = DEFAULT_PORT,
                  token: str | None = None) -> None:
         super().__init__(parent)
         self.controller = controller

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.mcp.config import client_config
+from limbic.gui.controller import AppController
 
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
@@ -108,16 +109,18 @@ class McpPanel(QWidget):
     """See the module docstring. Call :meth:`set_server` with the running server (anything with
     ``url``, ``port`` and ``token``: an ``HttpMcpServer`` or a ``McpHost``), or ``None`` when stopped."""
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._server: Any = None
         self.state = QLabel("MCP server: not running")
         self.address = QLineEdit(readOnly=True, placeholderText="not running")
         self.token_field = QLineEdit(readOnly=True, echoMode=QLineEdit.EchoMode.Password)
-        self.copy_token_button = QPushButton("Copy token", toolTip="Copy the bearer token to the clipboard")
+        self.copy_token_button = QPushButton("Copy token")
+        self.copy_token_button.setToolTip("Copy the bearer token to the clipboard")
         self.copy_token_button.clicked.connect(self.copy_token)
-        show = QPushButton("Show", checkable=True)
+        show = QPushButton("Show")
+        show.setCheckable(True)
         show.toggled.connect(lambda on: self.token_field.setEchoMode(
             QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password))
         token_row = QHBoxLayout()
@@ -142,8 +145,8 @@ class McpPanel(QWidget):
         for box in (self.client_box, self.transport_box):
             box.currentIndexChanged.connect(lambda _i: self.refresh_snippet())
         pick = QHBoxLayout()
-        for w in (self.client_box, self.transport_box, copy_snippet):
-            pick.addWidget(w)
+        for widget in (self.client_box, self.transport_box, copy_snippet):
+            pick.addWidget(widget)
         pick.addStretch(1)
         snippet_box = QGroupBox("Client configuration")
         snippet_layout = QVBoxLayout(snippet_box)

@@ -154,7 +154,7 @@ SCRIPT: list[tuple[str, dict[str, Any]]] = [
 EXTENDED_SCRIPT: list[tuple[str, dict[str, Any]]] = [
     ("rename_entity", {"oldName": "Acme", "newName": "Acme Corp"}),
     ("rename_entity", {"oldName": "Alice", "newName": "Bob"}),
-    ("set_status", {"entityNames": ["Bob"], "status": "pausado"}),
+    ("set_status", {"entityNames": ["Bob"], "status": "paused"}),
     ("set_status", {"entityNames": ["Bob"], "status": "sleepy"}),
     ("end_relation", {"relation": {"from": "Alice", "to": "Acme Corp", "relationType": "works_at"}}),
     ("end_relation", {"relation": {"from": "Alice", "to": "Acme Corp", "relationType": "works_at"}}),

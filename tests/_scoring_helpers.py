@@ -16,8 +16,9 @@ def candidate_set(rows: list[dict], *, pairs: list[tuple[int, int, int, float]] 
                   query: str = "test") -> CandidateSet:
     """A CandidateSet from per-candidate dicts (missing keys get neutral defaults).
 
-    Keys: id, distance (None = FTS-only), knn_rank, fts_rank, access_count, access_days,
-    last_access (None = never), created_at, degree, status_code, metadata_share, name, type, observations.
+    Keys: id, distance (None = FTS-only), knn_rank, fts_rank, bm25 (None = KNN-only; default 10 / fts_rank),
+    access_count, access_days, last_access (None = never), created_at, degree, status_code, metadata_share,
+    name, type, observations.
     ``pairs``: (index_a, index_b, co_count, last_co) with index_a < index_b.
     """
     n = len(rows)
@@ -26,13 +27,15 @@ def candidate_set(rows: list[dict], *, pairs: list[tuple[int, int, int, float]] 
         return [r[key] if key in r else (default(i) if callable(default) else default) for i, r in enumerate(rows)]
 
     distance = [np.nan if d is None else d for d in get("distance", None)]
+    fts_rank = get("fts_rank", 0)
+    bm25 = get("bm25", lambda i: 10.0 / fts_rank[i] if fts_rank[i] else None)  # rank 1 → 10, 2 → 5, …
     return CandidateSet(
         query=query, limit=limit or n, mode=mode, strategy=strategy, now=now,
         entity_ids=get("id", lambda i: i + 1),
         distance=distance,
         knn_rank=get("knn_rank", lambda i: 0 if np.isnan(distance[i]) else i + 1),
-        fts_rank=(fts_rank := get("fts_rank", 0)),
-        bm25=[np.nan if b is None else b for b in get("bm25", lambda i: 10.0 / fts_rank[i] if fts_rank[i] else None)],
+        fts_rank=fts_rank,
+        bm25=[np.nan if b is None else b for b in bm25],
         access_count=get("access_count", 0),
         access_days=get("access_days", 0),
         last_access=[np.nan if t is None else t for t in get("last_access", None)],

@@ -74,3 +74,23 @@ def test_failed_migration_raises_migration_error_with_its_cause(tmp_path):
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 0
     assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'observations'").fetchone()[0] == 0
     conn.close()
+
+
+def test_open_connections_stay_bounded_across_expiring_qt_pool_threads(qtbot, service):
+    from PySide6.QtCore import QRunnable, QThreadPool
+
+    class Search(QRunnable):
+        def run(self) -> None:
+            service.search("note", 3, record=False)
+
+    service.create_entities([E("note", "Note")])
+    before = len(apsw.connections())
+    pool = QThreadPool()
+    pool.setMaxThreadCount(2)
+    pool.setExpiryTimeout(1)  # Qt's default is 30 s; here every task's thread ends right after it
+    for _ in range(40):
+        pool.start(Search())
+        assert pool.waitForDone(10_000)
+        qtbot.wait(5)
+    assert len(apsw.connections()) <= before + 1
+    assert service.database.open_read_connections() <= READ_POOL_SIZE

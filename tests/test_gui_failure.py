@@ -36,10 +36,11 @@ def _fail_with_a_cause() -> None:
 
 
 def test_failed_task_opens_a_dialog_with_message_and_details(qtbot, window):
-    dialog = window.failure_dialog
-    assert not dialog.isVisible()
+    assert window.failure_dialog is None
     with qtbot.waitSignal(window.controller.task_failed, timeout=5000):
         window.controller.run(_fail_with_a_cause)
+    dialog = window.failure_dialog
+    assert dialog is not None
     qtbot.waitUntil(dialog.isVisible, timeout=2000)
     assert dialog.informativeText() == "the database is closed"
     assert "no_such_table" not in dialog.text() + dialog.informativeText()
@@ -58,4 +59,5 @@ def test_unexpected_errors_are_named_by_type_without_their_internal_text(qtbot, 
     _title, message, details = failed.args
     assert message == "An unexpected error stopped a background task (SQLError)."
     assert "missing_internal_table" in details
+    assert window.failure_dialog is not None
     qtbot.waitUntil(window.failure_dialog.isVisible, timeout=2000)

@@ -19,6 +19,7 @@ from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
 from limbic.gui.main_window import MainWindow
+from limbic.gui.search.results_model import COLUMNS
 
 pytestmark = pytest.mark.gui
 
@@ -132,8 +133,8 @@ def test_fts_only_banner_without_model(qtbot, tmp_path):
         model = win.search_panel.model
         assert model.rowCount() > 0
         assert all(r.distance is None for r in model.results())
-        assert model.data(model.index(0, 6), Qt.ItemDataRole.FontRole).italic()
-        model_rrf = model.data(model.index(0, 7))
+        assert model.data(model.index(0, COLUMNS.index("cosine")), Qt.ItemDataRole.FontRole).italic()
+        model_rrf = model.data(model.index(0, COLUMNS.index("rrf")))
         assert model_rrf == "—"  # RRF is shown in hybrid mode only
     finally:
         controller.shutdown()

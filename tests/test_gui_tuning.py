@@ -19,6 +19,7 @@ from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
 from limbic.gui.search.panel import SearchPanel
+from limbic.gui.search.results_model import COLUMNS
 from limbic.gui.search.tuning import SLIDER_STEPS, TuningPanel
 
 pytestmark = pytest.mark.gui
@@ -151,7 +152,7 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
     default = [r.name for r in rerank(candidates, preset("default"))]  # Δrank is measured against this order
     for row, name in enumerate(high_salience):
         assert search.model.delta(row) == default.index(name) - row
-    shown = search.model.data(search.model.index(0, 1))
+    shown = search.model.data(search.model.index(0, COLUMNS.index("Δrank")))
     assert shown == ("=" if default[0] == high_salience[0] else "▲1")
 
 

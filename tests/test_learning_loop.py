@@ -197,6 +197,12 @@ def test_cli_tune_analyze_tune_and_history(tmp_path, capsys):
     assert cli_main(["--db", str(db), "tune", "--undo"]) == 0
     assert cli_main(["--db", str(db), "tune", "--tune", "--param", "nonsense=1"]) == 2
     assert "nonsense" in capsys.readouterr().err
+    assert cli_main(["--db", str(db), "history", "config", "--assignment", "random", "--baseline-probability",
+                     "0.25", "--retention", "500", "--json"]) == 0
+    settings = json.loads(capsys.readouterr().out)["settings"]
+    assert (settings["assignment"], settings["baseline_probability"], settings["retention"]) == ("random", 0.25, 500)
+    assert cli_main(["--db", str(db), "history", "config", "--baseline-probability", "1.5"]) == 2
+    assert "baseline_probability" in capsys.readouterr().err
     assert cli_main(["--db", str(db), "history", "clear"]) == 0
     assert "deleted 60" in capsys.readouterr().out
     assert cli_main(["--db", str(db), "tune", "--tune"]) == 2

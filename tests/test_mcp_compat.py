@@ -121,7 +121,7 @@ def _resolve(schema, root):
     if isinstance(schema, dict):
         if "$ref" in schema:
             return _resolve(root["$defs"][schema["$ref"].rsplit("/", 1)[1]], root)
-        ignored = {"title", "$defs", "default", "maxLength", "maxItems", "additionalProperties", "$schema"}
+        ignored = {"title", "$defs", "default", "maxLength", "maxItems", "$schema"}
         return {k: _resolve(v, root) for k, v in schema.items() if k not in ignored}
     if isinstance(schema, list):
         return [_resolve(v, root) for v in schema]
@@ -131,6 +131,8 @@ def _resolve(schema, root):
 def _same_shape(reference: dict, ours: dict, where: str) -> None:
     """``ours`` accepts what ``reference`` accepts: same types, same required keys, extra keys optional."""
     assert ours.get("type") == reference.get("type"), where
+    if "additionalProperties" in reference:
+        assert ours.get("additionalProperties") == reference["additionalProperties"], f"{where}: unknown keys"
     if reference.get("type") == "object":
         assert sorted(ours.get("required", [])) == sorted(reference.get("required", [])), where
         for key, value in reference.get("properties", {}).items():
@@ -162,3 +164,6 @@ def test_tools_have_the_reference_names_schemas_and_descriptions(runs):
         reference_out = _resolve(reference.output_schema, reference.output_schema)
         ours_out = _resolve(ours.output_schema, ours.output_schema)
         assert set(reference_out["properties"]) <= set(ours_out["properties"]), name
+        if name in ("search_nodes", "open_nodes"):
+            assert sorted(ours_out["required"]) == sorted(reference_out["required"]) == ["entities", "relations"]
+            assert "search_nodes" in ours.output_schema["description"]

@@ -19,7 +19,7 @@ from mcp import Client
 
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI, ToolCallRecord, build_server
-from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.models import STATUSES, EntityInput, ObservationInput
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 
@@ -266,10 +266,15 @@ def test_rename_and_merge(people):
     people.refused("merge_entities", {"sourceNames": ["Ghost"], "targetName": "Bob"}, "Ghost")
 
 
-def test_set_status_accepts_aliases_and_refuses_unknown(people):
-    result = people.ok("set_status", {"entityNames": ["Alice", "Bob"], "status": "archivado"})
+def test_set_status_lists_its_values_and_refuses_others(people):
+    result = people.ok("set_status", {"entityNames": ["Alice", "Bob"], "status": "archived"})
     assert [e["status"] for e in result["entities"]] == ["archived", "archived"]
-    people.refused("set_status", {"entityNames": ["Alice"], "status": "asleep"}, "status")
+    schema = people.portal.call(people.client.list_tools).tools
+    status = next(t for t in schema if t.name == "set_status").input_schema["properties"]["status"]
+    assert tuple(status["enum"]) == STATUSES
+    people.refused("set_status", {"entityNames": ["Alice"], "status": "asleep"},
+                   "status: input should be 'active', 'paused', 'completed' or 'archived'")
+    people.refused("set_status", {"entityNames": ["Alice"], "status": "archivado"}, "status")
     people.refused("set_status", {"entityNames": ["Acme", "Nobody"], "status": "paused"}, "Nobody")
 
 
@@ -379,3 +384,64 @@ def test_a_failing_on_call_callback_does_not_break_calls(service):
             return result.is_error
 
     assert anyio.run(scenario) is False
+
+
+def test_unknown_keys_are_refused_naming_the_key(people):
+    message = people.refused("create_entities", {"entities": [
+        {"name": "Dora", "entityType": "person", "observations": [], "stauts": "paused"}]},
+        "entities[0]: unknown key 'stauts' (allowed: name, entityType, observations, status)")
+    assert "pydantic" not in message and "http" not in message
+    people.refused("open_nodes", {"names": [], "nmes": 3}, "unknown key 'nmes' (allowed: names)")
+    people.refused("add_observations", {"observations": [{"entityName": "Alice", "contents": "x"}]},
+                   "observations[0].contents: input should be a valid list")
+    assert "Dora" not in people.ok("read_graph", {"mode": "names"})["names"]
+    schemas = {t.name: t.input_schema for t in people.portal.call(people.client.list_tools).tools}
+    assert all(schema.get("additionalProperties") is False for schema in schemas.values())
+    assert schemas["create_entities"]["$defs"]["EntityIn"]["additionalProperties"] is False
+
+
+def test_search_nodes_with_limit_pages_through_the_unpaged_results(mcp):
+    mcp.ok("create_entities", {"entities": [
+        {"name": f"pkg{i}", "entityType": "package", "observations": [f"image tool {i}" if i % 3 else "other"]}
+        for i in range(12)]})
+    mcp.ok("create_relations", {"relations": [
+        {"from": f"pkg{i}", "to": f"pkg{(i + 1) % 12}", "relationType": "depends"} for i in range(12)]})
+    whole = mcp.ok("search_nodes", {"query": "IMAGE"})
+    assert set(whole) == {"entities", "relations"} and len(whole["entities"]) == 8
+    pages, offset = [], 0
+    while True:
+        page = mcp.ok("search_nodes", {"query": "IMAGE", "offset": offset, "limit": 3})
+        assert (page["offset"], page["limit"], page["total"]) == (offset, 3, 8)
+        if not page["entities"]:
+            break
+        pages.append(page)
+        offset += 3
+    assert [e for p in pages for e in p["entities"]] == whole["entities"]
+    paged_relations = {json.dumps(r, sort_keys=True) for p in pages for r in p["relations"]}
+    assert paged_relations == {json.dumps(r, sort_keys=True) for r in whole["relations"]}
+    mcp.refused("search_nodes", {"query": "image", "limit": 0}, "limit")
+
+
+def test_read_graph_accepts_limit_and_offset_and_keeps_its_modes(people):
+    whole = people.ok("read_graph")
+    assert set(whole) == {"entities", "relations"}
+    first = people.ok("read_graph", {"limit": 2})
+    rest = people.ok("read_graph", {"offset": 2})
+    assert (first["total"], first["offset"], rest["offset"], rest["limit"]) == (len(whole["entities"]), 0, 2, 100)
+    assert first["entities"] + rest["entities"] == whole["entities"]
+    assert people.ok("read_graph", {"mode": "names"})["total"] == len(whole["entities"])
+
+
+def test_max_observations_keeps_the_matching_ones(mcp):
+    contents = ["born in Lyon", "plays chess on Sundays", "likes green tea", "chess club treasurer", "owns a cat"]
+    mcp.ok("create_entities", {"entities": [{"name": "Eve", "entityType": "person", "observations": contents}]})
+    whole = mcp.ok("search_nodes", {"query": "chess"})
+    assert whole["entities"][0]["observations"] == contents and "omittedObservations" not in whole["entities"][0]
+    trimmed = mcp.ok("search_nodes", {"query": "chess", "maxObservations": 2})["entities"][0]
+    assert trimmed["observations"] == ["plays chess on Sundays", "chess club treasurer"]
+    assert trimmed["omittedObservations"] == 3
+    result = mcp.ok("search_semantic", {"query": "chess club", "maxObservations": 1})["results"][0]
+    assert (result["observations"], result["omittedObservations"]) == (["chess club treasurer"], 4)
+    full = mcp.ok("search_semantic", {"query": "chess club"})["results"][0]
+    assert full["observations"] == contents and "omittedObservations" not in full
+    mcp.refused("search_nodes", {"query": "chess", "maxObservations": -1}, "maxObservations")

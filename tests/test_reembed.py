@@ -8,7 +8,7 @@ import pytest
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.database import Database, vector_dimension
 from limbic.core.store.reembed import reembed, stale_entity_ids
 
 
@@ -45,7 +45,7 @@ def test_same_dimension_replaces_every_vector(database):
 def test_new_dimension_recreates_the_vector_table(database):
     report = reembed(database, HashingEmbedder(dimension=64, name="small-model"))
     assert report.recreated_table and report.embedded == 25
-    assert database.vector_dimension() == 64
+    assert vector_dimension(database.read()) == 64
     count = database.read().execute("SELECT count(*) FROM entity_embeddings").fetchone()[0]
     assert count == 25 and _models(database) == {"small-model": 25}
 

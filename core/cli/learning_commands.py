@@ -7,18 +7,22 @@
 - ``limbic tune --set-gamma X --set-beta Y [--set NAME=X…]``: move the saved parameters 10 % towards these.
 - ``limbic tune --undo``: restore the parameters saved before the latest application.
 - ``--dry-run`` shows what would be applied and writes nothing; ``--json`` prints JSON.
-- ``limbic history clear``: delete the search log and its feedback; ``limbic history show``: the counts.
+- ``limbic history clear``: delete the search log and its feedback; ``limbic history show``: the counts and
+  settings; ``limbic history config [--logging on|off] [--assignment hash|random]
+  [--baseline-probability P] [--retention N] [--feedback-window MINUTES]``: change the settings.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from typing import Any
 
 from limbic.core.cli.common import open_service, print_json
 from limbic.core.errors import ValidationError
 from limbic.core.learning.replay import Quality
+from limbic.core.learning.shadow import ASSIGNMENTS
 from limbic.core.learning.tuner import DEFAULT_GRID, parse_range
 from limbic.core.service import MemoryService
 
@@ -44,8 +48,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--json", action="store_true", help="print JSON")
     tune.set_defaults(handler=run_tune)
 
-    history = subparsers.add_parser("history", help="the search log used by the tuner")
-    history.add_argument("action", choices=("show", "clear"), help="show the counts, or delete the log")
+    history = subparsers.add_parser("history", help="the search log used by the tuner, and its settings",
+                                     description="show: counts and settings; clear: delete the log and its "
+                                     "feedback; config: change the shadow A/B settings (only the options given)")
+    history.add_argument("action", choices=("show", "clear", "config"))
+    history.add_argument("--logging", choices=("on", "off"), help="config: log searches at all")
+    history.add_argument("--assignment", choices=ASSIGNMENTS, help="config: A/B group by query hash or at random")
+    history.add_argument("--baseline-probability", type=float, metavar="P", help="config: share labelled baseline")
+    history.add_argument("--retention", type=int, metavar="N", help="config: logged searches kept")
+    history.add_argument("--feedback-window", type=float, metavar="MINUTES",
+                         help="config: how long after a search a use counts as its feedback")
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(handler=run_history)
 
@@ -140,12 +152,26 @@ def _tune(service: MemoryService, args: argparse.Namespace) -> int:
 def run_history(args: argparse.Namespace) -> int:
     service = open_service(args, embedder=None)
     try:
+        learning = service.learning
         if args.action == "clear":
-            deleted = service.learning.clear()
+            deleted = learning.clear()
             print_json({"deleted": deleted}) if args.json else print(f"deleted {deleted} logged searches")
+            return 0
+        if args.action == "config":
+            changes: dict[str, Any] = {
+                "enabled": None if args.logging is None else args.logging == "on",
+                "assignment": args.assignment, "baseline_probability": args.baseline_probability,
+                "retention": args.retention,
+                "feedback_window_seconds": None if args.feedback_window is None else args.feedback_window * 60.0,
+            }
+            learning.save_config(dataclasses.replace(learning.config(),
+                                                     **{k: v for k, v in changes.items() if v is not None}))
+        state = {"settings": dataclasses.asdict(learning.config()), "counts": learning.counts()}
+        if args.json:
+            print_json(state)
         else:
-            counts = service.learning.counts()
-            print_json(counts) if args.json else print(", ".join(f"{k} {v}" for k, v in counts.items()))
+            print(", ".join(f"{k} {v}" for k, v in state["counts"].items()))
+            print(", ".join(f"{k} {v}" for k, v in state["settings"].items()))
     finally:
         service.close()
     return 0

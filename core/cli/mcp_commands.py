@@ -15,7 +15,7 @@ import sys
 import threading
 
 from limbic.core.cli.common import open_service
-from limbic.core.mcp.config import CLIENTS, DEFAULT_PORT, WHERE, client_config
+from limbic.core.mcp.config import CLIENTS, DEFAULT_HOST, DEFAULT_PORT, WHERE, client_config
 
 # The MCP SDK takes seconds to import: it is loaded by the handlers, never by `limbic --help` or other commands.
 
@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    parser.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1, loopback only)")
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST}, loopback only)")
     parser.add_argument("--allow-remote", action="store_true",
                         help="allow a non-loopback --host (anyone who can reach it and has the token gets in)")
     parser.set_defaults(handler=serve)
@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     config.add_argument("--client", required=True, choices=CLIENTS)
     config.add_argument("--http", action="store_true", help="connect over HTTP (URL + bearer header)")
     config.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
-    config.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    config.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST})")
     config.set_defaults(handler=config_command)
 
 
@@ -53,14 +53,36 @@ def serve(args: argparse.Namespace) -> int:
     return _serve_http(args) if args.http else _serve_stdio(args)
 
 
-def _serve_stdio(args: argparse.Namespace) -> int:
-    from limbic.core.mcp.server import build_server
+def _open_memory(args: argparse.Namespace):
+    """The service on ``--db``, else on the memory ``MEMORY_FILE_PATH`` names (its JSONL adopted once), else
+    on the default database. Anything printed meanwhile goes to stderr, never to the protocol stream."""
+    from limbic.core.mcp.memory_file import adopt_memory_file, memory_database, memory_file
 
-    # Anything printed while the model and database open must not reach the protocol stream.
+    memory = memory_file() if getattr(args, "db", None) is None else None
+    if memory is not None:
+        args.db = str(memory_database(memory))
     with contextlib.redirect_stdout(sys.stderr):
         service = open_service(args, origin="mcp")
+        if memory is not None:
+            try:
+                note = adopt_memory_file(service, memory)
+            except BaseException:
+                service.close()
+                raise
+            if note:
+                print(note, file=sys.stderr, flush=True)
+    return service
+
+
+def _serve_stdio(args: argparse.Namespace) -> int:
+    import anyio
+
+    from limbic.core.mcp.server import build_server
+    from limbic.core.mcp.stdio import serve_stdio
+
+    service = _open_memory(args)
     try:
-        build_server(service).run("stdio")
+        anyio.run(serve_stdio, build_server(service))
     finally:
         service.close()
     return 0
@@ -76,7 +98,7 @@ def _serve_http(args: argparse.Namespace) -> int:
             return 2
         print(f"limbic: warning: serving MCP on {args.host}, reachable from other machines; every client "
               "needs the bearer token, and traffic is not encrypted (plain HTTP)", file=sys.stderr)
-    service = open_service(args, origin="mcp")
+    service = _open_memory(args)
     server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}

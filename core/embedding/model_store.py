@@ -83,10 +83,10 @@ def read_manifest(directory: Path) -> dict:
     path = Path(directory) / MANIFEST
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NotFoundError(f"no model in {directory} (no {MANIFEST})", missing=[str(directory)]) from None
+    except FileNotFoundError as exc:
+        raise NotFoundError(f"no model in {directory} (no {MANIFEST})", missing=[str(directory)]) from exc
     except json.JSONDecodeError as exc:
-        raise ModelIntegrityError(f"{path} is not valid JSON: {exc}") from None
+        raise ModelIntegrityError(f"{path} is not valid JSON: {exc}") from exc
 
 
 def write_manifest(directory: Path, manifest: dict) -> None:

@@ -18,11 +18,15 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from limbic.core.embedding.model_store import VARIANT_FILES, read_manifest, resolve_active
 from limbic.core.errors import LimbicError, NotFoundError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -70,15 +74,16 @@ class OnnxEmbedder:
         self.threads = threads if threads is not None else (int(env_threads) if env_threads else 0)
         self.batch_size = max(1, int(batch_size))
         self._load_lock = threading.Lock()
-        self._encoder = None  # tokenizer truncating to max_tokens, used for embedding
-        self._counter = None  # tokenizer without truncation, used by count_tokens
+        self._encoder: Tokenizer | None = None  # truncating to max_tokens, used for embedding
+        self._counter: Tokenizer | None = None  # without truncation, used by count_tokens
         self._session = None
         self._inputs: tuple[str, ...] = ()
         self._pad_id = 0
 
     # --- lazy loading --------------------------------------------------------------------------
 
-    def _tokenizers(self):
+    def _tokenizers(self) -> tuple[Tokenizer, Tokenizer]:
+        """``(encoder, counter)``, loaded once from the model folder's ``tokenizer.json``."""
         if self._encoder is None:
             with self._load_lock:
                 if self._encoder is None:
@@ -98,7 +103,9 @@ class OnnxEmbedder:
                     encoder.no_padding()
                     encoder.enable_truncation(max_length=self.max_tokens)
                     self._counter, self._encoder = counter, encoder
-        return self._encoder, self._counter
+        loaded_encoder, loaded_counter = self._encoder, self._counter
+        assert loaded_encoder is not None and loaded_counter is not None  # set together above, under the lock
+        return loaded_encoder, loaded_counter
 
     def _get_session(self):
         if self._session is None:
@@ -148,7 +155,8 @@ class OnnxEmbedder:
         if not texts:
             return result
         session = self._get_session()
-        encodings = self._encoder.encode_batch(list(texts))
+        encoder, _ = self._tokenizers()
+        encodings = encoder.encode_batch(list(texts))
         order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         for start in range(0, len(order), self.batch_size):
             chosen = order[start : start + self.batch_size]

@@ -72,8 +72,8 @@ def index_code_fingerprint() -> str:
 
     files = [Path(inputs.__file__), Path(mutations.__file__)]
     for package in (store, embedding):
-        root = Path(package.__file__).parent
-        files += [f for f in root.rglob("*") if f.suffix in (".py", ".sql")]
+        for root in map(Path, package.__path__):
+            files += [f for f in root.rglob("*") if f.suffix in (".py", ".sql")]
     digest = hashlib.sha256()
     readable = [f for f in sorted(set(files)) if f.is_file()]
     for file in readable:

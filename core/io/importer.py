@@ -16,12 +16,17 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from limbic.core.errors import ImportFormatError, LimbicError
 from limbic.core.io.parsers import ParsedEntity, ParsedObservation, ParsedRelation, ParseResult, parse_file
 from limbic.core.io.report import FileReport, ImportReport, ReportEntry
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.validation import MAX_ITEMS
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+Source = TypeVar("Source")
 
 PLACEHOLDER_TYPE = "Unknown"
 Progress = Callable[[int, int, str], None]
@@ -284,7 +289,8 @@ class _Importer:
 
     # --- calls -----------------------------------------------------------------------------------
 
-    def _call(self, function, items: list, sources: list) -> tuple[list[tuple[object, list]], list]:
+    def _call(self, function: Callable[[list[Item]], Result], items: list[Item],
+              sources: list[Source]) -> tuple[list[tuple[Result, list[Source]]], list[Source]]:
         """Run ``function(items)``; when the whole call is refused, retry item by item and report the refused ones.
 
         Returns the ``(result, source items)`` pairs of the calls that succeeded, and the refused sources.
@@ -297,7 +303,8 @@ class _Importer:
             if len(items) == 1:
                 self._refused(sources[0], exc)
                 return [], sources
-        done, failed = [], []
+        done: list[tuple[Result, list[Source]]] = []
+        failed: list[Source] = []
         for item, source in zip(items, sources, strict=True):
             try:
                 done.append((function([item]), [source]))
@@ -307,6 +314,8 @@ class _Importer:
         return done, failed
 
     def _refused(self, source: object, exc: LimbicError) -> None:
+        line: int | None
+        name: str | None
         if isinstance(source, tuple) and isinstance(source[0], ParsedRelation):
             line, name = source[0].line, f"{source[0].source} -[{source[0].relation_type}]-> {source[0].target}"
         elif isinstance(source, ParsedEntity):

@@ -51,10 +51,6 @@ class ParseResult:
     issues: list[LineIssue]
     stats: Counter
 
-    @property
-    def observation_count(self) -> int:
-        return sum(len(e.observations) for e in self.entities)
-
 
 def parse_file(path: str | Path) -> ParseResult:
     """Read and parse one file. Raises ImportFormatError if it cannot be read as text at all."""
@@ -184,7 +180,7 @@ def _decode_line(decoder: json.JSONDecoder, line: str) -> tuple[list[Any], str |
     while position < len(line):
         try:
             value, end = decoder.raw_decode(line, position)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             if not values:
                 kind = "plain text" if line[:1] not in "{[\"" else "invalid JSON"
                 return [], f"{kind}, not a JSON record ({exc.msg} at column {exc.colno}): {line[:80]!r}"

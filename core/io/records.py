@@ -113,7 +113,8 @@ class RecordReader:
     # --- entities --------------------------------------------------------------------------------
 
     def _entity(self, obj: dict, line: int | None, item: str | None, type_word: str | None) -> None:
-        properties = obj.get("properties") if isinstance(obj.get("properties"), dict) else {}
+        found = obj.get("properties")
+        properties: dict = found if isinstance(found, dict) else {}
         name_value = _first(obj, NAME_KEYS)
         name_key = None
         is_node = name_value is None
@@ -298,7 +299,8 @@ class RecordReader:
         if relation_type is None:
             relation_type = "related_to"
             self.issue(line, "recovered", f"relation {source!r} → {target!r} has no type; 'related_to' used", item)
-        properties = obj.get("properties") if isinstance(obj.get("properties"), dict) else {}
+        found = obj.get("properties")
+        properties: dict = found if isinstance(found, dict) else {}
         context = obj.get("context")
         if not isinstance(context, str):
             context = obj.get("description") if isinstance(obj.get("description"), str) else None

@@ -59,9 +59,11 @@ class ShadowConfig:
     def from_json(cls, text: str) -> ShadowConfig:
         """Parse saved settings. Raises ValidationError for unknown keys or bad values."""
         data: Any = json.loads(text)
-        known = set(cls.__dataclass_fields__)
-        if not isinstance(data, dict) or set(data) - known:
-            raise ValidationError(f"unknown shadow A/B settings: {sorted(set(data) - known) if isinstance(data, dict) else data!r}")
+        if not isinstance(data, dict):
+            raise ValidationError("shadow A/B settings must be a JSON object")
+        unknown = sorted(set(data) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise ValidationError(f"unknown shadow A/B settings: {', '.join(unknown)}")
         return cls(**data)
 
 

@@ -18,6 +18,8 @@ CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 SERVER_NAME = "limbic"
 DEFAULT_PORT = 8765
 """TCP port of ``limbic mcp --http`` and of the desktop app's embedded server."""
+DEFAULT_HOST = "127.0.0.1"
+"""Address the HTTP server binds by default: loopback only."""
 
 WHERE = {
     "claude-desktop": "Add to claude_desktop_config.json (Settings → Developer → Edit Config), then restart "
@@ -41,7 +43,7 @@ def _env() -> dict[str, str]:
     return {"LIMBIC_HOME": str(Path(home).expanduser().resolve())} if home else {}
 
 
-def client_config(client: str, *, http: bool = False, host: str = "127.0.0.1", port: int = DEFAULT_PORT,
+def client_config(client: str, *, http: bool = False, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
                   db: str | Path | None = None) -> str:
     """The snippet for ``client`` (one of :data:`CLIENTS`): JSON for config files, a shell command for Claude Code.
 

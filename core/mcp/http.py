@@ -28,7 +28,9 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from limbic.core.errors import ValidationError
+from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.server import ToolCallRecord, build_server
+from limbic.core.mcp.wire import SurrogateRefusalMiddleware
 from limbic.core.paths import config_dir
 
 logger = logging.getLogger(__name__)
@@ -216,7 +218,7 @@ class HttpMcpServer:
     def __init__(
         self,
         service,
-        host: str = "127.0.0.1",
+        host: str = DEFAULT_HOST,
         port: int = 0,
         token: str | None = None,
         allow_remote: bool = False,
@@ -329,7 +331,7 @@ class HttpMcpServer:
             host=self._host,
         )
         config = uvicorn.Config(
-            BearerTokenMiddleware(app, self._token),
+            BearerTokenMiddleware(SurrogateRefusalMiddleware(app), self._token),
             log_level="warning",
             access_log=False,
             lifespan="on",

@@ -11,8 +11,9 @@ Timestamps are ISO 8601 UTC strings in every output.
 
 from __future__ import annotations
 
+import re
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +24,8 @@ from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, M
 Name = Annotated[str, Field(max_length=MAX_NAME)]
 Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]
 Query = Annotated[str, Field(max_length=MAX_QUERY)]
+Status = Literal["active", "paused", "completed", "archived"]  # limbic.core.models.STATUSES (a test checks)
+DEFAULT_STATUS = "active"
 PresetName = Annotated[str, Field(
     json_schema_extra={"enum": list(PRESETS)},
     description=f"Rank with a named preset ({', '.join(PRESETS)}: measured best, the seeds' formula) "
@@ -30,25 +33,33 @@ PresetName = Annotated[str, Field(
 )]
 
 
-def _items(item: Any, description: str) -> Any:
-    return Annotated[list[item], Field(description=description, max_length=MAX_ITEMS)]
+def _items(description: str) -> Any:
+    """The ``Field`` of a list input: its description and the item limit."""
+    return Field(description=description, max_length=MAX_ITEMS)
 
 
 # --- inputs -------------------------------------------------------------------------------------
 
 
-class EntityIn(BaseModel):
+class StrictIn(BaseModel):
+    """Base of every input object: an unknown key (a typo such as ``stauts``) is refused, as the
+    reference server's schemas say (``additionalProperties: false``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class EntityIn(StrictIn):
     name: Annotated[Name, Field(description="The name of the entity")]
     entityType: Annotated[Name, Field(description="The type of the entity")]
-    observations: _items(Content, "An array of observation contents associated with the entity")
+    observations: Annotated[list[Content], _items("An array of observation contents associated with the entity")]
     status: Annotated[
-        str | None,
-        Field(description="Optional (Limbic): active (default), paused, completed or archived", max_length=32),
+        Status | None,
+        Field(description="Optional (Limbic): active (default), paused, completed or archived"),
     ] = None
 
 
-class RelationIn(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
+class RelationIn(StrictIn):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
     from_: Annotated[Name, Field(alias="from", description="The name of the entity where the relation starts")]
     to: Annotated[Name, Field(description="The name of the entity where the relation ends")]
@@ -58,9 +69,9 @@ class RelationIn(BaseModel):
     ] = None
 
 
-class ObservationBatchIn(BaseModel):
+class ObservationBatchIn(StrictIn):
     entityName: Annotated[Name, Field(description="The name of the entity to add the observations to")]
-    contents: _items(Content, "An array of observation contents to add")
+    contents: Annotated[list[Content], _items("An array of observation contents to add")]
     kind: Annotated[
         str | None,
         Field(description="Optional (Limbic): kind of every content, e.g. fact, decision, preference, event, "
@@ -73,9 +84,9 @@ class ObservationBatchIn(BaseModel):
     ] = None
 
 
-class DeletionIn(BaseModel):
+class DeletionIn(StrictIn):
     entityName: Annotated[Name, Field(description="The name of the entity containing the observations")]
-    observations: _items(Content, "An array of observations to delete")
+    observations: Annotated[list[Content], _items("An array of observations to delete")]
 
 
 # --- outputs ------------------------------------------------------------------------------------
@@ -86,6 +97,7 @@ class EntityOut(BaseModel):
     entityType: str
     observations: list[str]
     status: str | None = None
+    omittedObservations: int | None = None
 
 
 class RelationOut(BaseModel):
@@ -127,6 +139,17 @@ class GraphOut(BaseModel):
     relations: list[RelationOut] | None = None
     names: list[str] | None = None
     summary: dict[str, Any] | None = None
+    offset: int | None = None
+    limit: int | None = None
+    total: int | None = None
+
+
+class NodesOut(BaseModel):
+    """``search_nodes`` / ``open_nodes``: the matched entities and every relation with at least one
+    endpoint among them; ``offset``, ``limit``, ``total`` only when ``search_nodes`` was paged."""
+
+    entities: list[EntityOut]
+    relations: list[RelationOut]
     offset: int | None = None
     limit: int | None = None
     total: int | None = None
@@ -199,14 +222,18 @@ def _current(observation: Observation, now: float) -> bool:
 
 
 def entity_out(entity: Entity, now: float | None = None) -> dict[str, Any]:
-    """Reference entity shape plus ``status``; observations are the current ones (not superseded, not expired)."""
+    """Reference entity shape; ``status`` only when it is not the default ``active`` (so that results are
+    byte-identical to the reference server's while the extension is unused). Observations are the current
+    ones (not superseded, not expired)."""
     now = time.time() if now is None else now
-    return {
+    out: dict[str, Any] = {
         "name": entity.name,
         "entityType": entity.entity_type,
         "observations": [o.content for o in entity.observations if _current(o, now)],
-        "status": entity.status,
     }
+    if entity.status != DEFAULT_STATUS:
+        out["status"] = entity.status
+    return out
 
 
 def relation_out(relation: Relation) -> dict[str, Any]:
@@ -224,6 +251,20 @@ def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...]) -> 
         "entities": [entity_out(e, now) for e in entities],
         "relations": [relation_out(r) for r in relations if r.active],
     }
+
+
+def trim_observations(item: dict[str, Any], query: str, keep: int | None) -> dict[str, Any]:
+    """``item`` (an entity or search result with ``observations``) with at most ``keep`` observations: those
+    sharing the most words with ``query`` (ties: stored order), shown in stored order, plus
+    ``omittedObservations`` = how many were left out. ``keep`` None: ``item`` unchanged."""
+    observations = item["observations"]
+    if keep is None or len(observations) <= keep:
+        return item
+    words = set(re.findall(r"\w+", query.lower()))
+    shared = [len(words & set(re.findall(r"\w+", text.lower()))) for text in observations]
+    chosen = sorted(sorted(range(len(observations)), key=lambda i: -shared[i])[:keep])
+    return {**item, "observations": [observations[i] for i in chosen],
+            "omittedObservations": len(observations) - keep}
 
 
 def stats_out(stats: GraphStats) -> dict[str, Any]:

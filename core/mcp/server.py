@@ -21,9 +21,10 @@ from contextlib import asynccontextmanager, contextmanager
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import pydantic
 import pydantic_core
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp_types import (
     CallToolResult,
@@ -35,6 +36,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
+from limbic.core.mcp.arguments import add_strict_tool, argument_check_middleware
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
@@ -46,6 +48,7 @@ from limbic.core.mcp.schemas import (
     GraphOut,
     MarkUsedOut,
     Name,
+    NodesOut,
     ObservationBatchIn,
     PresetName,
     Query,
@@ -53,6 +56,7 @@ from limbic.core.mcp.schemas import (
     RelationIn,
     RelationsOut,
     SearchOut,
+    Status,
     SuccessOut,
     detail_out,
     entity_out,
@@ -60,8 +64,9 @@ from limbic.core.mcp.schemas import (
     relation_detail,
     relation_out,
     stats_out,
+    trim_observations,
 )
-from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.models import EntityInput, GraphPage, ObservationInput, RelationInput
 from limbic.core.search import presets
 from limbic.core.validation import MAX_ITEMS
 
@@ -87,6 +92,30 @@ def _refusals() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
+    """``field: why`` for each problem, ``; ``-separated (``entities.0.name: Input should be a valid string``):
+    pydantic's explanations without its model names, input echoes and documentation links."""
+    problems = []
+    for problem in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        problems.append(f"{where}: {problem['msg']}")
+    return "; ".join(problems)
+
+
+class _LimbicServer(MCPServer):
+    """``MCPServer`` whose refusals of malformed arguments name the fields and why, in plain words."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):
+                raise
+            invalid = exc.__cause__
+            raise ToolError(f"Error executing tool {name}: invalid arguments: {describe_invalid_arguments(invalid)}") \
+                from invalid
+
+
 def _pretty(value: Any) -> str:
     """JSON indented by 2 spaces, non-ASCII kept: byte for byte ``JSON.stringify(value, null, 2)`` of the
     reference server (pydantic-core's encoder; the standard library's is 5× slower with an indent)."""
@@ -106,8 +135,13 @@ def _annotations(read_only: bool, destructive: bool = False, idempotent: bool = 
 
 
 Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
-Offset = Annotated[int, Field(strict=True, ge=0, description="read_graph mode page: first entity (by id)")]
-PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS, description="read_graph mode page: page size")]
+Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic): first entity of the page (by id)")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
+                                 description="Optional (Limbic): page size (mode page: 100 by default)")]
+DEFAULT_PAGE = 100
+MaxObservations = Annotated[int | None, Field(
+    strict=True, ge=0, description="Optional (Limbic): at most this many observations per entity, those sharing "
+    "the most words with the query (default: all); an entity trimmed says omittedObservations")]
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 
 
@@ -127,7 +161,7 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         async with notifier.attached():
             yield {}
 
-    server = MCPServer(
+    server = _LimbicServer(
         name="limbic-memory",
         title="Limbic memory",
         version=_version(),
@@ -135,8 +169,9 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,
-        middleware=[activity_middleware(on_call)] if on_call else None,
+        middleware=[activity_middleware(on_call)] if on_call else [],
     )
+    server.middleware.append(argument_check_middleware(server))
     _add_reference_tools(server, service)
     _add_extended_tools(server, service)
 
@@ -225,7 +260,7 @@ def _add_reference_tools(server: MCPServer, service) -> None:
             description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
                         "page (entities by id from offset, with their relations), summary (counts)")] = "full",
         offset: Offset = 0,
-        limit: PageLimit = 100,
+        limit: PageLimit | None = None,
     ) -> Annotated[CallToolResult, GraphOut]:
         with _refusals():
             if mode == "names":
@@ -233,23 +268,33 @@ def _add_reference_tools(server: MCPServer, service) -> None:
                 return _result({"names": names, "total": len(names)})
             if mode == "summary":
                 return _result({"summary": stats_out(service.stats())})
-            if mode == "page":
-                page = service.read_graph_page(offset, limit)
-                out = graph_out(page.entities, page.relations)
-                return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
+            if mode == "page" or limit is not None or offset:
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
+                return _paged(page)
             graph = service.read_graph()
         out = graph_out(graph.entities, graph.relations)
         return _result(out)
 
     def search_nodes(query: Annotated[Query, Field(
-            description="The search query to match against entity names, types, and observation content")]
-                     ) -> Annotated[CallToolResult, GraphOut]:
+            description="The search query to match against entity names, types, and observation content")],
+                     offset: Annotated[Offset, Field(description="Optional (Limbic): skip this many matches")] = 0,
+                     limit: Annotated[PageLimit | None, Field(
+                         description="Optional (Limbic): at most this many matches (default: all); the result "
+                                     "then says offset, limit and total")] = None,
+                     maxObservations: MaxObservations = None,
+                     ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
+            if limit is not None or offset:
+                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit)
+                return _paged(page, query, maxObservations)
             graph = service.search_nodes(query)
-        return _result(graph_out(graph.entities, graph.relations))
+        out = graph_out(graph.entities, graph.relations)
+        if maxObservations is not None:
+            out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
+        return _result(out)
 
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
-                   ) -> Annotated[CallToolResult, GraphOut]:
+                   ) -> Annotated[CallToolResult, NodesOut]:
         with _refusals():
             graph = service.open_nodes(names, record=True, origin=ORIGIN)
         return _result(graph_out(graph.entities, graph.relations))
@@ -275,12 +320,20 @@ def _add_reference_tools(server: MCPServer, service) -> None:
          "entity counts as accessed, and entities opened together as co-occurring; this is what raises their "
          "salience in search_semantic.)", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 
 
 def _relations(relations: list[RelationIn]) -> list[RelationInput]:
     return [RelationInput(source=r.from_, target=r.to, relation_type=r.relationType, context=r.context)
             for r in relations]
+
+
+def _paged(page: GraphPage, query: str = "", max_observations: int | None = None) -> CallToolResult:
+    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
+    out = graph_out(page.entities, page.relations)
+    if max_observations is not None:
+        out["entities"] = [trim_observations(e, query, max_observations) for e in out["entities"]]
+    return _result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
 
 
 def _success(message: str) -> CallToolResult:
@@ -292,12 +345,14 @@ def _add_extended_tools(server: MCPServer, service) -> None:
         query: Annotated[Query, Field(description="What to look for, in plain words")],
         limit: SearchLimit = 10,
         preset: PresetName | None = None,
+        maxObservations: MaxObservations = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         with _refusals():
             params = presets.preset(preset) if preset is not None else service.scoring_params()
             outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
-        return _result({"results": [r.to_dict() for r in outcome.results], "mode": outcome.mode,
+        results = [trim_observations(r.to_dict(), query, maxObservations) for r in outcome.results]
+        return _result({"results": results, "mode": outcome.mode,
                         "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id})
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],
@@ -313,8 +368,7 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             return _result(entity_out(service.merge_entities(sourceNames, targetName, origin=ORIGIN)))
 
     def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
-                   status: Annotated[str, Field(max_length=32,
-                                                description="active, paused, completed or archived")]
+                   status: Annotated[Status, Field(description="The new status")]
                    ) -> Annotated[CallToolResult, EntitiesOut]:
         with _refusals():
             updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=ORIGIN)]
@@ -368,5 +422,5 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "observations with kind and supersede chain, and its relations (ended ones included). Reading an "
          "entity is a use: it counts as an access.", read),
     ):
-        server.add_tool(fn, title=title, description=description, annotations=annotations)
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
 

@@ -32,7 +32,7 @@ _FLOAT_ARRAYS = ("distance", "bm25", "last_access", "created_at", "metadata_shar
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
-    array = np.array(values, dtype=dtype, copy=True).reshape(-1)
+    array: np.ndarray = np.array(values, dtype=dtype, copy=True).reshape(-1)
     array.flags.writeable = False
     return array
 

@@ -58,8 +58,9 @@ def tokenizer(conn: apsw.Connection) -> Callable[[str], list[str]]:
     tokenize = conn.fts5_tokenizer(FTS_TOKENIZER[0], list(FTS_TOKENIZER[1:]))
 
     def run(term: str) -> list[str]:
-        return list(tokenize(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
-                             include_offsets=False, include_colocated=False))
+        found = tokenize(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
+                         include_offsets=False, include_colocated=False)
+        return [str(token) for token in found]
 
     return run
 

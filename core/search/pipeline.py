@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import Any
 
 import apsw
 import numpy as np
@@ -43,7 +43,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
-from limbic.core.store.database import VECTOR_TABLE
+from limbic.core.store.database import vector_dimension
 from limbic.core.store.vector_index import VectorIndex
 
 METADATA_KIND = "metadata"
@@ -76,14 +76,6 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _vector_dimension(conn: apsw.Connection) -> int | None:
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
-    if row is None:
-        return None
-    found = re.search(r"float\[(\d+)\]", row[0])
-    return int(found.group(1)) if found else None
-
-
 def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
     """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`)."""
     terms = fts_terms(query)
@@ -93,23 +85,24 @@ def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
         wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
         frequency = dict(conn.execute(
             f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
-        total = conn.execute("SELECT count(*) FROM entities").fetchone()[0]
+        total = conn.execute("SELECT count(*) FROM entities").get
         terms = informative_terms(terms, frequency, total, tokenize)
     return match_expression(terms)
 
 
 def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
-    """Ids best first and their BM25 scores, sign flipped (larger is better)."""
+    """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``)."""
     if expression is None:
         return [], {}
     try:
-        rows = conn.execute(
-            "SELECT rowid, -bm25(entity_fts) FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
+        rows: list[tuple[Any, ...]] = conn.execute(
+            "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
             (expression, count),
         ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
-        raise ValidationError(f"the query could not be searched as text: {exc}") from None
-    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
+        raise ValidationError("the query could not be searched as text; try other words") from exc
+    scored = [(int(rowid), float(score)) for rowid, score in rows]
+    return [rowid for rowid, _ in scored], dict(scored)
 
 
 _ENTITY_SIGNALS = """
@@ -155,20 +148,21 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
     return CandidateSet(
         query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
         entity_ids=ids,
-        distance=[distances.get(int(e), np.nan) for e in ids],
+        distance=np.array([distances.get(int(e), np.nan) for e in ids], dtype=np.float64),
         knn_rank=knn_rank, fts_rank=fts_rank,
-        bm25=[bm25.get(int(e), np.nan) for e in ids],
-        access_count=[r[5] for r in ordered],
-        access_days=[r[7] for r in ordered],
-        last_access=[np.nan if r[6] is None else r[6] for r in ordered],
-        created_at=[r[4] for r in ordered],
-        degree=[r[8] for r in ordered],
-        status_code=[STATUS_CODES.get(r[3], 0) for r in ordered],
+        bm25=np.array([bm25.get(int(e), np.nan) for e in ids], dtype=np.float64),
+        access_count=np.array([r[5] for r in ordered], dtype=np.int64),
+        access_days=np.array([r[7] for r in ordered], dtype=np.int64),
+        last_access=np.array([np.nan if r[6] is None else r[6] for r in ordered], dtype=np.float64),
+        created_at=np.array([r[4] for r in ordered], dtype=np.float64),
+        degree=np.array([r[8] for r in ordered], dtype=np.int64),
+        status_code=np.array([STATUS_CODES.get(r[3], 0) for r in ordered], dtype=np.int64),
         metadata_share=np.divide(metadata, counts, out=np.zeros_like(metadata), where=counts > 0),
-        cooc_a=[p[0] for p in pairs], cooc_b=[p[1] for p in pairs],
-        cooc_count=[p[2] for p in pairs], cooc_last=[p[3] for p in pairs],
-        names=[r[1] for r in ordered], entity_types=[r[2] for r in ordered],
-        observations=[tuple(observations.get(int(e), ())) for e in ids],
+        cooc_a=np.array([p[0] for p in pairs], dtype=np.int64), cooc_b=np.array([p[1] for p in pairs], dtype=np.int64),
+        cooc_count=np.array([p[2] for p in pairs], dtype=np.int64),
+        cooc_last=np.array([p[3] for p in pairs], dtype=np.float64),
+        names=tuple(r[1] for r in ordered), entity_types=tuple(r[2] for r in ordered),
+        observations=tuple(tuple(observations.get(int(e), ())) for e in ids),
     )
 
 
@@ -208,8 +202,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     with conn:  # one read snapshot for every query below
         knn_ids: list[int] = []
         distances: dict[int, float] = {}
-        if vector is not None:
-            stored = _vector_dimension(conn)
+        if vector is not None and embedder is not None:
+            stored = vector_dimension(conn)
             if stored is not None and stored != embedder.dimension:
                 raise ValidationError(
                     f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "

@@ -15,6 +15,12 @@ decides:
   multiplier, then × metadata penalty; ``limbic_norm`` is min–max over the set (1 when all equal);
   ``final = w_c·base + (1 − w_c)·limbic_norm``.
 
+That is the ``seed`` preset. Five more parameters turn it into the ``default`` preset (docs/scoring.md
+states both with their measurements): ``relevance_fusion`` (base = weighted cosine and BM25, each divided
+by its branch's best), ``bm25_weight``, ``prior_exponent`` κ (the limbic factors enter as ``(…)^κ``),
+``limbic_ratio`` (``limbic_norm = limbic / max limbic``) and ``created_decay`` (how much a never-accessed
+memory decays from its creation).
+
 Every function takes a :class:`~limbic.core.params.ScoringParams` explicitly; nothing is global.
 """
 
@@ -72,7 +78,7 @@ def reciprocal_rank_fusion(knn_ids, fts_ids, k: float) -> tuple[np.ndarray, np.n
 
 def base_relevance(distance: np.ndarray, rrf: np.ndarray) -> np.ndarray:
     """Seed base relevance ``(n,) float64``: ``max(0, 1 − distance)``, or ``0.2 + 0.6 × norm_rrf`` where
-    distance is nan (seed 003; docs/scoring.md "Seed preset")."""
+    distance is nan (seed 003; docs/scoring.md "Base relevance")."""
     distance = np.asarray(distance, dtype=np.float64)
     fts_only = np.isnan(distance)
     cosine = np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, distance))
@@ -87,7 +93,7 @@ def ratio_to_best(values: np.ndarray) -> np.ndarray:
 
 
 def branch_relevance(distance: np.ndarray, bm25: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each branch's evidence on one scale (docs/scoring.md "Fused relevance"): ``(cosine_rel, bm25_rel)``,
+    """Each branch's evidence on one scale (docs/scoring.md "Base relevance"): ``(cosine_rel, bm25_rel)``,
     each ``(n,) float64`` in [0, 1], the candidate's score divided by the best score of its branch.
 
     A candidate KNN did not return gets the lowest cosine KNN returned (its own is at most that); a
@@ -153,7 +159,7 @@ def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float,
 
     A never-accessed memory (``last_access`` nan) decays from ``created_at`` by the share
     ``params.created_decay``: ``1 − c·(1 − decay)``; ``c = 1`` is the seed, ``c = 0`` leaves it neutral
-    (docs/scoring.md "Never-accessed memories").
+    (docs/scoring.md "Limbic factors").
     """
     never = np.isnan(np.asarray(last_access, dtype=np.float64))
     factor = decay(age_hours(last_access, created_at, now), params.temporal_floor, params)

@@ -14,23 +14,37 @@ migrations are the ordered ``migrations/NNN_*.sql`` files, each applied in one t
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import apsw
 import sqlite_vec
 
 from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyError
 
+if TYPE_CHECKING:
+    from apsw import SQLiteValue
+
 BUSY_TIMEOUT_MS = 10_000
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
 OBSERVATION_VECTOR_TABLE = "observation_embeddings"
+_VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
+
+
+def vector_dimension(conn: apsw.Connection) -> int | None:
+    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by the
+    ``entity_embeddings`` table, or ``None`` when the table does not exist (no model has written yet)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+    found = _VECTOR_DIMENSION.search(row[0]) if row else None
+    return int(found.group(1)) if found else None
 
 
 def _migrations() -> list[tuple[int, str, str]]:
@@ -61,7 +75,9 @@ def _configure(conn: apsw.Connection) -> None:
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
 
 
-def _unicode_lower(text: str | None) -> str | None:
+def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
+    """SQL ``unicode_lower(text)``: Python's full Unicode lower-casing; other values pass through."""
+    (text,) = args
     return text.lower() if isinstance(text, str) else text
 
 
@@ -83,7 +99,7 @@ class WriteTransaction:
     def nested(self) -> bool:
         return self.parent is not None
 
-    def touch(self, entity_ids: int | Sequence[int]) -> None:
+    def touch(self, entity_ids: int | Iterable[int]) -> None:
         if isinstance(entity_ids, int):
             self.entity_ids.add(entity_ids)
         else:
@@ -298,14 +314,14 @@ class Database:
     def _migrate(self) -> None:
         with self._write_lock:
             conn = self._writer
-            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            current = conn.execute("PRAGMA user_version").get
             for version, name, sql in _migrations():
                 if version <= current:
                     continue
                 conn.execute("BEGIN IMMEDIATE")
                 try:
                     # Another process may have migrated between our read and the lock.
-                    if conn.execute("PRAGMA user_version").fetchone()[0] >= version:
+                    if conn.execute("PRAGMA user_version").get >= version:
                         conn.execute("ROLLBACK")
                         continue
                     conn.execute(sql)
@@ -323,18 +339,13 @@ class Database:
 
     @property
     def schema_version(self) -> int:
-        return self.read().execute("PRAGMA user_version").fetchone()[0]
+        return self.read().execute("PRAGMA user_version").get
 
     # --- settings and vectors ------------------------------------------------------------------
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = self.read().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
-
-    def vector_dimension(self) -> int | None:
-        """Dimension of the ``entity_embeddings`` vec0 table, or ``None`` when it does not exist."""
-        value = self.get_setting("embedding_dimension")
-        return int(value) if value else None
 
     def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
         """Create (or recreate, when the dimension differs) the vec0 tables inside the caller's transaction.
@@ -345,21 +356,21 @@ class Database:
         the tables were (re)created empty for a new dimension (their meta rows are deleted with them),
         so every entity and observation needs a new vector.
         """
-        row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        present = {r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE name IN (?, ?)", (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))}
-        same_dimension = bool(row) and int(row[0]) == dimension
-        if same_dimension and len(present) == 2:
+        current = vector_dimension(conn)
+        has_observation_table = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone() is not None
+        if current == dimension and has_observation_table:
             return False
-        recreated = not (same_dimension and VECTOR_TABLE in present)
-        for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE):
-            if table in present and (recreated or table == OBSERVATION_VECTOR_TABLE):
-                conn.execute(f"DROP TABLE {table}")
-            if table not in present or recreated or table == OBSERVATION_VECTOR_TABLE:
-                conn.execute(
-                    f"CREATE VIRTUAL TABLE {table} USING vec0("
-                    f"embedding float[{int(dimension)}] distance_metric=cosine)"
-                )
+        recreated = current != dimension
+        if recreated and current is not None:
+            conn.execute(f"DROP TABLE {VECTOR_TABLE}")
+        if has_observation_table:
+            conn.execute(f"DROP TABLE {OBSERVATION_VECTOR_TABLE}")
+        for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if recreated else (OBSERVATION_VECTOR_TABLE,):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE {table} USING vec0("
+                f"embedding float[{int(dimension)}] distance_metric=cosine)"
+            )
         conn.execute("DELETE FROM observation_embedding_meta")
         if recreated:
             conn.execute("DELETE FROM entity_embedding_meta")
@@ -377,4 +388,4 @@ class Database:
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""
-        return conn.execute("PRAGMA data_version").fetchone()[0]
+        return conn.execute("PRAGMA data_version").get

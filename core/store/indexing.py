@@ -16,21 +16,21 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import apsw
 import numpy as np
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.embedding.entity_text import entity_text
+from limbic.core.embedding.entity_text import SEPARATOR, entity_text
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database
 
-OBS_SEPARATOR = " | "
 EMBED_BATCH = 64
 
 
 def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str, list[str]]]:
     ids = json.dumps([int(i) for i in entity_ids])
-    entities = conn.execute(
+    entities: list[tuple[Any, ...]] = conn.execute(
         "SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
         (ids,),
     ).fetchall()
@@ -144,7 +144,7 @@ def reindex(
     conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids_json,))
     conn.executemany(
         "INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)",
-        [(eid, name, etype, OBS_SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs],
+        [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs],
     )
     if embedder is None:
         return

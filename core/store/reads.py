@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
+from limbic.core.store.database import VECTOR_TABLE, vector_dimension
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
@@ -27,7 +28,8 @@ def _ids_json(ids: Iterable[int]) -> str:
 
 
 def _observation(row: tuple) -> Observation:
-    return Observation(*row[:7], float(row[7]), row[8])
+    return Observation(id=row[0], entity_id=row[1], content=row[2], kind=row[3], supersedes=row[4],
+                       superseded_at=row[5], expires_at=row[6], weight=float(row[7]), created_at=row[8])
 
 
 def observations_by_entity(conn: apsw.Connection, entity_ids: Sequence[int]) -> dict[int, list[Observation]]:
@@ -47,7 +49,8 @@ def observations_by_entity(conn: apsw.Connection, entity_ids: Sequence[int]) -> 
 
 def _hydrate(conn: apsw.Connection, rows: list[tuple]) -> list[Entity]:
     observations = observations_by_entity(conn, [r[0] for r in rows])
-    return [Entity(*row, observations=tuple(observations.get(row[0], ()))) for row in rows]
+    return [Entity(id=row[0], name=row[1], entity_type=row[2], status=row[3], created_at=row[4],
+                   updated_at=row[5], observations=tuple(observations.get(row[0], ()))) for row in rows]
 
 
 def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Entity]:
@@ -111,9 +114,11 @@ def relations_touching(
         return []
     active = "" if include_ended else " AND r.active = 1"
     ids = _ids_json(entity_ids)
+    # Two index lookups (relations_from, relations_to) joined by UNION: an OR of the two IN tests made
+    # SQLite scan every relation (257 ms for 691 entities of the 10k Debian graph).
     rows = conn.execute(
-        _REL_SQL + " WHERE (r.from_id IN (SELECT value FROM json_each(?1)) "
-        "OR r.to_id IN (SELECT value FROM json_each(?1)))" + active + " ORDER BY r.id",
+        f"SELECT * FROM ({_REL_SQL} WHERE r.from_id IN (SELECT value FROM json_each(?1)){active} "
+        f"UNION {_REL_SQL} WHERE r.to_id IN (SELECT value FROM json_each(?1)){active}) ORDER BY 1",
         (ids,),
     )
     return [_relation(r) for r in rows]
@@ -151,8 +156,8 @@ def search_substring(conn: apsw.Connection, text: str) -> list[int]:
 
 
 def stats(conn: apsw.Connection) -> GraphStats:
-    one = lambda sql: conn.execute(sql).fetchone()[0]  # noqa: E731
-    has_vectors = one("SELECT count(*) FROM sqlite_master WHERE name = 'entity_embeddings'")
+    one = lambda sql: conn.execute(sql).get  # noqa: E731
+    has_vectors = vector_dimension(conn) is not None
     model = conn.execute("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
     return GraphStats(
         entities=one("SELECT count(*) FROM entities"),
@@ -161,7 +166,7 @@ def stats(conn: apsw.Connection) -> GraphStats:
         superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
         entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
         statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
-        embedded_entities=one("SELECT count(*) FROM entity_embeddings") if has_vectors else 0,
+        embedded_entities=one(f"SELECT count(*) FROM {VECTOR_TABLE}") if has_vectors else 0,
         embedding_model=model[0] if model else None,
     )
 
@@ -171,7 +176,7 @@ def access_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float | No
     row = conn.execute(
         "SELECT access_count, last_access FROM entity_access WHERE entity_id = ?", (entity_id,)
     ).fetchone()
-    days = conn.execute("SELECT count(*) FROM entity_access_days WHERE entity_id = ?", (entity_id,)).fetchone()[0]
+    days = conn.execute("SELECT count(*) FROM entity_access_days WHERE entity_id = ?", (entity_id,)).get
     return (row[0], row[1], days) if row else (0, None, days)
 
 
@@ -183,4 +188,4 @@ def changes_since(conn: apsw.Connection, change_id: int, *, limit: int = 10_000)
 
 
 def last_change_id(conn: apsw.Connection) -> int:
-    return conn.execute("SELECT coalesce(max(id), 0) FROM changes").fetchone()[0]
+    return conn.execute("SELECT coalesce(max(id), 0) FROM changes").get

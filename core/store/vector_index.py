@@ -25,7 +25,7 @@ import apsw
 import numpy as np
 
 from limbic.core.store import reads
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE
+from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
 AGGREGATIONS = ("max", "softmax", "entity", "max_entity")
@@ -123,10 +123,10 @@ class VectorIndex:
 
     @staticmethod
     def _dimension_of(conn: apsw.Connection) -> int | None:
-        row = conn.execute("SELECT value FROM settings WHERE key = 'embedding_dimension'").fetchone()
-        present = conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN (?, ?)",
-                               (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE)).fetchone()[0]
-        return int(row[0]) if row and present == 2 else None
+        """The vec0 dimension, or ``None`` until both vector tables exist."""
+        observation_table = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone()
+        return vector_dimension(conn) if observation_table else None
 
     def _read(self, conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> tuple[_Vectors, _Vectors]:
         entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids)

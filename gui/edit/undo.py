@@ -18,6 +18,7 @@ from PySide6.QtGui import QUndoCommand
 
 from limbic.core.errors import ConflictError, NotFoundError
 from limbic.core.models import EntityDetail, EntityInput, Observation, ObservationInput, RelationInput
+from limbic.core.service import MemoryService
 
 Submit = Callable[[Callable[[Any], Any], str, "str | None"], None]
 
@@ -36,7 +37,7 @@ def observation_inputs(observations: Sequence[Observation]) -> list[ObservationI
     return out
 
 
-def restore_relations(service: Any, relations: Sequence[Any]) -> None:
+def restore_relations(service: MemoryService, relations: Sequence[Any]) -> None:
     """Create ``relations`` again (oldest first); ended ones are created, then ended."""
     for r in sorted({r.id: r for r in relations}.values(), key=lambda r: (r.created_at, r.id)):
         item = RelationInput(r.source, r.target, r.relation_type, r.context, r.created_at)
@@ -45,7 +46,7 @@ def restore_relations(service: Any, relations: Sequence[Any]) -> None:
             service.end_relation(item)
 
 
-def restore_entities(service: Any, details: Sequence[EntityDetail]) -> None:
+def restore_entities(service: MemoryService, details: Sequence[EntityDetail]) -> None:
     """Re-create entities from snapshots, then every relation they had (endpoints must exist)."""
     service.create_entities([
         EntityInput(d.entity.name, d.entity.entity_type, tuple(observation_inputs(d.entity.observations)),
@@ -55,13 +56,13 @@ def restore_entities(service: Any, details: Sequence[EntityDetail]) -> None:
     restore_relations(service, [r for d in details for r in d.relations])
 
 
-def triple_relations(service: Any, item: RelationInput) -> list[Any]:
+def triple_relations(service: MemoryService, item: RelationInput) -> list[Any]:
     """Every stored relation (active or ended) with ``item``'s source, target and type."""
     return [r for r in service.get_entity(item.source).relations
             if (r.source, r.target, r.relation_type) == (item.source, item.target, item.relation_type)]
 
 
-def reset_triple(service: Any, item: RelationInput, snapshot: Sequence[Any]) -> None:
+def reset_triple(service: MemoryService, item: RelationInput, snapshot: Sequence[Any]) -> None:
     """Make the relations of ``item``'s triple exactly ``snapshot`` again."""
     service.delete_relations([item])
     restore_relations(service, snapshot)
@@ -88,6 +89,14 @@ class ServiceCommand(QUndoCommand):
     def mark_applied(self) -> None:
         self._applied_once = True
 
+    def apply(self, service: MemoryService) -> None:
+        """Make the change (run on the edit queue, off the UI thread)."""
+        raise NotImplementedError
+
+    def revert(self, service: MemoryService) -> None:
+        """Undo the change (run on the edit queue, off the UI thread)."""
+        raise NotImplementedError
+
     def redo(self) -> None:
         if self._applied_once:
             self._applied_once = False
@@ -106,11 +115,11 @@ class CreateEntity(ServiceCommand):
         self.item = item
         self.focus_after_apply = item.name
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         if not service.create_entities([self.item]):
             raise ConflictError(f"an entity named {self.item.name!r} already exists")
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         service.delete_entities([self.item.name])
 
 
@@ -123,11 +132,11 @@ class DeleteEntities(ServiceCommand):
         self.snapshot: list[EntityDetail] = []
         self.focus_after_revert = self.names[0]
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         self.snapshot = [service.get_entity(n) for n in self.names]
         service.delete_entities(self.names)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         restore_entities(service, self.snapshot)
 
 
@@ -139,10 +148,10 @@ class RenameEntity(ServiceCommand):
         self.old, self.new = old, new
         self.focus_after_apply, self.focus_after_revert = new, old
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         service.rename_entity(self.old, self.new)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         service.rename_entity(self.new, self.old)
 
 
@@ -155,11 +164,11 @@ class MergeEntities(ServiceCommand):
         self.snapshot: list[EntityDetail] = []
         self.focus_after_apply = self.focus_after_revert = target
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         self.snapshot = [service.get_entity(n) for n in (*self.sources, self.target)]
         service.merge_entities(self.sources, self.target)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         service.delete_entities([self.target])
         restore_entities(service, self.snapshot)
 
@@ -173,11 +182,11 @@ class SetStatus(ServiceCommand):
         self.previous: dict[str, str] = {}
         self.focus_after_apply = self.focus_after_revert = self.names[0]
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         self.previous = {n: service.get_entity(n).entity.status for n in self.names}
         service.set_status(self.names, self.status)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         for status in dict.fromkeys(self.previous.values()):
             service.set_status([n for n, s in self.previous.items() if s == status], status)
 
@@ -190,12 +199,12 @@ class AddObservation(ServiceCommand):
         self.entity, self.observation = entity, observation
         self.focus_after_apply = self.focus_after_revert = entity
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         [(_, added)] = service.add_observations([(self.entity, [self.observation])])
         if not added:
             raise ConflictError(f"{self.entity!r} already has this observation")
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         service.delete_observations([(self.entity, [self.observation.content])])
 
 
@@ -208,14 +217,14 @@ class EditObservation(ServiceCommand):
         self.previous: list[Observation] = []  # the observation before the edit, and its successor if any
         self.focus_after_apply = self.focus_after_revert = entity
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         observations = service.get_entity(self.entity).entity.observations
         found = next((o for o in observations if o.content == self.old), None)
         successor = next((o for o in observations if found is not None and o.supersedes == found.id), None)
         self.previous = [o for o in (found, successor) if o is not None]
         service.update_observation(self.entity, self.old, self.new, self.kind)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         old_kind = self.previous[0].kind if self.previous else None
         if old_kind is not None or self.kind is None:
             service.update_observation(self.entity, self.new, self.old, old_kind)
@@ -235,17 +244,18 @@ class SupersedeObservation(ServiceCommand):
         self.previous: Observation | None = None
         self.focus_after_apply = self.focus_after_revert = entity
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         found = [o for o in service.get_entity(self.entity).entity.observations if o.content == self.old]
         self.previous = found[0] if found else None
         service.supersede_observation(self.entity, self.old, self.new)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         # The old observation comes back live: delete both, add the old one again with its own fields.
         service.delete_observations([(self.entity, [self.new.content, self.old])])
         p = self.previous
-        service.add_observations([(self.entity, [ObservationInput(
-            p.content, p.kind, None, p.created_at, p.expires_at, p.weight)])])
+        restored = ObservationInput(self.old) if p is None else ObservationInput(
+            p.content, p.kind, None, p.created_at, p.expires_at, p.weight)
+        service.add_observations([(self.entity, [restored])])
 
 
 class DeleteObservation(ServiceCommand):
@@ -258,7 +268,7 @@ class DeleteObservation(ServiceCommand):
         self.successor: str | None = None
         self.focus_after_apply = self.focus_after_revert = entity
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         observations = service.get_entity(self.entity).entity.observations
         target = next((o for o in observations if o.content == self.content), None)
         if target is None:
@@ -269,7 +279,7 @@ class DeleteObservation(ServiceCommand):
         self.successor = successor.content if successor is not None else None
         service.delete_observations([(self.entity, [self.content])])
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         if self.successor is not None:  # re-add the successor after it, so the supersede link returns
             service.delete_observations([(self.entity, [self.successor])])
         service.add_observations([(self.entity, self.restore)])
@@ -284,12 +294,12 @@ class AddRelation(ServiceCommand):
         self.before: list[Any] = []
         self.focus_after_apply = self.focus_after_revert = item.source
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         self.before = triple_relations(service, self.item)
         if not service.create_relations([self.item]):
             raise ConflictError("this relation already exists")
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         reset_triple(service, self.item, self.before)
 
 
@@ -302,11 +312,11 @@ class EndRelation(ServiceCommand):
         self.before: list[Any] = []
         self.focus_after_apply = self.focus_after_revert = item.source
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         self.before = triple_relations(service, self.item)
         service.end_relation(self.item)
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         reset_triple(service, self.item, self.before)
 
 
@@ -319,9 +329,9 @@ class DeleteRelation(ServiceCommand):
         self.before: list[Any] = []
         self.focus_after_apply = self.focus_after_revert = item.source
 
-    def apply(self, service: Any) -> None:
+    def apply(self, service: MemoryService) -> None:
         self.before = triple_relations(service, self.item)
         service.delete_relations([self.item])
 
-    def revert(self, service: Any) -> None:
+    def revert(self, service: MemoryService) -> None:
         reset_triple(service, self.item, self.before)

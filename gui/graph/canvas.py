@@ -1,8 +1,11 @@
 """The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
 nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits and
-the selection, a type legend, and labels where they fit (level of detail). Stacking, bottom to top:
+the selection, a type legend (collapsible), and labels where they fit (level of detail). Stacking, bottom to top:
 edges, labels (on a translucent patch), nodes, rings — so a label never hides a node — except on
 dense maps (over 2,000 nodes), where labels go on top.
+
+After :meth:`GraphCanvas.zoom_to_fit` the drawing stays fitted while the canvas is resized (the window
+and its docks get their sizes after the first draw) until the user pans or zooms.
 
 It knows nothing of the service or the controller: :class:`~limbic.gui.graph_view.GraphView` hands it
 arrays (positions, edges, sizes, type codes, opacity levels) and names, and listens to ``node_clicked``.
@@ -16,10 +19,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 from limbic.gui.graph import style
+from limbic.gui.widgets import single_shot_timer
 
 LABEL_DELAY_MS = 40
 MAX_LABELS = 80
@@ -27,6 +31,12 @@ LABEL_CHARS = 28
 LABEL_HEIGHT = 18.0   # pixels of a label with its patch
 ALWAYS_LABELLED = 5   # besides selection and hits, the most important nodes may cover discs too
 OBSTACLE_NODES = 300  # labels avoid covering the discs of this many most important visible nodes
+LEGEND_TEXT_SIZE = "8pt"
+LEGEND_OFFSET = 8.0      # pixels from the top-left corner to the legend
+LEGEND_GAP = 16.0        # pixels between the legend and the fitted drawing
+FIT_MARGIN_X = 80.0      # pixels left and right of the fitted drawing: half a label of the outer nodes
+FIT_MARGIN_TOP = 12.0
+FIT_MARGIN_BOTTOM = 28.0  # labels hang below their node
 
 
 def _translucent(colour: QColor, alpha: int) -> Any:
@@ -37,6 +47,8 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
     """See the module docstring. ``node_clicked(index, double, ctrl)`` gives the drawn node's index."""
 
     node_clicked = Signal(int, bool, bool)
+    fitted = False  # the view shows the fitted drawing; cleared when the user pans or zooms (class
+    # default: Qt sends resize events from inside the base constructor)
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -71,8 +83,11 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
             item.hide()
             self.view.addItem(item)
             self._labels.append(item)
-        self.legend = pg.LegendItem(offset=(8, 8), labelTextColor=foreground, brush=_translucent(background, 200))
+        self.legend = pg.LegendItem(offset=(LEGEND_OFFSET, LEGEND_OFFSET), labelTextColor=foreground, brush=_translucent(background, 200),
+                                    labelTextSize=LEGEND_TEXT_SIZE)
         self.legend.setParentItem(self.view)
+        self.view.sigRangeChangedManually.connect(self._user_moved)
+        self._fit_timer = single_shot_timer(self, 0, self._refit)
         self._brushes = style.BrushCache()
         self.names: list[str] = []
         self.pos = np.zeros((0, 2))
@@ -83,7 +98,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self.ringed: list[str] = []
         self._style = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # drawn type codes, alpha levels
         self._ring_rows: tuple[np.ndarray, np.ndarray] | None = None  # drawn hit rows, selection rows
-        self._label_timer = QTimer(self, singleShot=True, interval=LABEL_DELAY_MS, timeout=self.update_labels)
+        self._label_timer = single_shot_timer(self, LABEL_DELAY_MS, self.update_labels)
         self.view.sigRangeChanged.connect(lambda *_: self._label_timer.start())
 
     # --- data -----------------------------------------------------------------------------------
@@ -153,6 +168,11 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         for rgb, text in entries:
             self.legend.addItem(pg.ScatterPlotItem(symbol="o", size=10, pen=None, brush=pg.mkBrush(*rgb)), text)
 
+    def set_legend_visible(self, visible: bool) -> None:
+        """Show or collapse the type legend; a fitted drawing is fitted again around it."""
+        self.legend.setVisible(visible)
+        self._refit()
+
     def apply_theme(self) -> None:
         """Take background and text colours from pyqtgraph's options (the app sets them for dark mode)."""
         background = pg.mkColor(pg.getConfigOption("background"))
@@ -186,27 +206,42 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         return bool(rect.left() <= low[0] and high[0] <= rect.right() and rect.top() <= low[1]
                     and high[1] <= rect.bottom())
 
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if self.fitted:
+            self._fit_timer.start()  # once the view box has its new size
+
+    def _refit(self) -> None:
+        if self.fitted and shiboken6.isValid(self.view):
+            self.zoom_to_fit()
+
+    def _user_moved(self, *_: Any) -> None:
+        self.fitted = False
+
     def zoom_to_fit(self) -> None:
-        """Show every drawn node, clear of the legend in the top-left corner."""
+        """Show every drawn node as large as the canvas allows, with room for the labels beside and
+        below the outer nodes, clear of the legend (beside it or under it, whichever leaves the
+        drawing larger) when the legend is shown."""
         if not len(self.pos):
             return
+        self.fitted = True
+        width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
         low, high = self.pos.min(axis=0), self.pos.max(axis=0)
-        pad = np.maximum((high - low) * 0.06, 1.0)
-        low, high = low - pad, high + pad
-        self.view.setRange(xRange=(low[0], high[0]), yRange=(low[1], high[1]), padding=0)
-        width = max(self.view.width(), 1.0)
-        legend = self.legend.boundingRect().width() + 16 if self.legend.items else 0.0
-        if not 0 < legend < 0.6 * width:
-            return
-        rect = self.view.viewRect()
-        unit = rect.width() / width  # view units per pixel
-        needed = legend - (low[0] - rect.left()) / unit  # pixels the drawing must move right
-        if needed <= 0:
-            return
-        if (rect.right() - high[0]) / unit >= needed:  # room on the right: slide
-            self.view.setXRange(rect.left() - needed * unit, rect.right() - needed * unit, padding=0)
-        else:  # no room: widen to the left
-            self.view.setXRange(low[0] - (high[0] - low[0]) * legend / (width - legend), high[0], padding=0)
+        span = np.maximum(high - low, 1.0)  # layout units; a lone node still gets a finite zoom
+        margins = [(FIT_MARGIN_X, FIT_MARGIN_TOP)]  # (left, top) pixels kept free
+        if self.legend.items and self.legend.isVisible():
+            box = self.legend.boundingRect()  # placed at LEGEND_OFFSET
+            margins = [(LEGEND_OFFSET + box.width() + LEGEND_GAP, FIT_MARGIN_TOP),
+                       (FIT_MARGIN_X, LEGEND_OFFSET + box.height() + LEGEND_GAP)]
+        options = []  # (layout units per pixel, centre of the free area in pixels)
+        for left, top in margins:
+            free_w = max(width - left - FIT_MARGIN_X, 0.25 * width)
+            free_h = max(height - top - FIT_MARGIN_BOTTOM, 0.25 * height)
+            options.append((float(max(span[0] / free_w, span[1] / free_h)), left + free_w / 2, top + free_h / 2))
+        unit, centre_x, centre_y = min(options)  # the option that draws the graph largest
+        x_left = (low[0] + high[0]) / 2 - centre_x * unit
+        y_top = (low[1] + high[1]) / 2 + centre_y * unit  # the view's y axis points up
+        self.view.setRange(xRange=(x_left, x_left + width * unit), yRange=(y_top - height * unit, y_top), padding=0)
 
     def center_on(self, name: str) -> None:
         """Pan (same zoom) so that ``name`` is in view, if it is drawn and off screen."""
@@ -216,6 +251,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         x, y = map(float, self.pos[i])
         rect = self.view.viewRect()
         if not rect.contains(QPointF(x, y)):
+            self.fitted = False
             half_w, half_h = rect.width() / 2, rect.height() / 2
             self.view.setRange(xRange=(x - half_w, x + half_w), yRange=(y - half_h, y + half_h), padding=0)
 

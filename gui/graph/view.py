@@ -1,6 +1,6 @@
 """The graph view: the ego graph of the selection and the search results, or a global map of the graph.
 
-Nodes are coloured by entity type (legend top-left), sized by salience (access counts), faded by the
+Nodes are coloured by entity type (legend top-left, collapsible with L), sized by salience (access counts), faded by the
 temporal factor (seed 000 "Sub-formula: temporal_factor(e)"); the selection has a gold ring, search
 hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
 Labels are drawn where they fit (:mod:`limbic.gui.graph_canvas` draws). The arrays come from
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QApplication,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMenu,
-    QToolButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -36,9 +36,11 @@ from limbic.core.graph_data import (
     temporal_factor,
 )
 from limbic.core.models import STATUSES
+from limbic.gui.controller import AppController
 from limbic.gui.graph import style
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout
+from limbic.gui.widgets import single_shot_timer, tool_button
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus (ego) view
 OVERVIEW_SIZE = 150    # nodes shown in the focus view when nothing is selected or found
@@ -56,7 +58,7 @@ class GraphView(QWidget):
     global_ready = Signal()
     _layout_posted = Signal(object)  # (generation, arrays, Future) from the layout process's callback
 
-    def __init__(self, controller: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._channel = f"graph-view-{id(self)}"
@@ -84,7 +86,7 @@ class GraphView(QWidget):
         self._global_generation = 0
         self._layout_posted.connect(self._on_layout_future)
         self._build_ui()
-        self._reload_timer = QTimer(self, singleShot=True, interval=RELOAD_DELAY_MS, timeout=self.reload)
+        self._reload_timer = single_shot_timer(self, RELOAD_DELAY_MS, self.reload)
         controller.graph_changed.connect(self._on_changes)
         controller.selection_changed.connect(self._on_selection)
         controller.search_finished.connect(self._on_search)
@@ -95,13 +97,14 @@ class GraphView(QWidget):
     # --- construction ---------------------------------------------------------------------------
 
     def _build_ui(self) -> None:
-        self.mode_box = QComboBox(toolTip="Focus: the selection, the search hits and their neighbours")
+        self.mode_box = QComboBox()
+        self.mode_box.setToolTip("Focus: the selection, the search hits and their neighbours")
         self.mode_box.addItem("Focus", "focus")
         self.mode_box.addItem("Global map", "global")
         self.mode_box.currentIndexChanged.connect(lambda _i: self.set_mode(self.mode_box.currentData()))
-        self.type_button = QToolButton(text="Types", popupMode=QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.type_button = tool_button("Types", "Show or hide entity types", popup=True)
         self.type_button.setMenu(QMenu(self))
-        self.status_button = QToolButton(text="Status", popupMode=QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.status_button = tool_button("Status", "Show or hide statuses", popup=True)
         status_menu = QMenu(self)
         for status in STATUSES:
             action = status_menu.addAction(status)
@@ -109,21 +112,25 @@ class GraphView(QWidget):
             action.setChecked(True)
             action.toggled.connect(lambda on, s=status: self.set_status_visible(s, on))
         self.status_button.setMenu(status_menu)
-        fit = QToolButton(text="Fit", toolTip="Zoom to fit (F)", shortcut="F")
+        fit = tool_button("Fit", "Zoom to fit (F)", shortcut="F")
         fit.clicked.connect(self.zoom_to_fit)
-        clear = QToolButton(text="Clear focus", toolTip="Forget expanded neighbourhoods")
+        clear = tool_button("Clear focus", "Forget expanded neighbourhoods")
         clear.clicked.connect(self.clear_expanded)
-        relayout = QToolButton(text="Re-layout", toolTip="Compute the global map layout again")
+        self.legend_button = tool_button("Legend", "Show or collapse the type legend (L)", shortcut="L",
+                                         checkable=True, checked=True)
+        relayout = tool_button("Re-layout", "Compute the global map layout again")
         relayout.clicked.connect(lambda: self._compute_global(force=True))
-        self.info = QLabel()
+        self.info = QLabel()  # may be clipped rather than widen the window's minimum size
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.info.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
-        for w in (self.mode_box, self.type_button, self.status_button, fit, clear, relayout):
+        for w in (self.mode_box, self.type_button, self.status_button, fit, self.legend_button, clear, relayout):
             bar.addWidget(w)
-        bar.addStretch(1)
-        bar.addWidget(self.info)
+        bar.addWidget(self.info, 1)
 
         self.canvas = GraphCanvas()
+        self.legend_button.toggled.connect(self.canvas.set_legend_visible)
         self.canvas.node_clicked.connect(self._on_node_clicked)
         self.view = self.canvas.view
         self.legend = self.canvas.legend
@@ -344,8 +351,14 @@ class GraphView(QWidget):
 
     # --- drawing --------------------------------------------------------------------------------
 
+    def _loaded(self) -> GraphArrays:
+        """The arrays the view draws from; only called once they are loaded."""
+        if self._arrays is None:
+            raise RuntimeError("the graph arrays are not loaded yet")
+        return self._arrays
+
     def _draw(self, rows: np.ndarray, pos: np.ndarray) -> None:
-        arrays = self._arrays
+        arrays = self._loaded()
         self._rows, self._drawn_ids = rows, arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
         priority = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows])
@@ -363,7 +376,7 @@ class GraphView(QWidget):
 
     def _set_temporal(self, params: Any) -> None:
         self._temporal_key = (params.lambda_hourly, params.temporal_floor)
-        self._temporal = temporal_factor(self._arrays, params)
+        self._temporal = temporal_factor(self._loaded(), params)
 
     def _on_params(self, params: Any) -> None:
         """Only λ and the temporal floor change how nodes look (their opacity); other parameters
@@ -375,7 +388,7 @@ class GraphView(QWidget):
             self.canvas.restyle(self._arrays.type_codes[self._rows], self._alpha(self._rows))
 
     def _rebuild_legend_and_filters(self) -> None:
-        arrays = self._arrays
+        arrays = self._loaded()
         counts = np.bincount(arrays.type_codes, minlength=len(arrays.type_names))
         entries = [(style.type_colour(code), f"{name} ({counts[code]:,})")
                    for code, name in enumerate(arrays.type_names[: len(style.PALETTE)])]
@@ -385,11 +398,13 @@ class GraphView(QWidget):
         self.canvas.set_legend(entries)
         menu = self.type_button.menu()
         menu.clear()
-        entries = list(arrays.type_names[:MAX_TYPE_FILTERS])
+        filter_names = list(arrays.type_names[:MAX_TYPE_FILTERS])
         if len(arrays.type_names) > MAX_TYPE_FILTERS:
-            entries.append("other types")
-        for name in entries:
-            action = QAction(name, menu, checkable=True, checked=name not in self._hidden_types)
+            filter_names.append("other types")
+        for name in filter_names:
+            action = QAction(name, menu)
+            action.setCheckable(True)
+            action.setChecked(name not in self._hidden_types)
             action.toggled.connect(lambda on, t=name: self.set_type_visible(t, on))
             menu.addAction(action)
 

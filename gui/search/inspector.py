@@ -142,12 +142,12 @@ class ScoringInspector(QWidget):
 
     def show_result(self, result: Any, params: ScoringParams, candidates: Any) -> None:
         """Show ``result`` (a ``SearchResult`` of the ``CandidateSet`` ``candidates``) ranked with ``params``."""
-        hits = np.flatnonzero(candidates.entity_ids == result.entity_id) if candidates is not None else ()
-        if len(hits) == 0:
+        hits = [] if candidates is None else np.flatnonzero(candidates.entity_ids == result.entity_id).tolist()
+        if not hits:
             self.clear()
             return
         previous = self.explanation
-        self.explanation = describe(candidates, params, int(hits[0]))
+        self.explanation = describe(candidates, params, hits[0])
         factors = self.explanation.factors
         y = np.arange(len(factors), dtype=np.float64)
         widths = np.array([f.value for f in factors], dtype=np.float64)

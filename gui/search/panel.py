@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.gui.controller import AppController
-from limbic.gui.search.results_model import ResultsModel
+from limbic.gui.search.results_model import COLUMN_WIDTHS, ResultsModel
 
 DEBOUNCE_MS = 250
 FTS_ONLY_TEXT = (
@@ -73,7 +73,7 @@ class SearchPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, width in enumerate((48, 58, 190, 92, 62, 62, 62, 62, 100)):
+        for column, width in enumerate(COLUMN_WIDTHS):
             self.table.setColumnWidth(column, width)
         top = QHBoxLayout()
         top.addWidget(self.query, 1)

@@ -1,7 +1,7 @@
 """Table model of ranked search results over an immutable list (Picard's ``LogViewModel`` shape).
 
-Columns: rank, Δrank against the default parameters, name, type, final, limbic, cosine, rrf,
-routing strategy. The model never computes a score and never touches the database: it shows
+Columns: rank, name and final score first (what a narrow dock must show), then Δrank against the
+default parameters, limbic, cosine, rrf, type and routing strategy. The model never computes a score and never touches the database: it shows
 ``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call: a new number of rows
 is a model reset; a re-rank of the same number of rows is one ``dataChanged`` over the range of rows
 whose shown values changed (the view repaints those cells without laying itself out again), and
@@ -16,7 +16,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-COLUMNS = ("rank", "Δrank", "name", "type", "final", "limbic", "cosine", "rrf", "routing")
+COLUMNS = ("rank", "name", "final", "Δrank", "limbic", "cosine", "rrf", "type", "routing")
+COLUMN_WIDTHS = (40, 170, 62, 52, 62, 62, 62, 92, 100)  # pixels, in COLUMNS order
 COLUMN_TIPS = {
     "rank": "Rank with the current parameters",
     "Δrank": "Places gained (▲) or lost (▼) against the default parameters; ● entered the top-K",

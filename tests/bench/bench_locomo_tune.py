@@ -9,8 +9,9 @@
 2. **Tune**: the logged searches of all conversations are pooled and ``limbic tune --tune``'s grid search
    (default γ × β_sal grid, or ``--param NAME=V1,V2…``) picks the best point by NDCG@10 on that log;
    the EMA step (10 % towards it) is what ``--tune`` would save.
-3. **Evaluate**: ``limbic eval locomo`` again, fresh signals, for ``default``, the EMA step and the grid's
-   best point: R@1/R@5/R@10 and NDCG@10 against the labelled evidence.
+3. **Evaluate**: ``limbic eval locomo`` again for ``default``, the EMA step and the grid's best point:
+   R@1/R@5/R@10 and NDCG@10 against the labelled evidence, with fresh signals and with ``--replay use``
+   (usage-dependent parameters such as β_sal and γ only matter once there is usage).
 
 The tuned parameters are chosen on the same questions they are evaluated on (the dev file): this says
 whether the loop can move the ranking the right way, not how it generalises. Prints JSON.
@@ -70,6 +71,9 @@ def main() -> int:
     ema = blend(default, tuned.best_values)
     fresh, _ = run([SearchPass(default, ["default"]), SearchPass(ema, ["ema"]),
                     SearchPass(tuned.best_params, ["best"])], "none")
+    replayed = {"default": used["default"]}
+    for name, params in (("ema", ema), ("best", tuned.best_params)):
+        replayed.update(run([SearchPass(params, [name])], "use")[0])
     report = {
         "file": os.path.basename(args.file), "granularity": args.granularity, "model": scratch.model_name(embedder),
         "questions": len(fresh["default"]), "labelled_searches": len(pooled),
@@ -78,6 +82,7 @@ def main() -> int:
         "log_ndcg10": {"default": round(tuned.current.ndcg, 4), "best": round(tuned.best.ndcg, 4)},
         "ema_params": {k: getattr(ema, k) for k in tuned.best_values},
         "fresh": {name: summarize(values).to_dict() for name, values in fresh.items()},
+        "replay_use": {name: summarize(values).to_dict() for name, values in replayed.items()},
         "seconds": round(time.perf_counter() - started, 1),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
     }

@@ -1,0 +1,97 @@
+"""The stdio transport of ``limbic mcp``: the SDK's, plus two guarantees it lacks (DESIGN.md §7).
+
+- **Every request gets an answer.** A request whose JSON carries a lone surrogate escape (``"a\\ud800b"``)
+  is not valid Unicode text; the SDK's strict JSON parser rejects the whole line and nobody answers, so
+  the client waits forever. Such a request is refused here with a JSON-RPC ``Invalid params`` error
+  naming the field, and nothing is executed.
+- **Answers are never lost on stdin close.** At end of input the SDK closes the session and drops the
+  replies still being computed (``printf '…' | limbic mcp`` got only ``initialize`` back). Here end of
+  input is passed on to the server only once every request read so far has been answered.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from io import TextIOWrapper
+
+import anyio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
+
+from limbic.core.mcp.wire import surrogate_refusal
+
+__all__ = ["serve_stdio"]
+
+
+class _Pending:
+    """Ids of the requests read and not yet answered; ``drained`` waits until there are none."""
+
+    def __init__(self) -> None:
+        self._ids: set[str | int] = set()
+        self._changed = anyio.Event()
+
+    def add(self, request_id: str | int) -> None:
+        self._ids.add(request_id)
+
+    def answered(self, request_id: str | int) -> None:
+        self._ids.discard(request_id)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def drained(self) -> None:
+        while self._ids:
+            await self._changed.wait()
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve ``server`` over this process's stdin/stdout until stdin closes and every request read
+    has been answered. Stray prints of handlers go to stderr (the SDK's stdout claim)."""
+    pending = _Pending()
+    refusals_send, refusals = anyio.create_memory_object_stream[SessionMessage](float("inf"))
+    to_server_send, to_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    from_server, from_server_receive = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def lines() -> AsyncIterator[str]:
+        stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        async for line in stdin:
+            refusal = surrogate_refusal(line)
+            if refusal is None:
+                yield line
+                continue
+            if refusal.id is not None:  # always: only requests (with an id) are refused
+                pending.add(refusal.id)
+            refusals_send.send_nowait(SessionMessage(refusal))
+
+    async with stdio_server(stdin=lines()) as (wire_in, wire_out):  # type: ignore[arg-type]
+        async with anyio.create_task_group() as group:
+            group.start_soon(_inbound, wire_in, to_server_send, pending)
+            group.start_soon(_outbound, from_server_receive, wire_out, pending)
+            group.start_soon(_outbound, refusals, wire_out, pending)
+            lowlevel = server._lowlevel_server
+            await lowlevel.run(to_server, from_server, lowlevel.create_initialization_options())
+            await refusals_send.aclose()
+        await wire_out.aclose()
+
+
+async def _inbound(wire_in: ObjectReceiveStream[SessionMessage | Exception],
+                   to_server: ObjectSendStream[SessionMessage | Exception], pending: _Pending) -> None:
+    async with to_server:
+        async for item in wire_in:
+            request = item.message if isinstance(item, SessionMessage) else None
+            if isinstance(request, JSONRPCRequest) and isinstance(request.id, str | int):
+                pending.add(request.id)
+            await to_server.send(item)
+        await pending.drained()
+
+
+async def _outbound(replies: ObjectReceiveStream[SessionMessage], wire_out: ObjectSendStream[SessionMessage],
+                    pending: _Pending) -> None:
+    async with replies:
+        async for item in replies:
+            await wire_out.send(item)
+            if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
+                pending.answered(item.message.id)

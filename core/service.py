@@ -490,21 +490,24 @@ class MemoryService:
         return rerank(candidate_set, params)
 
     def stale_vectors(self) -> int:
-        """Vectors that are missing or were made by another model than the attached embedder: entities
-        without a current entity vector plus live observations without a current observation vector.
+        """Vectors that are missing or were made by another model than the attached embedder: live
+        observations without a current vector, plus entities without live observations and without a
+        current entity vector.
 
         Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
         rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
         """
         if self.embedder is None:
             return 0
-        return int(self.database.read().execute(
+        count = self.database.read().execute(
             "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-            "        WHERE m.model IS NOT ?1)"
+            "        WHERE m.model IS NOT ?1 AND NOT EXISTS (SELECT 1 FROM observations o "
+            "        WHERE o.entity_id = e.id AND o.superseded_at IS NULL))"
             " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
             "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND m.model IS NOT ?1)",
             (self.embedder.name,),
-        ).fetchone()[0])
+        ).get
+        return int(count) if isinstance(count, int) else 0
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the

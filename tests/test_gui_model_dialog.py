@@ -54,8 +54,8 @@ def test_reembed_stale_entities_with_progress(qtbot, tmp_path):
             dialog = ModelDialog(controller)
             qtbot.addWidget(dialog)
             qtbot.waitUntil(lambda: dialog.status is not None, timeout=5000)
-            stale = service.stale_vectors()  # 7 entity vectors and one per live observation
-            assert dialog.status["session_model"] == "hashing-test" and dialog.status["stale"] == stale > 7
+            stale = service.stale_vectors()  # one per live observation (every entity has some)
+            assert dialog.status["session_model"] == "hashing-test" and dialog.status["stale"] == stale > 0
             assert f"{stale:,} vectors are missing or stale" in dialog.session_label.text()
             assert dialog.reembed_button.isEnabled()
             with qtbot.waitSignal(dialog.finished_task, timeout=20_000):

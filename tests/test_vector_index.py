@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import pytest
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput as E
@@ -27,7 +26,7 @@ def fill(service, count, start=0):
     ])
 
 
-def sqlite_vec_reference(conn, vector, aggregation):
+def sqlite_vec_reference(conn, vector):
     """Each entity's distance straight from sqlite-vec's KNN over both vec0 tables, grouped by entity here."""
     blob = np.asarray(vector, dtype=np.float32).tobytes()
     entity = dict(conn.execute(
@@ -40,11 +39,7 @@ def sqlite_vec_reference(conn, vector, aggregation):
             "SELECT rowid, distance FROM observation_embeddings WHERE embedding MATCH ? AND k = 4096", (blob,)):
         if rowid in owner:
             observation[owner[rowid]] = min(distance, observation.get(owner[rowid], 2.0))
-    if aggregation == "entity":
-        return entity
-    if aggregation == "max":
-        return {**entity, **observation}
-    return {e: min(d, observation.get(e, 2.0)) for e, d in entity.items()}
+    return {**entity, **observation}  # the best observation; the entity vector only without any
 
 
 def same_as_sqlite_vec(service, index, query, k=15):
@@ -52,7 +47,7 @@ def same_as_sqlite_vec(service, index, query, k=15):
     vector = service.embedder.embed_query(query)
     with conn:
         ours_ids, ours = index.search(conn, service.embedder.name, vector, k, time.time())
-        reference = sqlite_vec_reference(conn, vector, index.aggregation)
+        reference = sqlite_vec_reference(conn, vector)
     expected = sorted(reference, key=lambda e: (reference[e], e))[:k]
     assert np.allclose([ours[i] for i in ours_ids], [reference[i] for i in expected], atol=1e-5)
     assert len(set(ours_ids)) == len(ours_ids), "one candidate per entity"
@@ -68,10 +63,10 @@ def vector_counts(service):
     ))
 
 
-@pytest.mark.parametrize("aggregation", ["max_entity", "max", "entity"])
-def test_matches_sqlite_vec_and_follows_writes(service, aggregation):
+def test_matches_sqlite_vec_and_follows_writes(service):
     fill(service, 200)
-    index = VectorIndex(aggregation)
+    service.create_entities([E(f"bare {i}", "T") for i in range(5)])  # entity vectors: no observations
+    index = VectorIndex()
     same_as_sqlite_vec(service, index, "vector search cache")
     service.create_entities([E("needle", "T", (O("zebra zeppelin xylophone"),))])
     assert same_as_sqlite_vec(service, index, "zebra zeppelin xylophone")[0] == service.get_entity("needle").entity.id
@@ -100,7 +95,7 @@ def test_deleted_and_superseded_observations_lose_their_vectors(service):
 
 def test_expired_observations_do_not_count(service):
     service.create_entities([E("a", "T", (O("plain words"), O("quokka quasar quince", expires_at=time.time() + 3600)))])
-    index = VectorIndex("max")
+    index = VectorIndex()
     conn = service.database.read()
     vector = service.embedder.embed_query("quokka quasar quince")
     with conn:
@@ -127,7 +122,7 @@ def test_follows_another_process_and_a_new_model(service):
     with conn:
         ids, _ = index.search(conn, bigger.name, bigger.embed_query("quokka quasar quince"), 5, time.time())
     assert ids[0] == service.get_entity("from elsewhere").entity.id
-    assert len(index) == 51 + vector_counts(service)[2]
+    assert len(index) == vector_counts(service)[2]  # entities with observations have no entity vector
 
 
 def test_vectors_of_another_model_are_left_out(service):
@@ -151,3 +146,33 @@ def test_service_search_uses_the_index_with_the_same_results(service):
     without = service.search("python server tool", limit=10, record=False)
     assert [r.name for r in with_index.results] == [r.name for r in without.results]
     assert np.allclose([r.final_score for r in with_index.results], [r.final_score for r in without.results])
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder, keeping every text it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_adding_one_observation_to_a_long_entity_embeds_one_text(tmp_path):
+    embedder = RecordingEmbedder()
+    service = MemoryService(Database(tmp_path / "memory.db"), embedder)
+    try:
+        service.create_entities([E("long", "T", tuple(O(f"fact {i}") for i in range(100))), E("bare", "T")])
+        assert len(embedder.texts) == 101  # 100 observation texts and the passage of the entity without any
+        embedder.texts.clear()
+        service.add_observations([("long", [O("one more fact")])])
+        assert embedder.texts == ["long: one more fact"]
+        embedder.texts.clear()
+        service.update_observation("long", "fact 3", "fact three")
+        service.delete_observations([("long", ["fact 4"])])
+        assert embedder.texts == ["long: fact three"]
+        assert vector_counts(service) == (100, 100, 100) and service.stale_vectors() == 0
+    finally:
+        service.close()

@@ -2,10 +2,10 @@
 
 FTS sync is done in code, not triggers (seed ``003_c3836d96b511ac29.txt``, "FTS synchronization"):
 ``obs_text`` is the entity's live observations joined with ``" | "``. Embeddings go through the
-:class:`~limbic.core.embedding.base.Embedder` interface only. Each entity has one vector of its
-passage built by :func:`~limbic.core.embedding.entity_text.entity_text` (seed ``004``,
-"Head+Tail+Diversity"), and each live observation one vector of its own text (issue 9 item 5), so
-that a fact deep in a long entity is searchable. Observation vectors are recorded in
+:class:`~limbic.core.embedding.base.Embedder` interface only. Each live observation has one vector
+of its own text (issue 9 item 5), so that a fact deep in a long entity is searchable; an entity without
+live observations has one vector of its passage built by
+:func:`~limbic.core.embedding.entity_text.entity_text` (seed ``004``, "Head+Tail+Diversity"). Observation vectors are recorded in
 ``observation_embedding_meta`` with the model and a hash of the text: only new or changed
 observations are embedded again, and vectors of deleted or superseded observations are removed.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
@@ -56,9 +56,9 @@ def observation_passage(entity_name: str, content: str) -> str:
 
 
 def _has_vector_tables(conn: apsw.Connection) -> bool:
-    return conn.execute(
-        "SELECT count(*) FROM sqlite_master WHERE name IN (?, ?)", (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE)
-    ).fetchone()[0] == 2
+    return bool(conn.execute(
+        "SELECT count(*) = 2 FROM sqlite_master WHERE name IN (?, ?)", (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE)
+    ).get)
 
 
 def _drop_observation_vectors(conn: apsw.Connection, observation_ids: Sequence[int]) -> None:
@@ -128,12 +128,13 @@ def reindex(
     conn: apsw.Connection,
     entity_ids: Sequence[int],
     embedder: Embedder | None,
-    progress: Callable[[int, int], None] | None = None,
 ) -> None:
-    """Rewrite the FTS row and, with an embedder, the entity vector and the observation vectors of each
-    entity, in the open transaction (:func:`sync_observation_vectors`: only new or changed texts).
+    """Rewrite the FTS row and, with an embedder, the vectors of each entity, in the open transaction.
 
-    Entities that no longer exist are skipped. Vectors are ``(n, d) float32`` from ``embedder.embed``;
+    An entity with live observations is represented by its observation vectors
+    (:func:`sync_observation_vectors`: only new or changed texts are embedded, never the whole entity
+    again) and has no entity vector; an entity without live observations gets one vector of its
+    passage (:func:`~limbic.core.embedding.entity_text.entity_text`). Entities that no longer exist are skipped. Vectors are ``(n, d) float32`` from ``embedder.embed``;
     the model name and time (UTC seconds) are recorded in ``entity_embedding_meta`` and
     ``observation_embedding_meta``.
     """
@@ -149,9 +150,13 @@ def reindex(
     if embedder is None:
         return
     database.ensure_vector_table(conn, embedder.dimension, embedder.name)
+    covered = json.dumps([d[0] for d in docs if d[4]])
+    conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (covered,))
+    conn.execute("DELETE FROM entity_embedding_meta WHERE entity_id IN (SELECT value FROM json_each(?))", (covered,))
+    bare = [d for d in docs if not d[4]]
     now = time.time()
-    for start in range(0, len(docs), EMBED_BATCH):
-        batch = docs[start : start + EMBED_BATCH]
+    for start in range(0, len(bare), EMBED_BATCH):
+        batch = bare[start : start + EMBED_BATCH]
         texts = [entity_text(name, etype, status, obs, embedder) for _, name, etype, status, obs in batch]
         vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
         batch_ids = json.dumps([d[0] for d in batch])
@@ -165,6 +170,4 @@ def reindex(
             "ON CONFLICT(entity_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at",
             [(d[0], embedder.name, now) for d in batch],
         )
-        if progress:
-            progress(min(start + EMBED_BATCH, len(docs)), len(docs))
     sync_observation_vectors(conn, [d[0] for d in docs], embedder)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database
@@ -40,21 +41,22 @@ _MISSING_OBSERVATION_VECTORS = (
 
 
 def stale_entity_ids(database: Database, model: str) -> list[int]:
-    """Ids (ascending) of entities without an entity vector made by ``model``, or with a live observation
-    that has none."""
+    """Ids (ascending) of entities with a live observation that has no vector made by ``model``, and of
+    entities without live observations that have no entity vector made by ``model``."""
     conn = database.read()
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?)",
                                          (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))}
     missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
     missing_observation = (f" OR o.id NOT IN (SELECT rowid FROM {OBSERVATION_VECTOR_TABLE})"
                            if OBSERVATION_VECTOR_TABLE in tables else "")
-    rows = conn.execute(
+    rows: list[tuple[Any, ...]] = conn.execute(
         "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-        f"WHERE m.model IS NULL OR m.model != ?1{missing_vector} "
+        f"WHERE (m.model IS NULL OR m.model != ?1{missing_vector}) AND NOT EXISTS "
+        "(SELECT 1 FROM observations o WHERE o.entity_id = e.id AND o.superseded_at IS NULL) "
         f"UNION {_MISSING_OBSERVATION_VECTORS.format(missing=missing_observation)} ORDER BY 1",
         (model,),
     ).fetchall()
-    return [row[0] for row in rows]
+    return [int(row[0]) for row in rows]
 
 
 def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int], None] | None = None,

@@ -6,9 +6,10 @@ copy holds the entity vectors (``entity_embeddings``) and the observation vector
 (``observation_embeddings``) made by the search's model; vectors of another model, and observations
 that are superseded, are left out (the full-text branch still finds them).
 
-An entity's semantic similarity aggregates its observations' cosines (issue 9 item 5, measured with
-``limbic eval locomo``; see README "Ranking quality"): :data:`AGGREGATIONS` names the rules, and
-observations past their ``expires_at`` do not count. The copy follows the database through the
+An entity's semantic similarity is the best cosine among its live observations (issue 9 item 5;
+measured against the entity vector alone, soft-max and the best of both with ``limbic eval locomo``,
+README "Observations are searched one by one"); observations past their ``expires_at`` do not count.
+An entity without observation vectors (no observations, or not yet embedded) uses its entity vector. The copy follows the database through the
 ``changes`` log: every write that changes a vector is logged with its entity ids in the same
 transaction (service mutations and ``reembed``), so before each search the index reloads just the rows
 of the entities changed since the last change id it saw — by this process or any other — and
@@ -20,6 +21,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import apsw
 import numpy as np
@@ -28,9 +30,6 @@ from limbic.core.store import reads
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
-AGGREGATIONS = ("max", "softmax", "entity", "max_entity")
-DEFAULT_AGGREGATION = "max"
-SOFTMAX_TEMPERATURE = 0.05  # cosine units; soft-max = max + τ·log(mean exp((s − max)/τ))
 
 _ENTITY_META = "SELECT entity_id FROM entity_embedding_meta WHERE model = ?1"
 _OBSERVATION_META = (
@@ -72,12 +71,13 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     """Vectors of ``table`` made by ``model`` (only those of ``entity_ids`` when given)."""
     args: tuple = (model,) if entity_ids is None else (model, json.dumps(entity_ids))
     sql = meta_sql if entity_ids is None else meta_sql + _ONLY.format(column=column)
-    meta = conn.execute(sql, args).fetchall()
+    meta: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
     if not meta:
         return _Vectors.empty(dimension)
     keys = np.array([r[0] for r in meta], dtype=np.int64)
     owner = np.array([r[1 if len(r) > 1 else 0] for r in meta], dtype=np.int64)
     expires = np.array([float(r[2]) if len(r) > 2 else np.inf for r in meta], dtype=np.float64)
+    rows: list[tuple[Any, ...]]
     if entity_ids is None:
         rows = conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
     else:
@@ -95,22 +95,9 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
 
 
 class VectorIndex:
-    """Exact cosine KNN over cached entity and observation vectors (thread-safe, shared by a service).
+    """Exact cosine KNN over cached entity and observation vectors (thread-safe, shared by a service)."""
 
-    Args:
-        aggregation: how an entity's similarity is made from its vectors — ``"max"`` (best live
-            observation; the entity vector only when it has no observation vector), ``"softmax"``
-            (soft-max of the observations with :data:`SOFTMAX_TEMPERATURE`, same fallback),
-            ``"entity"`` (the entity vector alone, as before schema 4) or ``"max_entity"`` (the best of
-            the entity vector and every live observation).
-    Raises:
-        ValueError: unknown aggregation.
-    """
-
-    def __init__(self, aggregation: str = DEFAULT_AGGREGATION) -> None:
-        if aggregation not in AGGREGATIONS:
-            raise ValueError(f"unknown aggregation {aggregation!r}; expected one of {', '.join(AGGREGATIONS)}")
-        self.aggregation = aggregation
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy
         self._change_id = -1
@@ -122,21 +109,17 @@ class VectorIndex:
         return int(self._entities.keys.shape[0] + self._observations.keys.shape[0])
 
     @staticmethod
-    def _dimension_of(conn: apsw.Connection) -> int | None:
-        """The vec0 dimension, or ``None`` until both vector tables exist."""
-        observation_table = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone()
-        return vector_dimension(conn) if observation_table else None
-
-    def _read(self, conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> tuple[_Vectors, _Vectors]:
+    def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> tuple[_Vectors, _Vectors]:
         entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids)
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone() is None:
+            return entities, _Vectors.empty(dimension)  # a database from before schema 4, not yet written to
         observations = _load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model, dimension, ids)
         return entities, observations
 
     def refresh(self, conn: apsw.Connection, model: str) -> None:
         """Bring the copy up to date with what ``conn`` sees for ``model`` (call inside the caller's read snapshot)."""
         with self._lock:
-            dimension = self._dimension_of(conn)
+            dimension = vector_dimension(conn)
             last = reads.last_change_id(conn)
             if dimension is None:
                 self._state, self._change_id = None, last
@@ -161,34 +144,21 @@ class VectorIndex:
             self._state, self._change_id = state, last
 
     def _similarities(self, query: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
-        """Entity ids ``(m,) int64`` and their aggregated cosine similarities ``(m,) float32``."""
+        """Entity ids ``(m,) int64`` (ascending) and their similarities ``(m,) float32``: the best live
+        observation's cosine, or the entity vector's for an entity without observation vectors."""
         entities, observations = self._entities, self._observations  # replaced, never changed in place
         entity_ids, entity_sims = entities.owner, entities.unit @ query
-        if self.aggregation == "entity" or not len(observations.keys):
+        if not len(observations.keys):
             return entity_ids, entity_sims
-        sims = observations.unit @ query
-        sims = np.where(observations.expires > now, sims, -np.inf).astype(np.float32)
+        sims = np.where(observations.expires > now, observations.unit @ query, -np.inf).astype(np.float32)
         starts = np.flatnonzero(np.r_[True, observations.owner[1:] != observations.owner[:-1]])
-        group_ids = observations.owner[starts]
         best = np.maximum.reduceat(sims, starts)
-        if self.aggregation == "softmax":
-            spread = np.repeat(best, np.diff(np.r_[starts, len(sims)]))
-            with np.errstate(invalid="ignore"):
-                weights = np.exp((sims - spread) / SOFTMAX_TEMPERATURE)
-            counts = np.add.reduceat(np.isfinite(sims).astype(np.float32), starts)
-            total = np.add.reduceat(np.nan_to_num(weights, nan=0.0), starts)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                best = np.where(counts > 0, best + SOFTMAX_TEMPERATURE * np.log(total / np.maximum(counts, 1)), -np.inf)
         live = np.isfinite(best)
-        group_ids, best = group_ids[live], best[live].astype(np.float32)
+        group_ids, best = observations.owner[starts][live], best[live]
         all_ids = np.union1d(entity_ids, group_ids)
         merged = np.full(len(all_ids), -np.inf, dtype=np.float32)
         merged[np.searchsorted(all_ids, entity_ids)] = entity_sims
-        at_groups = np.searchsorted(all_ids, group_ids)
-        if self.aggregation == "max_entity":
-            merged[at_groups] = np.maximum(merged[at_groups], best)
-        else:
-            merged[at_groups] = best
+        merged[np.searchsorted(all_ids, group_ids)] = best
         return all_ids, merged
 
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import ndcg_score
 
-from limbic.core.learning.metrics import lift_at_k, mean, ndcg_at_k
+from limbic.core.learning.metrics import lift_at_k, mean, ndcg_at_k, segment_ndcg_lift
 
 
 def test_ndcg_by_hand():
@@ -42,3 +42,19 @@ def test_ndcg_matches_scikit_learn(seed, k):
     order = np.argsort(-scores)
     ours = ndcg_at_k(relevant[order], int(relevant.sum()), k)
     assert ours == pytest.approx(ndcg_score(relevant[None, :].astype(float), scores[None, :], k=k))
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_segment_metrics_equal_the_per_ranking_metrics(k):
+    rng = np.random.default_rng(k)
+    sizes = rng.integers(0, 15, 40)
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    hits = rng.random(int(starts[-1])) < 0.3
+    relevant = np.array([np.count_nonzero(hits[a:b]) + rng.integers(0, 2) for a, b in zip(starts[:-1], starts[1:],
+                                                                                           strict=True)])
+    ndcg, lift = segment_ndcg_lift(hits, starts, relevant, k)
+    for s, (a, b) in enumerate(zip(starts[:-1], starts[1:], strict=True)):
+        expected_ndcg = ndcg_at_k(hits[a:b], int(relevant[s]), k) if b > a else math.nan
+        expected_lift = lift_at_k(hits[a:b], int(relevant[s]), int(b - a), k)
+        assert ndcg[s] == pytest.approx(expected_ndcg, abs=1e-12, nan_ok=True)
+        assert lift[s] == pytest.approx(expected_lift, abs=1e-12, nan_ok=True)

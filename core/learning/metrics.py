@@ -61,3 +61,30 @@ def mean(values: Sequence[float] | np.ndarray) -> float:
     array = np.asarray(values, dtype=np.float64)
     defined = array[~np.isnan(array)]
     return float(defined.mean()) if defined.size else math.nan
+
+
+def segment_ndcg_lift(hits: np.ndarray, starts: np.ndarray, relevant: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """NDCG@K and Lift@K of many rankings at once, the same values as :func:`ndcg_at_k` and :func:`lift_at_k`.
+
+    Args:
+        hits: ``(N,) bool``, the rankings concatenated (ranking ``s`` is ``hits[starts[s]:starts[s + 1]]``,
+            best first).
+        starts: ``(S + 1,) int64`` row offsets.
+        relevant: ``(S,) int64`` relevant entities per ranking.
+        k: cut-off, ≥ 1.
+    Returns:
+        ``(ndcg, lift)``, each ``(S,) float64``; ``nan`` where ``relevant`` is 0 (or the ranking is empty).
+    """
+    sizes = np.diff(starts)
+    segment = np.repeat(np.arange(sizes.size), sizes)
+    position = np.arange(hits.size) - starts[:-1][segment]
+    top = position < k
+    gained = hits & top
+    dcg = np.bincount(segment[gained], weights=_discounts(k)[position[gained]], minlength=sizes.size)
+    found = np.bincount(segment[gained], minlength=sizes.size).astype(np.float64)
+    labelled = (relevant > 0) & (sizes > 0)
+    ideal = np.concatenate(([0.0], np.cumsum(_discounts(k))))[np.minimum(k, relevant)]
+    ndcg = np.where(labelled, dcg / np.where(labelled, ideal, 1.0), np.nan)
+    shown = np.minimum(k, sizes)
+    lift = np.where(labelled, (found / np.maximum(shown, 1)) / (np.where(labelled, relevant, 1) / np.maximum(sizes, 1)), np.nan)
+    return ndcg, lift

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from limbic.core.learning import codec
-from limbic.core.learning.metrics import lift_at_k, mean, ndcg_at_k
+from limbic.core.learning.metrics import mean, segment_ndcg_lift
+from limbic.core.search.batch import CandidateBatch, score_batch
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
-from limbic.core.search.scoring import score_candidates
 from limbic.core.store.search_log import LoggedSearch
 
 BRANCHES = ("knn", "bm25")
@@ -60,19 +60,20 @@ class Quality:
                            for name, (n, lift, count) in self.groups.items()}}
 
 
-def branch_order(candidates: CandidateSet, branch: str) -> np.ndarray:
-    """Candidate indices in the order of one retrieval branch alone (``knn`` = cosine-only, ``bm25``),
-    candidates that branch did not find last (in candidate order)."""
-    rank = candidates.knn_rank if branch == "knn" else candidates.fts_rank
-    missing = np.iinfo(np.int64).max
-    return np.lexsort((np.arange(len(candidates)), np.where(rank > 0, rank, missing))).astype(np.int64)
-
-
 class ReplayHistory:
-    """The labelled logged searches, ready to be re-ranked (see the module docstring)."""
+    """The labelled logged searches, ready to be re-ranked (see the module docstring).
+
+    The candidate sets are concatenated once into a :class:`~limbic.core.search.batch.CandidateBatch`,
+    so :meth:`evaluate` re-ranks the whole history in one vectorised pass.
+    """
 
     def __init__(self, items: Iterable[ReplayItem]) -> None:
         self.items = tuple(item for item in items if item.relevant_count > 0)
+        self.batch = CandidateBatch.of([item.candidates for item in self.items])
+        self._relevant = np.concatenate([item.relevant for item in self.items]) if self.items \
+            else np.zeros(0, dtype=bool)
+        self._relevant_counts = np.array([item.relevant_count for item in self.items], dtype=np.int64)
+        self._treatments = np.array([item.treatment for item in self.items], dtype=object)
 
     @classmethod
     def from_log(cls, rows: Iterable[LoggedSearch]) -> ReplayHistory:
@@ -89,28 +90,30 @@ class ReplayHistory:
     def __len__(self) -> int:
         return len(self.items)
 
-    def order(self, item: ReplayItem, params: ScoringParams | None, branch: str | None = None) -> np.ndarray:
-        """Candidate indices best first: the limbic re-rank with ``params``, or ``branch`` alone."""
-        if branch is not None:
-            return branch_order(item.candidates, branch)
-        return score_candidates(item.candidates, params or ScoringParams()).order
+    def orders(self, params: ScoringParams | None, branch: str | None = None) -> np.ndarray:
+        """Row indices of :attr:`batch`, search by search, each search's candidates best first: the limbic
+        re-rank with ``params`` (the defaults when ``None``), or ``branch`` alone (``knn``/``bm25``,
+        candidates that branch did not find last, in candidate order)."""
+        if branch is None:
+            return score_batch(self.batch, params or ScoringParams()).order
+        rank = self.batch.knn_rank if branch == "knn" else self.batch.fts_rank
+        missing = np.iinfo(np.int64).max
+        return np.lexsort((np.arange(len(self.batch)), np.where(rank > 0, rank, missing),
+                           self.batch.segment)).astype(np.int64)
 
     def evaluate(self, params: ScoringParams | None = None, k: int = 10, *, branch: str | None = None) -> Quality:
         """NDCG@K and Lift@K of ``params`` (or of one retrieval ``branch``: ``knn`` / ``bm25``) over the
-        labelled searches, overall and per A/B group."""
+        labelled searches, overall and per A/B group.
+
+        Raises:
+            ValueError: ``branch`` is not one of :data:`BRANCHES`.
+        """
         if branch is not None and branch not in BRANCHES:
             raise ValueError(f"branch must be one of {BRANCHES}")
-        per_group: dict[str, tuple[list[float], list[float]]] = {}
-        ndcgs, lifts = [], []
-        for item in self.items:
-            hits = item.relevant[self.order(item, params, branch)[:k]]
-            relevant = item.relevant_count
-            value = ndcg_at_k(hits, relevant, k)
-            lift = lift_at_k(hits, relevant, len(item.candidates), k)
-            ndcgs.append(value)
-            lifts.append(lift)
-            group = per_group.setdefault(item.treatment, ([], []))
-            group[0].append(value)
-            group[1].append(lift)
-        groups = {name: (mean(n), mean(lift), len(n)) for name, (n, lift) in sorted(per_group.items())}
+        hits = self._relevant[self.orders(params, branch)]
+        ndcgs, lifts = segment_ndcg_lift(hits, self.batch.starts, self._relevant_counts, k)
+        groups = {}
+        for name in sorted(set(self._treatments)):
+            members = self._treatments == name
+            groups[str(name)] = (mean(ndcgs[members]), mean(lifts[members]), int(np.count_nonzero(members)))
         return Quality(k, mean(ndcgs), mean(lifts), len(ndcgs), groups)

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from limbic.core.search.batch import CandidateBatch, score_batch
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
 
@@ -227,35 +228,16 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
     ``limbic_norm`` is min–max (seed) or ``limbic / max limbic`` (``limbic_ratio`` = 1).
     Ranking sorts after every adjustment — raw limbic score, status deboost, metadata penalty,
     blend — each sort stable over the previous order, starting from RRF order. This is computed as
-    one lexicographic sort: final score, then the earlier stages as tie-breakers.
+    one lexicographic sort: final score, then the earlier stages as tie-breakers. The computation is
+    :func:`limbic.core.search.batch.score_batch` on a batch of one.
     """
-    n = len(candidates)
-    rrf = candidates.rrf(params.rrf_k)
-    cosine_rel, bm25_rel = branch_relevance(candidates.distance, candidates.bm25)
-    if params.relevance_fusion:
-        base = fused_relevance(cosine_rel, bm25_rel, params)
-    else:
-        base = base_relevance(candidates.distance, rrf)
-    kappa = params.prior_exponent
-    imp = importance(candidates.access_count, candidates.access_days, candidates.degree, params)
-    salience = 1.0 + params.beta_sal * imp
-    temporal = temporal_factor(candidates.last_access, candidates.created_at, candidates.now, params)
-    cooc = cooc_boost(n, candidates.cooc_a, candidates.cooc_b, candidates.cooc_count, candidates.cooc_last,
-                      candidates.now, params)
-    raw = base * (salience * temporal * (1.0 + params.gamma * cooc)) ** kappa
-    status = status_multiplier(candidates.status_code, params)
-    after_status = raw * status ** kappa
-    metadata = metadata_penalty(candidates.metadata_share, params)
-    limbic = after_status * metadata ** kappa
-    limbic_norm = ratio_to_best(limbic) if params.limbic_ratio else min_max(limbic)
-    cosine_weight = params.strategy_cosine_weight(candidates.strategy)
-    final = cosine_weight * base + (1.0 - cosine_weight) * limbic_norm
-    order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final))
-    prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
-    return Scores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, base=base, importance=imp,
-                  salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
-                  metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
-                  cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))
+    batch = score_batch(CandidateBatch.of([candidates]), params)
+    return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel, base=batch.base,
+                  importance=batch.importance, salience_boost=batch.salience_boost,
+                  temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost,
+                  status_multiplier=batch.status_multiplier, metadata_penalty=batch.metadata_penalty,
+                  prior=batch.prior, limbic_score=batch.limbic_score, limbic_norm=batch.limbic_norm,
+                  cosine_weight=float(batch.cosine_weight[0]), final_score=batch.final_score, order=batch.order)
 
 
 def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict[str, Any]:

@@ -1,0 +1,193 @@
+"""The limbic scorer over many candidate sets at once: one vectorised pass over their concatenated rows.
+
+A :class:`CandidateBatch` concatenates the arrays of several :class:`CandidateSet` once (rows of set
+``s`` are ``starts[s]:starts[s + 1]``); :func:`score_batch` then scores every set with the formula of
+:mod:`limbic.core.search.scoring` (seed ``000``/``003`` and docs/scoring.md), the per-set maxima and
+minima taken with ``np.maximum.reduceat``/``np.minimum.reduceat`` and the per-set ranking with one
+``np.lexsort`` keyed on the set first. :func:`limbic.core.search.scoring.score_candidates` is a batch of
+one, so the single-search and the replay scores are the same numbers (bit for bit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from limbic.core.search.candidates import CandidateSet
+from limbic.core.search.params import ScoringParams
+
+SECONDS_PER_HOUR = 3600.0
+_ROW_FIELDS = ("distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
+               "created_at", "degree", "status_code", "metadata_share")
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateBatch:
+    """Candidate sets concatenated: every per-candidate array of :class:`CandidateSet` over all rows
+    (``(N,)``, same dtypes), ``starts`` ``(S + 1,) int64`` the row offsets of the ``S`` sets, ``segment``
+    ``(N,) int64`` the set of each row, ``now`` ``(N,) float64`` the set's scoring time (UTC seconds),
+    ``strategies`` the routing strategy of each set, and the co-occurrence pairs as global row indices."""
+
+    starts: np.ndarray
+    segment: np.ndarray
+    now: np.ndarray
+    strategies: tuple[str, ...]
+    distance: np.ndarray
+    knn_rank: np.ndarray
+    fts_rank: np.ndarray
+    bm25: np.ndarray
+    access_count: np.ndarray
+    access_days: np.ndarray
+    last_access: np.ndarray
+    created_at: np.ndarray
+    degree: np.ndarray
+    status_code: np.ndarray
+    metadata_share: np.ndarray
+    cooc_a: np.ndarray
+    cooc_b: np.ndarray
+    cooc_count: np.ndarray
+    cooc_last: np.ndarray
+
+    @classmethod
+    def of(cls, sets: Sequence[CandidateSet]) -> CandidateBatch:
+        """Concatenate ``sets`` (already validated by :class:`CandidateSet`); an empty sequence gives an empty batch."""
+        lengths = np.array([len(c) for c in sets], dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        segment = np.repeat(np.arange(len(sets), dtype=np.int64), lengths)
+        rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in (
+            "distance", "bm25", "last_access", "created_at", "metadata_share") else np.int64) for name in _ROW_FIELDS}
+        pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
+        return cls(starts=starts, segment=segment, now=np.array([c.now for c in sets], dtype=np.float64)[segment],
+                   strategies=tuple(c.strategy for c in sets),
+                   cooc_a=_concat([c.cooc_a for c in sets], np.int64) + pair_offsets,
+                   cooc_b=_concat([c.cooc_b for c in sets], np.int64) + pair_offsets,
+                   cooc_count=_concat([c.cooc_count for c in sets], np.float64),
+                   cooc_last=_concat([c.cooc_last for c in sets], np.float64), **rows)
+
+    def __len__(self) -> int:
+        """Number of rows (candidates over all sets)."""
+        return int(self.segment.shape[0])
+
+    @property
+    def sets(self) -> int:
+        """Number of candidate sets."""
+        return int(self.starts.shape[0] - 1)
+
+    def segment_max(self, values: np.ndarray, empty: float) -> np.ndarray:
+        """Maximum of ``values`` ``(N,)`` within each set, ``(S,) float64``; ``empty`` for a set without rows."""
+        return self._reduce(np.maximum, values, empty)
+
+    def segment_min(self, values: np.ndarray, empty: float) -> np.ndarray:
+        """Minimum of ``values`` ``(N,)`` within each set, ``(S,) float64``; ``empty`` for a set without rows."""
+        return self._reduce(np.minimum, values, empty)
+
+    def _reduce(self, ufunc: np.ufunc, values: np.ndarray, empty: float) -> np.ndarray:
+        out = np.full(self.sets, empty, dtype=np.float64)
+        filled = self.starts[1:] > self.starts[:-1]
+        if filled.any():
+            out[filled] = ufunc.reduceat(np.asarray(values, dtype=np.float64), self.starts[:-1][filled])
+        return out
+
+
+def _concat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
+    return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchScores:
+    """Every intermediate of :func:`score_batch`, each ``(N,) float64`` in row order (names as in
+    :class:`limbic.core.search.scoring.Scores`), ``cosine_weight`` ``(S,) float64`` per set, and ``order``
+    ``(N,) int64``: row indices, set by set, each set's rows best first."""
+
+    rrf: np.ndarray
+    cosine_rel: np.ndarray
+    bm25_rel: np.ndarray
+    base: np.ndarray
+    importance: np.ndarray
+    salience_boost: np.ndarray
+    temporal_factor: np.ndarray
+    cooc_boost: np.ndarray
+    status_multiplier: np.ndarray
+    metadata_penalty: np.ndarray
+    prior: np.ndarray
+    limbic_score: np.ndarray
+    limbic_norm: np.ndarray
+    cosine_weight: np.ndarray
+    final_score: np.ndarray
+    order: np.ndarray
+
+
+def _min_max(batch: CandidateBatch, values: np.ndarray) -> np.ndarray:
+    low = batch.segment_min(values, 0.0)[batch.segment]
+    high = batch.segment_max(values, 0.0)[batch.segment]
+    span = high - low
+    return np.where(span == 0.0, 1.0, (values - low) / np.where(span == 0.0, 1.0, span))
+
+
+def _ratio_to_best(batch: CandidateBatch, values: np.ndarray) -> np.ndarray:
+    best = batch.segment_max(values, 0.0)[batch.segment]
+    return np.where(best > 0.0, values / np.where(best > 0.0, best, 1.0), 0.0)
+
+
+def _log_share(batch: CandidateBatch, values: np.ndarray) -> np.ndarray:
+    """``log2(1 + v) / log2(1 + max v)`` per set, 0 where the set's maximum is 0 (seed 000 "importance(e)")."""
+    top = batch.segment_max(values, 0.0)[batch.segment]
+    return np.where(top > 0.0, np.log2(1.0 + values) / np.log2(1.0 + np.where(top > 0.0, top, 1.0)), 0.0)
+
+
+def _decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
+    return np.maximum(floor, np.exp(-params.lambda_hourly * np.maximum(hours, 0.0)))
+
+
+def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
+    """Score every candidate set of ``batch`` with ``params`` (pure numpy; the formula is that of
+    :func:`limbic.core.search.scoring.score_candidates`, docs/scoring.md): per-set maxima and minima,
+    one ``np.lexsort`` (set, final, limbic, after status, raw limbic, RRF, row) for every ranking."""
+    n = len(batch)
+    rrf = np.where(batch.knn_rank > 0, 1.0 / (params.rrf_k + batch.knn_rank), 0.0) + \
+        np.where(batch.fts_rank > 0, 1.0 / (params.rrf_k + batch.fts_rank), 0.0)
+    cosine = np.maximum(0.0, 1.0 - batch.distance)
+    found = ~np.isnan(cosine)
+    lowest_found = batch.segment_min(np.where(found, cosine, np.inf), np.inf)[batch.segment]
+    cosine_rel = _ratio_to_best(batch, np.where(found, cosine, np.where(np.isinf(lowest_found), 0.0, lowest_found)))
+    bm25_rel = _ratio_to_best(batch, np.maximum(0.0, np.where(np.isnan(batch.bm25), 0.0, batch.bm25)))
+    if params.relevance_fusion:
+        base = (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
+    else:
+        fts_only = np.isnan(batch.distance)
+        base = np.where(fts_only, 0.2 + 0.6 * _min_max(batch, rrf),
+                        np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, batch.distance)))
+    access_norm = _log_share(batch, np.maximum(batch.access_count.astype(np.float64), 0.0))
+    consolidation = _log_share(batch, np.maximum(batch.access_days.astype(np.float64), 0.0))
+    degree_norm = np.minimum(np.maximum(batch.degree.astype(np.float64), 0.0), params.d_max) / params.d_max
+    imp = access_norm * (1.0 + params.beta_deg * degree_norm) * (1.0 + params.alpha_cons * consolidation)
+    salience = 1.0 + params.beta_sal * imp
+    never = np.isnan(batch.last_access)
+    age = (batch.now - np.where(never, batch.created_at, batch.last_access)) / SECONDS_PER_HOUR
+    temporal = _decay(age, params.temporal_floor, params)
+    if params.created_decay != 1.0:
+        temporal = np.where(never, 1.0 - params.created_decay * (1.0 - temporal), temporal)
+    cooc = np.zeros(n, dtype=np.float64)
+    if len(batch.cooc_a):
+        hours = (batch.now[batch.cooc_a] - batch.cooc_last) / SECONDS_PER_HOUR
+        term = np.log2(1.0 + batch.cooc_count) * _decay(hours, params.cooc_temporal_floor, params)
+        cooc = np.bincount(batch.cooc_a, weights=term, minlength=n) + np.bincount(batch.cooc_b, weights=term,
+                                                                                 minlength=n)
+    kappa = params.prior_exponent
+    raw = base * (salience * temporal * (1.0 + params.gamma * cooc)) ** kappa
+    status = np.array([1.0, params.status_paused, params.status_completed, params.status_archived])[batch.status_code]
+    after_status = raw * status ** kappa
+    metadata = np.where(batch.metadata_share > params.metadata_share, params.metadata_penalty, 1.0)
+    limbic = after_status * metadata ** kappa
+    limbic_norm = _ratio_to_best(batch, limbic) if params.limbic_ratio else _min_max(batch, limbic)
+    cosine_weight = np.array([params.strategy_cosine_weight(s) for s in batch.strategies], dtype=np.float64)
+    row_weight = cosine_weight[batch.segment]
+    final = row_weight * base + (1.0 - row_weight) * limbic_norm
+    order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, batch.segment))
+    prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
+    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, base=base, importance=imp,
+                       salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
+                       metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
+                       cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

@@ -3,10 +3,8 @@
 The whole ../shared/corpus is imported (FTS-only, then embedded in one ``reembed`` pass with the real
 all-MiniLM-L6-v2), so every other entity of the corpus competes. Each query below was written to share
 no word with its expected entity's name, type or observations (apart from a few function words); the
-test checks that property itself, then expects the entity in the top 5 of a 10-result search ranked by
-the cosine (the ``seed`` preset), and among the candidates of the ``default`` preset's search, whose
-fused relevance can put keyword matches of other words first (docs/scoring.md "Known limits").
-Marker ``model``; skipped when the model or the corpus is absent.
+test checks that property itself, then expects the entity in the top 5 of a 10-result search. Marker ``model``; skipped when
+the model or the corpus is absent.
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ from _embedder_helpers import CORPUS, real_model_dir
 
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.io.importer import import_files
-from limbic.core.search.presets import preset
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.core.store.reembed import reembed
@@ -61,9 +58,7 @@ def test_paraphrase_query_finds_the_entity(corpus_service, query, expected):
     entity = corpus_service.get_entity(expected).entity
     stored = " ".join([entity.name, entity.entity_type, *(o.content for o in entity.observations)])
     assert not _words(query) & _words(stored), "the query must share no word with the entity"
-    outcome = corpus_service.search(query, limit=10, params=preset("seed"), record=False)
+    outcome = corpus_service.search(query, limit=10, record=False)
     assert outcome.mode != "fts_only"
     names = [result.name for result in outcome.results]
     assert expected in names[:5], f"{expected!r} not in the top 5: {names}"
-    fused = corpus_service.search(query, limit=10, params=preset("default"), record=False)
-    assert expected in fused.candidate_set.names

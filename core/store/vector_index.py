@@ -99,3 +99,14 @@ class VectorIndex:
         top = top[np.lexsort((ids[top], distances[top]))]
         chosen = ids[top].tolist()
         return chosen, dict(zip(chosen, distances[top].astype(float).tolist(), strict=True))
+
+    def distances(self, conn: apsw.Connection, vector: np.ndarray, entity_ids: list[int]) -> dict[int, float]:
+        """Cosine distance ``1 − cos`` of ``vector`` ``(d,) float32`` to each of ``entity_ids`` that has a vector."""
+        self.refresh(conn)
+        ids, unit = self._ids, self._unit
+        rows = np.flatnonzero(np.isin(ids, np.asarray(entity_ids, dtype=np.int64)))
+        if not rows.size:
+            return {}
+        query = np.asarray(vector, dtype=np.float32)
+        distances = 1.0 - unit[rows] @ (query / (float(np.linalg.norm(query)) or 1.0))
+        return dict(zip(ids[rows].tolist(), distances.astype(float).tolist(), strict=True))

@@ -42,7 +42,7 @@ from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.database import Database, WriteTransaction, vector_dimension
 from limbic.core.store.indexing import reindex
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
@@ -77,7 +77,6 @@ class MemoryService:
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
-        self._stale_vectors: int | None = None
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
@@ -461,7 +460,9 @@ class MemoryService:
         """Hybrid search with limbic re-ranking (DESIGN.md §4); returns a :class:`~limbic.core.search.SearchOutcome`.
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
-        or when stored vectors were made by another model (until ``limbic model reembed``). With
+        or when the stored vectors have another dimension (until ``limbic model reembed``); vectors of
+        another model with the same dimension are left out of KNN, so entities not yet re-embedded are
+        found by the full-text branch only. With
         ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
         (``search_events``, with its A/B group) with the returned top-K as impressions
         (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
@@ -489,15 +490,24 @@ class MemoryService:
         return rerank(candidate_set, params)
 
     def stale_vectors(self) -> int:
-        """Entities whose vector is missing or was made by another model than the attached embedder."""
+        """Vectors that are missing or were made by another model than the attached embedder: live
+        observations without a current vector, plus entities without live observations and without a
+        current entity vector.
+
+        Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
+        rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
+        """
         if self.embedder is None:
             return 0
-        if self._stale_vectors is None:
-            self._stale_vectors = self.database.read().execute(
-                "SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-                "WHERE m.model IS NOT ?", (self.embedder.name,)
-            ).get
-        return self._stale_vectors
+        count = self.database.read().execute(
+            "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
+            "        WHERE m.model IS NOT ?1 AND NOT EXISTS (SELECT 1 FROM observations o "
+            "        WHERE o.entity_id = e.id AND o.superseded_at IS NULL))"
+            " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
+            "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND m.model IS NOT ?1)",
+            (self.embedder.name,),
+        ).get
+        return int(count) if isinstance(count, int) else 0
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the
@@ -511,8 +521,11 @@ class MemoryService:
 
             raise ModelNotInstalledError("no embedding model is installed; run `limbic model install`")
         done = reembed(self.database, self.embedder, progress=progress, batch_size=batch_size)
-        self._stale_vectors = None
         return done
 
     def _search_embedder(self) -> Embedder | None:
-        return self.embedder if self.embedder is not None and self.stale_vectors() == 0 else None
+        """The query encoder, or ``None`` (FTS-only) when the stored vectors have another dimension."""
+        if self.embedder is None:
+            return None
+        stored = vector_dimension(self.database.read())
+        return self.embedder if stored in (None, self.embedder.dimension) else None

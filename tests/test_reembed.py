@@ -23,7 +23,7 @@ def database(tmp_path):
 
 
 def _models(db: Database) -> dict[str, int]:
-    rows = db.read().execute("SELECT model, count(*) FROM entity_embedding_meta GROUP BY model").fetchall()
+    rows = db.read().execute("SELECT model, count(*) FROM observation_embedding_meta GROUP BY model").fetchall()
     return dict(rows)
 
 
@@ -36,8 +36,8 @@ def test_same_dimension_replaces_every_vector(database):
     assert seen == [(0, 25), (10, 25), (20, 25), (25, 25)]
     assert _models(database) == {"new-model": 25}
     assert database.get_setting("embedding_model") == "new-model"
-    row = database.read().execute("SELECT embedding FROM entity_embeddings WHERE rowid = 1").fetchone()
-    text = "entity 0 (thing, active): fact number 0"
+    row = database.read().execute("SELECT embedding FROM observation_embeddings WHERE rowid = 1").fetchone()
+    text = "entity 0: fact number 0"
     assert np.allclose(np.frombuffer(row[0], dtype=np.float32), new.embed([text])[0], atol=1e-6)
     assert reembed(database, new).embedded == 0  # nothing left to do
 
@@ -46,7 +46,7 @@ def test_new_dimension_recreates_the_vector_table(database):
     report = reembed(database, HashingEmbedder(dimension=64, name="small-model"))
     assert report.recreated_table and report.embedded == 25
     assert vector_dimension(database.read()) == 64
-    count = database.read().execute("SELECT count(*) FROM entity_embeddings").fetchone()[0]
+    count = database.read().execute("SELECT count(*) FROM observation_embeddings").fetchone()[0]
     assert count == 25 and _models(database) == {"small-model": 25}
 
 
@@ -63,4 +63,32 @@ def test_an_interrupted_run_resumes_where_it_stopped(database):
     new.calls = 0
     report = reembed(database, new, batch_size=5)
     assert (report.embedded, report.recreated_table) == (15, False)
+    # three batches of observation texts (entities with observations have no entity vector)
     assert new.calls == 3 and _models(database) == {"small-model": 25}
+
+
+def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedded(database):
+    """Upgrading to schema 4: entity vectors stay, observation vectors are missing and counted as stale;
+    search keeps running hybrid on the entity vectors, and reembed embeds only the observation texts."""
+    model = HashingEmbedder(dimension=384, name="old-model")
+    with database.maintenance() as conn:  # the state right after migration 004 on an older file
+        conn.execute("DROP TABLE observation_embeddings")
+        conn.execute("DELETE FROM observation_embedding_meta")
+        for i in range(25):  # the entity passage vectors that schema 3 wrote
+            vector = model.embed([f"entity {i} (thing, active): fact number {i}"])[0]
+            conn.execute("INSERT INTO entity_embeddings(rowid, embedding) VALUES (?, ?)", (i + 1, vector.tobytes()))
+            conn.execute("INSERT INTO entity_embedding_meta(entity_id, model, updated_at) VALUES (?, 'old-model', 0)",
+                         (i + 1,))
+    service = MemoryService(database, model)
+    assert service.stale_vectors() == 25
+    assert stale_entity_ids(database, "old-model") == list(range(1, 26))
+    outcome = service.search("fact number 7", record=False)
+    assert outcome.mode == "hybrid" and outcome.results[0].name == "entity 7"
+    assert outcome.results[0].distance is not None  # found by KNN on its entity vector too
+    model.calls = 0
+    report = service.reembed(batch_size=100)
+    assert (report.embedded, report.recreated_table, service.stale_vectors()) == (25, False, 0)
+    counts = [database.read().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+              for table in ("observation_embeddings", "entity_embeddings")]
+    assert counts == [25, 0] and _models(database) == {"old-model": 25}
+    assert model.calls == 1  # one batch of the 25 observation texts

@@ -1,13 +1,15 @@
-"""The in-memory vector index gives sqlite-vec's KNN answer and follows every write through the changes log."""
+"""The in-memory vector index gives sqlite-vec's answer aggregated per entity and follows every write
+through the changes log; observation vectors follow their observations (issue 9 item 5)."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
-from limbic.core.search.pipeline import _knn
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.core.store.reembed import reembed
@@ -19,36 +21,91 @@ WORDS = "cache queue database index vector search graph memory agent tool python
 def fill(service, count, start=0):
     rng = np.random.default_rng(start)
     service.create_entities([
-        E(f"entity {i}", "T", (O(" ".join(rng.choice(WORDS, 6))),)) for i in range(start, start + count)
+        E(f"entity {i}", "T", tuple(O(" ".join(rng.choice(WORDS, 6))) for _ in range(1 + i % 3)))
+        for i in range(start, start + count)
     ])
 
 
-def same_as_sqlite_vec(service, index, query):
+def sqlite_vec_reference(conn, vector):
+    """Each entity's distance straight from sqlite-vec's KNN over both vec0 tables, grouped by entity here."""
+    blob = np.asarray(vector, dtype=np.float32).tobytes()
+    entity = dict(conn.execute(
+        "SELECT rowid, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = 4096", (blob,)))
+    owner = dict(conn.execute(
+        "SELECT m.observation_id, m.entity_id FROM observation_embedding_meta m JOIN observations o "
+        "ON o.id = m.observation_id WHERE o.superseded_at IS NULL"))
+    observation: dict[int, float] = {}
+    for rowid, distance in conn.execute(
+            "SELECT rowid, distance FROM observation_embeddings WHERE embedding MATCH ? AND k = 4096", (blob,)):
+        if rowid in owner:
+            observation[owner[rowid]] = min(distance, observation.get(owner[rowid], 2.0))
+    return {**entity, **observation}  # the best observation; the entity vector only without any
+
+
+def same_as_sqlite_vec(service, index, query, k=15):
     conn = service.database.read()
     vector = service.embedder.embed_query(query)
     with conn:
-        ours_ids, ours = index.search(conn, vector, 15)
-        theirs_ids, theirs = _knn(conn, vector, 15)
-    assert np.allclose([ours[i] for i in ours_ids], [theirs[i] for i in theirs_ids], atol=1e-5)
-    assert set(ours_ids) == set(theirs_ids) or np.isclose(ours[ours_ids[-1]], theirs[theirs_ids[-1]], atol=1e-5)
+        ours_ids, ours = index.search(conn, service.embedder.name, vector, k, time.time())
+        reference = sqlite_vec_reference(conn, vector)
+    expected = sorted(reference, key=lambda e: (reference[e], e))[:k]
+    assert np.allclose([ours[i] for i in ours_ids], [reference[i] for i in expected], atol=1e-5)
+    assert len(set(ours_ids)) == len(ours_ids), "one candidate per entity"
     return ours_ids
+
+
+def vector_counts(service):
+    conn = service.database.read()
+    return tuple(conn.execute(sql).fetchone()[0] for sql in (
+        "SELECT count(*) FROM observation_embeddings",
+        "SELECT count(*) FROM observation_embedding_meta",
+        "SELECT count(*) FROM observations WHERE superseded_at IS NULL",
+    ))
 
 
 def test_matches_sqlite_vec_and_follows_writes(service):
     fill(service, 200)
+    service.create_entities([E(f"bare {i}", "T") for i in range(5)])  # entity vectors: no observations
     index = VectorIndex()
     same_as_sqlite_vec(service, index, "vector search cache")
-    assert len(index) == 200
     service.create_entities([E("needle", "T", (O("zebra zeppelin xylophone"),))])
     assert same_as_sqlite_vec(service, index, "zebra zeppelin xylophone")[0] == service.get_entity("needle").entity.id
     service.rename_entity("needle", "renamed needle")
     service.delete_entities(["entity 3", "entity 4"])
     service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.delete_observations([("entity 7", [service.get_entity("entity 7").entity.observations[0].content])])
+    service.merge_entities(["entity 8"], "entity 9")
     same_as_sqlite_vec(service, index, "zebra zeppelin xylophone")
-    assert len(index) == 199
+    same_as_sqlite_vec(service, index, "python rust server")
+    observations, meta, live = vector_counts(service)
+    assert observations == meta == live
 
 
-def test_follows_another_process_and_a_new_model(tmp_path, service):
+def test_deleted_and_superseded_observations_lose_their_vectors(service):
+    service.create_entities([E("a", "T", (O("first fact"), O("second fact"))), E("b", "T", (O("other"),))])
+    assert vector_counts(service) == (3, 3, 3)
+    service.supersede_observation("a", "second fact", O("second fact, corrected"))
+    assert vector_counts(service) == (3, 3, 3)
+    service.update_observation("a", "first fact", "first fact, edited")
+    assert vector_counts(service) == (3, 3, 3)
+    service.delete_entities(["b"])
+    assert vector_counts(service) == (2, 2, 2)
+    assert service.stale_vectors() == 0
+
+
+def test_expired_observations_do_not_count(service):
+    service.create_entities([E("a", "T", (O("plain words"), O("quokka quasar quince", expires_at=time.time() + 3600)))])
+    index = VectorIndex()
+    conn = service.database.read()
+    vector = service.embedder.embed_query("quokka quasar quince")
+    with conn:
+        _, now = index.search(conn, service.embedder.name, vector, 5, time.time())
+        _, later = index.search(conn, service.embedder.name, vector, 5, time.time() + 7200)
+    entity = service.get_entity("a").entity.id
+    assert now[entity] < later[entity] - 0.2
+
+
+def test_follows_another_process_and_a_new_model(service):
     fill(service, 50)
     index = VectorIndex()
     same_as_sqlite_vec(service, index, "graph memory")
@@ -63,14 +120,59 @@ def test_follows_another_process_and_a_new_model(tmp_path, service):
     reembed(service.database, bigger)
     conn = service.database.read()
     with conn:
-        ids, distances = index.search(conn, bigger.embed_query("quokka quasar quince"), 5)
-    assert ids[0] == service.get_entity("from elsewhere").entity.id and len(index) == 51
+        ids, _ = index.search(conn, bigger.name, bigger.embed_query("quokka quasar quince"), 5, time.time())
+    assert ids[0] == service.get_entity("from elsewhere").entity.id
+    assert len(index) == vector_counts(service)[2]  # entities with observations have no entity vector
+
+
+def test_vectors_of_another_model_are_left_out(service):
+    fill(service, 30)
+    with service.database.maintenance() as conn:
+        conn.execute("UPDATE observation_embedding_meta SET model = 'older' WHERE entity_id % 2 = 0")
+        conn.execute("UPDATE entity_embedding_meta SET model = 'older' WHERE entity_id % 2 = 0")
+    index = VectorIndex()
+    conn = service.database.read()
+    with conn:
+        ids, _ = index.search(conn, service.embedder.name, service.embedder.embed_query("graph"), 100, time.time())
+    assert ids and all(i % 2 == 1 for i in ids)
+    assert service.stale_vectors() > 0
+    assert service.search("graph memory", record=False).mode == "hybrid"
 
 
 def test_service_search_uses_the_index_with_the_same_results(service):
     fill(service, 120)
     with_index = service.search("python server tool", limit=10, record=False)
-    service._vectors = None  # the pipeline falls back to the sqlite-vec query
+    service._vectors = None  # the pipeline loads a fresh copy for the search
     without = service.search("python server tool", limit=10, record=False)
     assert [r.name for r in with_index.results] == [r.name for r in without.results]
     assert np.allclose([r.final_score for r in with_index.results], [r.final_score for r in without.results])
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """The hashing embedder, keeping every text it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_adding_one_observation_to_a_long_entity_embeds_one_text(tmp_path):
+    embedder = RecordingEmbedder()
+    service = MemoryService(Database(tmp_path / "memory.db"), embedder)
+    try:
+        service.create_entities([E("long", "T", tuple(O(f"fact {i}") for i in range(100))), E("bare", "T")])
+        assert len(embedder.texts) == 101  # 100 observation texts and the passage of the entity without any
+        embedder.texts.clear()
+        service.add_observations([("long", [O("one more fact")])])
+        assert embedder.texts == ["long: one more fact"]
+        embedder.texts.clear()
+        service.update_observation("long", "fact 3", "fact three")
+        service.delete_observations([("long", ["fact 4"])])
+        assert embedder.texts == ["long: fact three"]
+        assert vector_counts(service) == (100, 100, 100) and service.stale_vectors() == 0
+    finally:
+        service.close()

@@ -36,7 +36,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
-from limbic.core.mcp.arguments import add_strict_tool, argument_check_middleware
+from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
@@ -93,12 +93,14 @@ def _refusals() -> Iterator[None]:
 
 
 def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
-    """``field: why`` for each problem, ``; ``-separated (``entities.0.name: Input should be a valid string``):
-    pydantic's explanations without its model names, input echoes and documentation links."""
+    """``field: why`` for each problem, ``; ``-separated (``entities.0.name: Input should be a valid string``,
+    ``entities.0.stauts: unknown key``): pydantic's explanations without its model names, input echoes and
+    documentation links."""
     problems = []
     for problem in error.errors(include_url=False, include_input=False):
         where = ".".join(str(part) for part in problem["loc"]) or "arguments"
-        problems.append(f"{where}: {problem['msg']}")
+        why = "unknown key" if problem["type"] == "extra_forbidden" else problem["msg"]
+        problems.append(f"{where}: {why}")
     return "; ".join(problems)
 
 
@@ -169,9 +171,8 @@ def build_server(service, on_call: Callable[[ToolCallRecord], None] | None = Non
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,
-        middleware=[activity_middleware(on_call)] if on_call else [],
+        middleware=[activity_middleware(on_call)] if on_call else None,
     )
-    server.middleware.append(argument_check_middleware(server))
     _add_reference_tools(server, service)
     _add_extended_tools(server, service)
 

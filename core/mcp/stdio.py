@@ -59,11 +59,10 @@ async def serve_stdio(server: MCPServer) -> None:
         stdin = anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         async for line in stdin:
             refusal = surrogate_refusal(line)
-            if refusal is None:
+            if refusal is None or refusal.id is None:
                 yield line
                 continue
-            if refusal.id is not None:  # always: only requests (with an id) are refused
-                pending.add(refusal.id)
+            pending.add(refusal.id)
             refusals_send.send_nowait(SessionMessage(refusal))
 
     async with stdio_server(stdin=lines()) as (wire_in, wire_out):  # type: ignore[arg-type]

@@ -1,8 +1,9 @@
 """The search pipeline of DESIGN.md §4 (seeds ``000`` and ``003``): read-only, set-based.
 
 1. Encode the query through the :class:`~limbic.core.embedding.base.Embedder` (query prefix included).
-2. KNN over ``entity_embeddings`` (sqlite-vec, cosine) and FTS5 BM25 over ``entity_fts``, each
-   ``limit × expansion_factor`` rows (KNN capped at sqlite-vec's 4,096); the user text reaches FTS5
+2. KNN over the in-memory copy of the entity and observation vectors (:class:`VectorIndex`: cosine,
+   one candidate per entity with its observations' similarities aggregated) and FTS5 BM25 over
+   ``entity_fts``, each ``limit × expansion_factor`` entities; the user text reaches FTS5
    only as quoted pieces (:mod:`limbic.core.fts`), joined with OR, leaving out pieces found in half
    of the rows or more when a rarer one remains (their BM25 IDF is clamped to 1e-6: they would not
    change the order, only make FTS5 score every row). Document frequencies come from an
@@ -42,10 +43,9 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
-from limbic.core.store.database import VECTOR_TABLE, vector_dimension
+from limbic.core.store.database import vector_dimension
 from limbic.core.store.vector_index import VectorIndex
 
-KNN_MAX_K = 4096  # sqlite-vec refuses larger k in a KNN query
 METADATA_KIND = "metadata"
 _VOCAB = "limbic_fts_vocab"  # per-connection fts5vocab over entity_fts (temp schema: nothing is written)
 
@@ -74,24 +74,6 @@ class SearchOutcome:
 
 def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
-
-
-def _knn(conn: apsw.Connection, vector: np.ndarray, count: int) -> tuple[list[int], dict[int, float]]:
-    rows: list[tuple[Any, ...]] = conn.execute(
-        f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? ORDER BY distance",
-        (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), min(count, KNN_MAX_K)),
-    ).fetchall()
-    return [int(r[0]) for r in rows], {int(r[0]): float(r[1]) for r in rows}
-
-
-def _distances(conn: apsw.Connection, vector: np.ndarray, entity_ids: list[int]) -> dict[int, float]:
-    """Cosine distance of ``vector`` to each of ``entity_ids`` that has a stored vector (sqlite-vec, no KNN)."""
-    rows: list[tuple[Any, ...]] = conn.execute(
-        f"SELECT rowid, vec_distance_cosine(embedding, ?) FROM {VECTOR_TABLE}"
-        " WHERE rowid IN (SELECT value FROM json_each(?))",
-        (np.ascontiguousarray(vector, dtype=np.float32).tobytes(), json.dumps(entity_ids)),
-    ).fetchall()
-    return {int(r[0]): float(r[1]) for r in rows}
 
 
 def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, float]:
@@ -200,8 +182,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         query: user text, 1..2,000 characters (any characters; never interpreted as FTS syntax).
         limit: top-K, 1..1000. params: scoring parameters (the ``default`` preset when ``None``).
         now: reference time of the temporal decay, UTC unix seconds (``time.time()`` when ``None``).
-        vector_index: an in-memory copy of the vectors for KNN (same results as sqlite-vec, faster);
-            ``None`` queries the sqlite-vec table.
+        vector_index: the in-memory copy of the vectors that KNN runs on, kept between searches;
+            ``None`` loads a fresh copy for this search.
     Raises:
         ValidationError: empty or too long query, limit out of range, or stored vectors whose
             dimension differs from the embedder's.
@@ -225,8 +207,9 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     with conn:  # one read snapshot for every query below
         knn_ids: list[int] = []
         distances: dict[int, float] = {}
-        stored = None if vector is None else vector_dimension(conn)
+        index: VectorIndex | None = None
         if vector is not None and embedder is not None:
+            stored = vector_dimension(conn)
             if stored is not None and stored != embedder.dimension:
                 raise ValidationError(
                     f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "
@@ -234,10 +217,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 )
             if stored is not None:
                 stage = time.perf_counter()
-                if vector_index is not None:
-                    knn_ids, distances = vector_index.search(conn, vector, min(per_branch, KNN_MAX_K))
-                else:
-                    knn_ids, distances = _knn(conn, vector, per_branch)
+                index = vector_index if vector_index is not None else VectorIndex()
+                knn_ids, distances = index.search(conn, embedder.name, vector, per_branch, now)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
         expression, ceiling = _fts_expression(conn, query)
@@ -245,10 +226,9 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         timings["fts"] = _ms(stage)
         cosine_distances = dict(distances)
         unscored = [eid for eid in fts_ids if eid not in distances]
-        if vector is not None and stored is not None and unscored:
+        if index is not None and vector is not None and embedder is not None and unscored:  # knn ran
             stage = time.perf_counter()
-            cosine_distances.update(vector_index.distances(conn, vector, unscored) if vector_index is not None
-                                    else _distances(conn, vector, unscored))
+            cosine_distances.update(index.distances(conn, embedder.name, vector, unscored, now))
             timings["knn"] += _ms(stage)
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)

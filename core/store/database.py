@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
+OBSERVATION_VECTOR_TABLE = "observation_embeddings"
 _VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
 
 
@@ -347,19 +348,32 @@ class Database:
         return row[0] if row else default
 
     def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
-        """Create (or recreate, when the dimension differs) the vec0 table inside the caller's transaction.
+        """Create (or recreate, when the dimension differs) the vec0 tables inside the caller's transaction.
 
-        Returns True when the table was (re)created empty, so every entity needs a new vector.
+        The two tables are ``entity_embeddings`` (rowid = entity id) and ``observation_embeddings``
+        (rowid = observation id), both ``float[dimension]`` with cosine distance. A database from before
+        schema 4 gets its observation table here, empty, next to its entity vectors. Returns True when
+        the tables were (re)created empty for a new dimension (their meta rows are deleted with them),
+        so every entity and observation needs a new vector.
         """
         current = vector_dimension(conn)
-        if current == dimension:
+        has_observation_table = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone() is not None
+        if current == dimension and has_observation_table:
             return False
-        if current is not None:
+        recreated = current != dimension
+        if recreated and current is not None:
             conn.execute(f"DROP TABLE {VECTOR_TABLE}")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE {VECTOR_TABLE} USING vec0("
-            f"embedding float[{int(dimension)}] distance_metric=cosine)"
-        )
+        if has_observation_table:
+            conn.execute(f"DROP TABLE {OBSERVATION_VECTOR_TABLE}")
+        for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if recreated else (OBSERVATION_VECTOR_TABLE,):
+            conn.execute(
+                f"CREATE VIRTUAL TABLE {table} USING vec0("
+                f"embedding float[{int(dimension)}] distance_metric=cosine)"
+            )
+        conn.execute("DELETE FROM observation_embedding_meta")
+        if recreated:
+            conn.execute("DELETE FROM entity_embedding_meta")
         conn.execute(
             "INSERT INTO settings(key, value) VALUES ('embedding_dimension', ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
@@ -370,7 +384,7 @@ class Database:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (model,),
         )
-        return True
+        return recreated
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
-from limbic.core.store.database import VECTOR_TABLE, vector_dimension
+from limbic.core.store.database import vector_dimension
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
@@ -166,7 +166,9 @@ def stats(conn: apsw.Connection) -> GraphStats:
         superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
         entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
         statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
-        embedded_entities=one(f"SELECT count(*) FROM {VECTOR_TABLE}") if has_vectors else 0,
+        embedded_entities=one(  # an entity vector, or at least one observation vector
+            "SELECT count(*) FROM entities e WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "
+            "OR e.id IN (SELECT entity_id FROM observation_embedding_meta)") if has_vectors else 0,
         embedding_model=model[0] if model else None,
     )
 

@@ -1,11 +1,14 @@
-"""Re-embed the stored entities after the embedding model changed (issue 3, "Lifecycle").
+"""Re-embed the stored entities after the embedding model changed (issue 3, "Lifecycle"), or after an
+upgrade to schema 4 (observation vectors, issue 9 item 5).
 
-``entity_embedding_meta`` (migration 2) records the model that made each vector. :func:`reembed`
-selects the entities whose vector was made by another model (or that have none) and embeds them again
-in batches, one transaction per batch, through the store's own indexing code
-(:func:`limbic.core.store.indexing.reindex`), so the passage is exactly the one the service writes.
-An interrupted run loses at most the batch in flight; running it again continues where it stopped.
-When the new model's dimension differs, the ``entity_embeddings`` vec0 table is recreated first.
+``entity_embedding_meta`` (migration 2) and ``observation_embedding_meta`` (migration 4) record the
+model that made each vector. :func:`reembed` selects the entities whose entity vector or one of whose
+live observation vectors is missing or was made by another model, and embeds them again in batches,
+one transaction per batch, through the store's own indexing code
+(:func:`limbic.core.store.indexing.reindex`), so the passages are exactly the ones the service writes
+(observations that already have a current vector are not embedded again). An interrupted run loses
+at most the batch in flight; running it again continues where it stopped. When the new model's
+dimension differs, both vec0 tables are recreated first.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store.database import VECTOR_TABLE, Database, vector_dimension
+from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database
 from limbic.core.store.indexing import reindex
 
 
@@ -31,17 +34,29 @@ class ReembedReport:
     seconds: float
 
 
+_MISSING_OBSERVATION_VECTORS = (
+    "SELECT o.entity_id FROM observations o LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id "
+    "WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1 OR m.entity_id != o.entity_id{missing})"
+)
+
+
 def stale_entity_ids(database: Database, model: str) -> list[int]:
-    """Ids (ascending) of entities without a vector made by ``model``."""
+    """Ids (ascending) of entities with a live observation that has no vector made by ``model``, and of
+    entities without live observations that have no entity vector made by ``model``."""
     conn = database.read()
-    has_table = vector_dimension(conn) is not None
-    missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if has_table else ""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?)",
+                                         (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))}
+    missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
+    missing_observation = (f" OR o.id NOT IN (SELECT rowid FROM {OBSERVATION_VECTOR_TABLE})"
+                           if OBSERVATION_VECTOR_TABLE in tables else "")
     rows: list[tuple[Any, ...]] = conn.execute(
         "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-        f"WHERE m.model IS NULL OR m.model != ?{missing_vector} ORDER BY e.id",
+        f"WHERE (m.model IS NULL OR m.model != ?1{missing_vector}) AND NOT EXISTS "
+        "(SELECT 1 FROM observations o WHERE o.entity_id = e.id AND o.superseded_at IS NULL) "
+        f"UNION {_MISSING_OBSERVATION_VECTORS.format(missing=missing_observation)} ORDER BY 1",
         (model,),
     ).fetchall()
-    return [row[0] for row in rows]
+    return [int(row[0]) for row in rows]
 
 
 def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
@@ -60,8 +75,6 @@ def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int
     started = time.perf_counter()
     with database.maintenance() as conn:
         recreated = database.ensure_vector_table(conn, embedder.dimension, embedder.name)
-        if recreated:
-            conn.execute("DELETE FROM entity_embedding_meta")
     stale = stale_entity_ids(database, embedder.name)
     done = 0
     if progress:

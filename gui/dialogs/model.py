@@ -113,8 +113,9 @@ class ModelDialog(QDialog):
         if model:
             stale = status["stale"]
             self.session_label.setText(f"This session embeds with <b>{model}</b>; "
-                                       + (f"{stale:,} entities need re-embedding (search runs full-text only "
-                                          "until they are done)." if stale else "every entity is embedded."))
+                                       + (f"{stale:,} vectors are missing or stale (full-text search still finds "
+                                          "those entities; re-embed to search them by meaning)." if stale
+                                          else "every entity and observation is embedded."))
         else:
             self.session_label.setText("No model in this session: search runs <b>full-text only</b> (BM25). "
                                        "Install a model, then restart Limbic Studio.")

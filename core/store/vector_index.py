@@ -183,3 +183,15 @@ class VectorIndex:
         top = top[np.lexsort((ids[top], distances[top]))]
         chosen = ids[top].tolist()
         return chosen, dict(zip(chosen, distances[top].tolist(), strict=True))
+
+    def distances(self, conn: apsw.Connection, model: str, vector: np.ndarray, entity_ids: list[int],
+                  now: float) -> dict[int, float]:
+        """The aggregated cosine distance ``1 − sim`` of ``vector`` ``(d,) float32`` to each of ``entity_ids``
+        that has a vector (as :meth:`search` computes it, without choosing the nearest)."""
+        self.refresh(conn, model)
+        if not len(self):
+            return {}
+        query = np.asarray(vector, dtype=np.float32)
+        ids, sims = self._similarities(query / (float(np.linalg.norm(query)) or 1.0), now)
+        rows = np.flatnonzero(np.isin(ids, np.asarray(entity_ids, dtype=np.int64)) & np.isfinite(sims))
+        return dict(zip(ids[rows].tolist(), (1.0 - sims[rows].astype(np.float64)).tolist(), strict=True))

@@ -13,13 +13,13 @@ NOW = 1_780_000_000.0  # a fixed "now" (UTC seconds) so tests do not depend on t
 
 def candidate_set(rows: list[dict], *, pairs: list[tuple[int, int, int, float]] = (), mode: str = "hybrid",
                   strategy: str = "hybrid_balanced", limit: int | None = None, now: float = NOW,
-                  query: str = "test") -> CandidateSet:
+                  query: str = "test", bm25_ceiling: float = 0.0) -> CandidateSet:
     """A CandidateSet from per-candidate dicts (missing keys get neutral defaults).
 
     Keys: id, distance (None = FTS-only), knn_rank, fts_rank, bm25 (None = KNN-only; default 10 / fts_rank),
     access_count, access_days, last_access (None = never), created_at, degree, status_code, metadata_share,
     name, type, observations.
-    ``pairs``: (index_a, index_b, co_count, last_co) with index_a < index_b.
+    ``pairs``: (index_a, index_b, co_count, last_co) with index_a < index_b. ``bm25_ceiling``: the query's Σ idf.
     """
     n = len(rows)
 
@@ -48,6 +48,7 @@ def candidate_set(rows: list[dict], *, pairs: list[tuple[int, int, int, float]] 
         names=get("name", lambda i: f"entity {i}"),
         entity_types=get("type", "Thing"),
         observations=get("observations", ()),
+        bm25_ceiling=bm25_ceiling,
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import apsw
 import pytest
 from hypothesis import given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from limbic.core.errors import ValidationError
 from limbic.core.search.fts import (
     FTS_TOKENIZER,
+    bm25_ceiling,
     fts_match_expression,
     fts_terms,
     informative_terms,
@@ -140,3 +143,24 @@ def test_pruning_keeps_the_bm25_order_of_the_other_pieces():
     full = ranked(match_expression(["the", "xml", "parser"]))
     pruned = ranked(match_expression(informative_terms(["the", "xml", "parser"], df, 40, tokenizer(conn))))
     assert pruned == full[: len(pruned)] and len(pruned) == 7
+
+
+def test_bm25_ceiling_is_what_fts5_scores_a_row_of_average_length_matching_each_term_once():
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
+                 f"tokenize = '{' '.join(FTS_TOKENIZER)}')")
+    filler = ["red", "green", "blue", "gray"]
+    rows = [(i, f"n{i}", "t", f"{filler[i % 4]} stone") for i in range(2, 31)]
+    rows.append((1, "n1", "t", "kernel stone"))  # same length as every row: kernel once, stone once
+    conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
+    conn.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, 'entity_fts', 'row')")
+    df = dict(conn.execute("SELECT term, doc FROM temp.vocab"))
+    tokenize = tokenizer(conn)
+    score = conn.execute("SELECT -bm25(entity_fts) FROM entity_fts WHERE entity_fts MATCH ? AND rowid = 1",
+                         (match_expression(["kernel"]),)).get
+    assert bm25_ceiling(["kernel"], df, 30, tokenize) == pytest.approx(score)
+    assert bm25_ceiling(["kernel", "Reds"], df, 30, tokenize) == pytest.approx(
+        math.log((30 - 1 + 0.5) / 1.5) + math.log((30 - df["red"] + 0.5) / (df["red"] + 0.5)))
+    assert bm25_ceiling(["kernel", "absent"], df, 30, tokenize) == bm25_ceiling(["kernel"], df, 30, tokenize)
+    assert bm25_ceiling(["stone"], df, 30, tokenize) == pytest.approx(1e-6)  # in every row: FTS5's clamp
+    assert bm25_ceiling([], df, 30, tokenize) == 0.0

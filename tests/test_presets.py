@@ -22,6 +22,7 @@ from limbic.core.search.presets import PRESETS, preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database, _migrations
+from limbic.core.store.vector_index import VectorIndex
 
 
 def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says():
@@ -29,8 +30,9 @@ def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says
     assert list(PRESETS) == ["default", "seed"]
     seed, default = preset("seed").to_dict(), preset("default").to_dict()
     assert {k: v for k, v in default.items() if seed[k] != v} == {
-        "relevance_fusion": 1, "limbic_ratio": 1, "created_decay": 0.0}
-    assert default["bm25_weight"] == 0.5 and default["prior_exponent"] == 1.0
+        "relevance_fusion": 1, "limbic_ratio": 1, "created_decay": 0.0, "bm25_weight": 0.7,
+        "bm25_ceiling_share": 1.0, "bm25_exponent": 2.0}
+    assert default["prior_exponent"] == 1.0
     with pytest.raises(ValidationError, match="default, seed"):
         preset("best")
 
@@ -43,8 +45,23 @@ def test_default_fuses_branches_seed_takes_the_cosine():
     default = rerank(cs, preset("default"))
     assert [r.entity_id for r in seed] == [2, 1]
     assert [r.entity_id for r in default] == [1, 2]
-    assert default[0].base_relevance == pytest.approx(0.5 * 0.30 / 0.60 + 0.5 * 1.0)
-    assert default[1].base_relevance == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
+    assert default[0].base_relevance == pytest.approx(0.3 * 0.30 / 0.60 + 0.7 * 1.0)
+    assert default[1].base_relevance == pytest.approx(0.3 * 1.0 + 0.7 * 0.0)
+
+
+def test_a_partial_keyword_match_does_not_beat_a_clearly_closer_cosine():
+    # index 0: the paraphrase's target (cosine 0.37, no shared word); index 1: a weaker cosine (0.28) that
+    # matches some query words; the query's ceiling (Σ idf) is 17
+    def order(bm25):
+        rows = [{"distance": 0.63, "knn_rank": 1, "fts_rank": 0, "bm25": None},
+                {"distance": 0.72, "knn_rank": 2, "fts_rank": 1, "bm25": bm25}]
+        return [r.entity_id for r in rerank(candidate_set(rows, bm25_ceiling=17.0), preset("default"))]
+    assert order(5.0) == [1, 2]    # matches 30 % of what the query can score: the cosine decides
+    assert order(17.0) == [2, 1]   # matches every query word: the keyword evidence decides
+    seed_like = preset("default").replace(bm25_ceiling_share=0.0, bm25_exponent=1.0)
+    weak = candidate_set([{"distance": 0.63, "knn_rank": 1, "fts_rank": 0, "bm25": None},
+                          {"distance": 0.72, "knn_rank": 2, "fts_rank": 1, "bm25": 6.7}], bm25_ceiling=17.0)
+    assert [r.entity_id for r in rerank(weak, seed_like)] == [2, 1]  # ÷ best alone: the weak match gets 1.0
 
 
 def test_usage_prior_reorders_near_ties_but_never_a_clear_relevance_gap():
@@ -54,8 +71,8 @@ def test_usage_prior_reorders_near_ties_but_never_a_clear_relevance_gap():
         rows = [{"distance": 0.40, "fts_rank": 1, "bm25": 10.0, **old},        # most relevant, never used
                 {"distance": 0.40, "fts_rank": 2, "bm25": gap_bm25, **used}]  # as similar, less keyword evidence
         return [r.entity_id for r in rerank(candidate_set(rows), preset("default"))]
-    assert order(9.0) == [2, 1]   # a near tie (base 0.95 vs 1.0): the used memory goes first
-    assert order(2.0) == [1, 2]   # base 0.6 vs 1.0: usage (salience ≤ 1.6) does not override relevance
+    assert order(9.0) == [2, 1]   # a near tie (base 0.87 vs 1.0): the used memory goes first
+    assert order(2.0) == [1, 2]   # base 0.33 vs 1.0: usage (salience ≤ 1.6) does not override relevance
     seed = rerank(candidate_set([{"distance": 0.10, "fts_rank": 1, **old}, {"distance": 0.60, "fts_rank": 2, **used}]),
                   preset("seed"))
     assert [r.entity_id for r in seed] == [2, 1]  # the seed lets usage beat cosine 0.9 with cosine 0.4
@@ -149,3 +166,24 @@ def test_migration_005_rebuilds_the_index_stemmed_keeping_every_entity(tmp_path)
     assert rows == [(1, "joined the support groups | running weekly"), (2, "")]
     assert read.execute("SELECT rowid FROM entity_fts WHERE entity_fts MATCH 'group run'").fetchall() == [(1,)]
     database.close()
+
+
+@pytest.mark.model
+def test_candidates_only_full_text_found_get_their_real_cosine(tmp_path):
+    svc = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+    svc.create_entities([EntityInput(f"Bird {i}", "note", (ObservationInput(f"a small garden bird, kind {i}"),))
+                         for i in range(6)] + [
+        EntityInput("Invoice", "note", (ObservationInput("quarterly tax invoice for the sparrow account"),))])
+    read = svc.database.read()
+    outcome = run_search(read, svc.embedder, "sparrow", 1, preset("default"))
+    cs = outcome.candidate_set
+    only_fts = (cs.knn_rank == 0) & (cs.fts_rank > 0)
+    assert cs.names[int(np.flatnonzero(only_fts)[0])] == "Invoice"
+    assert np.isnan(cs.distance[only_fts]).all()
+    every = run_search(read, svc.embedder, "sparrow", 7, preset("default")).candidate_set
+    knn_distance = dict(zip(every.names, every.distance.tolist(), strict=True))
+    assert cs.cosine_distance[only_fts][0] == pytest.approx(knn_distance["Invoice"], abs=1e-5)
+    in_memory = run_search(read, svc.embedder, "sparrow", 1, preset("default"), vector_index=VectorIndex())
+    assert in_memory.candidate_set.cosine_distance.tolist() == pytest.approx(cs.cosine_distance.tolist(), abs=1e-5)
+    assert cs.bm25_ceiling > 0.0
+    svc.close()

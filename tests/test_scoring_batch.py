@@ -20,7 +20,8 @@ def _single_set_reference(cs: CandidateSet, p: ScoringParams) -> tuple[np.ndarra
     """``(final, order)`` from the single-set helper functions of scoring.py, independent of batch.py."""
     n = len(cs)
     rrf = cs.rrf(p.rrf_k)
-    cosine_rel, bm25_rel = scoring.branch_relevance(cs.distance, cs.bm25)
+    cosine_rel, bm25_rel = scoring.branch_relevance(cs.cosine_distance, cs.bm25, p.bm25_ceiling_share * cs.bm25_ceiling,
+                                                    p.bm25_exponent)
     base = scoring.fused_relevance(cosine_rel, bm25_rel, p) if p.relevance_fusion \
         else scoring.base_relevance(cs.distance, rrf)
     salience = 1.0 + p.beta_sal * scoring.importance(cs.access_count, cs.access_days, cs.degree, p)
@@ -56,6 +57,9 @@ def batches(draw: st.DrawFn) -> tuple[list[CandidateSet], ScoringParams]:
         if draw(st.booleans()):  # ties: every candidate with the same signals
             cs = dataclasses.replace(cs, access_count=np.zeros(len(cs)), last_access=np.full(len(cs), np.nan),
                                      created_at=np.full(len(cs), NOW), degree=np.zeros(len(cs)))
+        if draw(st.booleans()):  # a stored vector for FTS-only candidates too, and a BM25 ceiling
+            cosine_distance = np.where(np.isnan(cs.distance), draw(st.floats(0.0, 2.0)), cs.distance)
+            cs = dataclasses.replace(cs, cosine_distance=cosine_distance, bm25_ceiling=draw(st.floats(0.0, 40.0)))
         sets.append(cs)
     return sets, _params(draw)
 

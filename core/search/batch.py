@@ -19,7 +19,7 @@ from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
-_ROW_FIELDS = ("distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
+_ROW_FIELDS = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
                "created_at", "degree", "status_code", "metadata_share")
 
 
@@ -28,13 +28,16 @@ class CandidateBatch:
     """Candidate sets concatenated: every per-candidate array of :class:`CandidateSet` over all rows
     (``(N,)``, same dtypes), ``starts`` ``(S + 1,) int64`` the row offsets of the ``S`` sets, ``segment``
     ``(N,) int64`` the set of each row, ``now`` ``(N,) float64`` the set's scoring time (UTC seconds),
-    ``strategies`` the routing strategy of each set, and the co-occurrence pairs as global row indices."""
+    ``strategies`` the routing strategy of each set, ``bm25_ceiling`` ``(S,) float64`` each set's BM25
+    ceiling, and the co-occurrence pairs as global row indices."""
 
     starts: np.ndarray
     segment: np.ndarray
     now: np.ndarray
     strategies: tuple[str, ...]
+    bm25_ceiling: np.ndarray
     distance: np.ndarray
+    cosine_distance: np.ndarray
     knn_rank: np.ndarray
     fts_rank: np.ndarray
     bm25: np.ndarray
@@ -57,10 +60,11 @@ class CandidateBatch:
         starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         segment = np.repeat(np.arange(len(sets), dtype=np.int64), lengths)
         rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in (
-            "distance", "bm25", "last_access", "created_at", "metadata_share") else np.int64) for name in _ROW_FIELDS}
+            "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share") else np.int64) for name in _ROW_FIELDS}
         pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
         return cls(starts=starts, segment=segment, now=np.array([c.now for c in sets], dtype=np.float64)[segment],
                    strategies=tuple(c.strategy for c in sets),
+                   bm25_ceiling=np.array([c.bm25_ceiling for c in sets], dtype=np.float64),
                    cooc_a=_concat([c.cooc_a for c in sets], np.int64) + pair_offsets,
                    cooc_b=_concat([c.cooc_b for c in sets], np.int64) + pair_offsets,
                    cooc_count=_concat([c.cooc_count for c in sets], np.float64),
@@ -148,11 +152,15 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     n = len(batch)
     rrf = np.where(batch.knn_rank > 0, 1.0 / (params.rrf_k + batch.knn_rank), 0.0) + \
         np.where(batch.fts_rank > 0, 1.0 / (params.rrf_k + batch.fts_rank), 0.0)
-    cosine = np.maximum(0.0, 1.0 - batch.distance)
+    cosine = np.maximum(0.0, 1.0 - batch.cosine_distance)
     found = ~np.isnan(cosine)
     lowest_found = batch.segment_min(np.where(found, cosine, np.inf), np.inf)[batch.segment]
     cosine_rel = _ratio_to_best(batch, np.where(found, cosine, np.where(np.isinf(lowest_found), 0.0, lowest_found)))
-    bm25_rel = _ratio_to_best(batch, np.maximum(0.0, np.where(np.isnan(batch.bm25), 0.0, batch.bm25)))
+    keyword = np.maximum(0.0, np.where(np.isnan(batch.bm25), 0.0, batch.bm25))
+    keyword_best = np.maximum(batch.segment_max(keyword, 0.0), params.bm25_ceiling_share * batch.bm25_ceiling)
+    keyword_best = keyword_best[batch.segment]
+    bm25_rel = np.where(keyword_best > 0.0, keyword / np.where(keyword_best > 0.0, keyword_best, 1.0),
+                        0.0) ** params.bm25_exponent
     if params.relevance_fusion:
         base = (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
     else:

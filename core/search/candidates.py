@@ -12,6 +12,7 @@ not found by that branch).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -28,7 +29,7 @@ STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
                "status_code", "cooc_a", "cooc_b", "cooc_count")
-_FLOAT_ARRAYS = ("distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last")
+_FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last")
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -54,6 +55,11 @@ class CandidateSet:
             (the RRF score is recomputed from them with the ``rrf_k`` of the parameters in use).
         bm25: ``(n,) float64`` FTS5 BM25 score of the candidate, sign flipped so that larger is better
             (``-bm25(entity_fts)``, ≥ 0); ``nan`` for candidates found only by KNN.
+        cosine_distance: ``(n,) float64`` cosine distance of every candidate with a stored vector: KNN's,
+            or computed directly for a candidate only FTS5 returned; ``nan`` without a vector. ``None``
+            (older logged sets) means ``distance``.
+        bm25_ceiling: what a row matching every FTS5 term of the query once scores, ``Σ idf`` (≥ 0;
+            :func:`limbic.core.search.fts.bm25_ceiling`); 0 when unknown.
         access_count: ``(n,) int64``; access_days: ``(n,) int64`` distinct UTC days with an access.
         last_access: ``(n,) float64`` seconds, ``nan`` when never accessed; created_at: ``(n,) float64``.
         degree: ``(n,) int64`` number of active relations touching the entity.
@@ -89,18 +95,25 @@ class CandidateSet:
     names: tuple[str, ...]
     entity_types: tuple[str, ...]
     observations: tuple[tuple[str, ...], ...]
+    cosine_distance: np.ndarray | None = None
+    bm25_ceiling: float = 0.0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValidationError(f"unknown search mode {self.mode!r}; expected one of {', '.join(MODES)}")
         if self.strategy not in STRATEGIES:
             raise ValidationError(f"unknown routing strategy {self.strategy!r}")
+        if self.cosine_distance is None:
+            object.__setattr__(self, "cosine_distance", self.distance)
+        if not math.isfinite(self.bm25_ceiling) or self.bm25_ceiling < 0:
+            raise ValidationError(f"bm25_ceiling must be a finite number ≥ 0, got {self.bm25_ceiling!r}")
+        object.__setattr__(self, "bm25_ceiling", float(self.bm25_ceiling))
         for name in _INT_ARRAYS:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
         for name in _FLOAT_ARRAYS:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
         n = self.entity_ids.shape[0]
-        per_candidate = ("distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
+        per_candidate = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
                          "created_at", "degree", "status_code", "metadata_share")
         for name in per_candidate:
             if getattr(self, name).shape[0] != n:

@@ -18,6 +18,7 @@ must be scored. :func:`informative_terms` leaves those pieces out when a rarer o
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 
@@ -73,11 +74,29 @@ def informative_terms(terms: Sequence[str], document_frequency: Mapping[str, int
     of rows containing them (absent = 0). When every piece is common, all are kept: the query asks for
     common words and gets them.
     """
-    def frequency(term: str) -> int:
-        return min((document_frequency.get(token, 0) for token in tokenize(term)), default=0)
-
-    kept = [term for term in terms if 2 * frequency(term) < total_rows]
+    kept = [term for term in terms if 2 * _rarest_frequency(term, document_frequency, tokenize) < total_rows]
     return kept or list(terms)
+
+
+def _rarest_frequency(term: str, document_frequency: Mapping[str, int], tokenize: Callable[[str], list[str]]) -> int:
+    return min((document_frequency.get(token, 0) for token in tokenize(term)), default=0)
+
+
+def bm25_ceiling(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
+                 tokenize: Callable[[str], list[str]]) -> float:
+    """What a row matching each of ``terms`` once would score with FTS5's BM25 (docs/scoring.md "Base relevance").
+
+    ``Σ idf`` over the pieces the index contains, with FTS5's ``idf = ln((N − n + 0.5) / (n + 0.5))``
+    (``N`` = ``total_rows``, ``n`` = rows holding the piece's rarest token; clamped at 1e-6 as FTS5 does):
+    the BM25 of a row of average length with each term once. Pieces no row contains cannot be matched
+    and add nothing; ``0.0`` when none is in the index.
+    """
+    ceiling = 0.0
+    for term in terms:
+        rows = _rarest_frequency(term, document_frequency, tokenize)
+        if rows > 0:
+            ceiling += max(1e-6, math.log((total_rows - rows + 0.5) / (rows + 0.5)))
+    return ceiling
 
 
 def quote_term(term: str) -> str:

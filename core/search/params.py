@@ -54,6 +54,11 @@ class ScoringParams:
         0, 0, 1, "fused relevance",
         "0: base = cosine (seed); 1: base = weighted cosine and BM25, each divided by its best", integer=True)
     bm25_weight: float = _knob(0.5, 0.0, 1.0, "BM25 weight", "Share of BM25 in the fused base relevance")
+    bm25_ceiling_share: float = _knob(
+        0.0, 0.0, 1.0, "BM25 ceiling share",
+        "Fused BM25 is divided by max(best candidate, share × Σ IDF of the query terms); 0 = by the best only")
+    bm25_exponent: float = _knob(
+        1.0, 1.0, 4.0, "BM25 exponent", "Fused BM25 evidence is (BM25 / its divisor)^p: p > 1 shrinks partial matches")
     prior_exponent: float = _knob(
         1.0, 0.0, 1.0, "prior strength κ", "Limbic factors enter as (product of factors)^κ; 1 = seed, 0 = off")
     limbic_ratio: float = _knob(

@@ -38,7 +38,7 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
-from limbic.core.search.fts import fts_terms, informative_terms, match_expression, tokenizer
+from limbic.core.search.fts import bm25_ceiling, fts_terms, informative_terms, match_expression, tokenizer
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
@@ -76,18 +76,21 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _fts_expression(conn: apsw.Connection, query: str) -> str | None:
-    """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`)."""
+def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, float]:
+    """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`),
+    and the BM25 ceiling of the pieces kept (:func:`limbic.core.search.fts.bm25_ceiling`)."""
     terms = fts_terms(query)
+    if not terms:
+        return None, 0.0
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, 'entity_fts', 'row')")
+    tokenize = tokenizer(conn)
+    wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
+    frequency = dict(conn.execute(
+        f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
+    total = conn.execute("SELECT count(*) FROM entities").get
     if len(terms) > 1:
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, 'entity_fts', 'row')")
-        tokenize = tokenizer(conn)
-        wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
-        frequency = dict(conn.execute(
-            f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
-        total = conn.execute("SELECT count(*) FROM entities").get
         terms = informative_terms(terms, frequency, total, tokenize)
-    return match_expression(terms)
+    return match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize)
 
 
 def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
@@ -128,7 +131,7 @@ WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM j
 
 def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
             knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
-            bm25: dict[int, float]) -> CandidateSet:
+            bm25: dict[int, float], cosine_distances: dict[int, float], ceiling: float) -> CandidateSet:
     """Signals and display data of the merged candidates (entities that vanished are dropped)."""
     ids_json = json.dumps([int(i) for i in ids])
     rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
@@ -151,6 +154,8 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         distance=np.array([distances.get(int(e), np.nan) for e in ids], dtype=np.float64),
         knn_rank=knn_rank, fts_rank=fts_rank,
         bm25=np.array([bm25.get(int(e), np.nan) for e in ids], dtype=np.float64),
+        cosine_distance=np.array([cosine_distances.get(int(e), np.nan) for e in ids], dtype=np.float64),
+        bm25_ceiling=ceiling,
         access_count=np.array([r[5] for r in ordered], dtype=np.int64),
         access_days=np.array([r[7] for r in ordered], dtype=np.int64),
         last_access=np.array([np.nan if r[6] is None else r[6] for r in ordered], dtype=np.float64),
@@ -202,6 +207,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     with conn:  # one read snapshot for every query below
         knn_ids: list[int] = []
         distances: dict[int, float] = {}
+        index: VectorIndex | None = None
         if vector is not None and embedder is not None:
             stored = vector_dimension(conn)
             if stored is not None and stored != embedder.dimension:
@@ -215,12 +221,20 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 knn_ids, distances = index.search(conn, embedder.name, vector, per_branch, now)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
-        fts_ids, bm25 = _fts(conn, _fts_expression(conn, query), per_branch)
+        expression, ceiling = _fts_expression(conn, query)
+        fts_ids, bm25 = _fts(conn, expression, per_branch)
         timings["fts"] = _ms(stage)
+        cosine_distances = dict(distances)
+        unscored = [eid for eid in fts_ids if eid not in distances]
+        if index is not None and vector is not None and embedder is not None and unscored:  # knn ran
+            stage = time.perf_counter()
+            cosine_distances.update(index.distances(conn, embedder.name, vector, unscored, now))
+            timings["knn"] += _ms(stage)
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
         stage = time.perf_counter()
-        candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25)
+        candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25,
+                             cosine_distances, ceiling)
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()

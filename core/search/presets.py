@@ -14,11 +14,13 @@ from limbic.core.search.params import ScoringParams
 
 SEED = ScoringParams()
 
-DEFAULT = SEED.replace(relevance_fusion=1, bm25_weight=0.5, limbic_ratio=1, created_decay=0.0)
-"""Relevance first (docs/scoring.md "Default preset"): base relevance is the even mix of the cosine and
-the BM25 score, each divided by its branch's best; the limbic factors multiply it and the blend divides
-by the best limbic score (not min–max), so with no usage signal the order is the relevance order; a
-never-accessed memory does not decay from its creation time."""
+DEFAULT = SEED.replace(relevance_fusion=1, bm25_weight=0.7, bm25_ceiling_share=1.0, bm25_exponent=2.0,
+                       limbic_ratio=1, created_decay=0.0)
+"""Relevance first (docs/scoring.md "Base relevance"): base relevance mixes the cosine divided by the best
+cosine (0.3) with the squared share of what the query can score in BM25 (0.7; BM25 divided by the larger
+of the best BM25 and the query's Σ idf), so a weak partial keyword match counts little; the limbic
+factors multiply it and the blend divides by the best limbic score (not min–max), so with no usage
+signal the order is the relevance order; a never-accessed memory does not decay from its creation time."""
 
 PRESETS = MappingProxyType({
     "default": DEFAULT,

@@ -15,9 +15,10 @@ decides:
   multiplier, then × metadata penalty; ``limbic_norm`` is min–max over the set (1 when all equal);
   ``final = w_c·base + (1 − w_c)·limbic_norm``.
 
-That is the ``seed`` preset. Five more parameters turn it into the ``default`` preset (docs/scoring.md
-states both with their measurements): ``relevance_fusion`` (base = weighted cosine and BM25, each divided
-by its branch's best), ``bm25_weight``, ``prior_exponent`` κ (the limbic factors enter as ``(…)^κ``),
+That is the ``seed`` preset. Seven more parameters turn it into the ``default`` preset (docs/scoring.md
+states both with their measurements): ``relevance_fusion`` (base = weighted cosine and BM25, the cosine
+divided by the best, BM25 by the larger of the best and ``bm25_ceiling_share`` × the query's Σ idf, then
+raised to ``bm25_exponent``), ``bm25_weight``, ``prior_exponent`` κ (the limbic factors enter as ``(…)^κ``),
 ``limbic_ratio`` (``limbic_norm = limbic / max limbic``) and ``created_decay`` (how much a never-accessed
 memory decays from its creation).
 
@@ -93,19 +94,32 @@ def ratio_to_best(values: np.ndarray) -> np.ndarray:
     return values / best if best > 0.0 else np.zeros_like(values)
 
 
-def branch_relevance(distance: np.ndarray, bm25: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def branch_relevance(distance: np.ndarray, bm25: np.ndarray, bm25_floor: float = 0.0,
+                     bm25_exponent: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Each branch's evidence on one scale (docs/scoring.md "Base relevance"): ``(cosine_rel, bm25_rel)``,
-    each ``(n,) float64`` in [0, 1], the candidate's score divided by the best score of its branch.
+    each ``(n,) float64`` in [0, 1].
 
-    A candidate KNN did not return gets the lowest cosine KNN returned (its own is at most that); a
-    candidate FTS5 did not return gets BM25 0 (it shares no query word, or fewer than every returned row).
+    ``cosine_rel`` is the cosine ``max(0, 1 − distance)`` divided by the best of the set; a candidate
+    without a distance (nan) gets the lowest cosine of the set. ``bm25_rel`` is
+    ``(BM25 / max(best BM25 of the set, bm25_floor)) ** bm25_exponent``; a candidate FTS5 did not
+    return (nan) gets BM25 0.
     """
     cosine = np.maximum(0.0, 1.0 - np.asarray(distance, dtype=np.float64))
     found = ~np.isnan(cosine)
     cosine = np.where(found, cosine, float(cosine[found].min()) if found.any() else 0.0)
     keyword = np.asarray(bm25, dtype=np.float64)
     keyword = np.maximum(0.0, np.where(np.isnan(keyword), 0.0, keyword))
-    return ratio_to_best(cosine), ratio_to_best(keyword)
+    best = max(float(keyword.max()) if keyword.size else 0.0, bm25_floor)
+    keyword_rel = keyword / best if best > 0.0 else np.zeros_like(keyword)
+    return ratio_to_best(cosine), keyword_rel ** bm25_exponent
+
+
+def bm25_denominator(candidates: CandidateSet, params: ScoringParams) -> float:
+    """What fused relevance divides BM25 by: ``max(best BM25 of the set, share × the query's ceiling Σ idf)``
+    (``share = params.bm25_ceiling_share``; docs/scoring.md "Base relevance"); 0 when nothing matched."""
+    found = candidates.bm25[~np.isnan(candidates.bm25)]
+    best = float(found.max()) if found.size else 0.0
+    return max(best, params.bm25_ceiling_share * candidates.bm25_ceiling)
 
 
 def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: ScoringParams) -> np.ndarray:
@@ -244,8 +258,10 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     """Every intermediate of candidate ``index`` (0-based position in ``candidates``) as the inspector shows it.
 
     Keys: ``name``, ``entity_type``, ``status``, ``mode``, ``rank`` (1-based position after scoring),
-    ``distance`` and ``bm25`` (``None`` when that branch did not return it), ``best_cosine`` and
-    ``best_bm25`` (the set's best, the denominators of the ``*_rel`` values), ``knn_rank``, ``fts_rank``
+    ``distance`` and ``bm25`` (``None`` when that branch did not return it), ``cosine_distance`` (the
+    distance fused relevance uses, also for a candidate only FTS5 returned; ``None`` without a vector),
+    ``best_cosine`` (the denominator of ``cosine_rel``), ``best_bm25``, ``bm25_ceiling`` (``Σ idf`` of
+    the query) and ``bm25_denominator`` (``max(best_bm25, bm25_ceiling_share × bm25_ceiling)``), ``knn_rank``, ``fts_rank``
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
     ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
@@ -264,7 +280,9 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     bm25 = float(candidates.bm25[index])
     access_norm, degree_norm, consolidation = importance_terms(
         candidates.access_count, candidates.access_days, candidates.degree, params)
-    cosines = 1.0 - candidates.distance[~np.isnan(candidates.distance)]
+    used = candidates.distance if candidates.cosine_distance is None else candidates.cosine_distance
+    cosine_distance = float(used[index])
+    cosines = 1.0 - used[~np.isnan(used)]
     found_bm25 = candidates.bm25[~np.isnan(candidates.bm25)]
     out: dict[str, Any] = {
         "name": candidates.names[index],
@@ -273,9 +291,12 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "mode": candidates.mode,
         "rank": int(np.flatnonzero(scores.order == index)[0]) + 1,
         "distance": None if np.isnan(distance) else distance,
+        "cosine_distance": None if np.isnan(cosine_distance) else cosine_distance,
         "bm25": None if np.isnan(bm25) else bm25,
         "best_cosine": float(max(0.0, cosines.max())) if cosines.size else None,
         "best_bm25": float(found_bm25.max()) if found_bm25.size else None,
+        "bm25_ceiling": candidates.bm25_ceiling,
+        "bm25_denominator": bm25_denominator(candidates, params),
         "knn_rank": int(candidates.knn_rank[index]),
         "fts_rank": int(candidates.fts_rank[index]),
         "access_count": int(candidates.access_count[index]),

@@ -111,7 +111,7 @@ class VectorIndex:
     @staticmethod
     def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> tuple[_Vectors, _Vectors]:
         entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids)
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone() is None:
+        if vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:
             return entities, _Vectors.empty(dimension)  # a database from before schema 4, not yet written to
         observations = _load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model, dimension, ids)
         return entities, observations
@@ -183,3 +183,15 @@ class VectorIndex:
         top = top[np.lexsort((ids[top], distances[top]))]
         chosen = ids[top].tolist()
         return chosen, dict(zip(chosen, distances[top].tolist(), strict=True))
+
+    def distances(self, conn: apsw.Connection, model: str, vector: np.ndarray, entity_ids: list[int],
+                  now: float) -> dict[int, float]:
+        """The aggregated cosine distance ``1 − sim`` of ``vector`` ``(d,) float32`` to each of ``entity_ids``
+        that has a vector (as :meth:`search` computes it, without choosing the nearest)."""
+        self.refresh(conn, model)
+        if not len(self):
+            return {}
+        query = np.asarray(vector, dtype=np.float32)
+        ids, sims = self._similarities(query / (float(np.linalg.norm(query)) or 1.0), now)
+        rows = np.flatnonzero(np.isin(ids, np.asarray(entity_ids, dtype=np.int64)) & np.isfinite(sims))
+        return dict(zip(ids[rows].tolist(), (1.0 - sims[rows].astype(np.float64)).tolist(), strict=True))

@@ -41,9 +41,11 @@ class Explanation:
 
 def _base_line(e: dict[str, Any], params: ScoringParams) -> str:
     if params.relevance_fusion:
-        cosine = "—" if e["distance"] is None else f"{1 - e['distance']:.4f}"
+        cosine = "—" if e["cosine_distance"] is None else f"{1 - e['cosine_distance']:.4f}"
         best_cosine = "—" if e["best_cosine"] is None else f"{e['best_cosine']:.4f}"
-        bm25 = "0 (not found by full text)" if e["bm25"] is None else f"{e['bm25']:.3f} / {e['best_bm25']:.3f}"
+        power = "" if params.bm25_exponent == 1 else f"^{params.bm25_exponent:g}"
+        bm25 = "0 (not found by full text)" if e["bm25"] is None else \
+            f"({e['bm25']:.3f} / {e['bm25_denominator']:.3f}){power}"
         w = params.bm25_weight
         return (f"base = {1 - w:g} × cosine {cosine} / best {best_cosine} + {w:g} × BM25 {bm25}"
                 f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{e['base']:.4f}</b>")

@@ -177,7 +177,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     temporal = _decay(age, params.temporal_floor, params)
     if params.created_decay != 1.0:
         temporal = np.where(never, 1.0 - params.created_decay * (1.0 - temporal), temporal)
-    cooc = np.zeros(n, dtype=np.float64)
+    cooc: np.ndarray = np.zeros(n, dtype=np.float64)
     if len(batch.cooc_a):
         hours = (batch.now[batch.cooc_a] - batch.cooc_last) / SECONDS_PER_HOUR
         term = np.log2(1.0 + batch.cooc_count) * _decay(hours, params.cooc_temporal_floor, params)

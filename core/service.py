@@ -490,9 +490,8 @@ class MemoryService:
         return rerank(candidate_set, params)
 
     def stale_vectors(self) -> int:
-        """Vectors that are missing or were made by another model than the attached embedder: live
-        observations without a current vector, plus entities without live observations and without a
-        current entity vector.
+        """Vectors that are missing or were made by another model than the attached embedder: entities
+        without a current entity vector plus live observations without a current observation vector.
 
         Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
         rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
@@ -501,8 +500,7 @@ class MemoryService:
             return 0
         count = self.database.read().execute(
             "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-            "        WHERE m.model IS NOT ?1 AND NOT EXISTS (SELECT 1 FROM observations o "
-            "        WHERE o.entity_id = e.id AND o.superseded_at IS NULL))"
+            "        WHERE m.model IS NOT ?1)"
             " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
             "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND m.model IS NOT ?1)",
             (self.embedder.name,),

@@ -30,7 +30,7 @@ def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says
     assert list(PRESETS) == ["default", "seed"]
     seed, default = preset("seed").to_dict(), preset("default").to_dict()
     assert {k: v for k, v in default.items() if seed[k] != v} == {
-        "relevance_fusion": 1, "limbic_ratio": 1, "created_decay": 0.0, "bm25_weight": 0.7,
+        "relevance_fusion": 1, "limbic_ratio": 1, "created_decay": 0.0,
         "bm25_ceiling_share": 1.0, "bm25_exponent": 2.0}
     assert default["prior_exponent"] == 1.0
     with pytest.raises(ValidationError, match="default, seed"):
@@ -45,8 +45,8 @@ def test_default_fuses_branches_seed_takes_the_cosine():
     default = rerank(cs, preset("default"))
     assert [r.entity_id for r in seed] == [2, 1]
     assert [r.entity_id for r in default] == [1, 2]
-    assert default[0].base_relevance == pytest.approx(0.3 * 0.30 / 0.60 + 0.7 * 1.0)
-    assert default[1].base_relevance == pytest.approx(0.3 * 1.0 + 0.7 * 0.0)
+    assert default[0].base_relevance == pytest.approx(0.5 * 0.30 / 0.60 + 0.5 * 1.0)
+    assert default[1].base_relevance == pytest.approx(0.5 * 1.0 + 0.5 * 0.0)
 
 
 def test_a_partial_keyword_match_does_not_beat_a_clearly_closer_cosine():
@@ -71,8 +71,8 @@ def test_usage_prior_reorders_near_ties_but_never_a_clear_relevance_gap():
         rows = [{"distance": 0.40, "fts_rank": 1, "bm25": 10.0, **old},        # most relevant, never used
                 {"distance": 0.40, "fts_rank": 2, "bm25": gap_bm25, **used}]  # as similar, less keyword evidence
         return [r.entity_id for r in rerank(candidate_set(rows), preset("default"))]
-    assert order(9.0) == [2, 1]   # a near tie (base 0.87 vs 1.0): the used memory goes first
-    assert order(2.0) == [1, 2]   # base 0.33 vs 1.0: usage (salience ≤ 1.6) does not override relevance
+    assert order(9.0) == [2, 1]   # a near tie (base 0.905 vs 1.0): the used memory goes first
+    assert order(2.0) == [1, 2]   # base 0.52 vs 1.0: usage (salience ≤ 1.6) does not override relevance
     seed = rerank(candidate_set([{"distance": 0.10, "fts_rank": 1, **old}, {"distance": 0.60, "fts_rank": 2, **used}]),
                   preset("seed"))
     assert [r.entity_id for r in seed] == [2, 1]  # the seed lets usage beat cosine 0.9 with cosine 0.4

@@ -63,17 +63,19 @@ def test_an_interrupted_run_resumes_where_it_stopped(database):
     new.calls = 0
     report = reembed(database, new, batch_size=5)
     assert (report.embedded, report.recreated_table) == (15, False)
-    # three batches of observation texts (entities with observations have no entity vector)
-    assert new.calls == 3 and _models(database) == {"small-model": 25}
+    # three batches, each embedding its entity passages and then its observation texts
+    assert new.calls == 6 and _models(database) == {"small-model": 25}
 
 
 def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedded(database):
     """Upgrading to schema 4: entity vectors stay, observation vectors are missing and counted as stale;
-    search keeps running hybrid on the entity vectors, and reembed embeds only the observation texts."""
+    search keeps running hybrid on the entity vectors, and reembed fills in the observation vectors."""
     model = HashingEmbedder(dimension=384, name="old-model")
     with database.maintenance() as conn:  # the state right after migration 004 on an older file
         conn.execute("DROP TABLE observation_embeddings")
         conn.execute("DELETE FROM observation_embedding_meta")
+        conn.execute("DELETE FROM entity_embeddings")
+        conn.execute("DELETE FROM entity_embedding_meta")
         for i in range(25):  # the entity passage vectors that schema 3 wrote
             vector = model.embed([f"entity {i} (thing, active): fact number {i}"])[0]
             conn.execute("INSERT INTO entity_embeddings(rowid, embedding) VALUES (?, ?)", (i + 1, vector.tobytes()))
@@ -90,5 +92,5 @@ def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedde
     assert (report.embedded, report.recreated_table, service.stale_vectors()) == (25, False, 0)
     counts = [database.read().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
               for table in ("observation_embeddings", "entity_embeddings")]
-    assert counts == [25, 0] and _models(database) == {"old-model": 25}
-    assert model.calls == 1  # one batch of the 25 observation texts
+    assert counts == [25, 25] and _models(database) == {"old-model": 25}
+    assert model.calls == 2  # one batch of the 25 passages (an entity is re-indexed whole), one of the 25 observation texts

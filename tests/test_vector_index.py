@@ -39,7 +39,8 @@ def sqlite_vec_reference(conn, vector):
             "SELECT rowid, distance FROM observation_embeddings WHERE embedding MATCH ? AND k = 4096", (blob,)):
         if rowid in owner:
             observation[owner[rowid]] = min(distance, observation.get(owner[rowid], 2.0))
-    return {**entity, **observation}  # the best observation; the entity vector only without any
+    return {e: min(d for d in (entity.get(e), observation.get(e)) if d is not None)
+            for e in entity.keys() | observation.keys()}  # the best of the entity vector and its observations
 
 
 def same_as_sqlite_vec(service, index, query, k=15):
@@ -122,7 +123,8 @@ def test_follows_another_process_and_a_new_model(service):
     with conn:
         ids, _ = index.search(conn, bigger.name, bigger.embed_query("quokka quasar quince"), 5, time.time())
     assert ids[0] == service.get_entity("from elsewhere").entity.id
-    assert len(index) == vector_counts(service)[2]  # entities with observations have no entity vector
+    entities = service.database.read().execute("SELECT count(*) FROM entities").fetchone()[0]
+    assert len(index) == vector_counts(service)[2] + entities  # every entity vector and every live observation
 
 
 def test_vectors_of_another_model_are_left_out(service):
@@ -160,19 +162,22 @@ class RecordingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_adding_one_observation_to_a_long_entity_embeds_one_text(tmp_path):
+def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(tmp_path):
+    """Only the new observation's text is embedded among the observations; the entity's passage (its
+    whole-entity vector, head + tail + diverse middle) is embedded again with it."""
     embedder = RecordingEmbedder()
     service = MemoryService(Database(tmp_path / "memory.db"), embedder)
     try:
         service.create_entities([E("long", "T", tuple(O(f"fact {i}") for i in range(100))), E("bare", "T")])
-        assert len(embedder.texts) == 101  # 100 observation texts and the passage of the entity without any
+        assert len(embedder.texts) == 102  # 100 observation texts and the passages of both entities
         embedder.texts.clear()
         service.add_observations([("long", [O("one more fact")])])
-        assert embedder.texts == ["long: one more fact"]
+        observation_texts = [text for text in embedder.texts if text.startswith("long: ")]
+        assert observation_texts == ["long: one more fact"] and len(embedder.texts) == 2
         embedder.texts.clear()
         service.update_observation("long", "fact 3", "fact three")
         service.delete_observations([("long", ["fact 4"])])
-        assert embedder.texts == ["long: fact three"]
+        assert [text for text in embedder.texts if text.startswith("long: ")] == ["long: fact three"]
         assert vector_counts(service) == (100, 100, 100) and service.stale_vectors() == 0
     finally:
         service.close()

@@ -14,7 +14,7 @@ from limbic.core.search.params import ScoringParams
 
 SEED = ScoringParams()
 
-DEFAULT = SEED.replace(relevance_fusion=1, bm25_weight=0.7, bm25_ceiling_share=1.0, bm25_exponent=2.0,
+DEFAULT = SEED.replace(relevance_fusion=1, bm25_weight=0.5, bm25_ceiling_share=1.0, bm25_exponent=2.0,
                        limbic_ratio=1, created_decay=0.0)
 """Relevance first (docs/scoring.md "Base relevance"): base relevance mixes the cosine divided by the best
 cosine (0.3) with the squared share of what the query can score in BM25 (0.7; BM25 divided by the larger

@@ -129,10 +129,10 @@ def reindex(
 ) -> None:
     """Rewrite the FTS row and, with an embedder, the vectors of each entity, in the open transaction.
 
-    An entity with live observations is represented by its observation vectors
-    (:func:`sync_observation_vectors`: only new or changed texts are embedded, never the whole entity
-    again) and has no entity vector; an entity without live observations gets one vector of its
-    passage (:func:`~limbic.core.embedding.entity_text.entity_text`). Entities that no longer exist are skipped. Vectors are ``(n, d) float32`` from ``embedder.embed``;
+    Every entity has one vector of its passage (:func:`~limbic.core.embedding.entity_text.entity_text`:
+    what the entity is about as a whole) and each live observation one vector of its own text
+    (:func:`sync_observation_vectors`: only new or changed texts are embedded), so that a fact deep in a
+    long entity is found too. Entities that no longer exist are skipped. Vectors are ``(n, d) float32`` from ``embedder.embed``;
     the model name and time (UTC seconds) are recorded in ``entity_embedding_meta`` and
     ``observation_embedding_meta``.
     """
@@ -148,13 +148,9 @@ def reindex(
     if embedder is None:
         return
     database.ensure_vector_table(conn, embedder.dimension, embedder.name)
-    covered = json.dumps([d[0] for d in docs if d[4]])
-    conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (covered,))
-    conn.execute("DELETE FROM entity_embedding_meta WHERE entity_id IN (SELECT value FROM json_each(?))", (covered,))
-    bare = [d for d in docs if not d[4]]
     now = time.time()
-    for start in range(0, len(bare), EMBED_BATCH):
-        batch = bare[start : start + EMBED_BATCH]
+    for start in range(0, len(docs), EMBED_BATCH):
+        batch = docs[start : start + EMBED_BATCH]
         texts = [entity_text(name, etype, status, obs, embedder) for _, name, etype, status, obs in batch]
         vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
         batch_ids = json.dumps([d[0] for d in batch])

@@ -41,8 +41,8 @@ _MISSING_OBSERVATION_VECTORS = (
 
 
 def stale_entity_ids(database: Database, model: str) -> list[int]:
-    """Ids (ascending) of entities with a live observation that has no vector made by ``model``, and of
-    entities without live observations that have no entity vector made by ``model``."""
+    """Ids (ascending) of entities without an entity vector made by ``model``, or with a live observation
+    that has none."""
     conn = database.read()
     tables = {t for t in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if vector_dimension(conn, t) is not None}
     missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
@@ -50,8 +50,7 @@ def stale_entity_ids(database: Database, model: str) -> list[int]:
                            if OBSERVATION_VECTOR_TABLE in tables else "")
     rows: list[tuple[Any, ...]] = conn.execute(
         "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-        f"WHERE (m.model IS NULL OR m.model != ?1{missing_vector}) AND NOT EXISTS "
-        "(SELECT 1 FROM observations o WHERE o.entity_id = e.id AND o.superseded_at IS NULL) "
+        f"WHERE m.model IS NULL OR m.model != ?1{missing_vector} "
         f"UNION {_MISSING_OBSERVATION_VECTORS.format(missing=missing_observation)} ORDER BY 1",
         (model,),
     ).fetchall()

@@ -144,8 +144,8 @@ class VectorIndex:
             self._state, self._change_id = state, last
 
     def _similarities(self, query: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
-        """Entity ids ``(m,) int64`` (ascending) and their similarities ``(m,) float32``: the best live
-        observation's cosine, or the entity vector's for an entity without observation vectors."""
+        """Entity ids ``(m,) int64`` (ascending) and their similarities ``(m,) float32``: the best of the
+        entity (passage) vector's cosine and its live observations' cosines."""
         entities, observations = self._entities, self._observations  # replaced, never changed in place
         entity_ids, entity_sims = entities.owner, entities.unit @ query
         if not len(observations.keys):
@@ -158,7 +158,8 @@ class VectorIndex:
         all_ids = np.union1d(entity_ids, group_ids)
         merged = np.full(len(all_ids), -np.inf, dtype=np.float32)
         merged[np.searchsorted(all_ids, entity_ids)] = entity_sims
-        merged[np.searchsorted(all_ids, group_ids)] = best
+        at = np.searchsorted(all_ids, group_ids)
+        merged[at] = np.maximum(merged[at], best)
         return all_ids, merged
 
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,

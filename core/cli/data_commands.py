@@ -8,6 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tqdm import tqdm
+
 from limbic.core.cli.common import open_service, print_json
 from limbic.core.io.exporter import FORMATS, export_graph
 from limbic.core.io.importer import import_files
@@ -36,25 +38,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exporter.set_defaults(handler=run_export)
 
 
-def _progress_printer():
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int, message: str) -> None:
-        print(f"\r{done:,}/{total:,} {message[:60]:<60}", end="", file=sys.stderr, flush=True)
-
-    return show
-
-
 def run_import(args: argparse.Namespace) -> int:
-    """Exit code 0 when every file was read, 1 when some file could not be read at all."""
+    """Exit code 0 when every file was read, 1 when some file could not be read at all.
+
+    On a terminal, a tqdm bar on stderr shows records (entities + relations) done, rate and ETA."""
     service = open_service(args, origin="import")
+    bar = tqdm(total=None, unit="rec", file=sys.stderr, disable=not sys.stderr.isatty())
+
+    def progress(done: int, total: int, message: str) -> None:
+        bar.total = total
+        bar.update(done - bar.n)
+        bar.set_postfix_str(message[:40], refresh=False)
+
     try:
-        progress = _progress_printer()
         report = import_files(service, args.files, progress=progress)
-        if progress is not None:
-            print(file=sys.stderr)
     finally:
+        bar.close()
         service.close()
     if args.json:
         print_json(report.to_dict())

@@ -10,6 +10,8 @@ import json
 import sys
 import time
 
+from tqdm import tqdm
+
 from limbic.core.cli.common import print_json
 from limbic.core.embedding import model_store
 from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError
@@ -151,14 +153,17 @@ def run_reembed(args: argparse.Namespace) -> int:
     embedder = _active_embedder()
     database = Database(args.db or default_db_path())
 
+    bar = tqdm(total=None, unit="entity", desc=f"re-embedding with {embedder.name}", file=sys.stderr,
+               disable=not sys.stderr.isatty())
+
     def progress(done: int, total: int) -> None:
-        print(f"\r[limbic] re-embedding with {embedder.name}: {done:,}/{total:,}", end="", file=sys.stderr,
-              flush=True)
+        bar.total = total
+        bar.update(done - bar.n)
 
     try:
         report = reembed(database, embedder, progress=progress, batch_size=args.batch_size)
     finally:
-        print(file=sys.stderr)
+        bar.close()
         database.close()
     table = " (vector table recreated for the new dimension)" if report.recreated_table else ""
     print(f"re-embedded {report.embedded:,} entities with {report.model} in {report.seconds:.1f} s{table}")

@@ -39,10 +39,11 @@ OBSERVATION_VECTOR_TABLE = "observation_embeddings"
 _VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
 
 
-def vector_dimension(conn: apsw.Connection) -> int | None:
-    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by the
-    ``entity_embeddings`` table, or ``None`` when the table does not exist (no model has written yet)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchone()
+def vector_dimension(conn: apsw.Connection, table: str = VECTOR_TABLE) -> int | None:
+    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by
+    ``table`` (``entity_embeddings`` or ``observation_embeddings``), or ``None`` when it does not exist
+    (no model has written yet, or a database from before schema 4 for the observation table)."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
     found = _VECTOR_DIMENSION.search(row[0]) if row else None
     return int(found.group(1)) if found else None
 
@@ -357,8 +358,7 @@ class Database:
         so every entity and observation needs a new vector.
         """
         current = vector_dimension(conn)
-        has_observation_table = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone() is not None
+        has_observation_table = vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is not None
         if current == dimension and has_observation_table:
             return False
         recreated = current != dimension

@@ -23,7 +23,7 @@ import numpy as np
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, entity_text
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database
+from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, vector_dimension
 
 EMBED_BATCH = 64
 
@@ -56,9 +56,7 @@ def observation_passage(entity_name: str, content: str) -> str:
 
 
 def _has_vector_tables(conn: apsw.Connection) -> bool:
-    return bool(conn.execute(
-        "SELECT count(*) = 2 FROM sqlite_master WHERE name IN (?, ?)", (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE)
-    ).get)
+    return all(vector_dimension(conn, table) is not None for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))
 
 
 def _drop_observation_vectors(conn: apsw.Connection, observation_ids: Sequence[int]) -> None:

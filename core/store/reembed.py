@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database
+from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, vector_dimension
 from limbic.core.store.indexing import reindex
 
 
@@ -44,8 +44,7 @@ def stale_entity_ids(database: Database, model: str) -> list[int]:
     """Ids (ascending) of entities with a live observation that has no vector made by ``model``, and of
     entities without live observations that have no entity vector made by ``model``."""
     conn = database.read()
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN (?, ?)",
-                                         (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))}
+    tables = {t for t in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if vector_dimension(conn, t) is not None}
     missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
     missing_observation = (f" OR o.id NOT IN (SELECT rowid FROM {OBSERVATION_VECTOR_TABLE})"
                            if OBSERVATION_VECTOR_TABLE in tables else "")

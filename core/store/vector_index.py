@@ -111,7 +111,7 @@ class VectorIndex:
     @staticmethod
     def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> tuple[_Vectors, _Vectors]:
         entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids)
-        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (OBSERVATION_VECTOR_TABLE,)).fetchone() is None:
+        if vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:
             return entities, _Vectors.empty(dimension)  # a database from before schema 4, not yet written to
         observations = _load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model, dimension, ids)
         return entities, observations

@@ -28,13 +28,14 @@ from limbic.gui.widgets import single_shot_timer
 LABEL_DELAY_MS = 40
 MAX_LABELS = 80
 LABEL_CHARS = 28
+LABEL_WIDTH_PER_CHAR = 6.0  # pixels, the label placement estimate
 LABEL_HEIGHT = 18.0   # pixels of a label with its patch
 ALWAYS_LABELLED = 5   # besides selection and hits, the most important nodes may cover discs too
 OBSTACLE_NODES = 300  # labels avoid covering the discs of this many most important visible nodes
 LEGEND_TEXT_SIZE = "8pt"
 LEGEND_OFFSET = 8.0      # pixels from the top-left corner to the legend
 LEGEND_GAP = 16.0        # pixels between the legend and the fitted drawing
-FIT_MARGIN_X = 80.0      # pixels left and right of the fitted drawing: half a label of the outer nodes
+FIT_MARGIN_X = LABEL_WIDTH_PER_CHAR * LABEL_CHARS / 2 + 8  # pixels beside the fitted drawing: half the longest label
 FIT_MARGIN_TOP = 12.0
 FIT_MARGIN_BOTTOM = 28.0  # labels hang below their node
 
@@ -280,7 +281,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                       pixels[i, 1] + radius[i]) for i in discs.tolist()]
         texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…"
                  for n in (self.names[i] for i in inside.tolist())]
-        widths = np.array([6.0 * len(t) + 6 for t in texts])
+        widths = np.array([LABEL_WIDTH_PER_CHAR * len(t) + 6 for t in texts])
         first = int(np.isin(inside, list(self._marked)).sum()) + ALWAYS_LABELLED
         chosen = style.place_labels(pixels, widths, order.tolist(), offset=radius + 1.0, obstacles=obstacles,
                                     first=first, height=LABEL_HEIGHT, max_labels=len(self._labels))

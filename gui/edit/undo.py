@@ -89,13 +89,16 @@ class ServiceCommand(QUndoCommand):
     def mark_applied(self) -> None:
         self._applied_once = True
 
-    def apply(self, service: MemoryService) -> None:
-        """Make the change (run on the edit queue, off the UI thread)."""
-        raise NotImplementedError
+    # Every command defines both, run on the edit queue, off the UI thread: ``apply`` makes the change,
+    # ``revert`` undoes it (checked when a subclass is defined).
+    apply: Callable[[MemoryService], None]
+    revert: Callable[[MemoryService], None]
 
-    def revert(self, service: MemoryService) -> None:
-        """Undo the change (run on the edit queue, off the UI thread)."""
-        raise NotImplementedError
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = [name for name in ("apply", "revert") if not callable(getattr(cls, name, None))]
+        if missing:
+            raise TypeError(f"{cls.__name__} must define {' and '.join(missing)}")
 
     def redo(self) -> None:
         if self._applied_once:

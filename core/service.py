@@ -42,7 +42,7 @@ from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
-from limbic.core.store.database import Database, WriteTransaction, vector_dimension
+from limbic.core.store.database import Database, WriteTransaction, put_setting, vector_dimension
 from limbic.core.store.indexing import reindex
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
@@ -426,13 +426,7 @@ class MemoryService:
 
     def save_setting(self, key: str, value: str, *, origin: str | None = None) -> None:
         """Store ``value`` under setting ``key`` (one transaction, or part of the caller's)."""
-        def body(txn):
-            txn.conn.execute(
-                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
-        self._write("save_setting", origin, body)
+        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, key, value))
 
     # --- scoring parameters --------------------------------------------------------------------
 
@@ -443,13 +437,7 @@ class MemoryService:
 
     def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
         """Persist ``params`` as the default for every client of this database."""
-        def body(txn):
-            txn.conn.execute(
-                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (PARAMS_KEY, params.to_json()),
-            )
-
-        self._write("save_scoring_params", origin, body)
+        self._write("save_scoring_params", origin, lambda txn: put_setting(txn.conn, PARAMS_KEY, params.to_json()))
 
     # --- search --------------------------------------------------------------------------------
 

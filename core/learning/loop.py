@@ -25,7 +25,7 @@ from limbic.core.models import iso
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
 from limbic.core.store import search_log
-from limbic.core.store.database import Database
+from limbic.core.store.database import Database, put_setting
 
 PARAMS_KEY = "scoring_params"
 SEARCH_ID_BITS = 47  # random ids, exact in JSON numbers and unlikely to collide among 10,000 kept searches
@@ -72,7 +72,7 @@ class LearningLoop:
     def save_config(self, config: ShadowConfig, *, origin: str | None = None) -> None:
         """Persist ``config`` for every client of this database."""
         def body(txn: Any) -> None:
-            _set(txn.conn, SETTINGS_KEY, config.to_json())
+            put_setting(txn.conn, SETTINGS_KEY, config.to_json())
 
         self._write("save_shadow_config", origin, body)
         with self._lock:
@@ -140,7 +140,7 @@ class LearningLoop:
         new = tuner.blend(current, target)
 
         def body(txn: Any) -> None:
-            _set(txn.conn, PARAMS_KEY, new.to_json())
+            put_setting(txn.conn, PARAMS_KEY, new.to_json())
             txn.conn.execute(
                 "INSERT INTO tuning_applications(at, origin, kind, old_params, new_params, gain, events) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -167,7 +167,7 @@ class LearningLoop:
             now = time.time()
             txn.conn.execute("UPDATE tuning_applications SET undone_at = ? WHERE id = ?", (now, row[0]))
             done = _applications(txn.conn, 1, row[0])[0]
-            _set(txn.conn, PARAMS_KEY, done.old.to_json())
+            put_setting(txn.conn, PARAMS_KEY, done.old.to_json())
             txn.conn.execute(
                 "INSERT INTO tuning_applications(at, origin, kind, old_params, new_params, gain, events) "
                 "VALUES (?, ?, 'undo', ?, ?, NULL, 0)", (now, origin or "cli", done.new.to_json(), done.old.to_json()))
@@ -190,11 +190,6 @@ class LearningLoop:
                 "events": last[0].events, "undone": last[0].undone_at is not None,
                 "old": last[0].old.to_dict(), "new": last[0].new.to_dict()},
         }
-
-
-def _set(conn: Any, key: str, value: str) -> None:
-    conn.execute("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                 (key, value))
 
 
 def _applications(conn: Any, limit: int, application_id: int | None = None) -> list[Application]:

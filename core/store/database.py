@@ -76,6 +76,11 @@ def _configure(conn: apsw.Connection) -> None:
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
 
 
+def put_setting(conn: apsw.Connection, key: str, value: str) -> None:
+    """Store ``value`` under ``key`` in ``settings`` (insert or replace), in the caller's transaction."""
+    conn.execute("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+
 def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
     """SQL ``unicode_lower(text)``: Python's full Unicode lower-casing; other values pass through."""
     (text,) = args
@@ -374,16 +379,8 @@ class Database:
         conn.execute("DELETE FROM observation_embedding_meta")
         if recreated:
             conn.execute("DELETE FROM entity_embedding_meta")
-        conn.execute(
-            "INSERT INTO settings(key, value) VALUES ('embedding_dimension', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (str(int(dimension)),),
-        )
-        conn.execute(
-            "INSERT INTO settings(key, value) VALUES ('embedding_model', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (model,),
-        )
+        put_setting(conn, "embedding_dimension", str(int(dimension)))
+        put_setting(conn, "embedding_model", model)
         return recreated
 
     def data_version(self, conn: apsw.Connection) -> int:

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, vector_dimension
+from limbic.core.store.database import (
+    OBSERVATION_VECTOR_TABLE,
+    VECTOR_TABLE,
+    Database,
+    put_setting,
+    vector_dimension,
+)
 from limbic.core.store.indexing import reindex
 
 
@@ -86,9 +92,5 @@ def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int
         if progress:
             progress(done, len(stale))
     with database.maintenance() as conn:
-        conn.execute(
-            "INSERT INTO settings(key, value) VALUES ('embedding_model', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (embedder.name,),
-        )
+        put_setting(conn, "embedding_model", embedder.name)
     return ReembedReport(embedder.name, done, len(stale), recreated, time.perf_counter() - started)

@@ -44,6 +44,7 @@ from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
 from limbic.core.store.database import Database, WriteTransaction, put_setting, vector_dimension
 from limbic.core.store.indexing import reindex
+from limbic.core.store.reembed import reembed, stale_vector_count
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
 from limbic.core.usage import SignalRecorder, record_use
@@ -486,22 +487,13 @@ class MemoryService:
         """
         if self.embedder is None:
             return 0
-        count = self.database.read().execute(
-            "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-            "        WHERE m.model IS NOT ?1)"
-            " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
-            "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND m.model IS NOT ?1)",
-            (self.embedder.name,),
-        ).get
-        return int(count) if isinstance(count, int) else 0
+        return stale_vector_count(self.database.read(), self.embedder.name)
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the
         :class:`~limbic.core.store.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
 
         Raises ModelNotInstalledError when no embedder is attached."""
-        from limbic.core.store.reembed import reembed
-
         if self.embedder is None:
             from limbic.core.errors import ModelNotInstalledError
 

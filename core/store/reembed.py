@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import apsw
+
 from limbic.core.embedding.base import Embedder
 from limbic.core.store.database import (
     OBSERVATION_VECTOR_TABLE,
@@ -44,6 +46,19 @@ _MISSING_OBSERVATION_VECTORS = (
     "SELECT o.entity_id FROM observations o LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id "
     "WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1 OR m.entity_id != o.entity_id{missing})"
 )
+
+
+def stale_vector_count(conn: apsw.Connection, model: str) -> int:
+    """Entities without an entity vector made by ``model`` plus live observations without an observation
+    vector made by ``model``."""
+    count = conn.execute(
+        "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
+        "        WHERE m.model IS NOT ?1)"
+        " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
+        "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND m.model IS NOT ?1)",
+        (model,),
+    ).get
+    return int(count) if isinstance(count, int) else 0
 
 
 def stale_entity_ids(database: Database, model: str) -> list[int]:

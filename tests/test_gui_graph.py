@@ -123,7 +123,7 @@ def test_label_placement_avoids_overlaps():
 def test_view_draws_the_database(qtbot, view):
     arrays = view.arrays
     assert len(arrays) == len(SMALL_GRAPH)
-    assert "7 of 7 entities · 6 relations" in view.info.text()
+    assert "7 of 7 entities · 6 relations" in view.info.full_text()
     qtbot.waitUntil(lambda: "Harbor" in view.shown_labels(), timeout=3000)  # labels follow the drawing
     assert set(view.shown_labels()) <= ALL_NAMES
     assert view.legend.items  # one entry per type
@@ -215,3 +215,16 @@ def test_layout_engine_worker_process_gives_the_same_layout():
     lengths = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)
     assert np.median(lengths) == pytest.approx(1.0)
     assert engine._executor is None  # closed: no process left
+
+
+def test_the_count_sits_on_the_canvas_and_is_elided_only_when_it_does_not_fit(qtbot, view):
+    full = view.info.full_text()
+    assert full.startswith("7 of 7 entities")
+    view.resize(900, 500)
+    qtbot.waitUntil(lambda: view.info.text() == full, timeout=3000)
+    corner = view.info.geometry()
+    assert corner.left() < 20 and view.canvas.height() - corner.bottom() < 20  # bottom-left of the canvas
+    long = "entities shown " * 100
+    view.info.set_full_text(long)
+    assert "…" in view.info.text() and view.info.toolTip() == long
+    assert view.info.geometry().right() <= view.canvas.width()

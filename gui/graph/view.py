@@ -3,9 +3,9 @@
 Nodes are coloured by entity type (legend top-left, collapsible with L), sized by salience (access counts), faded by the
 temporal factor (seed 000 "Sub-formula: temporal_factor(e)"); the selection has a gold ring, search
 hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
-Labels are drawn where they fit (:mod:`limbic.gui.graph_canvas` draws). The arrays come from
-``MemoryService.graph_arrays`` and every layout from :mod:`limbic.gui.graph_layout`, all through
-``controller.run`` (off the UI thread). After a change only the entities its change record names
+Labels are drawn where they fit (:mod:`limbic.gui.graph.canvas` draws; the buttons above are
+:mod:`limbic.gui.graph.toolbar`). The arrays come from ``MemoryService.graph_arrays`` and every
+layout from :mod:`limbic.gui.graph.layout`, all through ``controller.run`` (off the UI thread). After a change only the entities its change record names
 are read again and patched into the arrays (the whole graph past a share of them, see
 :mod:`limbic.core.store.graph`).
 """
@@ -15,18 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (
-    QApplication,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QMenu,
-    QSizePolicy,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
+from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
 from limbic.core.graph_data import (
     GraphArrays,
@@ -35,12 +25,12 @@ from limbic.core.graph_data import (
     subgraph_edges,
     temporal_factor,
 )
-from limbic.core.models import STATUSES
 from limbic.gui.controller import AppController
 from limbic.gui.graph import style
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout
-from limbic.gui.widgets import single_shot_timer, tool_button
+from limbic.gui.graph.toolbar import GraphToolbar
+from limbic.gui.widgets import CornerLabel, single_shot_timer
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus (ego) view
 OVERVIEW_SIZE = 150    # nodes shown in the focus view when nothing is selected or found
@@ -97,40 +87,19 @@ class GraphView(QWidget):
     # --- construction ---------------------------------------------------------------------------
 
     def _build_ui(self) -> None:
-        self.mode_box = QComboBox()
-        self.mode_box.setToolTip("Focus: the selection, the search hits and their neighbours")
-        self.mode_box.addItem("Focus", "focus")
-        self.mode_box.addItem("Global map", "global")
-        self.mode_box.currentIndexChanged.connect(lambda _i: self.set_mode(self.mode_box.currentData()))
-        self.type_button = tool_button("Types", "Show or hide entity types", popup=True)
-        self.type_button.setMenu(QMenu(self))
-        self.status_button = tool_button("Status", "Show or hide statuses", popup=True)
-        status_menu = QMenu(self)
-        for status in STATUSES:
-            action = status_menu.addAction(status)
-            action.setCheckable(True)
-            action.setChecked(True)
-            action.toggled.connect(lambda on, s=status: self.set_status_visible(s, on))
-        self.status_button.setMenu(status_menu)
-        fit = tool_button("Fit", "Zoom to fit (F)", shortcut="F")
-        fit.clicked.connect(self.zoom_to_fit)
-        clear = tool_button("Clear focus", "Forget expanded neighbourhoods")
-        clear.clicked.connect(self.clear_expanded)
-        self.legend_button = tool_button("Legend", "Show or collapse the type legend (L)", shortcut="L",
-                                         checkable=True, checked=True)
-        relayout = tool_button("Re-layout", "Compute the global map layout again")
-        relayout.clicked.connect(lambda: self._compute_global(force=True))
-        self.info = QLabel()  # may be clipped rather than widen the window's minimum size
-        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.info.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(4, 2, 4, 2)
-        for w in (self.mode_box, self.type_button, self.status_button, fit, self.legend_button, clear, relayout):
-            bar.addWidget(w)
-        bar.addWidget(self.info, 1)
+        self.toolbar = GraphToolbar()
+        self.mode_box, self.type_button, self.legend_button = (
+            self.toolbar.mode_box, self.toolbar.type_button, self.toolbar.legend_button)
+        self.toolbar.mode_chosen.connect(self.set_mode)
+        self.toolbar.type_toggled.connect(self.set_type_visible)
+        self.toolbar.status_toggled.connect(self.set_status_visible)
+        self.toolbar.fit_clicked.connect(self.zoom_to_fit)
+        self.toolbar.clear_clicked.connect(self.clear_expanded)
+        self.toolbar.relayout_clicked.connect(lambda: self._compute_global(force=True))
 
         self.canvas = GraphCanvas()
-        self.legend_button.toggled.connect(self.canvas.set_legend_visible)
+        self.info = CornerLabel(self.canvas)  # "shown of total" over the canvas's bottom-left corner
+        self.toolbar.legend_toggled.connect(self.canvas.set_legend_visible)
         self.canvas.node_clicked.connect(self._on_node_clicked)
         self.view = self.canvas.view
         self.legend = self.canvas.legend
@@ -138,7 +107,7 @@ class GraphView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addLayout(bar)
+        layout.addWidget(self.toolbar)
         layout.addWidget(self.canvas, 1)
 
     # --- public API -----------------------------------------------------------------------------
@@ -183,7 +152,7 @@ class GraphView(QWidget):
         """``"focus"`` (ego graph of selection, hits and expansions) or ``"global"`` (whole graph)."""
         if mode not in ("focus", "global"):
             raise ValueError(f"unknown graph mode {mode!r}")
-        self.mode_box.setCurrentIndex(0 if mode == "focus" else 1)
+        self.toolbar.show_mode(mode)
         if mode != self._mode:
             self._mode = mode
             self._fit_next = True
@@ -262,7 +231,7 @@ class GraphView(QWidget):
                                     on_success=lambda pos: self._global_done(arrays, pos),
                                     channel=self._channel + "-global")
                 return
-        self.info.setText(f"Laying out {len(arrays):,} entities…")
+        self.info.set_full_text(f"Laying out {len(arrays):,} entities…")
         self._global_generation += 1
         if len(arrays) > self.layout_engine.in_process_limit and self.layout_engine.uses_process:
             # The worker process computes; no thread of the task runner waits for it.
@@ -284,7 +253,7 @@ class GraphView(QWidget):
             return
         error = future.exception()
         if error is not None:
-            self.info.setText("Layout failed")
+            self.info.set_full_text("Layout failed")
             self.controller.report_failure(error, "The graph layout failed")
             return
         self._global_done(arrays, future.result())
@@ -368,7 +337,7 @@ class GraphView(QWidget):
         if self._fit_next or not self.canvas.all_in_view():
             self._fit_next = False
             self.canvas.zoom_to_fit()
-        self.info.setText(f"{len(rows):,} of {len(arrays):,} entities · {len(edges):,} relations")
+        self.info.set_full_text(f"{len(rows):,} of {len(arrays):,} entities · {len(edges):,} relations")
         self.drawn.emit()
 
     def _alpha(self, rows: np.ndarray) -> np.ndarray:
@@ -396,17 +365,10 @@ class GraphView(QWidget):
         if rest > 0:
             entries.append((style.OTHER_COLOUR, f"{rest} other types ({int(counts[len(style.PALETTE):].sum()):,})"))
         self.canvas.set_legend(entries)
-        menu = self.type_button.menu()
-        menu.clear()
         filter_names = list(arrays.type_names[:MAX_TYPE_FILTERS])
         if len(arrays.type_names) > MAX_TYPE_FILTERS:
             filter_names.append("other types")
-        for name in filter_names:
-            action = QAction(name, menu)
-            action.setCheckable(True)
-            action.setChecked(name not in self._hidden_types)
-            action.toggled.connect(lambda on, t=name: self.set_type_visible(t, on))
-            menu.addAction(action)
+        self.toolbar.set_types(filter_names, self._hidden_types)
 
     # --- controller signals and mouse -------------------------------------------------------------
 

@@ -1,0 +1,76 @@
+"""The graph view's toolbar: mode, type and status filters, fit, legend, clear focus, re-layout.
+
+It owns no graph state: it emits what the user chose; :class:`~limbic.gui.graph.view.GraphView` acts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QMenu, QWidget
+
+from limbic.core.models import STATUSES
+from limbic.gui.widgets import tool_button
+
+MODES = (("Focus", "focus"), ("Global map", "global"))
+
+
+class GraphToolbar(QWidget):
+    """Buttons over the graph canvas; the signals carry the user's choices to :class:`GraphView`."""
+
+    mode_chosen = Signal(str)            # "focus" or "global"
+    type_toggled = Signal(str, bool)     # entity type, visible
+    status_toggled = Signal(str, bool)   # status, visible
+    fit_clicked = Signal()
+    clear_clicked = Signal()
+    relayout_clicked = Signal()
+    legend_toggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.mode_box = QComboBox()
+        self.mode_box.setToolTip("Focus: the selection, the search hits and their neighbours")
+        for label, mode in MODES:
+            self.mode_box.addItem(label, mode)
+        self.mode_box.currentIndexChanged.connect(lambda _i: self.mode_chosen.emit(self.mode_box.currentData()))
+        self.type_button = tool_button("Types", "Show or hide entity types", popup=True)
+        self.type_button.setMenu(QMenu(self))
+        self.status_button = tool_button("Status", "Show or hide statuses", popup=True)
+        status_menu = QMenu(self)
+        for status in STATUSES:
+            action = status_menu.addAction(status)
+            action.setCheckable(True)
+            action.setChecked(True)
+            action.toggled.connect(lambda on, s=status: self.status_toggled.emit(s, on))
+        self.status_button.setMenu(status_menu)
+        fit = tool_button("Fit", "Zoom to fit (F)", shortcut="F")
+        fit.clicked.connect(self.fit_clicked)
+        self.legend_button = tool_button("Legend", "Show or collapse the type legend (L)", shortcut="L",
+                                         checkable=True, checked=True)
+        self.legend_button.toggled.connect(self.legend_toggled)
+        clear = tool_button("Clear focus", "Forget expanded neighbourhoods")
+        clear.clicked.connect(self.clear_clicked)
+        relayout = tool_button("Re-layout", "Compute the global map layout again")
+        relayout.clicked.connect(self.relayout_clicked)
+        bar = QHBoxLayout(self)
+        bar.setContentsMargins(4, 2, 4, 2)
+        for widget in (self.mode_box, self.type_button, self.status_button, fit, self.legend_button, clear, relayout):
+            bar.addWidget(widget)
+        bar.addStretch(1)
+
+    def show_mode(self, mode: str) -> None:
+        """Select ``mode`` in the box (emits ``mode_chosen`` only when it changes)."""
+        self.mode_box.setCurrentIndex([m for _, m in MODES].index(mode))
+
+    def set_types(self, names: Iterable[str], hidden: set[str]) -> None:
+        """Rebuild the type menu: one checkable entry per name, unchecked when in ``hidden``."""
+        menu = self.type_button.menu()
+        menu.clear()
+        for name in names:
+            action = QAction(name, menu)
+            action.setCheckable(True)
+            action.setChecked(name not in hidden)
+            action.toggled.connect(lambda on, t=name: self.type_toggled.emit(t, on))
+            menu.addAction(action)

@@ -379,7 +379,6 @@ class Database:
         conn.execute("DELETE FROM observation_embedding_meta")
         if recreated:
             conn.execute("DELETE FROM entity_embedding_meta")
-        put_setting(conn, "embedding_dimension", str(int(dimension)))
         put_setting(conn, "embedding_model", model)
         return recreated
 

@@ -181,3 +181,21 @@ def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(tmp
         assert vector_counts(service) == (100, 100, 100) and service.stale_vectors() == 0
     finally:
         service.close()
+
+
+def test_distances_of_given_entities_come_from_the_same_pass(service):
+    fill(service, 60)
+    service.create_entities([E("bare", "T")])
+    index = VectorIndex()
+    conn = service.database.read()
+    vector = service.embedder.embed_query("graph memory agent")
+    with conn:
+        similarities = index.similarities(conn, service.embedder.name, vector, time.time())
+        reference = sqlite_vec_reference(conn, vector)
+    wanted = sorted(reference)[::7] + [10_000_000]  # the last one has no vector: left out
+    got = similarities.distances(wanted)
+    assert sorted(got) == sorted(wanted[:-1])
+    assert np.allclose([got[e] for e in wanted[:-1]], [reference[e] for e in wanted[:-1]], atol=1e-5)
+    ids, distances = similarities.nearest(5)
+    assert ids == sorted(reference, key=lambda e: (reference[e], e))[:5]
+    assert similarities.nearest(0) == ([], {})

@@ -44,7 +44,7 @@ from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
 from limbic.core.store.database import vector_dimension
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.store.vector_index import Similarities, VectorIndex
 
 METADATA_KIND = "metadata"
 _VOCAB = "limbic_fts_vocab"  # per-connection fts5vocab over entity_fts (temp schema: nothing is written)
@@ -207,7 +207,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     with conn:  # one read snapshot for every query below
         knn_ids: list[int] = []
         distances: dict[int, float] = {}
-        index: VectorIndex | None = None
+        similarities: Similarities | None = None
         if vector is not None and embedder is not None:
             stored = vector_dimension(conn)
             if stored is not None and stored != embedder.dimension:
@@ -218,7 +218,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
             if stored is not None:
                 stage = time.perf_counter()
                 index = vector_index if vector_index is not None else VectorIndex()
-                knn_ids, distances = index.search(conn, embedder.name, vector, per_branch, now)
+                similarities = index.similarities(conn, embedder.name, vector, now)
+                knn_ids, distances = similarities.nearest(per_branch)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
         expression, ceiling = _fts_expression(conn, query)
@@ -226,10 +227,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         timings["fts"] = _ms(stage)
         cosine_distances = dict(distances)
         unscored = [eid for eid in fts_ids if eid not in distances]
-        if index is not None and vector is not None and embedder is not None and unscored:  # knn ran
-            stage = time.perf_counter()
-            cosine_distances.update(index.distances(conn, embedder.name, vector, unscored, now))
-            timings["knn"] += _ms(stage)
+        if similarities is not None and unscored:  # the FTS-only candidates' cosines, from the same pass
+            cosine_distances.update(similarities.distances(unscored))
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
         stage = time.perf_counter()

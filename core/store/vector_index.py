@@ -1,19 +1,21 @@
 """An in-memory copy of the stored vectors for exact KNN with matrix products, aggregated per entity.
 
-sqlite-vec's brute-force scan is the slowest stage of a search (11.5 ms of 22 ms at 10,000 entities on
-2 cores); the same exact cosine over a ``(n, d) float32`` numpy matrix takes about a millisecond. The
-copy holds the entity vectors (``entity_embeddings``) and the observation vectors
-(``observation_embeddings``) made by the search's model; vectors of another model, and observations
-that are superseded, are left out (the full-text branch still finds them).
+sqlite-vec's brute-force scan was the slowest stage of a search (11.5 ms of 22 ms at 10,000 entities
+on 2 cores). The copy holds the entity vectors (``entity_embeddings``) and the observation vectors
+(``observation_embeddings``) made by the search's model in one ``(n, d) float32`` matrix, rows grouped
+by entity; vectors of another model, and observations that are superseded, are left out (the
+full-text branch still finds them). A search is one matrix-vector product over it (memory-bound:
+about 4.7 ms for 60,000 × 384 on this project's 2-core machine) and one ``maximum.reduceat`` per
+entity group; the cosines of the full-text candidates come from the same pass (:class:`Similarities`).
 
-An entity's semantic similarity is the best cosine among its live observations (issue 9 item 5;
-measured against the entity vector alone, soft-max and the best of both with ``limbic eval locomo``,
-README "Observations are searched one by one"); observations past their ``expires_at`` do not count.
-An entity without observation vectors (no observations, or not yet embedded) uses its entity vector. The copy follows the database through the
-``changes`` log: every write that changes a vector is logged with its entity ids in the same
-transaction (service mutations and ``reembed``), so before each search the index reloads just the rows
-of the entities changed since the last change id it saw — by this process or any other — and
-everything when the model or the dimension changed. sqlite-vec stays the store of record.
+An entity's semantic similarity is the best of its entity (passage) vector and its live observations'
+vectors (issue 9 item 5; measured against the entity vector alone and soft-max with ``limbic eval
+locomo``, README "Observations are searched one by one"); observations past their ``expires_at`` do
+not count. The copy follows the database through the ``changes`` log: every write that changes a
+vector is logged with its entity ids in the same transaction (service mutations and ``reembed``), so
+before each search the index reloads just the rows of the entities changed since the last change id
+it saw — by this process or any other — and everything when the model or the dimension changed.
+sqlite-vec stays the store of record.
 """
 
 from __future__ import annotations
@@ -41,29 +43,79 @@ _ONLY = " AND {column} IN (SELECT value FROM json_each(?2))"
 
 @dataclass(frozen=True, slots=True)
 class _Vectors:
-    """Rows sorted by ``owner`` (entity id): ``keys`` ``(n,) int64`` vector rowids, ``expires`` ``(n,) float64``
-    UTC seconds (``inf`` = never), ``unit`` ``(n, d) float32`` L2-normalised."""
+    """Rows sorted by ``owner`` (entity id): ``owner`` ``(n,) int64``, ``expires`` ``(n,) float64`` UTC
+    seconds (``inf`` = never; entity vectors never expire), ``unit`` ``(n, d) float32`` L2-normalised.
+    An entity's rows are its entity (passage) vector and its live observations' vectors."""
 
-    keys: np.ndarray
     owner: np.ndarray
     expires: np.ndarray
     unit: np.ndarray
 
     @staticmethod
     def empty(dimension: int) -> _Vectors:
-        return _Vectors(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64),
-                        np.empty((0, dimension), np.float32))
+        return _Vectors(np.empty(0, np.int64), np.empty(0, np.float64), np.empty((0, dimension), np.float32))
 
     def without(self, entity_ids: np.ndarray) -> _Vectors:
         keep = ~np.isin(self.owner, entity_ids)
-        return _Vectors(self.keys[keep], self.owner[keep], self.expires[keep], self.unit[keep])
+        return _Vectors(self.owner[keep], self.expires[keep], self.unit[keep])
 
     def plus(self, other: _Vectors) -> _Vectors:
         owner = np.concatenate([self.owner, other.owner])
         order = np.argsort(owner, kind="stable")
-        return _Vectors(np.concatenate([self.keys, other.keys])[order], owner[order],
-                        np.concatenate([self.expires, other.expires])[order],
+        return _Vectors(owner[order], np.concatenate([self.expires, other.expires])[order],
                         np.concatenate([self.unit, other.unit])[order])
+
+
+@dataclass(frozen=True, slots=True)
+class _Groups:
+    """Where each entity's rows of a :class:`_Vectors` start: ``ids`` ``(m,) int64`` ascending, ``starts``
+    ``(m,) int64``; ``expiring`` ``(e,) int64`` rows with a finite ``expires`` and ``expiring_at`` their times."""
+
+    ids: np.ndarray
+    starts: np.ndarray
+    expiring: np.ndarray
+    expiring_at: np.ndarray
+
+    @staticmethod
+    def of(vectors: _Vectors) -> _Groups:
+        owner = vectors.owner
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else np.empty(0, np.int64)
+        expiring = np.flatnonzero(np.isfinite(vectors.expires))
+        return _Groups(owner[starts], starts, expiring, vectors.expires[expiring])
+
+
+class Similarities:
+    """The cosine similarity of one query to every entity with a vector, as KNN and the full-text
+    candidates need it (one matrix product per search).
+
+    ``ids`` ``(m,) int64`` ascending and ``similarity`` ``(m,) float32``: the best of the entity's
+    (passage) vector and its live, unexpired observations' vectors.
+    """
+
+    def __init__(self, ids: np.ndarray, similarity: np.ndarray) -> None:
+        self.ids = ids
+        self.similarity = similarity
+
+    def nearest(self, k: int) -> tuple[list[int], dict[int, float]]:
+        """The ``k`` nearest entities by cosine distance ``1 − sim``: ``(ids, {id: distance})``, nearest
+        first, ties to the lower id."""
+        ids, distances = self.ids, 1.0 - self.similarity.astype(np.float64)
+        k = min(max(int(k), 0), len(ids))
+        if k == 0:
+            return [], {}
+        top = np.argpartition(distances, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        top = top[np.lexsort((ids[top], distances[top]))]
+        chosen = ids[top].tolist()
+        return chosen, dict(zip(chosen, distances[top].tolist(), strict=True))
+
+    def distances(self, entity_ids: list[int]) -> dict[int, float]:
+        """The cosine distance ``1 − sim`` of each of ``entity_ids`` that has a vector."""
+        wanted = np.asarray(entity_ids, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, wanted), max(len(self.ids) - 1, 0))
+        found = (self.ids[at] == wanted) if len(self.ids) else np.zeros(len(wanted), dtype=bool)
+        rows = at[found]
+        return dict(zip(self.ids[rows].tolist(), (1.0 - self.similarity[rows].astype(np.float64)).tolist(),
+                        strict=True))
 
 
 def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: str, dimension: int,
@@ -91,7 +143,7 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     matrix = matrix[[position[int(k)] for k in keys.tolist()]] if len(keys) else matrix[:0]
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-    return _Vectors(keys, owner, expires, unit).plus(_Vectors.empty(dimension))
+    return _Vectors(owner, expires, unit).plus(_Vectors.empty(dimension))
 
 
 class VectorIndex:
@@ -101,20 +153,20 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy
         self._change_id = -1
-        self._entities = _Vectors.empty(0)
-        self._observations = _Vectors.empty(0)
+        self._vectors = _Vectors.empty(0)
+        self._groups = _Groups.of(self._vectors)
 
     def __len__(self) -> int:
         """Number of vectors held (entity and observation vectors)."""
-        return int(self._entities.keys.shape[0] + self._observations.keys.shape[0])
+        return int(self._vectors.owner.shape[0])
 
     @staticmethod
-    def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> tuple[_Vectors, _Vectors]:
+    def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> _Vectors:
         entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids)
         if vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:
-            return entities, _Vectors.empty(dimension)  # a database from before schema 4, not yet written to
-        observations = _load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model, dimension, ids)
-        return entities, observations
+            return entities  # a database from before schema 4, not yet written to
+        return entities.plus(_load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model,
+                                   dimension, ids))
 
     def refresh(self, conn: apsw.Connection, model: str) -> None:
         """Bring the copy up to date with what ``conn`` sees for ``model`` (call inside the caller's read snapshot)."""
@@ -123,7 +175,7 @@ class VectorIndex:
             last = reads.last_change_id(conn)
             if dimension is None:
                 self._state, self._change_id = None, last
-                self._entities, self._observations = _Vectors.empty(0), _Vectors.empty(0)
+                self._set(_Vectors.empty(0))
                 return
             state = (model, dimension)
             if state == self._state and last == self._change_id:
@@ -132,67 +184,41 @@ class VectorIndex:
             if state == self._state and self._change_id >= 0:
                 for change in reads.changes_since(conn, self._change_id, limit=1_000_000):
                     changed |= change.entity_ids
-            known = len(np.unique(self._entities.owner)) if state == self._state else 0
+            known = len(self._groups.ids) if state == self._state else 0
             if state != self._state or len(changed) > FULL_RELOAD_SHARE * max(known, 1):
-                self._entities, self._observations = self._read(conn, model, dimension, None)
+                self._set(self._read(conn, model, dimension, None))
             elif changed:
                 ids = sorted(changed)
-                fresh_entities, fresh_observations = self._read(conn, model, dimension, ids)
-                gone = np.array(ids, dtype=np.int64)
-                self._entities = self._entities.without(gone).plus(fresh_entities)
-                self._observations = self._observations.without(gone).plus(fresh_observations)
+                self._set(self._vectors.without(np.array(ids, dtype=np.int64)).plus(
+                    self._read(conn, model, dimension, ids)))
             self._state, self._change_id = state, last
 
-    def _similarities(self, query: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
-        """Entity ids ``(m,) int64`` (ascending) and their similarities ``(m,) float32``: the best of the
-        entity (passage) vector's cosine and its live observations' cosines."""
-        entities, observations = self._entities, self._observations  # replaced, never changed in place
-        entity_ids, entity_sims = entities.owner, entities.unit @ query
-        if not len(observations.keys):
-            return entity_ids, entity_sims
-        sims = np.where(observations.expires > now, observations.unit @ query, -np.inf).astype(np.float32)
-        starts = np.flatnonzero(np.r_[True, observations.owner[1:] != observations.owner[:-1]])
-        best = np.maximum.reduceat(sims, starts)
+    def _set(self, vectors: _Vectors) -> None:
+        self._vectors, self._groups = vectors, _Groups.of(vectors)
+
+    def similarities(self, conn: apsw.Connection, model: str, vector: np.ndarray, now: float) -> Similarities:
+        """The cosine similarity of ``vector`` ``(d,) float32`` to every entity with a vector of ``model``
+        (the query's embedder), after bringing the copy up to date; ``now`` (UTC seconds) decides which
+        observations have expired. One matrix product over all the vectors held."""
+        self.refresh(conn, model)
+        vectors, groups = self._vectors, self._groups  # replaced together, never changed in place
+        if not len(groups.ids):
+            return Similarities(np.empty(0, np.int64), np.empty(0, np.float32))
+        query = np.asarray(vector, dtype=np.float32)
+        query = query / (float(np.linalg.norm(query)) or 1.0)
+        sims = vectors.unit @ query
+        expired = groups.expiring[groups.expiring_at <= now]
+        if len(expired):
+            sims[expired] = -np.inf
+        best = np.maximum.reduceat(sims, groups.starts)
         live = np.isfinite(best)
-        group_ids, best = observations.owner[starts][live], best[live]
-        all_ids = np.union1d(entity_ids, group_ids)
-        merged = np.full(len(all_ids), -np.inf, dtype=np.float32)
-        merged[np.searchsorted(all_ids, entity_ids)] = entity_sims
-        at = np.searchsorted(all_ids, group_ids)
-        merged[at] = np.maximum(merged[at], best)
-        return all_ids, merged
+        if live.all():
+            return Similarities(groups.ids, best)
+        return Similarities(groups.ids[live], best[live])
 
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,
                now: float) -> tuple[list[int], dict[int, float]]:
-        """The ``k`` nearest entities to ``vector`` ``(d,) float32`` by aggregated cosine distance ``1 − sim``.
-
-        ``model`` is the name of the query's embedder (only its vectors count); ``now`` (UTC seconds)
-        decides which observations have expired. Returns ``(ids, {id: distance})``, nearest first, one
-        entry per entity; ties go to the lower id.
-        """
-        self.refresh(conn, model)
-        if k <= 0 or not len(self):
-            return [], {}
-        query = np.asarray(vector, dtype=np.float32)
-        query = query / (float(np.linalg.norm(query)) or 1.0)
-        ids, sims = self._similarities(query, now)
-        if not len(ids):
-            return [], {}
-        distances = 1.0 - sims.astype(np.float64)
-        k = min(k, len(ids))
-        top = np.argpartition(distances, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-        top = top[np.lexsort((ids[top], distances[top]))]
-        chosen = ids[top].tolist()
-        return chosen, dict(zip(chosen, distances[top].tolist(), strict=True))
-
-    def distances(self, conn: apsw.Connection, model: str, vector: np.ndarray, entity_ids: list[int],
-                  now: float) -> dict[int, float]:
-        """The aggregated cosine distance ``1 − sim`` of ``vector`` ``(d,) float32`` to each of ``entity_ids``
-        that has a vector (as :meth:`search` computes it, without choosing the nearest)."""
-        self.refresh(conn, model)
-        if not len(self):
-            return {}
-        query = np.asarray(vector, dtype=np.float32)
-        ids, sims = self._similarities(query / (float(np.linalg.norm(query)) or 1.0), now)
-        rows = np.flatnonzero(np.isin(ids, np.asarray(entity_ids, dtype=np.int64)) & np.isfinite(sims))
-        return dict(zip(ids[rows].tolist(), (1.0 - sims[rows].astype(np.float64)).tolist(), strict=True))
+        """The ``k`` nearest entities to ``vector`` ``(d,) float32`` by aggregated cosine distance ``1 − sim``
+        (:meth:`similarities`, then :meth:`Similarities.nearest`): ``(ids, {id: distance})``, nearest first,
+        one entry per entity; ties go to the lower id."""
+        return self.similarities(conn, model, vector, now).nearest(k)

@@ -118,6 +118,7 @@ class OnnxEmbedder:
                     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                     options.intra_op_num_threads = self.threads
                     options.inter_op_num_threads = 1
+                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                     session = ort.InferenceSession(str(self.model_path), options,
                                                    providers=["CPUExecutionProvider"])
                     self._inputs = tuple(i.name for i in session.get_inputs())

@@ -26,6 +26,7 @@ import apsw
 from limbic.core.models import Changes
 from limbic.core.store import reads
 from limbic.core.store.database import BUSY_TIMEOUT_MS
+from limbic.core.store.pending import LANDED_OP
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,12 @@ class ChangeWatcher:
         if version == self._version:
             return []
         self._version = version
-        new = reads.changes_since(self._conn, self.last_seen)
+        logged = reads.changes_since(self._conn, self.last_seen)
+        if not logged:
+            return []
+        self.last_seen = logged[-1].change_id
+        new = [change for change in logged if change.op != LANDED_OP]  # only vectors landed: no data changed
         if new:
-            self.last_seen = new[-1].change_id
             self._callback(new)
         return new
 

@@ -43,7 +43,9 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
 from limbic.core.store.database import Database, WriteTransaction, put_setting, vector_dimension
+from limbic.core.store.filler import VectorFiller
 from limbic.core.store.indexing import reindex
+from limbic.core.store.pending import LANDED_OP, fill, pending_count
 from limbic.core.store.reembed import reembed, stale_vector_count
 from limbic.core.store.search_log import impression_stats
 from limbic.core.store.vector_index import VectorIndex
@@ -68,9 +70,16 @@ class MemoryService:
         database: an open :class:`Database`.
         embedder: the model that embeds entities and queries; ``None`` runs search FTS-only.
         origin: default origin recorded for changes (gui, mcp, cli, import, system).
+        background_vectors: where the vectors of a write are computed. Either way a write commits its
+            text, FTS rows and pending marks first and the model never runs inside the write lock
+            (:mod:`limbic.core.store.pending`). ``False``: the writing call then embeds its own new
+            texts and lands them before it returns (one-shot commands, tests). ``True``: a background
+            thread does it moments later and the call returns at once (the app, the MCP server);
+            until then the entity is found by full-text search.
     """
 
-    def __init__(self, database: Database, embedder: Embedder | None = None, *, origin: str = "cli") -> None:
+    def __init__(self, database: Database, embedder: Embedder | None = None, *, origin: str = "cli",
+                 background_vectors: bool = False) -> None:
         self.database = database
         self.embedder = embedder
         self.origin = origin
@@ -78,22 +87,28 @@ class MemoryService:
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
+        self._filler = VectorFiller(database, embedder, self._land) if embedder and background_vectors else None
+        if self._filler is not None and pending_count(database.read()):
+            self._filler.wake()  # what an earlier process committed but did not embed (e.g. killed)
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
-             origin: str = "cli") -> MemoryService:
-        """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None."""
+             origin: str = "cli", background_vectors: bool = False) -> MemoryService:
+        """Open (creating if needed) a database; ``embedder`` defaults to the active installed model, or None.
+        ``background_vectors``: see the class docstring."""
         from limbic.core.paths import default_db_path
 
         if embedder is _AUTO:
             from limbic.core.embedding.onnx_embedder import load_active_embedder
 
             embedder = load_active_embedder()
-        return cls(Database(path or default_db_path()), embedder, origin=origin)
+        return cls(Database(path or default_db_path()), embedder, origin=origin, background_vectors=background_vectors)
 
     def close(self) -> None:
         """Stop the change feed's watcher, finish pending signal writes, then close every connection."""
         self.changes.close()
+        if self._filler is not None:
+            self._filler.close()
         self._signals.shutdown()
         self.database.close()
 
@@ -111,6 +126,20 @@ class MemoryService:
     def _publish(self, txn: WriteTransaction, origin: str, op: str) -> None:
         if not txn.nested:
             self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+            if txn.pending_vectors:
+                self._after_commit(sorted(txn.entity_ids))
+
+    def _after_commit(self, entity_ids: list[int]) -> None:
+        """Compute the vectors a committed write left pending (see ``background_vectors``)."""
+        if self._filler is not None:
+            self._filler.wake()
+        elif self.embedder is not None:
+            fill(self.database, self.embedder, self._land, only=entity_ids)
+
+    def _land(self, body: Callable[[WriteTransaction], list[int]]) -> list[int]:
+        """The short write transaction of one step of computed vectors (logged, not delivered to listeners)."""
+        with self.database.write("system", LANDED_OP) as txn:
+            return body(txn)
 
     def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result]) -> Result:
         """Run ``body`` in one write transaction (savepoint when nested), publish the change record
@@ -135,7 +164,8 @@ class MemoryService:
         self._publish(txn, origin, op)
 
     def _reindex(self, txn: WriteTransaction, entity_ids: Iterable[int]) -> None:
-        reindex(self.database, txn.conn, list(entity_ids), self.embedder)
+        reindex(txn.conn, list(entity_ids), time.time())
+        txn.mark_pending_vectors()
 
     # --- entities ------------------------------------------------------------------------------
 
@@ -368,8 +398,9 @@ class MemoryService:
         return reads.last_change_id(self.database.read())
 
     def changes_since(self, change_id: int) -> list[Changes]:
-        """Logged changes with an id above ``change_id``, oldest first (from any process)."""
-        return reads.changes_since(self.database.read(), change_id)
+        """Logged changes of the data with an id above ``change_id``, oldest first (from any process);
+        the steps that only landed computed vectors are left out."""
+        return [c for c in reads.changes_since(self.database.read(), change_id) if c.op != LANDED_OP]
 
     # --- usage signals -------------------------------------------------------------------------
 
@@ -456,13 +487,17 @@ class MemoryService:
         (``search_events``, with its A/B group) with the returned top-K as impressions
         (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
         Being returned is not a use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
+        ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
         from limbic.core.search.pipeline import run_search
 
         params = params or self.scoring_params()
-        outcome = run_search(self.database.read(), self._search_embedder(), query, limit, params,
-                             vector_index=self._vectors)
+        embedder = self._search_embedder()
+        outcome = run_search(self.database.read(), embedder, query, limit, params, vector_index=self._vectors)
+        pending = self.pending_vectors() if embedder is not None else 0
+        if pending:
+            outcome = dataclasses.replace(outcome, pending_vectors=pending)
         config = self.learning.config()
         if record and config.enabled and outcome.results:
             search_id = self.learning.new_search_id()
@@ -488,6 +523,39 @@ class MemoryService:
         if self.embedder is None:
             return 0
         return stale_vector_count(self.database.read(), self.embedder.name)
+
+    def pending_vectors(self) -> int:
+        """Entities whose new or changed texts wait for their vectors (0 without an embedding model).
+
+        A write commits its text at once and its vectors land a few milliseconds later, computed by the
+        background embedder outside the write lock; until then the entity is found by full-text search.
+        """
+        if self.embedder is None:
+            return 0
+        return pending_count(self.database.read())
+
+    def wait_for_vectors(self, timeout: float | None = None,
+                         progress: Callable[[int, int], None] | None = None) -> bool:
+        """Compute every pending vector (by the background embedder, or on this thread without one) and
+        wait (``timeout`` seconds, ``None`` = no limit; only with ``background_vectors``).
+        ``progress(done, total)`` counts entities. Returns True when none is pending (True without a model)."""
+        if self.embedder is None:
+            return True
+        if self._filler is None:
+            fill(self.database, self.embedder, self._land, progress=progress)
+            return True
+        total = self.pending_vectors()
+        self._filler.wake()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            step = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+            idle = self._filler.wait(step)
+            if progress is not None:
+                left = self.pending_vectors()
+                total = max(total, left)
+                progress(total - left, total)
+            if idle or (deadline is not None and time.monotonic() >= deadline):
+                return idle
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the

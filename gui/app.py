@@ -80,14 +80,16 @@ def _open_and_seed(db_path: str | None, embedder: Any, seed: bool) -> dict[str, 
 
     started = time.perf_counter()
     if embedder is _AUTO:
-        service = MemoryService.open(db_path, origin="gui")
+        service = MemoryService.open(db_path, origin="gui", background_vectors=True)
     else:
-        service = MemoryService.open(db_path, embedder=embedder, origin="gui")
+        service = MemoryService.open(db_path, embedder=embedder, origin="gui", background_vectors=True)
     seeded = None
     if seed:
         from limbic.core.io.sample import seed_if_empty
 
         seeded = seed_if_empty(service)
+        if seeded is not None:
+            service.wait_for_vectors(timeout=120)  # the first view searches the sample by meaning at once
     return {
         "service": service,
         "params": service.scoring_params(),

@@ -63,8 +63,8 @@ def test_an_interrupted_run_resumes_where_it_stopped(database):
     new.calls = 0
     report = reembed(database, new, batch_size=5)
     assert (report.embedded, report.recreated_table) == (15, False)
-    # three batches, each embedding its entity passages and then its observation texts
-    assert new.calls == 6 and _models(database) == {"small-model": 25}
+    # three steps of 5 entities, one model run each (their passages and observation texts, sorted by length)
+    assert new.calls == 3 and _models(database) == {"small-model": 25}
 
 
 def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedded(database):
@@ -93,4 +93,6 @@ def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedde
     counts = [database.read().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
               for table in ("observation_embeddings", "entity_embeddings")]
     assert counts == [25, 25] and _models(database) == {"old-model": 25}
-    assert model.calls == 2  # one batch of the 25 passages (an entity is re-indexed whole), one of the 25 observation texts
+    # one model run: the 25 passages (made before text hashes were stored, so re-made once) and the 25
+    # observation texts, sorted by length into one batch
+    assert model.calls == 1

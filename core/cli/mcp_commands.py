@@ -62,7 +62,7 @@ def _open_memory(args: argparse.Namespace):
     if memory is not None:
         args.db = str(memory_database(memory))
     with contextlib.redirect_stdout(sys.stderr):
-        service = open_service(args, origin="mcp")
+        service = open_service(args, origin="mcp", background_vectors=True)  # agents never wait for the model
         if memory is not None:
             try:
                 note = adopt_memory_file(service, memory)

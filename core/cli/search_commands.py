@@ -67,10 +67,14 @@ def run(args: argparse.Namespace) -> int:
         outcome = service.search(query, args.limit, params, origin="cli")
         if outcome.mode == "fts_only":
             print(_fts_only_note(service), file=sys.stderr)
+        elif outcome.pending_vectors:
+            print(f"limbic: note: {outcome.pending_vectors:,} entities wait for their vectors (found by keyword "
+                  "only until then; `limbic model reembed` computes them now)", file=sys.stderr)
     finally:
         service.close()
     if args.json:
-        print_json({"query": query, "mode": outcome.mode, "results": [r.to_dict() for r in outcome.results]})
+        print_json({"query": query, "mode": outcome.mode, "pendingVectors": outcome.pending_vectors,
+                    "results": [r.to_dict() for r in outcome.results]})
     else:
         _print_table(query, outcome)
     return 0

@@ -81,6 +81,32 @@ def entity_text(
     return f"{header}: {SEPARATOR.join(kept)}"
 
 
+def head_text(name: str, entity_type: str, status: str, observations: Sequence[str], embedder: Embedder,
+              *, budget: int | None = None) -> str:
+    """The header and the first observations that fit the token budget, in order (at least the first one).
+
+    Unlike :func:`entity_text` this passage does not change when an observation is appended to an
+    entity whose head already fills the budget, so appending never re-embeds a long entity's passage
+    (issue 11 item 1); its later observations are searched through their own vectors. Tokens are
+    counted only for the observations that may fit.
+    """
+    header = entity_header(name, entity_type, status)
+    contents = [text.strip() for text in observations if text and text.strip()]
+    if not contents:
+        return header
+    remaining = token_budget(embedder, budget) - embedder.count_tokens(header + ":")
+    separator_cost = embedder.count_tokens(SEPARATOR)
+    kept = [contents[0]]
+    remaining -= embedder.count_tokens(contents[0])
+    for text in contents[1:]:
+        cost = embedder.count_tokens(text) + separator_cost
+        if cost > remaining:
+            break
+        kept.append(text)
+        remaining -= cost
+    return f"{header}: {SEPARATOR.join(kept)}"
+
+
 def select_observations(contents: Sequence[str], costs: Sequence[int], budget: int) -> list[int]:
     """Indices (ascending) of the observations kept by Head+Tail+Diversity within ``budget`` tokens.
 

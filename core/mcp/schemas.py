@@ -158,13 +158,15 @@ class NodesOut(BaseModel):
 class SearchOut(BaseModel):
     """``search_semantic``: results in DESIGN.md §4's shape; ``mode`` hybrid / semantic / fts_only;
     ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage;
-    ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged)."""
+    ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged);
+    ``pendingVectors`` (only when > 0) entities whose newest texts are not embedded yet: found by keyword only."""
 
     results: list[dict[str, Any]]
     mode: str
     model: str | None = None
     timings: dict[str, float] = Field(default_factory=dict)
     searchId: int | None = None
+    pendingVectors: int | None = None
 
 
 class MarkUsedOut(BaseModel):

@@ -353,8 +353,11 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
         results = [trim_observations(r.to_dict(), query, maxObservations) for r in outcome.results]
-        return _result({"results": results, "mode": outcome.mode,
-                        "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id})
+        found = {"results": results, "mode": outcome.mode,
+                 "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id}
+        if outcome.pending_vectors:
+            found["pendingVectors"] = outcome.pending_vectors
+        return _result(found)
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],
                       newName: Annotated[Name, Field(description="The new name (must be free)")]

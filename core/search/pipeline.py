@@ -58,7 +58,8 @@ class SearchOutcome:
     (re-rank it with :func:`rerank`); ``mode``: ``hybrid`` / ``semantic`` / ``fts_only``;
     ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``);
     ``search_id``: the id of the logged search (``MemoryService.search`` sets it when it logs the
-    search; a later ``mark_used`` may name it), ``None`` when not logged.
+    search; a later ``mark_used`` may name it), ``None`` when not logged; ``pending_vectors``: entities
+    whose newest texts have no vector yet (``MemoryService.search`` sets it; they are found by FTS5 only).
     """
 
     results: list[SearchResult]
@@ -66,6 +67,7 @@ class SearchOutcome:
     mode: str
     timings: dict[str, float] = field(default_factory=dict)
     search_id: int | None = None
+    pending_vectors: int = 0
 
     @property
     def strategy(self) -> str:

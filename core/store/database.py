@@ -100,10 +100,18 @@ class WriteTransaction:
         self.parent = parent
         self.entity_ids: set[int] = set()
         self.change_id = 0
+        self.pending_vectors = False  # the write marked vectors pending (the outermost commit wakes the filler)
 
     @property
     def nested(self) -> bool:
         return self.parent is not None
+
+    def mark_pending_vectors(self) -> None:
+        """Record that this write (and so its outermost transaction) left vectors to compute after commit."""
+        txn: WriteTransaction | None = self
+        while txn is not None:
+            txn.pending_vectors = True
+            txn = txn.parent
 
     def touch(self, entity_ids: int | Iterable[int]) -> None:
         if isinstance(entity_ids, int):

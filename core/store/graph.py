@@ -16,6 +16,7 @@ from typing import Any
 import apsw
 
 from limbic.core.store import reads
+from limbic.core.store.pending import LANDED_OP
 
 FULL_RELOAD_SHARE = 0.25  # read everything again when the changes touched more than this share of the nodes
 
@@ -64,7 +65,8 @@ def graph_rows_since(conn: apsw.Connection, change_id: int, node_count: int) -> 
     touched: set[int] = set()
     newest = change_id
     for change in reads.changes_since(conn, change_id, limit=1_000_000):
-        touched |= change.entity_ids
+        if change.op != LANDED_OP:  # vectors landed: nothing the graph shows changed
+            touched |= change.entity_ids
         newest = change.change_id
     if len(touched) > FULL_RELOAD_SHARE * max(node_count, 1):
         return graph_rows(conn)

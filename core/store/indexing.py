@@ -1,31 +1,27 @@
-"""Keep the FTS5 rows and the embeddings of entities in step with their data, inside the caller's transaction.
+"""Keep the FTS5 rows of entities in step with their data and mark their vectors pending, inside the caller's transaction.
 
 FTS sync is done in code, not triggers (seed ``003_c3836d96b511ac29.txt``, "FTS synchronization"):
-``obs_text`` is the entity's live observations joined with ``" | "``. Embeddings go through the
-:class:`~limbic.core.embedding.base.Embedder` interface only. Each live observation has one vector
-of its own text (issue 9 item 5), so that a fact deep in a long entity is searchable; an entity without
-live observations has one vector of its passage built by
-:func:`~limbic.core.embedding.entity_text.entity_text` (seed ``004``, "Head+Tail+Diversity"). Observation vectors are recorded in
-``observation_embedding_meta`` with the model and a hash of the text: only new or changed
-observations are embedded again, and vectors of deleted or superseded observations are removed.
+``obs_text`` is the entity's live observations joined with ``" | "``. No model runs here (issue 11
+item 1): a write commits its text, FTS rows and a pending mark, and the vectors are computed afterwards
+outside the write lock (:mod:`limbic.core.store.pending`). Each live observation has one vector of its
+own passage (:func:`observation_passage`, issue 9 item 5), so that a fact deep in a long entity is
+searchable; each entity has one vector of its header and first observations (:func:`entity_passage`). Vectors are recorded in ``observation_embedding_meta`` and
+``entity_embedding_meta`` with the model and a hash of the text: only new or changed texts are
+embedded again, and vectors of deleted, superseded or changed observations are removed at once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import apsw
-import numpy as np
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.embedding.entity_text import SEPARATOR, entity_text
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, vector_dimension
-
-EMBED_BATCH = 64
+from limbic.core.embedding.entity_text import SEPARATOR, head_text
+from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
 def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str, list[str]]]:
@@ -78,90 +74,55 @@ def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
     _drop_observation_vectors(conn, observations)
 
 
-def sync_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[int], embedder: Embedder,
-                             batch_size: int = EMBED_BATCH) -> int:
-    """Bring the observation vectors of ``entity_ids`` in step with their live observations, in the open transaction.
+def entity_passage(name: str, entity_type: str, status: str, observations: Sequence[str],
+                   embedder: Embedder) -> str:
+    """The text of an entity's own vector: its header and the first live observations that fit the
+    model's token budget (:func:`~limbic.core.embedding.entity_text.head_text`). Appending an observation
+    to an entity whose head is full leaves it unchanged, so only that observation is embedded."""
+    return head_text(name, entity_type, status, observations, embedder)
 
-    Vectors of observations that were deleted, superseded or moved are removed; live observations
-    without a vector made by ``embedder.name`` for their current passage (:func:`observation_passage`;
-    a rename changes it) are embedded (``(n, d) float32``, batches sorted by length). Returns the
-    number of texts embedded.
-    """
+
+def _drop_stale_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
+    """Remove the vectors of observations of ``entity_ids`` that were deleted, superseded, moved to
+    another entity or whose passage changed (text or entity name), so KNN never answers with an old text."""
     ids = json.dumps(sorted({int(i) for i in entity_ids}))
-    live = {int(oid): (int(eid), observation_passage(name, content)) for oid, eid, name, content in conn.execute(
+    live = {int(oid): (int(eid), text_hash(observation_passage(name, content))) for oid, eid, name, content in conn.execute(
         "SELECT o.id, o.entity_id, e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
         "WHERE o.superseded_at IS NULL AND o.entity_id IN (SELECT value FROM json_each(?))", (ids,))}
-    stored = {int(oid): (int(eid), model, digest) for oid, eid, model, digest in conn.execute(
-        "SELECT observation_id, entity_id, model, text_hash FROM observation_embedding_meta "
+    stale = [int(oid) for oid, eid, digest in conn.execute(
+        "SELECT observation_id, entity_id, text_hash FROM observation_embedding_meta "
         "WHERE entity_id IN (SELECT value FROM json_each(?1)) "
         "OR observation_id IN (SELECT id FROM observations WHERE entity_id IN (SELECT value FROM json_each(?1)))",
-        (ids,))}
-    gone = [oid for oid in stored if oid not in live]
-    if gone:
-        _drop_observation_vectors(conn, gone)
-    moved = [(eid, oid) for oid, (eid, _) in live.items() if oid in stored and stored[oid][0] != eid]
-    conn.executemany("UPDATE observation_embedding_meta SET entity_id = ? WHERE observation_id = ?", moved)
-    wanted = [(oid, eid, content, text_hash(content)) for oid, (eid, content) in live.items()
-              if oid not in stored or stored[oid][1] != embedder.name or stored[oid][2] != text_hash(content)]
-    wanted.sort(key=lambda item: len(item[2]))
-    now = time.time()
-    for start in range(0, len(wanted), batch_size):
-        batch = wanted[start : start + batch_size]
-        vectors = np.asarray(embedder.embed([item[2] for item in batch]), dtype=np.float32)
-        batch_ids = json.dumps([item[0] for item in batch])
-        conn.execute(f"DELETE FROM {OBSERVATION_VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (batch_ids,))
-        conn.executemany(f"INSERT INTO {OBSERVATION_VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
-                         [(item[0], vectors[i].tobytes()) for i, item in enumerate(batch)])
-        conn.executemany(
-            "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "
-            "model = excluded.model, text_hash = excluded.text_hash, updated_at = excluded.updated_at",
-            [(item[0], item[1], embedder.name, item[3], now) for item in batch],
-        )
-    return len(wanted)
+        (ids,)) if live.get(int(oid)) != (int(eid), digest)]
+    if stale:
+        _drop_observation_vectors(conn, stale)
 
 
-def reindex(
-    database: Database,
-    conn: apsw.Connection,
-    entity_ids: Sequence[int],
-    embedder: Embedder | None,
-) -> None:
-    """Rewrite the FTS row and, with an embedder, the vectors of each entity, in the open transaction.
+def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+    """Rewrite the FTS row of each entity and mark its vectors pending, in the open transaction; no model runs.
 
-    Every entity has one vector of its passage (:func:`~limbic.core.embedding.entity_text.entity_text`:
-    what the entity is about as a whole) and each live observation one vector of its own text
-    (:func:`sync_observation_vectors`: only new or changed texts are embedded), so that a fact deep in a
-    long entity is found too. Entities that no longer exist are skipped. Vectors are ``(n, d) float32`` from ``embedder.embed``;
-    the model name and time (UTC seconds) are recorded in ``entity_embedding_meta`` and
-    ``observation_embedding_meta``.
+    Vectors of observations that are gone or changed are removed at once; the new ones are computed
+    after the commit (:mod:`limbic.core.store.pending`), outside the write lock. Entities that no longer
+    exist are skipped. ``at`` is the time of the write (UTC seconds).
     """
     docs = _documents(conn, sorted(set(entity_ids)))
     if not docs:
         return
-    ids_json = json.dumps([d[0] for d in docs])
-    conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids_json,))
+    ids = [d[0] for d in docs]
+    conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
     conn.executemany(
         "INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)",
         [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs],
     )
-    if embedder is None:
-        return
-    database.ensure_vector_table(conn, embedder.dimension, embedder.name)
-    now = time.time()
-    for start in range(0, len(docs), EMBED_BATCH):
-        batch = docs[start : start + EMBED_BATCH]
-        texts = [entity_text(name, etype, status, obs, embedder) for _, name, etype, status, obs in batch]
-        vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
-        batch_ids = json.dumps([d[0] for d in batch])
-        conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (batch_ids,))
-        conn.executemany(
-            f"INSERT INTO {VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
-            [(d[0], vectors[i].tobytes()) for i, d in enumerate(batch)],
-        )
-        conn.executemany(
-            "INSERT INTO entity_embedding_meta(entity_id, model, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(entity_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at",
-            [(d[0], embedder.name, now) for d in batch],
-        )
-    sync_observation_vectors(conn, [d[0] for d in docs], embedder)
+    _drop_stale_observation_vectors(conn, ids)
+    mark_pending(conn, ids, at)
+
+
+def mark_pending(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+    """Mark the vectors of ``entity_ids`` pending (a new generation for those already pending), in the
+    caller's transaction; ``at`` is UTC seconds."""
+    conn.executemany(
+        "INSERT INTO pending_vectors(entity_id, generation, queued_at) VALUES (?, 1, ?) "
+        "ON CONFLICT(entity_id) DO UPDATE SET generation = generation + 1, queued_at = excluded.queued_at",
+        [(int(i), at) for i in entity_ids],
+    )

@@ -1,14 +1,13 @@
 """Re-embed the stored entities after the embedding model changed (issue 3, "Lifecycle"), or after an
-upgrade to schema 4 (observation vectors, issue 9 item 5).
+upgrade (observation vectors in schema 4, pending marks in schema 7).
 
-``entity_embedding_meta`` (migration 2) and ``observation_embedding_meta`` (migration 4) record the
-model that made each vector. :func:`reembed` selects the entities whose entity vector or one of whose
-live observation vectors is missing or was made by another model, and embeds them again in batches,
-one transaction per batch, through the store's own indexing code
-(:func:`limbic.core.store.indexing.reindex`), so the passages are exactly the ones the service writes
-(observations that already have a current vector are not embedded again). An interrupted run loses
-at most the batch in flight; running it again continues where it stopped. When the new model's
-dimension differs, both vec0 tables are recreated first.
+``entity_embedding_meta`` and ``observation_embedding_meta`` record the model that made each vector.
+:func:`reembed` marks pending (:mod:`limbic.core.store.pending`) every entity that lacks a vector of
+the model — its entity vector, or a live observation's — and fills the marks: texts are read in one snapshot, embedded with no lock held, and written
+in short transactions, so the passages are exactly the ones the service writes and texts that already
+have a current vector are not embedded again. An interrupted run loses at most the step in flight;
+running it again continues where it stopped. When the new model's dimension differs, both vec0 tables
+are recreated first.
 """
 
 from __future__ import annotations
@@ -25,10 +24,12 @@ from limbic.core.store.database import (
     OBSERVATION_VECTOR_TABLE,
     VECTOR_TABLE,
     Database,
+    WriteTransaction,
     put_setting,
     vector_dimension,
 )
-from limbic.core.store.indexing import reindex
+from limbic.core.store.indexing import mark_pending
+from limbic.core.store.pending import FILL_BATCH, LANDED_OP, fill, pending_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,15 +43,18 @@ class ReembedReport:
     seconds: float
 
 
-_MISSING_OBSERVATION_VECTORS = (
-    "SELECT o.entity_id FROM observations o LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id "
-    "WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1 OR m.entity_id != o.entity_id{missing})"
-)
+_STALE_ENTITIES = """
+SELECT e.id FROM entities e
+WHERE NOT EXISTS (SELECT 1 FROM entity_embedding_meta m WHERE m.entity_id = e.id AND m.model = ?1{entity_vector})
+UNION
+SELECT o.entity_id FROM observations o LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id
+WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1 OR m.entity_id != o.entity_id{observation_vector})
+"""
 
 
 def stale_vector_count(conn: apsw.Connection, model: str) -> int:
-    """Entities without an entity vector made by ``model`` plus live observations without an observation
-    vector made by ``model``."""
+    """Vectors of ``model`` that are missing: entities without their entity vector plus live observations
+    without their observation vector."""
     count = conn.execute(
         "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
         "        WHERE m.model IS NOT ?1)"
@@ -62,50 +66,57 @@ def stale_vector_count(conn: apsw.Connection, model: str) -> int:
 
 
 def stale_entity_ids(database: Database, model: str) -> list[int]:
-    """Ids (ascending) of entities without an entity vector made by ``model``, or with a live observation
-    that has none."""
+    """Ids (ascending) of entities that lack a vector of ``model``: their entity vector, or the vector of
+    a live observation."""
     conn = database.read()
     tables = {t for t in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if vector_dimension(conn, t) is not None}
-    missing_vector = f" OR e.id NOT IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
-    missing_observation = (f" OR o.id NOT IN (SELECT rowid FROM {OBSERVATION_VECTOR_TABLE})"
-                           if OBSERVATION_VECTOR_TABLE in tables else "")
+    entity_vector = f" AND e.id IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
+    observation_vector = (f" OR o.id NOT IN (SELECT rowid FROM {OBSERVATION_VECTOR_TABLE})"
+                          if OBSERVATION_VECTOR_TABLE in tables else "")
     rows: list[tuple[Any, ...]] = conn.execute(
-        "SELECT e.id FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-        f"WHERE m.model IS NULL OR m.model != ?1{missing_vector} "
-        f"UNION {_MISSING_OBSERVATION_VECTORS.format(missing=missing_observation)} ORDER BY 1",
+        _STALE_ENTITIES.format(entity_vector=entity_vector, observation_vector=observation_vector) + " ORDER BY 1",
         (model,),
     ).fetchall()
     return [int(row[0]) for row in rows]
 
 
 def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
-            batch_size: int = 64) -> ReembedReport:
-    """Embed again every entity whose stored vector was not made by ``embedder.name``.
+            batch_size: int = FILL_BATCH) -> ReembedReport:
+    """Embed every entity that lacks a vector of ``embedder.name`` (and whatever else is pending).
 
     Args:
         database: the open store.
         embedder: the new model; vectors are ``(n, embedder.dimension) float32``.
-        progress: called as ``progress(done, total)`` after each committed batch.
-        batch_size: entities per transaction (the write lock is held while a batch is embedded).
+        progress: called as ``progress(done, total)`` (entities) after each committed step.
+        batch_size: entities per step (the model runs with no lock held; each step commits on its own).
 
-    Returns: a :class:`ReembedReport`. Raises StoreBusyError when another process holds the write lock
-    past the busy timeout; the batches committed before stay.
+    Returns: a :class:`ReembedReport` (``embedded``: entities whose vectors were written). Raises
+    StoreBusyError when another process holds the write lock past the busy timeout; the steps committed
+    before stay.
     """
     started = time.perf_counter()
     with database.maintenance() as conn:
         recreated = database.ensure_vector_table(conn, embedder.dimension, embedder.name)
     stale = stale_entity_ids(database, embedder.name)
-    done = 0
+    with database.write("system", "reembed") as txn:
+        mark_pending(txn.conn, stale, time.time())
+    total = pending_count(database.read())
     if progress:
-        progress(0, len(stale))
-    for start in range(0, len(stale), max(1, batch_size)):
-        batch = stale[start : start + batch_size]
-        with database.write("system", "reembed") as txn:  # logged: views and vector caches follow
-            reindex(database, txn.conn, batch, embedder)
-            txn.touch(batch)
-        done += len(batch)
+        progress(0, total)
+
+    def write(body: Callable[[WriteTransaction], list[int]]) -> list[int]:
+        with database.write("system", LANDED_OP) as txn:  # logged: vector caches follow
+            return body(txn)
+
+    done = 0
+
+    def step(landed: int, _total: int) -> None:
+        nonlocal done
+        done = landed
         if progress:
-            progress(done, len(stale))
+            progress(landed, max(total, landed))
+
+    fill(database, embedder, write, progress=step, limit=max(1, batch_size))
     with database.maintenance() as conn:
         put_setting(conn, "embedding_model", embedder.name)
     return ReembedReport(embedder.name, done, len(stale), recreated, time.perf_counter() - started)

@@ -122,9 +122,11 @@ class SearchPanel(QWidget):
         self.banner.setVisible(candidates.mode == "fts_only")
         default_ranks = self._default_ranks(outcome)
         self._show(list(outcome.results), default_ranks, keep_previous=False)
+        pending = (f" · {outcome.pending_vectors:,} entities wait for vectors (keyword matches only)"
+                   if outcome.pending_vectors else "")
         self.summary.setText(
             f"{len(outcome.results)} of {len(candidates)} candidates · {candidates.mode.replace('_', ' ')} · "
-            f"routing {candidates.strategy.replace('_', ' ')}"
+            f"routing {candidates.strategy.replace('_', ' ')}{pending}"
         )
 
     def show_reranked(self, results: Any) -> None:

@@ -1,0 +1,105 @@
+"""The background embedder: one thread per service that fills pending vector marks (issue 11 item 1).
+
+Writers never wait for the model: a write commits its text and pending marks, then :meth:`VectorFiller.wake`
+lets this thread compute the vectors (:func:`limbic.core.store.pending.fill_step`) and land them in
+their own short write transactions. The thread starts on the first wake, so a service that only reads
+never starts it; on its first round it also fills whatever an earlier process left pending (a crash
+between the text commit and the vector commit). A failing step is logged and reported to
+``on_error`` and retried after a pause, so one bad batch never stops the thread; the marks stay until
+a step succeeds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from limbic.core.embedding.base import Embedder
+from limbic.core.store.database import Database
+from limbic.core.store.pending import FILL_BATCH, Writer, fill_step, pending_count
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 2.0
+
+
+class VectorFiller:
+    """Fills pending vectors on one daemon thread.
+
+    Args:
+        database: the store; embedder: the model (its ``embed`` runs on this thread only for fills).
+        write: opens the short write transaction of each step (the service's, so the change is published).
+        on_landed: called with the number of entities after each step that landed vectors.
+        on_error: called with the exception when a step fails (it is retried after a pause).
+    """
+
+    def __init__(self, database: Database, embedder: Embedder, write: Writer, *,
+                 on_landed: Callable[[int], None] | None = None,
+                 on_error: Callable[[BaseException], None] | None = None) -> None:
+        self._database = database
+        self._embedder = embedder
+        self._write = write
+        self._on_landed = on_landed
+        self._on_error = on_error
+        self._wake = threading.Event()
+        self._idle = threading.Condition()
+        self._busy = False
+        self._closed = False
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.last_error: BaseException | None = None
+
+    def wake(self) -> None:
+        """Ask the thread to fill what is pending (starts it on the first call)."""
+        if self._closed:
+            return
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="limbic-vector-filler", daemon=True)
+                self._thread.start()
+        with self._idle:
+            self._busy = True
+        self._wake.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the thread has nothing left to fill (or ``timeout`` seconds); True when idle."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._busy or self._closed, timeout)
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the thread after the step in flight (pending marks stay for the next start)."""
+        self._closed = True
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        with self._idle:
+            self._idle.notify_all()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._wake.wait()
+            self._wake.clear()
+            while not self._closed:
+                try:
+                    landed, texts = fill_step(self._database, self._embedder, self._write, FILL_BATCH)
+                except Exception as exc:  # noqa: BLE001 — reported, then retried: the thread must not die
+                    log.exception("computing pending vectors failed; retrying in %.0f s", RETRY_SECONDS)
+                    self.last_error = exc
+                    if self._on_error is not None:
+                        self._on_error(exc)
+                    self._wake.wait(RETRY_SECONDS)
+                    continue
+                if landed and self._on_landed is not None:
+                    self._on_landed(landed)
+                if not landed and not texts:
+                    break
+            with self._idle:
+                if not self._wake.is_set():
+                    self._busy = False
+                    self._idle.notify_all()
+
+    def pending(self) -> int:
+        """How many entities wait for vectors (read now)."""
+        return pending_count(self._database.read())

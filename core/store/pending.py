@@ -1,0 +1,194 @@
+"""Vectors computed outside the write transaction: pending marks, and filling them (issue 11 item 1).
+
+A write commits its text, its FTS rows and a *pending mark* for each entity it touched in one
+transaction, with no model call (:func:`limbic.core.store.indexing.reindex`). Filling a mark is three
+steps, only the last of which holds the write lock:
+
+1. :func:`plan` reads, in one read snapshot, the texts of the pending entities that have no vector of
+   the model for their current text (observation passages whose hash differs or that have none; the
+   entity passage when :func:`~limbic.core.store.indexing.entity_passage` gives one);
+2. :func:`embed` runs the model on them, batches sorted by length, ``(n, d) float32``;
+3. :func:`land` writes the vectors and their meta rows in a short write transaction and removes each
+   mark, but only for entities whose mark still has the generation that was read in step 1: a write
+   made meanwhile bumped it, so that entity is filled again from its new text.
+
+The marks are rows of ``pending_vectors`` (migration 007): a crash between the text commit and the
+vector commit loses nothing, and the next :func:`fill` computes what was pending. Only new or changed
+texts are embedded: appending one observation to an entity embeds that one observation.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+import numpy as np
+
+from limbic.core.embedding.base import Embedder
+from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, WriteTransaction
+from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
+
+FILL_BATCH = 64
+"""Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
+
+
+def pending_count(conn: apsw.Connection) -> int:
+    """How many entities wait for vectors."""
+    return int(conn.execute("SELECT count(*) FROM pending_vectors").get or 0)
+
+
+def pending_entities(conn: apsw.Connection, limit: int, only: Sequence[int] | None = None) -> dict[int, int]:
+    """Up to ``limit`` pending entities (among ``only`` when given), oldest mark first: ``{entity id: generation}``."""
+    among = "" if only is None else " WHERE entity_id IN (SELECT value FROM json_each(?2))"
+    args: tuple[Any, ...] = (limit,) if only is None else (limit, json.dumps([int(i) for i in only]))
+    return {int(e): int(g) for e, g in conn.execute(
+        f"SELECT entity_id, generation FROM pending_vectors{among} ORDER BY queued_at, entity_id LIMIT ?1", args)}
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """The texts of one step of :func:`fill`.
+
+    ``generations``: ``{entity id: generation}`` read with the texts; ``passages``: ``(entity id, text,
+    hash)`` of entity vectors to make; ``observations``: ``(observation id, entity id, text, hash)``."""
+
+    generations: dict[int, int]
+    passages: list[tuple[int, str, int]]
+    observations: list[tuple[int, int, str, int]]
+
+    @property
+    def texts(self) -> list[str]:
+        """Every text to embed: passages first, then observations."""
+        return [p[1] for p in self.passages] + [o[2] for o in self.observations]
+
+
+def plan(conn: apsw.Connection, generations: dict[int, int], embedder: Embedder) -> Work:
+    """What the pending entities ``generations`` need (call inside one read snapshot)."""
+    ids = json.dumps(sorted(generations))
+    entities: list[tuple[Any, ...]] = conn.execute(
+        "SELECT e.id, e.name, e.entity_type, e.status, m.model, m.text_hash FROM entities e "
+        "LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id WHERE e.id IN (SELECT value FROM json_each(?))",
+        (ids,)).fetchall()
+    live: dict[int, list[tuple[int, str]]] = {}
+    stored = {int(oid): (model, digest) for oid, model, digest in conn.execute(
+        "SELECT observation_id, model, text_hash FROM observation_embedding_meta "
+        "WHERE entity_id IN (SELECT value FROM json_each(?))", (ids,))}
+    for oid, eid, content in conn.execute(
+            "SELECT id, entity_id, content FROM observations WHERE superseded_at IS NULL "
+            "AND entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id", (ids,)):
+        live.setdefault(int(eid), []).append((int(oid), content))
+    passages: list[tuple[int, str, int]] = []
+    observations: list[tuple[int, int, str, int]] = []
+    for eid, name, etype, status, model, digest in entities:
+        contents = [content for _, content in live.get(eid, [])]
+        passage = entity_passage(name, etype, status, contents, embedder)
+        if model != embedder.name or digest != text_hash(passage):
+            passages.append((int(eid), passage, text_hash(passage)))
+        for oid, content in live.get(eid, []):
+            text = observation_passage(name, content)
+            if stored.get(oid) != (embedder.name, text_hash(text)):
+                observations.append((oid, int(eid), text, text_hash(text)))
+    return Work(dict(generations), passages, observations)
+
+
+def embed(work: Work, embedder: Embedder, batch_size: int = 64) -> np.ndarray:
+    """The vectors of ``work.texts`` in that order, ``(n, embedder.dimension) float32``; the model runs on
+    batches of similar length (sorted), so that little of each batch is padding."""
+    texts = work.texts
+    out = np.empty((len(texts), embedder.dimension), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    for start in range(0, len(order), batch_size):
+        chosen = order[start : start + batch_size]
+        out[chosen] = np.asarray(embedder.embed([texts[i] for i in chosen]), dtype=np.float32)
+    return out
+
+
+def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndarray, embedder: Embedder) -> list[int]:
+    """Write the vectors of ``work`` for the entities whose mark is unchanged, and remove those marks.
+
+    Runs in the caller's write transaction (``txn``); the entities landed are touched, so the change
+    log tells vector caches and views. Entities deleted meanwhile lose their mark with them (cascade).
+    Returns the ids of the entities landed.
+    """
+    conn = txn.conn
+    current = {int(e): int(g) for e, g in conn.execute(
+        "SELECT entity_id, generation FROM pending_vectors WHERE entity_id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(work.generations)),))}
+    ready = {e for e, g in work.generations.items() if current.get(e) == g}
+    if not ready:
+        return []
+    database.ensure_vector_table(conn, embedder.dimension, embedder.name)
+    now = time.time()
+    passage_rows = [(i, p) for i, p in enumerate(work.passages) if p[0] in ready]
+    offset = len(work.passages)
+    observation_rows = [(offset + i, o) for i, o in enumerate(work.observations) if o[1] in ready]
+    _delete_rows(conn, VECTOR_TABLE, [p[0] for _, p in passage_rows])
+    _delete_rows(conn, OBSERVATION_VECTOR_TABLE, [o[0] for _, o in observation_rows])
+    conn.executemany(f"INSERT INTO {VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
+                     [(p[0], vectors[i].tobytes()) for i, p in passage_rows])
+    conn.executemany(
+        "INSERT INTO entity_embedding_meta(entity_id, model, updated_at, text_hash) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(entity_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at, "
+        "text_hash = excluded.text_hash",
+        [(p[0], embedder.name, now, p[2]) for _, p in passage_rows])
+    conn.executemany(f"INSERT INTO {OBSERVATION_VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
+                     [(o[0], vectors[i].tobytes()) for i, o in observation_rows])
+    conn.executemany(
+        "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "
+        "model = excluded.model, text_hash = excluded.text_hash, updated_at = excluded.updated_at",
+        [(o[0], o[1], embedder.name, o[3], now) for _, o in observation_rows])
+    landed = sorted(ready)
+    conn.executemany("DELETE FROM pending_vectors WHERE entity_id = ? AND generation = ?",
+                     [(e, work.generations[e]) for e in landed])
+    txn.touch(landed)
+    return landed
+
+
+def _delete_rows(conn: apsw.Connection, table: str, rowids: Sequence[int]) -> None:
+    if rowids:
+        conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(list(rowids)),))
+
+
+LANDED_OP = "embed_vectors"
+"""The ``changes`` op of a step that landed vectors: logged (vector caches and other processes follow),
+never delivered to change listeners (no text changed)."""
+
+Writer = Callable[[Callable[[WriteTransaction], list[int]]], list[int]]
+"""Runs its argument in one write transaction (logged, published) and returns what it returned."""
+
+
+def fill_step(database: Database, embedder: Embedder, write: Writer, limit: int = FILL_BATCH,
+              only: Sequence[int] | None = None) -> tuple[int, int]:
+    """Fill up to ``limit`` pending entities (among ``only`` when given): returns ``(entities landed,
+    texts embedded)``; ``(0, 0)`` when nothing is pending. ``write`` opens the short write transaction."""
+    conn = database.read()
+    with conn:
+        generations = pending_entities(conn, limit, only)
+        if not generations:
+            return 0, 0
+        work = plan(conn, generations, embedder)
+    vectors = embed(work, embedder) if work.texts else np.empty((0, embedder.dimension), dtype=np.float32)
+    landed = write(lambda txn: land(database, txn, work, vectors, embedder))
+    return len(landed), len(work.texts)
+
+
+def fill(database: Database, embedder: Embedder, write: Writer, *,
+         progress: Callable[[int, int], None] | None = None, limit: int = FILL_BATCH,
+         only: Sequence[int] | None = None) -> int:
+    """Fill every pending mark (of ``only`` when given), step by step (:func:`fill_step`);
+    ``progress(done, total)`` (entities) after each step, where ``total`` is the number pending when
+    called plus those marked meanwhile. Returns the number of texts embedded."""
+    done, embedded = 0, 0
+    total = pending_count(database.read()) if only is None else len(only)
+    while True:
+        landed, texts = fill_step(database, embedder, write, limit, only)
+        if not landed and not texts:
+            return embedded
+        done, embedded = done + landed, embedded + texts
+        if progress:
+            progress(done, max(total, done + (pending_count(database.read()) if only is None else 0)))

@@ -1,0 +1,158 @@
+"""Vectors are computed outside the write lock (issue 11 item 1): a write commits its text and pending
+marks at once, the vectors land afterwards, a crash leaves a queue that the next start completes, and
+only new or changed texts are embedded."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.core.store.indexing import observation_passage, text_hash
+
+
+class GatedEmbedder(HashingEmbedder):
+    """A real embedder whose passage embedding waits while the gate is closed (the model "blocked");
+    query encoding never waits. Records every text it embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = threading.Event()
+        self.gate.set()
+        self.entered = threading.Event()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.entered.set()
+        self.gate.wait(30)
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def _vector_rows(service: MemoryService) -> tuple[int, int, int]:
+    conn = service.database.read()
+    return tuple(conn.execute(sql).fetchone()[0] for sql in (  # type: ignore[return-value]
+        "SELECT count(*) FROM observation_embeddings",
+        "SELECT count(*) FROM observation_embedding_meta",
+        "SELECT count(*) FROM observations WHERE superseded_at IS NULL"))
+
+
+def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_not_delayed(tmp_path):
+    embedder = GatedEmbedder()
+    service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
+    try:
+        service.create_entities([E("Other", "T", (O("plain words"),))])
+        assert service.wait_for_vectors(10)
+        embedder.gate.clear()
+        embedder.entered.clear()
+        service.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
+        assert embedder.entered.wait(10)  # the background embedder is now stuck inside the model
+        assert [e.name for e in service.search_nodes("zebras").entities] == ["Zebra notes"]  # keyword: at once
+        assert service.pending_vectors() == 1
+        outcome = service.search("zebras sleep", 5, record=False)
+        assert outcome.pending_vectors == 1 and outcome.results[0].name == "Zebra notes"
+        assert outcome.results[0].distance is None  # found by FTS5 only until its vector lands
+
+        second = threading.Thread(target=lambda: service.add_observations([("Other", [O("more words")])]))
+        second.start()
+        second.join(10)
+        assert not second.is_alive() and not embedder.gate.is_set()  # done while the model is still blocked
+        assert "more words" in [o.content for o in service.get_entity("Other").entity.observations]
+
+        embedder.gate.set()
+        assert service.wait_for_vectors(10) and service.pending_vectors() == 0
+        found = service.search("zebras sleep", 5, record=False)
+        assert found.results[0].name == "Zebra notes" and found.results[0].distance is not None
+        assert _vector_rows(service) == (3, 3, 3)
+    finally:
+        embedder.gate.set()
+        service.close()
+
+
+def test_a_write_made_while_its_entity_is_being_embedded_is_embedded_again(tmp_path):
+    embedder = GatedEmbedder()
+    service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
+    try:
+        embedder.gate.clear()
+        service.create_entities([E("Note", "T", (O("first text"),))])
+        assert embedder.entered.wait(10)  # embedding "first text" now
+        service.update_observation("Note", "first text", "second text")
+        embedder.gate.set()
+        assert service.wait_for_vectors(10)
+        conn = service.database.read()
+        stored = conn.execute("SELECT text_hash FROM observation_embedding_meta").fetchall()
+        assert stored == [(text_hash(observation_passage("Note", "second text")),)]  # never the stale text
+        assert service.pending_vectors() == 0 and _vector_rows(service) == (1, 1, 1)
+    finally:
+        embedder.gate.set()
+        service.close()
+
+
+def test_appending_to_a_long_entity_embeds_only_the_new_observation(tmp_path):
+    embedder = GatedEmbedder()
+    service = MemoryService(Database(tmp_path / "m.db"), embedder)
+    try:
+        facts = tuple(O(f"fact number {i} about the long running migration of the billing system") for i in range(100))
+        service.create_entities([E("Long", "Project", facts)])
+        embedder.texts.clear()
+        service.add_observations([("Long", [O("the cut-over happens on a Sunday night")])])
+        assert embedder.texts == ["Long: the cut-over happens on a Sunday night"]
+        service.update_observation("Long", "fact number 50 about the long running migration of the billing system",
+                                   "fact fifty, corrected")
+        assert embedder.texts[1:] == ["Long: fact fifty, corrected"]
+        assert _vector_rows(service) == (101, 101, 101) and service.pending_vectors() == 0
+    finally:
+        service.close()
+
+
+_WRITER = textwrap.dedent("""
+    import sys, threading
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.models import EntityInput as E, ObservationInput as O
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    class Stuck(HashingEmbedder):
+        def embed(self, texts):
+            threading.Event().wait()  # the model never answers: killed before any vector is written
+
+    service = MemoryService(Database(sys.argv[1]), Stuck(), background_vectors=True)
+    service.create_entities([E(f"entity {i}", "T", (O(f"fact {i}"), O(f"other fact {i}"))) for i in range(20)])
+    print("committed", flush=True)
+    threading.Event().wait()
+""")
+
+
+def test_kill_9_between_text_and_vectors_loses_nothing_and_the_next_start_completes(tmp_path):
+    path = tmp_path / "m.db"
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "committed"
+    finally:
+        os.kill(writer.pid, signal.SIGKILL)
+        writer.wait(10)
+    service = MemoryService(Database(path), HashingEmbedder(), background_vectors=True)
+    try:
+        assert service.stats().entities == 20 and service.stats().observations == 40
+        deadline = time.monotonic() + 20
+        while service.pending_vectors() and time.monotonic() < deadline:  # the start resumed on its own
+            time.sleep(0.05)
+        assert service.pending_vectors() == 0
+        assert _vector_rows(service) == (40, 40, 40)  # each observation embedded once, nothing duplicated
+        conn = service.database.read()
+        assert conn.execute("SELECT count(*) FROM entity_embeddings").fetchone()[0] == 20
+        assert service.search("other fact 7", 3, record=False).results[0].name == "entity 7"
+    finally:
+        service.close()

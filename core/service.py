@@ -63,6 +63,18 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
+BACKGROUND_THREADS = 1
+"""Intra-op threads of the background embedder's model session: on 2 cores, 4 concurrent MCP writers keep a
+p99 of 86 ms with 1 against 278 ms with 2 (tests/bench/bench_writes.py, README "Writes")."""
+
+
+def _background_embedder(embedder: Embedder) -> Embedder:
+    """The background thread's embedder: an ONNX model gets its own session of ``BACKGROUND_THREADS``
+    threads (``with_threads``); other embedders are shared as they are."""
+    with_threads = getattr(embedder, "with_threads", None)
+    return with_threads(BACKGROUND_THREADS) if callable(with_threads) else embedder
+
+
 class MemoryService:
     """The memory graph of one database file.
 
@@ -87,7 +99,8 @@ class MemoryService:
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
-        self._filler = VectorFiller(database, embedder, self._land) if embedder and background_vectors else None
+        self._filler = (VectorFiller(database, _background_embedder(embedder), self._land)
+                        if embedder and background_vectors else None)
         if self._filler is not None and pending_count(database.read()):
             self._filler.wake()  # what an earlier process committed but did not embed (e.g. killed)
 

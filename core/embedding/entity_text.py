@@ -86,9 +86,11 @@ def head_text(name: str, entity_type: str, status: str, observations: Sequence[s
     """The header and the first observations that fit the token budget, in order (at least the first one).
 
     Unlike :func:`entity_text` this passage does not change when an observation is appended to an
-    entity whose head already fills the budget, so appending never re-embeds a long entity's passage
-    (issue 11 item 1); its later observations are searched through their own vectors. Tokens are
-    counted only for the observations that may fit.
+    entity whose head already fills the budget, so appending to a long entity never re-embeds its
+    passage (issue 11 item 1); a short entity's passage (all of it fits) is embedded again, at most
+    budget tokens. Every observation is searched through its own vector as well. Measured against
+    the first two observations only: that loses paraphrase matches (tests/test_semantic_corpus.py).
+    Tokens are counted only for the observations that may fit.
     """
     header = entity_header(name, entity_type, status)
     contents = [text.strip() for text in observations if text and text.strip()]

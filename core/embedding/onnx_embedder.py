@@ -127,6 +127,11 @@ class OnnxEmbedder:
                     self._session = session
         return self._session
 
+    def with_threads(self, threads: int) -> OnnxEmbedder:
+        """Another embedder of the same model and variant with its own session of ``threads`` intra-op
+        threads (the background embedder uses one, so that writers and searches keep a core)."""
+        return OnnxEmbedder(self.directory, variant=self.variant, threads=threads, batch_size=self.batch_size)
+
     @property
     def loaded(self) -> bool:
         """True once the onnxruntime session exists (after the first embedding)."""

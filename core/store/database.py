@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from apsw import SQLiteValue
 
 BUSY_TIMEOUT_MS = 10_000
+BUSY_POLL_SECONDS = 0.001
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
 VECTOR_TABLE = "entity_embeddings"
 OBSERVATION_VECTOR_TABLE = "observation_embeddings"
@@ -56,6 +57,25 @@ def _migrations() -> list[tuple[int, str, str]]:
             version = int(item.name.split("_", 1)[0])
             found.append((version, item.name, item.read_text(encoding="utf-8")))
     return sorted(found)
+
+
+class _BusyWait:
+    """The write connection's busy handler: wait for another process's write lock in steps of
+    ``BUSY_POLL_SECONDS`` up to ``BUSY_TIMEOUT_MS``. SQLite's own handler sleeps ever longer (up to
+    100 ms a try), so a writer behind a 2 ms transaction could wait 50 ms; four concurrent MCP writers'
+    p99 fell with this (tests/bench/bench_writes.py)."""
+
+    def __init__(self) -> None:
+        self.started = 0.0
+
+    def __call__(self, tries: int) -> bool:
+        now = time.monotonic()
+        if tries == 0:
+            self.started = now
+        if (now - self.started) * 1000 >= BUSY_TIMEOUT_MS:
+            return False
+        time.sleep(BUSY_POLL_SECONDS)
+        return True
 
 
 def latest_schema_version() -> int:
@@ -158,6 +178,7 @@ class Database:
         self._readers_lock = threading.Lock()
         self._closed = False
         self._writer = self._connect()
+        self._writer.set_busy_handler(_BusyWait())
         try:
             self._writer.execute("PRAGMA journal_mode = WAL")
             self._migrate()

@@ -13,7 +13,7 @@ import enum
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -43,11 +43,10 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.store import graph, reads, writes
 from limbic.core.store.database import Database, WriteTransaction, put_setting, vector_dimension
-from limbic.core.store.filler import VectorFiller
 from limbic.core.store.indexing import reindex
-from limbic.core.store.pending import LANDED_OP, fill, pending_count
-from limbic.core.store.reembed import reembed, stale_vector_count
+from limbic.core.store.pending import LANDED_OP
 from limbic.core.store.search_log import impression_stats
+from limbic.core.store.upkeep import VectorUpkeep
 from limbic.core.store.vector_index import VectorIndex
 from limbic.core.usage import SignalRecorder, record_use
 
@@ -61,18 +60,6 @@ class _Default(enum.Enum):
 
 _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
-
-
-BACKGROUND_THREADS = 1
-"""Intra-op threads of the background embedder's model session: on 2 cores, 4 concurrent MCP writers keep a
-p99 of 86 ms with 1 against 278 ms with 2 (tests/bench/bench_writes.py, README "Writes")."""
-
-
-def _background_embedder(embedder: Embedder) -> Embedder:
-    """The background thread's embedder: an ONNX model gets its own session of ``BACKGROUND_THREADS``
-    threads (``with_threads``); other embedders are shared as they are."""
-    with_threads = getattr(embedder, "with_threads", None)
-    return with_threads(BACKGROUND_THREADS) if callable(with_threads) else embedder
 
 
 class MemoryService:
@@ -99,10 +86,7 @@ class MemoryService:
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex()
-        self._filler = (VectorFiller(database, _background_embedder(embedder), self._land)
-                        if embedder and background_vectors else None)
-        if self._filler is not None and pending_count(database.read()):
-            self._filler.wake()  # what an earlier process committed but did not embed (e.g. killed)
+        self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
@@ -120,8 +104,7 @@ class MemoryService:
     def close(self) -> None:
         """Stop the change feed's watcher, finish pending signal writes, then close every connection."""
         self.changes.close()
-        if self._filler is not None:
-            self._filler.close()
+        self.vectors.close()
         self._signals.shutdown()
         self.database.close()
 
@@ -140,19 +123,12 @@ class MemoryService:
         if not txn.nested:
             self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
             if txn.pending_vectors:
-                self._after_commit(sorted(txn.entity_ids))
+                self.vectors.after_commit(sorted(txn.entity_ids))
 
-    def _after_commit(self, entity_ids: list[int]) -> None:
-        """Compute the vectors a committed write left pending (see ``background_vectors``)."""
-        if self._filler is not None:
-            self._filler.wake()
-        elif self.embedder is not None:
-            fill(self.database, self.embedder, self._land, only=entity_ids)
-
-    def _land(self, body: Callable[[WriteTransaction], list[int]]) -> list[int]:
-        """The short write transaction of one step of computed vectors (logged, not delivered to listeners)."""
-        with self.database.write("system", LANDED_OP) as txn:
-            return body(txn)
+    def deferred_vectors(self) -> AbstractContextManager[None]:
+        """Inside the block, writes leave their vectors pending (text and FTS rows still commit at once);
+        call :meth:`wait_for_vectors` after it to compute them all, e.g. with a progress bar (import)."""
+        return self.vectors.deferred()
 
     def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result]) -> Result:
         """Run ``body`` in one write transaction (savepoint when nested), publish the change record
@@ -533,54 +509,29 @@ class MemoryService:
         Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
         rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
         """
-        if self.embedder is None:
-            return 0
-        return stale_vector_count(self.database.read(), self.embedder.name)
+        return self.vectors.stale()
 
     def pending_vectors(self) -> int:
         """Entities whose new or changed texts wait for their vectors (0 without an embedding model).
 
-        A write commits its text at once and its vectors land a few milliseconds later, computed by the
-        background embedder outside the write lock; until then the entity is found by full-text search.
+        A write commits its text at once and its vectors land shortly after, computed outside the write
+        lock (:mod:`limbic.core.store.upkeep`); until then the entity is found by full-text search.
         """
-        if self.embedder is None:
-            return 0
-        return pending_count(self.database.read())
+        return self.vectors.pending()
 
     def wait_for_vectors(self, timeout: float | None = None,
                          progress: Callable[[int, int], None] | None = None) -> bool:
         """Compute every pending vector (by the background embedder, or on this thread without one) and
         wait (``timeout`` seconds, ``None`` = no limit; only with ``background_vectors``).
         ``progress(done, total)`` counts entities. Returns True when none is pending (True without a model)."""
-        if self.embedder is None:
-            return True
-        if self._filler is None:
-            fill(self.database, self.embedder, self._land, progress=progress)
-            return True
-        total = self.pending_vectors()
-        self._filler.wake()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            step = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
-            idle = self._filler.wait(step)
-            if progress is not None:
-                left = self.pending_vectors()
-                total = max(total, left)
-                progress(total - left, total)
-            if idle or (deadline is not None and time.monotonic() >= deadline):
-                return idle
+        return self.vectors.wait(timeout, progress)
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the
         :class:`~limbic.core.store.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
 
         Raises ModelNotInstalledError when no embedder is attached."""
-        if self.embedder is None:
-            from limbic.core.errors import ModelNotInstalledError
-
-            raise ModelNotInstalledError("no embedding model is installed; run `limbic model install`")
-        done = reembed(self.database, self.embedder, progress=progress, batch_size=batch_size)
-        return done
+        return self.vectors.reembed(progress, batch_size)
 
     def _search_embedder(self) -> Embedder | None:
         """The query encoder, or ``None`` (FTS-only) when the stored vectors have another dimension."""

@@ -175,10 +175,9 @@ def test_the_tuner_refuses_below_fifty_labelled_searches(service):
 
 def test_cli_tune_analyze_tune_and_history(tmp_path, capsys):
     db = tmp_path / "cli.db"
-    service = MemoryService(Database(db), None)
     from limbic.core.embedding.base import HashingEmbedder
 
-    service.embedder = HashingEmbedder()
+    service = MemoryService(Database(db), HashingEmbedder())
     build_usage_log(service)
     service.save_scoring_params(SEED)
     service.close()

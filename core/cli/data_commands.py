@@ -41,9 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_import(args: argparse.Namespace) -> int:
     """Exit code 0 when every file was read, 1 when some file could not be read at all.
 
-    On a terminal, a tqdm bar on stderr shows records (entities + relations) done, rate and ETA."""
+    Two phases: the text (entities, observations, relations, FTS rows: keyword-searchable as soon as a
+    file's transaction commits), then the vectors of everything pending (resumed here after an
+    interrupted import). On a terminal, a tqdm bar on stderr per phase shows done, rate and ETA."""
     service = open_service(args, origin="import")
-    bar = tqdm(total=None, unit="rec", file=sys.stderr, disable=not sys.stderr.isatty())
+    tty = sys.stderr.isatty()
+    bar = tqdm(total=None, unit="rec", desc="text", file=sys.stderr, disable=not tty)
 
     def progress(done: int, total: int, message: str) -> None:
         bar.total = total
@@ -51,7 +54,18 @@ def run_import(args: argparse.Namespace) -> int:
         bar.set_postfix_str(message[:40], refresh=False)
 
     try:
-        report = import_files(service, args.files, progress=progress)
+        with service.deferred_vectors():
+            report = import_files(service, args.files, progress=progress)
+        bar.close()
+        vectors = tqdm(total=service.pending_vectors(), unit="entity", desc="vectors", file=sys.stderr,
+                       disable=not tty or not service.pending_vectors())
+
+        def landed(done: int, total: int) -> None:
+            vectors.total = total
+            vectors.update(done - vectors.n)
+
+        service.wait_for_vectors(progress=landed)
+        vectors.close()
     finally:
         bar.close()
         service.close()

@@ -128,7 +128,7 @@ def direct(db: Path, names: list[str], calls: int) -> dict:
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
 
-    service = MemoryService(Database(db), load_active_embedder(), origin="mcp")
+    service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     make = makers(names, "direct")
     operations = {
         "open_nodes": lambda a: service.open_nodes(a["names"]),

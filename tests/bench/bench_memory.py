@@ -1,0 +1,76 @@
+"""Resident memory of a search session (issue 11 item 6): RSS after opening a database, after the first
+search (model and vector copy loaded) and every 1,000 searches up to ``--searches``, to show it does
+not grow (no leak); searches are recorded (impressions, search log), as the app and MCP server do.
+
+    python tests/bench/bench_memory.py --db /path/to/debian-10k.db [--searches 10000]
+
+``--db`` is copied first. RSS is read from ``/proc/self/status`` (Linux): ``VmRSS`` now, ``VmHWM`` the
+peak. Prints one JSON object; ``growth_mb_after_warmup`` compares the last sample with the one after
+1,000 searches (SQLite's page cache and the allocator settle during the first ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+QUERIES = [
+    "web server", "python library for parsing xml", "font for programming", "audio player for the desktop",
+    "kernel module tools", "documentation for gtk", "database client", "compression utility",
+    "tool to convert images", "spell checker dictionary", "version control system", "network monitoring",
+]
+
+
+def rss_mb(field: str = "VmRSS") -> float:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--searches", type=int, default=10_000)
+    args = parser.parse_args()
+    if not Path("/proc/self/status").exists():
+        print("RSS is read from /proc (Linux only)", file=sys.stderr)
+        return 2
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    figures: dict = {"rss_mb_at_start": rss_mb()}
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "bench.db"
+        shutil.copyfile(args.db, db)
+        service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
+        figures["rss_mb_after_open"] = rss_mb()
+        service.search(QUERIES[0], 10)
+        figures["rss_mb_after_first_search"] = rss_mb()
+        samples, started = [], time.perf_counter()
+        for i in range(1, args.searches + 1):
+            service.search(f"{QUERIES[i % len(QUERIES)]} {i % 97}", 10)
+            if i % 1000 == 0:
+                service.wait_for_signals()
+                samples.append((i, rss_mb()))
+        figures["seconds"] = round(time.perf_counter() - started, 1)
+        service.close()
+    figures["rss_mb_every_1000_searches"] = [mb for _, mb in samples]
+    if len(samples) >= 2:
+        figures["growth_mb_after_warmup"] = round(samples[-1][1] - samples[0][1], 1)
+    figures["peak_rss_mb"] = rss_mb("VmHWM")
+    figures["cpu_count"] = os.cpu_count()
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,11 +48,11 @@ def test_slider_moves_params(qtbot, controller):
     seen = []
     controller.params_changed.connect(seen.append)
     control = panel.controls["beta_sal"]
-    control.slider.setValue(SLIDER_STEPS // 4)  # beta_sal spans [0, 2] → 0.5 … moved to a quarter = 0.5
+    control.slider.setValue(SLIDER_STEPS // 8)  # beta_sal spans [0, 2]: an eighth is 0.25, the default
     control.slider.setValue(SLIDER_STEPS)
     assert controller.params.beta_sal == pytest.approx(2.0)
     assert control.spin.value() == pytest.approx(2.0)
-    assert [p.beta_sal for p in seen] == [pytest.approx(2.0)]  # 0.5 was already the value: no change
+    assert [p.beta_sal for p in seen] == [pytest.approx(2.0)]  # 0.25 was already the value: no change
 
     integer = panel.controls["d_max"]
     integer.slider.setValue(40)
@@ -62,7 +62,7 @@ def test_slider_moves_params(qtbot, controller):
     assert controller.params.gamma == pytest.approx(0.25)
     assert panel.controls["gamma"].slider.value() == round(0.25 / 0.5 * SLIDER_STEPS)
     # every other field kept its value
-    assert controller.params.replace(beta_sal=0.5, d_max=15, gamma=0.01) == preset("default")
+    assert controller.params.replace(beta_sal=0.25, d_max=15, gamma=0.0) == preset("default")
 
 
 def test_params_move_sliders_without_echo(qtbot, controller):
@@ -192,4 +192,4 @@ def test_preset_selector_sets_every_parameter_and_follows_edits(qtbot, controlle
     panel.controls["gamma"].spin.setValue(0.2)
     assert panel.preset_box.currentIndex() == -1  # edited: no longer a named preset
     panel.preset_box.activated.emit(panel.preset_box.findText("default"))
-    assert controller.params == preset("default") and panel.controls["gamma"].value() == pytest.approx(0.01)
+    assert controller.params == preset("default") and panel.controls["gamma"].value() == pytest.approx(0.0)

@@ -39,6 +39,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--searches", type=int, default=10_000)
+    parser.add_argument("--no-record", action="store_true",
+                        help="searches not logged (no impressions, no search log): separates the log's growth")
     args = parser.parse_args()
     if not Path("/proc/self/status").exists():
         print("RSS is read from /proc (Linux only)", file=sys.stderr)
@@ -47,7 +49,7 @@ def main() -> int:
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
 
-    figures: dict = {"rss_mb_at_start": rss_mb()}
+    figures: dict = {"rss_mb_at_start": rss_mb(), "recorded": not args.no_record}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         shutil.copyfile(args.db, db)
@@ -57,7 +59,7 @@ def main() -> int:
         figures["rss_mb_after_first_search"] = rss_mb()
         samples, started = [], time.perf_counter()
         for i in range(1, args.searches + 1):
-            service.search(f"{QUERIES[i % len(QUERIES)]} {i % 97}", 10)
+            service.search(f"{QUERIES[i % len(QUERIES)]} {i % 97}", 10, record=not args.no_record)
             if i % 1000 == 0:
                 service.wait_for_signals()
                 samples.append((i, rss_mb()))

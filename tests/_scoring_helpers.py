@@ -68,6 +68,7 @@ def random_candidate_set(n: int, seed: int = 0, *, pairs_per_candidate: int = 10
     keep = a != b
     a, b = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
     unique = np.unique(np.stack([a, b], axis=1), axis=0)
+    neighbours = np.flatnonzero(rng.random(max(n - 1, 0)) < 0.4)  # candidates i and i + 1 written one after the other
     return CandidateSet(
         query="random", limit=limit or max(1, n // 3), mode=mode, strategy=strategy, now=NOW,
         entity_ids=np.arange(1, n + 1), distance=distance, knn_rank=knn_rank, fts_rank=fts_rank,
@@ -84,4 +85,5 @@ def random_candidate_set(n: int, seed: int = 0, *, pairs_per_candidate: int = 10
         cooc_last=NOW - rng.uniform(0, 1000 * DAY, len(unique)),
         names=[f"entity {i}" for i in range(n)], entity_types=["Thing"] * n,
         observations=[(f"observation of {i}",) for i in range(n)],
+        context_a=neighbours, context_b=neighbours + 1,
     )

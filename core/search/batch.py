@@ -29,7 +29,7 @@ class CandidateBatch:
     (``(N,)``, same dtypes), ``starts`` ``(S + 1,) int64`` the row offsets of the ``S`` sets, ``segment``
     ``(N,) int64`` the set of each row, ``now`` ``(N,) float64`` the set's scoring time (UTC seconds),
     ``strategies`` the routing strategy of each set, ``bm25_ceiling`` ``(S,) float64`` each set's BM25
-    ceiling, and the co-occurrence pairs as global row indices."""
+    ceiling, and the co-occurrence and context pairs as global row indices."""
 
     starts: np.ndarray
     segment: np.ndarray
@@ -52,6 +52,8 @@ class CandidateBatch:
     cooc_b: np.ndarray
     cooc_count: np.ndarray
     cooc_last: np.ndarray
+    context_a: np.ndarray
+    context_b: np.ndarray
 
     @classmethod
     def of(cls, sets: Sequence[CandidateSet]) -> CandidateBatch:
@@ -62,13 +64,16 @@ class CandidateBatch:
         rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in (
             "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share") else np.int64) for name in _ROW_FIELDS}
         pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
+        context_offsets = np.repeat(starts[:-1], [len(c.context_a) for c in sets])
         return cls(starts=starts, segment=segment, now=np.array([c.now for c in sets], dtype=np.float64)[segment],
                    strategies=tuple(c.strategy for c in sets),
                    bm25_ceiling=np.array([c.bm25_ceiling for c in sets], dtype=np.float64),
                    cooc_a=_concat([c.cooc_a for c in sets], np.int64) + pair_offsets,
                    cooc_b=_concat([c.cooc_b for c in sets], np.int64) + pair_offsets,
                    cooc_count=_concat([c.cooc_count for c in sets], np.float64),
-                   cooc_last=_concat([c.cooc_last for c in sets], np.float64), **rows)
+                   cooc_last=_concat([c.cooc_last for c in sets], np.float64),
+                   context_a=_concat([c.context_a for c in sets], np.int64) + context_offsets,
+                   context_b=_concat([c.context_b for c in sets], np.int64) + context_offsets, **rows)
 
     def __len__(self) -> int:
         """Number of rows (candidates over all sets)."""
@@ -108,6 +113,7 @@ class BatchScores:
     rrf: np.ndarray
     cosine_rel: np.ndarray
     bm25_rel: np.ndarray
+    context: np.ndarray
     base: np.ndarray
     importance: np.ndarray
     salience_boost: np.ndarray
@@ -167,6 +173,13 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
         fts_only = np.isnan(batch.distance)
         base = np.where(fts_only, 0.2 + 0.6 * _min_max(batch, rrf),
                         np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, batch.distance)))
+    # the best relevance among each row's neighbours in creation order (docs/scoring.md "Context")
+    context = np.zeros(n, dtype=np.float64)
+    if len(batch.context_a):
+        np.maximum.at(context, batch.context_a, base[batch.context_b])
+        np.maximum.at(context, batch.context_b, base[batch.context_a])
+    if params.context_weight > 0.0:
+        base = base + params.context_weight * np.maximum(0.0, context - base)
     access_norm = _log_share(batch, np.maximum(batch.access_count.astype(np.float64), 0.0))
     consolidation = _log_share(batch, np.maximum(batch.access_days.astype(np.float64), 0.0))
     degree_norm = np.minimum(np.maximum(batch.degree.astype(np.float64), 0.0), params.d_max) / params.d_max
@@ -195,7 +208,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     final = row_weight * base + (1.0 - row_weight) * limbic_norm
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, batch.segment))
     prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
-    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, base=base, importance=imp,
+    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, context=context, base=base, importance=imp,
                        salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
                        metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
                        cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

@@ -13,7 +13,7 @@ not found by that branch).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,7 +28,7 @@ STRATEGIES = ("cosine_heavy", "limbic_heavy", "hybrid_balanced")
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
-               "status_code", "cooc_a", "cooc_b", "cooc_count")
+               "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b")
 _FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last")
 
 
@@ -67,6 +67,9 @@ class CandidateSet:
         metadata_share: ``(n,) float64`` share of live observations whose kind is ``"metadata"`` (0..1).
         cooc_a, cooc_b: ``(m,) int64`` candidate *indices* (``cooc_a < cooc_b``) of each stored
             co-occurrence pair among the candidates; cooc_count ``(m,) int64``; cooc_last ``(m,) float64``.
+        context_a, context_b: ``(p,) int64`` candidate indices (``context_a < context_b``) of each pair of
+            candidates that are neighbours in creation order (docs/scoring.md "Context"); empty when not
+            gathered (and in sets logged before they existed).
         names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
             observation contents (creation order).
     """
@@ -97,6 +100,8 @@ class CandidateSet:
     observations: tuple[tuple[str, ...], ...]
     cosine_distance: np.ndarray | None = None
     bm25_ceiling: float = 0.0
+    context_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    context_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -127,6 +132,11 @@ class CandidateSet:
             raise ValidationError("co-occurrence arrays differ in length")
         if m and (self.cooc_a.min() < 0 or self.cooc_b.max() >= n or np.any(self.cooc_a >= self.cooc_b)):
             raise ValidationError("co-occurrence pairs must be candidate indices with a < b")
+        p = self.context_a.shape[0]
+        if self.context_b.shape[0] != p:
+            raise ValidationError("context arrays differ in length")
+        if p and (self.context_a.min() < 0 or self.context_b.max() >= n or np.any(self.context_a >= self.context_b)):
+            raise ValidationError("context pairs must be candidate indices with a < b")
         if n and (self.status_code.min() < 0 or self.status_code.max() >= len(STATUSES)):
             raise ValidationError("status codes must index models.STATUSES")
 

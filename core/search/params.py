@@ -65,6 +65,12 @@ class ScoringParams:
         0, 0, 1, "limbic ÷ max", "0: limbic score min–max normalised (seed); 1: divided by its maximum", integer=True)
     created_decay: float = _knob(
         1.0, 0.0, 1.0, "decay if never used", "Share of the decay from created_at for never-accessed memories")
+    context_weight: float = _knob(
+        0.0, 0.0, 1.0, "context α",
+        "Relevance lent by the memories written just before and after: base = own + α·max(0, best neighbour − own)")
+    context_window_hours: float = _knob(
+        1.0, 0.0, 168.0, "context window (h)",
+        "Memories created at most this many hours apart, next to each other in creation order, are neighbours")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

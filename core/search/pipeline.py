@@ -37,6 +37,7 @@ from limbic.core import validation
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
+from limbic.core.search import context
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
 from limbic.core.search.fts import bm25_ceiling, fts_terms, informative_terms, match_expression, tokenizer
 from limbic.core.search.params import ScoringParams
@@ -95,15 +96,19 @@ def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, floa
     return match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize)
 
 
-def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
-    """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``)."""
+def _fts(conn: apsw.Connection, expression: str | None, count: int,
+         only: list[int] | None = None) -> tuple[list[int], dict[int, float]]:
+    """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``);
+    with ``only``, the scores of those rows that match (whatever their rank)."""
     if expression is None:
         return [], {}
+    sql = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ?1 ORDER BY rank LIMIT ?2"
+    args: tuple[str, int | str] = (expression, count)
+    if only is not None:
+        sql = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
+        args = (expression, json.dumps(only))
     try:
-        rows: list[tuple[Any, ...]] = conn.execute(
-            "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
-            (expression, count),
-        ).fetchall()
+        rows: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
         raise ValidationError("the query could not be searched as text; try other words") from exc
     scored = [(int(rowid), float(score)) for rowid, score in rows]
@@ -133,12 +138,15 @@ WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM j
 
 def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
             knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
-            bm25: dict[int, float], cosine_distances: dict[int, float], ceiling: float) -> CandidateSet:
-    """Signals and display data of the merged candidates (entities that vanished are dropped)."""
+            bm25: dict[int, float], cosine_distances: dict[int, float], ceiling: float,
+            around: dict[int, tuple[int, ...]]) -> CandidateSet:
+    """Signals and display data of the merged candidates (entities that vanished are dropped);
+    ``around``: each candidate's neighbours in creation order (:mod:`limbic.core.search.context`)."""
     ids_json = json.dumps([int(i) for i in ids])
     rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
     keep = np.array([int(i) in rows for i in ids], dtype=bool)
     ids, knn_rank, fts_rank = ids[keep], knn_rank[keep], fts_rank[keep]
+    context_a, context_b = context.pairs(ids.tolist(), around)
     index = {int(eid): i for i, eid in enumerate(ids)}
     observations: dict[int, list[str]] = defaultdict(list)
     metadata = np.zeros(len(ids), dtype=np.float64)
@@ -170,7 +178,26 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         cooc_last=np.array([p[3] for p in pairs], dtype=np.float64),
         names=tuple(r[1] for r in ordered), entity_types=tuple(r[2] for r in ordered),
         observations=tuple(tuple(observations.get(int(e), ())) for e in ids),
+        context_a=np.array(context_a, dtype=np.int64), context_b=np.array(context_b, dtype=np.int64),
     )
+
+
+def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_rank: np.ndarray,
+                  seeds: list[int], params: ScoringParams, expression: str | None,
+                  bm25: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[int, ...]]]:
+    """The merged candidates plus, when ``params.context_weight`` > 0, the neighbours in creation order of
+    ``seeds`` (each branch's first ``limit`` results; none without a model, so that a full-text-only search
+    returns only text matches; docs/scoring.md "Context") with no branch rank; their BM25 scores are added
+    to ``bm25``. Returns the arrays and every candidate's neighbours."""
+    if params.context_weight <= 0.0 or not seeds:
+        return ids, knn_rank, fts_rank, context.neighbours(conn, ids.tolist(), params.context_window_hours)
+    added, around = context.extend(conn, ids.tolist(), seeds, params.context_window_hours)
+    if not added:
+        return ids, knn_rank, fts_rank, around
+    bm25.update(_fts(conn, expression, len(added), only=added)[1])
+    zeros = np.zeros(len(added), dtype=np.int64)
+    return (np.concatenate([ids, np.array(added, dtype=np.int64)]), np.concatenate([knn_rank, zeros]),
+            np.concatenate([fts_rank, zeros]), around)
 
 
 def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, limit: int = 10,
@@ -227,15 +254,19 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         expression, ceiling = _fts_expression(conn, query)
         fts_ids, bm25 = _fts(conn, expression, per_branch)
         timings["fts"] = _ms(stage)
-        cosine_distances = dict(distances)
-        unscored = [eid for eid in fts_ids if eid not in distances]
-        if similarities is not None and unscored:  # the FTS-only candidates' cosines, from the same pass
-            cosine_distances.update(similarities.distances(unscored))
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
         stage = time.perf_counter()
+        seeds = knn_ids[:limit] + fts_ids[:limit] if similarities is not None else []
+        ids, knn_rank, fts_rank, around = _with_context(conn, ids, knn_rank, fts_rank, seeds, params, expression, bm25)
+        cosine_distances = dict(distances)
+        unscored = [eid for eid in ids.tolist() if eid not in distances]
+        if similarities is not None and unscored:  # the other candidates' cosines, from the same pass
+            cosine_distances.update(similarities.distances(unscored))
+        timings["context"] = _ms(stage)
+        stage = time.perf_counter()
         candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25,
-                             cosine_distances, ceiling)
+                             cosine_distances, ceiling, around)
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()

@@ -15,7 +15,8 @@ from limbic.core.search.params import ScoringParams
 SEED = ScoringParams()
 
 DEFAULT = SEED.replace(relevance_fusion=1, bm25_weight=0.5, bm25_ceiling_share=1.0, bm25_exponent=2.0,
-                       limbic_ratio=1, created_decay=0.0, beta_sal=0.25, gamma=0.0)
+                       limbic_ratio=1, created_decay=0.0, beta_sal=0.25, gamma=0.0,
+                       context_weight=0.5)
 """Relevance first (docs/scoring.md "Base relevance"): base relevance mixes the cosine divided by the best
 cosine (0.5) with the squared share of what the query can score in BM25 (0.5; BM25 divided by the larger
 of the best BM25 and the query's Σ idf), so a weak partial keyword match counts little; the limbic

@@ -127,6 +127,25 @@ def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: Scorin
     return (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
 
 
+def neighbour_relevance(own: np.ndarray, context_a: np.ndarray, context_b: np.ndarray) -> np.ndarray:
+    """The best ``own`` relevance among each candidate's neighbours in creation order, ``(n,) float64``
+    (0 without one); ``context_a``/``context_b`` are the index pairs of :class:`CandidateSet`
+    (docs/scoring.md "Context")."""
+    own = np.asarray(own, dtype=np.float64)
+    best = np.zeros_like(own)
+    a, b = np.asarray(context_a, dtype=np.int64), np.asarray(context_b, dtype=np.int64)
+    np.maximum.at(best, a, own[b])
+    np.maximum.at(best, b, own[a])
+    return best
+
+
+def with_context(own: np.ndarray, context: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """``own + α·max(0, context − own)`` with ``α = params.context_weight``, ``(n,) float64``: a memory gets
+    the share α of what its best neighbour has more (never less than its own; docs/scoring.md "Context")."""
+    own = np.asarray(own, dtype=np.float64)
+    return own + params.context_weight * np.maximum(0.0, np.asarray(context, dtype=np.float64) - own)
+
+
 def importance_terms(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
                      params: ScoringParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(access_norm, degree_norm, consolidation)``, each ``(n,) float64`` (seed 000 "importance(e)").
@@ -212,13 +231,16 @@ class Scores:
     ``(n,) int64``: candidate indices best first (docs/scoring.md names each quantity).
 
     ``cosine_rel``/``bm25_rel`` are the branches' scores divided by their best (used only when
-    ``relevance_fusion`` = 1); ``base`` is the base relevance; ``prior`` the product of the limbic
+    ``relevance_fusion`` = 1); ``context`` the best relevance among the candidate's neighbours in
+    creation order (before their own context; 0 without one); ``base`` is the base relevance, with its
+    context when ``context_weight`` > 0; ``prior`` the product of the limbic
     factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
     """
 
     rrf: np.ndarray
     cosine_rel: np.ndarray
     bm25_rel: np.ndarray
+    context: np.ndarray
     base: np.ndarray
     importance: np.ndarray
     salience_boost: np.ndarray
@@ -246,7 +268,8 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
     :func:`limbic.core.search.batch.score_batch` on a batch of one.
     """
     batch = score_batch(CandidateBatch.of([candidates]), params)
-    return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel, base=batch.base,
+    return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel, context=batch.context,
+                  base=batch.base,
                   importance=batch.importance, salience_boost=batch.salience_boost,
                   temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost,
                   status_multiplier=batch.status_multiplier, metadata_penalty=batch.metadata_penalty,
@@ -265,7 +288,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
     ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
-    ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
+    ``context``, ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
     ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
     ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
     computes, so they agree with :func:`limbic.core.search.pipeline.rerank`.
@@ -311,7 +334,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "degree_norm": float(degree_norm[index]),
         "consolidation": float(consolidation[index]),
     }
-    for name in ("rrf", "cosine_rel", "bm25_rel", "base", "importance", "salience_boost", "temporal_factor",
+    for name in ("rrf", "cosine_rel", "bm25_rel", "context", "base", "importance", "salience_boost", "temporal_factor",
                  "cooc_boost", "status_multiplier", "metadata_penalty", "prior", "limbic_score", "limbic_norm",
                  "final_score"):
         out[name] = float(getattr(scores, name)[index])

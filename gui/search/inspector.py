@@ -47,11 +47,18 @@ def _base_line(e: dict[str, Any], params: ScoringParams) -> str:
         bm25 = "0 (not found by full text)" if e["bm25"] is None else \
             f"({e['bm25']:.3f} / {e['bm25_denominator']:.3f}){power}"
         w = params.bm25_weight
-        return (f"base = {1 - w:g} × cosine {cosine} / best {best_cosine} + {w:g} × BM25 {bm25}"
-                f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{e['base']:.4f}</b>")
+        name, own = ("own", (1 - w) * e["cosine_rel"] + w * e["bm25_rel"]) if params.context_weight else ("base", e["base"])
+        return (f"{name} = {1 - w:g} × cosine {cosine} / best {best_cosine} + {w:g} × BM25 {bm25}"
+                f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{own:.4f}</b>")
     if e["distance"] is not None:
         return f"base = cosine = max(0, 1 − {e['distance']:.4f}) = <b>{e['base']:.4f}</b>"
     return f"base = 0.2 + 0.6 × norm_rrf = <b>{e['base']:.4f}</b> (found by full text only)"
+
+
+def _context_line(e: dict[str, Any], params: ScoringParams) -> str:
+    a = params.context_weight
+    return (f"base = own + {a:g} × max(0, context {e['context']:.4f} − own) = <b>{e['base']:.4f}</b>"
+            f" &nbsp;(context: the best relevance among the memories written just before and after it)")
 
 
 def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:
@@ -79,6 +86,8 @@ def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
         Factor("final", e["final_score"], 0.0),
     )
     lines = [_base_line(e, params)]
+    if params.context_weight and params.relevance_fusion:
+        lines.append(_context_line(e, params))
     if e["max_access"] > 0:
         lines.append(
             f"access = log₂(1+{e['access_count']}) / log₂(1+{e['max_access']}) = {e['access_norm']:.4f}; "

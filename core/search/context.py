@@ -17,14 +17,16 @@ import apsw
 
 SECONDS_PER_HOUR = 3600.0
 
+# Two index seeks per side (same creation time, then the nearest other time within the window): a row-value
+# comparison on (created_at, id) seeks on created_at only and scanned every entity of one import (10 ms at 10k).
 _NEIGHBOURS = """
 SELECT e.id,
-  (SELECT p.id FROM entities p
-    WHERE (p.created_at, p.id) < (e.created_at, e.id) AND p.created_at >= e.created_at - ?2
-    ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
-  (SELECT n.id FROM entities n
-    WHERE (n.created_at, n.id) > (e.created_at, e.id) AND n.created_at <= e.created_at + ?2
-    ORDER BY n.created_at, n.id LIMIT 1)
+  coalesce((SELECT max(p.id) FROM entities p WHERE p.created_at = e.created_at AND p.id < e.id),
+           (SELECT p.id FROM entities p WHERE p.created_at < e.created_at AND p.created_at >= e.created_at - ?2
+             ORDER BY p.created_at DESC, p.id DESC LIMIT 1)),
+  coalesce((SELECT min(n.id) FROM entities n WHERE n.created_at = e.created_at AND n.id > e.id),
+           (SELECT n.id FROM entities n WHERE n.created_at > e.created_at AND n.created_at <= e.created_at + ?2
+             ORDER BY n.created_at, n.id LIMIT 1))
 FROM entities e WHERE e.id IN (SELECT value FROM json_each(?1))
 """
 

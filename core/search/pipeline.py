@@ -48,6 +48,7 @@ from limbic.core.store.database import vector_dimension
 from limbic.core.store.vector_index import Similarities, VectorIndex
 
 METADATA_KIND = "metadata"
+CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds
 _VOCAB = "limbic_fts_vocab"  # per-connection fts5vocab over entity_fts (temp schema: nothing is written)
 
 
@@ -96,19 +97,15 @@ def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, floa
     return match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize)
 
 
-def _fts(conn: apsw.Connection, expression: str | None, count: int,
-         only: list[int] | None = None) -> tuple[list[int], dict[int, float]]:
-    """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``);
-    with ``only``, the scores of those rows that match (whatever their rank)."""
+def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
+    """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``)."""
     if expression is None:
         return [], {}
-    sql = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ?1 ORDER BY rank LIMIT ?2"
-    args: tuple[str, int | str] = (expression, count)
-    if only is not None:
-        sql = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
-        args = (expression, json.dumps(only))
     try:
-        rows: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
+        rows: list[tuple[Any, ...]] = conn.execute(
+            "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
+            (expression, count),
+        ).fetchall()
     except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
         raise ValidationError("the query could not be searched as text; try other words") from exc
     scored = [(int(rowid), float(score)) for rowid, score in rows]
@@ -183,18 +180,19 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
 
 
 def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_rank: np.ndarray,
-                  seeds: list[int], params: ScoringParams, expression: str | None,
+                  seeds: list[int], params: ScoringParams, deeper_bm25: dict[int, float],
                   bm25: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[int, ...]]]:
     """The merged candidates plus, when ``params.context_weight`` > 0, the neighbours in creation order of
     ``seeds`` (each branch's first ``limit`` results; none without a model, so that a full-text-only search
     returns only text matches; docs/scoring.md "Context") with no branch rank; their BM25 scores are added
-    to ``bm25``. Returns the arrays and every candidate's neighbours."""
+    to ``bm25`` from ``deeper_bm25`` (full text's first ``CONTEXT_DEPTH`` × branch size rows; 0 below them,
+    as for a row that does not match). Returns the arrays and every candidate's neighbours."""
     if params.context_weight <= 0.0 or not seeds:
         return ids, knn_rank, fts_rank, context.neighbours(conn, ids.tolist(), params.context_window_hours)
     added, around = context.extend(conn, ids.tolist(), seeds, params.context_window_hours)
     if not added:
         return ids, knn_rank, fts_rank, around
-    bm25.update(_fts(conn, expression, len(added), only=added)[1])
+    bm25.update({entity_id: deeper_bm25[entity_id] for entity_id in added if entity_id in deeper_bm25})
     zeros = np.zeros(len(added), dtype=np.int64)
     return (np.concatenate([ids, np.array(added, dtype=np.int64)]), np.concatenate([knn_rank, zeros]),
             np.concatenate([fts_rank, zeros]), around)
@@ -252,13 +250,16 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
         expression, ceiling = _fts_expression(conn, query)
-        fts_ids, bm25 = _fts(conn, expression, per_branch)
+        with_context = params.context_weight > 0.0 and vector is not None
+        fts_ids, deeper_bm25 = _fts(conn, expression, per_branch * (CONTEXT_DEPTH if with_context else 1))
+        fts_ids = fts_ids[:per_branch]
+        bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
         timings["fts"] = _ms(stage)
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
         stage = time.perf_counter()
         seeds = knn_ids[:limit] + fts_ids[:limit] if similarities is not None else []
-        ids, knn_rank, fts_rank, around = _with_context(conn, ids, knn_rank, fts_rank, seeds, params, expression, bm25)
+        ids, knn_rank, fts_rank, around = _with_context(conn, ids, knn_rank, fts_rank, seeds, params, deeper_bm25, bm25)
         cosine_distances = dict(distances)
         unscored = [eid for eid in ids.tolist() if eid not in distances]
         if similarities is not None and unscored:  # the other candidates' cosines, from the same pass

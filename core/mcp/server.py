@@ -401,8 +401,10 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     write, read = _annotations(False), _annotations(True, idempotent=True)
     for fn, title, description, annotations in (
         (search_semantic, "Search by Meaning",
-         "Search the memory by meaning (embedding KNN + full text, fused by RRF) and re-rank by the limbic "
-         "score: salience, recency, co-occurrence and status. Each result carries its score breakdown. "
+         "Search the memory by meaning and by keyword (embedding KNN + full text, both branches' evidence "
+         "fused), lift the memories written just before or after a strong match (their context), and re-rank "
+         "by the limbic score: salience, recency, co-occurrence and status. Each result carries its score "
+         "breakdown. "
          "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "
          "text only and says so in 'mode'. Being returned by a search is an impression, not a use: it does "
          "not raise salience. Call mark_used (with the returned searchId) or open_nodes / get_entity for the "

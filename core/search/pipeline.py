@@ -182,12 +182,12 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
 def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_rank: np.ndarray,
                   seeds: list[int], params: ScoringParams, deeper_bm25: dict[int, float],
                   bm25: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[int, ...]]]:
-    """The merged candidates plus, when ``params.context_weight`` > 0, the neighbours in creation order of
-    ``seeds`` (each branch's first ``limit`` results; none without a model, so that a full-text-only search
-    returns only text matches; docs/scoring.md "Context") with no branch rank; their BM25 scores are added
-    to ``bm25`` from ``deeper_bm25`` (full text's first ``CONTEXT_DEPTH`` × branch size rows; 0 below them,
-    as for a row that does not match). Returns the arrays and every candidate's neighbours."""
-    if params.context_weight <= 0.0 or not seeds:
+    """The merged candidates plus the neighbours in creation order of ``seeds`` (each branch's first
+    ``limit`` results when context is on and a model ran, else none, so that a full-text-only search returns
+    only text matches; docs/scoring.md "Context") with no branch rank; their BM25 scores are added to
+    ``bm25`` from ``deeper_bm25`` (full text's first ``CONTEXT_DEPTH`` × branch size rows; 0 below them, as
+    for a row that does not match). Returns the arrays and every candidate's neighbours."""
+    if not seeds:
         return ids, knn_rank, fts_rank, context.neighbours(conn, ids.tolist(), params.context_window_hours)
     added, around = context.extend(conn, ids.tolist(), seeds, params.context_window_hours)
     if not added:
@@ -250,7 +250,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
         expression, ceiling = _fts_expression(conn, query)
-        with_context = params.context_weight > 0.0 and vector is not None
+        with_context = params.context_weight > 0.0 and similarities is not None
         fts_ids, deeper_bm25 = _fts(conn, expression, per_branch * (CONTEXT_DEPTH if with_context else 1))
         fts_ids = fts_ids[:per_branch]
         bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
@@ -258,7 +258,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
         ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
         stage = time.perf_counter()
-        seeds = knn_ids[:limit] + fts_ids[:limit] if similarities is not None else []
+        seeds = knn_ids[:limit] + fts_ids[:limit] if with_context else []
         ids, knn_rank, fts_rank, around = _with_context(conn, ids, knn_rank, fts_rank, seeds, params, deeper_bm25, bm25)
         cosine_distances = dict(distances)
         unscored = [eid for eid in ids.tolist() if eid not in distances]

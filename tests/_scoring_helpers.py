@@ -69,6 +69,7 @@ def random_candidate_set(n: int, seed: int = 0, *, pairs_per_candidate: int = 10
     a, b = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
     unique = np.unique(np.stack([a, b], axis=1), axis=0)
     neighbours = np.flatnonzero(rng.random(max(n - 1, 0)) < 0.4)  # candidates i and i + 1 written one after the other
+    matched = np.repeat(np.arange(n), rng.integers(0, 3, n))  # observations the full-text index matched
     return CandidateSet(
         query="random", limit=limit or max(1, n // 3), mode=mode, strategy=strategy, now=NOW,
         entity_ids=np.arange(1, n + 1), distance=distance, knn_rank=knn_rank, fts_rank=fts_rank,
@@ -86,4 +87,7 @@ def random_candidate_set(n: int, seed: int = 0, *, pairs_per_candidate: int = 10
         names=[f"entity {i}" for i in range(n)], entity_types=["Thing"] * n,
         observations=[(f"observation of {i}",) for i in range(n)],
         context_a=neighbours, context_b=neighbours + 1,
+        observation_row=matched,
+        observation_cosine=np.where(rng.random(len(matched)) < 0.1, np.nan, rng.uniform(-0.2, 0.9, len(matched))),
+        observation_bm25=rng.uniform(0.0, 12.0, len(matched)), observation_bm25_ceiling=float(rng.uniform(0.0, 20.0)),
     )

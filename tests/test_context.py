@@ -48,7 +48,9 @@ def conversation(tmp_path):
 
 
 def _own(shown: dict, params) -> float:
-    return (1 - params.bm25_weight) * shown["cosine_rel"] + params.bm25_weight * shown["bm25_rel"]
+    """Relevance before context: the entity's fused relevance mixed with its best observation's."""
+    entity = (1 - params.bm25_weight) * shown["cosine_rel"] + params.bm25_weight * shown["bm25_rel"]
+    return (1 - params.observation_weight) * entity + params.observation_weight * shown["observation"]
 
 
 def test_the_answer_next_to_the_matching_turn_is_lifted_by_its_context(conversation):

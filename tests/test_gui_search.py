@@ -183,8 +183,9 @@ def test_inspector_writes_out_the_scorers_numbers():
     default = preset("default")  # the fused base and the ratio normalisation are written out too
     lines = describe(candidates, default, 0).lines
     scored = next(r for r in rerank(candidates, default) if r.name == "FastMCP")
-    assert lines[0].startswith("own = 0.5 × cosine 0.6500 / best 0.6500 + 0.5 × BM25 0 (not found by full text)")
-    assert lines[1].startswith("base = own + 0.5 × max(0, context 0.0000 − own) = ")  # no neighbour among them
+    assert lines[0].startswith("entity = 0.5 × cosine 0.6500 / best 0.6500 + 0.5 × BM25 0 (not found by full text)")
+    assert lines[1].startswith("own = 0.6 × entity 0.5000 + 0.4 × best observation 0.5000 = ")  # no keyword hit
+    assert lines[2].startswith("base = own + 0.5 × max(0, context 0.0000 − own) = ")  # no neighbour among them
     keyword = next(i for i, r in enumerate(candidates.fts_rank) if r > 0)
     shown = explain(candidates, default, keyword)
     assert f"× BM25 ({shown['bm25']:.3f} / {shown['bm25_denominator']:.3f})^2 = " in describe(candidates, default, keyword).lines[0]

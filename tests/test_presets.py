@@ -3,6 +3,7 @@ bounded priors; ``explain`` agrees with ``rerank``; the stemmed full-text index 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 
@@ -31,7 +32,8 @@ def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says
     seed, default = preset("seed").to_dict(), preset("default").to_dict()
     assert {k: v for k, v in default.items() if seed[k] != v} == {
         "relevance_fusion": 1, "limbic_ratio": 1, "created_decay": 0.0,
-        "bm25_ceiling_share": 1.0, "bm25_exponent": 2.0, "beta_sal": 0.25, "gamma": 0.0, "context_weight": 0.5}
+        "bm25_ceiling_share": 1.0, "bm25_exponent": 2.0, "beta_sal": 0.25, "gamma": 0.0, "context_weight": 0.5,
+        "observation_weight": 0.4, "observation_ceiling_share": 1.0}
     assert default["prior_exponent"] == 1.0
     with pytest.raises(ValidationError, match="default, seed"):
         preset("best")
@@ -39,8 +41,11 @@ def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says
 
 def test_default_fuses_branches_seed_takes_the_cosine():
     # index 0: the keyword hit (BM25 best, cosine 0.30); index 1: the cosine's favourite (0.60, no keyword)
-    cs = candidate_set([{"distance": 0.70, "knn_rank": 2, "fts_rank": 1, "bm25": 8.0},
-                        {"distance": 0.40, "knn_rank": 1, "fts_rank": 0, "bm25": None}])
+    # its one observation holds the keyword match (observation_fts BM25 8.0, cosine 0.30)
+    cs = dataclasses.replace(
+        candidate_set([{"distance": 0.70, "knn_rank": 2, "fts_rank": 1, "bm25": 8.0},
+                       {"distance": 0.40, "knn_rank": 1, "fts_rank": 0, "bm25": None}]),
+        observation_row=[0], observation_cosine=[0.30], observation_bm25=[8.0])
     seed = rerank(cs, preset("seed"))
     default = rerank(cs, preset("default"))
     assert [r.entity_id for r in seed] == [2, 1]

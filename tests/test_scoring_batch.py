@@ -24,6 +24,9 @@ def _single_set_reference(cs: CandidateSet, p: ScoringParams) -> tuple[np.ndarra
                                                     p.bm25_exponent)
     base = scoring.fused_relevance(cosine_rel, bm25_rel, p) if p.relevance_fusion \
         else scoring.base_relevance(cs.distance, rrf)
+    if p.relevance_fusion and p.observation_weight > 0:
+        mu = p.observation_weight
+        base = (1 - mu) * base + mu * scoring.observation_relevance(cs, cosine_rel, p)
     if p.context_weight > 0:
         base = scoring.with_context(base, scoring.neighbour_relevance(base, cs.context_a, cs.context_b), p)
     salience = 1.0 + p.beta_sal * scoring.importance(cs.access_count, cs.access_days, cs.degree, p)

@@ -29,13 +29,14 @@ class CandidateBatch:
     (``(N,)``, same dtypes), ``starts`` ``(S + 1,) int64`` the row offsets of the ``S`` sets, ``segment``
     ``(N,) int64`` the set of each row, ``now`` ``(N,) float64`` the set's scoring time (UTC seconds),
     ``strategies`` the routing strategy of each set, ``bm25_ceiling`` ``(S,) float64`` each set's BM25
-    ceiling, and the co-occurrence and context pairs as global row indices."""
+    ceiling, the co-occurrence and context pairs and the observation evidence rows as global row indices."""
 
     starts: np.ndarray
     segment: np.ndarray
     now: np.ndarray
     strategies: tuple[str, ...]
     bm25_ceiling: np.ndarray
+    observation_bm25_ceiling: np.ndarray
     distance: np.ndarray
     cosine_distance: np.ndarray
     knn_rank: np.ndarray
@@ -54,6 +55,10 @@ class CandidateBatch:
     cooc_last: np.ndarray
     context_a: np.ndarray
     context_b: np.ndarray
+    observation_row: np.ndarray
+    observation_segment: np.ndarray
+    observation_cosine: np.ndarray
+    observation_bm25: np.ndarray
 
     @classmethod
     def of(cls, sets: Sequence[CandidateSet]) -> CandidateBatch:
@@ -65,15 +70,22 @@ class CandidateBatch:
             "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share") else np.int64) for name in _ROW_FIELDS}
         pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
         context_offsets = np.repeat(starts[:-1], [len(c.context_a) for c in sets])
+        observation_counts = [len(c.observation_row) for c in sets]
+        observation_offsets = np.repeat(starts[:-1], observation_counts)
         return cls(starts=starts, segment=segment, now=np.array([c.now for c in sets], dtype=np.float64)[segment],
                    strategies=tuple(c.strategy for c in sets),
                    bm25_ceiling=np.array([c.bm25_ceiling for c in sets], dtype=np.float64),
+                   observation_bm25_ceiling=np.array([c.observation_bm25_ceiling for c in sets], dtype=np.float64),
                    cooc_a=_concat([c.cooc_a for c in sets], np.int64) + pair_offsets,
                    cooc_b=_concat([c.cooc_b for c in sets], np.int64) + pair_offsets,
                    cooc_count=_concat([c.cooc_count for c in sets], np.float64),
                    cooc_last=_concat([c.cooc_last for c in sets], np.float64),
                    context_a=_concat([c.context_a for c in sets], np.int64) + context_offsets,
-                   context_b=_concat([c.context_b for c in sets], np.int64) + context_offsets, **rows)
+                   context_b=_concat([c.context_b for c in sets], np.int64) + context_offsets,
+                   observation_row=_concat([c.observation_row for c in sets], np.int64) + observation_offsets,
+                   observation_segment=np.repeat(np.arange(len(sets), dtype=np.int64), observation_counts),
+                   observation_cosine=_concat([c.observation_cosine for c in sets], np.float64),
+                   observation_bm25=_concat([c.observation_bm25 for c in sets], np.float64), **rows)
 
     def __len__(self) -> int:
         """Number of rows (candidates over all sets)."""
@@ -113,6 +125,7 @@ class BatchScores:
     rrf: np.ndarray
     cosine_rel: np.ndarray
     bm25_rel: np.ndarray
+    observation: np.ndarray
     context: np.ndarray
     base: np.ndarray
     importance: np.ndarray
@@ -151,6 +164,31 @@ def _decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray
     return np.maximum(floor, np.exp(-params.lambda_hourly * np.maximum(hours, 0.0)))
 
 
+def _best_observation(batch: CandidateBatch, cosine_rel: np.ndarray, cosine_best: np.ndarray,
+                      params: ScoringParams) -> np.ndarray:
+    """The fused relevance of each row's best observation, ``(N,) float64`` (docs/scoring.md "Observation
+    evidence"): ``(1 − w)·cos_o / best cosine + w·(BM25_o / D)^p`` over the observations the full-text
+    index matched, and at least ``(1 − w)·cosine_rel`` (the best observation without a keyword hit, or the
+    entity's passage vector); ``w`` is ``bm25_weight``, ``p`` ``observation_bm25_exponent`` and ``D`` the
+    larger of the set's best observation BM25 and ``observation_ceiling_share`` × the query's Σ idf in
+    ``observation_fts``."""
+    w = params.bm25_weight
+    best = (1.0 - w) * cosine_rel
+    if not len(batch.observation_row):
+        return best
+    keyword = np.where(np.isnan(batch.observation_bm25), 0.0, batch.observation_bm25)
+    keyword_best = params.observation_ceiling_share * batch.observation_bm25_ceiling
+    np.maximum.at(keyword_best, batch.observation_segment, keyword)
+    keyword_best = keyword_best[batch.observation_segment]
+    cos_best = cosine_best[batch.observation_segment]
+    cosine = np.where(np.isnan(batch.observation_cosine), 0.0, np.maximum(0.0, batch.observation_cosine))
+    cosine_share = np.where(cos_best > 0.0, cosine / np.where(cos_best > 0.0, cos_best, 1.0), 0.0)
+    keyword_share = np.where(keyword_best > 0.0, keyword / np.where(keyword_best > 0.0, keyword_best, 1.0), 0.0)
+    fused = (1.0 - w) * cosine_share + w * keyword_share ** params.observation_bm25_exponent
+    np.maximum.at(best, batch.observation_row, fused)
+    return best
+
+
 def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     """Score every candidate set of ``batch`` with ``params`` (pure numpy; the formula is that of
     :func:`limbic.core.search.scoring.score_candidates`, docs/scoring.md): per-set maxima and minima,
@@ -161,14 +199,20 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     cosine = np.maximum(0.0, 1.0 - batch.cosine_distance)
     found = ~np.isnan(cosine)
     lowest_found = batch.segment_min(np.where(found, cosine, np.inf), np.inf)[batch.segment]
-    cosine_rel = _ratio_to_best(batch, np.where(found, cosine, np.where(np.isinf(lowest_found), 0.0, lowest_found)))
+    cosine = np.where(found, cosine, np.where(np.isinf(lowest_found), 0.0, lowest_found))
+    cosine_best = batch.segment_max(cosine, 0.0)
+    cosine_rel = _ratio_to_best(batch, cosine)
     keyword = np.maximum(0.0, np.where(np.isnan(batch.bm25), 0.0, batch.bm25))
     keyword_best = np.maximum(batch.segment_max(keyword, 0.0), params.bm25_ceiling_share * batch.bm25_ceiling)
     keyword_best = keyword_best[batch.segment]
     bm25_rel = np.where(keyword_best > 0.0, keyword / np.where(keyword_best > 0.0, keyword_best, 1.0),
                         0.0) ** params.bm25_exponent
+    observation = np.zeros(n, dtype=np.float64)
     if params.relevance_fusion:
         base = (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
+        if params.observation_weight > 0.0:
+            observation = _best_observation(batch, cosine_rel, cosine_best, params)
+            base = (1.0 - params.observation_weight) * base + params.observation_weight * observation
     else:
         fts_only = np.isnan(batch.distance)
         base = np.where(fts_only, 0.2 + 0.6 * _min_max(batch, rrf),
@@ -208,7 +252,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     final = row_weight * base + (1.0 - row_weight) * limbic_norm
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, batch.segment))
     prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
-    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, context=context, base=base, importance=imp,
+    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, observation=observation, context=context, base=base, importance=imp,
                        salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
                        metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
                        cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

@@ -28,8 +28,9 @@ STRATEGIES = ("cosine_heavy", "limbic_heavy", "hybrid_balanced")
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
-               "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b")
-_FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last")
+               "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b", "observation_row")
+_FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last",
+                 "observation_cosine", "observation_bm25")
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -70,6 +71,12 @@ class CandidateSet:
         context_a, context_b: ``(p,) int64`` candidate indices (``context_a < context_b``) of each pair of
             candidates that are neighbours in creation order (docs/scoring.md "Context"); empty when not
             gathered (and in sets logged before they existed).
+        observation_row, observation_cosine, observation_bm25: ``(q,)`` one entry per live observation of a
+            candidate that the full-text index matched (docs/scoring.md "Observation evidence"): the
+            candidate index (``int64``), the observation vector's cosine similarity (``float64``, ``nan``
+            without a vector) and its BM25 in ``observation_fts`` (sign flipped, ≥ 0); empty when not
+            gathered (and in sets logged before they existed). ``observation_bm25_ceiling``: the query's
+            ``Σ idf`` in ``observation_fts`` (as ``bm25_ceiling``; 0 when unknown).
         names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
             observation contents (creation order).
     """
@@ -100,8 +107,12 @@ class CandidateSet:
     observations: tuple[tuple[str, ...], ...]
     cosine_distance: np.ndarray | None = None
     bm25_ceiling: float = 0.0
+    observation_bm25_ceiling: float = 0.0
     context_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     context_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    observation_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    observation_cosine: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    observation_bm25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -110,9 +121,11 @@ class CandidateSet:
             raise ValidationError(f"unknown routing strategy {self.strategy!r}")
         if self.cosine_distance is None:
             object.__setattr__(self, "cosine_distance", self.distance)
-        if not math.isfinite(self.bm25_ceiling) or self.bm25_ceiling < 0:
-            raise ValidationError(f"bm25_ceiling must be a finite number ≥ 0, got {self.bm25_ceiling!r}")
-        object.__setattr__(self, "bm25_ceiling", float(self.bm25_ceiling))
+        for name in ("bm25_ceiling", "observation_bm25_ceiling"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValidationError(f"{name} must be a finite number ≥ 0, got {value!r}")
+            object.__setattr__(self, name, float(value))
         for name in _INT_ARRAYS:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
         for name in _FLOAT_ARRAYS:
@@ -137,6 +150,13 @@ class CandidateSet:
             raise ValidationError("context arrays differ in length")
         if p and (self.context_a.min() < 0 or self.context_b.max() >= n or np.any(self.context_a >= self.context_b)):
             raise ValidationError("context pairs must be candidate indices with a < b")
+        q = self.observation_row.shape[0]
+        if self.observation_cosine.shape[0] != q or self.observation_bm25.shape[0] != q:
+            raise ValidationError("observation evidence arrays differ in length")
+        if q and (self.observation_row.min() < 0 or self.observation_row.max() >= n):
+            raise ValidationError("observation evidence rows must be candidate indices")
+        if q and np.any(self.observation_bm25[~np.isnan(self.observation_bm25)] < 0):
+            raise ValidationError("observation BM25 scores must be ≥ 0")
         if n and (self.status_code.min() < 0 or self.status_code.max() >= len(STATUSES)):
             raise ValidationError("status codes must index models.STATUSES")
 

@@ -71,6 +71,14 @@ class ScoringParams:
     context_window_hours: float = _knob(
         1.0, 0.0, 168.0, "context window (h)",
         "Memories created at most this many hours apart, next to each other in creation order, are neighbours")
+    observation_weight: float = _knob(
+        0.0, 0.0, 1.0, "observation μ",
+        "Share of the best single observation in fused relevance: base = (1 − μ)·entity + μ·best observation")
+    observation_ceiling_share: float = _knob(
+        0.0, 0.0, 1.0, "observation ceiling share",
+        "An observation's BM25 is divided by max(best observation, share × Σ IDF of the query terms in observations)")
+    observation_bm25_exponent: float = _knob(
+        1.0, 1.0, 4.0, "observation BM25 exponent", "An observation's BM25 evidence is (BM25 / its divisor)^p")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -7,7 +7,9 @@
    only as quoted pieces (:mod:`limbic.core.fts`), joined with OR, leaving out pieces found in half
    of the rows or more when a rarer one remains (their BM25 IDF is clamped to 1e-6: they would not
    change the order, only make FTS5 score every row). Document frequencies come from an
-   ``fts5vocab`` table in the connection's ``temp`` schema; the database file is never written.
+   ``fts5vocab`` table in the connection's ``temp`` schema; the database file is never written. The same
+   expression over ``observation_fts`` gives the best matching live observations and their BM25, the
+   observation evidence of the candidates (docs/scoring.md "Observation evidence").
 3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance.
 4. Signals and display data for all candidates in three queries with ``json_each`` id lists
    (entities + access + access days + degree; live observations; co-occurrences among candidates).
@@ -49,7 +51,8 @@ from limbic.core.store.vector_index import Similarities, VectorIndex
 
 METADATA_KIND = "metadata"
 CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds
-_VOCAB = "limbic_fts_vocab"  # per-connection fts5vocab over entity_fts (temp schema: nothing is written)
+# per-connection fts5vocab tables over each full-text index (temp schema: nothing is written)
+_VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,21 +83,32 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, float]:
+def _document_frequencies(conn: apsw.Connection, table: str, tokens: str) -> dict[str, int]:
+    """Rows of FTS5 ``table`` holding each of ``tokens`` (a JSON list), through a per-connection ``fts5vocab``
+    table in the ``temp`` schema (nothing is written to the database file)."""
+    vocab = _VOCAB[table]
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, '{table}', 'row')")
+    return dict(conn.execute(f"SELECT term, doc FROM temp.{vocab} WHERE term IN (SELECT value FROM json_each(?))",
+                             (tokens,)))
+
+
+def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, float, float]:
     """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`),
-    and the BM25 ceiling of the pieces kept (:func:`limbic.core.search.fts.bm25_ceiling`)."""
+    and the BM25 ceilings of the pieces kept (:func:`limbic.core.search.fts.bm25_ceiling`) in ``entity_fts``
+    and in ``observation_fts``."""
     terms = fts_terms(query)
     if not terms:
-        return None, 0.0
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_VOCAB} USING fts5vocab(main, 'entity_fts', 'row')")
+        return None, 0.0, 0.0
     tokenize = tokenizer(conn)
     wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
-    frequency = dict(conn.execute(
-        f"SELECT term, doc FROM temp.{_VOCAB} WHERE term IN (SELECT value FROM json_each(?))", (wanted,)))
+    frequency = _document_frequencies(conn, "entity_fts", wanted)
     total = conn.execute("SELECT count(*) FROM entities").get
     if len(terms) > 1:
         terms = informative_terms(terms, frequency, total, tokenize)
-    return match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize)
+    observation_total = conn.execute("SELECT count(*) FROM observations").get
+    observation_ceiling = bm25_ceiling(terms, _document_frequencies(conn, "observation_fts", wanted),
+                                       observation_total, tokenize)
+    return match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize), observation_ceiling
 
 
 def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
@@ -127,18 +141,40 @@ WHERE entity_id IN (SELECT value FROM json_each(?1))
   AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
 ORDER BY entity_id, id
 """
+_OBSERVATION_MATCHES = """
+SELECT o.id, o.entity_id, -bm25(observation_fts) FROM observations o
+JOIN observation_fts ON observation_fts.rowid = o.id
+WHERE observation_fts MATCH ?1 AND o.entity_id IN (SELECT value FROM json_each(?2))
+  AND o.superseded_at IS NULL AND (o.expires_at IS NULL OR o.expires_at > ?3)
+"""
 _CO_OCCURRENCES = """
 SELECT a_id, b_id, co_count, last_co FROM co_occurrences
 WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM json_each(?1))
 """
 
 
+def _observation_matches(conn: apsw.Connection, expression: str | None, ids_json: str,
+                         now: float) -> list[tuple[int, int, float]]:
+    """Every live observation of the entities ``ids_json`` (a JSON list) that ``expression`` matches in
+    ``observation_fts``: ``(observation id, entity id, BM25 sign flipped)`` (docs/scoring.md "Observation
+    evidence"). BM25 is computed only for those rows, not for every match of the index."""
+    if expression is None:
+        return []
+    try:
+        return [(int(o), int(e), float(b)) for o, e, b in conn.execute(_OBSERVATION_MATCHES, (expression, ids_json, now))]
+    except apsw.SQLError as exc:  # as in _fts: the expression is built to be valid
+        raise ValidationError("the query could not be searched as text; try other words") from exc
+
+
 def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
             knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
-            bm25: dict[int, float], cosine_distances: dict[int, float], ceiling: float,
-            around: dict[int, tuple[int, ...]]) -> CandidateSet:
+            bm25: dict[int, float], cosine_distances: dict[int, float], ceilings: tuple[float, float],
+            around: dict[int, tuple[int, ...]], expression: str | None,
+            similarities: Similarities | None) -> CandidateSet:
     """Signals and display data of the merged candidates (entities that vanished are dropped);
-    ``around``: each candidate's neighbours in creation order (:mod:`limbic.core.search.context`)."""
+    ``around``: each candidate's neighbours in creation order (:mod:`limbic.core.search.context`);
+    the observation evidence: the candidates' observations ``expression`` matches, with their cosines from
+    ``similarities``."""
     ids_json = json.dumps([int(i) for i in ids])
     rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
     keep = np.array([int(i) in rows for i in ids], dtype=bool)
@@ -155,6 +191,9 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
     pairs = [(min(index[a], index[b]), max(index[a], index[b]), c, t)
              for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,)) if a in index and b in index]
     ordered = [rows[int(e)] for e in ids]
+    matched = [(observation, index[entity], score)
+               for observation, entity, score in _observation_matches(conn, expression, ids_json, now) if entity in index]
+    cosines = similarities.of_observations([m[0] for m in matched]) if similarities is not None else {}
     return CandidateSet(
         query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
         entity_ids=ids,
@@ -162,7 +201,7 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         knn_rank=knn_rank, fts_rank=fts_rank,
         bm25=np.array([bm25.get(int(e), np.nan) for e in ids], dtype=np.float64),
         cosine_distance=np.array([cosine_distances.get(int(e), np.nan) for e in ids], dtype=np.float64),
-        bm25_ceiling=ceiling,
+        bm25_ceiling=ceilings[0], observation_bm25_ceiling=ceilings[1],
         access_count=np.array([r[5] for r in ordered], dtype=np.int64),
         access_days=np.array([r[7] for r in ordered], dtype=np.int64),
         last_access=np.array([np.nan if r[6] is None else r[6] for r in ordered], dtype=np.float64),
@@ -176,6 +215,9 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         names=tuple(r[1] for r in ordered), entity_types=tuple(r[2] for r in ordered),
         observations=tuple(tuple(observations.get(int(e), ())) for e in ids),
         context_a=np.array(context_a, dtype=np.int64), context_b=np.array(context_b, dtype=np.int64),
+        observation_row=np.array([m[1] for m in matched], dtype=np.int64),
+        observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
+        observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
     )
 
 
@@ -249,7 +291,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 knn_ids, distances = similarities.nearest(per_branch)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
-        expression, ceiling = _fts_expression(conn, query)
+        expression, ceiling, observation_ceiling = _fts_expression(conn, query)
         with_context = params.context_weight > 0.0 and similarities is not None
         fts_ids, deeper_bm25 = _fts(conn, expression, per_branch * (CONTEXT_DEPTH if with_context else 1))
         fts_ids = fts_ids[:per_branch]
@@ -267,7 +309,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         timings["context"] = _ms(stage)
         stage = time.perf_counter()
         candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25,
-                             cosine_distances, ceiling, around)
+                             cosine_distances, (ceiling, observation_ceiling), around, expression, similarities)
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()

@@ -127,6 +127,29 @@ def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: Scorin
     return (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
 
 
+def observation_relevance(candidates: CandidateSet, cosine_rel: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """The fused relevance of each candidate's best observation, ``(n,) float64`` (docs/scoring.md
+    "Observation evidence"): over the observations the full-text index matched,
+    ``(1 − w)·cos_o / best cosine + w·(BM25_o / D)^p``, and at least ``(1 − w)·cosine_rel``; ``w`` is
+    ``bm25_weight``, ``p`` ``observation_bm25_exponent``, ``D`` the larger of the best observation BM25
+    and ``observation_ceiling_share`` × ``candidates.observation_bm25_ceiling``; the best cosine is the
+    denominator of ``cosine_rel``."""
+    w = params.bm25_weight
+    best = (1.0 - w) * np.asarray(cosine_rel, dtype=np.float64)
+    used = candidates.distance if candidates.cosine_distance is None else candidates.cosine_distance
+    cosine = np.maximum(0.0, 1.0 - used)
+    found = cosine[~np.isnan(cosine)]
+    best_cosine = float(found.max()) if found.size else 0.0
+    keyword = np.where(np.isnan(candidates.observation_bm25), 0.0, candidates.observation_bm25)
+    divisor = max([params.observation_ceiling_share * candidates.observation_bm25_ceiling, *keyword.tolist()])
+    for row, cos_o, bm25_o in zip(candidates.observation_row.tolist(), candidates.observation_cosine.tolist(),
+                                  keyword.tolist(), strict=True):
+        cos_share = max(0.0, cos_o) / best_cosine if best_cosine > 0.0 and not np.isnan(cos_o) else 0.0
+        keyword_share = (bm25_o / divisor if divisor > 0.0 else 0.0) ** params.observation_bm25_exponent
+        best[row] = max(best[row], (1.0 - w) * cos_share + w * keyword_share)
+    return best
+
+
 def neighbour_relevance(own: np.ndarray, context_a: np.ndarray, context_b: np.ndarray) -> np.ndarray:
     """The best ``own`` relevance among each candidate's neighbours in creation order, ``(n,) float64``
     (0 without one); ``context_a``/``context_b`` are the index pairs of :class:`CandidateSet`
@@ -231,15 +254,17 @@ class Scores:
     ``(n,) int64``: candidate indices best first (docs/scoring.md names each quantity).
 
     ``cosine_rel``/``bm25_rel`` are the branches' scores divided by their best (used only when
-    ``relevance_fusion`` = 1); ``context`` the best relevance among the candidate's neighbours in
+    ``relevance_fusion`` = 1); ``observation`` the fused relevance of the candidate's best observation
+    (0 unless ``observation_weight`` > 0); ``context`` the best relevance among the candidate's neighbours in
     creation order (before their own context; 0 without one); ``base`` is the base relevance, with its
-    context when ``context_weight`` > 0; ``prior`` the product of the limbic
+    observation evidence and its context; ``prior`` the product of the limbic
     factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
     """
 
     rrf: np.ndarray
     cosine_rel: np.ndarray
     bm25_rel: np.ndarray
+    observation: np.ndarray
     context: np.ndarray
     base: np.ndarray
     importance: np.ndarray
@@ -268,7 +293,8 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
     :func:`limbic.core.search.batch.score_batch` on a batch of one.
     """
     batch = score_batch(CandidateBatch.of([candidates]), params)
-    return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel, context=batch.context,
+    return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel,
+                  observation=batch.observation, context=batch.context,
                   base=batch.base,
                   importance=batch.importance, salience_boost=batch.salience_boost,
                   temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost,
@@ -288,7 +314,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
     ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
-    ``context``, ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
+    ``observation``, ``context``, ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
     ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
     ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
     computes, so they agree with :func:`limbic.core.search.pipeline.rerank`.
@@ -334,7 +360,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "degree_norm": float(degree_norm[index]),
         "consolidation": float(consolidation[index]),
     }
-    for name in ("rrf", "cosine_rel", "bm25_rel", "context", "base", "importance", "salience_boost", "temporal_factor",
+    for name in ("rrf", "cosine_rel", "bm25_rel", "observation", "context", "base", "importance", "salience_boost", "temporal_factor",
                  "cooc_boost", "status_multiplier", "metadata_penalty", "prior", "limbic_score", "limbic_norm",
                  "final_score"):
         out[name] = float(getattr(scores, name)[index])

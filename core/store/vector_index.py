@@ -43,45 +43,54 @@ _ONLY = " AND {column} IN (SELECT value FROM json_each(?2))"
 
 @dataclass(frozen=True, slots=True)
 class _Vectors:
-    """Rows sorted by ``owner`` (entity id): ``owner`` ``(n,) int64``, ``expires`` ``(n,) float64`` UTC
-    seconds (``inf`` = never; entity vectors never expire), ``unit`` ``(n, d) float32`` L2-normalised.
-    An entity's rows are its entity (passage) vector and its live observations' vectors."""
+    """Rows sorted by ``owner`` (entity id): ``owner`` ``(n,) int64``, ``observation`` ``(n,) int64`` the
+    observation id of an observation vector (``-1`` for an entity's passage vector), ``expires`` ``(n,)
+    float64`` UTC seconds (``inf`` = never; entity vectors never expire), ``unit`` ``(n, d) float32``
+    L2-normalised. An entity's rows are its entity (passage) vector and its live observations' vectors."""
 
     owner: np.ndarray
+    observation: np.ndarray
     expires: np.ndarray
     unit: np.ndarray
 
     @staticmethod
     def empty(dimension: int) -> _Vectors:
-        return _Vectors(np.empty(0, np.int64), np.empty(0, np.float64), np.empty((0, dimension), np.float32))
+        return _Vectors(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64),
+                        np.empty((0, dimension), np.float32))
 
     def without(self, entity_ids: np.ndarray) -> _Vectors:
         keep = ~np.isin(self.owner, entity_ids)
-        return _Vectors(self.owner[keep], self.expires[keep], self.unit[keep])
+        return _Vectors(self.owner[keep], self.observation[keep], self.expires[keep], self.unit[keep])
 
     def plus(self, other: _Vectors) -> _Vectors:
         owner = np.concatenate([self.owner, other.owner])
         order = np.argsort(owner, kind="stable")
-        return _Vectors(owner[order], np.concatenate([self.expires, other.expires])[order],
+        return _Vectors(owner[order], np.concatenate([self.observation, other.observation])[order],
+                        np.concatenate([self.expires, other.expires])[order],
                         np.concatenate([self.unit, other.unit])[order])
 
 
 @dataclass(frozen=True, slots=True)
 class _Groups:
     """Where each entity's rows of a :class:`_Vectors` start: ``ids`` ``(m,) int64`` ascending, ``starts``
-    ``(m,) int64``; ``expiring`` ``(e,) int64`` rows with a finite ``expires`` and ``expiring_at`` their times."""
+    ``(m,) int64``; ``expiring`` ``(e,) int64`` rows with a finite ``expires`` and ``expiring_at`` their times;
+    ``observations`` ``(o,) int64`` the observation ids held, ascending, and ``observation_rows`` their rows."""
 
     ids: np.ndarray
     starts: np.ndarray
     expiring: np.ndarray
     expiring_at: np.ndarray
+    observations: np.ndarray
+    observation_rows: np.ndarray
 
     @staticmethod
     def of(vectors: _Vectors) -> _Groups:
         owner = vectors.owner
         starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else np.empty(0, np.int64)
         expiring = np.flatnonzero(np.isfinite(vectors.expires))
-        return _Groups(owner[starts], starts, expiring, vectors.expires[expiring])
+        rows = np.flatnonzero(vectors.observation >= 0)
+        rows = rows[np.argsort(vectors.observation[rows], kind="stable")]
+        return _Groups(owner[starts], starts, expiring, vectors.expires[expiring], vectors.observation[rows], rows)
 
 
 class Similarities:
@@ -89,12 +98,29 @@ class Similarities:
     candidates need it (one matrix product per search).
 
     ``ids`` ``(m,) int64`` ascending and ``similarity`` ``(m,) float32``: the best of the entity's
-    (passage) vector and its live, unexpired observations' vectors.
+    (passage) vector and its live, unexpired observations' vectors. ``observations`` ``(o,) int64``
+    (ascending) and ``observation_similarity`` ``(o,) float32``: each held observation vector's own
+    similarity (``-inf`` once expired).
     """
 
-    def __init__(self, ids: np.ndarray, similarity: np.ndarray) -> None:
+    def __init__(self, ids: np.ndarray, similarity: np.ndarray, observations: np.ndarray | None = None,
+                 observation_similarity: np.ndarray | None = None) -> None:
         self.ids = ids
         self.similarity = similarity
+        self.observations = np.empty(0, np.int64) if observations is None else observations
+        self.observation_similarity = (np.empty(0, np.float32) if observation_similarity is None
+                                       else observation_similarity)
+
+    def of_observations(self, observation_ids: list[int]) -> dict[int, float]:
+        """The cosine similarity of each of ``observation_ids`` that has a live, unexpired vector."""
+        wanted = np.asarray(observation_ids, dtype=np.int64)
+        if not len(self.observations) or not len(wanted):
+            return {}
+        at = np.minimum(np.searchsorted(self.observations, wanted), len(self.observations) - 1)
+        found = (self.observations[at] == wanted) & np.isfinite(self.observation_similarity[at])
+        rows = at[found]
+        return dict(zip(self.observations[rows].tolist(), self.observation_similarity[rows].astype(np.float64).tolist(),
+                        strict=True))
 
     def nearest(self, k: int) -> tuple[list[int], dict[int, float]]:
         """The ``k`` nearest entities by cosine distance ``1 − sim``: ``(ids, {id: distance})``, nearest
@@ -128,6 +154,7 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
         return _Vectors.empty(dimension)
     keys = np.array([r[0] for r in meta], dtype=np.int64)
     owner = np.array([r[1 if len(r) > 1 else 0] for r in meta], dtype=np.int64)
+    is_observation = len(meta[0]) > 1
     expires = np.array([float(r[2]) if len(r) > 2 else np.inf for r in meta], dtype=np.float64)
     rows: list[tuple[Any, ...]]
     if entity_ids is None:
@@ -143,7 +170,8 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     matrix = matrix[[position[int(k)] for k in keys.tolist()]] if len(keys) else matrix[:0]
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
-    return _Vectors(owner, expires, unit).plus(_Vectors.empty(dimension))
+    observation = keys if is_observation else np.full(len(keys), -1, dtype=np.int64)
+    return _Vectors(owner, observation, expires, unit).plus(_Vectors.empty(dimension))
 
 
 class VectorIndex:
@@ -211,10 +239,11 @@ class VectorIndex:
         if len(expired):
             sims[expired] = -np.inf
         best = np.maximum.reduceat(sims, groups.starts)
+        observations = (groups.observations, sims[groups.observation_rows])
         live = np.isfinite(best)
         if live.all():
-            return Similarities(groups.ids, best)
-        return Similarities(groups.ids[live], best[live])
+            return Similarities(groups.ids, best, *observations)
+        return Similarities(groups.ids[live], best[live], *observations)
 
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,
                now: float) -> tuple[list[int], dict[int, float]]:

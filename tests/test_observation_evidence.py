@@ -17,6 +17,7 @@ from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain, score_candidates
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database, _migrations
+from limbic.core.store.indexing import observation_passage
 
 
 def _matches(svc: MemoryService, text: str) -> list[int]:
@@ -136,3 +137,14 @@ def test_the_seed_preset_ignores_observation_evidence(service):
     outcome = service.search("sister kitten", 1, preset("seed"), record=False)
     scores = score_candidates(outcome.candidate_set, preset("seed"))
     assert not scores.observation.any()
+
+
+def test_each_matched_observation_carries_its_own_vector_s_cosine(service):
+    service.create_entities([_long("Together", [*FILLER[:2], "my sister adopted a kitten"])])
+    service.wait_for_vectors()
+    cs = service.search("sister kitten", 1, preset("default"), record=False).candidate_set
+    query = service.embedder.embed_query("sister kitten")
+    vector = service.embedder.embed([observation_passage("Together", "my sister adopted a kitten")])[0]
+    expected = float(query @ vector / (np.linalg.norm(query) * np.linalg.norm(vector)))
+    assert cs.observation_cosine.tolist() == pytest.approx([expected], abs=1e-6)
+    assert cs.observation_row.tolist() == [0] and cs.observation_bm25[0] > 0

@@ -99,17 +99,17 @@ class Similarities:
 
     ``ids`` ``(m,) int64`` ascending and ``similarity`` ``(m,) float32``: the best of the entity's
     (passage) vector and its live, unexpired observations' vectors. ``observations`` ``(o,) int64``
-    (ascending) and ``observation_similarity`` ``(o,) float32``: each held observation vector's own
-    similarity (``-inf`` once expired).
+    (ascending), ``observation_rows`` ``(o,) int64`` and ``row_similarity`` ``(n,) float32``: every held
+    vector's own similarity (``-inf`` once expired), looked up per observation on request.
     """
 
     def __init__(self, ids: np.ndarray, similarity: np.ndarray, observations: np.ndarray | None = None,
-                 observation_similarity: np.ndarray | None = None) -> None:
+                 observation_rows: np.ndarray | None = None, row_similarity: np.ndarray | None = None) -> None:
         self.ids = ids
         self.similarity = similarity
         self.observations = np.empty(0, np.int64) if observations is None else observations
-        self.observation_similarity = (np.empty(0, np.float32) if observation_similarity is None
-                                       else observation_similarity)
+        self.observation_rows = np.empty(0, np.int64) if observation_rows is None else observation_rows
+        self.row_similarity = np.empty(0, np.float32) if row_similarity is None else row_similarity
 
     def of_observations(self, observation_ids: list[int]) -> dict[int, float]:
         """The cosine similarity of each of ``observation_ids`` that has a live, unexpired vector."""
@@ -117,10 +117,9 @@ class Similarities:
         if not len(self.observations) or not len(wanted):
             return {}
         at = np.minimum(np.searchsorted(self.observations, wanted), len(self.observations) - 1)
-        found = (self.observations[at] == wanted) & np.isfinite(self.observation_similarity[at])
-        rows = at[found]
-        return dict(zip(self.observations[rows].tolist(), self.observation_similarity[rows].astype(np.float64).tolist(),
-                        strict=True))
+        similarity = self.row_similarity[self.observation_rows[at]]
+        found = (self.observations[at] == wanted) & np.isfinite(similarity)
+        return dict(zip(wanted[found].tolist(), similarity[found].astype(np.float64).tolist(), strict=True))
 
     def nearest(self, k: int) -> tuple[list[int], dict[int, float]]:
         """The ``k`` nearest entities by cosine distance ``1 − sim``: ``(ids, {id: distance})``, nearest
@@ -239,7 +238,7 @@ class VectorIndex:
         if len(expired):
             sims[expired] = -np.inf
         best = np.maximum.reduceat(sims, groups.starts)
-        observations = (groups.observations, sims[groups.observation_rows])
+        observations = (groups.observations, groups.observation_rows, sims)
         live = np.isfinite(best)
         if live.all():
             return Similarities(groups.ids, best, *observations)

@@ -1,0 +1,115 @@
+"""Search and vectors of :class:`~limbic.core.service.MemoryService`: hybrid search with limbic re-ranking
+(DESIGN.md §4), re-ranking cached candidates, the saved scoring parameters, and the state of the vectors.
+
+A mixin of ``MemoryService``: it uses the service's ``database``, ``embedder``, ``origin``, ``learning``,
+vector index, vector upkeep and signal recorder, declared below for type checking.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from limbic.core.embedding.base import Embedder
+from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
+from limbic.core.search.params import ScoringParams
+from limbic.core.search.presets import preset
+from limbic.core.store.database import Database, vector_dimension
+from limbic.core.store.upkeep import VectorUpkeep
+from limbic.core.store.vector_index import VectorIndex
+from limbic.core.usage import SignalRecorder
+
+
+class SearchAndVectors:
+    """Search, scoring parameters and vector state (mixed into ``MemoryService``)."""
+
+    database: Database
+    embedder: Embedder | None
+    origin: str
+    learning: LearningLoop
+    vectors: VectorUpkeep
+    _vectors: VectorIndex
+    _signals: SignalRecorder
+
+    def scoring_params(self) -> ScoringParams:
+        """The saved scoring parameters (defaults when none were saved); what MCP ``search_semantic`` uses."""
+        text = self.database.get_setting(PARAMS_KEY)
+        return ScoringParams.from_json(text) if text else preset("default")
+
+    def search(
+        self, query: str, limit: int = 10, params: ScoringParams | None = None, *,
+        record: bool = True, origin: str | None = None,
+    ):
+        """Hybrid search with limbic re-ranking (DESIGN.md §4); returns a :class:`~limbic.core.search.SearchOutcome`.
+
+        ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
+        or when the stored vectors have another dimension (until ``limbic model reembed``); vectors of
+        another model with the same dimension are left out of KNN, so entities not yet re-embedded are
+        found by the full-text branch only. With
+        ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
+        (``search_events``, with its A/B group) with the returned top-K as impressions
+        (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
+        Being returned is not a use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
+        ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
+        Raises ValidationError for an empty or too long query or a limit outside 1..1000.
+        """
+        from limbic.core.search.pipeline import run_search
+
+        params = params or self.scoring_params()
+        embedder = self._search_embedder()
+        outcome = run_search(self.database.read(), embedder, query, limit, params, vector_index=self._vectors)
+        pending = self.pending_vectors() if embedder is not None else 0
+        if pending:
+            outcome = dataclasses.replace(outcome, pending_vectors=pending)
+        config = self.learning.config()
+        if record and config.enabled and outcome.results:
+            search_id = self.learning.new_search_id()
+            outcome = dataclasses.replace(outcome, search_id=search_id)
+            self._signals.record_search(outcome, search_id, origin or self.origin,
+                                        self.learning.treatment(outcome.candidate_set.query), params.to_json(),
+                                        self.learning.preset_name(params), config.retention)
+        return outcome
+
+    def rerank(self, candidate_set, params: ScoringParams):
+        """Re-score a cached candidate set with other parameters: no SQL, no model call."""
+        from limbic.core.search.pipeline import rerank
+
+        return rerank(candidate_set, params)
+
+    def stale_vectors(self) -> int:
+        """Vectors that are missing or were made by another model than the attached embedder: entities
+        without a current entity vector plus live observations without a current observation vector.
+
+        Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
+        rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
+        """
+        return self.vectors.stale()
+
+    def pending_vectors(self) -> int:
+        """Entities whose new or changed texts wait for their vectors (0 without an embedding model).
+
+        A write commits its text at once and its vectors land shortly after, computed outside the write
+        lock (:mod:`limbic.core.store.upkeep`); until then the entity is found by full-text search.
+        """
+        return self.vectors.pending()
+
+    def wait_for_vectors(self, timeout: float | None = None,
+                         progress: Callable[[int, int], None] | None = None) -> bool:
+        """Compute every pending vector (by the background embedder, or on this thread without one) and
+        wait (``timeout`` seconds, ``None`` = no limit; only with ``background_vectors``).
+        ``progress(done, total)`` counts entities. Returns True when none is pending (True without a model)."""
+        return self.vectors.wait(timeout, progress)
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
+        """Re-embed every entity whose vector is stale (resumable); returns the
+        :class:`~limbic.core.store.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
+
+        Raises ModelNotInstalledError when no embedder is attached."""
+        return self.vectors.reembed(progress, batch_size)
+
+    def _search_embedder(self) -> Embedder | None:
+        """The query encoder, or ``None`` (FTS-only) when the stored vectors have another dimension."""
+        if self.embedder is None:
+            return None
+        stored = vector_dimension(self.database.read())
+        return self.embedder if stored in (None, self.embedder.dimension) else None

@@ -5,9 +5,9 @@ Real SQLite files through ``MemoryService`` with the deterministic hashing embed
 
 from __future__ import annotations
 
-import apsw
 import numpy as np
 import pytest
+from _store_helpers import database_at_version
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.learning import codec
@@ -16,7 +16,7 @@ from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain, score_candidates
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database, _migrations
+from limbic.core.store.database import Database
 from limbic.core.store.indexing import observation_passage
 
 
@@ -64,11 +64,7 @@ def test_the_observation_index_follows_every_write(service):
 
 def test_migration_indexes_the_observations_of_an_existing_database(tmp_path):
     path = tmp_path / "old.db"
-    conn = apsw.Connection(str(path))
-    for version, _, sql in _migrations():
-        if version <= 8:
-            conn.execute(sql)
-    conn.execute("PRAGMA user_version = 8")
+    conn = database_at_version(path, 8)
     conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at) "
                  "VALUES (1, 'Support', 'note', 'active', 0, 0)")
     conn.execute("INSERT INTO observations(id, entity_id, content, created_at) VALUES "

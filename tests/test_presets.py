@@ -7,11 +7,11 @@ import dataclasses
 import json
 import time
 
-import apsw
 import numpy as np
 import pytest
 from _embedder_helpers import real_model_dir
 from _scoring_helpers import DAY, NOW, candidate_set, random_candidate_set
+from _store_helpers import database_at_version
 
 from limbic.core.cli.main import main as cli_main
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
@@ -22,7 +22,7 @@ from limbic.core.search.pipeline import rerank, run_search
 from limbic.core.search.presets import PRESETS, preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database, _migrations
+from limbic.core.store.database import Database
 from limbic.core.store.vector_index import VectorIndex
 
 
@@ -150,11 +150,7 @@ def test_cli_search_preset(tmp_path, capsys):
 
 def test_migration_005_rebuilds_the_index_stemmed_keeping_every_entity(tmp_path):
     path = tmp_path / "old.db"
-    conn = apsw.Connection(str(path))
-    for version, _, sql in _migrations():
-        if version <= 2:
-            conn.execute(sql)
-    conn.execute("PRAGMA user_version = 2")
+    conn = database_at_version(path, 2)
     conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at) "
                  "VALUES (1, 'Support', 'note', 'active', 0, 0), (2, 'Empty', 'note', 'active', 0, 0)")
     conn.execute("INSERT INTO observations(entity_id, content, created_at) VALUES "

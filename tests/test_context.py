@@ -116,3 +116,22 @@ def test_seed_preset_adds_no_candidates_and_ignores_context(conversation):
     assert [r.base_relevance for r in full.results] == [
         explain(full.candidate_set, seed, full.candidate_set.names.index(r.name))["base"] for r in full.results]
     assert all(r.base_relevance == pytest.approx(1 - r.distance) for r in full.results if r.distance is not None)
+
+
+def test_only_memories_of_the_same_type_are_neighbours(tmp_path):
+    """An agent notes a tool, then a person, in the same hour: the person is not the tool's context."""
+    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
+    svc.create_entities([
+        EntityInput("Dagster", "Tool", (ObservationInput("orchestrates the lighthouse festival pipelines", created_at=T0),),
+                    created_at=T0, updated_at=T0),
+        EntityInput("Sofia", "Person", (ObservationInput("works from the harbour office", created_at=T0),),
+                    created_at=T0 + 60, updated_at=T0 + 60),
+        EntityInput("Airflow", "Tool", (ObservationInput("the scheduler we replaced", created_at=T0),),
+                    created_at=T0 + 120, updated_at=T0 + 120),
+    ])
+    read = svc.database.read()
+    with read:
+        ids = dict(read.execute("SELECT name, id FROM entities"))
+        around = context.neighbours(read, ids.values(), 1.0)
+    assert around[ids["Dagster"]] == () and around[ids["Sofia"]] == () and around[ids["Airflow"]] == ()
+    svc.close()

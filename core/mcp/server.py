@@ -402,7 +402,8 @@ def _add_extended_tools(server: MCPServer, service) -> None:
     for fn, title, description, annotations in (
         (search_semantic, "Search by Meaning",
          "Search the memory by meaning and by keyword (embedding KNN + full text, both branches' evidence "
-         "fused), lift the memories written just before or after a strong match (their context), and re-rank "
+         "fused, for the entity and for its best single observation), lift the memories of the same type "
+         "written just before or after a strong match (their context), and re-rank "
          "by the limbic score: salience, recency, co-occurrence and status. Each result carries its score "
          "breakdown. "
          "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "

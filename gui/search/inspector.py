@@ -68,7 +68,7 @@ def _observation_line(e: dict[str, Any], params: ScoringParams) -> str:
 def _context_line(e: dict[str, Any], params: ScoringParams) -> str:
     a = params.context_weight
     return (f"base = own + {a:g} × max(0, context {e['context']:.4f} − own) = <b>{e['base']:.4f}</b>"
-            f" &nbsp;(context: the best relevance among the memories written just before and after it)")
+            f" &nbsp;(context: the best relevance among the memories of its type written just before and after it)")
 
 
 def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:

@@ -125,7 +125,9 @@ class BatchScores:
     rrf: np.ndarray
     cosine_rel: np.ndarray
     bm25_rel: np.ndarray
+    entity: np.ndarray
     observation: np.ndarray
+    own: np.ndarray
     context: np.ndarray
     base: np.ndarray
     importance: np.ndarray
@@ -209,21 +211,21 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
                         0.0) ** params.bm25_exponent
     observation = np.zeros(n, dtype=np.float64)
     if params.relevance_fusion:
-        base = (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
+        entity = (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
+        own = entity
         if params.observation_weight > 0.0:
             observation = _best_observation(batch, cosine_rel, cosine_best, params)
-            base = (1.0 - params.observation_weight) * base + params.observation_weight * observation
+            own = (1.0 - params.observation_weight) * entity + params.observation_weight * observation
     else:
         fts_only = np.isnan(batch.distance)
-        base = np.where(fts_only, 0.2 + 0.6 * _min_max(batch, rrf),
-                        np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, batch.distance)))
+        entity = own = np.where(fts_only, 0.2 + 0.6 * _min_max(batch, rrf),
+                                np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, batch.distance)))
     # the best relevance among each row's neighbours in creation order (docs/scoring.md "Context")
     context = np.zeros(n, dtype=np.float64)
     if len(batch.context_a):
-        np.maximum.at(context, batch.context_a, base[batch.context_b])
-        np.maximum.at(context, batch.context_b, base[batch.context_a])
-    if params.context_weight > 0.0:
-        base = base + params.context_weight * np.maximum(0.0, context - base)
+        np.maximum.at(context, batch.context_a, own[batch.context_b])
+        np.maximum.at(context, batch.context_b, own[batch.context_a])
+    base = own + params.context_weight * np.maximum(0.0, context - own) if params.context_weight > 0.0 else own
     access_norm = _log_share(batch, np.maximum(batch.access_count.astype(np.float64), 0.0))
     consolidation = _log_share(batch, np.maximum(batch.access_days.astype(np.float64), 0.0))
     degree_norm = np.minimum(np.maximum(batch.degree.astype(np.float64), 0.0), params.d_max) / params.d_max
@@ -252,7 +254,8 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     final = row_weight * base + (1.0 - row_weight) * limbic_norm
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, batch.segment))
     prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
-    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, observation=observation, context=context, base=base, importance=imp,
+    return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, entity=entity, observation=observation, own=own,
+                       context=context, base=base, importance=imp,
                        salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
                        metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
                        cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

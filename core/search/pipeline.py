@@ -7,12 +7,15 @@
    only as quoted pieces (:mod:`limbic.core.fts`), joined with OR, leaving out pieces found in half
    of the rows or more when a rarer one remains (their BM25 IDF is clamped to 1e-6: they would not
    change the order, only make FTS5 score every row). Document frequencies come from an
-   ``fts5vocab`` table in the connection's ``temp`` schema; the database file is never written. The same
-   expression over ``observation_fts`` gives the best matching live observations and their BM25, the
-   observation evidence of the candidates (docs/scoring.md "Observation evidence").
-3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance.
-4. Signals and display data for all candidates in three queries with ``json_each`` id lists
-   (entities + access + access days + degree; live observations; co-occurrences among candidates).
+   ``fts5vocab`` table in the connection's ``temp`` schema; the database file is never written (the
+   same for ``observation_fts``, whose Σ idf bounds the observation evidence).
+3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance. With context on and
+   a model, the neighbours in creation order of each branch's first ``limit`` results join the candidates
+   (:mod:`limbic.core.search.context`, docs/scoring.md "Context").
+4. Signals and display data for all candidates in four queries with ``json_each`` id lists
+   (entities + access + access days + degree; live observations; co-occurrences among candidates; the
+   candidates' live observations the expression matches in ``observation_fts``, with their BM25: the
+   observation evidence, docs/scoring.md "Observation evidence").
 5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
 
 This module never writes: the caller (``MemoryService.search``) records access, access days and
@@ -111,17 +114,21 @@ def _fts_expression(conn: apsw.Connection, query: str) -> tuple[str | None, floa
     return match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize), observation_ceiling
 
 
+def _full_text(conn: apsw.Connection, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """The rows of a full-text ``MATCH`` query. The expression is built to be valid; should SQLite still
+    refuse it, the caller gets a ValidationError without SQLite's message."""
+    try:
+        return conn.execute(sql, args).fetchall()
+    except apsw.SQLError as exc:
+        raise ValidationError("the query could not be searched as text; try other words") from exc
+
+
 def _fts(conn: apsw.Connection, expression: str | None, count: int) -> tuple[list[int], dict[int, float]]:
     """Ids best first and their BM25 scores, sign flipped (larger is better; ``rank`` is FTS5's ``bm25()``)."""
     if expression is None:
         return [], {}
-    try:
-        rows: list[tuple[Any, ...]] = conn.execute(
-            "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
-            (expression, count),
-        ).fetchall()
-    except apsw.SQLError as exc:  # the expression is built to be valid; never leak SQLite to callers
-        raise ValidationError("the query could not be searched as text; try other words") from exc
+    rows = _full_text(conn, "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
+                      (expression, count))
     scored = [(int(rowid), float(score)) for rowid, score in rows]
     return [rowid for rowid, _ in scored], dict(scored)
 
@@ -160,10 +167,7 @@ def _observation_matches(conn: apsw.Connection, expression: str | None, ids_json
     evidence"). BM25 is computed only for those rows, not for every match of the index."""
     if expression is None:
         return []
-    try:
-        return [(int(o), int(e), float(b)) for o, e, b in conn.execute(_OBSERVATION_MATCHES, (expression, ids_json, now))]
-    except apsw.SQLError as exc:  # as in _fts: the expression is built to be valid
-        raise ValidationError("the query could not be searched as text; try other words") from exc
+    return [(int(o), int(e), float(b)) for o, e, b in _full_text(conn, _OBSERVATION_MATCHES, (expression, ids_json, now))]
 
 
 def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,

@@ -254,17 +254,20 @@ class Scores:
     ``(n,) int64``: candidate indices best first (docs/scoring.md names each quantity).
 
     ``cosine_rel``/``bm25_rel`` are the branches' scores divided by their best (used only when
-    ``relevance_fusion`` = 1); ``observation`` the fused relevance of the candidate's best observation
-    (0 unless ``observation_weight`` > 0); ``context`` the best relevance among the candidate's neighbours in
-    creation order (before their own context; 0 without one); ``base`` is the base relevance, with its
-    observation evidence and its context; ``prior`` the product of the limbic
+    ``relevance_fusion`` = 1); ``entity`` their fused relevance (the seed's base without fusion);
+    ``observation`` the fused relevance of the candidate's best observation (0 unless ``observation_weight``
+    > 0); ``own`` the entity's relevance with its observation evidence, before context; ``context`` the best
+    ``own`` among the candidate's neighbours in creation order (0 without one); ``base`` is the base
+    relevance, ``own`` with its context; ``prior`` the product of the limbic
     factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
     """
 
     rrf: np.ndarray
     cosine_rel: np.ndarray
     bm25_rel: np.ndarray
+    entity: np.ndarray
     observation: np.ndarray
+    own: np.ndarray
     context: np.ndarray
     base: np.ndarray
     importance: np.ndarray
@@ -294,7 +297,7 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
     """
     batch = score_batch(CandidateBatch.of([candidates]), params)
     return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel,
-                  observation=batch.observation, context=batch.context,
+                  entity=batch.entity, observation=batch.observation, own=batch.own, context=batch.context,
                   base=batch.base,
                   importance=batch.importance, salience_boost=batch.salience_boost,
                   temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost,
@@ -314,7 +317,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
     ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
-    ``observation``, ``context``, ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
+    ``entity``, ``observation``, ``own``, ``context``, ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
     ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
     ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
     computes, so they agree with :func:`limbic.core.search.pipeline.rerank`.
@@ -360,7 +363,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "degree_norm": float(degree_norm[index]),
         "consolidation": float(consolidation[index]),
     }
-    for name in ("rrf", "cosine_rel", "bm25_rel", "observation", "context", "base", "importance", "salience_boost", "temporal_factor",
+    for name in ("rrf", "cosine_rel", "bm25_rel", "entity", "observation", "own", "context", "base", "importance", "salience_boost", "temporal_factor",
                  "cooc_boost", "status_multiplier", "metadata_penalty", "prior", "limbic_score", "limbic_norm",
                  "final_score"):
         out[name] = float(getattr(scores, name)[index])

@@ -47,22 +47,19 @@ def _base_line(e: dict[str, Any], params: ScoringParams) -> str:
         bm25 = "0 (not found by full text)" if e["bm25"] is None else \
             f"({e['bm25']:.3f} / {e['bm25_denominator']:.3f}){power}"
         w = params.bm25_weight
-        entity = (1 - w) * e["cosine_rel"] + w * e["bm25_rel"]
         name = "entity" if params.observation_weight else ("own" if params.context_weight else "base")
         return (f"{name} = {1 - w:g} × cosine {cosine} / best {best_cosine} + {w:g} × BM25 {bm25}"
-                f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{entity:.4f}</b>")
+                f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{e['entity']:.4f}</b>")
     if e["distance"] is not None:
         return f"base = cosine = max(0, 1 − {e['distance']:.4f}) = <b>{e['base']:.4f}</b>"
     return f"base = 0.2 + 0.6 × norm_rrf = <b>{e['base']:.4f}</b> (found by full text only)"
 
 
 def _observation_line(e: dict[str, Any], params: ScoringParams) -> str:
-    mu, w = params.observation_weight, params.bm25_weight
-    entity = (1 - w) * e["cosine_rel"] + w * e["bm25_rel"]
-    own = (1 - mu) * entity + mu * e["observation"]
+    mu = params.observation_weight
     name = "own" if params.context_weight else "base"
-    return (f"{name} = {1 - mu:g} × entity {entity:.4f} + {mu:g} × best observation {e['observation']:.4f}"
-            f" = <b>{own:.4f}</b> &nbsp;(best observation: its own cosine and keyword match, fused as above)")
+    return (f"{name} = {1 - mu:g} × entity {e['entity']:.4f} + {mu:g} × best observation {e['observation']:.4f}"
+            f" = <b>{e['own']:.4f}</b> &nbsp;(best observation: its own cosine and keyword match, fused as above)")
 
 
 def _context_line(e: dict[str, Any], params: ScoringParams) -> str:

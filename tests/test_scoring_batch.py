@@ -29,6 +29,7 @@ def _single_set_reference(cs: CandidateSet, p: ScoringParams) -> tuple[np.ndarra
         base = (1 - mu) * base + mu * scoring.observation_relevance(cs, cosine_rel, p)
     if p.context_weight > 0:
         base = scoring.with_context(base, scoring.neighbour_relevance(base, cs.context_a, cs.context_b), p)
+    base = scoring.with_dates(base, cs.date_distance, p)
     salience = 1.0 + p.beta_sal * scoring.importance(cs.access_count, cs.access_days, cs.degree, p)
     temporal = scoring.temporal_factor(cs.last_access, cs.created_at, cs.now, p)
     cooc = scoring.cooc_boost(n, cs.cooc_a, cs.cooc_b, cs.cooc_count, cs.cooc_last, cs.now, p)

@@ -403,7 +403,8 @@ def _add_extended_tools(server: MCPServer, service) -> None:
         (search_semantic, "Search by Meaning",
          "Search the memory by meaning and by keyword (embedding KNN + full text, both branches' evidence "
          "fused, for the entity and for its best single observation), lift the memories of the same type "
-         "written just before or after a strong match (their context), and re-rank "
+         "written just before or after a strong match (their context), favour memories written on a day or "
+         "month the query names with its year (e.g. 'on 3 March 2025', 'in March 2025'), and re-rank "
          "by the limbic score: salience, recency, co-occurrence and status. Each result carries its score "
          "breakdown. "
          "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "

@@ -20,7 +20,7 @@ from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
 _ROW_FIELDS = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
-               "created_at", "degree", "status_code", "metadata_share")
+               "created_at", "degree", "status_code", "metadata_share", "date_distance")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,7 @@ class CandidateBatch:
     degree: np.ndarray
     status_code: np.ndarray
     metadata_share: np.ndarray
+    date_distance: np.ndarray
     cooc_a: np.ndarray
     cooc_b: np.ndarray
     cooc_count: np.ndarray
@@ -67,7 +68,7 @@ class CandidateBatch:
         starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         segment = np.repeat(np.arange(len(sets), dtype=np.int64), lengths)
         rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in (
-            "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share") else np.int64) for name in _ROW_FIELDS}
+            "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "date_distance") else np.int64) for name in _ROW_FIELDS}
         pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
         context_offsets = np.repeat(starts[:-1], [len(c.context_a) for c in sets])
         observation_counts = [len(c.observation_row) for c in sets]
@@ -129,6 +130,8 @@ class BatchScores:
     observation: np.ndarray
     own: np.ndarray
     context: np.ndarray
+    in_context: np.ndarray
+    date_match: np.ndarray
     base: np.ndarray
     importance: np.ndarray
     salience_boost: np.ndarray
@@ -164,6 +167,15 @@ def _log_share(batch: CandidateBatch, values: np.ndarray) -> np.ndarray:
 
 def _decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
     return np.maximum(floor, np.exp(-params.lambda_hourly * np.maximum(hours, 0.0)))
+
+
+def date_closeness(date_distance: np.ndarray, tolerance_days: float) -> np.ndarray:
+    """``exp(−days / tolerance)`` per candidate, ``(n,) float64``: 1 for a memory written on a date the
+    query names, falling with the days off; 0 where the query names no date (``nan`` distance;
+    docs/scoring.md "Dates named in the query")."""
+    days = np.asarray(date_distance, dtype=np.float64)
+    named = ~np.isnan(days)
+    return np.where(named, np.exp(-np.where(named, days, 0.0) / tolerance_days), 0.0)
 
 
 def _best_observation(batch: CandidateBatch, cosine_rel: np.ndarray, cosine_best: np.ndarray,
@@ -226,6 +238,10 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
         np.maximum.at(context, batch.context_a, own[batch.context_b])
         np.maximum.at(context, batch.context_b, own[batch.context_a])
     base = own + params.context_weight * np.maximum(0.0, context - own) if params.context_weight > 0.0 else own
+    in_context = base
+    date_match = date_closeness(batch.date_distance, params.date_tolerance_days)
+    if params.date_weight > 0.0:
+        base = in_context * (1.0 + params.date_weight * date_match)
     access_norm = _log_share(batch, np.maximum(batch.access_count.astype(np.float64), 0.0))
     consolidation = _log_share(batch, np.maximum(batch.access_days.astype(np.float64), 0.0))
     degree_norm = np.minimum(np.maximum(batch.degree.astype(np.float64), 0.0), params.d_max) / params.d_max
@@ -255,7 +271,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, batch.segment))
     prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
     return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, entity=entity, observation=observation, own=own,
-                       context=context, base=base, importance=imp,
+                       context=context, in_context=in_context, date_match=date_match, base=base, importance=imp,
                        salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
                        metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
                        cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

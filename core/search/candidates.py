@@ -30,7 +30,7 @@ STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
                "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b", "observation_row")
 _FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last",
-                 "observation_cosine", "observation_bm25")
+                 "observation_cosine", "observation_bm25", "date_distance")
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -77,6 +77,10 @@ class CandidateSet:
             without a vector) and its BM25 in ``observation_fts`` (sign flipped, ≥ 0); empty when not
             gathered (and in sets logged before they existed). ``observation_bm25_ceiling``: the query's
             ``Σ idf`` in ``observation_fts`` (as ``bm25_ceiling``; 0 when unknown).
+        date_distance: ``(n,) float64`` days between the dates the query names and the candidate's
+            nearest write time (its creation or a live observation's; 0 inside a named day or month,
+            docs/scoring.md "Dates named in the query"); ``nan`` when the query names no date. Left empty
+            (and in sets logged before it existed) it is ``nan`` for every candidate.
         names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
             observation contents (creation order).
     """
@@ -113,6 +117,7 @@ class CandidateSet:
     observation_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     observation_cosine: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     observation_bm25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    date_distance: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -121,6 +126,8 @@ class CandidateSet:
             raise ValidationError(f"unknown routing strategy {self.strategy!r}")
         if self.cosine_distance is None:
             object.__setattr__(self, "cosine_distance", self.distance)
+        if len(self.date_distance) == 0:
+            object.__setattr__(self, "date_distance", np.full(len(self.entity_ids), np.nan))
         for name in ("bm25_ceiling", "observation_bm25_ceiling"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
@@ -132,7 +139,7 @@ class CandidateSet:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
         n = self.entity_ids.shape[0]
         per_candidate = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
-                         "created_at", "degree", "status_code", "metadata_share")
+                         "created_at", "degree", "status_code", "metadata_share", "date_distance")
         for name in per_candidate:
             if getattr(self, name).shape[0] != n:
                 raise ValidationError(f"candidate array {name} has {getattr(self, name).shape[0]} rows, expected {n}")
@@ -157,6 +164,8 @@ class CandidateSet:
             raise ValidationError("observation evidence rows must be candidate indices")
         if q and np.any(self.observation_bm25[~np.isnan(self.observation_bm25)] < 0):
             raise ValidationError("observation BM25 scores must be ≥ 0")
+        if np.any(self.date_distance[~np.isnan(self.date_distance)] < 0):
+            raise ValidationError("date distances must be ≥ 0 days")
         if n and (self.status_code.min() < 0 or self.status_code.max() >= len(STATUSES)):
             raise ValidationError("status codes must index models.STATUSES")
 

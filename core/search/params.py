@@ -79,6 +79,11 @@ class ScoringParams:
         "An observation's BM25 is divided by max(best observation, share × Σ IDF of the query terms in observations)")
     observation_bm25_exponent: float = _knob(
         1.0, 1.0, 4.0, "observation BM25 exponent", "An observation's BM25 evidence is (BM25 / its divisor)^p")
+    date_weight: float = _knob(
+        0.0, 0.0, 1.0, "date weight δ",
+        "A memory written on a date the query names gets relevance × (1 + δ·exp(−days off / tolerance))")
+    date_tolerance_days: float = _knob(
+        3.0, 0.25, 60.0, "date tolerance (days)", "Days outside the named date over which its weight falls to 1/e")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -15,11 +15,12 @@
 4. Signals and display data for all candidates in four queries with ``json_each`` id lists
    (entities + access + access days + degree; live observations; co-occurrences among candidates; the
    candidates' live observations the expression matches in ``observation_fts``, with their BM25: the
-   observation evidence, docs/scoring.md "Observation evidence").
+   observation evidence, docs/scoring.md "Observation evidence"). The live observations' write times
+   give each candidate's distance to the dates the query names (:mod:`limbic.core.search.dates`).
 5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
 
-This module never writes: the caller (``MemoryService.search``) records access, access days and
-co-occurrences of the returned top-K and logs the search.
+This module never writes: the caller (``MemoryService.search``) logs the search and its returned top-K
+as impressions.
 
 Modes: no embedder → ``"fts_only"``; an embedder and FTS5 found nothing → ``"semantic"``;
 otherwise ``"hybrid"`` (only then do results carry ``rrf_score``).
@@ -42,7 +43,7 @@ from limbic.core import validation
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
-from limbic.core.search import context
+from limbic.core.search import context, dates
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
 from limbic.core.search.fts import bm25_ceiling, fts_terms, informative_terms, match_expression, tokenizer
 from limbic.core.search.params import ScoringParams
@@ -143,7 +144,7 @@ FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
 WHERE e.id IN (SELECT value FROM json_each(?1))
 """
 _LIVE_OBSERVATIONS = """
-SELECT entity_id, content, kind FROM observations
+SELECT entity_id, content, kind, created_at FROM observations
 WHERE entity_id IN (SELECT value FROM json_each(?1))
   AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
 ORDER BY entity_id, id
@@ -187,8 +188,10 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
     index = {int(eid): i for i, eid in enumerate(ids)}
     observations: dict[int, list[str]] = defaultdict(list)
     metadata = np.zeros(len(ids), dtype=np.float64)
-    for entity_id, content, kind in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+    written = [[float(rows[int(e)][4])] for e in ids]  # creation, then each live observation's
+    for entity_id, content, kind, created_at in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
         observations[entity_id].append(content)
+        written[index[entity_id]].append(created_at)
         if kind == METADATA_KIND:
             metadata[index[entity_id]] += 1.0
     counts = np.array([len(observations.get(int(e), ())) for e in ids], dtype=np.float64)
@@ -222,6 +225,7 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         observation_row=np.array([m[1] for m in matched], dtype=np.int64),
         observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
         observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
+        date_distance=dates.distance_days(dates.query_dates(query), written),
     )
 
 

@@ -169,6 +169,15 @@ def with_context(own: np.ndarray, context: np.ndarray, params: ScoringParams) ->
     return own + params.context_weight * np.maximum(0.0, np.asarray(context, dtype=np.float64) - own)
 
 
+def with_dates(base: np.ndarray, date_distance: np.ndarray, params: ScoringParams) -> np.ndarray:
+    """``base × (1 + δ·exp(−days / tolerance))`` with ``δ = params.date_weight``, ``(n,) float64``; a
+    candidate whose distance is ``nan`` (the query names no date) keeps ``base`` (docs/scoring.md
+    "Dates named in the query")."""
+    days = np.asarray(date_distance, dtype=np.float64)
+    closeness = np.where(np.isnan(days), 0.0, np.exp(-np.nan_to_num(days) / params.date_tolerance_days))
+    return np.asarray(base, dtype=np.float64) * (1.0 + params.date_weight * closeness)
+
+
 def importance_terms(access_count: np.ndarray, access_days: np.ndarray, degree: np.ndarray,
                      params: ScoringParams) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(access_norm, degree_norm, consolidation)``, each ``(n,) float64`` (seed 000 "importance(e)").
@@ -257,8 +266,11 @@ class Scores:
     ``relevance_fusion`` = 1); ``entity`` their fused relevance (the seed's base without fusion);
     ``observation`` the fused relevance of the candidate's best observation (0 unless ``observation_weight``
     > 0); ``own`` the entity's relevance with its observation evidence, before context; ``context`` the best
-    ``own`` among the candidate's neighbours in creation order (0 without one); ``base`` is the base
-    relevance, ``own`` with its context; ``prior`` the product of the limbic
+    ``own`` among the candidate's neighbours in creation order (0 without one); ``in_context`` ``own``
+    with its context; ``date_match`` how close the candidate was written to a date the query names
+    (``exp(−days / tolerance)``, 0 when it names none); ``base`` is the base relevance, ``in_context`` ×
+    ``(1 + date_weight·date_match)``;
+    ``prior`` the product of the limbic
     factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
     """
 
@@ -269,6 +281,8 @@ class Scores:
     observation: np.ndarray
     own: np.ndarray
     context: np.ndarray
+    in_context: np.ndarray
+    date_match: np.ndarray
     base: np.ndarray
     importance: np.ndarray
     salience_boost: np.ndarray
@@ -298,7 +312,7 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
     batch = score_batch(CandidateBatch.of([candidates]), params)
     return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel,
                   entity=batch.entity, observation=batch.observation, own=batch.own, context=batch.context,
-                  base=batch.base,
+                  in_context=batch.in_context, date_match=batch.date_match, base=batch.base,
                   importance=batch.importance, salience_boost=batch.salience_boost,
                   temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost,
                   status_multiplier=batch.status_multiplier, metadata_penalty=batch.metadata_penalty,
@@ -313,11 +327,13 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     ``distance`` and ``bm25`` (``None`` when that branch did not return it), ``cosine_distance`` (the
     distance fused relevance uses, also for a candidate only FTS5 returned; ``None`` without a vector),
     ``best_cosine`` (the denominator of ``cosine_rel``), ``best_bm25``, ``bm25_ceiling`` (``Σ idf`` of
-    the query) and ``bm25_denominator`` (``max(best_bm25, bm25_ceiling_share × bm25_ceiling)``), ``knn_rank``, ``fts_rank``
+    the query) and ``bm25_denominator`` (``max(best_bm25, bm25_ceiling_share × bm25_ceiling)``),
+    ``date_distance`` (days from the dates the query names, ``None`` when it names none), ``knn_rank``, ``fts_rank``
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
     ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
-    ``entity``, ``observation``, ``own``, ``context``, ``base``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
+    ``entity``, ``observation``, ``own``, ``context``, ``in_context``, ``date_match``, ``base``, ``importance``,
+    ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
     ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
     ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
     computes, so they agree with :func:`limbic.core.search.pipeline.rerank`.
@@ -349,6 +365,7 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "best_bm25": float(found_bm25.max()) if found_bm25.size else None,
         "bm25_ceiling": candidates.bm25_ceiling,
         "bm25_denominator": bm25_denominator(candidates, params),
+        "date_distance": None if np.isnan(candidates.date_distance[index]) else float(candidates.date_distance[index]),
         "knn_rank": int(candidates.knn_rank[index]),
         "fts_rank": int(candidates.fts_rank[index]),
         "access_count": int(candidates.access_count[index]),
@@ -363,9 +380,9 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "degree_norm": float(degree_norm[index]),
         "consolidation": float(consolidation[index]),
     }
-    for name in ("rrf", "cosine_rel", "bm25_rel", "entity", "observation", "own", "context", "base", "importance", "salience_boost", "temporal_factor",
-                 "cooc_boost", "status_multiplier", "metadata_penalty", "prior", "limbic_score", "limbic_norm",
-                 "final_score"):
+    for name in ("rrf", "cosine_rel", "bm25_rel", "entity", "observation", "own", "context", "in_context", "date_match",
+                 "base", "importance", "salience_boost", "temporal_factor", "cooc_boost", "status_multiplier",
+                 "metadata_penalty", "prior", "limbic_score", "limbic_norm", "final_score"):
         out[name] = float(getattr(scores, name)[index])
     out["cosine_weight"] = scores.cosine_weight
     out["strategy"] = candidates.strategy

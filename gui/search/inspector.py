@@ -39,6 +39,10 @@ class Explanation:
     lines: tuple[str, ...]
 
 
+def _dated(e: dict[str, Any], params: ScoringParams) -> bool:
+    return bool(params.date_weight) and e["date_distance"] is not None
+
+
 def _base_line(e: dict[str, Any], params: ScoringParams) -> str:
     if params.relevance_fusion:
         cosine = "—" if e["cosine_distance"] is None else f"{1 - e['cosine_distance']:.4f}"
@@ -47,25 +51,36 @@ def _base_line(e: dict[str, Any], params: ScoringParams) -> str:
         bm25 = "0 (not found by full text)" if e["bm25"] is None else \
             f"({e['bm25']:.3f} / {e['bm25_denominator']:.3f}){power}"
         w = params.bm25_weight
-        name = "entity" if params.observation_weight else ("own" if params.context_weight else "base")
+        name = "entity" if params.observation_weight else (
+            "own" if params.context_weight or _dated(e, params) else "base")
         return (f"{name} = {1 - w:g} × cosine {cosine} / best {best_cosine} + {w:g} × BM25 {bm25}"
                 f" = {1 - w:g} × {e['cosine_rel']:.4f} + {w:g} × {e['bm25_rel']:.4f} = <b>{e['entity']:.4f}</b>")
+    name = "own" if params.context_weight or _dated(e, params) else "base"
     if e["distance"] is not None:
-        return f"base = cosine = max(0, 1 − {e['distance']:.4f}) = <b>{e['base']:.4f}</b>"
-    return f"base = 0.2 + 0.6 × norm_rrf = <b>{e['base']:.4f}</b> (found by full text only)"
+        return f"{name} = cosine = max(0, 1 − {e['distance']:.4f}) = <b>{e['own']:.4f}</b>"
+    return f"{name} = 0.2 + 0.6 × norm_rrf = <b>{e['own']:.4f}</b> (found by full text only)"
 
 
 def _observation_line(e: dict[str, Any], params: ScoringParams) -> str:
     mu = params.observation_weight
-    name = "own" if params.context_weight else "base"
+    name = "own" if params.context_weight or _dated(e, params) else "base"
     return (f"{name} = {1 - mu:g} × entity {e['entity']:.4f} + {mu:g} × best observation {e['observation']:.4f}"
             f" = <b>{e['own']:.4f}</b> &nbsp;(best observation: its own cosine and keyword match, fused as above)")
 
 
 def _context_line(e: dict[str, Any], params: ScoringParams) -> str:
     a = params.context_weight
-    return (f"base = own + {a:g} × max(0, context {e['context']:.4f} − own) = <b>{e['base']:.4f}</b>"
+    name = "in context" if _dated(e, params) else "base"
+    return (f"{name} = own + {a:g} × max(0, context {e['context']:.4f} − own) = <b>{e['in_context']:.4f}</b>"
             f" &nbsp;(context: the best relevance among the memories of its type written just before and after it)")
+
+
+def _date_line(e: dict[str, Any], params: ScoringParams) -> str:
+    before = "in context" if params.context_weight else "own"
+    return (f"base = {before} {e['in_context']:.4f} × (1 + {params.date_weight:g} × exp(−{e['date_distance']:.1f} d"
+            f" / {params.date_tolerance_days:g} d)) = {e['in_context']:.4f} × (1 + {params.date_weight:g} ×"
+            f" {e['date_match']:.4f}) = <b>{e['base']:.4f}</b> &nbsp;(the query names a date; this memory was"
+            f" written {e['date_distance']:.1f} days from it)")
 
 
 def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:
@@ -95,8 +110,10 @@ def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
     lines = [_base_line(e, params)]
     if params.observation_weight and params.relevance_fusion:
         lines.append(_observation_line(e, params))
-    if params.context_weight and params.relevance_fusion:
+    if params.context_weight:
         lines.append(_context_line(e, params))
+    if _dated(e, params):
+        lines.append(_date_line(e, params))
     if e["max_access"] > 0:
         lines.append(
             f"access = log₂(1+{e['access_count']}) / log₂(1+{e['max_access']}) = {e['access_norm']:.4f}; "

@@ -26,6 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import apsw
+import numpy as np
 
 from limbic.core.learning import codec
 from limbic.core.store import search_log, writes
@@ -86,7 +87,8 @@ class SignalRecorder:
     def record_search(self, outcome: SearchOutcome, search_id: int, origin: str, treatment: str,
                       params_json: str, preset: str | None, retention: int) -> None:
         """Queue the log of one search: the event, the impressions of its top-K with their ranks
-        (treatment, cosine-only, BM25-only), and its packed candidate arrays. No access, no co-occurrence."""
+        (treatment, cosine-only, BM25-only), its packed candidate arrays and its query vector. No access,
+        no co-occurrence."""
         candidates = outcome.candidate_set
         ranks = dict(zip(candidates.entity_ids.tolist(),
                          zip(candidates.knn_rank.tolist(), candidates.fts_rank.tolist(), strict=True), strict=True))
@@ -96,9 +98,10 @@ class SignalRecorder:
                  for r in outcome.results]
 
         def task() -> None:
+            vector = None if outcome.query_vector is None else outcome.query_vector.astype(np.float32).tobytes()
             event = SearchEvent(search_id, at, candidates.query, candidates.limit, outcome.mode, outcome.strategy,
                                 origin, outcome.timings.get("total", 0.0), treatment, preset, params_json,
-                                codec.pack(candidates))
+                                codec.pack(candidates), vector, outcome.model)
             with self._database.maintenance() as conn:
                 search_log.insert_search(conn, event, shown, retention=retention)
 

@@ -91,4 +91,5 @@ def random_candidate_set(n: int, seed: int = 0, *, pairs_per_candidate: int = 10
         observation_cosine=np.where(rng.random(len(matched)) < 0.1, np.nan, rng.uniform(-0.2, 0.9, len(matched))),
         observation_bm25=rng.uniform(0.0, 12.0, len(matched)), observation_bm25_ceiling=float(rng.uniform(0.0, 20.0)),
         date_distance=rng.choice([np.nan, 0.0, 1.5, 40.0], n) if rng.random() < 0.5 else np.zeros(0),
+        feedback_similarity=rng.choice([np.nan, 0.2, 0.75, 0.9, 1.0], n) if rng.random() < 0.5 else np.zeros(0),
     )

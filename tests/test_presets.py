@@ -33,7 +33,8 @@ def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says
     assert {k: v for k, v in default.items() if seed[k] != v} == {
         "relevance_fusion": 1, "limbic_ratio": 1, "created_decay": 0.0,
         "bm25_ceiling_share": 1.0, "bm25_exponent": 2.0, "beta_sal": 0.25, "gamma": 0.0, "context_weight": 0.5,
-        "observation_weight": 0.4, "observation_ceiling_share": 1.0, "date_weight": 0.3}
+        "observation_weight": 0.4, "observation_ceiling_share": 1.0, "date_weight": 0.3,
+        "feedback_weight": 1.0}
     assert default["prior_exponent"] == 1.0
     with pytest.raises(ValidationError, match="default, seed"):
         preset("best")

@@ -33,7 +33,9 @@ def _single_set_reference(cs: CandidateSet, p: ScoringParams) -> tuple[np.ndarra
     salience = 1.0 + p.beta_sal * scoring.importance(cs.access_count, cs.access_days, cs.degree, p)
     temporal = scoring.temporal_factor(cs.last_access, cs.created_at, cs.now, p)
     cooc = scoring.cooc_boost(n, cs.cooc_a, cs.cooc_b, cs.cooc_count, cs.cooc_last, cs.now, p)
-    raw = base * (salience * temporal * (1.0 + p.gamma * cooc)) ** p.prior_exponent
+    feedback = 1.0 + p.feedback_weight * np.clip(
+        (np.nan_to_num(cs.feedback_similarity, nan=p.feedback_floor) - p.feedback_floor) / (1.0 - p.feedback_floor), 0, 1)
+    raw = base * (salience * temporal * (1.0 + p.gamma * cooc) * feedback) ** p.prior_exponent
     after_status = raw * scoring.status_multiplier(cs.status_code, p) ** p.prior_exponent
     limbic = after_status * scoring.metadata_penalty(cs.metadata_share, p) ** p.prior_exponent
     norm = scoring.ratio_to_best(limbic) if p.limbic_ratio else scoring.min_max(limbic)

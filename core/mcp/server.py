@@ -415,7 +415,8 @@ def _add_extended_tools(server: MCPServer, service) -> None:
          "Say which memories helped: each named entity counts as used (accessed), and entities named together "
          "as co-occurring. Only uses (mark_used, open_nodes, get_entity) raise salience in search_semantic; "
          "search results alone do not. Pass the searchId of the search_semantic call that found them to teach "
-         "the ranking (the auto-tuner learns from this feedback). Unknown names or searchIds are refused and "
+         "the ranking: later queries like that one rank them higher, and the auto-tuner learns from this "
+         "feedback. Unknown names or searchIds are refused and "
          "nothing is recorded.", write),
         (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
         (merge_entities, "Merge Entities",

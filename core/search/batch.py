@@ -20,7 +20,7 @@ from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
 _ROW_FIELDS = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
-               "created_at", "degree", "status_code", "metadata_share", "date_distance")
+               "created_at", "degree", "status_code", "metadata_share", "date_distance", "feedback_similarity")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,7 @@ class CandidateBatch:
     status_code: np.ndarray
     metadata_share: np.ndarray
     date_distance: np.ndarray
+    feedback_similarity: np.ndarray
     cooc_a: np.ndarray
     cooc_b: np.ndarray
     cooc_count: np.ndarray
@@ -68,7 +69,7 @@ class CandidateBatch:
         starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         segment = np.repeat(np.arange(len(sets), dtype=np.int64), lengths)
         rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in (
-            "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "date_distance") else np.int64) for name in _ROW_FIELDS}
+            "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "date_distance", "feedback_similarity") else np.int64) for name in _ROW_FIELDS}
         pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
         context_offsets = np.repeat(starts[:-1], [len(c.context_a) for c in sets])
         observation_counts = [len(c.observation_row) for c in sets]
@@ -137,6 +138,7 @@ class BatchScores:
     salience_boost: np.ndarray
     temporal_factor: np.ndarray
     cooc_boost: np.ndarray
+    feedback_boost: np.ndarray
     status_multiplier: np.ndarray
     metadata_penalty: np.ndarray
     prior: np.ndarray
@@ -176,6 +178,15 @@ def date_closeness(date_distance: np.ndarray, tolerance_days: float) -> np.ndarr
     days = np.asarray(date_distance, dtype=np.float64)
     named = ~np.isnan(days)
     return np.where(named, np.exp(-np.where(named, days, 0.0) / tolerance_days), 0.0)
+
+
+def feedback_prior(similarity: np.ndarray, weight: float, floor: float) -> np.ndarray:
+    """``1 + β·clip((s − floor) / (1 − floor), 0, 1)`` per candidate, ``(n,) float64``, where ``s`` is the
+    highest cosine between the query and an earlier query after which the candidate was used; 1 where it
+    never was (``nan``; docs/scoring.md "Feedback from similar queries")."""
+    s = np.asarray(similarity, dtype=np.float64)
+    share = np.clip((np.where(np.isnan(s), floor, s) - floor) / (1.0 - floor), 0.0, 1.0)
+    return 1.0 + weight * share
 
 
 def _best_observation(batch: CandidateBatch, cosine_rel: np.ndarray, cosine_best: np.ndarray,
@@ -258,8 +269,9 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
         term = np.log2(1.0 + batch.cooc_count) * _decay(hours, params.cooc_temporal_floor, params)
         cooc = np.bincount(batch.cooc_a, weights=term, minlength=n) + np.bincount(batch.cooc_b, weights=term,
                                                                                  minlength=n)
+    feedback = feedback_prior(batch.feedback_similarity, params.feedback_weight, params.feedback_floor)
     kappa = params.prior_exponent
-    raw = base * (salience * temporal * (1.0 + params.gamma * cooc)) ** kappa
+    raw = base * (salience * temporal * (1.0 + params.gamma * cooc) * feedback) ** kappa
     status = np.array([1.0, params.status_paused, params.status_completed, params.status_archived])[batch.status_code]
     after_status = raw * status ** kappa
     metadata = np.where(batch.metadata_share > params.metadata_share, params.metadata_penalty, 1.0)
@@ -269,9 +281,9 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     row_weight = cosine_weight[batch.segment]
     final = row_weight * base + (1.0 - row_weight) * limbic_norm
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, batch.segment))
-    prior = (salience * temporal * (1.0 + params.gamma * cooc) * status * metadata) ** kappa
+    prior = (salience * temporal * (1.0 + params.gamma * cooc) * feedback * status * metadata) ** kappa
     return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, entity=entity, observation=observation, own=own,
                        context=context, in_context=in_context, date_match=date_match, base=base, importance=imp,
-                       salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, status_multiplier=status,
+                       salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, feedback_boost=feedback, status_multiplier=status,
                        metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
                        cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

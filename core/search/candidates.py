@@ -30,7 +30,7 @@ STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
                "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b", "observation_row")
 _FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last",
-                 "observation_cosine", "observation_bm25", "date_distance")
+                 "observation_cosine", "observation_bm25", "date_distance", "feedback_similarity")
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -81,6 +81,9 @@ class CandidateSet:
             nearest write time (its creation or a live observation's; 0 inside a named day or month,
             docs/scoring.md "Dates named in the query"); ``nan`` when the query names no date. Left empty
             (and in sets logged before it existed) it is ``nan`` for every candidate.
+        feedback_similarity: ``(n,) float64`` the highest cosine between the query and an earlier query
+            after which the candidate was used (docs/scoring.md "Feedback from similar queries"); ``nan``
+            for a candidate never used after a search; empty or absent as for ``date_distance``.
         names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
             observation contents (creation order).
     """
@@ -118,6 +121,7 @@ class CandidateSet:
     observation_cosine: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     observation_bm25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     date_distance: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    feedback_similarity: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -126,8 +130,9 @@ class CandidateSet:
             raise ValidationError(f"unknown routing strategy {self.strategy!r}")
         if self.cosine_distance is None:
             object.__setattr__(self, "cosine_distance", self.distance)
-        if len(self.date_distance) == 0:
-            object.__setattr__(self, "date_distance", np.full(len(self.entity_ids), np.nan))
+        for name in ("date_distance", "feedback_similarity"):  # not gathered: nan for every candidate
+            if len(getattr(self, name)) == 0:
+                object.__setattr__(self, name, np.full(len(self.entity_ids), np.nan))
         for name in ("bm25_ceiling", "observation_bm25_ceiling"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
@@ -139,7 +144,8 @@ class CandidateSet:
             object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
         n = self.entity_ids.shape[0]
         per_candidate = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
-                         "created_at", "degree", "status_code", "metadata_share", "date_distance")
+                         "created_at", "degree", "status_code", "metadata_share", "date_distance",
+                         "feedback_similarity")
         for name in per_candidate:
             if getattr(self, name).shape[0] != n:
                 raise ValidationError(f"candidate array {name} has {getattr(self, name).shape[0]} rows, expected {n}")

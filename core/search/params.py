@@ -84,6 +84,11 @@ class ScoringParams:
         "A memory written on a date the query names gets relevance × (1 + δ·exp(−days off / tolerance))")
     date_tolerance_days: float = _knob(
         3.0, 0.25, 60.0, "date tolerance (days)", "Days outside the named date over which its weight falls to 1/e")
+    feedback_weight: float = _knob(
+        0.0, 0.0, 3.0, "feedback β",
+        "A memory used after an earlier query like this one gets the prior 1 + β·(similarity − floor)/(1 − floor)")
+    feedback_floor: float = _knob(
+        0.7, 0.0, 0.95, "feedback similarity floor", "Query cosine below which an earlier use does not count")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -16,7 +16,8 @@
    (entities + access + access days + degree; live observations; co-occurrences among candidates; the
    candidates' live observations the expression matches in ``observation_fts``, with their BM25: the
    observation evidence, docs/scoring.md "Observation evidence"). The live observations' write times
-   give each candidate's distance to the dates the query names (:mod:`limbic.core.search.dates`).
+   give each candidate's distance to the dates the query names (:mod:`limbic.core.search.dates`), and the
+   relevance labels of earlier searches its similarity to their queries (:mod:`limbic.core.search.feedback`).
 5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
 
 This module never writes: the caller (``MemoryService.search``) logs the search and its returned top-K
@@ -43,7 +44,7 @@ from limbic.core import validation
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
-from limbic.core.search import context, dates
+from limbic.core.search import context, dates, feedback
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
 from limbic.core.search.fts import bm25_ceiling, fts_terms, informative_terms, match_expression, tokenizer
 from limbic.core.search.params import ScoringParams
@@ -68,7 +69,9 @@ class SearchOutcome:
     ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``);
     ``search_id``: the id of the logged search (``MemoryService.search`` sets it when it logs the
     search; a later ``mark_used`` may name it), ``None`` when not logged; ``pending_vectors``: entities
-    whose newest texts have no vector yet (``MemoryService.search`` sets it; they are found by FTS5 only).
+    whose newest texts have no vector yet (``MemoryService.search`` sets it; they are found by FTS5 only);
+    ``query_vector``: the query's ``(d,) float32`` embedding and ``model`` the embedder's name (``None``
+    when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md).
     """
 
     results: list[SearchResult]
@@ -77,6 +80,8 @@ class SearchOutcome:
     timings: dict[str, float] = field(default_factory=dict)
     search_id: int | None = None
     pending_vectors: int = 0
+    query_vector: np.ndarray | None = None
+    model: str | None = None
 
     @property
     def strategy(self) -> str:
@@ -175,11 +180,12 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
             knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
             bm25: dict[int, float], cosine_distances: dict[int, float], ceilings: tuple[float, float],
             around: dict[int, tuple[int, ...]], expression: str | None,
-            similarities: Similarities | None) -> CandidateSet:
+            similarities: Similarities | None, encoded: tuple[str, np.ndarray] | None) -> CandidateSet:
     """Signals and display data of the merged candidates (entities that vanished are dropped);
     ``around``: each candidate's neighbours in creation order (:mod:`limbic.core.search.context`);
     the observation evidence: the candidates' observations ``expression`` matches, with their cosines from
-    ``similarities``."""
+    ``similarities``; ``encoded``: the model's name and the query vector, for the feedback from similar
+    queries (:mod:`limbic.core.search.feedback`), ``None`` without a model."""
     ids_json = json.dumps([int(i) for i in ids])
     rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
     keep = np.array([int(i) in rows for i in ids], dtype=bool)
@@ -226,6 +232,7 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
         observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
         date_distance=dates.distance_days(dates.query_dates(query), written),
+        feedback_similarity=feedback.feedback_similarity(conn, ids_json, index, *encoded) if encoded else np.zeros(0),
     )
 
 
@@ -317,14 +324,16 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         timings["context"] = _ms(stage)
         stage = time.perf_counter()
         candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25,
-                             cosine_distances, (ceiling, observation_ceiling), around, expression, similarities)
+                             cosine_distances, (ceiling, observation_ceiling), around, expression, similarities,
+                             None if vector is None or embedder is None else (embedder.name, vector))
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()
     results = rerank(candidates, params)
     timings["score"] = _ms(stage)
     timings["total"] = _ms(started)
-    return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings)
+    return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings, query_vector=vector,
+                         model=None if vector is None or embedder is None else embedder.name)
 
 
 def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None = None) -> list[SearchResult]:

@@ -270,7 +270,8 @@ class Scores:
     with its context; ``date_match`` how close the candidate was written to a date the query names
     (``exp(−days / tolerance)``, 0 when it names none); ``base`` is the base relevance, ``in_context`` ×
     ``(1 + date_weight·date_match)``;
-    ``prior`` the product of the limbic
+    ``feedback_boost`` the prior from earlier uses after similar queries (1 when none); ``prior`` the
+    product of the limbic
     factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
     """
 
@@ -288,6 +289,7 @@ class Scores:
     salience_boost: np.ndarray
     temporal_factor: np.ndarray
     cooc_boost: np.ndarray
+    feedback_boost: np.ndarray
     status_multiplier: np.ndarray
     metadata_penalty: np.ndarray
     prior: np.ndarray
@@ -314,7 +316,7 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
                   entity=batch.entity, observation=batch.observation, own=batch.own, context=batch.context,
                   in_context=batch.in_context, date_match=batch.date_match, base=batch.base,
                   importance=batch.importance, salience_boost=batch.salience_boost,
-                  temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost,
+                  temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost, feedback_boost=batch.feedback_boost,
                   status_multiplier=batch.status_multiplier, metadata_penalty=batch.metadata_penalty,
                   prior=batch.prior, limbic_score=batch.limbic_score, limbic_norm=batch.limbic_norm,
                   cosine_weight=float(batch.cosine_weight[0]), final_score=batch.final_score, order=batch.order)
@@ -328,12 +330,14 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     distance fused relevance uses, also for a candidate only FTS5 returned; ``None`` without a vector),
     ``best_cosine`` (the denominator of ``cosine_rel``), ``best_bm25``, ``bm25_ceiling`` (``Σ idf`` of
     the query) and ``bm25_denominator`` (``max(best_bm25, bm25_ceiling_share × bm25_ceiling)``),
-    ``date_distance`` (days from the dates the query names, ``None`` when it names none), ``knn_rank``, ``fts_rank``
+    ``date_distance`` (days from the dates the query names, ``None`` when it names none),
+    ``feedback_similarity`` (the query's cosine to the nearest earlier query the candidate was used
+    after, ``None`` when never), ``knn_rank``, ``fts_rank``
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``age_hours`` (since the last access, or creation when ``never_accessed``), the terms
     ``access_norm``, ``degree_norm``, ``consolidation``, and ``rrf``, ``cosine_rel``, ``bm25_rel``,
     ``entity``, ``observation``, ``own``, ``context``, ``in_context``, ``date_match``, ``base``, ``importance``,
-    ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
+    ``salience_boost``, ``temporal_factor``, ``cooc_boost``, ``feedback_boost``,
     ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``, ``limbic_norm``,
     ``cosine_weight``, ``final_score``, ``strategy``. The values are those :func:`score_candidates`
     computes, so they agree with :func:`limbic.core.search.pipeline.rerank`.
@@ -366,6 +370,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "bm25_ceiling": candidates.bm25_ceiling,
         "bm25_denominator": bm25_denominator(candidates, params),
         "date_distance": None if np.isnan(candidates.date_distance[index]) else float(candidates.date_distance[index]),
+        "feedback_similarity": None if np.isnan(candidates.feedback_similarity[index])
+        else float(candidates.feedback_similarity[index]),
         "knn_rank": int(candidates.knn_rank[index]),
         "fts_rank": int(candidates.fts_rank[index]),
         "access_count": int(candidates.access_count[index]),
@@ -381,7 +387,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "consolidation": float(consolidation[index]),
     }
     for name in ("rrf", "cosine_rel", "bm25_rel", "entity", "observation", "own", "context", "in_context", "date_match",
-                 "base", "importance", "salience_boost", "temporal_factor", "cooc_boost", "status_multiplier",
+                 "base", "importance", "salience_boost", "temporal_factor", "cooc_boost", "feedback_boost",
+                 "status_multiplier",
                  "metadata_penalty", "prior", "limbic_score", "limbic_norm", "final_score"):
         out[name] = float(getattr(scores, name)[index])
     out["cosine_weight"] = scores.cosine_weight

@@ -35,7 +35,8 @@ class SearchEvent:
     """A logged search: its id (the ``searchId`` given to callers), when (UTC seconds), the query, the
     requested top-K, mode, routing strategy, origin (gui, mcp, cli…), duration in milliseconds, the
     A/B group (``limbic`` / ``baseline``), the preset name when the parameters equal one, the
-    parameters as JSON and the packed candidate set (:mod:`limbic.core.learning.codec`)."""
+    parameters as JSON, the packed candidate set (:mod:`limbic.core.learning.codec`) and, when a model
+    encoded the query, its vector (``float32`` bytes) and the model's name."""
 
     id: int
     at: float
@@ -49,10 +50,12 @@ class SearchEvent:
     preset: str | None
     params_json: str
     candidates: bytes
+    query_vector: bytes | None = None
+    model: str | None = None
 
 
 def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Impression], *, retention: int) -> None:
-    """Log ``event`` with its impressions and candidate arrays, add the impressions to
+    """Log ``event`` with its impressions, candidate arrays and query vector, add the impressions to
     ``entity_impressions``, then drop the oldest searches beyond ``retention``."""
     conn.execute("INSERT INTO logged_params(params) VALUES (?) ON CONFLICT(params) DO NOTHING", (event.params_json,))
     (params_id,) = _row(conn, "SELECT id FROM logged_params WHERE params = ?", (event.params_json,))
@@ -63,6 +66,9 @@ def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Imp
          event.treatment, event.preset, params_id),
     )
     conn.execute("INSERT INTO search_candidates(event_id, data) VALUES (?, ?)", (event.id, event.candidates))
+    if event.query_vector is not None and event.model:
+        conn.execute("INSERT INTO search_query_vectors(event_id, model, vector) VALUES (?, ?, ?)",
+                     (event.id, event.model, event.query_vector))
     conn.executemany(
         "INSERT INTO search_results(event_id, entity_id, rank, baseline_rank, bm25_rank, limbic_score, final_score, "
         "cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -83,6 +83,16 @@ def _date_line(e: dict[str, Any], params: ScoringParams) -> str:
             f" written {e['date_distance']:.1f} days from it)")
 
 
+def _feedback_line(e: dict[str, Any], params: ScoringParams) -> str:
+    similarity = e["feedback_similarity"]
+    if similarity is None:
+        return f"feedback = <b>{e['feedback_boost']:g}</b> &nbsp;(never used after an earlier search)"
+    floor = params.feedback_floor
+    return (f"feedback = 1 + {params.feedback_weight:g} × clip((similarity {similarity:.4f} − {floor:g}) /"
+            f" (1 − {floor:g}), 0, 1) = <b>{e['feedback_boost']:.4f}</b> &nbsp;(used after an earlier query"
+            f" this close to this one)")
+
+
 def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:
     decay = f"max({params.temporal_floor:g}, exp(−{params.lambda_hourly:g} × {e['age_hours']:,.0f} h))"
     since = "creation (never accessed)" if e["never_accessed"] else "last access"
@@ -102,6 +112,7 @@ def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
         Factor("salience ×", e["salience_boost"], 1.0),
         Factor("temporal ×", e["temporal_factor"], 1.0),
         Factor("co-occ ×", cooc_factor, 1.0),
+        Factor("feedback ×", e["feedback_boost"], 1.0),
         Factor("status ×", e["status_multiplier"], 1.0),
         Factor("metadata ×", e["metadata_penalty"], 1.0),
         Factor("limbic", e["limbic_score"], 0.0),
@@ -127,10 +138,11 @@ def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
     lines.append(_temporal_line(e, params))
     lines.append(f"salience = 1 + {params.beta_sal:g} × {e['importance']:.4f} = <b>{e['salience_boost']:.4f}</b>")
     lines.append(f"co-occurrence = 1 + {params.gamma:g} × {e['cooc_boost']:.4f} = <b>{cooc_factor:.4f}</b>")
+    lines.append(_feedback_line(e, params))
     lines.append(f"status ({escape(str(e['status']))}) × <b>{e['status_multiplier']:g}</b>; "
                  f"metadata × <b>{e['metadata_penalty']:g}</b>")
     product = (f"{e['salience_boost']:.4f} × {e['temporal_factor']:.4f} × {cooc_factor:.4f}"
-               f" × {e['status_multiplier']:g} × {e['metadata_penalty']:g}")
+               f" × {e['feedback_boost']:.4f} × {e['status_multiplier']:g} × {e['metadata_penalty']:g}")
     prior = product if kappa == 1.0 else f"({product})^{kappa:g}"
     lines.append(f"limbic = {e['base']:.4f} × {prior} = <b>{e['limbic_score']:.4f}</b>")
     norm = "limbic / max limbic" if params.limbic_ratio else "min–max of limbic"

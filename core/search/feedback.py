@@ -1,0 +1,46 @@
+"""Feedback from similar queries: how close the query is to earlier queries after which each candidate
+was used (docs/scoring.md "Feedback from similar queries").
+
+A use of a memory shown by a search (``open_nodes``, ``get_entity``, ``mark_used``, the app opening it)
+is a relevance label for that search (``implicit_feedback``), and the search's query vector is logged
+with it (``search_query_vectors``, schema 10). A later query like that one — the same question asked
+again, or reworded — is likely answered by the same memory; :func:`feedback_similarity` gives each
+candidate the highest cosine between the query and an earlier query it was used for.
+"""
+
+from __future__ import annotations
+
+import apsw
+import numpy as np
+
+_LABELS = """
+SELECT f.entity_id, v.vector FROM implicit_feedback f
+JOIN search_query_vectors v ON v.event_id = f.event_id
+WHERE f.entity_id IN (SELECT value FROM json_each(?1)) AND v.model = ?2
+"""
+
+
+def feedback_similarity(conn: apsw.Connection, ids_json: str, index: dict[int, int], model: str,
+                        query_vector: np.ndarray) -> np.ndarray:
+    """For each candidate, the highest cosine between ``query_vector`` and the logged query vectors
+    (same ``model``) of the searches it is a relevance label of: ``(n,) float64``, ``nan`` for a
+    candidate never used after a search with a vector of that model.
+
+    Args:
+        conn: a read connection; ids_json: the candidates' entity ids as a JSON list; index: entity id
+            → candidate position (``n`` entries); model: the embedder's name; query_vector: ``(d,)
+            float32``, L2-normalised (so the dot product is the cosine).
+    """
+    out = np.full(len(index), np.nan, dtype=np.float64)
+    query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+    rows: list[int] = []
+    blobs: list[bytes] = []
+    for entity, blob in conn.execute(_LABELS, (ids_json, model)):
+        if isinstance(entity, int) and entity in index and isinstance(blob, bytes) and len(blob) == query.nbytes:
+            rows.append(index[entity])
+            blobs.append(blob)
+    if not rows:
+        return out
+    vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
+    np.fmax.at(out, np.array(rows, dtype=np.int64), (vectors @ query).astype(np.float64))
+    return out

@@ -222,7 +222,8 @@ def test_search_semantic_returns_scoring_breakdown(people):
     assert top["name"] == "Bob"
     assert {"distance", "limbic_score", "final_score", "routing_strategy", "scoring"} <= set(top)
     assert set(top["scoring"]) == {"importance", "temporal_factor", "cooc_boost", "salience_boost",
-                                   "status_multiplier", "metadata_penalty"}
+                                   "status_multiplier", "metadata_penalty", "date_match", "feedback_boost"}
+    assert (top["scoring"]["date_match"], top["scoring"]["feedback_boost"]) == (0.0, 1.0)  # no date, no use yet
     assert len(result["results"]) <= 2
     for bad in (0, -3, 101, 10**12, "ten", 2.5, True):
         people.refused("search_semantic", {"query": "chess", "limit": bad}, "limit")

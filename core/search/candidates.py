@@ -195,7 +195,9 @@ class SearchResult(NamedTuple):
 
     ``distance`` is ``None`` for a candidate found only by FTS5; ``rrf_score`` is ``None`` unless the
     search ran in hybrid mode. ``base_relevance`` is the cosine similarity ``max(0, 1 − distance)``,
-    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (seed 003). ``rank`` is 1-based. A ``NamedTuple``
+    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (seed 003). ``date_match`` (0..1, 0 when the query
+    names no date) and ``feedback_boost`` (≥ 1) are the factors of docs/scoring.md "Dates named in the
+    query" and "Feedback from similar queries". ``rank`` is 1-based. A ``NamedTuple``
     rather than a frozen dataclass so that a re-rank can build 1,000 of them in well under a millisecond.
     """
 
@@ -217,6 +219,8 @@ class SearchResult(NamedTuple):
     salience_boost: float
     status_multiplier: float
     metadata_penalty: float
+    date_match: float
+    feedback_boost: float
 
     def to_dict(self) -> dict[str, Any]:
         """The ``search_semantic`` result shape; ``rrf_score`` only when set (hybrid mode)."""
@@ -239,6 +243,8 @@ class SearchResult(NamedTuple):
                 "salience_boost": self.salience_boost,
                 "status_multiplier": self.status_multiplier,
                 "metadata_penalty": self.metadata_penalty,
+                "date_match": self.date_match,
+                "feedback_boost": self.feedback_boost,
             },
         })
         return out

@@ -367,6 +367,8 @@ def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None
         scores.salience_boost[top].tolist(),
         scores.status_multiplier[top].tolist(),
         scores.metadata_penalty[top].tolist(),
+        scores.date_match[top].tolist(),
+        scores.feedback_boost[top].tolist(),
         strict=True,
     )
     make = SearchResult._make

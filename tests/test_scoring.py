@@ -253,7 +253,7 @@ def test_search_result_dict_shape():
     assert list(hybrid[0]) == ["name", "entityType", "observations", "distance", "rrf_score", "limbic_score",
                                "final_score", "routing_strategy", "scoring"]
     assert list(hybrid[0]["scoring"]) == ["importance", "temporal_factor", "cooc_boost", "salience_boost",
-                                          "status_multiplier", "metadata_penalty"]
+                                          "status_multiplier", "metadata_penalty", "date_match", "feedback_boost"]
     by_name = {d["name"]: d for d in hybrid}
     assert by_name["A"]["observations"] == ["x", "y"] and by_name["A"]["entityType"] == "Tool"
     assert by_name["B"]["distance"] is None

@@ -226,7 +226,8 @@ def test_cli_search_json_and_fts_only_note(tmp_path, capsys):
     assert data["query"] == "BM25 ranking" and data["mode"] == "fts_only"
     assert 1 <= len(data["results"]) <= 3
     assert set(data["results"][0]["scoring"]) == {"importance", "temporal_factor", "cooc_boost",
-                                                  "salience_boost", "status_multiplier", "metadata_penalty"}
+                                                  "salience_boost", "status_multiplier", "metadata_penalty",
+                                                  "date_match", "feedback_boost"}
     assert "FTS-only" in captured.err and "limbic model install" in captured.err
     assert cli_main(["--db", str(db), "search", "café"]) == 0
     table = capsys.readouterr().out

@@ -14,9 +14,10 @@ import apsw
 import numpy as np
 
 _LABELS = """
-SELECT f.entity_id, v.vector FROM implicit_feedback f
+SELECT f.entity_id, MAX(1.0 - vec_distance_cosine(v.vector, ?3)) FROM implicit_feedback f
 JOIN search_query_vectors v ON v.event_id = f.event_id
-WHERE f.entity_id IN (SELECT value FROM json_each(?1)) AND v.model = ?2
+WHERE f.entity_id IN (SELECT value FROM json_each(?1)) AND v.model = ?2 AND length(v.vector) = length(?3)
+GROUP BY f.entity_id
 """
 
 
@@ -24,23 +25,17 @@ def feedback_similarity(conn: apsw.Connection, ids_json: str, index: dict[int, i
                         query_vector: np.ndarray) -> np.ndarray:
     """For each candidate, the highest cosine between ``query_vector`` and the logged query vectors
     (same ``model``) of the searches it is a relevance label of: ``(n,) float64``, ``nan`` for a
-    candidate never used after a search with a vector of that model.
+    candidate never used after a search with a vector of that model. The cosines are computed in
+    SQLite (sqlite-vec's ``vec_distance_cosine``), one row per candidate comes back.
 
     Args:
-        conn: a read connection; ids_json: the candidates' entity ids as a JSON list; index: entity id
-            → candidate position (``n`` entries); model: the embedder's name; query_vector: ``(d,)
-            float32``, L2-normalised (so the dot product is the cosine).
+        conn: a read connection with sqlite-vec loaded; ids_json: the candidates' entity ids as a JSON
+            list; index: entity id → candidate position (``n`` entries); model: the embedder's name;
+            query_vector: ``(d,) float32``.
     """
     out = np.full(len(index), np.nan, dtype=np.float64)
-    query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-    rows: list[int] = []
-    blobs: list[bytes] = []
-    for entity, blob in conn.execute(_LABELS, (ids_json, model)):
-        if isinstance(entity, int) and entity in index and isinstance(blob, bytes) and len(blob) == query.nbytes:
-            rows.append(index[entity])
-            blobs.append(blob)
-    if not rows:
-        return out
-    vectors = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rows), -1)
-    np.fmax.at(out, np.array(rows, dtype=np.int64), (vectors @ query).astype(np.float64))
+    vector = np.asarray(query_vector, dtype=np.float32).tobytes()
+    for entity, similarity in conn.execute(_LABELS, (ids_json, model, vector)):
+        if isinstance(entity, int) and entity in index and isinstance(similarity, float):
+            out[index[entity]] = similarity
     return out

@@ -77,10 +77,12 @@ def _context_line(e: dict[str, Any], params: ScoringParams) -> str:
 
 def _date_line(e: dict[str, Any], params: ScoringParams) -> str:
     before = "in context" if params.context_weight else "own"
-    return (f"base = {before} {e['in_context']:.4f} × (1 + {params.date_weight:g} × exp(−{e['date_distance']:.1f} d"
+    days = e["date_distance"]
+    when = "within it" if days == 0 else f"{days:.3g} days from it"
+    return (f"base = {before} {e['in_context']:.4f} × (1 + {params.date_weight:g} × exp(−{days:.3g} d"
             f" / {params.date_tolerance_days:g} d)) = {e['in_context']:.4f} × (1 + {params.date_weight:g} ×"
             f" {e['date_match']:.4f}) = <b>{e['base']:.4f}</b> &nbsp;(the query names a date; this memory was"
-            f" written {e['date_distance']:.1f} days from it)")
+            f" written {when})")
 
 
 def _feedback_line(e: dict[str, Any], params: ScoringParams) -> str:

@@ -14,8 +14,10 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
+from limbic.core.cli.main import main as cli_main
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.learning import codec
+from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.search.dates import distance_days, query_dates
 from limbic.core.search.presets import preset
@@ -23,6 +25,7 @@ from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.search.inspector import describe
+from tests._mcp_helpers import outcome, portal_client
 
 DAY = 86400.0
 
@@ -159,3 +162,18 @@ def test_the_inspector_writes_the_date_factor_out(memory):
     undated = describe(memory.search("stand-up", 3, preset("default"), record=False).candidate_set,
                        preset("default"), 0).lines
     assert not any("names a date" in line for line in undated)
+
+
+def test_the_search_says_which_dates_it_read(memory, capsys):
+    assert memory.search("stand-up on 18 March 2024 and in March 2024", 3, record=False).dates == (
+        "2024-03-18", "2024-03")
+    assert memory.search("stand-up", 3, record=False).dates == ()
+    with portal_client(build_server(memory)) as (portal, client):
+        dated = outcome(portal.call(client.call_tool, "search_semantic", {"query": "stand-up on March 11, 2024"}))
+        plain = outcome(portal.call(client.call_tool, "search_semantic", {"query": "stand-up"}))
+    assert not dated["error"] and dated["structured"]["dates"] == ["2024-03-11"]
+    assert dated["structured"]["results"][0]["name"] == "standup 11" and dated["text"]["dates"] == ["2024-03-11"]
+    assert "dates" not in plain["structured"]
+    path = memory.database.path
+    assert cli_main(["--db", str(path), "search", "stand-up", "on", "2024-03-04"]) == 0
+    assert "· dates 2024-03-04 ·" in capsys.readouterr().out

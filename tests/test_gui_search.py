@@ -112,6 +112,10 @@ def test_enter_searches_at_once_and_stale_answers_are_dropped(qtbot, window):
     assert answers[-1].candidate_set.query == "archetype"
     assert all("archetype" in " ".join((r.name, *r.observations)).lower() or r.distance is not None
                for r in panel.model.results())
+    assert "lifted" not in panel.summary.text()
+    with qtbot.waitSignal(controller.search_finished, timeout=10_000):
+        controller.search("archetype changes in June 2025", 5)
+    assert panel.summary.text().endswith(" · memories of 2025-06 lifted")
 
     panel.query.clear()
     controller.search("")

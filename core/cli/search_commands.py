@@ -48,7 +48,8 @@ def _shorten(text: str, width: int) -> str:
 
 def _print_table(query: str, outcome) -> None:
     results = outcome.results
-    print(f"{len(results)} result(s) for {query!r} · mode {outcome.mode} · routing {outcome.strategy} · "
+    dates = f" · dates {', '.join(outcome.dates)}" if outcome.dates else ""
+    print(f"{len(results)} result(s) for {query!r} · mode {outcome.mode} · routing {outcome.strategy}{dates} · "
           f"{outcome.timings.get('total', 0.0):.1f} ms")
     if not results:
         return
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         service.close()
     if args.json:
         print_json({"query": query, "mode": outcome.mode, "pendingVectors": outcome.pending_vectors,
-                    "results": [r.to_dict() for r in outcome.results]})
+                    "dates": list(outcome.dates), "results": [r.to_dict() for r in outcome.results]})
     else:
         _print_table(query, outcome)
     return 0

@@ -159,7 +159,9 @@ class SearchOut(BaseModel):
     """``search_semantic``: results in DESIGN.md §4's shape; ``mode`` hybrid / semantic / fts_only;
     ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage;
     ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged);
-    ``pendingVectors`` (only when > 0) entities whose newest texts are not embedded yet: found by keyword only."""
+    ``pendingVectors`` (only when > 0) entities whose newest texts are not embedded yet: found by keyword only;
+    ``dates`` (only when the query names one) the days and months it was read as naming, which lift the
+    memories written then."""
 
     results: list[dict[str, Any]]
     mode: str
@@ -167,6 +169,7 @@ class SearchOut(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     searchId: int | None = None
     pendingVectors: int | None = None
+    dates: list[str] | None = None
 
 
 class MarkUsedOut(BaseModel):

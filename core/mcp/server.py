@@ -357,6 +357,8 @@ def _add_extended_tools(server: MCPServer, service) -> None:
                  "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id}
         if outcome.pending_vectors:
             found["pendingVectors"] = outcome.pending_vectors
+        if outcome.dates:
+            found["dates"] = list(outcome.dates)
         return _result(found)
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],

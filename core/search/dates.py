@@ -76,6 +76,15 @@ def _span(groups: dict[str, str | None]) -> tuple[float, float] | None:
     return start.timestamp(), end.timestamp()
 
 
+def describe(spans: tuple[tuple[float, float], ...]) -> tuple[str, ...]:
+    """The spans as the search reports them: ``YYYY-MM-DD`` for a day, ``YYYY-MM`` for a month."""
+    out = []
+    for start, end in spans:
+        day = datetime.fromtimestamp(start, tz=UTC)
+        out.append(day.strftime("%Y-%m-%d") if end - start <= SECONDS_PER_DAY else day.strftime("%Y-%m"))
+    return tuple(out)
+
+
 def distance_days(spans: tuple[tuple[float, float], ...], times: list[list[float]]) -> np.ndarray:
     """For each candidate, how many days its nearest write time lies outside the nearest span:
     ``(n,) float64``, 0 inside a span, ``nan`` for every candidate when ``spans`` is empty.

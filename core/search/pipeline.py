@@ -71,7 +71,8 @@ class SearchOutcome:
     search; a later ``mark_used`` may name it), ``None`` when not logged; ``pending_vectors``: entities
     whose newest texts have no vector yet (``MemoryService.search`` sets it; they are found by FTS5 only);
     ``query_vector``: the query's ``(d,) float32`` embedding and ``model`` the embedder's name (``None``
-    when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md).
+    when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md);
+    ``dates``: the days (``YYYY-MM-DD``) and months (``YYYY-MM``) the query was read as naming.
     """
 
     results: list[SearchResult]
@@ -82,6 +83,7 @@ class SearchOutcome:
     pending_vectors: int = 0
     query_vector: np.ndarray | None = None
     model: str | None = None
+    dates: tuple[str, ...] = ()
 
     @property
     def strategy(self) -> str:
@@ -333,7 +335,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     timings["score"] = _ms(stage)
     timings["total"] = _ms(started)
     return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings, query_vector=vector,
-                         model=None if vector is None or embedder is None else embedder.name)
+                         model=None if vector is None or embedder is None else embedder.name,
+                         dates=dates.describe(dates.query_dates(query)))
 
 
 def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None = None) -> list[SearchResult]:

@@ -124,9 +124,10 @@ class SearchPanel(QWidget):
         self._show(list(outcome.results), default_ranks, keep_previous=False)
         pending = (f" · {outcome.pending_vectors:,} entities wait for vectors (keyword matches only)"
                    if outcome.pending_vectors else "")
+        dates = f" · memories of {', '.join(outcome.dates)} lifted" if outcome.dates else ""
         self.summary.setText(
             f"{len(outcome.results)} of {len(candidates)} candidates · {candidates.mode.replace('_', ' ')} · "
-            f"routing {candidates.strategy.replace('_', ' ')}{pending}"
+            f"routing {candidates.strategy.replace('_', ' ')}{dates}{pending}"
         )
 
     def show_reranked(self, results: Any) -> None:

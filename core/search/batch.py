@@ -21,6 +21,8 @@ from limbic.core.search.params import ScoringParams
 SECONDS_PER_HOUR = 3600.0
 _ROW_FIELDS = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
                "created_at", "degree", "status_code", "metadata_share", "date_distance", "feedback_similarity")
+_FLOAT_ROWS = frozenset(("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share",
+                         "date_distance", "feedback_similarity"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +70,8 @@ class CandidateBatch:
         lengths = np.array([len(c) for c in sets], dtype=np.int64)
         starts = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
         segment = np.repeat(np.arange(len(sets), dtype=np.int64), lengths)
-        rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in (
-            "distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "date_distance", "feedback_similarity") else np.int64) for name in _ROW_FIELDS}
+        rows = {name: _concat([getattr(c, name) for c in sets], np.float64 if name in _FLOAT_ROWS else np.int64)
+                for name in _ROW_FIELDS}
         pair_offsets = np.repeat(starts[:-1], [len(c.cooc_a) for c in sets])
         context_offsets = np.repeat(starts[:-1], [len(c.context_a) for c in sets])
         observation_counts = [len(c.observation_row) for c in sets]
@@ -284,6 +286,6 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     prior = (salience * temporal * (1.0 + params.gamma * cooc) * feedback * status * metadata) ** kappa
     return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, entity=entity, observation=observation, own=own,
                        context=context, in_context=in_context, date_match=date_match, base=base, importance=imp,
-                       salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, feedback_boost=feedback, status_multiplier=status,
-                       metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
+                       salience_boost=salience, temporal_factor=temporal, cooc_boost=cooc, feedback_boost=feedback,
+                       status_multiplier=status, metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=limbic_norm,
                        cosine_weight=cosine_weight, final_score=final, order=order.astype(np.int64))

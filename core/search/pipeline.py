@@ -12,12 +12,13 @@
 3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance. With context on and
    a model, the neighbours in creation order of each branch's first ``limit`` results join the candidates
    (:mod:`limbic.core.search.context`, docs/scoring.md "Context").
-4. Signals and display data for all candidates in four queries with ``json_each`` id lists
+4. Signals and display data for all candidates in five queries with ``json_each`` id lists
    (entities + access + access days + degree; live observations; co-occurrences among candidates; the
-   candidates' live observations the expression matches in ``observation_fts``, with their BM25: the
-   observation evidence, docs/scoring.md "Observation evidence"). The live observations' write times
-   give each candidate's distance to the dates the query names (:mod:`limbic.core.search.dates`), and the
-   relevance labels of earlier searches its similarity to their queries (:mod:`limbic.core.search.feedback`).
+   relevance labels of earlier searches; the candidates' live observations the expression matches in
+   ``observation_fts``, with their BM25: the observation evidence, docs/scoring.md "Observation
+   evidence"). The live observations' write times give each candidate's distance to the dates the query
+   names (:mod:`limbic.core.search.dates`); the labels give its similarity to the queries it was used
+   after (:mod:`limbic.core.search.feedback`).
 5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
 
 This module never writes: the caller (``MemoryService.search``) logs the search and its returned top-K

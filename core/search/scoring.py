@@ -15,12 +15,13 @@ decides:
   multiplier, then × metadata penalty; ``limbic_norm`` is min–max over the set (1 when all equal);
   ``final = w_c·base + (1 − w_c)·limbic_norm``.
 
-That is the ``seed`` preset. Seven more parameters turn it into the ``default`` preset (docs/scoring.md
+That is the ``seed`` preset. These parameters turn it into the ``default`` preset (docs/scoring.md
 states both with their measurements): ``relevance_fusion`` (base = weighted cosine and BM25, the cosine
 divided by the best, BM25 by the larger of the best and ``bm25_ceiling_share`` × the query's Σ idf, then
 raised to ``bm25_exponent``), ``bm25_weight``, ``prior_exponent`` κ (the limbic factors enter as ``(…)^κ``),
 ``limbic_ratio`` (``limbic_norm = limbic / max limbic``) and ``created_decay`` (how much a never-accessed
-memory decays from its creation).
+memory decays from its creation); observation evidence, context, the dates the query names and the
+feedback from similar queries have their own parameters (docs/scoring.md).
 
 Every function takes a :class:`~limbic.core.params.ScoringParams` explicitly; nothing is global.
 """

@@ -122,9 +122,20 @@ def _concat(arrays: list[np.ndarray], dtype: type) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class BatchScores:
-    """Every intermediate of :func:`score_batch`, each ``(N,) float64`` in row order (names as in
-    :class:`limbic.core.search.scoring.Scores`), ``cosine_weight`` ``(S,) float64`` per set, and ``order``
-    ``(N,) int64``: row indices, set by set, each set's rows best first."""
+    """Every intermediate of :func:`score_batch`, each ``(N,) float64`` in row order, ``cosine_weight``
+    ``(S,) float64`` per set, and ``order`` ``(N,) int64``: row indices, set by set, each set's rows best
+    first (docs/scoring.md names each quantity).
+
+    ``cosine_rel``/``bm25_rel`` are the branches' scores divided by their best (used only when
+    ``relevance_fusion`` = 1); ``entity`` their fused relevance (the seed's base without fusion);
+    ``observation`` the fused relevance of the row's best observation (0 unless ``observation_weight`` > 0);
+    ``own`` the entity's relevance with its observation evidence, before context; ``context`` the best
+    ``own`` among its neighbours in creation order (0 without one); ``in_context`` ``own`` with its
+    context; ``date_match`` how close it was written to a date the query names (``exp(−days /
+    tolerance)``, 0 when it names none); ``base`` the base relevance, ``in_context × (1 +
+    date_weight·date_match)``; ``feedback_boost`` the prior from earlier uses after similar queries (1 when
+    none); ``prior`` the product of the limbic factors raised to ``prior_exponent`` (``limbic_score = base ×
+    prior``)."""
 
     rrf: np.ndarray
     cosine_rel: np.ndarray

@@ -183,12 +183,14 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
             knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
             bm25: dict[int, float], cosine_distances: dict[int, float], ceilings: tuple[float, float],
             around: dict[int, tuple[int, ...]], expression: str | None,
-            similarities: Similarities | None, encoded: tuple[str, np.ndarray] | None) -> CandidateSet:
+            similarities: Similarities | None, encoded: tuple[str, np.ndarray] | None,
+            spans: tuple[tuple[float, float], ...]) -> CandidateSet:
     """Signals and display data of the merged candidates (entities that vanished are dropped);
     ``around``: each candidate's neighbours in creation order (:mod:`limbic.core.search.context`);
     the observation evidence: the candidates' observations ``expression`` matches, with their cosines from
     ``similarities``; ``encoded``: the model's name and the query vector, for the feedback from similar
-    queries (:mod:`limbic.core.search.feedback`), ``None`` without a model."""
+    queries (:mod:`limbic.core.search.feedback`), ``None`` without a model; ``spans``: the dates the query
+    names (:func:`limbic.core.search.dates.query_dates`)."""
     ids_json = json.dumps([int(i) for i in ids])
     rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
     keep = np.array([int(i) in rows for i in ids], dtype=bool)
@@ -234,7 +236,7 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
         observation_row=np.array([m[1] for m in matched], dtype=np.int64),
         observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
         observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
-        date_distance=dates.distance_days(dates.query_dates(query), written),
+        date_distance=dates.distance_days(spans, written),
         feedback_similarity=feedback.feedback_similarity(conn, ids_json, index, *encoded) if encoded else np.zeros(0),
     )
 
@@ -283,6 +285,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     params = params or preset("default")
     now = time.time() if now is None else float(now)
     per_branch = limit * int(params.expansion_factor)
+    spans = dates.query_dates(query)
     timings: dict[str, float] = {"encode": 0.0, "knn": 0.0}
 
     vector = None
@@ -328,7 +331,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         stage = time.perf_counter()
         candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25,
                              cosine_distances, (ceiling, observation_ceiling), around, expression, similarities,
-                             None if vector is None or embedder is None else (embedder.name, vector))
+                             None if vector is None or embedder is None else (embedder.name, vector), spans)
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()
@@ -337,7 +340,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     timings["total"] = _ms(started)
     return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings, query_vector=vector,
                          model=None if vector is None or embedder is None else embedder.name,
-                         dates=dates.describe(dates.query_dates(query)))
+                         dates=dates.describe(spans))
 
 
 def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None = None) -> list[SearchResult]:

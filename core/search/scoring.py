@@ -28,12 +28,11 @@ Every function takes a :class:`~limbic.core.params.ScoringParams` explicitly; no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from limbic.core.search.batch import CandidateBatch, score_batch
+from limbic.core.search.batch import BatchScores, CandidateBatch, score_batch
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
 
@@ -258,53 +257,13 @@ def metadata_penalty(metadata_share: np.ndarray, params: ScoringParams) -> np.nd
     return np.where(share > params.metadata_share, params.metadata_penalty, 1.0)
 
 
-@dataclass(frozen=True, slots=True)
-class Scores:
-    """Every intermediate of the scorer, each ``(n,) float64`` in candidate order, and ``order``
-    ``(n,) int64``: candidate indices best first (docs/scoring.md names each quantity).
+def score_candidates(candidates: CandidateSet, params: ScoringParams) -> BatchScores:
+    """Score every candidate of ``candidates`` with ``params`` (pure: no SQL, no model; docs/scoring.md):
+    every intermediate, each ``(n,) float64`` in candidate order, ``order`` the candidate indices best
+    first, and ``cosine_weight`` ``(1,)`` (a batch of one; :class:`~limbic.core.search.batch.BatchScores`
+    names each quantity).
 
-    ``cosine_rel``/``bm25_rel`` are the branches' scores divided by their best (used only when
-    ``relevance_fusion`` = 1); ``entity`` their fused relevance (the seed's base without fusion);
-    ``observation`` the fused relevance of the candidate's best observation (0 unless ``observation_weight``
-    > 0); ``own`` the entity's relevance with its observation evidence, before context; ``context`` the best
-    ``own`` among the candidate's neighbours in creation order (0 without one); ``in_context`` ``own``
-    with its context; ``date_match`` how close the candidate was written to a date the query names
-    (``exp(−days / tolerance)``, 0 when it names none); ``base`` is the base relevance, ``in_context`` ×
-    ``(1 + date_weight·date_match)``;
-    ``feedback_boost`` the prior from earlier uses after similar queries (1 when none); ``prior`` the
-    product of the limbic
-    factors raised to ``prior_exponent`` (``limbic_score = base × prior``).
-    """
-
-    rrf: np.ndarray
-    cosine_rel: np.ndarray
-    bm25_rel: np.ndarray
-    entity: np.ndarray
-    observation: np.ndarray
-    own: np.ndarray
-    context: np.ndarray
-    in_context: np.ndarray
-    date_match: np.ndarray
-    base: np.ndarray
-    importance: np.ndarray
-    salience_boost: np.ndarray
-    temporal_factor: np.ndarray
-    cooc_boost: np.ndarray
-    feedback_boost: np.ndarray
-    status_multiplier: np.ndarray
-    metadata_penalty: np.ndarray
-    prior: np.ndarray
-    limbic_score: np.ndarray
-    limbic_norm: np.ndarray
-    cosine_weight: float
-    final_score: np.ndarray
-    order: np.ndarray
-
-
-def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
-    """Score every candidate of ``candidates`` with ``params`` (pure: no SQL, no model; docs/scoring.md).
-
-    ``limbic = base × (salience × temporal × (1 + γ·cooc))^κ × status^κ × metadata^κ`` (κ =
+    ``limbic = base × (salience × temporal × (1 + γ·cooc) × feedback)^κ × status^κ × metadata^κ`` (κ =
     ``prior_exponent``, 1 in the seed); ``final = w_c·base + (1 − w_c)·limbic_norm`` where
     ``limbic_norm`` is min–max (seed) or ``limbic / max limbic`` (``limbic_ratio`` = 1).
     Ranking sorts after every adjustment — raw limbic score, status deboost, metadata penalty,
@@ -312,15 +271,7 @@ def score_candidates(candidates: CandidateSet, params: ScoringParams) -> Scores:
     one lexicographic sort: final score, then the earlier stages as tie-breakers. The computation is
     :func:`limbic.core.search.batch.score_batch` on a batch of one.
     """
-    batch = score_batch(CandidateBatch.of([candidates]), params)
-    return Scores(rrf=batch.rrf, cosine_rel=batch.cosine_rel, bm25_rel=batch.bm25_rel,
-                  entity=batch.entity, observation=batch.observation, own=batch.own, context=batch.context,
-                  in_context=batch.in_context, date_match=batch.date_match, base=batch.base,
-                  importance=batch.importance, salience_boost=batch.salience_boost,
-                  temporal_factor=batch.temporal_factor, cooc_boost=batch.cooc_boost, feedback_boost=batch.feedback_boost,
-                  status_multiplier=batch.status_multiplier, metadata_penalty=batch.metadata_penalty,
-                  prior=batch.prior, limbic_score=batch.limbic_score, limbic_norm=batch.limbic_norm,
-                  cosine_weight=float(batch.cosine_weight[0]), final_score=batch.final_score, order=batch.order)
+    return score_batch(CandidateBatch.of([candidates]), params)
 
 
 def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict[str, Any]:
@@ -392,6 +343,6 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
                  "status_multiplier",
                  "metadata_penalty", "prior", "limbic_score", "limbic_norm", "final_score"):
         out[name] = float(getattr(scores, name)[index])
-    out["cosine_weight"] = scores.cosine_weight
+    out["cosine_weight"] = float(scores.cosine_weight[0])
     out["strategy"] = candidates.strategy
     return out

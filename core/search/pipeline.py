@@ -152,16 +152,16 @@ FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
 WHERE e.id IN (SELECT value FROM json_each(?1))
 """
 _LIVE_OBSERVATIONS = """
-SELECT entity_id, content, kind, created_at FROM observations
+SELECT id, entity_id, content, kind, created_at FROM observations
 WHERE entity_id IN (SELECT value FROM json_each(?1))
   AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
 ORDER BY entity_id, id
 """
+# ``+rowid`` keeps the id list a filter on FTS5's own scan of the match (FTS5 would otherwise run the
+# whole match once per listed id); BM25 is computed only for the rows that pass it
 _OBSERVATION_MATCHES = """
-SELECT o.id, o.entity_id, -bm25(observation_fts) FROM observations o
-JOIN observation_fts ON observation_fts.rowid = o.id
-WHERE observation_fts MATCH ?1 AND o.entity_id IN (SELECT value FROM json_each(?2))
-  AND o.superseded_at IS NULL AND (o.expires_at IS NULL OR o.expires_at > ?3)
+SELECT rowid, -bm25(observation_fts) FROM observation_fts
+WHERE observation_fts MATCH ?1 AND +rowid IN (SELECT value FROM json_each(?2))
 """
 _CO_OCCURRENCES = """
 SELECT a_id, b_id, co_count, last_co FROM co_occurrences
@@ -169,14 +169,15 @@ WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM j
 """
 
 
-def _observation_matches(conn: apsw.Connection, expression: str | None, ids_json: str,
-                         now: float) -> list[tuple[int, int, float]]:
-    """Every live observation of the entities ``ids_json`` (a JSON list) that ``expression`` matches in
+def _observation_matches(conn: apsw.Connection, expression: str | None,
+                         live: dict[int, int]) -> list[tuple[int, int, float]]:
+    """Every observation of ``live`` (live observation id → its entity id) that ``expression`` matches in
     ``observation_fts``: ``(observation id, entity id, BM25 sign flipped)`` (docs/scoring.md "Observation
     evidence"). BM25 is computed only for those rows, not for every match of the index."""
-    if expression is None:
+    if expression is None or not live:
         return []
-    return [(int(o), int(e), float(b)) for o, e, b in _full_text(conn, _OBSERVATION_MATCHES, (expression, ids_json, now))]
+    rows = _full_text(conn, _OBSERVATION_MATCHES, (expression, json.dumps(list(live))))
+    return [(int(o), live[int(o)], float(b)) for o, b in rows]
 
 
 def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
@@ -200,7 +201,9 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
     observations: dict[int, list[str]] = defaultdict(list)
     metadata = np.zeros(len(ids), dtype=np.float64)
     written = [[float(rows[int(e)][4])] for e in ids]  # creation, then each live observation's
-    for entity_id, content, kind, created_at in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+    live: dict[int, int] = {}  # observation id → entity id
+    for observation_id, entity_id, content, kind, created_at in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+        live[observation_id] = entity_id
         observations[entity_id].append(content)
         written[index[entity_id]].append(created_at)
         if kind == METADATA_KIND:
@@ -210,7 +213,7 @@ def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float
              for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,)) if a in index and b in index]
     ordered = [rows[int(e)] for e in ids]
     matched = [(observation, index[entity], score)
-               for observation, entity, score in _observation_matches(conn, expression, ids_json, now) if entity in index]
+               for observation, entity, score in _observation_matches(conn, expression, live)]
     cosines = similarities.of_observations([m[0] for m in matched]) if similarities is not None else {}
     return CandidateSet(
         query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,

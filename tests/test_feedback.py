@@ -11,6 +11,7 @@ import pytest
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.search import feedback
 from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain
@@ -135,3 +136,21 @@ def test_a_schema_9_database_gets_the_query_vector_table_and_keeps_its_labels(tm
         assert read.execute("SELECT entity_id, event_id FROM implicit_feedback").fetchall() == [(1, 7)]
     finally:
         database.close()
+
+
+def test_only_a_memorys_latest_uses_count(service):
+    """Past LABELS_PER_MEMORY uses, the oldest stop counting: the work per candidate stays bounded
+    however often a memory was used."""
+    _tools(service)
+    first = service.search(QUERY, 3)
+    service.wait_for_signals()
+    service.mark_used(["Memcached"], search_id=first.search_id)  # the one use after this very query
+    for i in range(feedback.LABELS_PER_MEMORY - 1):
+        other = service.search(f"{UNRELATED} {i}", 3)
+        service.wait_for_signals()
+        service.mark_used(["Memcached"], search_id=other.search_id)
+    assert _similarity(service.search(QUERY, 3, record=False), "Memcached") == pytest.approx(1.0, abs=1e-6)
+    newest = service.search(f"{UNRELATED} newest", 3)
+    service.wait_for_signals()
+    service.mark_used(["Memcached"], search_id=newest.search_id)  # one more: the first use drops out
+    assert _similarity(service.search(QUERY, 3, record=False), "Memcached") < preset("default").feedback_floor

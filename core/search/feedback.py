@@ -13,20 +13,29 @@ from __future__ import annotations
 import apsw
 import numpy as np
 
+LABELS_PER_MEMORY = 64  # the most recent uses of a memory that count (bounds the work per candidate)
+
+# one row per candidate: the best cosine over the query vectors of the searches among its latest
+# LABELS_PER_MEMORY labels (implicit_feedback_entity gives them newest first without a sort)
 _LABELS = """
-SELECT f.entity_id, MAX(1.0 - vec_distance_cosine(v.vector, ?3)) FROM implicit_feedback f
-JOIN search_query_vectors v ON v.event_id = f.event_id
-WHERE f.entity_id IN (SELECT value FROM json_each(?1)) AND v.model = ?2 AND length(v.vector) = length(?3)
-GROUP BY f.entity_id
+SELECT c.value, (
+    SELECT MAX(1.0 - vec_distance_cosine(v.vector, ?3))
+    FROM (SELECT f.event_id FROM implicit_feedback f WHERE f.entity_id = c.value AND f.event_id IS NOT NULL
+          ORDER BY f.id DESC LIMIT ?4) AS latest
+    JOIN search_query_vectors v ON v.event_id = latest.event_id
+    WHERE v.model = ?2 AND length(v.vector) = length(?3))
+FROM json_each(?1) AS c
 """
 
 
 def feedback_similarity(conn: apsw.Connection, ids_json: str, index: dict[int, int], model: str,
                         query_vector: np.ndarray) -> np.ndarray:
     """For each candidate, the highest cosine between ``query_vector`` and the logged query vectors
-    (same ``model``) of the searches it is a relevance label of: ``(n,) float64``, ``nan`` for a
-    candidate never used after a search with a vector of that model. The cosines are computed in
-    SQLite (sqlite-vec's ``vec_distance_cosine``), one row per candidate comes back.
+    (same ``model``) of the searches it is a relevance label of, among its latest
+    :data:`LABELS_PER_MEMORY` labels: ``(n,) float64``, ``nan`` for a candidate never used after a search
+    with a vector of that model. The cosines are computed in SQLite (sqlite-vec's
+    ``vec_distance_cosine``), one row per candidate comes back; the work per candidate is bounded by
+    :data:`LABELS_PER_MEMORY`, however often a memory was used.
 
     Args:
         conn: a read connection with sqlite-vec loaded; ids_json: the candidates' entity ids as a JSON
@@ -35,7 +44,7 @@ def feedback_similarity(conn: apsw.Connection, ids_json: str, index: dict[int, i
     """
     out = np.full(len(index), np.nan, dtype=np.float64)
     vector = np.asarray(query_vector, dtype=np.float32).tobytes()
-    for entity, similarity in conn.execute(_LABELS, (ids_json, model, vector)):
+    for entity, similarity in conn.execute(_LABELS, (ids_json, model, vector, LABELS_PER_MEMORY)):
         if isinstance(entity, int) and entity in index and isinstance(similarity, float):
             out[index[entity]] = similarity
     return out

@@ -21,6 +21,7 @@ import apsw
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
+from limbic.core.store import vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
@@ -59,7 +60,7 @@ def _drop_observation_vectors(conn: apsw.Connection, observation_ids: Sequence[i
     ids = json.dumps([int(i) for i in observation_ids])
     conn.execute("DELETE FROM observation_embedding_meta WHERE observation_id IN (SELECT value FROM json_each(?))", (ids,))
     if _has_vector_tables(conn):
-        conn.execute(f"DELETE FROM {OBSERVATION_VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
+        vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, observation_ids)
 
 
 def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
@@ -68,7 +69,7 @@ def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
     ids = json.dumps([int(i) for i in entity_ids])
     conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
     if _has_vector_tables(conn):
-        conn.execute(f"DELETE FROM {VECTOR_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
+        vec_rows.delete(conn, VECTOR_TABLE, entity_ids)
     observations = [r[0] for r in conn.execute(
         "SELECT observation_id FROM observation_embedding_meta WHERE entity_id IN (SELECT value FROM json_each(?))", (ids,))]
     _drop_observation_vectors(conn, observations)

@@ -29,6 +29,7 @@ import apsw
 import numpy as np
 
 from limbic.core.embedding.base import Embedder
+from limbic.core.store import vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, WriteTransaction
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
 
@@ -126,8 +127,8 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     passage_rows = [(i, p) for i, p in enumerate(work.passages) if p[0] in ready]
     offset = len(work.passages)
     observation_rows = [(offset + i, o) for i, o in enumerate(work.observations) if o[1] in ready]
-    _delete_rows(conn, VECTOR_TABLE, [p[0] for _, p in passage_rows])
-    _delete_rows(conn, OBSERVATION_VECTOR_TABLE, [o[0] for _, o in observation_rows])
+    vec_rows.delete(conn, VECTOR_TABLE, [p[0] for _, p in passage_rows])
+    vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, [o[0] for _, o in observation_rows])
     conn.executemany(f"INSERT INTO {VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
                      [(p[0], vectors[i].tobytes()) for i, p in passage_rows])
     conn.executemany(
@@ -147,11 +148,6 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
                      [(e, work.generations[e]) for e in landed])
     txn.touch(landed)
     return landed
-
-
-def _delete_rows(conn: apsw.Connection, table: str, rowids: Sequence[int]) -> None:
-    if rowids:
-        conn.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(list(rowids)),))
 
 
 LANDED_OP = "embed_vectors"

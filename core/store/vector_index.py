@@ -28,7 +28,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from limbic.core.store import reads
+from limbic.core.store import reads, vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
@@ -159,8 +159,7 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     if entity_ids is None:
         rows = conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
     else:
-        rows = conn.execute(f"SELECT rowid, embedding FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
-                            (json.dumps(keys.tolist()),)).fetchall()
+        rows = vec_rows.read(conn, table, keys.tolist())
     stored = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
     position = {int(k): i for i, k in enumerate(stored.tolist())}

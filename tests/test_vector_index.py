@@ -199,3 +199,43 @@ def test_distances_of_given_entities_come_from_the_same_pass(service):
     ids, distances = similarities.nearest(5)
     assert ids == sorted(reference, key=lambda e: (reference[e], e))[:5]
     assert similarities.nearest(0) == ([], {})
+
+
+def _same_as_a_fresh_copy(service, index, query):
+    """``index`` (kept across writes) answers exactly as a copy loaded now: ids, similarities and every
+    live observation's similarity."""
+    conn = service.database.read()
+    vector = service.embedder.embed_query(query)
+    now = time.time()
+    with conn:
+        kept = index.similarities(conn, service.embedder.name, vector, now)
+        fresh = VectorIndex().similarities(conn, service.embedder.name, vector, now)
+        observations = [r[0] for r in conn.execute("SELECT id FROM observations")]
+    assert kept.ids.tolist() == fresh.ids.tolist()
+    assert np.allclose(kept.similarity, fresh.similarity, atol=1e-6)
+    kept_observations, fresh_observations = kept.of_observations(observations), fresh.of_observations(observations)
+    assert sorted(kept_observations) == sorted(fresh_observations)
+    assert np.allclose([kept_observations[o] for o in sorted(kept_observations)],
+                       [fresh_observations[o] for o in sorted(kept_observations)], atol=1e-6)
+
+
+def test_writes_go_to_a_recent_block_until_it_is_merged(service):
+    fill(service, 300)
+    index = VectorIndex()
+    _same_as_a_fresh_copy(service, index, "vector search cache")
+    main_rows = len(index._main.vectors.owner)
+    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
+    service.delete_entities(["entity 6"])
+    service.update_observation("entity 7", service.get_entity("entity 7").entity.observations[0].content,
+                               "zebra zeppelin, edited")
+    service.merge_entities(["entity 8"], "entity 9")
+    _same_as_a_fresh_copy(service, index, "zebra zeppelin xylophone")
+    assert len(index._main.vectors.owner) == main_rows  # the main matrix was not rebuilt
+    assert len(index._recent.vectors.owner) > 0 and len(index._main.dead) > 0
+    for i in range(10, 60):  # past COMPACT_SHARE of the main rows: merged into a new main block
+        service.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
+        _same_as_a_fresh_copy(service, index, "quokka note")
+    assert len(index._recent.vectors.owner) < 0.05 * len(index._main.vectors.owner)
+    entities = service.database.read().execute("SELECT count(*) FROM entities").fetchone()[0]
+    assert len(index) == vector_counts(service)[2] + entities  # every current vector, none twice

@@ -14,7 +14,8 @@ locomo``, README "Observations are searched one by one"); observations past thei
 not count. The copy follows the database through the ``changes`` log: every write that changes a
 vector is logged with its entity ids in the same transaction (service mutations and ``reembed``), so
 before each search the index reloads just the rows of the entities changed since the last change id
-it saw — by this process or any other — and everything when the model or the dimension changed.
+it saw — by this process or any other — into a small block of recent rows, marking their old rows dead
+(the main matrix is not copied), and everything when the model or the dimension changed.
 sqlite-vec stays the store of record.
 """
 
@@ -32,12 +33,13 @@ from limbic.core.store import reads, vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
+COMPACT_SHARE = 0.05  # merge the recent block into the main one past this share of its rows
 
 _ENTITY_META = "SELECT entity_id FROM entity_embedding_meta WHERE model = ?1"
 _OBSERVATION_META = (
     "SELECT m.observation_id, m.entity_id, coalesce(o.expires_at, 'inf') FROM observation_embedding_meta m "
-    "JOIN observations o ON o.id = m.observation_id WHERE m.model = ?1 AND o.superseded_at IS NULL"
-)
+    "JOIN observations o ON o.id = m.observation_id WHERE +m.model = ?1 AND o.superseded_at IS NULL"
+)  # +m.model: a refresh of a few entities looks them up by entity_id (every row has the one model)
 _ONLY = " AND {column} IN (SELECT value FROM json_each(?2))"
 
 
@@ -98,28 +100,30 @@ class Similarities:
     candidates need it (one matrix product per search).
 
     ``ids`` ``(m,) int64`` ascending and ``similarity`` ``(m,) float32``: the best of the entity's
-    (passage) vector and its live, unexpired observations' vectors. ``observations`` ``(o,) int64``
-    (ascending), ``observation_rows`` ``(o,) int64`` and ``row_similarity`` ``(n,) float32``: every held
-    vector's own similarity (``-inf`` once expired), looked up per observation on request.
+    (passage) vector and its live, unexpired observations' vectors. ``lookups``: per block of held
+    vectors, ``(observations (o,) int64 ascending, their rows (o,) int64, every row's similarity (n,)
+    float32)`` (``-inf`` once expired or superseded), looked up per observation on request; a later block
+    holds the newer vectors.
     """
 
-    def __init__(self, ids: np.ndarray, similarity: np.ndarray, observations: np.ndarray | None = None,
-                 observation_rows: np.ndarray | None = None, row_similarity: np.ndarray | None = None) -> None:
+    def __init__(self, ids: np.ndarray, similarity: np.ndarray,
+                 lookups: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = ()) -> None:
         self.ids = ids
         self.similarity = similarity
-        self.observations = np.empty(0, np.int64) if observations is None else observations
-        self.observation_rows = np.empty(0, np.int64) if observation_rows is None else observation_rows
-        self.row_similarity = np.empty(0, np.float32) if row_similarity is None else row_similarity
+        self.lookups = lookups
 
     def of_observations(self, observation_ids: list[int]) -> dict[int, float]:
         """The cosine similarity of each of ``observation_ids`` that has a live, unexpired vector."""
         wanted = np.asarray(observation_ids, dtype=np.int64)
-        if not len(self.observations) or not len(wanted):
-            return {}
-        at = np.minimum(np.searchsorted(self.observations, wanted), len(self.observations) - 1)
-        similarity = self.row_similarity[self.observation_rows[at]]
-        found = (self.observations[at] == wanted) & np.isfinite(similarity)
-        return dict(zip(wanted[found].tolist(), similarity[found].astype(np.float64).tolist(), strict=True))
+        out: dict[int, float] = {}
+        for observations, rows, row_similarity in self.lookups:
+            if not len(observations) or not len(wanted):
+                continue
+            at = np.minimum(np.searchsorted(observations, wanted), len(observations) - 1)
+            similarity = row_similarity[rows[at]]
+            found = (observations[at] == wanted) & np.isfinite(similarity)
+            out.update(zip(wanted[found].tolist(), similarity[found].astype(np.float64).tolist(), strict=True))
+        return out
 
     def nearest(self, k: int) -> tuple[list[int], dict[int, float]]:
         """The ``k`` nearest entities by cosine distance ``1 − sim``: ``(ids, {id: distance})``, nearest
@@ -172,19 +176,47 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     return _Vectors(owner, observation, expires, unit).plus(_Vectors.empty(dimension))
 
 
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """Held vectors with their groups; ``dead`` ``(k,) int64``: rows superseded by a newer block."""
+
+    vectors: _Vectors
+    groups: _Groups
+    dead: np.ndarray
+
+    @staticmethod
+    def of(vectors: _Vectors) -> _Block:
+        return _Block(vectors, _Groups.of(vectors), np.empty(0, np.int64))
+
+    def similarities(self, query: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's cosine to ``query`` (``-inf`` for dead and expired rows) and each entity's best."""
+        sims = self.vectors.unit @ query
+        sims[self.dead] = -np.inf
+        expired = self.groups.expiring[self.groups.expiring_at <= now]
+        if len(expired):
+            sims[expired] = -np.inf
+        return sims, np.maximum.reduceat(sims, self.groups.starts)
+
+
 class VectorIndex:
-    """Exact cosine KNN over cached entity and observation vectors (thread-safe, shared by a service)."""
+    """Exact cosine KNN over cached entity and observation vectors (thread-safe, shared by a service).
+
+    The copy is a sorted main block and a small block of the entities changed since the main block was
+    built: a change reloads only those entities' rows into the small block and marks their rows of the
+    main block dead, so a search right after a write does not copy the whole matrix. When the small block
+    passes :data:`COMPACT_SHARE` of the main block's rows, the two are merged into a new main block.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy
         self._change_id = -1
-        self._vectors = _Vectors.empty(0)
-        self._groups = _Groups.of(self._vectors)
+        self._main = _Block.of(_Vectors.empty(0))
+        self._recent = _Block.of(_Vectors.empty(0))
 
     def __len__(self) -> int:
-        """Number of vectors held (entity and observation vectors)."""
-        return int(self._vectors.owner.shape[0])
+        """Number of vectors held (entity and observation vectors, the current ones only)."""
+        return int(len(self._main.vectors.owner) - len(self._main.dead) + len(self._recent.vectors.owner))
 
     @staticmethod
     def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> _Vectors:
@@ -201,7 +233,7 @@ class VectorIndex:
             last = reads.last_change_id(conn)
             if dimension is None:
                 self._state, self._change_id = None, last
-                self._set(_Vectors.empty(0))
+                self._rebuild(_Vectors.empty(0))
                 return
             state = (model, dimension)
             if state == self._state and last == self._change_id:
@@ -210,38 +242,55 @@ class VectorIndex:
             if state == self._state and self._change_id >= 0:
                 for change in reads.changes_since(conn, self._change_id, limit=1_000_000):
                     changed |= change.entity_ids
-            known = len(self._groups.ids) if state == self._state else 0
+            known = len(self._main.groups.ids) if state == self._state else 0
             if state != self._state or len(changed) > FULL_RELOAD_SHARE * max(known, 1):
-                self._set(self._read(conn, model, dimension, None))
+                self._rebuild(self._read(conn, model, dimension, None))
             elif changed:
-                ids = sorted(changed)
-                self._set(self._vectors.without(np.array(ids, dtype=np.int64)).plus(
-                    self._read(conn, model, dimension, ids)))
+                self._update(np.array(sorted(changed), dtype=np.int64), self._read(conn, model, dimension, sorted(changed)))
             self._state, self._change_id = state, last
 
-    def _set(self, vectors: _Vectors) -> None:
-        self._vectors, self._groups = vectors, _Groups.of(vectors)
+    def _rebuild(self, vectors: _Vectors) -> None:
+        self._main, self._recent = _Block.of(vectors), _Block.of(_Vectors.empty(vectors.unit.shape[1]))
+
+    def _update(self, changed: np.ndarray, fresh: _Vectors) -> None:
+        """``changed`` entity ids now have the rows ``fresh``: they replace their rows in the recent block,
+        and their rows of the main block are marked dead; past COMPACT_SHARE the blocks are merged."""
+        recent = self._recent.vectors.without(changed).plus(fresh)
+        main = self._main
+        dead = np.union1d(main.dead, np.flatnonzero(np.isin(main.vectors.owner, changed)))
+        if len(recent.owner) > COMPACT_SHARE * max(len(main.vectors.owner), 1):
+            superseded = np.union1d(np.unique(main.vectors.owner[dead]), recent.owner)
+            self._rebuild(main.vectors.without(superseded).plus(recent))
+            return
+        self._main, self._recent = _Block(main.vectors, main.groups, dead), _Block.of(recent)
 
     def similarities(self, conn: apsw.Connection, model: str, vector: np.ndarray, now: float) -> Similarities:
         """The cosine similarity of ``vector`` ``(d,) float32`` to every entity with a vector of ``model``
         (the query's embedder), after bringing the copy up to date; ``now`` (UTC seconds) decides which
         observations have expired. One matrix product over all the vectors held."""
         self.refresh(conn, model)
-        vectors, groups = self._vectors, self._groups  # replaced together, never changed in place
-        if not len(groups.ids):
+        main, recent = self._main, self._recent  # replaced together, never changed in place
+        if not len(main.groups.ids) and not len(recent.groups.ids):
             return Similarities(np.empty(0, np.int64), np.empty(0, np.float32))
         query = np.asarray(vector, dtype=np.float32)
         query = query / (float(np.linalg.norm(query)) or 1.0)
-        sims = vectors.unit @ query
-        expired = groups.expiring[groups.expiring_at <= now]
-        if len(expired):
-            sims[expired] = -np.inf
-        best = np.maximum.reduceat(sims, groups.starts)
-        observations = (groups.observations, groups.observation_rows, sims)
+        sims, best = main.similarities(query, now)
+        ids = main.groups.ids
+        lookups: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = (
+            (main.groups.observations, main.groups.observation_rows, sims),)
+        if len(recent.groups.ids):
+            recent_sims, recent_best = recent.similarities(query, now)
+            at = np.searchsorted(ids, recent.groups.ids)
+            held = at < len(ids)
+            held[held] = ids[at[held]] == recent.groups.ids[held]
+            best[at[held]] = recent_best[held]
+            ids = np.insert(ids, at[~held], recent.groups.ids[~held])
+            best = np.insert(best, at[~held], recent_best[~held])
+            lookups += ((recent.groups.observations, recent.groups.observation_rows, recent_sims),)
         live = np.isfinite(best)
         if live.all():
-            return Similarities(groups.ids, best, *observations)
-        return Similarities(groups.ids[live], best[live], *observations)
+            return Similarities(ids, best, lookups)
+        return Similarities(ids[live], best[live], lookups)
 
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,
                now: float) -> tuple[list[int], dict[int, float]]:

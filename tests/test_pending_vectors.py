@@ -156,3 +156,49 @@ def test_kill_9_between_text_and_vectors_loses_nothing_and_the_next_start_comple
         assert service.search("other fact 7", 3, record=False).results[0].name == "entity 7"
     finally:
         service.close()
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """A real embedder that records every text it embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_writers_on_one_file_each_embed_their_own_writes_and_take_over_orphaned_marks(tmp_path, monkeypatch):
+    """Two services on one file (as the app and an agent's ``limbic mcp``): every text is embedded once,
+    by the filler of the process that wrote it; a mark another writer left behind is filled once it is
+    ORPHAN_SECONDS old."""
+    path = tmp_path / "m.db"
+    first_model, second_model = RecordingEmbedder(), RecordingEmbedder()
+    first = MemoryService(Database(path), first_model, background_vectors=True)
+    second = MemoryService(Database(path), second_model, background_vectors=True)
+    try:
+        for i in range(12):
+            (first if i % 2 else second).create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
+        for service in (first, second):
+            service.vectors._filler.wait(10)
+        assert first.pending_vectors() == 0
+        assert not set(first_model.texts) & set(second_model.texts)  # no text embedded twice
+        assert any("fact number 1" in t for t in first_model.texts)
+        assert any("fact number 0" in t for t in second_model.texts)
+
+        with first.vectors.deferred():  # a writer that stops before filling its marks
+            first.create_entities([E("left behind", "T", (O("an orphaned fact"),))])
+        second.create_entities([E("fresh", "T", (O("a fresh fact"),))])
+        second.vectors._filler.wait(10)
+        assert first.pending_vectors() == 1  # another writer's recent mark: not taken
+        with second.database.maintenance() as conn:
+            conn.execute("UPDATE pending_vectors SET queued_at = queued_at - 3600")
+        second.create_entities([E("later", "T", (O("a later fact"),))])
+        second.vectors._filler.wait(10)
+        assert first.pending_vectors() == 0
+        assert any("an orphaned fact" in t for t in second_model.texts)
+    finally:
+        first.close()
+        second.close()

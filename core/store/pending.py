@@ -42,12 +42,20 @@ def pending_count(conn: apsw.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM pending_vectors").get or 0)
 
 
-def pending_entities(conn: apsw.Connection, limit: int, only: Sequence[int] | None = None) -> dict[int, int]:
-    """Up to ``limit`` pending entities (among ``only`` when given), oldest mark first: ``{entity id: generation}``."""
-    among = "" if only is None else " WHERE entity_id IN (SELECT value FROM json_each(?2))"
-    args: tuple[Any, ...] = (limit,) if only is None else (limit, json.dumps([int(i) for i in only]))
+def pending_entities(conn: apsw.Connection, limit: int, only: Sequence[int] | None = None,
+                     queued_before: float | None = None) -> dict[int, int]:
+    """Up to ``limit`` pending entities (among ``only`` when given; only marks queued before
+    ``queued_before``, UTC seconds, when given), oldest mark first: ``{entity id: generation}``."""
+    clauses, args = [], [limit]
+    if only is not None:
+        clauses.append("entity_id IN (SELECT value FROM json_each(?2))")
+        args.append(json.dumps([int(i) for i in only]))
+    if queued_before is not None:
+        clauses.append(f"queued_at < ?{len(args) + 1}")
+        args.append(queued_before)
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
     return {int(e): int(g) for e, g in conn.execute(
-        f"SELECT entity_id, generation FROM pending_vectors{among} ORDER BY queued_at, entity_id LIMIT ?1", args)}
+        f"SELECT entity_id, generation FROM pending_vectors{where} ORDER BY queued_at, entity_id LIMIT ?1", args)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,12 +167,13 @@ Writer = Callable[[Callable[[WriteTransaction], list[int]]], list[int]]
 
 
 def fill_step(database: Database, embedder: Embedder, write: Writer, limit: int = FILL_BATCH,
-              only: Sequence[int] | None = None) -> tuple[int, int]:
-    """Fill up to ``limit`` pending entities (among ``only`` when given): returns ``(entities landed,
-    texts embedded)``; ``(0, 0)`` when nothing is pending. ``write`` opens the short write transaction."""
+              only: Sequence[int] | None = None, queued_before: float | None = None) -> tuple[int, int]:
+    """Fill up to ``limit`` pending entities (among ``only``, and marked before ``queued_before``, when
+    given; :func:`pending_entities`): returns ``(entities landed, texts embedded)``; ``(0, 0)`` when
+    nothing is pending. ``write`` opens the short write transaction."""
     conn = database.read()
     with conn:
-        generations = pending_entities(conn, limit, only)
+        generations = pending_entities(conn, limit, only, queued_before)
         if not generations:
             return 0, 0
         work = plan(conn, generations, embedder)

@@ -64,7 +64,7 @@ class VectorUpkeep:
         if self._deferred or self.embedder is None:
             return
         if self._filler is not None:
-            self._filler.wake()
+            self._filler.wake(entity_ids)
         else:
             fill(self.database, self.embedder, self.land, only=entity_ids)
 

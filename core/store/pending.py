@@ -46,7 +46,8 @@ def pending_entities(conn: apsw.Connection, limit: int, only: Sequence[int] | No
                      queued_before: float | None = None) -> dict[int, int]:
     """Up to ``limit`` pending entities (among ``only`` when given; only marks queued before
     ``queued_before``, UTC seconds, when given), oldest mark first: ``{entity id: generation}``."""
-    clauses, args = [], [limit]
+    clauses: list[str] = []
+    args: list[Any] = [limit]
     if only is not None:
         clauses.append("entity_id IN (SELECT value FROM json_each(?2))")
         args.append(json.dumps([int(i) for i in only]))

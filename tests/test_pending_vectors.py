@@ -202,3 +202,38 @@ def test_writers_on_one_file_each_embed_their_own_writes_and_take_over_orphaned_
     finally:
         first.close()
         second.close()
+
+
+class OverlapEmbedder(HashingEmbedder):
+    """A real embedder that takes a while and counts how many of its kind run at once."""
+
+    running = 0
+    most = 0
+    guard = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        with OverlapEmbedder.guard:
+            OverlapEmbedder.running += 1
+            OverlapEmbedder.most = max(OverlapEmbedder.most, OverlapEmbedder.running)
+        time.sleep(0.02)
+        with OverlapEmbedder.guard:
+            OverlapEmbedder.running -= 1
+        return super().embed(texts)
+
+
+def test_writers_on_one_file_take_turns_with_the_model(tmp_path):
+    """Background embedders of services on one file never run the model at the same time (the embedding
+    turn, core/store/model_turn.py), and every vector still lands."""
+    path = tmp_path / "m.db"
+    services = [MemoryService(Database(path), OverlapEmbedder(), background_vectors=True) for _ in range(3)]
+    try:
+        for i in range(30):
+            services[i % 3].create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
+        for service in services:
+            service.vectors._filler.wait(30)
+        assert services[0].pending_vectors() == 0 and _vector_rows(services[0]) == (30, 30, 30)
+        assert OverlapEmbedder.most == 1
+        assert (tmp_path / "m.db-embed.lock").exists()
+    finally:
+        for service in services:
+            service.close()

@@ -7,7 +7,8 @@ steps, only the last of which holds the write lock:
 1. :func:`plan` reads, in one read snapshot, the texts of the pending entities that have no vector of
    the model for their current text (observation passages whose hash differs or that have none; the
    entity passage when :func:`~limbic.core.store.indexing.entity_passage` gives one);
-2. :func:`embed` runs the model on them, batches sorted by length, ``(n, d) float32``;
+2. :func:`embed` runs the model on them, batches sorted by length, ``(n, d) float32``, holding the
+   embedding turn that processes sharing the file take one at a time (:mod:`limbic.core.store.model_turn`);
 3. :func:`land` writes the vectors and their meta rows in a short write transaction and removes each
    mark, but only for entities whose mark still has the generation that was read in step 1: a write
    made meanwhile bumped it, so that entity is filled again from its new text.
@@ -32,6 +33,7 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.store import vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, WriteTransaction
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
+from limbic.core.store.model_turn import model_turn
 
 FILL_BATCH = 64
 """Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
@@ -178,7 +180,11 @@ def fill_step(database: Database, embedder: Embedder, write: Writer, limit: int 
         if not generations:
             return 0, 0
         work = plan(conn, generations, embedder)
-    vectors = embed(work, embedder) if work.texts else np.empty((0, embedder.dimension), dtype=np.float32)
+    if work.texts:
+        with model_turn(database.path):  # one process embeds at a time (core/store/model_turn.py)
+            vectors = embed(work, embedder)
+    else:
+        vectors = np.empty((0, embedder.dimension), dtype=np.float32)
     landed = write(lambda txn: land(database, txn, work, vectors, embedder))
     return len(landed), len(work.texts)
 

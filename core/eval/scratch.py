@@ -120,7 +120,8 @@ def build_database(path: Path, conversation: Conversation, granularity: str, emb
 
 
 def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    """A partial database and its side files (SQLite's, and the embedding turn's lock file)."""
+    for suffix in ("", "-wal", "-shm", "-journal", "-embed.lock"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 

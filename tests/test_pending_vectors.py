@@ -237,3 +237,32 @@ def test_writers_on_one_file_take_turns_with_the_model(tmp_path):
     finally:
         for service in services:
             service.close()
+
+
+class FailsOnceEmbedder(HashingEmbedder):
+    """A real embedder whose first call fails (a model error), the next ones work."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.calls == 1:
+            raise RuntimeError("the model failed once")
+        return super().embed(texts)
+
+
+def test_a_failed_step_is_retried_and_its_vectors_still_land(tmp_path, monkeypatch):
+    monkeypatch.setattr("limbic.core.store.filler.RETRY_SECONDS", 0.05)
+    embedder = FailsOnceEmbedder()
+    service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
+    try:
+        service.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
+        deadline = time.monotonic() + 10
+        while service.pending_vectors() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert service.pending_vectors() == 0 and _vector_rows(service) == (1, 1, 1)
+        assert isinstance(service.vectors._filler.last_error, RuntimeError)
+    finally:
+        service.close()

@@ -146,7 +146,12 @@ class VectorFiller:
                 del self._own[entity_id]
             sweep = self._sweep
         if own:
-            return fill_step(self._database, self._embedder, self._write, BACKGROUND_STEP, only=own)
+            try:
+                return fill_step(self._database, self._embedder, self._write, BACKGROUND_STEP, only=own)
+            except Exception:
+                with self._start_lock:  # retried after the pause, like any failed step
+                    self._own.update(dict.fromkeys(own))
+                raise
         cutoff = None if sweep else time.time() - ORPHAN_SECONDS
         landed, texts = fill_step(self._database, self._embedder, self._write, BACKGROUND_STEP, queued_before=cutoff)
         if landed or texts:

@@ -223,7 +223,7 @@ def test_writes_go_to_a_recent_block_until_it_is_merged(service):
     fill(service, 300)
     index = VectorIndex()
     _same_as_a_fresh_copy(service, index, "vector search cache")
-    main_rows = len(index._main.vectors.owner)
+    main_rows = len(index._blocks[0].vectors.owner)
     service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
     service.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
     service.delete_entities(["entity 6"])
@@ -231,11 +231,13 @@ def test_writes_go_to_a_recent_block_until_it_is_merged(service):
                                "zebra zeppelin, edited")
     service.merge_entities(["entity 8"], "entity 9")
     _same_as_a_fresh_copy(service, index, "zebra zeppelin xylophone")
-    assert len(index._main.vectors.owner) == main_rows  # the main matrix was not rebuilt
-    assert len(index._recent.vectors.owner) > 0 and len(index._main.dead) > 0
+    main, recent = index._blocks
+    assert len(main.vectors.owner) == main_rows  # the main matrix was not rebuilt
+    assert len(recent.vectors.owner) > 0 and len(main.dead) > 0
     for i in range(10, 60):  # past COMPACT_SHARE of the main rows: merged into a new main block
         service.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
         _same_as_a_fresh_copy(service, index, "quokka note")
-    assert len(index._recent.vectors.owner) < 0.05 * len(index._main.vectors.owner)
+    main, recent = index._blocks
+    assert len(recent.vectors.owner) < 0.05 * len(main.vectors.owner)
     entities = service.database.read().execute("SELECT count(*) FROM entities").fetchone()[0]
     assert len(index) == vector_counts(service)[2] + entities  # every current vector, none twice

@@ -211,12 +211,13 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy
         self._change_id = -1
-        self._main = _Block.of(_Vectors.empty(0))
-        self._recent = _Block.of(_Vectors.empty(0))
+        # (main, recent): one attribute, so that a search never pairs a new main block with an old recent one
+        self._blocks = (_Block.of(_Vectors.empty(0)), _Block.of(_Vectors.empty(0)))
 
     def __len__(self) -> int:
         """Number of vectors held (entity and observation vectors, the current ones only)."""
-        return int(len(self._main.vectors.owner) - len(self._main.dead) + len(self._recent.vectors.owner))
+        main, recent = self._blocks
+        return int(len(main.vectors.owner) - len(main.dead) + len(recent.vectors.owner))
 
     @staticmethod
     def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> _Vectors:
@@ -242,7 +243,7 @@ class VectorIndex:
             if state == self._state and self._change_id >= 0:
                 for change in reads.changes_since(conn, self._change_id, limit=1_000_000):
                     changed |= change.entity_ids
-            known = len(self._main.groups.ids) if state == self._state else 0
+            known = len(self._blocks[0].groups.ids) if state == self._state else 0
             if state != self._state or len(changed) > FULL_RELOAD_SHARE * max(known, 1):
                 self._rebuild(self._read(conn, model, dimension, None))
             elif changed:
@@ -250,26 +251,26 @@ class VectorIndex:
             self._state, self._change_id = state, last
 
     def _rebuild(self, vectors: _Vectors) -> None:
-        self._main, self._recent = _Block.of(vectors), _Block.of(_Vectors.empty(vectors.unit.shape[1]))
+        self._blocks = (_Block.of(vectors), _Block.of(_Vectors.empty(vectors.unit.shape[1])))
 
     def _update(self, changed: np.ndarray, fresh: _Vectors) -> None:
         """``changed`` entity ids now have the rows ``fresh``: they replace their rows in the recent block,
         and their rows of the main block are marked dead; past COMPACT_SHARE the blocks are merged."""
-        recent = self._recent.vectors.without(changed).plus(fresh)
-        main = self._main
+        main, held = self._blocks
+        recent = held.vectors.without(changed).plus(fresh)
         dead = np.union1d(main.dead, np.flatnonzero(np.isin(main.vectors.owner, changed)))
         if len(recent.owner) > COMPACT_SHARE * max(len(main.vectors.owner), 1):
             superseded = np.union1d(np.unique(main.vectors.owner[dead]), recent.owner)
             self._rebuild(main.vectors.without(superseded).plus(recent))
             return
-        self._main, self._recent = _Block(main.vectors, main.groups, dead), _Block.of(recent)
+        self._blocks = (_Block(main.vectors, main.groups, dead), _Block.of(recent))
 
     def similarities(self, conn: apsw.Connection, model: str, vector: np.ndarray, now: float) -> Similarities:
         """The cosine similarity of ``vector`` ``(d,) float32`` to every entity with a vector of ``model``
         (the query's embedder), after bringing the copy up to date; ``now`` (UTC seconds) decides which
         observations have expired. One matrix product over all the vectors held."""
         self.refresh(conn, model)
-        main, recent = self._main, self._recent  # replaced together, never changed in place
+        main, recent = self._blocks  # replaced together, never changed in place
         if not len(main.groups.ids) and not len(recent.groups.ids):
             return Similarities(np.empty(0, np.int64), np.empty(0, np.float32))
         query = np.asarray(vector, dtype=np.float32)

@@ -18,3 +18,19 @@ def database_at_version(path: Path, version: int) -> apsw.Connection:
             conn.execute(sql)
     conn.execute(f"PRAGMA user_version = {int(version)}")
     return conn
+
+
+WORDS = "cache queue database index vector search graph memory agent tool python rust server client".split()
+
+
+def fill(service, count, start=0):
+    """Create entities ``entity <start>`` … with one to three observations of six random ``WORDS`` each."""
+    import numpy as np
+
+    from limbic.core.models import EntityInput, ObservationInput
+
+    rng = np.random.default_rng(start)
+    service.create_entities([
+        EntityInput(f"entity {i}", "T", tuple(ObservationInput(" ".join(rng.choice(WORDS, 6))) for _ in range(1 + i % 3)))
+        for i in range(start, start + count)
+    ])

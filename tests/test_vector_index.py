@@ -14,16 +14,7 @@ from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.core.store.reembed import reembed
 from limbic.core.store.vector_index import VectorIndex
-
-WORDS = "cache queue database index vector search graph memory agent tool python rust server client".split()
-
-
-def fill(service, count, start=0):
-    rng = np.random.default_rng(start)
-    service.create_entities([
-        E(f"entity {i}", "T", tuple(O(" ".join(rng.choice(WORDS, 6))) for _ in range(1 + i % 3)))
-        for i in range(start, start + count)
-    ])
+from tests._store_helpers import fill
 
 
 def sqlite_vec_reference(conn, vector):

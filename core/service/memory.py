@@ -39,6 +39,7 @@ from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
 from limbic.core.service.reads import ReadsAndUses
 from limbic.core.service.searching import SearchAndVectors
+from limbic.core.store.approximate import GraphBuilder
 from limbic.core.store.database import Database, WriteTransaction, put_setting
 from limbic.core.store.indexing import reindex
 from limbic.core.store.upkeep import VectorUpkeep
@@ -80,7 +81,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors):
         self.changes = ChangeFeed(database.path)
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
-        self._vectors = VectorIndex()
+        self._vectors = VectorIndex(GraphBuilder(database.path))
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
 
     @classmethod

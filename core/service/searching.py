@@ -100,6 +100,14 @@ class SearchAndVectors:
         ``progress(done, total)`` counts entities. Returns True when none is pending (True without a model)."""
         return self.vectors.wait(timeout, progress)
 
+    def wait_for_knn_graph(self, timeout: float | None = None) -> None:
+        """Wait (``timeout`` seconds, ``None`` = until done) for the HNSW graph of a large vector copy
+        (:mod:`limbic.core.store.approximate`) being built in the background; searches stay exact until
+        it is ready. Returns at once when none is being built. For benchmarks and tests."""
+        graphs = self._vectors.graphs
+        if graphs is not None:
+            graphs.wait(timeout)
+
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the
         :class:`~limbic.core.store.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).

@@ -29,7 +29,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from limbic.core.store import reads, vec_rows
+from limbic.core.store import approximate, reads, vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
@@ -147,6 +147,73 @@ class Similarities:
                         strict=True))
 
 
+class ApproximateSimilarities(Similarities):
+    """:class:`Similarities` where the main block is searched through its HNSW graph
+    (:mod:`limbic.core.store.approximate`): its rows are scored only for the entities the graph proposes
+    (:meth:`nearest`) and those asked about (:meth:`distances`, :meth:`of_observations`). Every score is
+    exact, the best of all of the entity's live rows; ``ids`` and ``similarity`` hold the entities scored
+    so far. The recent block is scanned whole.
+    """
+
+    def __init__(self, main: _Block, recent: _Block, graph: Any, query: np.ndarray, now: float) -> None:
+        self._main, self._graph, self._query, self._now = main, graph, query, now
+        self._main_sims = np.full(len(main.vectors.owner), np.nan, np.float32)  # nan: not scored yet
+        lookups = [(main.groups.observations, main.groups.observation_rows, self._main_sims)]
+        self._recent: tuple[np.ndarray, np.ndarray] = (np.empty(0, np.int64), np.empty(0, np.float32))
+        if len(recent.groups.ids):
+            recent_sims, recent_best = recent.similarities(query, now)
+            lookups.append((recent.groups.observations, recent.groups.observation_rows, recent_sims))
+            self._recent = (recent.groups.ids, recent_best)
+        self._scored = np.empty(0, np.int64)
+        super().__init__(np.empty(0, np.int64), np.empty(0, np.float32), tuple(lookups))
+        self._score(self._recent[0])
+
+    def _fill(self, rows: np.ndarray) -> None:
+        missing = rows[np.isnan(self._main_sims[rows])]
+        if len(missing):
+            self._main_sims[missing] = self._main.row_similarities(missing, self._query, self._now)
+
+    def _score(self, entity_ids: np.ndarray) -> None:
+        """Score ``entity_ids`` not scored yet and add the live ones to ``ids``/``similarity``."""
+        wanted = np.setdiff1d(np.asarray(entity_ids, dtype=np.int64), self._scored)
+        if not len(wanted):
+            return
+        self._scored = np.union1d(self._scored, wanted)
+        best = np.full(len(wanted), -np.inf, np.float32)
+        held, offsets, rows = self._main.rows_of(wanted)
+        if len(rows):
+            self._fill(rows)
+            best[np.searchsorted(wanted, held)] = np.maximum.reduceat(self._main_sims[rows], offsets)
+        recent_ids, recent_best = self._recent
+        if len(recent_ids):  # an entity in the recent block has its main rows dead
+            at = np.minimum(np.searchsorted(recent_ids, wanted), len(recent_ids) - 1)
+            found = recent_ids[at] == wanted
+            best[found] = np.maximum(best[found], recent_best[at[found]])
+        live = np.isfinite(best)
+        ids = np.concatenate([self.ids, wanted[live]])
+        order = np.argsort(ids, kind="stable")
+        self.ids, self.similarity = ids[order], np.concatenate([self.similarity, best[live]])[order]
+
+    def nearest(self, k: int) -> tuple[list[int], dict[int, float]]:
+        """As :meth:`Similarities.nearest`, among the entities of the rows the graph proposes for ``k``
+        results and those of the recent block."""
+        proposed = approximate.propose(self._graph, self._query, k)
+        self._score(np.unique(self._main.vectors.owner[proposed]))
+        return super().nearest(k)
+
+    def distances(self, entity_ids: list[int]) -> dict[int, float]:
+        self._score(np.unique(np.asarray(entity_ids, dtype=np.int64)))
+        return super().distances(entity_ids)
+
+    def of_observations(self, observation_ids: list[int]) -> dict[int, float]:
+        observations, rows = self._main.groups.observations, self._main.groups.observation_rows
+        wanted = np.asarray(observation_ids, dtype=np.int64)
+        if len(observations) and len(wanted):
+            at = np.minimum(np.searchsorted(observations, wanted), len(observations) - 1)
+            self._fill(rows[at[observations[at] == wanted]])
+        return super().of_observations(observation_ids)
+
+
 def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: str, dimension: int,
           entity_ids: list[int] | None) -> _Vectors:
     """Vectors of ``table`` made by ``model`` (only those of ``entity_ids`` when given)."""
@@ -197,6 +264,29 @@ class _Block:
             sims[expired] = -np.inf
         return sims, np.maximum.reduceat(sims, self.groups.starts)
 
+    def row_similarities(self, rows: np.ndarray, query: np.ndarray, now: float) -> np.ndarray:
+        """The cosine to ``query`` of the rows ``rows`` ``(r,) int64`` only (``-inf`` for dead and expired rows)."""
+        sims = self.vectors.unit[rows] @ query
+        sims[np.isin(rows, self.dead)] = -np.inf
+        expired = self.groups.expiring[self.groups.expiring_at <= now]
+        if len(expired):
+            sims[np.isin(rows, expired)] = -np.inf
+        return sims
+
+    def rows_of(self, entity_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For ``entity_ids`` ``(m,) int64`` ascending: those held here, where each one's rows start in the
+        third array, and all their rows (grouped per entity in that order)."""
+        ids = self.groups.ids
+        at = np.minimum(np.searchsorted(ids, entity_ids), max(len(ids) - 1, 0))
+        held = (ids[at] == entity_ids) if len(ids) else np.zeros(len(entity_ids), dtype=bool)
+        at = at[held]
+        starts = self.groups.starts[at]
+        ends = np.r_[self.groups.starts[1:], len(self.vectors.owner)][at]
+        lengths = ends - starts
+        offsets = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
+        rows = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+        return entity_ids[held], offsets, rows
+
 
 class VectorIndex:
     """Exact cosine KNN over cached entity and observation vectors (thread-safe, shared by a service).
@@ -207,7 +297,10 @@ class VectorIndex:
     passes :data:`COMPACT_SHARE` of the main block's rows, the two are merged into a new main block.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, graphs: approximate.GraphBuilder | None = None) -> None:
+        """``graphs``: builds the HNSW graph of a large main block (:mod:`limbic.core.store.approximate`);
+        ``None`` keeps every search an exact scan."""
+        self.graphs = graphs
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy
         self._change_id = -1
@@ -275,6 +368,9 @@ class VectorIndex:
             return Similarities(np.empty(0, np.int64), np.empty(0, np.float32))
         query = np.asarray(vector, dtype=np.float32)
         query = query / (float(np.linalg.norm(query)) or 1.0)
+        graph = self.graphs.graph_for(main.vectors) if self.graphs is not None else None
+        if graph is not None:
+            return ApproximateSimilarities(main, recent, graph, query, now)
         sims, best = main.similarities(query, now)
         ids = main.groups.ids
         lookups: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = (

@@ -1,0 +1,140 @@
+"""The HNSW graph of a large vector copy (core/store/approximate.py): every score stays exact, the pool
+matches the exact scan, the graph is kept next to the database and read by the next process."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+from limbic.core.store import approximate
+from limbic.core.store.approximate import GraphBuilder
+from limbic.core.store.vector_index import ApproximateSimilarities, VectorIndex
+from tests._store_helpers import fill
+
+QUERIES = ("vector search cache", "graph memory agent", "quokka quasar quince", "python rust server")
+
+
+def graph_index(service, min_rows=100):
+    return VectorIndex(GraphBuilder(service.database.path, min_rows=min_rows))
+
+
+def similarities(service, index, query, now):
+    conn = service.database.read()
+    with conn:
+        return index.similarities(conn, service.embedder.name, service.embedder.embed_query(query), now)
+
+
+def ready(service, index):
+    """Ask for the graph of the current copy and wait for it."""
+    similarities(service, index, QUERIES[0], time.time())
+    index.graphs.wait(60)
+    found = similarities(service, index, QUERIES[0], time.time())
+    assert isinstance(found, ApproximateSimilarities)
+    return found
+
+
+def same_as_exact(service, index, query, now=None):
+    """``index`` (with its graph) answers like an exact copy: the same nearest entities and the same
+    similarity for every entity and every observation asked about."""
+    now = time.time() if now is None else now
+    approximate_ = similarities(service, index, query, now)
+    exact = similarities(service, VectorIndex(), query, now)
+    assert isinstance(approximate_, ApproximateSimilarities)
+    ids, distances = approximate_.nearest(15)
+    exact_ids, exact_distances = exact.nearest(15)
+    assert np.allclose([distances[e] for e in ids], [exact_distances[e] for e in exact_ids], atol=1e-6)
+    # the same distances in the same order (the hashing embedder ties many entities, in any order)
+    truth = exact.distances(ids)
+    assert np.allclose([distances[e] for e in ids], [truth[e] for e in ids], atol=1e-6)
+    entities = exact.ids.tolist() + [10_000_000]
+    got, expected = approximate_.distances(entities), exact.distances(entities)
+    assert sorted(got) == sorted(expected)
+    assert np.allclose([got[e] for e in sorted(got)], [expected[e] for e in sorted(got)], atol=1e-6)
+    observations = [r[0] for r in service.database.read().execute("SELECT id FROM observations")]
+    got, expected = approximate_.of_observations(observations), exact.of_observations(observations)
+    assert sorted(got) == sorted(expected)
+    assert np.allclose([got[o] for o in sorted(got)], [expected[o] for o in sorted(got)], atol=1e-6)
+
+
+def test_a_large_copy_is_searched_through_its_graph_with_exact_scores(service):
+    fill(service, 300)
+    index = graph_index(service)
+    first = similarities(service, index, QUERIES[0], time.time())
+    assert not isinstance(first, ApproximateSimilarities)  # exact until the graph is built
+    ready(service, index)
+    for query in QUERIES:
+        same_as_exact(service, index, query)
+
+
+def test_writes_dead_rows_and_expired_observations_stay_exact(service):
+    fill(service, 300)
+    service.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
+    index = graph_index(service)
+    ready(service, index)
+    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.delete_entities(["entity 6"])
+    service.merge_entities(["entity 8"], "entity 9")
+    for query in QUERIES + ("zebra zeppelin xylophone",):
+        same_as_exact(service, index, query)
+        same_as_exact(service, index, query, now=time.time() + 7200)  # the short-lived observation expired
+    deleted = service.database.read().execute("SELECT count(*) FROM entities WHERE name = 'entity 6'").fetchone()[0]
+    assert deleted == 0
+    assert len(index._blocks[1].vectors.owner) > 0 and len(index._blocks[0].dead) > 0  # dead rows were in play
+
+
+def test_the_graph_is_kept_next_to_the_database_for_the_next_process(service, monkeypatch):
+    fill(service, 300)
+    ready(service, graph_index(service))
+    kept = [p for p in approximate.cache_files(service.database.path) if p.suffix == ".faiss"]
+    assert len(kept) == 1
+
+    def no_build(unit):
+        raise AssertionError("the stored graph should have been read")
+
+    monkeypatch.setattr(approximate, "build", no_build)
+    second = graph_index(service)  # another process holding the same rows
+    ready(service, second)
+    same_as_exact(service, second, QUERIES[1])
+
+
+def test_a_new_main_block_gets_a_new_graph_and_the_old_file_goes(service):
+    fill(service, 300)
+    index = graph_index(service)
+    ready(service, index)
+    before = approximate.cache_files(service.database.path)
+    for i in range(10, 60):  # past COMPACT_SHARE of the main rows: a new main block
+        service.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
+    similarities(service, index, QUERIES[0], time.time())
+    index.graphs.wait(60)
+    same_as_exact(service, index, "quokka note")
+    after = approximate.cache_files(service.database.path)
+    graphs = [p for p in after if p.suffix == ".faiss"]
+    assert len(graphs) == 1 and graphs[0] not in before
+
+
+def test_a_failed_build_leaves_the_exact_scan(service, monkeypatch):
+    fill(service, 300)
+
+    def broken(unit):
+        raise RuntimeError("out of memory")
+
+    monkeypatch.setattr(approximate, "build", broken)
+    index = graph_index(service)
+    similarities(service, index, QUERIES[0], time.time())
+    index.graphs.wait(60)
+    exact = similarities(service, VectorIndex(), QUERIES[2], time.time())
+    again = similarities(service, index, QUERIES[2], time.time())
+    assert not isinstance(again, ApproximateSimilarities)
+    assert again.nearest(10) == exact.nearest(10)
+    assert index.graphs._thread is None  # not tried again for the same rows
+
+
+def test_a_small_copy_gets_no_graph(service):
+    fill(service, 30)
+    index = graph_index(service, min_rows=1_000)
+    similarities(service, index, QUERIES[0], time.time())
+    assert index.graphs._thread is None
+    assert approximate.cache_files(service.database.path) == []

@@ -88,8 +88,7 @@ def test_writes_dead_rows_and_expired_observations_stay_exact(service):
 def test_the_graph_is_kept_next_to_the_database_for_the_next_process(service, monkeypatch):
     fill(service, 300)
     ready(service, graph_index(service))
-    kept = [p for p in approximate.cache_files(service.database.path) if p.suffix == ".faiss"]
-    assert len(kept) == 1
+    assert [p.name for p in approximate.cache_files(service.database.path)] == ["memory.db-knn.npz", "memory.db-knn.lock"]
 
     def no_build(unit):
         raise AssertionError("the stored graph should have been read")
@@ -98,21 +97,39 @@ def test_the_graph_is_kept_next_to_the_database_for_the_next_process(service, mo
     second = graph_index(service)  # another process holding the same rows
     ready(service, second)
     same_as_exact(service, second, QUERIES[1])
+    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
+    service.delete_entities(["entity 6"])
+    third = graph_index(service)  # a process started after these writes: the stored graph, extended
+    found = ready(service, third)
+    assert found._graph.graph.index.ntotal > second._blocks[0].vectors.owner.size
+    same_as_exact(service, third, "zebra zeppelin xylophone")
+    same_as_exact(service, third, QUERIES[2])
 
 
-def test_a_new_main_block_gets_a_new_graph_and_the_old_file_goes(service):
+def test_a_new_main_block_extends_the_graph_and_a_stale_one_is_built_again(service, monkeypatch):
     fill(service, 300)
     index = graph_index(service)
     ready(service, index)
-    before = approximate.cache_files(service.database.path)
+    nodes = index.graphs._graph.index.ntotal
     for i in range(10, 60):  # past COMPACT_SHARE of the main rows: a new main block
         service.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
     similarities(service, index, QUERIES[0], time.time())
     index.graphs.wait(60)
     same_as_exact(service, index, "quokka note")
-    after = approximate.cache_files(service.database.path)
-    graphs = [p for p in after if p.suffix == ".faiss"]
-    assert len(graphs) == 1 and graphs[0] not in before
+    # the 50 new observations and the 50 entity passages they changed were added; the old passages are stale
+    assert index.graphs._graph.index.ntotal == nodes + 100
+    assert int((index.graphs.graph_for(index._blocks[0].vectors).rows < 0).sum()) == 50
+    built = []
+    monkeypatch.setattr(approximate, "build", lambda unit: built.append(len(unit)) or real_build(unit))
+    service.delete_entities([f"entity {i}" for i in range(100, 250)])  # half the graph's nodes go stale
+    similarities(service, index, QUERIES[0], time.time())
+    index.graphs.wait(60)
+    same_as_exact(service, index, QUERIES[3])
+    assert built == [len(index._blocks[0].vectors.owner)]
+
+
+real_build = approximate.build
 
 
 def test_a_failed_build_leaves_the_exact_scan(service, monkeypatch):

@@ -155,7 +155,8 @@ class ApproximateSimilarities(Similarities):
     so far. The recent block is scanned whole.
     """
 
-    def __init__(self, main: _Block, recent: _Block, graph: Any, query: np.ndarray, now: float) -> None:
+    def __init__(self, main: _Block, recent: _Block, graph: approximate.BoundGraph, query: np.ndarray,
+                 now: float) -> None:
         self._main, self._graph, self._query, self._now = main, graph, query, now
         self._main_sims = np.full(len(main.vectors.owner), np.nan, np.float32)  # nan: not scored yet
         lookups = [(main.groups.observations, main.groups.observation_rows, self._main_sims)]
@@ -197,7 +198,7 @@ class ApproximateSimilarities(Similarities):
     def nearest(self, k: int) -> tuple[list[int], dict[int, float]]:
         """As :meth:`Similarities.nearest`, among the entities of the rows the graph proposes for ``k``
         results and those of the recent block."""
-        proposed = approximate.propose(self._graph, self._query, k)
+        proposed = self._graph.propose(self._query, k)
         self._score(np.unique(self._main.vectors.owner[proposed]))
         return super().nearest(k)
 

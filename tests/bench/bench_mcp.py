@@ -35,6 +35,8 @@ sys.path.insert(0, str(HERE.parent))
 
 from _mcp_helpers import LIMBIC, http_client, reference_params, stdio_client  # noqa: E402
 
+from limbic.core.store import approximate  # noqa: E402
+
 DEBIAN_KG = HERE.parents[2] / "shared" / "tools" / "debian_kg.py"
 QUERIES = [
     "library for parsing XML documents", "python bindings for a C library", "command line image converter",
@@ -84,9 +86,14 @@ def summary(latencies: list[float], total: float) -> dict:
     }
 
 
-async def measure(client, tool: str, argument_maker, calls: int, warmup: int = 5) -> tuple[dict, list]:
-    for _ in range(warmup):
+async def measure(client, tool: str, argument_maker, calls: int, warmup: int = 5,
+                  warmup_seconds: float = 0.0) -> tuple[dict, list]:
+    """``warmup`` calls, then more until ``warmup_seconds`` have passed, then ``calls`` timed calls."""
+    until = time.perf_counter() + warmup_seconds
+    done = 0
+    while done < warmup or time.perf_counter() < until:
         await client.call_tool(tool, argument_maker())
+        done += 1
     latencies, last = [], None
     started = time.perf_counter()
     for _ in range(calls):
@@ -111,17 +118,39 @@ def makers(names: list[str], tag: str) -> dict:
     }
 
 
-async def run_limbic(client, names: list[str], calls: int, tag: str) -> dict:
+async def run_limbic(client, names: list[str], calls: int, tag: str, search_warmup: float) -> dict:
     figures, make = {}, makers(names, tag)
     for tool in ("open_nodes", "add_observations", "search_semantic"):
-        figures[tool], last = await measure(client, tool, make[tool], calls)
+        warmup_seconds = search_warmup if tool == "search_semantic" else 0.0
+        figures[tool], last = await measure(client, tool, make[tool], calls, warmup_seconds=warmup_seconds)
         if tool == "search_semantic":
             figures[tool]["mode"] = last.structured_content["mode"]
             figures[tool]["model"] = last.structured_content["model"]
     return figures
 
 
-def direct(db: Path, names: list[str], calls: int) -> dict:
+def knn_graph(db: Path) -> float | None:
+    """Make the HNSW graph of a large database's vectors and keep it next to it
+    (core/store/approximate.py), as a first search would: servers then read it. Seconds taken, or
+    ``None`` when the copy is below the size that gets one or there is no model."""
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    embedder = load_active_embedder()
+    if embedder is None:
+        return None
+    service = MemoryService(Database(db), embedder, origin="cli")
+    try:
+        started = time.perf_counter()
+        service.search(QUERIES[0], 10, record=False)
+        service.wait_for_knn_graph()
+        return round(time.perf_counter() - started, 1) if approximate.cache_files(db) else None
+    finally:
+        service.close()
+
+
+def direct(db: Path, names: list[str], calls: int, search_warmup: float) -> dict:
     """The same operations on ``MemoryService`` in-process: the core's share of each tool call."""
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.models import ObservationInput
@@ -139,7 +168,10 @@ def direct(db: Path, names: list[str], calls: int) -> dict:
     figures = {}
     try:
         for tool, operation in operations.items():
+            until = time.perf_counter() + (search_warmup if tool == "search_semantic" else 0.0)
             for _ in range(5):
+                operation(make[tool]())
+            while time.perf_counter() < until:
                 operation(make[tool]())
             latencies, started = [], time.perf_counter()
             for _ in range(calls):
@@ -159,15 +191,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def over_stdio(db: Path, names: list[str], calls: int, errlog: Path) -> dict:
+async def over_stdio(db: Path, names: list[str], calls: int, errlog: Path, search_warmup: float) -> dict:
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(command=LIMBIC, args=["--db", str(db), "mcp"], env=dict(os.environ))
     async with stdio_client(params, errlog) as client:
-        return await run_limbic(client, names, calls, "stdio")
+        return await run_limbic(client, names, calls, "stdio", search_warmup)
 
 
-async def over_http(db: Path, names: list[str], calls: int, errlog: Path) -> dict:
+async def over_http(db: Path, names: list[str], calls: int, errlog: Path, search_warmup: float) -> dict:
     from limbic.core.mcp.http import load_token
 
     port = free_port()
@@ -177,7 +209,7 @@ async def over_http(db: Path, names: list[str], calls: int, errlog: Path) -> dic
     try:
         url = process.stdout.readline().strip()
         async with http_client(url, load_token()) as client:
-            return await run_limbic(client, names, calls, "http")
+            return await run_limbic(client, names, calls, "http", search_warmup)
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -201,6 +233,9 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200, help="measured calls per tool and transport")
     parser.add_argument("--reference-calls", type=int, default=40, help="measured calls on the reference server")
     parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--search-warmup-seconds", type=float, default=0.0,
+                        help="keep searching this long before timing search_semantic (a server past 100,000 "
+                             "vectors reads its KNN graph in the background after the first search)")
     args = parser.parse_args()
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -215,10 +250,11 @@ def main() -> int:
     names = [json.loads(line)["name"] for line in jsonl.open(encoding="utf-8") if '"type": "entity"' in line]
 
     results = {"entities": len(names), "import_seconds": import_seconds, "cpu_count": os.cpu_count(),
-               "load_average_before": os.getloadavg()}
-    results["service"] = direct(db, names, args.calls)
-    results["stdio"] = anyio.run(over_stdio, db, names, args.calls, work / "stdio.stderr")
-    results["http"] = anyio.run(over_http, db, names, args.calls, work / "http.stderr")
+               "knn_graph_seconds": knn_graph(db), "load_average_before": os.getloadavg()}
+    warm = args.search_warmup_seconds
+    results["service"] = direct(db, names, args.calls, warm)
+    results["stdio"] = anyio.run(over_stdio, db, names, args.calls, work / "stdio.stderr", warm)
+    results["http"] = anyio.run(over_http, db, names, args.calls, work / "http.stderr", warm)
     results["reference"] = anyio.run(reference, jsonl, work, names, args.reference_calls)
 
     results["load_average_after"] = os.getloadavg()

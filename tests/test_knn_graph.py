@@ -155,3 +155,12 @@ def test_a_small_copy_gets_no_graph(service):
     similarities(service, index, QUERIES[0], time.time())
     assert index.graphs._thread is None
     assert approximate.cache_files(service.database.path) == []
+
+
+def test_a_folder_where_the_graph_cannot_be_kept_still_gets_one_in_memory(service):
+    fill(service, 300)
+    service.database.path.with_name("memory.db-knn.lock").mkdir()  # the lock file cannot be opened
+    index = graph_index(service)
+    ready(service, index)
+    same_as_exact(service, index, QUERIES[0])
+    assert not service.database.path.with_name("memory.db-knn.npz").exists()

@@ -45,6 +45,7 @@ STALE_SHARE = 0.3  # build the graph again when more of its nodes than this are 
 LOCK_WAIT_SECONDS = 600.0
 
 log = logging.getLogger(__name__)
+_FINGERPRINT_ROWS = 8192
 _MIX = np.random.default_rng(20261124).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
 
 
@@ -57,8 +58,13 @@ def vector_keys(owner: np.ndarray, observation: np.ndarray) -> np.ndarray:
 def fingerprints(unit: np.ndarray) -> np.ndarray:
     """A 64-bit fingerprint of each row's bytes ``(n,) uint64`` (exact integer arithmetic, so the same
     vector always gets the same fingerprint); ``unit`` is ``(n, d) float32``."""
-    words = np.ascontiguousarray(unit, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    return (words * _MIX[: words.shape[1]]).sum(axis=1, dtype=np.uint64)
+    bits = np.ascontiguousarray(unit, dtype=np.float32).view(np.uint32)
+    mix = _MIX[: bits.shape[1]]
+    out = np.empty(len(bits), dtype=np.uint64)
+    for start in range(0, len(bits), _FINGERPRINT_ROWS):  # in slices: a uint64 copy of all rows is 2× the matrix
+        out[start : start + _FINGERPRINT_ROWS] = (bits[start : start + _FINGERPRINT_ROWS].astype(np.uint64) * mix).sum(
+            axis=1, dtype=np.uint64)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,9 +68,13 @@ class _Vectors:
     def plus(self, other: _Vectors) -> _Vectors:
         owner = np.concatenate([self.owner, other.owner])
         order = np.argsort(owner, kind="stable")
+        place = np.empty(len(order), dtype=np.int64)  # where each row of self then other goes
+        place[order] = np.arange(len(order), dtype=np.int64)
+        unit = np.empty((len(order), max(self.unit.shape[1], other.unit.shape[1])), dtype=np.float32)
+        unit[place[: len(self.owner)]] = self.unit  # one copy of the rows, not a concatenation and a reorder
+        unit[place[len(self.owner):]] = other.unit
         return _Vectors(owner[order], np.concatenate([self.observation, other.observation])[order],
-                        np.concatenate([self.expires, other.expires])[order],
-                        np.concatenate([self.unit, other.unit])[order])
+                        np.concatenate([self.expires, other.expires])[order], unit)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,21 +232,28 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     owner = np.array([r[1 if len(r) > 1 else 0] for r in meta], dtype=np.int64)
     is_observation = len(meta[0]) > 1
     expires = np.array([float(r[2]) if len(r) > 2 else np.inf for r in meta], dtype=np.float64)
-    rows: list[tuple[Any, ...]]
+    rows: Iterable[tuple[Any, ...]]
     if entity_ids is None:
-        rows = conn.execute(f"SELECT rowid, embedding FROM {table}").fetchall()
+        rows = conn.execute(f"SELECT rowid, embedding FROM {table}")
     else:
         rows = vec_rows.read(conn, table, keys.tolist())
-    stored = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dimension)
-    position = {int(k): i for i, k in enumerate(stored.tolist())}
-    found = np.array([int(k) in position for k in keys.tolist()], dtype=bool)
-    keys, owner, expires = keys[found], owner[found], expires[found]
-    matrix = matrix[[position[int(k)] for k in keys.tolist()]] if len(keys) else matrix[:0]
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit = (matrix / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    position = {int(k): i for i, k in enumerate(keys.tolist())}
+    unit = np.zeros((len(keys), dimension), dtype=np.float32)
+    found = np.zeros(len(keys), dtype=bool)
+    for rowid, blob in rows:  # straight into the matrix: no list of blobs, no joined copy of them
+        at = position.get(rowid)
+        if at is not None:
+            unit[at] = np.frombuffer(blob, dtype=np.float32)
+            found[at] = True
+    if not found.all():
+        keys, owner, expires, unit = keys[found], owner[found], expires[found], unit[found]
+    norms = np.linalg.norm(unit, axis=1, keepdims=True)
+    np.divide(unit, np.where(norms == 0, 1.0, norms), out=unit)
     observation = keys if is_observation else np.full(len(keys), -1, dtype=np.int64)
-    return _Vectors(owner, observation, expires, unit).plus(_Vectors.empty(dimension))
+    order = np.argsort(owner, kind="stable")
+    if np.any(order != np.arange(len(order))):
+        owner, observation, expires, unit = owner[order], observation[order], expires[order], unit[order]
+    return _Vectors(owner, observation, expires, unit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,12 @@ FTS_TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")
 with diacritics removed; measured against plain ``unicode61`` in docs/scoring.md "Full-text index"."""
 
 
+BM25_K1 = 1.2
+"""FTS5's ``bm25()`` k1 (``ext/fts5/fts5_aux.c``): a term's weight in a row stays below ``idf × (k1 + 1)``."""
+COMMON_SHARE = 0.05
+"""One-word pieces in at least this share of the rows are scored last (:func:`split_common`)."""
+
+
 def _clean(text: str) -> str:
     return "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in text)
 
@@ -97,6 +103,31 @@ def bm25_ceiling(terms: Sequence[str], document_frequency: Mapping[str, int], to
         if rows > 0:
             ceiling += max(1e-6, math.log((total_rows - rows + 0.5) / (rows + 0.5)))
     return ceiling
+
+
+def split_common(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
+                 tokenize: Callable[[str], list[str]]) -> tuple[list[str], float]:
+    """The pieces to find rows by, and the most BM25 a row can score from the common pieces alone (MaxScore).
+
+    A one-word piece in at least :data:`COMMON_SHARE` of the rows is *common*: a row matching only common
+    pieces scores below ``(k1 + 1) × Σ idf`` over them (FTS5's BM25 saturates each term's weight below
+    ``k1 + 1``; ``idf`` as in :func:`bm25_ceiling`). Scoring the rows that match a rare piece first, with
+    the whole expression, gives the exact top rows whenever the last of them scores above that bound
+    (:func:`limbic.core.search.pipeline` falls back to scoring every match otherwise). Returns ``([], 0.0)``
+    when no piece is common or every piece is.
+    """
+    common: list[str] = []
+    bound = 0.0
+    for term in terms:
+        tokens = tokenize(term)
+        rows = document_frequency.get(tokens[0], 0) if len(tokens) == 1 else 0
+        if total_rows > 0 and rows >= COMMON_SHARE * total_rows:
+            common.append(term)
+            bound += (BM25_K1 + 1.0) * max(1e-6, math.log((total_rows - rows + 0.5) / (rows + 0.5)))
+    rare = [term for term in terms if term not in common]
+    if not common or not rare:
+        return [], 0.0
+    return rare, bound
 
 
 def quote_term(term: str) -> str:

@@ -1,0 +1,77 @@
+"""Scoring only the rows that match a rare word first (MaxScore, core/search/fts.py split_common):
+the same top rows and scores as FTS5 ranking every match, and the fall-back when the bound does not hold."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+from limbic.core.search import pipeline
+from limbic.core.search.fts import split_common
+
+FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore"
+
+
+def test_split_common_by_hand():
+    tokenize = lambda term: term.lower().split()  # noqa: E731
+    frequency = {"alpha": 50, "zeta": 2, "beta": 10, "new": 40, "york": 30}
+    rare, bound = split_common(["alpha", "zeta", "beta", "new york"], frequency, 100, tokenize)
+    # alpha (50 of 100 rows) and beta (10) are common; zeta (2) is rare; a phrase is never common
+    assert rare == ["zeta", "new york"]
+    assert bound == pytest.approx(2.2 * 1e-6 + 2.2 * math.log(90.5 / 10.5))
+    assert split_common(["alpha", "beta"], frequency, 100, tokenize) == ([], 0.0)  # nothing rare
+    assert split_common(["zeta"], frequency, 100, tokenize) == ([], 0.0)  # nothing common
+
+
+def graph(service, rare_text):
+    """500 entities: 100 hold the common word "alpha" three times in a short text, 20 the rare word "zeta"
+    in ``rare_text``, the rest neither."""
+    entities = [E(f"common {i}", "T", (O("alpha alpha alpha"),)) for i in range(100)]
+    entities += [E(f"rare {i}", "T", (O(rare_text),)) for i in range(20)]
+    entities += [E(f"other {i}", "T", (O(FILLER),)) for i in range(380)]
+    service.create_entities(entities)
+
+
+def ranked(service, query, count):
+    """``pipeline._fts``'s answer, FTS5's own ranking of every match, and whether the rare rows alone were scored."""
+    conn = service.database.read()
+    statements = []
+    conn.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
+    try:
+        with conn:
+            full_text = pipeline._fts_expression(conn, query)
+            ids, scores = pipeline._fts(conn, full_text, count)
+            pruned = not any("ORDER BY rank" in sql for sql in statements)
+            truth = conn.execute("SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
+                                 (full_text.expression, count)).fetchall()
+    finally:
+        conn.exec_trace = None
+    assert full_text.rare == '"zeta"'
+    assert ids == [rowid for rowid, _ in truth]
+    assert [scores[i] for i in ids] == pytest.approx([score for _, score in truth], abs=1e-9)
+    return ids, pruned
+
+
+def test_rare_rows_scoring_above_the_bound_are_the_top_rows(service):
+    graph(service, "zeta zeta zeta")  # short and repeated: above what "alpha" alone can score
+    ids, pruned = ranked(service, "alpha zeta", 10)
+    assert pruned
+    names = {e.id: e.name for e in service.read_graph().entities}
+    assert all(names[i].startswith("rare") for i in ids)
+
+
+def test_common_rows_that_could_win_make_it_score_every_match(service):
+    graph(service, "zeta " + " ".join([FILLER] * 8))  # one zeta in a long text: below the bound
+    ids, pruned = ranked(service, "alpha zeta", 10)
+    assert not pruned
+    names = {e.id: e.name for e in service.read_graph().entities}
+    assert all(names[i].startswith("common") for i in ids)
+
+
+def test_too_few_rare_rows_make_it_score_every_match(service):
+    graph(service, "zeta zeta zeta")
+    ids, pruned = ranked(service, "alpha zeta", 30)  # 20 rare rows cannot fill 30
+    assert not pruned

@@ -1,4 +1,4 @@
-"""Scoring only the rows that match a rare word first (MaxScore, core/search/fts.py split_common):
+"""Scoring only the rows that match a rare word first (MaxScore, core/search/full_text.py ranked_matches):
 the same top rows and scores as FTS5 ranking every match, and the fall-back when the bound does not hold."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
-from limbic.core.search import pipeline
+from limbic.core.search import full_text as branch
 from limbic.core.search.fts import split_common
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore"
@@ -36,14 +36,14 @@ def graph(service, rare_text):
 
 
 def ranked(service, query, count):
-    """``pipeline._fts``'s answer, FTS5's own ranking of every match, and whether the rare rows alone were scored."""
+    """``ranked_matches``'s answer, FTS5's own ranking of every match, and whether the rare rows alone were scored."""
     conn = service.database.read()
     statements = []
     conn.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
     try:
         with conn:
-            full_text = pipeline._fts_expression(conn, query)
-            ids, scores = pipeline._fts(conn, full_text, count)
+            full_text = branch.full_text_query(conn, query)
+            ids, scores = branch.ranked_matches(conn, full_text, count)
             pruned = not any("ORDER BY rank" in sql for sql in statements)
             truth = conn.execute("SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
                                  (full_text.expression, count)).fetchall()

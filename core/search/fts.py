@@ -113,7 +113,7 @@ def split_common(terms: Sequence[str], document_frequency: Mapping[str, int], to
     pieces scores below ``(k1 + 1) × Σ idf`` over them (FTS5's BM25 saturates each term's weight below
     ``k1 + 1``; ``idf`` as in :func:`bm25_ceiling`). Scoring the rows that match a rare piece first, with
     the whole expression, gives the exact top rows whenever the last of them scores above that bound
-    (:func:`limbic.core.search.pipeline` falls back to scoring every match otherwise). Returns ``([], 0.0)``
+    (:func:`limbic.core.search.full_text.ranked_matches` scores every match otherwise). Returns ``([], 0.0)``
     when no piece is common or every piece is.
     """
     common: list[str] = []

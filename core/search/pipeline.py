@@ -36,7 +36,6 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
 
 import apsw
 import numpy as np
@@ -47,14 +46,7 @@ from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
 from limbic.core.search import context, dates, feedback
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
-from limbic.core.search.fts import (
-    bm25_ceiling,
-    fts_terms,
-    informative_terms,
-    match_expression,
-    split_common,
-    tokenizer,
-)
+from limbic.core.search.full_text import full_text_query, matching, ranked_matches
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
@@ -64,8 +56,6 @@ from limbic.core.store.vector_index import Similarities, VectorIndex
 
 METADATA_KIND = "metadata"
 CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds
-# per-connection fts5vocab tables over each full-text index (temp schema: nothing is written)
-_VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,87 +92,6 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _document_frequencies(conn: apsw.Connection, table: str, tokens: str) -> dict[str, int]:
-    """Rows of FTS5 ``table`` holding each of ``tokens`` (a JSON list), through a per-connection ``fts5vocab``
-    table in the ``temp`` schema (nothing is written to the database file)."""
-    vocab = _VOCAB[table]
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, '{table}', 'row')")
-    return dict(conn.execute(f"SELECT term, doc FROM temp.{vocab} WHERE term IN (SELECT value FROM json_each(?))",
-                             (tokens,)))
-
-
-@dataclass(frozen=True, slots=True)
-class _FullText:
-    """The FTS5 ``expression`` of a query, the BM25 ceilings of its pieces in ``entity_fts`` and
-    ``observation_fts``, and its rare pieces' expression with the bound on what its common pieces alone
-    score (:func:`limbic.core.search.fts.split_common`; ``rare`` None when there is no such split)."""
-
-    expression: str | None = None
-    ceiling: float = 0.0
-    observation_ceiling: float = 0.0
-    rare: str | None = None
-    common_bound: float = 0.0
-
-
-def _fts_expression(conn: apsw.Connection, query: str) -> _FullText:
-    """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`),
-    and the BM25 ceilings of the pieces kept (:func:`limbic.core.search.fts.bm25_ceiling`) in ``entity_fts``
-    and in ``observation_fts``."""
-    terms = fts_terms(query)
-    if not terms:
-        return _FullText()
-    tokenize = tokenizer(conn)
-    wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
-    frequency = _document_frequencies(conn, "entity_fts", wanted)
-    total = conn.execute("SELECT count(*) FROM entities").get
-    if len(terms) > 1:
-        terms = informative_terms(terms, frequency, total, tokenize)
-    observation_total = conn.execute("SELECT count(*) FROM observations").get
-    observation_ceiling = bm25_ceiling(terms, _document_frequencies(conn, "observation_fts", wanted),
-                                       observation_total, tokenize)
-    rare, common_bound = split_common(terms, frequency, total, tokenize)
-    return _FullText(match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize), observation_ceiling,
-                     match_expression(rare), common_bound)
-
-
-def _full_text(conn: apsw.Connection, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """The rows of a full-text ``MATCH`` query. The expression is built to be valid; should SQLite still
-    refuse it, the caller gets a ValidationError without SQLite's message."""
-    try:
-        return conn.execute(sql, args).fetchall()
-    except apsw.SQLError as exc:
-        raise ValidationError("the query could not be searched as text; try other words") from exc
-
-
-# BM25 of the whole expression, computed only for the rows that match a rare piece
-_RARE_ROWS = """
-SELECT rowid, -bm25(entity_fts) FROM entity_fts
-WHERE entity_fts MATCH ?1 AND +rowid IN (SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?2)
-"""
-# ``rank, rowid``: SQLite's sorter keeps the best ``LIMIT`` rows as it goes, faster than FTS5's own
-# ``ORDER BY rank`` (18 against 32 ms for 35,000 matches at all of Debian), with ties to the lower id
-_ALL_ROWS = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
-
-
-def _fts(conn: apsw.Connection, full_text: _FullText, count: int) -> tuple[list[int], dict[int, float]]:
-    """The ``count`` best ids, best first, and their BM25 scores, sign flipped (larger is better; ``rank``
-    is FTS5's ``bm25()``), ties to the lower id. When the rows matching a rare piece hold ``count`` rows
-    scoring above what the common pieces alone can reach, only they are scored (exact: MaxScore, see
-    :func:`limbic.core.search.fts.split_common`); otherwise every match is."""
-    if full_text.expression is None:
-        return [], {}
-    if full_text.rare is not None and count > 0:
-        rows = _full_text(conn, _RARE_ROWS, (full_text.expression, full_text.rare))
-        if len(rows) >= count:
-            rows.sort(key=lambda row: (-row[1], row[0]))
-            if rows[count - 1][1] > full_text.common_bound * (1.0 + 1e-6) + 1e-9:
-                scored = [(int(rowid), float(score)) for rowid, score in rows[:count]]
-                return [rowid for rowid, _ in scored], dict(scored)
-    rows = _full_text(conn, _ALL_ROWS, (full_text.expression, count))
-    scored = [(int(rowid), float(score)) for rowid, score in rows]
-    return [rowid for rowid, _ in scored], dict(scored)
-
-
 _ENTITY_SIGNALS = """
 SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
        COALESCE(a.access_count, 0), a.last_access,
@@ -217,7 +126,7 @@ def _observation_matches(conn: apsw.Connection, expression: str | None,
     evidence"). BM25 is computed only for those rows, not for every match of the index."""
     if expression is None or not live:
         return []
-    rows = _full_text(conn, _OBSERVATION_MATCHES, (expression, json.dumps(list(live))))
+    rows = matching(conn, _OBSERVATION_MATCHES, (expression, json.dumps(list(live))))
     return [(int(o), live[int(o)], float(b)) for o, b in rows]
 
 
@@ -356,10 +265,10 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                 knn_ids, distances = similarities.nearest(per_branch)
                 timings["knn"] = _ms(stage)
         stage = time.perf_counter()
-        full_text = _fts_expression(conn, query)
+        full_text = full_text_query(conn, query)
         expression, ceiling, observation_ceiling = full_text.expression, full_text.ceiling, full_text.observation_ceiling
         with_context = params.context_weight > 0.0 and similarities is not None
-        fts_ids, deeper_bm25 = _fts(conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1))
+        fts_ids, deeper_bm25 = ranked_matches(conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1))
         fts_ids = fts_ids[:per_branch]
         bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
         timings["fts"] = _ms(stage)

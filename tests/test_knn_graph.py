@@ -11,7 +11,8 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.store import approximate
 from limbic.core.store.approximate import GraphBuilder
-from limbic.core.store.vector_index import ApproximateSimilarities, VectorIndex
+from limbic.core.store.similarities import ApproximateSimilarities
+from limbic.core.store.vector_index import VectorIndex
 from tests._store_helpers import fill
 
 QUERIES = ("vector search cache", "graph memory agent", "quokka quasar quince", "python rust server")

@@ -52,7 +52,8 @@ from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
 from limbic.core.store.database import vector_dimension
-from limbic.core.store.vector_index import Similarities, VectorIndex
+from limbic.core.store.similarities import Similarities
+from limbic.core.store.vector_index import VectorIndex
 
 METADATA_KIND = "metadata"
 CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds

@@ -26,6 +26,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,7 @@ class GraphBuilder:
         never changed), or a new graph when there is none, it has another dimension or is too stale."""
         import faiss
 
+        started = time.perf_counter()
         if graph is not None and graph.index.d == unit.shape[1]:
             rows, missing = bind(graph, keys, prints)
             stale = int((rows < 0).sum())
@@ -221,9 +223,12 @@ class GraphBuilder:
                     graph = Graph(index, np.concatenate([graph.keys, keys[missing]]),
                                   np.concatenate([graph.prints, prints[missing]]))
                     rows = np.concatenate([rows, missing])
+                log.debug("KNN graph bound: %d nodes, %d stale, %d added in %.1f s", len(rows), stale, len(missing),
+                          time.perf_counter() - started)
                 self._graph = graph
                 return BoundGraph(graph, rows)
         graph = Graph(build(unit), keys, prints)
+        log.debug("KNN graph built: %d nodes in %.1f s", len(keys), time.perf_counter() - started)
         self._graph = graph
         return BoundGraph(graph, np.arange(len(keys), dtype=np.int64))
 

@@ -195,3 +195,19 @@ def test_inspector_writes_out_the_scorers_numbers():
     assert f"× BM25 ({shown['bm25']:.3f} / {shown['bm25_denominator']:.3f})^2 = " in describe(candidates, default, keyword).lines[0]
     assert lines[0].endswith(f"= <b>{scored.base_relevance:.4f}</b>")
     assert "(limbic / max limbic)" in lines[-1] and lines[-1].endswith(f"<b>{scored.final_score:.4f}</b>")
+
+
+def test_the_summary_says_when_the_knn_graph_proposed_the_candidates(qtbot, window):
+    panel, controller = window.search_panel, window.controller
+    with qtbot.waitSignal(controller.search_finished, timeout=10_000):
+        controller.search("database table", 5)
+    assert "HNSW" not in panel.summary.text()  # a small memory is scanned exactly
+    service = controller.service
+    service._vectors.graphs.min_rows = 10  # as a memory past 100,000 vectors would
+    with qtbot.waitSignal(controller.search_finished, timeout=10_000):
+        controller.search("database table", 5)
+    qtbot.waitUntil(lambda: service._vectors.graphs._thread is None, timeout=30_000)
+    with qtbot.waitSignal(controller.search_finished, timeout=10_000) as answer:
+        controller.search("database table", 5)
+    assert answer.args[0].knn == "graph"
+    assert panel.summary.text().endswith(" · KNN through the HNSW graph")

@@ -165,3 +165,13 @@ def test_a_folder_where_the_graph_cannot_be_kept_still_gets_one_in_memory(servic
     ready(service, index)
     same_as_exact(service, index, QUERIES[0])
     assert not service.database.path.with_name("memory.db-knn.npz").exists()
+
+
+def test_a_search_says_how_knn_ran(service):
+    fill(service, 300)
+    assert service.search("vector search cache", record=False).knn == "exact"
+    service._vectors.graphs.min_rows = 100  # this graph is small: let it have an HNSW graph as a large one would
+    service.wait_for_knn_graph(60)
+    service.search("vector search cache", record=False)
+    service.wait_for_knn_graph(60)
+    assert service.search("vector search cache", record=False).knn == "graph"

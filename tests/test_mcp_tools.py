@@ -218,6 +218,7 @@ def test_search_semantic_returns_scoring_breakdown(people):
     result = people.ok("search_semantic", {"query": "chess", "limit": 2})
     assert result["mode"] in ("hybrid", "semantic")
     assert result["model"] == people.service.embedder.name
+    assert result["knn"] == "exact"  # a small memory: no HNSW graph
     top = result["results"][0]
     assert top["name"] == "Bob"
     assert {"distance", "limbic_score", "final_score", "routing_strategy", "scoring"} <= set(top)

@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         service.close()
     if args.json:
         print_json({"query": query, "mode": outcome.mode, "pendingVectors": outcome.pending_vectors,
-                    "dates": list(outcome.dates), "results": [r.to_dict() for r in outcome.results]})
+                    "dates": list(outcome.dates), "knn": outcome.knn or None,
+                    "results": [r.to_dict() for r in outcome.results]})
     else:
         _print_table(query, outcome)
     return 0

@@ -161,7 +161,8 @@ class SearchOut(BaseModel):
     ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged);
     ``pendingVectors`` (only when > 0) entities whose newest texts are not embedded yet: found by keyword only;
     ``dates`` (only when the query names one) the days and months it was read as naming, which lift the
-    memories written then."""
+    memories written then; ``knn`` (only when a model ran) ``exact``, or ``graph`` when a large memory's
+    HNSW graph proposed the semantic candidates (their scores are still exact)."""
 
     results: list[dict[str, Any]]
     mode: str
@@ -170,6 +171,7 @@ class SearchOut(BaseModel):
     searchId: int | None = None
     pendingVectors: int | None = None
     dates: list[str] | None = None
+    knn: str | None = None
 
 
 class MarkUsedOut(BaseModel):

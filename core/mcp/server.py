@@ -359,6 +359,8 @@ def _add_extended_tools(server: MCPServer, service) -> None:
             found["pendingVectors"] = outcome.pending_vectors
         if outcome.dates:
             found["dates"] = list(outcome.dates)
+        if outcome.knn:
+            found["knn"] = outcome.knn
         return _result(found)
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],

@@ -52,7 +52,7 @@ from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
 from limbic.core.store.database import vector_dimension
-from limbic.core.store.similarities import Similarities
+from limbic.core.store.similarities import ApproximateSimilarities, Similarities
 from limbic.core.store.vector_index import VectorIndex
 
 METADATA_KIND = "metadata"
@@ -71,7 +71,9 @@ class SearchOutcome:
     whose newest texts have no vector yet (``MemoryService.search`` sets it; they are found by FTS5 only);
     ``query_vector``: the query's ``(d,) float32`` embedding and ``model`` the embedder's name (``None``
     when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md);
-    ``dates``: the days (``YYYY-MM-DD``) and months (``YYYY-MM``) the query was read as naming.
+    ``dates``: the days (``YYYY-MM-DD``) and months (``YYYY-MM``) the query was read as naming;
+    ``knn``: how KNN ran, ``"exact"`` (a scan of every vector), ``"graph"`` (candidates proposed by the
+    HNSW graph of a large copy, every score exact: :mod:`limbic.core.store.approximate`) or ``""`` (no model).
     """
 
     results: list[SearchResult]
@@ -83,6 +85,7 @@ class SearchOutcome:
     query_vector: np.ndarray | None = None
     model: str | None = None
     dates: tuple[str, ...] = ()
+    knn: str = ""
 
     @property
     def strategy(self) -> str:
@@ -295,7 +298,9 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     timings["total"] = _ms(started)
     return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings, query_vector=vector,
                          model=None if vector is None or embedder is None else embedder.name,
-                         dates=dates.describe(spans))
+                         dates=dates.describe(spans),
+                         knn="" if similarities is None else "graph" if isinstance(similarities, ApproximateSimilarities)
+                         else "exact")
 
 
 def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None = None) -> list[SearchResult]:

@@ -125,9 +125,10 @@ class SearchPanel(QWidget):
         pending = (f" · {outcome.pending_vectors:,} entities wait for vectors (keyword matches only)"
                    if outcome.pending_vectors else "")
         dates = f" · memories of {', '.join(outcome.dates)} lifted" if outcome.dates else ""
+        graph = " · KNN through the HNSW graph" if outcome.knn == "graph" else ""
         self.summary.setText(
             f"{len(outcome.results)} of {len(candidates)} candidates · {candidates.mode.replace('_', ' ')} · "
-            f"routing {candidates.strategy.replace('_', ' ')}{dates}{pending}"
+            f"routing {candidates.strategy.replace('_', ' ')}{dates}{graph}{pending}"
         )
 
     def show_reranked(self, results: Any) -> None:

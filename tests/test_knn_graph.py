@@ -37,6 +37,11 @@ def ready(service, index):
     return found
 
 
+def stored_nodes(service):
+    with np.load(service.database.path.with_name("memory.db-knn.npz")) as stored:
+        return int(stored["size"])
+
+
 def same_as_exact(service, index, query, now=None):
     """``index`` (with its graph) answers like an exact copy: the same nearest entities and the same
     similarity for every entity and every observation asked about."""
@@ -104,6 +109,8 @@ def test_the_graph_is_kept_next_to_the_database_for_the_next_process(service, mo
     third = graph_index(service)  # a process started after these writes: the stored graph, extended
     found = ready(service, third)
     assert found._graph.graph.index.ntotal > second._blocks[0].vectors.owner.size
+    # four nodes added to ~900 (under STORE_SHARE): the file is not rewritten; the next process adds them too
+    assert stored_nodes(service) == second._blocks[0].vectors.owner.size
     same_as_exact(service, third, "zebra zeppelin xylophone")
     same_as_exact(service, third, QUERIES[2])
 
@@ -128,6 +135,7 @@ def test_a_new_main_block_extends_the_graph_and_a_stale_one_is_built_again(servi
     index.graphs.wait(60)
     same_as_exact(service, index, QUERIES[3])
     assert built == [len(index._blocks[0].vectors.owner)]
+    assert stored_nodes(service) == len(index._blocks[0].vectors.owner)  # a new graph is always kept
 
 
 real_build = approximate.build

@@ -16,7 +16,8 @@ again from scratch when more than :data:`STALE_SHARE` of its nodes are stale.
 
 The work runs on a background thread (one faiss thread, so a core stays free for requests) while
 searches scan exactly. The graph is kept next to the database as ``<database>-knn.npz`` (written whole
-or not at all), so the next process, or this one after a restart, binds it in about a second instead
+or not at all; written again when built anew or once :data:`STORE_SHARE` of its nodes were added), so
+the next process, or this one after a restart, binds it in about a second instead
 of building it (66–76 s for all of Debian). Processes take turns through ``<database>-knn.lock``.
 """
 
@@ -43,6 +44,7 @@ BUILD_DEPTH = 80  # candidates kept while linking a node (faiss ``efConstruction
 PROPOSED_PER_RESULT = 10  # graph nodes asked per entity wanted (at least MIN_PROPOSED)
 MIN_PROPOSED = 300
 STALE_SHARE = 0.3  # build the graph again when more of its nodes than this are stale
+STORE_SHARE = 0.01  # rewrite the stored graph when this share of nodes or more was added to it
 LOCK_WAIT_SECONDS = 600.0
 
 log = logging.getLogger(__name__)
@@ -196,20 +198,22 @@ class GraphBuilder:
         keys = vector_keys(vectors.owner, vectors.observation)
         prints = fingerprints(vectors.unit)
         if self._database is None:
-            return self._extend(self._graph, vectors.unit, keys, prints)
+            return self._extend(self._graph, vectors.unit, keys, prints)[0]
         lock = FileLock(str(self._database.with_name(f"{self._database.name}-knn.lock")))
         with contextlib.suppress(Timeout, OSError), lock.acquire(timeout=LOCK_WAIT_SECONDS):
             stored = self._read()
-            bound = self._extend(stored or self._graph, vectors.unit, keys, prints)
-            if bound.graph is not stored:
-                self._store(bound.graph)
+            bound, added = self._extend(stored or self._graph, vectors.unit, keys, prints)
+            if stored is None or added < 0 or added >= STORE_SHARE * stored.index.ntotal:
+                self._store(bound.graph)  # a few added nodes are not worth rewriting the file: the next process adds them
             return bound
         # another process held the turn too long, or the folder is read-only: this process's own graph
-        return self._extend(self._graph, vectors.unit, keys, prints)
+        return self._extend(self._graph, vectors.unit, keys, prints)[0]
 
-    def _extend(self, graph: Graph | None, unit: np.ndarray, keys: np.ndarray, prints: np.ndarray) -> BoundGraph:
+    def _extend(self, graph: Graph | None, unit: np.ndarray, keys: np.ndarray,
+                prints: np.ndarray) -> tuple[BoundGraph, int]:
         """``graph`` bound to the block, with the rows it lacks added (to a copy: the graph in use is
-        never changed), or a new graph when there is none, it has another dimension or is too stale."""
+        never changed), or a new graph when there is none, it has another dimension or is too stale;
+        and how many nodes were added (``-1``: a new graph)."""
         import faiss
 
         started = time.perf_counter()
@@ -226,11 +230,11 @@ class GraphBuilder:
                 log.debug("KNN graph bound: %d nodes, %d stale, %d added in %.1f s", len(rows), stale, len(missing),
                           time.perf_counter() - started)
                 self._graph = graph
-                return BoundGraph(graph, rows)
+                return BoundGraph(graph, rows), len(missing)
         graph = Graph(build(unit), keys, prints)
         log.debug("KNN graph built: %d nodes in %.1f s", len(keys), time.perf_counter() - started)
         self._graph = graph
-        return BoundGraph(graph, np.arange(len(keys), dtype=np.int64))
+        return BoundGraph(graph, np.arange(len(keys), dtype=np.int64)), -1
 
     def _path(self) -> Path:
         assert self._database is not None

@@ -183,3 +183,18 @@ def test_a_search_says_how_knn_ran(service):
     service.search("vector search cache", record=False)
     service.wait_for_knn_graph(60)
     assert service.search("vector search cache", record=False).knn == "graph"
+
+
+def test_concurrent_searches_through_the_graph_agree_with_one_at_a_time(service):
+    from concurrent.futures import ThreadPoolExecutor
+
+    fill(service, 300)
+    service._vectors.graphs.min_rows = 100
+    service.search(QUERIES[0], record=False)
+    service.wait_for_knn_graph(60)
+    queries = [QUERIES[i % len(QUERIES)] for i in range(80)]
+    alone = [[r.entity_id for r in service.search(q, 10, record=False).results] for q in queries]
+    with ThreadPoolExecutor(4) as pool:  # as the HTTP server's request threads do
+        together = list(pool.map(lambda q: service.search(q, 10, record=False), queries))
+    assert all(outcome.knn == "graph" for outcome in together)
+    assert [[r.entity_id for r in outcome.results] for outcome in together] == alone

@@ -189,6 +189,7 @@ class LimbicApp(QObject):
             self.startup.run(importlib.import_module, "limbic.gui.mcp_host",
                              on_success=self._start_mcp, on_failure=self._mcp_failed)
         self.startup.run(self._preload)
+        self.controller.service.start_warm_up()  # the model and the vector copy, off the UI thread
         self.ready.emit()
 
     def _add_actions(self, window: MainWindow, editor: EntityEditor) -> None:

@@ -198,3 +198,26 @@ def test_concurrent_searches_through_the_graph_agree_with_one_at_a_time(service)
         together = list(pool.map(lambda q: service.search(q, 10, record=False), queries))
     assert all(outcome.knn == "graph" for outcome in together)
     assert [[r.entity_id for r in outcome.results] for outcome in together] == alone
+
+
+def test_warm_up_loads_the_vector_copy_and_asks_for_the_graph(service):
+    fill(service, 300)
+    service._vectors.graphs.min_rows = 100
+    service.start_warm_up()
+    service.start_warm_up()  # once
+    service._warm_up_thread.join(60)
+    assert len(service._vectors) == 300 + int(service.stats().observations)  # loaded before any search
+    service.wait_for_knn_graph(60)
+    assert service.search("vector search cache", record=False).knn == "graph"  # the first search uses it
+
+
+def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(tmp_path):
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    empty = MemoryService(Database(tmp_path / "empty.db"), HashingEmbedder())
+    empty.start_warm_up()
+    empty.close()  # joins the warm-up before closing the connections
+    assert not empty._warm_up_thread.is_alive()
+    assert len(empty._vectors) == 0

@@ -81,6 +81,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     from limbic.core.mcp.stdio import serve_stdio
 
     service = _open_memory(args)
+    service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     try:
         anyio.run(serve_stdio, build_server(service))
     finally:
@@ -99,6 +100,7 @@ def _serve_http(args: argparse.Namespace) -> int:
         print(f"limbic: warning: serving MCP on {args.host}, reachable from other machines; every client "
               "needs the bearer token, and traffic is not encrypted (plain HTTP)", file=sys.stderr)
     service = _open_memory(args)
+    service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}

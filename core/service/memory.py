@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -82,6 +83,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors):
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex(GraphBuilder(database.path))
+        self._warm_up_thread: threading.Thread | None = None
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
 
     @classmethod
@@ -98,7 +100,10 @@ class MemoryService(ReadsAndUses, SearchAndVectors):
         return cls(Database(path or default_db_path()), embedder, origin=origin, background_vectors=background_vectors)
 
     def close(self) -> None:
-        """Stop the change feed's watcher, finish pending signal writes, then close every connection."""
+        """Wait for a warm-up under way, stop the change feed's watcher, finish pending signal writes, then
+        close every connection."""
+        if self._warm_up_thread is not None:
+            self._warm_up_thread.join()
         self.changes.close()
         self.vectors.close()
         self._signals.shutdown()

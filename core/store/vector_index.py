@@ -252,6 +252,13 @@ class VectorIndex:
             return
         self._blocks = (_Block(main.vectors, main.groups, dead), _Block.of(recent))
 
+    def prepare(self, conn: apsw.Connection, model: str) -> None:
+        """Load the copy for ``model`` now (call inside the caller's read snapshot) and, for a large one,
+        ask for its KNN graph (made on a background thread), so that the first search finds both ready."""
+        self.refresh(conn, model)
+        if self.graphs is not None:
+            self.graphs.graph_for(self._blocks[0].vectors)
+
     def similarities(self, conn: apsw.Connection, model: str, vector: np.ndarray, now: float) -> Similarities:
         """The cosine similarity of ``vector`` ``(d,) float32`` to every entity with a vector of ``model``
         (the query's embedder), after bringing the copy up to date; ``now`` (UTC seconds) decides which

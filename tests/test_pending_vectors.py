@@ -223,7 +223,7 @@ class OverlapEmbedder(HashingEmbedder):
 
 def test_writers_on_one_file_take_turns_with_the_model(tmp_path):
     """Background embedders of services on one file never run the model at the same time (the embedding
-    turn, core/store/model_turn.py), and every vector still lands."""
+    turn, core/store/turns.py), and every vector still lands."""
     path = tmp_path / "m.db"
     services = [MemoryService(Database(path), OverlapEmbedder(), background_vectors=True) for _ in range(3)]
     try:

@@ -35,7 +35,7 @@ from limbic.core.errors import ValidationError
 from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database, latest_schema_version
-from limbic.core.store.model_turn import turn_file
+from limbic.core.store.turns import turn_file
 from limbic.core.validation import MAX_ITEMS
 
 BUILD_ORIGIN = "import"
@@ -124,7 +124,7 @@ def _remove(path: Path) -> None:
     """A partial database and its side files (SQLite's, and the embedding turn's lock file)."""
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-    turn_file(path).unlink(missing_ok=True)
+    turn_file(path, "embed").unlink(missing_ok=True)
 
 
 def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity: str,

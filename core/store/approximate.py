@@ -17,13 +17,13 @@ again from scratch when more than :data:`STALE_SHARE` of its nodes are stale.
 The work runs on a background thread (one faiss thread, so a core stays free for requests) while
 searches scan exactly. The graph is kept next to the database as ``<database>-knn.npz`` (written whole
 or not at all; written again when built anew or once :data:`STORE_SHARE` of its nodes were added), so
-the next process, or this one after a restart, binds it in about a second instead
-of building it (66–76 s for all of Debian). Processes take turns through ``<database>-knn.lock``.
+the next process, or this one after a restart, binds it in about a second instead of building it
+(66–76 s for all of Debian). Processes take turns through ``<database>-knn.lock``
+(:mod:`limbic.core.store.turns`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import threading
@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from filelock import FileLock, Timeout
+
+from limbic.core.store.turns import turn, turn_file
 
 APPROXIMATE_FROM = 100_000
 """Rows from which a block gets an HNSW graph. Below it the exact scan costs little more and stays
@@ -132,7 +133,7 @@ def bind(graph: Graph, keys: np.ndarray, prints: np.ndarray) -> tuple[np.ndarray
 
 def cache_files(database: Path) -> list[Path]:
     """The graph file and lock file kept for ``database`` (those that exist)."""
-    return [p for p in (database.with_name(f"{database.name}-knn{s}") for s in (".npz", ".lock")) if p.exists()]
+    return [p for p in (database.with_name(f"{database.name}-knn.npz"), turn_file(database, "knn")) if p.exists()]
 
 
 class GraphBuilder:
@@ -199,15 +200,14 @@ class GraphBuilder:
         prints = fingerprints(vectors.unit)
         if self._database is None:
             return self._extend(self._graph, vectors.unit, keys, prints)[0]
-        lock = FileLock(str(self._database.with_name(f"{self._database.name}-knn.lock")))
-        with contextlib.suppress(Timeout, OSError), lock.acquire(timeout=LOCK_WAIT_SECONDS):
+        with turn(self._database, "knn", LOCK_WAIT_SECONDS) as held:
+            if not held:  # another process held the turn too long, or the folder is read-only
+                return self._extend(self._graph, vectors.unit, keys, prints)[0]
             stored = self._read()
             bound, added = self._extend(stored or self._graph, vectors.unit, keys, prints)
             if stored is None or added < 0 or added >= STORE_SHARE * stored.index.ntotal:
                 self._store(bound.graph)  # a few added nodes are not worth rewriting the file: the next process adds them
             return bound
-        # another process held the turn too long, or the folder is read-only: this process's own graph
-        return self._extend(self._graph, vectors.unit, keys, prints)[0]
 
     def _extend(self, graph: Graph | None, unit: np.ndarray, keys: np.ndarray,
                 prints: np.ndarray) -> tuple[BoundGraph, int]:

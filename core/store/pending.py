@@ -8,7 +8,7 @@ steps, only the last of which holds the write lock:
    the model for their current text (observation passages whose hash differs or that have none; the
    entity passage when :func:`~limbic.core.store.indexing.entity_passage` gives one);
 2. :func:`embed` runs the model on them, batches sorted by length, ``(n, d) float32``, holding the
-   embedding turn that processes sharing the file take one at a time (:mod:`limbic.core.store.model_turn`);
+   embedding turn that processes sharing the file take one at a time (:mod:`limbic.core.store.turns`);
 3. :func:`land` writes the vectors and their meta rows in a short write transaction and removes each
    mark, but only for entities whose mark still has the generation that was read in step 1: a write
    made meanwhile bumped it, so that entity is filled again from its new text.
@@ -33,7 +33,7 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.store import vec_rows
 from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, WriteTransaction
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
-from limbic.core.store.model_turn import model_turn
+from limbic.core.store.turns import model_turn
 
 FILL_BATCH = 64
 """Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
@@ -181,7 +181,7 @@ def fill_step(database: Database, embedder: Embedder, write: Writer, limit: int 
             return 0, 0
         work = plan(conn, generations, embedder)
     if work.texts:
-        with model_turn(database.path):  # one process embeds at a time (core/store/model_turn.py)
+        with model_turn(database.path):  # one process embeds at a time (core/store/turns.py)
             vectors = embed(work, embedder)
     else:
         vectors = np.empty((0, embedder.dimension), dtype=np.float32)

@@ -151,20 +151,20 @@ class _Block:
 
     def similarities(self, query: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
         """Every row's cosine to ``query`` (``-inf`` for dead and expired rows) and each entity's best."""
-        sims = self.vectors.unit @ query
-        sims[self.dead] = -np.inf
-        expired = self.groups.expiring[self.groups.expiring_at <= now]
-        if len(expired):
-            sims[expired] = -np.inf
+        sims = self.row_similarities(None, query, now)
         return sims, np.maximum.reduceat(sims, self.groups.starts)
 
-    def row_similarities(self, rows: np.ndarray, query: np.ndarray, now: float) -> np.ndarray:
-        """The cosine to ``query`` of the rows ``rows`` ``(r,) int64`` only (``-inf`` for dead and expired rows)."""
-        sims = self.vectors.unit[rows] @ query
-        sims[np.isin(rows, self.dead)] = -np.inf
+    def row_similarities(self, rows: np.ndarray | None, query: np.ndarray, now: float) -> np.ndarray:
+        """The cosine to ``query`` of the rows ``rows`` ``(r,) int64`` (every row when ``None``), ``-inf``
+        for dead rows and expired observations."""
+        unit = self.vectors.unit if rows is None else self.vectors.unit[rows]
+        sims = unit @ query
+        hidden = self.dead
         expired = self.groups.expiring[self.groups.expiring_at <= now]
         if len(expired):
-            sims[np.isin(rows, expired)] = -np.inf
+            hidden = np.concatenate([hidden, expired])
+        if len(hidden):
+            sims[hidden if rows is None else np.isin(rows, hidden)] = -np.inf
         return sims
 
     def rows_of(self, entity_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -183,7 +183,9 @@ class _Block:
 
 
 class VectorIndex:
-    """Exact cosine KNN over cached entity and observation vectors (thread-safe, shared by a service).
+    """Cosine KNN over cached entity and observation vectors (thread-safe, shared by a service): an exact
+    scan, or, for a main block with an HNSW graph (``graphs``), candidates the graph proposes, each scored
+    exactly (:class:`~limbic.core.store.similarities.ApproximateSimilarities`).
 
     The copy is a sorted main block and a small block of the entities changed since the main block was
     built: a change reloads only those entities' rows into the small block and marks their rows of the

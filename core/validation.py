@@ -1,6 +1,6 @@
 """Input limits and normalisation shared by every boundary (service, MCP tools, CLI, GUI forms).
 
-Limits (issue 2, item 3): a name ≤ 512 characters, an observation ≤ 10,000 characters, ≤ 1,000 items
+Limits: a name ≤ 512 characters, an observation ≤ 10,000 characters, ≤ 1,000 items
 per call, a query ≤ 2,000 characters. Control characters other than tab and line breaks are refused.
 """
 

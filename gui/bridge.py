@@ -1,6 +1,6 @@
 """Bridge the core's change feed into one Qt signal on the UI thread.
 
-The bridge is one listener of the service's change feed (:mod:`limbic.core.changes`), beside the MCP
+The bridge is one listener of the service's change feed (:mod:`limbic.core.service.changes`), beside the MCP
 resource notifier: in-process writes (GUI edits, the embedded MCP server) and other processes' writes
 (``limbic mcp`` over stdio, the CLI, seen by the feed's one watcher thread) reach the views the same
 way (Anki's ``mediasrv``: an agent's write and a person's edit are one path), each change once.

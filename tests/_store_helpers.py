@@ -6,14 +6,14 @@ from pathlib import Path
 
 import apsw
 
-from limbic.core.store.database import _migrations
+from limbic.core.store.schema import shipped_migrations
 
 
 def database_at_version(path: Path, version: int) -> apsw.Connection:
     """A new database file at ``path`` with the migrations up to ``version`` applied (``PRAGMA
     user_version`` set), as a release of that schema wrote it; the caller adds rows and closes it."""
     conn = apsw.Connection(str(path))
-    for number, _, sql in _migrations():
+    for number, _, sql in shipped_migrations():
         if number <= version:
             conn.execute(sql)
     conn.execute(f"PRAGMA user_version = {int(version)}")

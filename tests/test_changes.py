@@ -13,9 +13,9 @@ import anyio
 from anyio.from_thread import start_blocking_portal
 from mcp import Client
 
-from limbic.core.changes import WATCHER_THREAD_NAME, ChangeWatcher
 from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI, build_server
 from limbic.core.models import EntityInput as E
+from limbic.core.service.changes import WATCHER_THREAD_NAME, ChangeWatcher
 
 
 def _write_from_another_process(db_path: Path, name: str) -> None:

@@ -1,4 +1,4 @@
-"""entity_text: the passage embedded for an entity (seed 004 "Head+Tail+Diversity")."""
+"""entity_text: the passage embedded for an entity (mcp-memory "Architecture", "Head+Tail+Diversity")."""
 
 from __future__ import annotations
 

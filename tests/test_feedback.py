@@ -16,7 +16,8 @@ from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database, latest_schema_version
+from limbic.core.store.database import Database
+from limbic.core.store.schema import latest_schema_version
 from tests._store_helpers import database_at_version
 
 QUERY = "which cache did the team choose for sessions"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from limbic.core.errors import ValidationError
-from limbic.core.search.fts import (
+from limbic.core.search.full_text import (
     FTS_TOKENIZER,
     bm25_ceiling,
     fts_match_expression,

@@ -10,7 +10,7 @@ import pytest
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.search import full_text as branch
-from limbic.core.search.fts import split_common
+from limbic.core.search.full_text import split_common
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore"
 

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from _widgets_helpers import build_small_graph
 
-from limbic.core.graph_data import GraphArrays
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
+from limbic.core.service.graph_arrays import GraphArrays
 from limbic.core.store import graph
 from limbic.core.store.graph import FULL_RELOAD_SHARE
 

@@ -16,9 +16,9 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from limbic.core.graph_data import neighbours, salience, subgraph_edges, temporal_factor
 from limbic.core.models import EntityInput, RelationInput
 from limbic.core.search.params import ScoringParams
+from limbic.core.service.graph_arrays import neighbours, salience, subgraph_edges, temporal_factor
 from limbic.gui.graph import style as graph_style
 from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout, global_layout
 from limbic.gui.graph.view import GraphView

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from limbic.core.mcp.events import ToolCallRecord
-from limbic.core.mcp.http import load_token
+from limbic.core.mcp.token import load_token
 from limbic.gui.mcp_host import McpHost
 from limbic.gui.mcp_panel import ERROR_COLOUR, ActivityModel, McpPanel
 

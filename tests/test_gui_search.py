@@ -156,7 +156,7 @@ def test_inspector_writes_out_the_scorers_numbers():
     from limbic.gui.search.inspector import describe
 
     params = preset("seed")
-    rows = [  # seed 000 worked example: 10 accesses (max 20), 8 relations, 5 days (max 10), 30 days ago
+    rows = [  # mcp-memory "The Limbic System" worked example: 10 accesses (max 20), 8 relations, 5 days (max 10), 30 days ago
         {"name": "FastMCP", "distance": 0.35, "access_count": 10, "access_days": 5, "degree": 8,
          "last_access": NOW - 30 * DAY},
         {"name": "Other", "distance": 0.5, "access_count": 20, "access_days": 10, "last_access": NOW},

@@ -91,7 +91,7 @@ def test_params_move_sliders_without_echo(qtbot, controller):
 
 
 def _expected_order(candidates, params):
-    """Hand computation of seed 000 for the two crafted candidates (no degree, no co-occurrence)."""
+    """Hand computation of mcp-memory "The Limbic System" for the two crafted candidates (no degree, no co-occurrence)."""
     cosines = [max(0.0, 1.0 - d) for d in candidates.distance]
     max_access = max(candidates.access_count)
     max_days = max(candidates.access_days)

@@ -9,10 +9,10 @@ import numpy as np
 
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
-from limbic.core.store import approximate
-from limbic.core.store.approximate import GraphBuilder
-from limbic.core.store.similarities import ApproximateSimilarities
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.vectors import approximate
+from limbic.core.vectors.approximate import GraphBuilder
+from limbic.core.vectors.similarities import ApproximateSimilarities
+from limbic.core.vectors.vector_index import VectorIndex
 from tests._store_helpers import fill
 
 QUERIES = ("vector search cache", "graph memory agent", "quokka quasar quince", "python rust server")

@@ -1,5 +1,5 @@
 """The learning loop on a real database: shadow A/B logging, exact replay, retention, implicit feedback,
-the auto-tuner (grid, EMA, guard, undo) and its CLI (issue 10)."""
+the auto-tuner (grid, EMA, guard, undo) and its CLI."""
 
 from __future__ import annotations
 

@@ -144,7 +144,7 @@ def _same_shape(reference: dict, ours: dict, where: str) -> None:
         assert ours.get("description") == reference["description"], where
 
 
-# create_relations refuses missing endpoints (DESIGN §7); open_nodes records a use (DESIGN §10).
+# create_relations refuses missing endpoints (docs/mcp.md); open_nodes records a use (docs/evaluation.md).
 EXTENDED_DESCRIPTIONS = {"create_relations", "open_nodes"}
 
 

@@ -1,6 +1,6 @@
 """Two ``limbic mcp`` processes writing the same database at once, plus a third one reading.
 
-DESIGN.md §9: concurrent writers lose nothing and surface no lock errors (WAL, busy timeout,
+Concurrent writers lose nothing and surface no lock errors (WAL, busy timeout,
 ``BEGIN IMMEDIATE``). Each writer adds 200 observations, one call each; a reader opens nodes meanwhile.
 """
 

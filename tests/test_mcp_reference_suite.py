@@ -5,7 +5,7 @@ Each case starts from an empty memory (the previous case's entities are deleted 
 its calls, and every call's outcome must be identical on both servers: the error flag, the structured
 content, and the text **byte for byte**. The file-persistence cases become a restart of each server on
 the same store. Not ported: the checks of the JSONL file's own lines (Limbic keeps the memory in SQLite;
-``MEMORY_FILE_PATH`` is covered by ``test_mcp_memory_file.py``). DESIGN §7's deliberate difference
+``MEMORY_FILE_PATH`` is covered by ``test_mcp_memory_file.py``). The one deliberate difference (docs/mcp.md)
 (relations to missing entities are refused) does not occur in these cases.
 """
 

@@ -30,8 +30,9 @@ from _mcp_helpers import (
 from mcp import Client
 
 from limbic.core.errors import ValidationError
-from limbic.core.mcp.http import HttpMcpServer, load_token, rotate_token, token_path
+from limbic.core.mcp.http import HttpMcpServer
 from limbic.core.mcp.server import build_server
+from limbic.core.mcp.token import load_token, rotate_token, token_path
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}

@@ -1,4 +1,4 @@
-"""Observation-level retrieval (issue 9 item 5): a fact buried deep in a long entity is found by meaning.
+"""Observation-level retrieval: a fact buried deep in a long entity is found by meaning.
 
 The entity passage covers at most the model's 256 tokens, so the 40th observation of a long entity
 is invisible to the entity vector; its own observation vector finds it. Real all-MiniLM-L6-v2 (marker

@@ -1,4 +1,4 @@
-"""Vectors are computed outside the write lock (issue 11 item 1): a write commits its text and pending
+"""Vectors are computed outside the write lock: a write commits its text and pending
 marks at once, the vectors land afterwards, a crash leaves a queue that the next start completes, and
 only new or changed texts are embedded."""
 
@@ -254,7 +254,7 @@ class FailsOnceEmbedder(HashingEmbedder):
 
 
 def test_a_failed_step_is_retried_and_its_vectors_still_land(tmp_path, monkeypatch):
-    monkeypatch.setattr("limbic.core.store.filler.RETRY_SECONDS", 0.05)
+    monkeypatch.setattr("limbic.core.vectors.filler.RETRY_SECONDS", 0.05)
     embedder = FailsOnceEmbedder()
     service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
     try:

@@ -1,4 +1,4 @@
-"""Presets: ``seed`` is DESIGN §4 as shipped, ``default`` fuses both branches and keeps the limbic factors as
+"""Presets: ``seed`` is the published formula as written, ``default`` fuses both branches and keeps the limbic factors as
 bounded priors; ``explain`` agrees with ``rerank``; the stemmed full-text index and its migration."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from limbic.core.search.presets import PRESETS, preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.vectors.vector_index import VectorIndex
 
 
 def test_seed_is_the_shipped_formula_and_default_differs_only_where_issue_9_says():

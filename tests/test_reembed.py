@@ -8,8 +8,9 @@ import pytest
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database, vector_dimension
-from limbic.core.store.reembed import reembed, stale_entity_ids
+from limbic.core.store.database import Database
+from limbic.core.store.schema import vector_dimension
+from limbic.core.vectors.reembed import reembed, stale_entity_ids
 
 
 @pytest.fixture

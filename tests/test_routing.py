@@ -1,4 +1,4 @@
-"""Query routing (seed 000 "Detection Algorithm" + the English keywords of DESIGN §4)."""
+"""Query routing (mcp-memory "The Limbic System", "Detection Algorithm", plus English keywords)."""
 
 from __future__ import annotations
 

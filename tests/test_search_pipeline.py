@@ -19,7 +19,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.pipeline import rerank, run_search
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.vectors.vector_index import VectorIndex
 
 DAY = 86400.0
 NOW = time.time()

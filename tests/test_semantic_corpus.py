@@ -24,7 +24,7 @@ from limbic.core.io.importer import import_files
 from limbic.core.search.presets import preset
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
-from limbic.core.store.reembed import reembed
+from limbic.core.vectors.reembed import reembed
 
 pytestmark = pytest.mark.model
 

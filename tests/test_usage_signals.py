@@ -1,4 +1,4 @@
-"""Impressions are not accesses (issue 9 item 4, DESIGN.md §10): what a search, a use and the migration record."""
+"""Impressions are not accesses: what a search, a use and the migration record."""
 
 from __future__ import annotations
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from limbic.core.store import vec_rows
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, Database
+from limbic.core.store.database import Database
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, ensure_vector_table
 
 
 def _filled(tmp_path, count: int = 40) -> tuple[Database, np.ndarray]:
     database = Database(tmp_path / "vectors.db")
     vectors = np.random.default_rng(3).standard_normal((count, 8)).astype(np.float32)
     with database.maintenance() as conn:
-        database.ensure_vector_table(conn, 8, "test-model")
+        ensure_vector_table(conn, 8, "test-model")
         conn.executemany(f"INSERT INTO {OBSERVATION_VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
                          [(10 + i, vectors[i].tobytes()) for i in range(count)])
     return database, vectors

@@ -1,5 +1,5 @@
 """The in-memory vector index gives sqlite-vec's answer aggregated per entity and follows every write
-through the changes log; observation vectors follow their observations (issue 9 item 5)."""
+through the changes log; observation vectors follow their observations."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
-from limbic.core.store.reembed import reembed
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.vectors.reembed import reembed
+from limbic.core.vectors.vector_index import VectorIndex
 from tests._store_helpers import fill
 
 

@@ -1,4 +1,4 @@
-"""``limbic tune`` and ``limbic history``: the auto-tuner and the search log from the shell (seed 000 "Usage").
+"""``limbic tune`` and ``limbic history``: the auto-tuner and the search log from the shell (mcp-memory "The Limbic System", "Usage").
 
 - ``limbic tune --analyze``: NDCG@K and Lift@K of the saved parameters over the logged searches with
   feedback, per A/B group, beside the cosine-only and BM25-only orders.

@@ -1,4 +1,4 @@
-"""``limbic mcp``: serve the memory to AI agents over MCP (DESIGN.md §7 "Transports").
+"""``limbic mcp``: serve the memory to AI agents over MCP (docs/mcp.md "Transports").
 
 - ``limbic mcp``: stdio; stdout carries nothing but the protocol (messages go to stderr).
 - ``limbic mcp --http [--port P] [--host H --allow-remote]``: Streamable HTTP with the bearer token.
@@ -90,7 +90,8 @@ def _serve_stdio(args: argparse.Namespace) -> int:
 
 
 def _serve_http(args: argparse.Namespace) -> int:
-    from limbic.core.mcp.http import HttpMcpServer, is_loopback, token_path
+    from limbic.core.mcp.http import HttpMcpServer, is_loopback
+    from limbic.core.mcp.token import token_path
 
     if not is_loopback(args.host):
         if not args.allow_remote:
@@ -122,7 +123,7 @@ def _serve_http(args: argparse.Namespace) -> int:
 
 
 def token_command(args: argparse.Namespace) -> int:
-    from limbic.core.mcp.http import load_token, rotate_token
+    from limbic.core.mcp.token import load_token, rotate_token
 
     token = rotate_token() if args.rotate else load_token()
     print(token)

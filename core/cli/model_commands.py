@@ -148,7 +148,7 @@ def _active_embedder():
 def run_reembed(args: argparse.Namespace) -> int:
     from limbic.core.paths import default_db_path
     from limbic.core.store.database import Database
-    from limbic.core.store.reembed import reembed
+    from limbic.core.vectors.reembed import reembed
 
     embedder = _active_embedder()
     database = Database(args.db or default_db_path())

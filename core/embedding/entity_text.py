@@ -1,4 +1,4 @@
-"""The text that represents an entity when it is embedded (seed 004, "Head+Tail+Diversity").
+"""The text that represents an entity when it is embedded (mcp-memory "Architecture", "Head+Tail+Diversity").
 
 An entity becomes one passage: a header with its name, type and status, then its live observations
 joined with ``" | "``. When that passage is longer than the token budget, the observations kept are
@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from limbic.core.embedding.base import Embedder
 
 DEFAULT_TOKEN_BUDGET = 480
-"""Upper limit of the passage length in tokens (seed 004); the model's own maximum lowers it."""
+"""Upper limit of the passage length in tokens (mcp-memory "Architecture"); the model's own maximum lowers it."""
 
 HEAD_COUNT = 2
 TAIL_COUNT = 2
@@ -60,7 +60,7 @@ def entity_text(
         observations: the *live* observation contents, oldest first (the caller drops superseded
             and expired ones). Blank ones are ignored.
         embedder: gives the token counts (``count_tokens``) and the model's ``max_tokens``.
-        budget: token budget; default 480 (seed 004), never more than the model's maximum.
+        budget: token budget; default 480 (mcp-memory "Architecture"), never more than the model's maximum.
 
     Returns:
         ``"name (type, status): obs1 | obs2 | ..."`` (just the header when there are no observations),
@@ -87,7 +87,7 @@ def head_text(name: str, entity_type: str, status: str, observations: Sequence[s
 
     Unlike :func:`entity_text` this passage does not change when an observation is appended to an
     entity whose head already fills the budget, so appending to a long entity never re-embeds its
-    passage (issue 11 item 1); a short entity's passage (all of it fits) is embedded again, at most
+    passage; a short entity's passage (all of it fits) is embedded again, at most
     budget tokens. Every observation is searched through its own vector as well. Measured against
     the first two observations only: that loses paraphrase matches (tests/test_semantic_corpus.py).
     Tokens are counted only for the observations that may fit.

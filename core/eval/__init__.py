@@ -1,4 +1,4 @@
-"""Ranking quality measured in the product: ``limbic eval locomo`` (DESIGN.md §10).
+"""Ranking quality measured in the product: ``limbic eval locomo`` (docs/evaluation.md).
 
 :mod:`.locomo` reads a LoCoMo-format file and maps it to entities, :mod:`.metrics` holds Recall@K
 and NDCG@K, :mod:`.scratch` builds and caches one embedded scratch database per conversation,

@@ -6,7 +6,7 @@ turns ``{speaker, dia_id, text, blip_caption?}``, ``session_N_date_time`` like
 ``"1:56 pm on 8 May, 2023"``) and ``qa`` (``question``, ``evidence``: turn ids like ``"D1:3"``,
 ``category`` 1–5).
 
-Mapping (issue 9, item 1; :data:`MAPPING_VERSION` changes whenever it does):
+Mapping (:data:`MAPPING_VERSION` changes whenever it does):
 
 - ``session`` granularity: one entity per session, named ``"<sample_id> session <N>"``, type
   ``session``, one observation per turn, created at the session's time;

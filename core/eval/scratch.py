@@ -34,9 +34,10 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database, latest_schema_version
-from limbic.core.store.turns import turn_file
+from limbic.core.store.database import Database
+from limbic.core.store.schema import latest_schema_version
 from limbic.core.validation import MAX_ITEMS
+from limbic.core.vectors.turns import turn_file
 
 BUILD_ORIGIN = "import"
 NO_MODEL = "none"
@@ -64,15 +65,16 @@ def model_name(embedder: Embedder | None) -> str:
 
 def index_code_fingerprint() -> str:
     """sha256 (hex) of the code that decides what a build writes: every source and migration file of
-    ``limbic.core.store`` and ``limbic.core.embedding``, and the ``mutations`` and ``inputs`` modules.
+    ``limbic.core.store``, ``limbic.core.vectors`` and ``limbic.core.embedding``, and the ``mutations`` and ``inputs`` modules.
 
     Worktrees and versions of the product share the user cache; two whose schema versions agree can
     still index differently. Where no source ships (a frozen app), the package version stands in.
     """
-    from limbic.core import inputs, mutations, store
+    from limbic.core import store, vectors
+    from limbic.core.service import inputs, mutations
 
     files = [Path(inputs.__file__), Path(mutations.__file__)]
-    for package in (store, embedding):
+    for package in (store, vectors, embedding):
         for root in map(Path, package.__path__):
             files += [f for f in root.rglob("*") if f.suffix in (".py", ".sql")]
     digest = hashlib.sha256()

@@ -9,7 +9,7 @@ Seeding imports the graph through :func:`limbic.core.io.importer.import_file` an
 session through ``MemoryService.record_access(names, at=…, co_occurrence=True)``, which produces
 access counts, distinct access days and co-occurrences. All timestamps are first moved forward by
 whole weeks so that the last session falls within the week before "now": the history stays recent
-(decay, seed 000 "temporal_factor") and keeps its weekdays, whenever the sample is seeded.
+(decay, mcp-memory "The Limbic System", "temporal_factor") and keeps its weekdays, whenever the sample is seeded.
 """
 
 from __future__ import annotations

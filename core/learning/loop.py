@@ -3,7 +3,7 @@
 It owns the shadow A/B settings, gives each logged search its id and A/B group, reads the search log
 back as a :class:`~limbic.core.learning.replay.ReplayHistory`, measures parameters on it, runs the
 grid search, and applies tuned parameters by EMA — each application recorded (when, old, new, gain)
-and undoable (DESIGN.md §10; seed ``000`` "Auto-Tuning"). Every write is one transaction through the
+and undoable (mcp-memory "The Limbic System", "Auto-Tuning"). Every write is one transaction through the
 service's writer, so subscribers see the saved parameters change like any other edit.
 """
 
@@ -25,7 +25,8 @@ from limbic.core.models import iso
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
 from limbic.core.store import search_log
-from limbic.core.store.database import Database, put_setting
+from limbic.core.store.database import Database
+from limbic.core.store.schema import put_setting
 
 PARAMS_KEY = "scoring_params"
 SEARCH_ID_BITS = 47  # random ids, exact in JSON numbers and unlikely to collide among 10,000 kept searches

@@ -30,7 +30,7 @@ class ShadowConfig:
     Attributes:
         enabled: log searches at all (impressions are logged only when enabled).
         assignment: ``"hash"`` (a query's text always lands in the same group) or ``"random"``.
-        baseline_probability: share of searches labelled baseline, 0..1 (seed 004: 0.1).
+        baseline_probability: share of searches labelled baseline, 0..1 (mcp-memory "Architecture": 0.1).
         retention: how many logged searches are kept; the oldest are dropped (default 10,000).
         feedback_window_seconds: a use within this time after a search, by the same origin, labels
             the shown entity as relevant for that search (default 30 minutes).

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from limbic.core.mcp.token import load_token
+
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 SERVER_NAME = "limbic"
 DEFAULT_PORT = 8765
@@ -53,8 +55,6 @@ def client_config(client: str, *, http: bool = False, host: str = DEFAULT_HOST, 
     if client not in CLIENTS:
         raise ValueError(f"unknown MCP client {client!r}; expected one of {', '.join(CLIENTS)}")
     if http:
-        from limbic.core.mcp.http import load_token
-
         bracketed = f"[{host}]" if ":" in host else host
         url = f"http://{bracketed}:{port}/mcp"
         header = f"Bearer {load_token()}"

@@ -103,7 +103,7 @@ def activity_middleware(on_call: Callable[[ToolCallRecord], None]):
 class GraphNotifier:
     """Announces ``memory://knowledge-graph`` updates after committed changes of any origin.
 
-    A listener of the service's one change feed (:class:`~limbic.core.changes.ChangeFeed`, which
+    A listener of the service's one change feed (:class:`~limbic.core.service.changes.ChangeFeed`, which
     also follows other processes' commits on the same file and delivers each change once). The
     notice is handed to the server's event loop, and a burst of commits yields one notice per loop turn.
     """

@@ -1,6 +1,6 @@
 """Streamable HTTP transport of the MCP server: our own ``uvicorn.Server`` in a worker thread.
 
-DESIGN.md §7 "Transports": served on 127.0.0.1 by default, guarded by a per-install bearer token
+Served on 127.0.0.1 by default, guarded by a per-install bearer token
 (``config_dir()/mcp_token``, file mode 0600, generated on first use) and by the SDK's DNS-rebinding
 protection (``TransportSecuritySettings``: a foreign ``Host`` header gets 421, a foreign ``Origin``
 header 403). The GUI and ``limbic mcp --http`` both use :class:`HttpMcpServer`; ``start()`` returns
@@ -14,12 +14,10 @@ import hmac
 import ipaddress
 import logging
 import os
-import secrets
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
@@ -30,102 +28,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from limbic.core.errors import ValidationError
 from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.server import ToolCallRecord, build_server
+from limbic.core.mcp.token import FileToken
 from limbic.core.mcp.wire import SurrogateRefusalMiddleware
-from limbic.core.paths import config_dir
 
 logger = logging.getLogger(__name__)
 
-TOKEN_FILE = "mcp_token"
 MCP_PATH = "/mcp"
 _LOOPBACK_NAMES = ("localhost",)
-
-
-# --- the bearer token ---------------------------------------------------------------------------
-
-
-def token_path() -> Path:
-    """``config_dir()/mcp_token``: the file that holds the bearer token."""
-    return config_dir() / TOKEN_FILE
-
-
-def _new_token() -> str:
-    return secrets.token_urlsafe(32)
-
-
-def _write_private(path: Path, token: str) -> Path:
-    """Write ``token`` to a fresh sibling file created with mode 0600; returns that file's path."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, (token + "\n").encode("ascii"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    return temporary
-
-
-def load_token(*, create: bool = True) -> str:
-    """The bearer token, generated (32 random bytes, URL-safe base64) and saved on first use.
-
-    The file is created with mode 0600 and its mode is tightened again if someone widened it.
-    Two processes starting at once agree on one token (the first file wins: ``os.link`` is atomic).
-
-    Raises:
-        FileNotFoundError: no token yet and ``create`` is False.
-    """
-    path = token_path()
-    try:
-        token = path.read_text(encoding="ascii").strip()
-    except FileNotFoundError:
-        if not create:
-            raise
-        temporary = _write_private(path, _new_token())
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            pass
-        finally:
-            temporary.unlink()
-        token = path.read_text(encoding="ascii").strip()
-    if not token:
-        return rotate_token()
-    if os.name == "posix" and path.stat().st_mode & 0o077:
-        path.chmod(0o600)
-    return token
-
-
-def rotate_token() -> str:
-    """Replace the token with a new random one (atomically, mode 0600) and return it.
-
-    Clients configured with the old token get 401 from then on, also from an :class:`HttpMcpServer`
-    already running on the token file (it re-reads the file when it changes).
-    """
-    path = token_path()
-    token = _new_token()
-    os.replace(_write_private(path, token), path)
-    return token
-
-
-class _FileToken:
-    """The token of the token file, re-read when the file changes (``limbic mcp token --rotate``)."""
-
-    def __init__(self) -> None:
-        self._token = load_token()
-        self._stamp = self._file_stamp()
-
-    @staticmethod
-    def _file_stamp() -> tuple[int, int] | None:
-        try:
-            info = token_path().stat()
-        except OSError:
-            return None
-        return info.st_mtime_ns, info.st_size
-
-    def __call__(self) -> str:
-        stamp = self._file_stamp()
-        if stamp is not None and stamp != self._stamp:
-            self._stamp, self._token = stamp, load_token()
-        return self._token
 
 
 class BearerTokenMiddleware:
@@ -237,7 +146,7 @@ class HttpMcpServer:
         self._service = service
         self._host = host
         self._port = port
-        self._token: Callable[[], str] = (lambda: token) if token else _FileToken()
+        self._token: Callable[[], str] = (lambda: token) if token else FileToken()
         self._on_call = on_call
         self._extra_hosts = list(allowed_hosts)
         self._server: uvicorn.Server | None = None

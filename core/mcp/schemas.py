@@ -3,7 +3,7 @@
 The nine reference tools keep the input schemas and result shapes of the npm server
 ``@modelcontextprotocol/server-memory`` (camelCase keys, ``from``/``to``/``relationType``), with our
 extras as optional keys inside the same objects: ``status`` on entities, ``kind`` and ``supersedes``
-on observation batches, ``context`` on relations (DESIGN.md §7). Field constraints mirror the
+on observation batches, ``context`` on relations. Field constraints mirror the
 service limits of :mod:`limbic.core.validation`, so schema-level mistakes are refused before any
 work is done; the service then checks the rest (empty names, control characters).
 Timestamps are ISO 8601 UTC strings in every output.
@@ -156,7 +156,7 @@ class NodesOut(BaseModel):
 
 
 class SearchOut(BaseModel):
-    """``search_semantic``: results in DESIGN.md §4's shape; ``mode`` hybrid / semantic / fts_only;
+    """``search_semantic``: results in the shape docs/mcp.md gives; ``mode`` hybrid / semantic / fts_only;
     ``model`` the embedding model used (None when FTS-only); ``timings`` milliseconds per stage;
     ``searchId`` the logged search, to name in ``mark_used`` (None when the search was not logged);
     ``pendingVectors`` (only when > 0) entities whose newest texts are not embedded yet: found by keyword only;

@@ -1,4 +1,4 @@
-"""The stdio transport of ``limbic mcp``: the SDK's, plus two guarantees it lacks (DESIGN.md §7).
+"""The stdio transport of ``limbic mcp``: the SDK's, plus two guarantees it lacks.
 
 - **Every request gets an answer.** A request whose JSON carries a lone surrogate escape (``"a\\ud800b"``)
   is not valid Unicode text; the SDK's strict JSON parser rejects the whole line and nobody answers, so

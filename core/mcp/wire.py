@@ -1,4 +1,4 @@
-"""Text that is not Unicode never reaches a tool, and its request is still answered (DESIGN.md §7).
+"""Text that is not Unicode never reaches a tool, and its request is still answered.
 
 JSON can carry a lone UTF-16 surrogate as an escape (``"a\\ud800b"``); it is not valid Unicode text. The
 SDK's strict JSON parser rejects such a line without answering it (over stdio the client then waits

@@ -60,7 +60,7 @@ class CandidateSet:
             or computed directly for a candidate only FTS5 returned; ``nan`` without a vector. ``None``
             (older logged sets) means ``distance``.
         bm25_ceiling: what a row matching every FTS5 term of the query once scores, ``Σ idf`` (≥ 0;
-            :func:`limbic.core.search.fts.bm25_ceiling`); 0 when unknown.
+            :func:`limbic.core.search.full_text.bm25_ceiling`); 0 when unknown.
         access_count: ``(n,) int64``; access_days: ``(n,) int64`` distinct UTC days with an access.
         last_access: ``(n,) float64`` seconds, ``nan`` when never accessed; created_at: ``(n,) float64``.
         degree: ``(n,) int64`` number of active relations touching the entity.

@@ -1,28 +1,162 @@
-"""The full-text branch of search: the FTS5 query for a user's text, its BM25 ceilings, and its best rows.
+"""The full-text branch of search: user text to a safe FTS5 query, its BM25 ceilings, and its best rows.
 
-:func:`full_text_query` turns the text into a safe expression (:mod:`limbic.core.search.fts`) with the
-document frequencies of its words, read from per-connection ``fts5vocab`` tables in the ``temp`` schema
-(nothing is written to the database file). :func:`ranked_matches` returns the best rows by FTS5's
-BM25, scoring the rows that hold a rare word first (MaxScore, exact: README "Search and the limbic re-ranker").
+**Safe expressions.** The text is split on white space; each piece becomes one quoted FTS5 string (``"``
+doubled inside), so ``*``, ``-x``, ``a:b``, ``NEAR(``, ``AND``/``OR``/``NOT``, parentheses and ``^`` are plain
+text (user text is never FTS syntax). A quoted piece such as ``"a:b"`` is a phrase: the tokenizer splits it into
+``a`` ``b`` and matches them adjacent; the index stems English words (``groups`` matches ``group``). Pieces are
+joined with ``OR`` so BM25 ranks rows by how many and how rare the matched words are (candidate retrieval wants
+recall; the re-ranker orders them). Control characters (NUL included, which FTS5 rejects) and lone surrogates
+become spaces; pieces with no letter or digit (only punctuation or emoji, which the tokenizer drops) are left
+out. Text longer than 2,000 characters (``validation.MAX_QUERY``) raises
+:class:`~limbic.core.errors.ValidationError`.
+
+**Common pieces.** FTS5's BM25 clamps the IDF of a token found in half of the rows or more to 1e-6, so such a
+piece does not change the order of rows matched by rarer pieces, yet every row containing it must be scored:
+:func:`informative_terms` leaves those pieces out when a rarer one remains.
+
+**Best rows.** :func:`full_text_query` reads the document frequencies of the query's words from per-connection
+``fts5vocab`` tables in the ``temp`` schema (nothing is written to the database file); :func:`ranked_matches`
+returns the best rows by FTS5's BM25, scoring the rows that hold a rare word first (MaxScore, exact:
+docs/architecture.md "Search pipeline").
 """
+
 
 from __future__ import annotations
 
 import json
+import math
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import apsw
 
 from limbic.core.errors import ValidationError
-from limbic.core.search.fts import (
-    bm25_ceiling,
-    fts_terms,
-    informative_terms,
-    match_expression,
-    split_common,
-    tokenizer,
-)
+from limbic.core.validation import MAX_QUERY
+
+FTS_TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")
+"""The ``entity_fts`` tokenizer (migration ``005_fts_porter.sql``): Porter stemming over ``unicode61``
+with diacritics removed; measured against plain ``unicode61`` in docs/scoring.md "Full-text index"."""
+
+
+BM25_K1 = 1.2
+"""FTS5's ``bm25()`` k1 (``ext/fts5/fts5_aux.c``): a term's weight in a row stays below ``idf × (k1 + 1)``."""
+COMMON_SHARE = 0.05
+"""One-word pieces in at least this share of the rows are scored last (:func:`split_common`)."""
+
+
+def _clean(text: str) -> str:
+    return "".join(" " if unicodedata.category(ch) in ("Cc", "Cs") else ch for ch in text)
+
+
+def fts_terms(text: str) -> list[str]:
+    """The white-space separated pieces of ``text`` that contain at least one letter or digit, in order, without repeats.
+
+    Raises:
+        ValidationError: ``text`` is not a string or longer than 2,000 characters.
+    """
+    if not isinstance(text, str):
+        raise ValidationError(f"search text must be a string, got {type(text).__name__}")
+    if len(text) > MAX_QUERY:
+        raise ValidationError(f"query is {len(text):,} characters long; the limit is {MAX_QUERY:,}")
+    terms: list[str] = []
+    for piece in _clean(text).split():
+        if any(ch.isalnum() for ch in piece) and piece not in terms:
+            terms.append(piece)
+    return terms
+
+
+def tokenizer(conn: apsw.Connection) -> Callable[[str], list[str]]:
+    """The index's own tokenizer (:data:`FTS_TOKENIZER`, through ``apsw``) as a function from a piece of
+    query text to its tokens, exactly as FTS5 stores them (lower-cased, accents removed, stemmed)."""
+    tokenize = conn.fts5_tokenizer(FTS_TOKENIZER[0], list(FTS_TOKENIZER[1:]))
+
+    def run(term: str) -> list[str]:
+        found = tokenize(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
+                         include_offsets=False, include_colocated=False)
+        return [str(token) for token in found]
+
+    return run
+
+
+def informative_terms(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
+                      tokenize: Callable[[str], list[str]]) -> list[str]:
+    """The pieces whose rarest token is in fewer than half of ``total_rows`` rows (BM25 IDF above FTS5's clamp).
+
+    ``document_frequency`` maps tokens (as ``tokenize`` makes them, see :func:`tokenizer`) to the number
+    of rows containing them (absent = 0). When every piece is common, all are kept: the query asks for
+    common words and gets them.
+    """
+    kept = [term for term in terms if 2 * _rarest_frequency(term, document_frequency, tokenize) < total_rows]
+    return kept or list(terms)
+
+
+def _rarest_frequency(term: str, document_frequency: Mapping[str, int], tokenize: Callable[[str], list[str]]) -> int:
+    return min((document_frequency.get(token, 0) for token in tokenize(term)), default=0)
+
+
+def bm25_ceiling(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
+                 tokenize: Callable[[str], list[str]]) -> float:
+    """What a row matching each of ``terms`` once would score with FTS5's BM25 (docs/scoring.md "Base relevance").
+
+    ``Σ idf`` over the pieces the index contains, with FTS5's ``idf = ln((N − n + 0.5) / (n + 0.5))``
+    (``N`` = ``total_rows``, ``n`` = rows holding the piece's rarest token; clamped at 1e-6 as FTS5 does):
+    the BM25 of a row of average length with each term once. Pieces no row contains cannot be matched
+    and add nothing; ``0.0`` when none is in the index.
+    """
+    ceiling = 0.0
+    for term in terms:
+        rows = _rarest_frequency(term, document_frequency, tokenize)
+        if rows > 0:
+            ceiling += max(1e-6, math.log((total_rows - rows + 0.5) / (rows + 0.5)))
+    return ceiling
+
+
+def split_common(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
+                 tokenize: Callable[[str], list[str]]) -> tuple[list[str], float]:
+    """The pieces to find rows by, and the most BM25 a row can score from the common pieces alone (MaxScore).
+
+    A one-word piece in at least :data:`COMMON_SHARE` of the rows is *common*: a row matching only common
+    pieces scores below ``(k1 + 1) × Σ idf`` over them (FTS5's BM25 saturates each term's weight below
+    ``k1 + 1``; ``idf`` as in :func:`bm25_ceiling`). Scoring the rows that match a rare piece first, with
+    the whole expression, gives the exact top rows whenever the last of them scores above that bound
+    (:func:`ranked_matches` scores every match otherwise). Returns ``([], 0.0)``
+    when no piece is common or every piece is.
+    """
+    common: list[str] = []
+    bound = 0.0
+    for term in terms:
+        tokens = tokenize(term)
+        rows = document_frequency.get(tokens[0], 0) if len(tokens) == 1 else 0
+        if total_rows > 0 and rows >= COMMON_SHARE * total_rows:
+            common.append(term)
+            bound += (BM25_K1 + 1.0) * max(1e-6, math.log((total_rows - rows + 0.5) / (rows + 0.5)))
+    rare = [term for term in terms if term not in common]
+    if not common or not rare:
+        return [], 0.0
+    return rare, bound
+
+
+def quote_term(term: str) -> str:
+    """One FTS5 string literal: ``term`` in double quotes, inner double quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(terms: Sequence[str]) -> str | None:
+    """Quoted ``terms`` joined with ``OR``, or ``None`` when there are none."""
+    return " OR ".join(quote_term(term) for term in terms) if terms else None
+
+
+def fts_match_expression(text: str) -> str | None:
+    """A safe FTS5 ``MATCH`` expression for ``text`` (quoted pieces joined with ``OR``), or ``None``
+    when ``text`` has nothing searchable (empty, white space, only punctuation).
+
+    Raises:
+        ValidationError: ``text`` is not a string or longer than 2,000 characters.
+    """
+    return match_expression(fts_terms(text))
+
 
 # per-connection fts5vocab tables over each full-text index (temp schema: nothing is written)
 _VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab"}
@@ -51,7 +185,7 @@ class FullText:
 
 
 def full_text_query(conn: apsw.Connection, query: str) -> FullText:
-    """The FTS5 expression for ``query``, leaving out pieces too common to rank (see :mod:`limbic.core.fts`),
+    """The FTS5 expression for ``query``, leaving out pieces too common to rank (:func:`informative_terms`),
     and the BM25 ceilings of the pieces kept (:func:`limbic.core.search.fts.bm25_ceiling`) in ``entity_fts``
     and in ``observation_fts``."""
     terms = fts_terms(query)

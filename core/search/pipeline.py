@@ -1,4 +1,4 @@
-"""The search pipeline of DESIGN.md §4 (seeds ``000`` and ``003``): read-only, set-based.
+"""The search pipeline (docs/architecture.md "Search pipeline"; mcp-memory "The Limbic System" and mcp-memory "Hybrid search"): read-only, set-based.
 
 1. Encode the query through the :class:`~limbic.core.embedding.base.Embedder` (query prefix included).
 2. KNN over the in-memory copy of the entity and observation vectors (:class:`VectorIndex`: cosine,
@@ -51,9 +51,9 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
-from limbic.core.store.database import vector_dimension
-from limbic.core.store.similarities import ApproximateSimilarities, Similarities
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.store.schema import vector_dimension
+from limbic.core.vectors.similarities import ApproximateSimilarities, Similarities
+from limbic.core.vectors.vector_index import VectorIndex
 
 METADATA_KIND = "metadata"
 CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds
@@ -73,7 +73,7 @@ class SearchOutcome:
     when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md);
     ``dates``: the days (``YYYY-MM-DD``) and months (``YYYY-MM``) the query was read as naming;
     ``knn``: how KNN ran, ``"exact"`` (a scan of every vector), ``"graph"`` (candidates proposed by the
-    HNSW graph of a large copy, every score exact: :mod:`limbic.core.store.approximate`) or ``""`` (no model).
+    HNSW graph of a large copy, every score exact: :mod:`limbic.core.vectors.approximate`) or ``""`` (no model).
     """
 
     results: list[SearchResult]

@@ -1,8 +1,8 @@
 """Named scoring presets: ``ScoringParams`` values a search, the CLI, MCP and the sliders can start from.
 
-``seed`` is the seeds' formula exactly (DESIGN.md §4; seed ``000`` "Tuneable Constants"): every worked
+``seed`` is the seeds' formula exactly (mcp-memory "The Limbic System", "Tuneable Constants"): every worked
 example of the seeds is tested against it. ``default`` is the preset that measures best on
-``limbic eval locomo`` (DESIGN.md §10).
+``limbic eval locomo`` (docs/evaluation.md).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ This module holds its life cycle, notifications and writes; its reads and uses a
 
 Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
 FTS rows and embeddings kept in step inside that transaction, and change notification to
-listeners of the one change feed (:mod:`limbic.core.changes`) after commit (DESIGN.md §6; Anki's ``OpChanges`` shape, STYLE.md). Reads use the calling
-thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (DESIGN.md §4).
+listeners of the one change feed (:mod:`limbic.core.service.changes`) after commit (Anki's ``OpChanges`` shape). Reads use the calling
+thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (docs/architecture.md "Search pipeline").
 """
 
 from __future__ import annotations
@@ -20,12 +20,9 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from limbic.core import mutations
 from limbic.core import validation as check
-from limbic.core.changes import ChangeFeed
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, ValidationError
-from limbic.core.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.models import (
     Changes,
@@ -36,16 +33,20 @@ from limbic.core.models import (
     Relation,
     RelationInput,
 )
-from limbic.core.mutations import UpsertReport
 from limbic.core.search.params import ScoringParams
+from limbic.core.service import mutations
+from limbic.core.service.changes import ChangeFeed
+from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.service.mutations import UpsertReport
 from limbic.core.service.reads import ReadsAndUses
 from limbic.core.service.searching import SearchAndVectors
-from limbic.core.store.approximate import GraphBuilder
-from limbic.core.store.database import Database, WriteTransaction, put_setting
+from limbic.core.service.usage import SignalRecorder
+from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
-from limbic.core.store.upkeep import VectorUpkeep
-from limbic.core.store.vector_index import VectorIndex
-from limbic.core.usage import SignalRecorder
+from limbic.core.store.schema import put_setting
+from limbic.core.vectors.approximate import GraphBuilder
+from limbic.core.vectors.upkeep import VectorUpkeep
+from limbic.core.vectors.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors):
         origin: default origin recorded for changes (gui, mcp, cli, import, system).
         background_vectors: where the vectors of a write are computed. Either way a write commits its
             text, FTS rows and pending marks first and the model never runs inside the write lock
-            (:mod:`limbic.core.store.pending`). ``False``: the writing call then embeds its own new
+            (:mod:`limbic.core.vectors.pending`). ``False``: the writing call then embeds its own new
             texts and lands them before it returns (one-shot commands, tests). ``True``: a background
             thread does it moments later and the call returns at once (the app, the MCP server);
             until then the entity is found by full-text search.
@@ -114,7 +115,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors):
     def subscribe(self, listener: Callable[[list[Changes]], None], *, other_processes: bool = False) -> Callable[[], None]:
         """Call ``listener(changes)`` after every committed mutation; returns the unsubscribe function.
 
-        A shortcut for ``self.changes.subscribe`` (:class:`~limbic.core.changes.ChangeFeed`): each change
+        A shortcut for ``self.changes.subscribe`` (:class:`~limbic.core.service.changes.ChangeFeed`): each change
         is delivered once, on the writer's thread (this process) or the feed's one watcher thread
         (other processes' commits, followed while a listener passed ``other_processes=True``).
         """

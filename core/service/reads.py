@@ -1,5 +1,5 @@
 """Reads and uses of :class:`~limbic.core.service.MemoryService`: the graph, pages, entities, change records,
-and the usage signals a read records (opening an entity is a use; DESIGN.md §10).
+and the usage signals a read records (opening an entity is a use; docs/evaluation.md).
 
 A mixin of ``MemoryService``: it uses the service's ``database``, ``origin``, ``learning`` and signal
 recorder, declared below for type checking.
@@ -12,14 +12,14 @@ from collections.abc import Sequence
 
 from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
-from limbic.core.graph_data import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.learning.loop import LearningLoop
 from limbic.core.models import Changes, EntityDetail, Graph, GraphPage, GraphStats
+from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays, patch_graph_arrays
+from limbic.core.service.usage import SignalRecorder, record_use
 from limbic.core.store import graph, reads, writes
 from limbic.core.store.database import Database
-from limbic.core.store.pending import LANDED_OP
+from limbic.core.store.schema import LANDED_OP
 from limbic.core.store.search_log import impression_stats
-from limbic.core.usage import SignalRecorder, record_use
 
 
 class ReadsAndUses:
@@ -78,8 +78,8 @@ class ReadsAndUses:
         """The named entities (unknown names ignored) and the active relations touching them.
 
         Opening is a use: with ``record`` each opened entity gets an access (count, last access, access
-        day) and each pair opened together a co-occurrence, written off the caller's path (seed 000
-        "Tracking scope"; DESIGN.md §10), and each opened entity that a search by the same ``origin``
+        day) and each pair opened together a co-occurrence, written off the caller's path (mcp-memory "The Limbic System",
+        "Tracking scope"), and each opened entity that a search by the same ``origin``
         showed shortly before is a relevance label for that search. Internal reads (import) pass
         ``record=False``.
         """
@@ -114,7 +114,7 @@ class ReadsAndUses:
         return EntityDetail(entity, count, last, days, degree, tuple(relations), impressions, last_impression)
 
     def graph_arrays(self, previous: GraphArrays | None = None) -> GraphArrays:
-        """The graph as arrays for drawing (:class:`~limbic.core.graph_data.GraphArrays`), from one read snapshot.
+        """The graph as arrays for drawing (:class:`~limbic.core.service.graph_arrays.GraphArrays`), from one read snapshot.
 
         With ``previous``, only the entities the ``changes`` log names after ``previous.change_id`` are
         read again and patched in; the whole graph is read when they exceed

@@ -1,5 +1,5 @@
 """Search and vectors of :class:`~limbic.core.service.MemoryService`: hybrid search with limbic re-ranking
-(DESIGN.md §4), re-ranking cached candidates, the saved scoring parameters, and the state of the vectors.
+(docs/architecture.md "Search pipeline"), re-ranking cached candidates, the saved scoring parameters, and the state of the vectors.
 
 A mixin of ``MemoryService``: it uses the service's ``database``, ``embedder``, ``origin``, ``learning``,
 vector index, vector upkeep and signal recorder, declared below for type checking.
@@ -17,10 +17,11 @@ from limbic.core.errors import DatabaseClosedError
 from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
-from limbic.core.store.database import Database, vector_dimension
-from limbic.core.store.upkeep import VectorUpkeep
-from limbic.core.store.vector_index import VectorIndex
-from limbic.core.usage import SignalRecorder
+from limbic.core.service.usage import SignalRecorder
+from limbic.core.store.database import Database
+from limbic.core.store.schema import vector_dimension
+from limbic.core.vectors.upkeep import VectorUpkeep
+from limbic.core.vectors.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class SearchAndVectors:
         self, query: str, limit: int = 10, params: ScoringParams | None = None, *,
         record: bool = True, origin: str | None = None,
     ):
-        """Hybrid search with limbic re-ranking (DESIGN.md §4); returns a :class:`~limbic.core.search.SearchOutcome`.
+        """Hybrid search with limbic re-ranking (docs/architecture.md "Search pipeline"); returns a :class:`~limbic.core.search.SearchOutcome`.
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when the stored vectors have another dimension (until ``limbic model reembed``); vectors of
@@ -55,7 +56,7 @@ class SearchAndVectors:
         ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
         (``search_events``, with its A/B group) with the returned top-K as impressions
         (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
-        Being returned is not a use: no access, access day or co-occurrence is recorded (DESIGN.md §10).
+        Being returned is not a use: no access, access day or co-occurrence is recorded (docs/evaluation.md "Impressions are not uses").
         ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """
@@ -95,7 +96,7 @@ class SearchAndVectors:
         """Entities whose new or changed texts wait for their vectors (0 without an embedding model).
 
         A write commits its text at once and its vectors land shortly after, computed outside the write
-        lock (:mod:`limbic.core.store.upkeep`); until then the entity is found by full-text search.
+        lock (:mod:`limbic.core.vectors.upkeep`); until then the entity is found by full-text search.
         """
         return self.vectors.pending()
 
@@ -139,7 +140,7 @@ class SearchAndVectors:
 
     def wait_for_knn_graph(self, timeout: float | None = None) -> None:
         """Wait (``timeout`` seconds, ``None`` = until done) for the HNSW graph of a large vector copy
-        (:mod:`limbic.core.store.approximate`) being built in the background; searches stay exact until
+        (:mod:`limbic.core.vectors.approximate`) being built in the background; searches stay exact until
         it is ready. Returns at once when none is being built. For benchmarks and tests."""
         graphs = self._vectors.graphs
         if graphs is not None:
@@ -147,7 +148,7 @@ class SearchAndVectors:
 
     def reembed(self, progress: Callable[[int, int], None] | None = None, batch_size: int = 64):
         """Re-embed every entity whose vector is stale (resumable); returns the
-        :class:`~limbic.core.store.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
+        :class:`~limbic.core.vectors.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
 
         Raises ModelNotInstalledError when no embedder is attached."""
         return self.vectors.reembed(progress, batch_size)

@@ -1,33 +1,32 @@
-"""The SQLite file: connections, pragmas, migrations, and the one write transaction.
+"""The SQLite file: connections, pragmas, and the one write transaction.
 
-apsw with sqlite-vec loaded into every connection (DESIGN.md §2 "SQLite driver", "vectors").
-One write connection guarded by a lock; each thread reads on a connection leased from a small pool
-for as long as the thread lives (DESIGN.md §6, datasette's shape): when the thread ends, its
+apsw with sqlite-vec loaded into every connection (docs/architecture.md "Store"): apsw bundles a current
+SQLite with extension loading on every platform. One write connection guarded by a lock; each thread reads
+on a connection leased from a small pool for as long as the thread lives (datasette's ``database.py`` shape): when the thread ends, its
 connection goes back to the pool (at most :data:`READ_POOL_SIZE` idle ones are kept, the rest are
 closed), so short-lived worker threads (Qt pool threads expire after 30 s, the MCP SDK's after 10 s)
 never leave connections behind. A pooled connection keeps what lives per connection (the search's
 ``temp`` fts5vocab table) for the next thread. Every mutation runs in :meth:`Database.write`: ``BEGIN IMMEDIATE`` … append to ``changes`` …
-``COMMIT``, or a rollback that leaves nothing behind. Schema versions are ``PRAGMA user_version``;
-migrations are the ordered ``migrations/NNN_*.sql`` files, each applied in one transaction.
+``COMMIT``, or a rollback that leaves nothing behind. The schema and its migrations are in
+:mod:`limbic.core.store.schema`.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import apsw
 import sqlite_vec
 
-from limbic.core.errors import DatabaseClosedError, MigrationError, StoreBusyError
+from limbic.core.errors import DatabaseClosedError, StoreBusyError
+from limbic.core.store.schema import migrate
 
 if TYPE_CHECKING:
     from apsw import SQLiteValue
@@ -35,28 +34,6 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 BUSY_POLL_SECONDS = 0.001
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
-VECTOR_TABLE = "entity_embeddings"
-OBSERVATION_VECTOR_TABLE = "observation_embeddings"
-_VECTOR_DIMENSION = re.compile(r"float\[(\d+)\]")
-
-
-def vector_dimension(conn: apsw.Connection, table: str = VECTOR_TABLE) -> int | None:
-    """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by
-    ``table`` (``entity_embeddings`` or ``observation_embeddings``), or ``None`` when it does not exist
-    (no model has written yet, or a database from before schema 4 for the observation table)."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
-    found = _VECTOR_DIMENSION.search(row[0]) if row else None
-    return int(found.group(1)) if found else None
-
-
-def _migrations() -> list[tuple[int, str, str]]:
-    folder = resources.files("limbic.core.store") / "migrations"
-    found = []
-    for item in folder.iterdir():
-        if item.name.endswith(".sql"):
-            version = int(item.name.split("_", 1)[0])
-            found.append((version, item.name, item.read_text(encoding="utf-8")))
-    return sorted(found)
 
 
 class _BusyWait:
@@ -78,11 +55,6 @@ class _BusyWait:
         return True
 
 
-def latest_schema_version() -> int:
-    """The schema version (``PRAGMA user_version``) a database has once every migration shipped is applied."""
-    return _migrations()[-1][0]
-
-
 def _configure(conn: apsw.Connection) -> None:
     conn.enable_load_extension(True)
     conn.load_extension(sqlite_vec.loadable_path())
@@ -94,11 +66,6 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA cache_size = -64000")
     # Unicode lower-casing for search_nodes (SQLite's lower() and LIKE fold ASCII only).
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
-
-
-def put_setting(conn: apsw.Connection, key: str, value: str) -> None:
-    """Store ``value`` under ``key`` in ``settings`` (insert or replace), in the caller's transaction."""
-    conn.execute("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
 
 def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
@@ -181,7 +148,7 @@ class Database:
         self._writer.set_busy_handler(_BusyWait())
         try:
             self._writer.execute("PRAGMA journal_mode = WAL")
-            self._migrate()
+            migrate(self._writer, self.path)
         except BaseException:
             self._closed = True
             self._writer.close()
@@ -346,32 +313,6 @@ class Database:
                     conn.execute("ROLLBACK")
                 raise
 
-    def _migrate(self) -> None:
-        with self._write_lock:
-            conn = self._writer
-            current = conn.execute("PRAGMA user_version").get
-            for version, name, sql in _migrations():
-                if version <= current:
-                    continue
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    # Another process may have migrated between our read and the lock.
-                    if conn.execute("PRAGMA user_version").get >= version:
-                        conn.execute("ROLLBACK")
-                        continue
-                    conn.execute(sql)
-                    conn.execute(f"PRAGMA user_version = {version}")
-                    conn.execute("COMMIT")
-                except apsw.Error as exc:
-                    conn.execute("ROLLBACK")
-                    raise MigrationError(
-                        f"the database {self.path} could not be upgraded to schema version {version} ({name}); "
-                        "nothing of that step was applied"
-                    ) from exc
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-
     @property
     def schema_version(self) -> int:
         return self.read().execute("PRAGMA user_version").get
@@ -381,35 +322,6 @@ class Database:
     def get_setting(self, key: str, default: str | None = None) -> str | None:
         row = self.read().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return row[0] if row else default
-
-    def ensure_vector_table(self, conn: apsw.Connection, dimension: int, model: str) -> bool:
-        """Create (or recreate, when the dimension differs) the vec0 tables inside the caller's transaction.
-
-        The two tables are ``entity_embeddings`` (rowid = entity id) and ``observation_embeddings``
-        (rowid = observation id), both ``float[dimension]`` with cosine distance. A database from before
-        schema 4 gets its observation table here, empty, next to its entity vectors. Returns True when
-        the tables were (re)created empty for a new dimension (their meta rows are deleted with them),
-        so every entity and observation needs a new vector.
-        """
-        current = vector_dimension(conn)
-        has_observation_table = vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is not None
-        if current == dimension and has_observation_table:
-            return False
-        recreated = current != dimension
-        if recreated and current is not None:
-            conn.execute(f"DROP TABLE {VECTOR_TABLE}")
-        if has_observation_table:
-            conn.execute(f"DROP TABLE {OBSERVATION_VECTOR_TABLE}")
-        for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if recreated else (OBSERVATION_VECTOR_TABLE,):
-            conn.execute(
-                f"CREATE VIRTUAL TABLE {table} USING vec0("
-                f"embedding float[{int(dimension)}] distance_metric=cosine)"
-            )
-        conn.execute("DELETE FROM observation_embedding_meta")
-        if recreated:
-            conn.execute("DELETE FROM entity_embedding_meta")
-        put_setting(conn, "embedding_model", model)
-        return recreated
 
     def data_version(self, conn: apsw.Connection) -> int:
         """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""

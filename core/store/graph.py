@@ -2,9 +2,9 @@
 
 :func:`graph_rows` reads the whole graph in two set-based queries; :func:`graph_rows_since` reads
 only the entities the ``changes`` log names after a given change id (the change record's entity
-ids, DESIGN.md §6) and the active relations touching them, unless they are more than
+ids, docs/architecture.md "Change feed") and the active relations touching them, unless they are more than
 :data:`FULL_RELOAD_SHARE` of the graph. Call both on one read connection inside one read
-transaction (a consistent snapshot). :mod:`limbic.core.graph_data` turns the rows into arrays.
+transaction (a consistent snapshot). :mod:`limbic.core.service.graph_arrays` turns the rows into arrays.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import apsw
 
 from limbic.core.store import reads
-from limbic.core.store.pending import LANDED_OP
+from limbic.core.store.schema import LANDED_OP
 
 FULL_RELOAD_SHARE = 0.25  # read everything again when the changes touched more than this share of the nodes
 

@@ -1,10 +1,9 @@
 """Keep the FTS5 rows of entities in step with their data and mark their vectors pending, inside the caller's transaction.
 
-FTS sync is done in code, not triggers (seed ``003_c3836d96b511ac29.txt``, "FTS synchronization"):
-``obs_text`` is the entity's live observations joined with ``" | "``. No model runs here (issue 11
-item 1): a write commits its text, FTS rows and a pending mark, and the vectors are computed afterwards
-outside the write lock (:mod:`limbic.core.store.pending`). Each live observation has one vector of its
-own passage (:func:`observation_passage`, issue 9 item 5), so that a fact deep in a long entity is
+FTS sync is done in code, not triggers (mcp-memory "Hybrid search", "FTS synchronization"):
+``obs_text`` is the entity's live observations joined with ``" | "``. No model runs here: a write commits its text, FTS rows and a pending mark, and the vectors are computed afterwards
+outside the write lock (:mod:`limbic.core.vectors.pending`). Each live observation has one vector of its
+own passage (:func:`observation_passage`), so that a fact deep in a long entity is
 searchable; each entity has one vector of its header and first observations (:func:`entity_passage`). Vectors are recorded in ``observation_embedding_meta`` and
 ``entity_embedding_meta`` with the model and a hash of the text: only new or changed texts are
 embedded again, and vectors of deleted, superseded or changed observations are removed at once.
@@ -22,7 +21,7 @@ import apsw
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
 from limbic.core.store import vec_rows
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
 def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str, list[str]]]:
@@ -103,7 +102,7 @@ def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None
     """Rewrite the FTS row of each entity and mark its vectors pending, in the open transaction; no model runs.
 
     Vectors of observations that are gone or changed are removed at once; the new ones are computed
-    after the commit (:mod:`limbic.core.store.pending`), outside the write lock. Entities that no longer
+    after the commit (:mod:`limbic.core.vectors.pending`), outside the write lock. Entities that no longer
     exist are skipped. ``at`` is the time of the write (UTC seconds).
     """
     docs = _documents(conn, sorted(set(entity_ids)))

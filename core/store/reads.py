@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
-from limbic.core.store.database import vector_dimension
+from limbic.core.store.schema import vector_dimension
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"

@@ -1,4 +1,4 @@
-"""The search log: logged searches, their impressions, candidate arrays and relevance labels (DESIGN.md §3, §10).
+"""The search log: logged searches, their impressions, candidate arrays and relevance labels (docs/architecture.md "Data model").
 
 An impression is an entity shown by a search, stored with its 1-based rank in ``search_results`` and
 counted in ``entity_impressions``. Impressions never touch ``entity_access``, ``entity_access_days``

@@ -117,7 +117,7 @@ def day_of(ts: float) -> str:
 
 
 def record_access(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *, co_occurrence: bool) -> None:
-    """Access count, last access, access day and (optionally) co-occurrence of every pair (seed 000 "Signal Tracking")."""
+    """Access count, last access, access day and (optionally) co-occurrence of every pair (mcp-memory "The Limbic System", "Signal Tracking")."""
     ids = sorted(set(int(i) for i in entity_ids))
     if not ids:
         return

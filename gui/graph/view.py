@@ -18,7 +18,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QTimer, Signal
 from PySide6.QtWidgets import QApplication, QVBoxLayout, QWidget
 
-from limbic.core.graph_data import (
+from limbic.core.service.graph_arrays import (
     GraphArrays,
     neighbours,
     salience,

@@ -1,4 +1,4 @@
-"""Import speed on a large real graph (issue 2 benchmark): seconds and entities per second.
+"""Import speed on a large real graph: seconds and entities per second.
 
     python tests/bench/bench_import.py [--limit 10000] [--graph FILE] [--model-dir DIR] [--variant int8]
 

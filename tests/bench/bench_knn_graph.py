@@ -28,9 +28,9 @@ from bench_search import QUERIES
 from limbic.core.embedding.onnx_embedder import load_active_embedder
 from limbic.core.search.pipeline import run_search
 from limbic.core.search.presets import preset
-from limbic.core.store.approximate import GraphBuilder
 from limbic.core.store.database import Database
-from limbic.core.store.vector_index import VectorIndex
+from limbic.core.vectors.approximate import GraphBuilder
+from limbic.core.vectors.vector_index import VectorIndex
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Graph layout benchmark on a large real graph (DESIGN.md §9: layout of a 10k-node graph ≤ 2 s).
+"""Graph layout benchmark on a large real graph (target: layout of a 10k-node graph ≤ 2 s, docs/performance.md).
 
     python tests/bench/bench_layout.py [--limit 10000] [--jsonl PATH] [--repeat 3] [--db PATH]
 
@@ -6,7 +6,7 @@ The graph is Debian's packages and their dependencies (``../shared/tools/debian_
 written to ``tests/bench/out/debian-N.jsonl`` once and reused). Figures (one JSON object on stdout):
 
 - ``global_layout_s``: python-igraph Fruchterman–Reingold (grid, 300 iterations) in this process,
-  every run, wall clock and CPU time, with medians; this is the DESIGN.md target;
+  every run, wall clock and CPU time, with medians; this is the target;
 - ``worker_process_s``: the same through :class:`LayoutEngine` (what the graph view does for large
   graphs, so the UI thread keeps painting): ``cold`` includes spawning the process and importing
   igraph there, ``warm`` is a later call;
@@ -35,7 +35,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 
-from limbic.core.graph_data import build_graph_arrays, neighbours, subgraph_edges
+from limbic.core.service.graph_arrays import build_graph_arrays, neighbours, subgraph_edges
 from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout, global_layout
 
 HERE = Path(__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""Learning-loop benchmarks (issue 10): live quality per slider move and the auto-tuner's grid search.
+"""Learning-loop benchmarks: live quality per slider move and the auto-tuner's grid search.
 
     python tests/bench/bench_learning.py [--sizes 1000,10000] [--moves 40] [--grid 5]
 

@@ -1,4 +1,4 @@
-"""End-to-end check of the learning loop on a LoCoMo-format file (issue 10, "Benchmarks").
+"""End-to-end check of the learning loop on a LoCoMo-format file.
 
     python tests/bench/bench_locomo_tune.py ../shared/eval/locomo/locomo-dev.json [--granularity session]
 

@@ -200,7 +200,7 @@ async def over_stdio(db: Path, names: list[str], calls: int, errlog: Path, searc
 
 
 async def over_http(db: Path, names: list[str], calls: int, errlog: Path, search_warmup: float) -> dict:
-    from limbic.core.mcp.http import load_token
+    from limbic.core.mcp.token import load_token
 
     port = free_port()
     with open(errlog, "w") as log:

@@ -1,4 +1,4 @@
-"""Resident memory of a search session (issue 11 item 6): RSS after opening a database, after the first
+"""Resident memory of a search session: RSS after opening a database, after the first
 search (model and vector copy loaded) and every 1,000 searches up to ``--searches``, to show it does
 not grow (no leak); searches are recorded (impressions, search log), as the app and MCP server do.
 

@@ -1,4 +1,4 @@
-"""Re-rank latency of a cached CandidateSet (issue 2 benchmark; DESIGN §9 target ≤ 5 ms at 3,000).
+"""Re-rank latency of a cached CandidateSet (target ≤ 5 ms at 3,000, docs/performance.md).
 
     python tests/bench/bench_rerank.py [--repeat 300] [--sizes 300,3000]
 

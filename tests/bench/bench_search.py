@@ -1,4 +1,4 @@
-"""Search latency on a large real graph (issue 2 benchmark): import time, warm search p50/p95.
+"""Search latency on a large real graph: import time, warm search p50/p95.
 
     python tests/bench/bench_search.py --limit 10000 [--model hashing|active] [--queries 200]
 

@@ -1,4 +1,4 @@
-"""Write latency through MCP stdio as agents call it (issue 11 item 1): ``add_observations`` with one
+"""Write latency through MCP stdio as agents call it: ``add_observations`` with one
 writer and with four concurrent writers, each its own ``limbic mcp`` process on the same database, and
 how long the vectors of those writes take to land (the background embedder, outside the write lock).
 

@@ -46,7 +46,7 @@ def open_app(qt, db: Path):
     limbic.start()
     wait_for(qt, lambda: limbic.window is not None and limbic.graph_view.arrays is not None)
     wait_for(qt, lambda: limbic.mcp_server is not None)
-    limbic.window.resize(1600, 1000)  # the size issue 8 item 11 judges the first view at
+    limbic.window.resize(1600, 1000)  # the size the first view is judged at
     settle(qt, 0.3)
     limbic.window.default_layout()
     settle(qt, 1.0)

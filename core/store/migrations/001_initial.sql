@@ -1,4 +1,4 @@
--- Schema version 1: DESIGN.md §3. Timestamps are UTC unix seconds (REAL).
+-- Schema version 1 (docs/architecture.md "Data model"). Timestamps are UTC unix seconds (REAL).
 -- The vec0 table entity_embeddings is created by the store once the embedding dimension is known.
 
 CREATE TABLE entities (

@@ -1,4 +1,4 @@
--- Schema version 2: which model made each stored vector (issue 3, "Lifecycle").
+-- Schema version 2: which model made each stored vector.
 CREATE TABLE entity_embedding_meta (
     entity_id  INTEGER PRIMARY KEY REFERENCES entities(id) ON DELETE CASCADE,
     model      TEXT NOT NULL,

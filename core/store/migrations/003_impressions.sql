@@ -1,4 +1,4 @@
--- Schema version 3: impressions are not accesses (issue 9 item 4, DESIGN.md §10).
+-- Schema version 3: impressions are not accesses.
 -- Being returned by a search is an impression: each logged search keeps its shown entities with their
 -- rank in search_results, and entity_impressions keeps the running total per entity. Only a use
 -- (open_nodes, get_entity, mark_used, the GUI opening an entity) counts as an access, an access day or

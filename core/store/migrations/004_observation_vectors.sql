@@ -1,4 +1,4 @@
--- Schema version 4: observations are the unit of semantic retrieval (issue 9 item 5).
+-- Schema version 4: observations are the unit of semantic retrieval.
 -- The vec0 table observation_embeddings (rowid = observation id, cosine) is created by the store next to
 -- entity_embeddings once the embedding dimension is known. This table records, per stored observation
 -- vector, the entity it belongs to, the model that made it and a hash of the embedded text, so that only

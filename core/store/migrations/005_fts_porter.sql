@@ -1,4 +1,4 @@
--- Schema version 5: the full-text index stems English words (issue 9 item 6; docs/scoring.md "Full-text
+-- Schema version 5: the full-text index stems English words (docs/scoring.md "Full-text
 -- index"). FTS5 cannot change a tokenizer in place: the table is recreated and filled again from the
 -- entities and their live observations, joined with " | " in creation order as core/store/indexing.py does.
 DROP TABLE entity_fts;

@@ -1,4 +1,4 @@
--- Schema version 6: the learning loop (issue 10; seed 004 "A/B Testing: Shadow Mode", seed 000 "Auto-Tuning").
+-- Schema version 6: the learning loop (mcp-memory "Architecture", "A/B Testing: Shadow Mode"; mcp-memory "The Limbic System", "Auto-Tuning").
 
 -- Which group a logged search belongs to (limbic = treatment, baseline = cosine-only), the preset whose
 -- parameters ranked it (when they equal a named one) and those parameters (for exact replay).

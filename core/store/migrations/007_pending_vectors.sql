@@ -1,4 +1,4 @@
--- Schema version 7: vectors are computed outside the write transaction (issue 11 item 1).
+-- Schema version 7: vectors are computed outside the write transaction.
 -- A write commits its text, FTS rows and a pending mark in one transaction; the vectors of the entities
 -- marked here are computed afterwards and written in their own short transaction, which removes the
 -- mark only if no later write bumped its generation. The marks survive a crash: what was pending is

@@ -1,4 +1,4 @@
--- Schema version 9: keyword evidence per observation (issue 9 item 2; docs/scoring.md "Observation
+-- Schema version 9: keyword evidence per observation (docs/scoring.md "Observation
 -- evidence"). A full-text index of every observation (rowid = observation id) with its entity's name, as the
 -- observation's vector embeds "<name>: <content>", so that a memory found by its name is found by each of its
 -- observations too. Tokenizer of entity_fts. Contentless (the text lives in observations and entities) with

@@ -1,8 +1,8 @@
-"""Re-embed the stored entities after the embedding model changed (issue 3, "Lifecycle"), or after an
+"""Re-embed the stored entities after the embedding model changed, or after an
 upgrade (observation vectors in schema 4, pending marks in schema 7).
 
 ``entity_embedding_meta`` and ``observation_embedding_meta`` record the model that made each vector.
-:func:`reembed` marks pending (:mod:`limbic.core.store.pending`) every entity that lacks a vector of
+:func:`reembed` marks pending (:mod:`limbic.core.vectors.pending`) every entity that lacks a vector of
 the model — its entity vector, or a live observation's — and fills the marks: texts are read in one snapshot, embedded with no lock held, and written
 in short transactions, so the passages are exactly the ones the service writes and texts that already
 have a current vector are not embedded again. An interrupted run loses at most the step in flight;
@@ -20,16 +20,17 @@ from typing import Any
 import apsw
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store.database import (
+from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.indexing import mark_pending
+from limbic.core.store.schema import (
+    LANDED_OP,
     OBSERVATION_VECTOR_TABLE,
     VECTOR_TABLE,
-    Database,
-    WriteTransaction,
+    ensure_vector_table,
     put_setting,
     vector_dimension,
 )
-from limbic.core.store.indexing import mark_pending
-from limbic.core.store.pending import FILL_BATCH, LANDED_OP, fill, pending_count
+from limbic.core.vectors.pending import FILL_BATCH, fill, pending_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int
     """
     started = time.perf_counter()
     with database.maintenance() as conn:
-        recreated = database.ensure_vector_table(conn, embedder.dimension, embedder.name)
+        recreated = ensure_vector_table(conn, embedder.dimension, embedder.name)
     stale = stale_entity_ids(database, embedder.name)
     with database.write("system", "reembed") as txn:
         mark_pending(txn.conn, stale, time.time())

@@ -1,5 +1,5 @@
 """Turns that processes sharing a database take one at a time, through lock files next to it; first of
-all, running the embedding model over the pending texts (issue 11, concurrent writers).
+all, running the embedding model over the pending texts (concurrent writers).
 
 Every process that writes to a database (the app, each agent's ``limbic mcp`` server) has its own
 background embedder. When several ran at once they took both cores of the development machine, and the
@@ -11,7 +11,7 @@ SQLite's ``-wal`` and ``-shm``; through ``filelock``), held while the model runs
 Threads of one process take turns the same way. A process that cannot use the lock file, or has waited
 :data:`TURN_TIMEOUT_SECONDS`, embeds anyway: the turn only spreads the work, correctness never depends
 on it. The KNN graph of a large vector copy is made in a turn of its own (``<database>-knn.lock``,
-:mod:`limbic.core.store.approximate`).
+:mod:`limbic.core.vectors.approximate`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Vectors computed outside the write transaction: pending marks, and filling them (issue 11 item 1).
+"""Vectors computed outside the write transaction: pending marks, and filling them.
 
 A write commits its text, its FTS rows and a *pending mark* for each entity it touched in one
 transaction, with no model call (:func:`limbic.core.store.indexing.reindex`). Filling a mark is three
@@ -8,7 +8,7 @@ steps, only the last of which holds the write lock:
    the model for their current text (observation passages whose hash differs or that have none; the
    entity passage when :func:`~limbic.core.store.indexing.entity_passage` gives one);
 2. :func:`embed` runs the model on them, batches sorted by length, ``(n, d) float32``, holding the
-   embedding turn that processes sharing the file take one at a time (:mod:`limbic.core.store.turns`);
+   embedding turn that processes sharing the file take one at a time (:mod:`limbic.core.vectors.turns`);
 3. :func:`land` writes the vectors and their meta rows in a short write transaction and removes each
    mark, but only for entities whose mark still has the generation that was read in step 1: a write
    made meanwhile bumped it, so that entity is filled again from its new text.
@@ -31,9 +31,10 @@ import numpy as np
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.store import vec_rows
-from limbic.core.store.database import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, Database, WriteTransaction
+from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
-from limbic.core.store.turns import model_turn
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, ensure_vector_table
+from limbic.core.vectors.turns import model_turn
 
 FILL_BATCH = 64
 """Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
@@ -133,7 +134,7 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     ready = {e for e, g in work.generations.items() if current.get(e) == g}
     if not ready:
         return []
-    database.ensure_vector_table(conn, embedder.dimension, embedder.name)
+    ensure_vector_table(conn, embedder.dimension, embedder.name)
     now = time.time()
     passage_rows = [(i, p) for i, p in enumerate(work.passages) if p[0] in ready]
     offset = len(work.passages)
@@ -160,10 +161,6 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     txn.touch(landed)
     return landed
 
-
-LANDED_OP = "embed_vectors"
-"""The ``changes`` op of a step that landed vectors: logged (vector caches and other processes follow),
-never delivered to change listeners (no text changed)."""
 
 Writer = Callable[[Callable[[WriteTransaction], list[int]]], list[int]]
 """Runs its argument in one write transaction (logged, published) and returns what it returned."""

@@ -1,7 +1,7 @@
-"""Keeping a service's vectors in step with its text (issue 11 item 1): where pending vectors are computed.
+"""Keeping a service's vectors in step with its text: where pending vectors are computed.
 
-A write commits its text and pending marks (:mod:`limbic.core.store.pending`); :class:`VectorUpkeep`
-then computes them — on a background thread (:class:`~limbic.core.store.filler.VectorFiller`: the app
+A write commits its text and pending marks (:mod:`limbic.core.vectors.pending`); :class:`VectorUpkeep`
+then computes them — on a background thread (:class:`~limbic.core.vectors.filler.VectorFiller`: the app
 and the MCP server, whose callers never wait for the model) or on the writing thread right after the
 commit (one-shot commands, tests) — and answers how many are pending or stale.
 """
@@ -15,9 +15,10 @@ from contextlib import contextmanager
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ModelNotInstalledError
 from limbic.core.store.database import Database, WriteTransaction
-from limbic.core.store.filler import VectorFiller
-from limbic.core.store.pending import LANDED_OP, fill, pending_count
-from limbic.core.store.reembed import ReembedReport, reembed, stale_vector_count
+from limbic.core.store.schema import LANDED_OP
+from limbic.core.vectors.filler import VectorFiller
+from limbic.core.vectors.pending import fill, pending_count
+from limbic.core.vectors.reembed import ReembedReport, reembed, stale_vector_count
 
 BACKGROUND_THREADS = 1
 """Intra-op threads of the background embedder's model session: on 2 cores, four concurrent MCP writers'
@@ -107,7 +108,7 @@ class VectorUpkeep:
         return 0 if self.embedder is None else stale_vector_count(self.database.read(), self.embedder.name)
 
     def reembed(self, progress: Progress | None = None, batch_size: int = 64) -> ReembedReport:
-        """Embed every entity whose vectors are stale (resumable; :func:`~limbic.core.store.reembed.reembed`).
+        """Embed every entity whose vectors are stale (resumable; :func:`~limbic.core.vectors.reembed.reembed`).
 
         Raises ModelNotInstalledError when there is no model."""
         if self.embedder is None:

@@ -170,7 +170,7 @@ def salience(arrays: GraphArrays) -> np.ndarray:
 
 
 def temporal_factor(arrays: GraphArrays, params: ScoringParams, now: float | None = None) -> np.ndarray:
-    """``(N,) float64``: the scorer's :func:`scoring.temporal_factor` per entity (seed 000,
+    """``(N,) float64``: the scorer's :func:`scoring.temporal_factor` per entity (mcp-memory "The Limbic System",
     "Sub-formula: temporal_factor(e)"): decay since the last access, or since ``created_at`` when the
     entity was never accessed. ``now`` in UTC unix seconds (default: now)."""
     now = time.time() if now is None else now

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from limbic.core.errors import ConflictError, NotFoundError
-from limbic.core.inputs import add_observations as insert_observations
 from limbic.core.models import Entity, EntityInput, Observation, ObservationInput, Relation, RelationInput
+from limbic.core.service.inputs import add_observations as insert_observations
 from limbic.core.store import reads, writes
 from limbic.core.store.database import WriteTransaction
 from limbic.core.store.indexing import drop_index_rows

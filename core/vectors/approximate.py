@@ -1,4 +1,4 @@
-"""An HNSW graph over a large block of held vectors, to pick KNN candidates without a full scan (issue 11 item 5).
+"""An HNSW graph over a large block of held vectors, to pick KNN candidates without a full scan.
 
 The exact product over every held vector reads the whole matrix: 540 MB and 20–26 ms for the 351,541
 vectors of all of Debian (~63k entities) on this project's 2-core machine. Above
@@ -19,7 +19,7 @@ searches scan exactly. The graph is kept next to the database as ``<database>-kn
 or not at all; written again when built anew or once :data:`STORE_SHARE` of its nodes were added), so
 the next process, or this one after a restart, binds it in about a second instead of building it
 (66–76 s for all of Debian). Processes take turns through ``<database>-knn.lock``
-(:mod:`limbic.core.store.turns`).
+(:mod:`limbic.core.vectors.turns`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from limbic.core.store.turns import turn, turn_file
+from limbic.core.vectors.turns import turn, turn_file
 
 APPROXIMATE_FROM = 100_000
 """Rows from which a block gets an HNSW graph. Below it the exact scan costs little more and stays
@@ -137,7 +137,7 @@ def cache_files(database: Path) -> list[Path]:
 
 
 class GraphBuilder:
-    """Keeps the graph of the main block a :class:`~limbic.core.store.vector_index.VectorIndex` holds:
+    """Keeps the graph of the main block a :class:`~limbic.core.vectors.vector_index.VectorIndex` holds:
     reads, extends, builds and stores it on a daemon thread.
 
     ``database``: the database file the vectors come from (the graph is kept next to it), or ``None`` to

@@ -1,22 +1,18 @@
-"""A query's cosine similarity to the entities of a :class:`~limbic.core.store.vector_index.VectorIndex`
+"""A query's cosine similarity to the entities of a :class:`~limbic.core.vectors.vector_index.VectorIndex`
 copy, as the search pipeline asks for it: the nearest entities (KNN), the similarity of given entities
 (full-text candidates) and of given observations (observation evidence).
 
 :class:`Similarities` holds every entity's similarity from one exact product over the copy;
 :class:`ApproximateSimilarities` scores the main block only for the entities its HNSW graph proposes
-and those asked about (:mod:`limbic.core.store.approximate`), each score still exact.
+and those asked about (:mod:`limbic.core.vectors.approximate`), each score still exact.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from limbic.core.store import approximate
-
-if TYPE_CHECKING:
-    from limbic.core.store.vector_index import _Block
+from limbic.core.vectors import approximate
+from limbic.core.vectors.blocks import Block
 
 
 class Similarities:
@@ -73,13 +69,13 @@ class Similarities:
 
 class ApproximateSimilarities(Similarities):
     """:class:`Similarities` where the main block is searched through its HNSW graph
-    (:mod:`limbic.core.store.approximate`): its rows are scored only for the entities the graph proposes
+    (:mod:`limbic.core.vectors.approximate`): its rows are scored only for the entities the graph proposes
     (:meth:`nearest`) and those asked about (:meth:`distances`, :meth:`of_observations`). Every score is
     exact, the best of all of the entity's live rows; ``ids`` and ``similarity`` hold the entities scored
     so far. The recent block is scanned whole.
     """
 
-    def __init__(self, main: _Block, recent: _Block, graph: approximate.BoundGraph, query: np.ndarray,
+    def __init__(self, main: Block, recent: Block, graph: approximate.BoundGraph, query: np.ndarray,
                  now: float) -> None:
         self._main, self._graph, self._query, self._now = main, graph, query, now
         self._main_sims = np.full(len(main.vectors.owner), np.nan, np.float32)  # nan: not scored yet

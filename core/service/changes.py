@@ -1,6 +1,6 @@
 """One change feed per database: every committed change, of any origin, reaches each listener once.
 
-DESIGN.md §6; the shape of Anki's change record (``OpChanges``, STYLE.md): a listener learns which
+the shape of Anki's change record (``OpChanges``): a listener learns which
 operation ran and which entity ids it touched, never how. Two sources feed :class:`ChangeFeed`:
 
 - commits of this process: ``MemoryService`` calls :meth:`ChangeFeed.publish` on the writer's thread
@@ -26,7 +26,7 @@ import apsw
 from limbic.core.models import Changes
 from limbic.core.store import reads
 from limbic.core.store.database import BUSY_TIMEOUT_MS
-from limbic.core.store.pending import LANDED_OP
+from limbic.core.store.schema import LANDED_OP
 
 log = logging.getLogger(__name__)
 

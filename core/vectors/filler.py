@@ -1,7 +1,7 @@
-"""The background embedder: one thread per service that fills pending vector marks (issue 11 item 1).
+"""The background embedder: one thread per service that fills pending vector marks.
 
 Writers never wait for the model: a write commits its text and pending marks, then :meth:`VectorFiller.wake`
-lets this thread compute the vectors (:func:`limbic.core.store.pending.fill_step`) and land them in
+lets this thread compute the vectors (:func:`limbic.core.vectors.pending.fill_step`) and land them in
 their own short write transactions. The thread starts on the first wake, so a service that only reads
 never starts it; on its first round it also fills whatever an earlier process left pending (a crash
 between the text commit and the vector commit).
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.store.database import Database
-from limbic.core.store.pending import Writer, fill_step, pending_count
+from limbic.core.vectors.pending import Writer, fill_step, pending_count
 
 log = logging.getLogger(__name__)
 

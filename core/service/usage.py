@@ -1,4 +1,4 @@
-"""Best-effort recording of usage signals after a read has answered (seed 000 "Signal Tracking", DESIGN.md §10).
+"""Best-effort recording of usage signals after a read has answered (mcp-memory "The Limbic System", "Signal Tracking").
 
 Two kinds of signal, kept apart:
 

@@ -1,0 +1,171 @@
+"""The nine tools of the reference memory server ``@modelcontextprotocol/server-memory``: its names, input
+schemas, result shapes, titles, descriptions and annotations; Limbic's extras are optional keys
+(:mod:`limbic.core.mcp.schemas`), so with them unused every result is byte-identical to the reference's.
+"""
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import (
+    CallToolResult,
+)
+from pydantic import Field
+
+from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.schemas import (
+    AddObservationsOut,
+    DeletionIn,
+    EntitiesOut,
+    EntityIn,
+    GraphOut,
+    NodesOut,
+    ObservationBatchIn,
+    Query,
+    RelationIn,
+    RelationsOut,
+    SuccessOut,
+    entity_out,
+    graph_out,
+    relation_out,
+    stats_out,
+    trim_observations,
+)
+from limbic.core.mcp.tooling import (
+    DEFAULT_PAGE,
+    ORIGIN,
+    Items,
+    MaxObservations,
+    Offset,
+    PageLimit,
+    paged,
+    refusals,
+    relation_inputs,
+    result,
+    success,
+    tool_annotations,
+)
+from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.service import MemoryService
+from limbic.core.validation import MAX_ITEMS
+
+
+def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
+    """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``."""
+    def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
+                        ) -> Annotated[CallToolResult, EntitiesOut]:
+        items = [
+            EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
+                        observations=tuple(ObservationInput(content=c) for c in e.observations))
+            for e in entities
+        ]
+        with refusals():
+            created = [entity_out(e) for e in service.create_entities(items, origin=ORIGIN)]
+        return result({"entities": created}, created)
+
+    def create_relations(relations: Annotated[list[RelationIn], Field(max_length=MAX_ITEMS)]
+                         ) -> Annotated[CallToolResult, RelationsOut]:
+        with refusals():
+            created = [relation_out(r) for r in service.create_relations(relation_inputs(relations), origin=ORIGIN)]
+        return result({"relations": created}, created)
+
+    def add_observations(observations: Annotated[list[ObservationBatchIn], Field(max_length=MAX_ITEMS)]
+                         ) -> Annotated[CallToolResult, AddObservationsOut]:
+        for batch in observations:
+            if batch.supersedes is not None and len(batch.contents) != 1:
+                raise ToolError(f"{batch.entityName}: 'supersedes' needs exactly one content "
+                                f"(got {len(batch.contents)}); send one batch per replaced observation")
+        items = [
+            (b.entityName, [ObservationInput(content=c, kind=b.kind, supersedes=b.supersedes) for c in b.contents])
+            for b in observations
+        ]
+        with refusals():
+            added = service.add_observations(items, origin=ORIGIN)
+        results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
+        return result({"results": results}, results)
+
+    def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
+                        ) -> Annotated[CallToolResult, SuccessOut]:
+        with refusals():
+            service.delete_entities(entityNames, origin=ORIGIN)
+        return success("Entities deleted successfully")
+
+    def delete_observations(deletions: Annotated[list[DeletionIn], Field(max_length=MAX_ITEMS)]
+                            ) -> Annotated[CallToolResult, SuccessOut]:
+        with refusals():
+            service.delete_observations([(d.entityName, d.observations) for d in deletions], origin=ORIGIN)
+        return success("Observations deleted successfully")
+
+    def delete_relations(relations: Annotated[list[RelationIn],
+                                              Field(max_length=MAX_ITEMS, description="An array of relations to delete")]
+                         ) -> Annotated[CallToolResult, SuccessOut]:
+        with refusals():
+            service.delete_relations(relation_inputs(relations), origin=ORIGIN)
+        return success("Relations deleted successfully")
+
+    def read_graph(
+        mode: Annotated[Literal["full", "names", "page", "summary"], Field(
+            description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
+                        "page (entities by id from offset, with their relations), summary (counts)")] = "full",
+        offset: Offset = 0,
+        limit: PageLimit | None = None,
+    ) -> Annotated[CallToolResult, GraphOut]:
+        with refusals():
+            if mode == "names":
+                names = service.entity_names()
+                return result({"names": names, "total": len(names)})
+            if mode == "summary":
+                return result({"summary": stats_out(service.stats())})
+            if mode == "page" or limit is not None or offset:
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
+                return paged(page)
+            graph = service.read_graph()
+        out = graph_out(graph.entities, graph.relations)
+        return result(out)
+
+    def search_nodes(query: Annotated[Query, Field(
+            description="The search query to match against entity names, types, and observation content")],
+                     offset: Annotated[Offset, Field(description="Optional (Limbic): skip this many matches")] = 0,
+                     limit: Annotated[PageLimit | None, Field(
+                         description="Optional (Limbic): at most this many matches (default: all); the result "
+                                     "then says offset, limit and total")] = None,
+                     maxObservations: MaxObservations = None,
+                     ) -> Annotated[CallToolResult, NodesOut]:
+        with refusals():
+            if limit is not None or offset:
+                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit)
+                return paged(page, query, maxObservations)
+            graph = service.search_nodes(query)
+        out = graph_out(graph.entities, graph.relations)
+        if maxObservations is not None:
+            out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
+        return result(out)
+
+    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
+                   ) -> Annotated[CallToolResult, NodesOut]:
+        with refusals():
+            graph = service.open_nodes(names, record=True, origin=ORIGIN)
+        return result(graph_out(graph.entities, graph.relations))
+
+    write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
+    for fn, title, description, annotations in (
+        (create_entities, "Create Entities", "Create multiple new entities in the knowledge graph", write),
+        (create_relations, "Create Relations",
+         "Create multiple new relations between entities in the knowledge graph. Relations should be in active "
+         "voice. (Limbic: both entities must already exist; a relation naming an unknown entity is refused with "
+         "an error and nothing is stored, where the reference server stores it dangling.)", write),
+        (add_observations, "Add Observations", "Add new observations to existing entities in the knowledge graph",
+         write),
+        (delete_entities, "Delete Entities",
+         "Delete multiple entities and their associated relations from the knowledge graph", destroy),
+        (delete_observations, "Delete Observations",
+         "Delete specific observations from entities in the knowledge graph", destroy),
+        (delete_relations, "Delete Relations", "Delete multiple relations from the knowledge graph", destroy),
+        (read_graph, "Read Graph", "Read the entire knowledge graph", read),
+        (search_nodes, "Search Nodes", "Search for nodes in the knowledge graph based on a query", read),
+        (open_nodes, "Open Nodes",
+         "Open specific nodes in the knowledge graph by their names. (Limbic: opening is a use: each opened "
+         "entity counts as accessed, and entities opened together as co-occurring; this is what raises their "
+         "salience in search_semantic.)", read),
+    ):
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)

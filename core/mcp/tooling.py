@@ -1,0 +1,82 @@
+"""What the MCP tools share: results shaped like the reference server's, refusals, argument types."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import pydantic_core
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import (
+    CallToolResult,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import Field
+
+from limbic.core.errors import LimbicError
+from limbic.core.mcp.schemas import (
+    Name,
+    RelationIn,
+    graph_out,
+    trim_observations,
+)
+from limbic.core.models import GraphPage, RelationInput
+from limbic.core.validation import MAX_ITEMS
+
+ORIGIN = "mcp"
+MAX_SEARCH_LIMIT = 100
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """Turn the core's deliberate errors into ``ToolError`` so their message reaches the client."""
+    try:
+        yield
+    except LimbicError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def pretty(value: Any) -> str:
+    """JSON indented by 2 spaces, non-ASCII kept: byte for byte ``JSON.stringify(value, null, 2)`` of the
+    reference server (pydantic-core's encoder; the standard library's is 5× slower with an indent)."""
+    return pydantic_core.to_json(value, indent=2).decode("utf-8")
+
+
+def result(structured: dict[str, Any], text: Any = None) -> CallToolResult:
+    """A result like the reference server's: ``text`` pretty-printed (2 spaces) plus structured content."""
+    shown = structured if text is None else text
+    body = shown if isinstance(shown, str) else pretty(shown)
+    return CallToolResult(content=[TextContent(type="text", text=body)], structured_content=structured)
+
+
+def tool_annotations(read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(read_only_hint=read_only, destructive_hint=destructive,
+                           idempotent_hint=idempotent, open_world_hint=False)
+
+
+Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
+Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic): first entity of the page (by id)")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
+                                 description="Optional (Limbic): page size (mode page: 100 by default)")]
+DEFAULT_PAGE = 100
+MaxObservations = Annotated[int | None, Field(
+    strict=True, ge=0, description="Optional (Limbic): at most this many observations per entity, those sharing "
+    "the most words with the query (default: all); an entity trimmed says omittedObservations")]
+SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
+
+
+def relation_inputs(relations: list[RelationIn]) -> list[RelationInput]:
+    return [RelationInput(source=r.from_, target=r.to, relation_type=r.relationType, context=r.context)
+            for r in relations]
+
+
+def paged(page: GraphPage, query: str = "", max_observations: int | None = None) -> CallToolResult:
+    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
+    out = graph_out(page.entities, page.relations)
+    if max_observations is not None:
+        out["entities"] = [trim_observations(e, query, max_observations) for e in out["entities"]]
+    return result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})
+
+
+def success(message: str) -> CallToolResult:
+    return result({"success": True, "message": message}, message)

@@ -1,0 +1,113 @@
+"""The vector copy's blocks: rows grouped by entity, with the masks a search applies.
+
+A :class:`Vectors` holds rows sorted by entity, :class:`Groups` where each entity's rows start, and a
+:class:`Block` both with the rows a newer block supersedes (``dead``). :class:`~limbic.core.vectors.vector_index.VectorIndex`
+loads them; :mod:`limbic.core.vectors.similarities` scores queries against them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class Vectors:
+    """Rows sorted by ``owner`` (entity id): ``owner`` ``(n,) int64``, ``observation`` ``(n,) int64`` the
+    observation id of an observation vector (``-1`` for an entity's passage vector), ``expires`` ``(n,)
+    float64`` UTC seconds (``inf`` = never; entity vectors never expire), ``unit`` ``(n, d) float32``
+    L2-normalised. An entity's rows are its entity (passage) vector and its live observations' vectors."""
+
+    owner: np.ndarray
+    observation: np.ndarray
+    expires: np.ndarray
+    unit: np.ndarray
+
+    @staticmethod
+    def empty(dimension: int) -> Vectors:
+        return Vectors(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64),
+                        np.empty((0, dimension), np.float32))
+
+    def without(self, entity_ids: np.ndarray) -> Vectors:
+        keep = ~np.isin(self.owner, entity_ids)
+        return Vectors(self.owner[keep], self.observation[keep], self.expires[keep], self.unit[keep])
+
+    def plus(self, other: Vectors) -> Vectors:
+        owner = np.concatenate([self.owner, other.owner])
+        order = np.argsort(owner, kind="stable")
+        place = np.empty(len(order), dtype=np.int64)  # where each row of self then other goes
+        place[order] = np.arange(len(order), dtype=np.int64)
+        unit = np.empty((len(order), max(self.unit.shape[1], other.unit.shape[1])), dtype=np.float32)
+        unit[place[: len(self.owner)]] = self.unit  # one copy of the rows, not a concatenation and a reorder
+        unit[place[len(self.owner):]] = other.unit
+        return Vectors(owner[order], np.concatenate([self.observation, other.observation])[order],
+                        np.concatenate([self.expires, other.expires])[order], unit)
+
+
+@dataclass(frozen=True, slots=True)
+class Groups:
+    """Where each entity's rows of a :class:`Vectors` start: ``ids`` ``(m,) int64`` ascending, ``starts``
+    ``(m,) int64``; ``expiring`` ``(e,) int64`` rows with a finite ``expires`` and ``expiring_at`` their times;
+    ``observations`` ``(o,) int64`` the observation ids held, ascending, and ``observation_rows`` their rows."""
+
+    ids: np.ndarray
+    starts: np.ndarray
+    expiring: np.ndarray
+    expiring_at: np.ndarray
+    observations: np.ndarray
+    observation_rows: np.ndarray
+
+    @staticmethod
+    def of(vectors: Vectors) -> Groups:
+        owner = vectors.owner
+        starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else np.empty(0, np.int64)
+        expiring = np.flatnonzero(np.isfinite(vectors.expires))
+        rows = np.flatnonzero(vectors.observation >= 0)
+        rows = rows[np.argsort(vectors.observation[rows], kind="stable")]
+        return Groups(owner[starts], starts, expiring, vectors.expires[expiring], vectors.observation[rows], rows)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Held vectors with their groups; ``dead`` ``(k,) int64``: rows superseded by a newer block."""
+
+    vectors: Vectors
+    groups: Groups
+    dead: np.ndarray
+
+    @staticmethod
+    def of(vectors: Vectors) -> Block:
+        return Block(vectors, Groups.of(vectors), np.empty(0, np.int64))
+
+    def similarities(self, query: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every row's cosine to ``query`` (``-inf`` for dead and expired rows) and each entity's best."""
+        sims = self.row_similarities(None, query, now)
+        return sims, np.maximum.reduceat(sims, self.groups.starts)
+
+    def row_similarities(self, rows: np.ndarray | None, query: np.ndarray, now: float) -> np.ndarray:
+        """The cosine to ``query`` of the rows ``rows`` ``(r,) int64`` (every row when ``None``), ``-inf``
+        for dead rows and expired observations."""
+        unit = self.vectors.unit if rows is None else self.vectors.unit[rows]
+        sims = unit @ query
+        hidden = self.dead
+        expired = self.groups.expiring[self.groups.expiring_at <= now]
+        if len(expired):
+            hidden = np.concatenate([hidden, expired])
+        if len(hidden):
+            sims[hidden if rows is None else np.isin(rows, hidden)] = -np.inf
+        return sims
+
+    def rows_of(self, entity_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For ``entity_ids`` ``(m,) int64`` ascending: those held here, where each one's rows start in the
+        third array, and all their rows (grouped per entity in that order)."""
+        ids = self.groups.ids
+        at = np.minimum(np.searchsorted(ids, entity_ids), max(len(ids) - 1, 0))
+        held = (ids[at] == entity_ids) if len(ids) else np.zeros(len(entity_ids), dtype=bool)
+        at = at[held]
+        starts = self.groups.starts[at]
+        ends = np.r_[self.groups.starts[1:], len(self.vectors.owner)][at]
+        lengths = ends - starts
+        offsets = np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64)
+        rows = np.repeat(starts - offsets, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+        return entity_ids[held], offsets, rows

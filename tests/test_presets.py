@@ -120,7 +120,7 @@ def test_default_ranks_the_keyword_hit_first_where_cosine_is_wrong(tmp_path):
         EntityInput("Trip", "note", (ObservationInput("train to Lyon leaves at nine"),)),
     ])
     query = "printer error code E4021"
-    outcome = run_search(svc.database.read(), svc.embedder, query, 2, preset("default"))
+    outcome = run_search(svc.database.read(), svc.embedder, query, 2, preset("default"), vectors=VectorIndex())
     cs = outcome.candidate_set
     distance = dict(zip(cs.names, cs.distance.tolist(), strict=True))
     assert distance["Ticket 18"] < distance["Ticket 17"]  # the cosine prefers the wrong ticket
@@ -177,15 +177,15 @@ def test_candidates_only_full_text_found_get_their_real_cosine(tmp_path):
                          for i in range(6)] + [
         EntityInput("Invoice", "note", (ObservationInput("quarterly tax invoice for the sparrow account"),))])
     read = svc.database.read()
-    outcome = run_search(read, svc.embedder, "sparrow", 1, preset("default"))
+    outcome = run_search(read, svc.embedder, "sparrow", 1, preset("default"), vectors=VectorIndex())
     cs = outcome.candidate_set
     only_fts = (cs.knn_rank == 0) & (cs.fts_rank > 0)
     assert cs.names[int(np.flatnonzero(only_fts)[0])] == "Invoice"
     assert np.isnan(cs.distance[only_fts]).all()
-    every = run_search(read, svc.embedder, "sparrow", 7, preset("default")).candidate_set
+    every = run_search(read, svc.embedder, "sparrow", 7, preset("default"), vectors=VectorIndex()).candidate_set
     knn_distance = dict(zip(every.names, every.distance.tolist(), strict=True))
     assert cs.cosine_distance[only_fts][0] == pytest.approx(knn_distance["Invoice"], abs=1e-5)
-    in_memory = run_search(read, svc.embedder, "sparrow", 1, preset("default"), vector_index=VectorIndex())
+    in_memory = run_search(read, svc.embedder, "sparrow", 1, preset("default"), vectors=VectorIndex())
     assert in_memory.candidate_set.cosine_distance.tolist() == pytest.approx(cs.cosine_distance.tolist(), abs=1e-5)
     assert cs.bm25_ceiling > 0.0
     svc.close()

@@ -67,7 +67,7 @@ def _index(cs: CandidateSet, name: str) -> int:
 
 
 def test_hybrid_search_returns_the_search_semantic_shape(graph):
-    outcome = run_search(graph.database.read(), graph.embedder, "search with BM25 ranking", 5, ScoringParams(), now=NOW)
+    outcome = run_search(graph.database.read(), graph.embedder, "search with BM25 ranking", 5, ScoringParams(), now=NOW, vectors=VectorIndex())
     assert outcome.mode == "hybrid"
     assert 1 <= len(outcome.results) <= 5
     assert [r.rank for r in outcome.results] == list(range(1, len(outcome.results) + 1))
@@ -83,7 +83,7 @@ def test_hybrid_search_returns_the_search_semantic_shape(graph):
 
 def test_signals_are_gathered_for_every_candidate(graph):
     cs = run_search(graph.database.read(), graph.embedder, "FastMCP SofIA search", 10, ScoringParams(),
-                    now=NOW).candidate_set
+                    now=NOW, vectors=VectorIndex()).candidate_set
     fast, sofia, notes = _index(cs, "FastMCP"), _index(cs, "Project SofIA"), _index(cs, "Old search notes")
     assert cs.access_count[fast] == 3 and cs.access_count[sofia] == 2 and cs.access_count[notes] == 0
     assert cs.access_days[fast] >= 2 and cs.access_days[notes] == 0
@@ -101,7 +101,7 @@ def test_signals_are_gathered_for_every_candidate(graph):
 
 def test_archived_and_metadata_heavy_entity_is_deboosted(graph):
     outcome = run_search(graph.database.read(), graph.embedder, "BM25 versus vector search experiments", 8,
-                         ScoringParams(), now=NOW)
+                         ScoringParams(), now=NOW, vectors=VectorIndex())
     neutral = ScoringParams(status_archived=1.0, metadata_penalty=1.0)
     plain = [r.name for r in rerank(outcome.candidate_set, neutral)]
     ranked = rerank(outcome.candidate_set, ScoringParams())
@@ -125,14 +125,14 @@ def test_fts_only_mode_without_embedder(graph):
 
 
 def test_semantic_mode_when_fts_finds_nothing(graph):
-    outcome = run_search(graph.database.read(), graph.embedder, "zzqx wvut", 3, ScoringParams(), now=NOW)
+    outcome = run_search(graph.database.read(), graph.embedder, "zzqx wvut", 3, ScoringParams(), now=NOW, vectors=VectorIndex())
     assert outcome.mode == "semantic"
     assert len(outcome.results) == 3
     assert all("rrf_score" not in r.to_dict() and r.distance is not None for r in outcome.results)
 
 
 def test_branches_fetch_limit_times_expansion(graph):
-    cs = run_search(graph.database.read(), graph.embedder, "search", 1, ScoringParams(expansion_factor=2)).candidate_set
+    cs = run_search(graph.database.read(), graph.embedder, "search", 1, ScoringParams(expansion_factor=2), vectors=VectorIndex()).candidate_set
     assert int((cs.knn_rank > 0).sum()) == 2
     assert int((cs.fts_rank > 0).sum()) <= 2
 
@@ -147,11 +147,11 @@ def test_search_is_read_only_and_set_based(service):
         svc.record_access([f"item {i}" for i in range(min(n_entities, 20))])
         conn = db.read()
         index = VectorIndex()  # kept between searches, as the service does
-        run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vector_index=index)
+        run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
         statements = []
         conn.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
         before = conn.total_changes()
-        outcome = run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vector_index=index)
+        outcome = run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
         conn.exec_trace = None
         assert conn.total_changes() == before
         svc.close()
@@ -169,7 +169,7 @@ def test_search_is_read_only_and_set_based(service):
 def test_hostile_queries_return_results_or_validation_errors(graph, query):
     for embedder in (graph.embedder, None):
         try:
-            outcome = run_search(graph.database.read(), embedder, query, 5, ScoringParams())
+            outcome = run_search(graph.database.read(), embedder, query, 5, ScoringParams(), vectors=VectorIndex())
         except ValidationError:
             continue
         except apsw.Error as exc:  # pragma: no cover - the failure this test exists to catch
@@ -186,13 +186,13 @@ def test_found_by_plain_text_operators(graph):
                                                ("ok", 0), ("ok", 1001), ("ok", "5")])
 def test_invalid_input_is_a_validation_error(graph, query, limit):
     with pytest.raises(ValidationError):
-        run_search(graph.database.read(), graph.embedder, query, limit, ScoringParams())
+        run_search(graph.database.read(), graph.embedder, query, limit, ScoringParams(), vectors=VectorIndex())
 
 
 def test_rerank_needs_no_database(tmp_path):
     svc = MemoryService(Database(tmp_path / "gone.db"), HashingEmbedder())
     _build(svc)
-    outcome = run_search(svc.database.read(), svc.embedder, "FastMCP search tools", 6, ScoringParams(), now=NOW)
+    outcome = run_search(svc.database.read(), svc.embedder, "FastMCP search tools", 6, ScoringParams(), now=NOW, vectors=VectorIndex())
     svc.close()
     cs = outcome.candidate_set
     for f in dataclasses.fields(cs):
@@ -206,7 +206,7 @@ def test_rerank_needs_no_database(tmp_path):
 
 def test_vector_dimension_mismatch_is_a_clear_error(graph):
     with pytest.raises(ValidationError, match="dimensions"):
-        run_search(graph.database.read(), HashingEmbedder(dimension=16), "FastMCP", 5, ScoringParams())
+        run_search(graph.database.read(), HashingEmbedder(dimension=16), "FastMCP", 5, ScoringParams(), vectors=VectorIndex())
 
 
 def test_service_search_uses_the_pipeline(graph):

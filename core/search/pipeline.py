@@ -30,10 +30,8 @@ otherwise ``"hybrid"`` (only then do results carry ``rrf_score``).
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import repeat
 
@@ -44,18 +42,15 @@ from limbic.core import validation
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
-from limbic.core.search import context, dates, feedback
-from limbic.core.search.candidates import STATUS_CODES, CandidateSet, SearchResult
-from limbic.core.search.full_text import full_text_query, matching, ranked_matches
+from limbic.core.search import context, dates
+from limbic.core.search.candidates import CandidateSet, SearchResult
+from limbic.core.search.full_text import full_text_query, ranked_matches
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
-from limbic.core.search.routing import detect_query_type
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
+from limbic.core.search.signals import Branches, QuerySimilarity, SearchRequest, VectorSource, gather
 from limbic.core.store.schema import vector_dimension
-from limbic.core.vectors.similarities import ApproximateSimilarities, Similarities
-from limbic.core.vectors.vector_index import VectorIndex
 
-METADATA_KIND = "metadata"
 CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds
 
 
@@ -96,108 +91,6 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-_ENTITY_SIGNALS = """
-SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
-       COALESCE(a.access_count, 0), a.last_access,
-       (SELECT COUNT(*) FROM entity_access_days d WHERE d.entity_id = e.id),
-       (SELECT COUNT(*) FROM relations r WHERE r.from_id = e.id AND r.active = 1)
-     + (SELECT COUNT(*) FROM relations r WHERE r.to_id = e.id AND r.active = 1)
-FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
-WHERE e.id IN (SELECT value FROM json_each(?1))
-"""
-_LIVE_OBSERVATIONS = """
-SELECT id, entity_id, content, kind, created_at FROM observations
-WHERE entity_id IN (SELECT value FROM json_each(?1))
-  AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
-ORDER BY entity_id, id
-"""
-# ``+rowid`` keeps the id list a filter on FTS5's own scan of the match (FTS5 would otherwise run the
-# whole match once per listed id); BM25 is computed only for the rows that pass it
-_OBSERVATION_MATCHES = """
-SELECT rowid, -bm25(observation_fts) FROM observation_fts
-WHERE observation_fts MATCH ?1 AND +rowid IN (SELECT value FROM json_each(?2))
-"""
-_CO_OCCURRENCES = """
-SELECT a_id, b_id, co_count, last_co FROM co_occurrences
-WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM json_each(?1))
-"""
-
-
-def _observation_matches(conn: apsw.Connection, expression: str | None,
-                         live: dict[int, int]) -> list[tuple[int, int, float]]:
-    """Every observation of ``live`` (live observation id → its entity id) that ``expression`` matches in
-    ``observation_fts``: ``(observation id, entity id, BM25 sign flipped)`` (docs/scoring.md "Observation
-    evidence"). BM25 is computed only for those rows, not for every match of the index."""
-    if expression is None or not live:
-        return []
-    rows = matching(conn, _OBSERVATION_MATCHES, (expression, json.dumps(list(live))))
-    return [(int(o), live[int(o)], float(b)) for o, b in rows]
-
-
-def _gather(conn: apsw.Connection, query: str, limit: int, mode: str, now: float, ids: np.ndarray,
-            knn_rank: np.ndarray, fts_rank: np.ndarray, distances: dict[int, float],
-            bm25: dict[int, float], cosine_distances: dict[int, float], ceilings: tuple[float, float],
-            around: dict[int, tuple[int, ...]], expression: str | None,
-            similarities: Similarities | None, encoded: tuple[str, np.ndarray] | None,
-            spans: tuple[tuple[float, float], ...]) -> CandidateSet:
-    """Signals and display data of the merged candidates (entities that vanished are dropped);
-    ``around``: each candidate's neighbours in creation order (:mod:`limbic.core.search.context`);
-    the observation evidence: the candidates' observations ``expression`` matches, with their cosines from
-    ``similarities``; ``encoded``: the model's name and the query vector, for the feedback from similar
-    queries (:mod:`limbic.core.search.feedback`), ``None`` without a model; ``spans``: the dates the query
-    names (:func:`limbic.core.search.dates.query_dates`)."""
-    ids_json = json.dumps([int(i) for i in ids])
-    rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
-    keep = np.array([int(i) in rows for i in ids], dtype=bool)
-    ids, knn_rank, fts_rank = ids[keep], knn_rank[keep], fts_rank[keep]
-    context_a, context_b = context.pairs(ids.tolist(), around)
-    index = {int(eid): i for i, eid in enumerate(ids)}
-    observations: dict[int, list[str]] = defaultdict(list)
-    metadata = np.zeros(len(ids), dtype=np.float64)
-    written = [[float(rows[int(e)][4])] for e in ids]  # creation, then each live observation's
-    live: dict[int, int] = {}  # observation id → entity id
-    for observation_id, entity_id, content, kind, created_at in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
-        live[observation_id] = entity_id
-        observations[entity_id].append(content)
-        written[index[entity_id]].append(created_at)
-        if kind == METADATA_KIND:
-            metadata[index[entity_id]] += 1.0
-    counts = np.array([len(observations.get(int(e), ())) for e in ids], dtype=np.float64)
-    pairs = [(min(index[a], index[b]), max(index[a], index[b]), c, t)
-             for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,)) if a in index and b in index]
-    ordered = [rows[int(e)] for e in ids]
-    matched = [(observation, index[entity], score)
-               for observation, entity, score in _observation_matches(conn, expression, live)]
-    cosines = similarities.of_observations([m[0] for m in matched]) if similarities is not None else {}
-    return CandidateSet(
-        query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
-        entity_ids=ids,
-        distance=np.array([distances.get(int(e), np.nan) for e in ids], dtype=np.float64),
-        knn_rank=knn_rank, fts_rank=fts_rank,
-        bm25=np.array([bm25.get(int(e), np.nan) for e in ids], dtype=np.float64),
-        cosine_distance=np.array([cosine_distances.get(int(e), np.nan) for e in ids], dtype=np.float64),
-        bm25_ceiling=ceilings[0], observation_bm25_ceiling=ceilings[1],
-        access_count=np.array([r[5] for r in ordered], dtype=np.int64),
-        access_days=np.array([r[7] for r in ordered], dtype=np.int64),
-        last_access=np.array([np.nan if r[6] is None else r[6] for r in ordered], dtype=np.float64),
-        created_at=np.array([r[4] for r in ordered], dtype=np.float64),
-        degree=np.array([r[8] for r in ordered], dtype=np.int64),
-        status_code=np.array([STATUS_CODES.get(r[3], 0) for r in ordered], dtype=np.int64),
-        metadata_share=np.divide(metadata, counts, out=np.zeros_like(metadata), where=counts > 0),
-        cooc_a=np.array([p[0] for p in pairs], dtype=np.int64), cooc_b=np.array([p[1] for p in pairs], dtype=np.int64),
-        cooc_count=np.array([p[2] for p in pairs], dtype=np.int64),
-        cooc_last=np.array([p[3] for p in pairs], dtype=np.float64),
-        names=tuple(r[1] for r in ordered), entity_types=tuple(r[2] for r in ordered),
-        observations=tuple(tuple(observations.get(int(e), ())) for e in ids),
-        context_a=np.array(context_a, dtype=np.int64), context_b=np.array(context_b, dtype=np.int64),
-        observation_row=np.array([m[1] for m in matched], dtype=np.int64),
-        observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
-        observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
-        date_distance=dates.distance_days(spans, written),
-        feedback_similarity=feedback.feedback_similarity(conn, ids_json, index, *encoded) if encoded else np.zeros(0),
-    )
-
-
 def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_rank: np.ndarray,
                   seeds: list[int], params: ScoringParams, deeper_bm25: dict[int, float],
                   bm25: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[int, ...]]]:
@@ -219,7 +112,8 @@ def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, 
 
 def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, limit: int = 10,
                params: ScoringParams | None = None, now: float | None = None,
-               vector_index: VectorIndex | None = None) -> SearchOutcome:
+               vectors: VectorSource | None = None, *, search_id: int | None = None,
+               pending_vectors: int = 0) -> SearchOutcome:
     """Search the memory graph (read-only; see the module docstring for the stages).
 
     Args:
@@ -228,8 +122,10 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         query: user text, 1..2,000 characters (any characters; never interpreted as FTS syntax).
         limit: top-K, 1..1000. params: scoring parameters (the ``default`` preset when ``None``).
         now: reference time of the temporal decay, UTC unix seconds (``time.time()`` when ``None``).
-        vector_index: the in-memory copy of the vectors that KNN runs on, kept between searches;
-            ``None`` loads a fresh copy for this search.
+        vectors: the vector copy KNN runs on (``MemoryService`` keeps one between searches,
+            :class:`limbic.core.vectors.vector_index.VectorIndex`); ``None``: no KNN, full text only.
+        search_id: the id the caller logs this search under; the outcome keeps it when there are results.
+        pending_vectors: entities whose newest texts wait for vectors (the caller knows; shown as is).
     Raises:
         ValidationError: empty or too long query, limit out of range, or stored vectors whose
             dimension differs from the embedder's.
@@ -241,7 +137,6 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
     limit = validation.limit(limit, high=validation.MAX_ITEMS)
     params = params or preset("default")
     now = time.time() if now is None else float(now)
-    per_branch = limit * int(params.expansion_factor)
     spans = dates.query_dates(query)
     timings: dict[str, float] = {"encode": 0.0, "knn": 0.0}
 
@@ -250,57 +145,65 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         stage = time.perf_counter()
         vector = embedder.embed_query(query)
         timings["encode"] = _ms(stage)
-
+    request = SearchRequest(query, limit, now, None if vector is None or embedder is None else (embedder.name, vector),
+                            spans)
     with conn:  # one read snapshot for every query below
-        knn_ids: list[int] = []
-        distances: dict[int, float] = {}
-        similarities: Similarities | None = None
-        if vector is not None and embedder is not None:
-            stored = vector_dimension(conn)
-            if stored is not None and stored != embedder.dimension:
-                raise ValidationError(
-                    f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "
-                    f"{embedder.dimension}; re-embed the graph with `limbic model reembed`"
-                )
-            if stored is not None:
-                stage = time.perf_counter()
-                index = vector_index if vector_index is not None else VectorIndex()
-                similarities = index.similarities(conn, embedder.name, vector, now)
-                knn_ids, distances = similarities.nearest(per_branch)
-                timings["knn"] = _ms(stage)
+        branches = _branches(conn, request, embedder, vectors, params, timings)
         stage = time.perf_counter()
-        full_text = full_text_query(conn, query)
-        expression, ceiling, observation_ceiling = full_text.expression, full_text.ceiling, full_text.observation_ceiling
-        with_context = params.context_weight > 0.0 and similarities is not None
-        fts_ids, deeper_bm25 = ranked_matches(conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1))
-        fts_ids = fts_ids[:per_branch]
-        bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
-        timings["fts"] = _ms(stage)
-        mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
-        ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
-        stage = time.perf_counter()
-        seeds = knn_ids[:limit] + fts_ids[:limit] if with_context else []
-        ids, knn_rank, fts_rank, around = _with_context(conn, ids, knn_rank, fts_rank, seeds, params, deeper_bm25, bm25)
-        cosine_distances = dict(distances)
-        unscored = [eid for eid in ids.tolist() if eid not in distances]
-        if similarities is not None and unscored:  # the other candidates' cosines, from the same pass
-            cosine_distances.update(similarities.distances(unscored))
-        timings["context"] = _ms(stage)
-        stage = time.perf_counter()
-        candidates = _gather(conn, query, limit, mode, now, ids, knn_rank, fts_rank, distances, bm25,
-                             cosine_distances, (ceiling, observation_ceiling), around, expression, similarities,
-                             None if vector is None or embedder is None else (embedder.name, vector), spans)
+        candidates = gather(conn, request, branches)
         timings["signals"] = _ms(stage)
 
     stage = time.perf_counter()
     results = rerank(candidates, params)
     timings["score"] = _ms(stage)
     timings["total"] = _ms(started)
-    return SearchOutcome(results=results, candidate_set=candidates, mode=mode, timings=timings, query_vector=vector,
-                         model=None if vector is None or embedder is None else embedder.name,
+    similarities = branches.similarities
+    return SearchOutcome(results=results, candidate_set=candidates, mode=branches.mode, timings=timings,
+                         search_id=search_id if results else None, pending_vectors=pending_vectors,
+                         query_vector=vector, model=None if request.encoded is None else request.encoded[0],
                          dates=dates.describe(spans),
-                         knn="" if similarities is None else "graph" if isinstance(similarities, ApproximateSimilarities)
-                         else "exact")
+                         knn="" if similarities is None else "graph" if similarities.approximate else "exact")
+
+
+def _branches(conn: apsw.Connection, request: SearchRequest, embedder: Embedder | None, vectors: VectorSource | None,
+              params: ScoringParams, timings: dict[str, float]) -> Branches:
+    """Stages 2 and 3: KNN and full text, each ``limit × expansion_factor`` entities, merged by RRF and
+    widened by context; ``timings`` gets ``knn``, ``fts`` and ``context`` (milliseconds)."""
+    per_branch = request.limit * int(params.expansion_factor)
+    knn_ids: list[int] = []
+    distances: dict[int, float] = {}
+    similarities: QuerySimilarity | None = None
+    if request.encoded is not None and embedder is not None:
+        stored = vector_dimension(conn)
+        if stored is not None and stored != embedder.dimension:
+            raise ValidationError(
+                f"stored vectors have {stored} dimensions but the model {embedder.name!r} gives "
+                f"{embedder.dimension}; re-embed the graph with `limbic model reembed`"
+            )
+        if stored is not None and vectors is not None:
+            stage = time.perf_counter()
+            similarities = vectors.similarities(conn, *request.encoded, request.now)
+            knn_ids, distances = similarities.nearest(per_branch)
+            timings["knn"] = _ms(stage)
+    stage = time.perf_counter()
+    full_text = full_text_query(conn, request.query)
+    with_context = params.context_weight > 0.0 and similarities is not None
+    fts_ids, deeper_bm25 = ranked_matches(conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1))
+    fts_ids = fts_ids[:per_branch]
+    bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
+    timings["fts"] = _ms(stage)
+    mode = "fts_only" if embedder is None else ("hybrid" if fts_ids else "semantic")
+    ids, knn_rank, fts_rank, _ = reciprocal_rank_fusion(knn_ids, fts_ids, params.rrf_k)
+    stage = time.perf_counter()
+    seeds = knn_ids[:request.limit] + fts_ids[:request.limit] if with_context else []
+    ids, knn_rank, fts_rank, around = _with_context(conn, ids, knn_rank, fts_rank, seeds, params, deeper_bm25, bm25)
+    cosine_distances = dict(distances)
+    unscored = [eid for eid in ids.tolist() if eid not in distances]
+    if similarities is not None and unscored:  # the other candidates' cosines, from the same pass
+        cosine_distances.update(similarities.distances(unscored))
+    timings["context"] = _ms(stage)
+    return Branches(ids, knn_rank, fts_rank, distances, cosine_distances, bm25, full_text.ceiling,
+                    full_text.observation_ceiling, around, full_text.expression, similarities, mode)
 
 
 def rerank(candidate_set: CandidateSet, params: ScoringParams, limit: int | None = None) -> list[SearchResult]:

@@ -7,7 +7,6 @@ vector index, vector upkeep and signal recorder, declared below for type checkin
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable
@@ -64,15 +63,13 @@ class SearchAndVectors:
 
         params = params or self.scoring_params()
         embedder = self._search_embedder()
-        outcome = run_search(self.database.read(), embedder, query, limit, params, vector_index=self._vectors)
         pending = self.pending_vectors() if embedder is not None else 0
-        if pending:
-            outcome = dataclasses.replace(outcome, pending_vectors=pending)
         config = self.learning.config()
-        if record and config.enabled and outcome.results:
-            search_id = self.learning.new_search_id()
-            outcome = dataclasses.replace(outcome, search_id=search_id)
-            self._signals.record_search(outcome, search_id, origin or self.origin,
+        logged = record and config.enabled
+        outcome = run_search(self.database.read(), embedder, query, limit, params, vectors=self._vectors,
+                             search_id=self.learning.new_search_id() if logged else None, pending_vectors=pending)
+        if outcome.search_id is not None:
+            self._signals.record_search(outcome, outcome.search_id, origin or self.origin,
                                         self.learning.treatment(outcome.candidate_set.query), params.to_json(),
                                         self.learning.preset_name(params), config.retention)
         return outcome

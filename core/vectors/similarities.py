@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbic.core.vectors import approximate
+from limbic.core.vectors.approximate import BoundGraph
 from limbic.core.vectors.blocks import Block
 
 
@@ -25,6 +25,9 @@ class Similarities:
     float32)`` (``-inf`` once expired or superseded), looked up per observation on request; a later block
     holds the newer vectors.
     """
+
+    approximate = False
+    """Whether the nearest entities are proposed by an HNSW graph (:class:`ApproximateSimilarities`)."""
 
     def __init__(self, ids: np.ndarray, similarity: np.ndarray,
                  lookups: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...] = ()) -> None:
@@ -75,7 +78,9 @@ class ApproximateSimilarities(Similarities):
     so far. The recent block is scanned whole.
     """
 
-    def __init__(self, main: Block, recent: Block, graph: approximate.BoundGraph, query: np.ndarray,
+    approximate = True
+
+    def __init__(self, main: Block, recent: Block, graph: BoundGraph, query: np.ndarray,
                  now: float) -> None:
         self._main, self._graph, self._query, self._now = main, graph, query, now
         self._main_sims = np.full(len(main.vectors.owner), np.nan, np.float32)  # nan: not scored yet

@@ -51,8 +51,8 @@ def main() -> None:
         texts = [r[0] for r in conn.execute("SELECT content FROM observations ORDER BY id")]
         queries = list(QUERIES) + random.Random(7).sample(texts, max(0, args.queries - len(QUERIES)))
         exact, graphed = VectorIndex(), VectorIndex(GraphBuilder(path))
-        run_search(conn, embedder, QUERIES[0], args.limit, params, vector_index=exact)
-        run_search(conn, embedder, QUERIES[0], args.limit, params, vector_index=graphed)
+        run_search(conn, embedder, QUERIES[0], args.limit, params, vectors=exact)
+        run_search(conn, embedder, QUERIES[0], args.limit, params, vectors=graphed)
         started = time.perf_counter()
         assert graphed.graphs is not None
         graphed.graphs.wait()
@@ -63,7 +63,7 @@ def main() -> None:
         for query in queries:
             outcomes = {}
             for name, index in (("exact", exact), ("graph", graphed)):
-                outcome = run_search(conn, embedder, query, args.limit, params, vector_index=index)
+                outcome = run_search(conn, embedder, query, args.limit, params, vectors=index)
                 knn[name].append(outcome.timings["knn"])
                 outcomes[name] = outcome
             vector = outcomes["exact"].query_vector

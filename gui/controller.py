@@ -1,7 +1,7 @@
 """The application controller: the one object every widget talks to.
 
 It holds the :class:`~limbic.core.service.MemoryService`, the current and default
-:class:`~limbic.core.params.ScoringParams`, the selection and the last search outcome, and turns
+:class:`~limbic.core.search.params.ScoringParams`, the selection and the last search outcome, and turns
 everything that happens into Qt signals (emitted on the UI thread only):
 
 - ``graph_changed(list[Changes])`` — after any committed change, made here, by the embedded MCP

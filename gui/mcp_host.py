@@ -1,4 +1,4 @@
-"""The embedded MCP server: :class:`~limbic.core.mcp_http.HttpMcpServer` started and stopped for the app.
+"""The embedded MCP server: :class:`~limbic.core.mcp.http.HttpMcpServer` started and stopped for the app.
 
 The server (uvicorn in its own daemon thread) is bound to 127.0.0.1 and guarded by the bearer token.
 Starting it binds a socket and waits until uvicorn accepts requests, so :meth:`McpHost.start` does

@@ -4,7 +4,7 @@ No SQL and no scoring here. :func:`build_server` registers
 
 - the nine tools of the reference server ``@modelcontextprotocol/server-memory`` with its names,
   input schemas, result shapes, titles, descriptions and annotations (extras are optional keys, see
-  :mod:`limbic.core.mcp_schemas`);
+  :mod:`limbic.core.mcp.schemas`);
 - the extended tools ``search_semantic``, ``mark_used``, ``rename_entity``, ``merge_entities``,
   ``set_status``, ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
 - the ``memory://tuning`` resource (saved parameters, shadow A/B settings, feedback counts, last tuning);

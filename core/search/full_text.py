@@ -175,7 +175,7 @@ def document_frequencies(conn: apsw.Connection, table: str, tokens: str) -> dict
 class FullText:
     """The FTS5 ``expression`` of a query, the BM25 ceilings of its pieces in ``entity_fts`` and
     ``observation_fts``, and its rare pieces' expression with the bound on what its common pieces alone
-    score (:func:`limbic.core.search.fts.split_common`; ``rare`` None when there is no such split)."""
+    score (:func:`split_common`; ``rare`` None when there is no such split)."""
 
     expression: str | None = None
     ceiling: float = 0.0
@@ -186,7 +186,7 @@ class FullText:
 
 def full_text_query(conn: apsw.Connection, query: str) -> FullText:
     """The FTS5 expression for ``query``, leaving out pieces too common to rank (:func:`informative_terms`),
-    and the BM25 ceilings of the pieces kept (:func:`limbic.core.search.fts.bm25_ceiling`) in ``entity_fts``
+    and the BM25 ceilings of the pieces kept (:func:`bm25_ceiling`) in ``entity_fts``
     and in ``observation_fts``."""
     terms = fts_terms(query)
     if not terms:
@@ -228,7 +228,7 @@ def ranked_matches(conn: apsw.Connection, full_text: FullText, count: int) -> tu
     """The ``count`` best ids, best first, and their BM25 scores, sign flipped (larger is better; ``rank``
     is FTS5's ``bm25()``), ties to the lower id. When the rows matching a rare piece hold ``count`` rows
     scoring above what the common pieces alone can reach, only they are scored (exact: MaxScore, see
-    :func:`limbic.core.search.fts.split_common`); otherwise every match is."""
+    :func:`split_common`); otherwise every match is."""
     if full_text.expression is None:
         return [], {}
     if full_text.rare is not None and count > 0:

@@ -1,10 +1,11 @@
 """The search pipeline (docs/architecture.md "Search pipeline"; mcp-memory "The Limbic System" and mcp-memory "Hybrid search"): read-only, set-based.
 
 1. Encode the query through the :class:`~limbic.core.embedding.base.Embedder` (query prefix included).
-2. KNN over the in-memory copy of the entity and observation vectors (:class:`VectorIndex`: cosine,
+2. KNN over the in-memory copy of the entity and observation vectors (a :class:`~limbic.core.search.signals.VectorSource`,
+   :class:`limbic.core.vectors.vector_index.VectorIndex` in the service: cosine,
    one candidate per entity with its observations' similarities aggregated) and FTS5 BM25 over
    ``entity_fts``, each ``limit × expansion_factor`` entities; the user text reaches FTS5
-   only as quoted pieces (:mod:`limbic.core.fts`), joined with OR, leaving out pieces found in half
+   only as quoted pieces (:mod:`limbic.core.search.full_text`), joined with OR, leaving out pieces found in half
    of the rows or more when a rarer one remains (their BM25 IDF is clamped to 1e-6: they would not
    change the order, only make FTS5 score every row). Document frequencies come from an
    ``fts5vocab`` table in the connection's ``temp`` schema; the database file is never written (the
@@ -12,14 +13,14 @@
 3. RRF merge (``k = params.rrf_k``); entities found by both keep their KNN distance. With context on and
    a model, the neighbours in creation order of each branch's first ``limit`` results join the candidates
    (:mod:`limbic.core.search.context`, docs/scoring.md "Context").
-4. Signals and display data for all candidates in five queries with ``json_each`` id lists
+4. Signals and display data for all candidates (:func:`limbic.core.search.signals.gather`) in five queries with ``json_each`` id lists
    (entities + access + access days + degree; live observations; co-occurrences among candidates; the
    relevance labels of earlier searches; the candidates' live observations the expression matches in
    ``observation_fts``, with their BM25: the observation evidence, docs/scoring.md "Observation
    evidence"). The live observations' write times give each candidate's distance to the dates the query
    names (:mod:`limbic.core.search.dates`); the labels give its similarity to the queries it was used
    after (:mod:`limbic.core.search.feedback`).
-5. :func:`rerank`: limbic scoring (:mod:`limbic.core.scoring`), deboosts, routing blend, top-K.
+5. :func:`rerank`: limbic scoring (:mod:`limbic.core.search.scoring`), deboosts, routing blend, top-K.
 
 This module never writes: the caller (``MemoryService.search``) logs the search and its returned top-K
 as impressions.

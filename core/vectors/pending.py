@@ -178,7 +178,7 @@ def fill_step(database: Database, embedder: Embedder, write: Writer, limit: int 
             return 0, 0
         work = plan(conn, generations, embedder)
     if work.texts:
-        with model_turn(database.path):  # one process embeds at a time (core/store/turns.py)
+        with model_turn(database.path):  # one process embeds at a time (core/vectors/turns.py)
             vectors = embed(work, embedder)
     else:
         vectors = np.empty((0, embedder.dimension), dtype=np.float32)

@@ -5,7 +5,7 @@
 For each size ``n`` a realistic random CandidateSet is built (a third FTS-only, 60 % with access
 history, ~5 co-occurrence pairs per candidate, deboosted statuses and metadata shares) with
 ``limit = n / 3`` (expansion factor 3). Each timed call is a slider move: new ``ScoringParams`` (β_sal
-varies), then :func:`limbic.core.search.rerank` — limbic scoring of all ``n`` candidates, sorting and
+varies), then :func:`limbic.core.search.pipeline.rerank` — limbic scoring of all ``n`` candidates, sorting and
 building the top-K :class:`SearchResult` values. ``score`` times the numpy scoring alone. Prints
 p50/p95 in milliseconds (wall clock, and CPU time of the thread, which a shared machine does not
 inflate) and one JSON line per size.

@@ -1,7 +1,8 @@
 """``MemoryService``: the one API of the memory graph for the GUI, the CLI and the MCP server.
 
 This module holds its life cycle, notifications and writes; its reads and uses are in
-:mod:`limbic.core.service.reads`, its search and vector state in :mod:`limbic.core.service.searching`.
+:mod:`limbic.core.service.reads`, its search and vector state in :mod:`limbic.core.service.searching`,
+its snapshots and exact restores (what undo is built on) in :mod:`limbic.core.service.restoring`.
 
 Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
 FTS rows and embeddings kept in step inside that transaction, and change notification to
@@ -39,6 +40,7 @@ from limbic.core.service.changes import ChangeFeed
 from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.service.mutations import UpsertReport
 from limbic.core.service.reads import ReadsAndUses
+from limbic.core.service.restoring import SnapshotsAndRestores
 from limbic.core.service.searching import SearchAndVectors
 from limbic.core.service.usage import SignalRecorder
 from limbic.core.store.database import Database, WriteTransaction
@@ -60,7 +62,7 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
     """The memory graph of one database file.
 
     Args:
@@ -121,11 +123,15 @@ class MemoryService(ReadsAndUses, SearchAndVectors):
         """
         return self.changes.subscribe(listener, other_processes=other_processes)
 
-    def _publish(self, txn: WriteTransaction, origin: str, op: str) -> None:
+    def _publish(self, txn: WriteTransaction, origin: str, op: str) -> Changes:
+        """The change record of ``txn``, published (and the vector filler woken) when it is the outermost
+        transaction; a savepoint's record (``change_id`` 0) is only returned."""
+        record = Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time())
         if not txn.nested:
-            self.changes.publish(Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time()))
+            self.changes.publish(record)
             if txn.pending_vectors:
                 self.vectors.after_commit(sorted(txn.entity_ids))
+        return record
 
     def deferred_vectors(self) -> AbstractContextManager[None]:
         """Inside the block, writes leave their vectors pending (text and FTS rows still commit at once);

@@ -1,20 +1,20 @@
 """The entity editor: the selected entity's observations and relations, and every edit, undoable.
 
-Edits go through ``MemoryService`` off the UI thread, one after another (:class:`EditQueue`), and
-each is a command on a ``QUndoStack`` (:mod:`limbic.gui.undo_commands`): Ctrl+Z undoes, Ctrl+Shift+Z
-redoes. The public methods (``create_entity``, ``rename``, …) are what the buttons call after their
-dialog; they take plain values, so menus and tests can call them too.
+Each edit is one of the core's undoable edits (:mod:`limbic.core.service.entity_edits`), applied through
+``MemoryService`` off the UI thread, one after another, and kept on a ``QUndoStack``
+(:mod:`limbic.gui.edit.undo`): Ctrl+Z undoes, Ctrl+Shift+Z redoes. The public methods (``create_entity``,
+``rename``, …) are what the buttons call after their dialog; they take plain values, so menus and tests
+can call them too.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from functools import partial
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -32,60 +32,14 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.models import STATUSES, EntityDetail, EntityInput, ObservationInput, RelationInput, iso
+from limbic.core.service import entity_edits as edits
+from limbic.core.service.edits import Edit
 from limbic.gui.controller import AppController
-from limbic.gui.edit import undo as cmd
 from limbic.gui.edit.forms import Field, FormDialog
+from limbic.gui.edit.undo import EditCommand, EditQueue
 from limbic.gui.widgets import single_shot_timer
 
 KINDS = ("", "fact", "decision", "preference", "event", "task", "metadata")
-
-
-class EditQueue(QObject):
-    """Runs ``fn(service)`` calls strictly in order through ``controller.run``.
-
-    ``finished(focus)`` after each success (``focus``: entity to select, or ``None``); ``failed(message)``
-    when one raises — the queue is then emptied, since later edits assumed it had succeeded.
-    """
-
-    finished = Signal(object)
-    failed = Signal(str)
-
-    def __init__(self, controller: AppController, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._controller = controller
-        self._pending: deque[tuple[Callable[[Any], Any], str, str | None, Callable[[], None] | None]] = deque()
-        self._busy = False
-
-    @property
-    def busy(self) -> bool:
-        """True while an edit runs or waits."""
-        return self._busy or bool(self._pending)
-
-    def submit(self, fn: Callable[[Any], Any], label: str, focus: str | None = None,
-               on_success: Callable[[], None] | None = None) -> None:
-        self._pending.append((fn, label, focus, on_success))
-        self._next()
-
-    def _next(self) -> None:
-        if self._busy or not self._pending:
-            return
-        fn, label, focus, on_success = self._pending.popleft()
-        self._busy = True
-        self._controller.run(fn, self._controller.service,
-                             on_success=lambda _r: self._done(focus, on_success),
-                             on_failure=lambda exc: self._failed(label, exc))
-
-    def _done(self, focus: str | None, on_success: Callable[[], None] | None) -> None:
-        self._busy = False
-        if on_success is not None:
-            on_success()
-        self.finished.emit(focus)
-        self._next()
-
-    def _failed(self, label: str, error: BaseException) -> None:
-        self._busy = False
-        self._pending.clear()
-        self.failed.emit(f"{label} failed: {error}")
 
 
 def _table(headers: list[str], stretch: int = 0) -> QTableWidget:
@@ -280,52 +234,51 @@ class EntityEditor(QWidget):
 
     # --- edits (public: plain values) -------------------------------------------------------------
 
-    def execute(self, command: cmd.ServiceCommand) -> None:
-        """Apply ``command`` now (off the UI thread); once it succeeded it goes onto the undo stack."""
+    def execute(self, edit: Edit) -> None:
+        """Apply ``edit`` now (off the UI thread); once it succeeded it goes onto the undo stack."""
+        command = EditCommand(edit, self.queue.submit)
+
         def pushed() -> None:
             command.mark_applied()
             self.stack.push(command)
 
-        self.queue.submit(command.apply, command.text(), command.focus_after_apply, on_success=pushed)
-
-    def _submit(self, fn: Callable[[Any], Any], label: str, focus: str | None) -> None:
-        self.queue.submit(fn, label, focus)
+        self.queue.submit(edit.apply, edit.description, edit.subject(), on_success=pushed)
 
     def create_entity(self, name: str, entity_type: str, observations: tuple[ObservationInput, ...] = ()) -> None:
-        self.execute(cmd.CreateEntity(self._submit, EntityInput(name, entity_type or None, observations)))
+        self.execute(edits.CreateEntity(EntityInput(name, entity_type or None, observations)))
 
     def rename(self, new: str) -> None:
-        self.execute(cmd.RenameEntity(self._submit, self._current(), new))
+        self.execute(edits.RenameEntity(self._current(), new))
 
     def merge_into(self, target: str, sources: list[str] | None = None) -> None:
-        self.execute(cmd.MergeEntities(self._submit, sources or self._selected_names(), target))
+        self.execute(edits.MergeEntities(sources or self._selected_names(), target))
 
     def delete_entities(self, names: list[str] | None = None) -> None:
-        self.execute(cmd.DeleteEntities(self._submit, names or self._selected_names()))
+        self.execute(edits.DeleteEntities(names or self._selected_names()))
 
     def set_status(self, status: str, names: list[str] | None = None) -> None:
-        self.execute(cmd.SetStatus(self._submit, names or [self._current()], status))
+        self.execute(edits.SetStatus(names or [self._current()], status))
 
     def add_observation(self, content: str, kind: str | None = None) -> None:
-        self.execute(cmd.AddObservation(self._submit, self._current(), ObservationInput(content, kind or None)))
+        self.execute(edits.AddObservation(self._current(), ObservationInput(content, kind or None)))
 
     def edit_observation(self, old: str, new: str, kind: str | None = None) -> None:
-        self.execute(cmd.EditObservation(self._submit, self._current(), old, new, kind or None))
+        self.execute(edits.EditObservation(self._current(), old, new, kind or None))
 
     def supersede_observation(self, old: str, new: str, kind: str | None = None) -> None:
-        self.execute(cmd.SupersedeObservation(self._submit, self._current(), old, ObservationInput(new, kind or None)))
+        self.execute(edits.SupersedeObservation(self._current(), old, ObservationInput(new, kind or None)))
 
     def delete_observation(self, content: str) -> None:
-        self.execute(cmd.DeleteObservation(self._submit, self._current(), content))
+        self.execute(edits.DeleteObservation(self._current(), content))
 
     def add_relation(self, source: str, target: str, relation_type: str, context: str | None = None) -> None:
-        self.execute(cmd.AddRelation(self._submit, RelationInput(source, target, relation_type, context or None)))
+        self.execute(edits.AddRelation(RelationInput(source, target, relation_type, context or None)))
 
     def end_relation(self, source: str, target: str, relation_type: str) -> None:
-        self.execute(cmd.EndRelation(self._submit, RelationInput(source, target, relation_type)))
+        self.execute(edits.EndRelation(RelationInput(source, target, relation_type)))
 
     def delete_relation(self, source: str, target: str, relation_type: str) -> None:
-        self.execute(cmd.DeleteRelation(self._submit, RelationInput(source, target, relation_type)))
+        self.execute(edits.DeleteRelation(RelationInput(source, target, relation_type)))
 
     def _current(self) -> str:
         if self.detail is None:

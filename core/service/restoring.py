@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from limbic.core import mutations
 from limbic.core import validation as check
-from limbic.core.inputs import prepare_relation
 from limbic.core.models import Changes, Entity, Observation, Relation, RelationInput
+from limbic.core.service import mutations
+from limbic.core.service.inputs import prepare_relation
 from limbic.core.store import reads, snapshots, writes
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.snapshots import EntityRecord

@@ -1,0 +1,1 @@
+"""Curation: semantic duplicates, entity splitting, reflections and the consolidation report."""

@@ -9,6 +9,7 @@ Directories are created on first use.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import platformdirs
@@ -52,3 +53,22 @@ def default_db_path() -> Path:
 def models_dir() -> Path:
     """Installed embedding models, one directory each: ``cache_dir()/models``."""
     return _ensure(cache_dir() / "models")
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def database_address(text: str) -> str:
+    """Check a ``--db`` address before anything is opened or created: a file path (``~`` expanded).
+
+    Raises:
+        ValueError: ``text`` is empty or names a URL (``scheme://…``): only database files are supported,
+            and a URL must never become a local directory named after its scheme. The message names the
+            scheme only, never the rest of the address (it may hold a password).
+    """
+    if not text or not text.strip():
+        raise ValueError("the database address is empty")
+    found = _SCHEME.match(text.strip())
+    if found:
+        raise ValueError(f"{found.group(1)}:// addresses are not supported; give the path of a database file")
+    return str(Path(text).expanduser())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from limbic.core.cli.main import build_parser, run_command
+from limbic.core.cli.main import build_parser, check_database_address, run_command
 from limbic.core.mcp.config import DEFAULT_PORT
 
 
@@ -20,6 +20,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if getattr(args, "handler", None):
         return run_command(args)
+    refused = check_database_address(args)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     from limbic.gui.platform_check import XCB_EXIT_CODE, xcb_problem
 
     problem = xcb_problem()  # before Qt: a missing X11 library gets one clear line, not Qt's abort

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from limbic.core.errors import LimbicError
+from limbic.core.paths import database_address
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
                       "eval_commands", "learning_commands")
@@ -35,9 +36,25 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
     return parser
 
 
+def check_database_address(args: argparse.Namespace) -> str | None:
+    """Check ``args.db`` in place (see :func:`limbic.core.paths.database_address`); the error line to print
+    when it is refused (nothing has been opened or created then), else ``None``."""
+    if args.db is None:
+        return None
+    try:
+        args.db = database_address(args.db)
+    except ValueError as exc:
+        return f"limbic: error: --db: {exc}"
+    return None
+
+
 def run_command(args: argparse.Namespace) -> int:
     """Run the parsed sub-command; a :class:`LimbicError` becomes a one-line message and exit code 2."""
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
+    refused = check_database_address(args)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args) or 0)
     except LimbicError as exc:

@@ -2,7 +2,7 @@
 
 Without ``LIMBIC_HOME``: the database in ``user_data_dir("limbic")/memory.db``, models in
 ``user_cache_dir("limbic")/models``, settings and the MCP token in ``user_config_dir("limbic")``
-(docs/architecture.md "Files"). With ``LIMBIC_HOME=X``: ``X/data``, ``X/cache``, ``X/config``.
+(docs/architecture.md "Data model"). With ``LIMBIC_HOME=X``: ``X/data``, ``X/cache``, ``X/config``.
 Directories are created on first use.
 """
 

@@ -31,7 +31,7 @@ def fp32() -> OnnxEmbedder:
 
 
 def test_published_similarities(fp32):
-    """sentence-transformers' published cosine similarities for all-MiniLM-L6-v2 (docs/architecture.md "Embedder")."""
+    """sentence-transformers' published cosine similarities for all-MiniLM-L6-v2 (docs/architecture.md "Embedding")."""
     vectors = fp32.embed(SENTENCES)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     cosine = vectors @ vectors.T

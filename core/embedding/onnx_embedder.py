@@ -1,4 +1,4 @@
-"""The real embedder: an installed ONNX sentence model run with onnxruntime (docs/architecture.md "Embedder"; mcp-memory "Architecture").
+"""The real embedder: an installed ONNX sentence model run with onnxruntime (docs/architecture.md "Embedding"; mcp-memory "Architecture").
 
 Pipeline: prefix → tokenize (truncated to the model's maximum, no fixed padding) → texts sorted by
 token length and cut into batches, each padded only to its own longest text → ONNX forward pass →

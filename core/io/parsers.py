@@ -1,6 +1,6 @@
 """Tolerant reading of knowledge-graph memory files into one normalised parse.
 
-Reads every shape real files have (``../shared/corpus/README.md``): standard memory-server JSONL
+Reads every shape real agent memory files have: standard memory-server JSONL
 (``{"type":"entity",…}`` / ``{"type":"relation",…}``), ``{"type":"_aim"}`` marker lines, ``_type``
 for ``type``, relation keys ``from``/``to``, ``from_entity``/``to_entity``, ``source``/``target``,
 records without a type, relations nested in entity records, ``{"type":"observation"}`` records,

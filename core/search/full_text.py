@@ -17,7 +17,7 @@ piece does not change the order of rows matched by rarer pieces, yet every row c
 **Best rows.** :func:`full_text_query` reads the document frequencies of the query's words from per-connection
 ``fts5vocab`` tables in the ``temp`` schema (nothing is written to the database file); :func:`ranked_matches`
 returns the best rows by FTS5's BM25, scoring the rows that hold a rare word first (MaxScore, exact:
-docs/architecture.md "Search pipeline").
+docs/architecture.md "The search pipeline").
 """
 
 

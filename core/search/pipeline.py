@@ -1,4 +1,4 @@
-"""The search pipeline (docs/architecture.md "Search pipeline"; mcp-memory "The Limbic System" and mcp-memory "Hybrid search"): read-only, set-based.
+"""The search pipeline (docs/architecture.md "The search pipeline"; mcp-memory "The Limbic System" and mcp-memory "Hybrid search"): read-only, set-based.
 
 1. Encode the query through the :class:`~limbic.core.embedding.base.Embedder` (query prefix included).
 2. KNN over the in-memory copy of the entity and observation vectors (a :class:`~limbic.core.search.signals.VectorSource`,

@@ -1,7 +1,7 @@
 """Query routing: choose how much the final score trusts the cosine vs. the limbic score.
 
 mcp-memory "The Limbic System", "Query Routing" / "Detection Algorithm", with English
-equivalents added (docs/scoring.md "Routing"). Each keyword found adds its weight (a keyword that contains another,
+equivalents added (docs/scoring.md "Score and blend"). Each keyword found adds its weight (a keyword that contains another,
 such as "relación entre" ⊃ "relación", scores both, as in the seed's reference implementation):
 
 * factual (+2): "qué es", "definición", "cómo funciona", "es un", "es una";

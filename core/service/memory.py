@@ -7,7 +7,7 @@ its snapshots and exact restores (what undo is built on) in :mod:`limbic.core.se
 Validation at the boundary, one ``BEGIN IMMEDIATE`` transaction per mutation (logged in ``changes``),
 FTS rows and embeddings kept in step inside that transaction, and change notification to
 listeners of the one change feed (:mod:`limbic.core.service.changes`) after commit (Anki's ``OpChanges`` shape). Reads use the calling
-thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (docs/architecture.md "Search pipeline").
+thread's read connection. Search is the pipeline of :mod:`limbic.core.search` (docs/architecture.md "The search pipeline").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Search and vectors of :class:`~limbic.core.service.MemoryService`: hybrid search with limbic re-ranking
-(docs/architecture.md "Search pipeline"), re-ranking cached candidates, the saved scoring parameters, and the state of the vectors.
+(docs/architecture.md "The search pipeline"), re-ranking cached candidates, the saved scoring parameters, and the state of the vectors.
 
 A mixin of ``MemoryService``: it uses the service's ``database``, ``embedder``, ``origin``, ``learning``,
 vector index, vector upkeep and signal recorder, declared below for type checking.
@@ -46,7 +46,7 @@ class SearchAndVectors:
         self, query: str, limit: int = 10, params: ScoringParams | None = None, *,
         record: bool = True, origin: str | None = None,
     ):
-        """Hybrid search with limbic re-ranking (docs/architecture.md "Search pipeline"); returns a :class:`~limbic.core.search.SearchOutcome`.
+        """Hybrid search with limbic re-ranking (docs/architecture.md "The search pipeline"); returns a :class:`~limbic.core.search.SearchOutcome`.
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when the stored vectors have another dimension (until ``limbic model reembed``); vectors of
@@ -55,7 +55,7 @@ class SearchAndVectors:
         ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
         (``search_events``, with its A/B group) with the returned top-K as impressions
         (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
-        Being returned is not a use: no access, access day or co-occurrence is recorded (docs/evaluation.md "Impressions are not uses").
+        Being returned is not a use: no access, access day or co-occurrence is recorded (docs/mcp.md "Uses and impressions").
         ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
         Raises ValidationError for an empty or too long query or a limit outside 1..1000.
         """

@@ -1,6 +1,6 @@
 """The SQLite file: connections, pragmas, and the one write transaction.
 
-apsw with sqlite-vec loaded into every connection (docs/architecture.md "Store"): apsw bundles a current
+apsw with sqlite-vec loaded into every connection (docs/architecture.md "Threads and processes"): apsw bundles a current
 SQLite with extension loading on every platform. One write connection guarded by a lock; each thread reads
 on a connection leased from a small pool for as long as the thread lives (datasette's ``database.py`` shape): when the thread ends, its
 connection goes back to the pool (at most :data:`READ_POOL_SIZE` idle ones are kept, the rest are

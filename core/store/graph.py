@@ -2,7 +2,7 @@
 
 :func:`graph_rows` reads the whole graph in two set-based queries; :func:`graph_rows_since` reads
 only the entities the ``changes`` log names after a given change id (the change record's entity
-ids, docs/architecture.md "Change feed") and the active relations touching them, unless they are more than
+ids, docs/architecture.md "The change feed") and the active relations touching them, unless they are more than
 :data:`FULL_RELOAD_SHARE` of the graph. Call both on one read connection inside one read
 transaction (a consistent snapshot). :mod:`limbic.core.service.graph_arrays` turns the rows into arrays.
 """

@@ -6,7 +6,7 @@ vectors of all of Debian (~63k entities) on this project's 2-core machine. Above
 scalar-quantised vectors, :data:`LINKS` links per node, inner product on unit vectors). The graph only
 *proposes* rows: the caller re-scores every proposed entity exactly, from all of its float32 rows, so
 a similarity is never approximate; what can differ from the exact scan is which entities are proposed
-(``tests/bench/bench_knn_graph.py``; README "Measured performance").
+(``tests/bench/bench_knn_graph.py``; docs/performance.md).
 
 A graph node is a vector *key* (an observation id, or minus the entity id for an entity's own vector)
 with a fingerprint of the vector's bytes. A graph made for other rows is reused: its nodes whose key

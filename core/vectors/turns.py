@@ -5,7 +5,7 @@ Every process that writes to a database (the app, each agent's ``limbic mcp`` se
 background embedder. When several ran at once they took both cores of the development machine, and the
 servers' request threads waited behind them: four ``limbic mcp`` writers' ``add_observations`` p99 was
 70–178 ms over runs with four embedders at work and 33 ms with one at a time, the vectors landing as
-soon (``tests/bench/bench_writes.py``, README "Measured performance"). So each embedding step first
+soon (``tests/bench/bench_writes.py``, docs/performance.md). So each embedding step first
 takes this turn: an advisory lock on the file ``<database>-embed.lock`` next to the database (like
 SQLite's ``-wal`` and ``-shm``; through ``filelock``), held while the model runs and never around SQL.
 Threads of one process take turns the same way. A process that cannot use the lock file, or has waited

@@ -22,7 +22,7 @@ from limbic.core.vectors.reembed import ReembedReport, reembed, stale_vector_cou
 
 BACKGROUND_THREADS = 1
 """Intra-op threads of the background embedder's model session: on 2 cores, four concurrent MCP writers'
-p99 was 211–278 ms with 2 and 86–164 ms with 1 (tests/bench/bench_writes.py, README "Writes")."""
+p99 was 211–278 ms with 2 and 86–164 ms with 1 (tests/bench/bench_writes.py, docs/performance.md)."""
 
 Progress = Callable[[int, int], None]
 

@@ -18,7 +18,7 @@ from _embedder_helpers import (
 
 from limbic.core import paths
 from limbic.core.embedding import bert_onnx, model_install
-from limbic.core.embedding.entity_text import entity_text
+from limbic.core.embedding.entity_text import head_text
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.errors import ModelIntegrityError
 
@@ -93,12 +93,12 @@ def test_tampered_real_weights_are_refused(tmp_path):
     assert list(paths.models_dir().iterdir()) == []
 
 
-def test_entity_text_respects_the_real_token_budget(fp32):
+def test_head_text_respects_the_real_token_budget(fp32):
     observations = [f"Observation number {i} says the deployment of service {i} uses port {8000 + i}."
                     for i in range(80)]
-    text = entity_text("Infra", "project", "active", observations, fp32)
+    text = head_text("Infra", "project", "active", observations, fp32)
     assert fp32.count_tokens(text) <= fp32.max_tokens - 2
-    assert observations[0] in text and observations[-1] in text
+    assert observations[0] in text and observations[-1] not in text
     assert fp32.count_tokens(text) > fp32.max_tokens * 0.8  # the budget is used, not wasted
 
 

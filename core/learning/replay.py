@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from limbic.core.learning import codec
-from limbic.core.learning.metrics import mean, segment_ndcg_lift
+from limbic.core.learning.metrics import lift_at_k, mean, ndcg_at_k
 from limbic.core.search.batch import CandidateBatch
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
@@ -112,7 +112,8 @@ class ReplayHistory:
         if branch is not None and branch not in BRANCHES:
             raise ValueError(f"branch must be one of {BRANCHES}")
         hits = self._relevant[self.orders(params, branch)]
-        ndcgs, lifts = segment_ndcg_lift(hits, self.batch.starts, self._relevant_counts, k)
+        ndcgs = ndcg_at_k(hits, self.batch.starts, self._relevant_counts, k)
+        lifts = lift_at_k(hits, self.batch.starts, self._relevant_counts, k)
         groups = {}
         for name in sorted(set(self._treatments)):
             members = self._treatments == name

@@ -20,8 +20,8 @@ def _sets(seed: int) -> list:
     rng = np.random.default_rng(seed)
     sets = []
     for i in range(6):
-        cs = random_candidate_set(int(rng.integers(0, 25)), seed=seed * 10 + i, pairs_per_candidate=int(rng.integers(0, 4)),
-                                  strategy=("cosine_heavy", "limbic_heavy", "hybrid_balanced")[i % 3])
+        cs = random_candidate_set(int(rng.integers(0, 25)), seed=seed * 10 + i,
+                                  pairs_per_candidate=int(rng.integers(0, 4)), strategy=("cosine_heavy", "limbic_heavy", "hybrid_balanced")[i % 3])
         if i % 2:  # a stored vector for the full-text-only candidates too, and a BM25 ceiling
             cs = dataclasses.replace(cs, cosine_distance=np.where(np.isnan(cs.distance), 0.8, cs.distance),
                                      bm25_ceiling=float(rng.uniform(0, 40)))

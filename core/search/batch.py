@@ -59,7 +59,8 @@ class CandidateBatch:
             return np.concatenate(arrays).astype(dtype, copy=False) if arrays else np.zeros(0, dtype=dtype)
 
         def shifted(name: str, group: str) -> np.ndarray:  # set-local row indices → global rows
-            return joined(name, np.int64) + np.repeat(offsets, [len(getattr(c, ARRAYS_PER_ROW[group][0])) for c in sets])
+            counts = [len(getattr(c, ARRAYS_PER_ROW[group][0])) for c in sets]
+            return joined(name, np.int64) + np.repeat(offsets, counts)
 
         observations = np.array([len(c.observation_row) for c in sets], dtype=np.int64)
         return cls(segments=segments, now=np.array([c.now for c in sets], dtype=np.float64)[segments.segment],

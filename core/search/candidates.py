@@ -166,7 +166,8 @@ class CandidateSet:
                 raise ValidationError(f"candidate field {name} has {len(getattr(self, name))} items, expected {n}")
         if len(self.cooc_a) and (self.cooc_a.min() < 0 or self.cooc_b.max() >= n or np.any(self.cooc_a >= self.cooc_b)):
             raise ValidationError("co-occurrence pairs must be candidate indices with a < b")
-        if len(self.context_a) and (self.context_a.min() < 0 or self.context_b.max() >= n or np.any(self.context_a >= self.context_b)):
+        if len(self.context_a) and (self.context_a.min() < 0 or self.context_b.max() >= n
+                                    or np.any(self.context_a >= self.context_b)):
             raise ValidationError("context pairs must be candidate indices with a < b")
         q = len(self.observation_row)
         if q and (self.observation_row.min() < 0 or self.observation_row.max() >= n):
@@ -205,10 +206,11 @@ class SearchResult(NamedTuple):
 
     ``distance`` is ``None`` for a candidate found only by FTS5; ``rrf_score`` is ``None`` unless the
     search ran in hybrid mode. ``base_relevance`` is the cosine similarity ``max(0, 1 − distance)``,
-    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (docs/scoring.md "Base relevance"). ``date_match`` (0..1, 0 when the query
-    names no date) and ``feedback_boost`` (≥ 1) are the factors of docs/scoring.md "Dates named in the
-    query" and "Feedback from similar queries". ``rank`` is 1-based. A ``NamedTuple``
-    rather than a frozen dataclass so that a re-rank can build 1,000 of them in well under a millisecond.
+    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (docs/scoring.md "Base relevance"). ``date_match``
+    (0..1, 0 when the query names no date) and ``feedback_boost`` (≥ 1) are the factors of
+    docs/scoring.md "Dates named in the query" and "Feedback from similar queries". ``rank`` is 1-based.
+    A ``NamedTuple`` rather than a frozen dataclass so that a re-rank can build 1,000 of them in well
+    under a millisecond.
     """
 
     rank: int

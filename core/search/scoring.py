@@ -39,7 +39,8 @@ class BatchScores:
     ``in_context`` ``own`` with its context; ``date_match`` how close it was written to a date the query
     names (0 when it names none); ``base`` the base relevance; ``access_norm``, ``degree_norm``,
     ``consolidation`` the terms of ``importance``; ``age_hours`` the hours since the last access (or
-    creation) that ``temporal_factor`` decays over; ``feedback_boost`` the prior from earlier uses after
+    creation) that ``temporal_factor`` decays over; ``cooc_factor`` is ``1 + γ·cooc_boost``;
+    ``feedback_boost`` the prior from earlier uses after
     similar queries (1 when none); ``prior`` the product of the limbic factors raised to
     ``prior_exponent`` (``limbic_score = base × prior``)."""
 
@@ -61,6 +62,7 @@ class BatchScores:
     age_hours: np.ndarray
     temporal_factor: np.ndarray
     cooc_boost: np.ndarray
+    cooc_factor: np.ndarray
     feedback_boost: np.ndarray
     status_multiplier: np.ndarray
     metadata_penalty: np.ndarray
@@ -112,26 +114,27 @@ def score(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     temporal = terms.temporal_factor(batch.last_access, batch.created_at, batch.now, params)
     cooc = terms.cooc_boost(n, batch.cooc_a, batch.cooc_b, batch.cooc_count, batch.cooc_last,
                             batch.now[batch.cooc_a], params)
+    cooc_factor = 1.0 + params.gamma * cooc
     feedback = terms.feedback_prior(batch.feedback_similarity, params)
     status = terms.status_multiplier(batch.status_code, params)
     metadata = terms.metadata_penalty(batch.metadata_share, params)
     kappa = params.prior_exponent
-    raw = base * (salience * temporal * (1.0 + params.gamma * cooc) * feedback) ** kappa
+    raw = base * (salience * temporal * cooc_factor * feedback) ** kappa
     after_status = raw * status ** kappa
     limbic = after_status * metadata ** kappa
     norm = terms.limbic_norm(seg, limbic, params)
     cosine_weight = terms.cosine_weights(batch.strategies, params)
     final = terms.blend(base, norm, cosine_weight[seg.segment])
     order = np.lexsort((np.arange(n), -rrf, -raw, -after_status, -limbic, -final, seg.segment))
-    prior = (salience * temporal * (1.0 + params.gamma * cooc) * feedback * status * metadata) ** kappa
+    prior = (salience * temporal * cooc_factor * feedback * status * metadata) ** kappa
     return BatchScores(rrf=rrf, cosine_rel=cosine_rel, bm25_rel=bm25_rel, entity=entity, observation=observation,
                        own=own, context=context, in_context=in_context, date_match=date_match, base=base,
                        access_norm=access_norm, degree_norm=degree_norm, consolidation=consolidation,
                        importance=importance, salience_boost=salience, age_hours=age, temporal_factor=temporal,
-                       cooc_boost=cooc, feedback_boost=feedback, status_multiplier=status, metadata_penalty=metadata,
-                       prior=prior, limbic_score=limbic, limbic_norm=norm, cosine_weight=cosine_weight,
-                       best_cosine=best_cosine, bm25_denominator=bm25_denominator, final_score=final,
-                       order=order.astype(np.int64))
+                       cooc_boost=cooc, cooc_factor=cooc_factor, feedback_boost=feedback, status_multiplier=status,
+                       metadata_penalty=metadata, prior=prior, limbic_score=limbic, limbic_norm=norm,
+                       cosine_weight=cosine_weight, best_cosine=best_cosine, bm25_denominator=bm25_denominator,
+                       final_score=final, order=order.astype(np.int64))
 
 
 def score_candidates(candidates: CandidateSet, params: ScoringParams) -> BatchScores:
@@ -183,8 +186,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     :class:`BatchScores`: ``rrf``, ``cosine_rel``, ``bm25_rel``, ``entity``, ``observation``, ``own``,
     ``context``, ``in_context``, ``date_match``, ``base``, ``access_norm``, ``degree_norm``,
     ``consolidation``, ``importance``, ``salience_boost``, ``temporal_factor``, ``cooc_boost``,
-    ``feedback_boost``, ``status_multiplier``, ``metadata_penalty``, ``prior``, ``limbic_score``,
-    ``limbic_norm``, ``final_score``, ``cosine_weight``.
+    ``cooc_factor``, ``feedback_boost``, ``status_multiplier``, ``metadata_penalty``, ``prior``,
+    ``limbic_score``, ``limbic_norm``, ``final_score``, ``cosine_weight``.
 
     Raises:
         IndexError: ``index`` is not a candidate position.

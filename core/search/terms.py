@@ -101,7 +101,8 @@ def seed_relevance(segments: Segments, distance: np.ndarray, rrf: np.ndarray) ->
     """The ``seed`` base relevance, ``(N,) float64``: ``max(0, 1 − distance)``, or ``0.2 + 0.6 × min–max
     of rrf`` where KNN gave no distance (``nan``; docs/scoring.md "Base relevance")."""
     fts_only = np.isnan(distance)
-    return np.where(fts_only, 0.2 + 0.6 * min_max(segments, rrf), np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, distance)))
+    cosine = np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, distance))
+    return np.where(fts_only, 0.2 + 0.6 * min_max(segments, rrf), cosine)
 
 
 def cosine_similarity(segments: Segments, cosine_distance: np.ndarray) -> np.ndarray:
@@ -131,7 +132,8 @@ def keyword_relevance(segments: Segments, bm25: np.ndarray, ceiling: np.ndarray,
 
 
 def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: ScoringParams) -> np.ndarray:
-    """``(1 − w)·cosine_rel + w·bm25_rel``, ``w = bm25_weight``, ``(N,) float64`` (docs/scoring.md "Base relevance")."""
+    """``(1 − w)·cosine_rel + w·bm25_rel``, ``w = bm25_weight``, ``(N,) float64`` (docs/scoring.md "Base
+    relevance")."""
     return (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
@@ -20,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from limbic.core.search.scoring import SECONDS_PER_HOUR
+from limbic.core.search.terms import age_hours
 from limbic.gui.controller import AppController
 from limbic.gui.dialogs.failure import FailureDialog
 from limbic.gui.search.decay_plot import DecayPlot
@@ -206,8 +205,7 @@ class MainWindow(QMainWindow):
     @staticmethod
     def _ages(candidates: Any) -> dict[str, float]:
         """Hours since the last access (or creation) of every candidate, from the cached arrays."""
-        reference = np.where(np.isnan(candidates.last_access), candidates.created_at, candidates.last_access)
-        hours = (candidates.now - reference) / SECONDS_PER_HOUR
+        hours = age_hours(candidates.last_access, candidates.created_at, candidates.now)
         return dict(zip(candidates.names, hours.tolist(), strict=True))
 
     def _selection_changed(self, _names: list[str]) -> None:

@@ -1,4 +1,5 @@
-"""Limbic scoring: the seeds' worked examples, the decided readings of DESIGN §4, deboosts, re-rank."""
+"""Limbic scoring with the ``seed`` preset: the worked examples of the mcp-memory documentation ("The Limbic
+System", "Hybrid search"), the readings docs/scoring.md decides, deboosts, re-rank."""
 
 from __future__ import annotations
 
@@ -9,20 +10,27 @@ import pytest
 from _scoring_helpers import DAY, HOUR, NOW, candidate_set, random_candidate_set
 
 from limbic.core.errors import ValidationError
-from limbic.core.search import scoring
+from limbic.core.search import scoring, terms
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 
-P = preset("seed")  # the seeds' worked examples hold for the seed preset exactly
+P = preset("seed")  # the documents' worked examples hold for the seed preset exactly
 
 
-# --- seed 000 worked examples ----------------------------------------------------------------------
+def importance(access_count: list[int], access_days: list[int], degree: list[int]) -> np.ndarray:
+    """The scorer's importance of one candidate set (docs/scoring.md "Limbic factors")."""
+    one = terms.Segments.single(len(access_count))
+    parts = terms.importance_terms(one, np.array(access_count), np.array(access_days), np.array(degree), P)
+    return terms.importance(*parts, P)
+
+
+# --- "The Limbic System": worked examples ----------------------------------------------------------
 
 def test_importance_combined_example():
-    # 10 accesses (max 20), 8 relations (D_MAX 15), 5 distinct days (max 10) → ≈ 0.977 (seed 000).
-    imp = scoring.importance([10, 20], [5, 10], [8, 0], P)
+    # 10 accesses (max 20), 8 relations (D_MAX 15), 5 distinct days (max 10) → ≈ 0.977 ("The Limbic System").
+    imp = importance([10, 20], [5, 10], [8, 0])
     assert imp[0] == pytest.approx(0.977, abs=1e-3)  # 0.97774
     expected = (math.log2(11) / math.log2(21)) * (1 + 0.15 * 8 / 15) * (1 + 0.2 * math.log2(6) / math.log2(11))
     assert imp[0] == pytest.approx(expected, rel=1e-12)
@@ -30,7 +38,7 @@ def test_importance_combined_example():
 
 
 def test_access_norm_example():
-    imp = scoring.importance([10, 20], [0, 0], [0, 0], P)
+    imp = importance([10, 20], [0, 0], [0, 0])
     assert imp[0] == pytest.approx(0.787, abs=1e-3)
 
 
@@ -50,30 +58,31 @@ def test_fastmcp_composite_example():
     assert s.salience_boost[0] == pytest.approx(1.425, abs=5e-4)
     assert s.temporal_factor[0] == pytest.approx(0.931, abs=5e-4)
     assert s.cooc_boost[0] == pytest.approx(5.170, abs=5e-4)
-    # The seed rounds each factor and prints ≈ 0.908; the unrounded product is 0.9066.
+    # The document rounds each factor and prints ≈ 0.908; the unrounded product is 0.9066.
     assert s.limbic_score[0] == pytest.approx(0.908, abs=2e-3)
     expected = 0.65 * (1 + 0.5 * (math.log2(11) / math.log2(21)) * (1 + 0.15 * 8 / 15)) \
         * math.exp(-1e-4 * 720) * (1 + 0.01 * (math.log2(6) + math.log2(3) + 1))
     assert s.limbic_score[0] == pytest.approx(expected, rel=1e-12)
 
 
-def test_temporal_table_of_seed():
+def test_temporal_table_of_the_limbic_system():
     hours = np.array([1, 24, 168, 720, 2160, 4320, 8766, 17532, 26000])
     expected = [0.9999, 0.9976, 0.9833, 0.9305, 0.8053, 0.6485, 0.4172, 0.1740, 0.1]
-    got = scoring.temporal_factor(NOW - hours * HOUR, np.zeros(len(hours)), NOW, P)
-    assert got == pytest.approx(expected, abs=1.5e-3)  # the seed's table is rounded to about 1e-3
+    got = terms.temporal_factor(NOW - hours * HOUR, np.zeros(len(hours)), NOW, P)
+    assert got == pytest.approx(expected, abs=1.5e-3)  # the document's table is rounded to about 1e-3
     assert got[:-1] == pytest.approx(np.exp(-1e-4 * hours[:-1]), rel=1e-12)
     assert got[-1] == 0.1
 
 
 def test_temporal_uses_created_at_when_never_accessed_and_clamps_the_future():
-    got = scoring.temporal_factor([np.nan, NOW - 720 * HOUR, NOW + 50 * DAY], [NOW - 720 * HOUR, 0, 0], NOW, P)
+    got = terms.temporal_factor(np.array([np.nan, NOW - 720 * HOUR, NOW + 50 * DAY]),
+                                np.array([NOW - 720 * HOUR, 0, 0]), NOW, P)
     assert got == pytest.approx([math.exp(-0.072), math.exp(-0.072), 1.0])
 
 
-# --- seed 003: RRF and the FTS-only base -----------------------------------------------------------
+# --- "Hybrid search": RRF and the FTS-only base ----------------------------------------------------
 
-def test_rrf_example_of_seed_003():
+def test_rrf_example_of_hybrid_search():
     a, b, c, d, e, f = 1, 2, 3, 4, 5, 6
     ids, knn_rank, fts_rank, rrf = scoring.reciprocal_rank_fusion([a, b, e, f, d], [c, d, a], k=60)
     assert ids[:4].tolist() == [a, d, c, b]
@@ -92,21 +101,24 @@ def test_candidate_set_rrf_follows_k():
     assert cs.rrf(1).tolist() == pytest.approx([1 / 2 + 1 / 4, 1 / 2])
 
 
+def seed_relevance(distance: list[float], rrf: list[float]) -> list[float]:
+    return terms.seed_relevance(terms.Segments.single(len(distance)), np.array(distance), np.array(rrf)).tolist()
+
+
 def test_fts_only_base_relevance():
-    base = scoring.base_relevance([np.nan, np.nan, 0.3, np.nan], np.array([0.03, 0.01, 0.02, 0.02]))
-    assert base.tolist() == pytest.approx([0.8, 0.2, 0.7, 0.5])
-    assert scoring.base_relevance([np.nan, np.nan], np.array([0.01, 0.01])).tolist() == [0.8, 0.8]
-    assert scoring.base_relevance([1.7], np.array([0.01])).tolist() == [0.0]  # max(0, 1 − distance)
+    assert seed_relevance([np.nan, np.nan, 0.3, np.nan], [0.03, 0.01, 0.02, 0.02]) == pytest.approx([0.8, 0.2, 0.7, 0.5])
+    assert seed_relevance([np.nan, np.nan], [0.01, 0.01]) == [0.8, 0.8]
+    assert seed_relevance([1.7], [0.01]) == [0.0]  # max(0, 1 − distance)
 
 
 # --- decided readings ------------------------------------------------------------------------------
 
 def test_importance_is_zero_without_any_access():
-    assert scoring.importance([0, 0, 0], [0, 0, 0], [3, 40, 0], P).tolist() == [0.0, 0.0, 0.0]
+    assert importance([0, 0, 0], [0, 0, 0], [3, 40, 0]).tolist() == [0.0, 0.0, 0.0]
 
 
 def test_degree_is_capped_at_d_max():
-    imp = scoring.importance([5, 5], [0, 0], [15, 400], P)
+    imp = importance([5, 5], [0, 0], [15, 400])
     assert imp[0] == imp[1] == pytest.approx(1.15)
 
 
@@ -114,7 +126,7 @@ def test_cooc_boost_sums_over_other_candidates_with_decay_floor():
     pairs_a, pairs_b = np.array([0, 0, 1]), np.array([1, 2, 2])
     counts = np.array([1, 3, 7])
     last = np.array([NOW, NOW - 24 * HOUR, NOW - 100_000 * HOUR])  # the last one is past the floor
-    boost = scoring.cooc_boost(4, pairs_a, pairs_b, counts, last, NOW, P)
+    boost = terms.cooc_boost(4, pairs_a, pairs_b, counts, last, NOW, P)
     t01, t02, t12 = 1.0, 2.0 * math.exp(-1e-4 * 24), 3.0 * 0.1
     assert boost.tolist() == pytest.approx([t01 + t02, t01 + t12, t02 + t12, 0.0])
 
@@ -139,7 +151,7 @@ def test_status_deboost_changes_the_order():
 
 @pytest.mark.parametrize(("code", "multiplier"), [(0, 1.0), (1, 0.85), (2, 0.70), (3, 0.50)])
 def test_status_multipliers(code, multiplier):
-    assert scoring.status_multiplier([code], P).tolist() == [multiplier]
+    assert terms.status_multiplier(np.array([code]), P).tolist() == [multiplier]
 
 
 def test_metadata_penalty_changes_the_order():
@@ -174,7 +186,7 @@ def test_ties_keep_the_order_of_earlier_stages():
 
 
 def _reference_final(cs: CandidateSet, p: ScoringParams) -> list[float]:
-    """A scalar, loop-based reading of the formulas (seed 000 + DESIGN §4), independent of the numpy code."""
+    """A scalar, loop-based reading of the seed formulas as docs/scoring.md writes them, independent of the numpy code."""
     n = len(cs)
     rrf = [sum(1 / (p.rrf_k + r) for r in (cs.knn_rank[i], cs.fts_rank[i]) if r > 0) for i in range(n)]
     lo, hi = min(rrf), max(rrf)
@@ -199,7 +211,8 @@ def _reference_final(cs: CandidateSet, p: ScoringParams) -> list[float]:
         ref = cs.created_at[i] if math.isnan(cs.last_access[i]) else cs.last_access[i]
         temporal = max(p.temporal_floor, math.exp(-p.lambda_hourly * max(0.0, (cs.now - ref) / 3600)))
         score = base * (1 + p.beta_sal * imp) * temporal * (1 + p.gamma * cooc[i])
-        score *= p.status_multiplier(cs.statuses[i])
+        score *= {"active": 1.0, "paused": p.status_paused, "completed": p.status_completed,
+                  "archived": p.status_archived}[cs.statuses[i]]
         score *= p.metadata_penalty if cs.metadata_share[i] > p.metadata_share else 1.0
         bases.append(base)
         limbic.append(score)

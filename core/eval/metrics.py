@@ -3,8 +3,8 @@
 - Recall@K (LoCoMo's retrieval measure): 1 when at least one relevant entity is among the first K
   results, else 0; averaged over questions it is the share of questions answered in the top K.
 - NDCG@K with binary relevance per relevant entity: ``DCG = Σ_{i ≤ K, result i relevant} 1/log2(i+1)``
-  over 1-based ranks, ``IDCG = Σ_{i ≤ min(#relevant, K)} 1/log2(i+1)``; checked against scikit-learn's
-  ``ndcg_score`` in the tests.
+  over 1-based ranks, ``IDCG = Σ_{i ≤ min(#relevant, K)} 1/log2(i+1)``: the learning loop's
+  :func:`limbic.core.learning.metrics.ndcg_at_k`, checked against scikit-learn's ``ndcg_score`` in the tests.
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+
+from limbic.core.learning import metrics as learning_metrics
 
 RECALL_KS = (1, 5, 10)
 NDCG_K = 10
@@ -23,17 +27,15 @@ def recall_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> flo
 
 
 def ndcg_at_k(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Binary-relevance NDCG@k of ``ranked`` (duplicates count once); 0.0 when nothing is relevant."""
-    ideal = sum(1.0 / math.log2(i + 1) for i in range(1, min(len(relevant), k) + 1))
-    if ideal == 0.0:
-        return 0.0
+    """Binary-relevance NDCG@k of ``ranked`` (duplicates count once; a relevant entity not ranked counts
+    in the ideal); 0.0 when nothing is relevant or nothing is ranked."""
     seen: set[str] = set()
-    gain = 0.0
-    for position, name in enumerate(ranked[:k], start=1):
-        if name in relevant and name not in seen:
-            gain += 1.0 / math.log2(position + 1)
+    hits = np.zeros(min(len(ranked), k), dtype=bool)
+    for position, name in enumerate(ranked[:k]):
+        hits[position] = name in relevant and name not in seen
         seen.add(name)
-    return gain / ideal
+    value = float(learning_metrics.ndcg_at_k(hits, np.array([0, hits.size]), np.array([len(relevant)]), k)[0])
+    return 0.0 if math.isnan(value) else value
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from limbic.core.learning import codec
-from limbic.core.learning.metrics import mean, segment_ndcg_lift
-from limbic.core.search.batch import CandidateBatch, score_batch
+from limbic.core.learning.metrics import lift_at_k, mean, ndcg_at_k
+from limbic.core.search.batch import CandidateBatch
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
+from limbic.core.search.scoring import score
 from limbic.core.store.search_log import LoggedSearch
 
 BRANCHES = ("knn", "bm25")
@@ -95,7 +96,7 @@ class ReplayHistory:
         re-rank with ``params`` (the defaults when ``None``), or ``branch`` alone (``knn``/``bm25``,
         candidates that branch did not find last, in candidate order)."""
         if branch is None:
-            return score_batch(self.batch, params or ScoringParams()).order
+            return score(self.batch, params or ScoringParams()).order
         rank = self.batch.knn_rank if branch == "knn" else self.batch.fts_rank
         missing = np.iinfo(np.int64).max
         return np.lexsort((np.arange(len(self.batch)), np.where(rank > 0, rank, missing),
@@ -111,7 +112,8 @@ class ReplayHistory:
         if branch is not None and branch not in BRANCHES:
             raise ValueError(f"branch must be one of {BRANCHES}")
         hits = self._relevant[self.orders(params, branch)]
-        ndcgs, lifts = segment_ndcg_lift(hits, self.batch.starts, self._relevant_counts, k)
+        ndcgs = ndcg_at_k(hits, self.batch.starts, self._relevant_counts, k)
+        lifts = lift_at_k(hits, self.batch.starts, self._relevant_counts, k)
         groups = {}
         for name in sorted(set(self._treatments)):
             members = self._treatments == name

@@ -1,8 +1,8 @@
 """Values of the search pipeline: the cached :class:`CandidateSet` and one :class:`SearchResult`.
 
-A ``CandidateSet`` holds everything the limbic re-ranker needs (DESIGN.md §4): the merged KNN/FTS5
+A ``CandidateSet`` holds everything the limbic re-ranker needs (docs/scoring.md): the merged KNN/FTS5
 candidates with their signals as numpy arrays, plus the display data (names, types, observations),
-so that :func:`limbic.core.search.rerank` can re-score it with no SQL and no model call. The GUI
+so that :func:`limbic.core.search.pipeline.rerank` can re-score it with no SQL and no model call. The GUI
 keeps the last one and re-ranks it on every slider move.
 
 Array conventions (``n`` = number of candidates, index ``i`` is the same candidate in every array):
@@ -13,13 +13,15 @@ not found by that branch).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
+from limbic.core.search import terms
 
 MODES = ("hybrid", "semantic", "fts_only")
 STRATEGIES = ("cosine_heavy", "limbic_heavy", "hybrid_balanced")
@@ -27,10 +29,20 @@ STRATEGIES = ("cosine_heavy", "limbic_heavy", "hybrid_balanced")
 # Status code i of a candidate is the index of its status in models.STATUSES (0 = active).
 STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 
-_INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
-               "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b", "observation_row")
-_FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last",
-                 "observation_cosine", "observation_bm25", "date_distance", "feedback_similarity")
+ROWS = {"candidate": "candidate", "cooc": "co-occurrence", "context": "context",
+        "observation": "observation evidence"}
+"""What an array field of :class:`CandidateSet` has one entry per → how errors name it."""
+
+
+def _rows(dtype: type, rows: str) -> dict[str, Any]:
+    """The metadata of a :class:`CandidateSet` array field: its ``dtype`` and what it has one entry per
+    (``rows``, a key of :data:`ROWS`)."""
+    return {"dtype": dtype, "rows": rows}
+
+
+def _empty(dtype: type) -> Callable[[], np.ndarray]:
+    """The default of an optional array field: empty (sets logged before the field existed)."""
+    return lambda: np.zeros(0, dtype=dtype)
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -48,7 +60,7 @@ class CandidateSet:
         mode: ``"hybrid"`` (KNN + FTS5), ``"semantic"`` (KNN only; FTS5 found nothing) or
             ``"fts_only"`` (no embedding model).
         strategy: routing strategy of the query (``cosine_heavy`` / ``limbic_heavy`` /
-            ``hybrid_balanced``), see :mod:`limbic.core.routing`.
+            ``hybrid_balanced``), see :mod:`limbic.core.search.routing`.
         now: the reference time of the temporal decay, UTC unix seconds.
         entity_ids: ``(n,) int64``.
         distance: ``(n,) float64`` cosine distance from KNN; ``nan`` for candidates found only by FTS5.
@@ -93,35 +105,35 @@ class CandidateSet:
     mode: str
     strategy: str
     now: float
-    entity_ids: np.ndarray
-    distance: np.ndarray
-    knn_rank: np.ndarray
-    fts_rank: np.ndarray
-    bm25: np.ndarray
-    access_count: np.ndarray
-    access_days: np.ndarray
-    last_access: np.ndarray
-    created_at: np.ndarray
-    degree: np.ndarray
-    status_code: np.ndarray
-    metadata_share: np.ndarray
-    cooc_a: np.ndarray
-    cooc_b: np.ndarray
-    cooc_count: np.ndarray
-    cooc_last: np.ndarray
+    entity_ids: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    distance: np.ndarray = field(metadata=_rows(np.float64, "candidate"))
+    knn_rank: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    fts_rank: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    bm25: np.ndarray = field(metadata=_rows(np.float64, "candidate"))
+    access_count: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    access_days: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    last_access: np.ndarray = field(metadata=_rows(np.float64, "candidate"))
+    created_at: np.ndarray = field(metadata=_rows(np.float64, "candidate"))
+    degree: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    status_code: np.ndarray = field(metadata=_rows(np.int64, "candidate"))
+    metadata_share: np.ndarray = field(metadata=_rows(np.float64, "candidate"))
+    cooc_a: np.ndarray = field(metadata=_rows(np.int64, "cooc"))
+    cooc_b: np.ndarray = field(metadata=_rows(np.int64, "cooc"))
+    cooc_count: np.ndarray = field(metadata=_rows(np.int64, "cooc"))
+    cooc_last: np.ndarray = field(metadata=_rows(np.float64, "cooc"))
     names: tuple[str, ...]
     entity_types: tuple[str, ...]
     observations: tuple[tuple[str, ...], ...]
-    cosine_distance: np.ndarray | None = None
+    cosine_distance: np.ndarray | None = field(default=None, metadata=_rows(np.float64, "candidate"))
     bm25_ceiling: float = 0.0
     observation_bm25_ceiling: float = 0.0
-    context_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    context_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    observation_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    observation_cosine: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    observation_bm25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    date_distance: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
-    feedback_similarity: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    context_a: np.ndarray = field(default_factory=_empty(np.int64), metadata=_rows(np.int64, "context"))
+    context_b: np.ndarray = field(default_factory=_empty(np.int64), metadata=_rows(np.int64, "context"))
+    observation_row: np.ndarray = field(default_factory=_empty(np.int64), metadata=_rows(np.int64, "observation"))
+    observation_cosine: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "observation"))
+    observation_bm25: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "observation"))
+    date_distance: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "candidate"))
+    feedback_similarity: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "candidate"))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -138,34 +150,26 @@ class CandidateSet:
             if not math.isfinite(value) or value < 0:
                 raise ValidationError(f"{name} must be a finite number ≥ 0, got {value!r}")
             object.__setattr__(self, name, float(value))
-        for name in _INT_ARRAYS:
-            object.__setattr__(self, name, _frozen(getattr(self, name), np.int64))
-        for name in _FLOAT_ARRAYS:
-            object.__setattr__(self, name, _frozen(getattr(self, name), np.float64))
+        for name, dtype in ARRAY_DTYPES.items():
+            object.__setattr__(self, name, _frozen(getattr(self, name), dtype))
         n = self.entity_ids.shape[0]
-        per_candidate = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
-                         "created_at", "degree", "status_code", "metadata_share", "date_distance",
-                         "feedback_similarity")
-        for name in per_candidate:
-            if getattr(self, name).shape[0] != n:
-                raise ValidationError(f"candidate array {name} has {getattr(self, name).shape[0]} rows, expected {n}")
+        for rows, label in ROWS.items():
+            names = ARRAYS_PER_ROW[rows]
+            expected = n if rows == "candidate" else getattr(self, names[0]).shape[0]
+            for name in names:
+                if getattr(self, name).shape[0] != expected:
+                    raise ValidationError(f"{label} array {name} has {getattr(self, name).shape[0]} rows, "
+                                          f"expected {expected}")
         for name in ("names", "entity_types", "observations"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
             if len(getattr(self, name)) != n:
                 raise ValidationError(f"candidate field {name} has {len(getattr(self, name))} items, expected {n}")
-        m = self.cooc_a.shape[0]
-        if any(getattr(self, f).shape[0] != m for f in ("cooc_b", "cooc_count", "cooc_last")):
-            raise ValidationError("co-occurrence arrays differ in length")
-        if m and (self.cooc_a.min() < 0 or self.cooc_b.max() >= n or np.any(self.cooc_a >= self.cooc_b)):
+        if len(self.cooc_a) and (self.cooc_a.min() < 0 or self.cooc_b.max() >= n or np.any(self.cooc_a >= self.cooc_b)):
             raise ValidationError("co-occurrence pairs must be candidate indices with a < b")
-        p = self.context_a.shape[0]
-        if self.context_b.shape[0] != p:
-            raise ValidationError("context arrays differ in length")
-        if p and (self.context_a.min() < 0 or self.context_b.max() >= n or np.any(self.context_a >= self.context_b)):
+        if len(self.context_a) and (self.context_a.min() < 0 or self.context_b.max() >= n
+                                    or np.any(self.context_a >= self.context_b)):
             raise ValidationError("context pairs must be candidate indices with a < b")
-        q = self.observation_row.shape[0]
-        if self.observation_cosine.shape[0] != q or self.observation_bm25.shape[0] != q:
-            raise ValidationError("observation evidence arrays differ in length")
+        q = len(self.observation_row)
         if q and (self.observation_row.min() < 0 or self.observation_row.max() >= n):
             raise ValidationError("observation evidence rows must be candidate indices")
         if q and np.any(self.observation_bm25[~np.isnan(self.observation_bm25)] < 0):
@@ -184,21 +188,29 @@ class CandidateSet:
         return tuple(STATUSES[code] for code in self.status_code)
 
     def rrf(self, k: float) -> np.ndarray:
-        """Reciprocal Rank Fusion score ``Σ 1/(k + rank)`` over both branches, ``(n,) float64`` (seed 003)."""
-        knn = np.where(self.knn_rank > 0, 1.0 / (k + self.knn_rank), 0.0)
-        fts = np.where(self.fts_rank > 0, 1.0 / (k + self.fts_rank), 0.0)
-        return knn + fts
+        """Reciprocal Rank Fusion score over both branches, ``(n,) float64`` (:func:`terms.reciprocal_rank`)."""
+        return terms.reciprocal_rank(self.knn_rank, self.fts_rank, k)
+
+
+ARRAY_DTYPES: dict[str, type] = {f.name: f.metadata["dtype"] for f in fields(CandidateSet) if "dtype" in f.metadata}
+"""Every array field of :class:`CandidateSet` → its dtype (``np.int64`` or ``np.float64``)."""
+ARRAYS_PER_ROW: dict[str, tuple[str, ...]] = {
+    rows: tuple(f.name for f in fields(CandidateSet) if f.metadata.get("rows") == rows) for rows in ROWS}
+"""The array fields by what they have one entry per (a key of :data:`ROWS`); ``"candidate"`` lists the
+per-candidate arrays, the one list of candidate fields (the batch of many sets concatenates them)."""
 
 
 class SearchResult(NamedTuple):
-    """One ranked result with its score breakdown (DESIGN.md §4 "Output per result"); immutable.
+    """One ranked result with its score breakdown (the ``search_semantic`` result the mcp-memory
+    documentation page "The Limbic System" describes); immutable.
 
     ``distance`` is ``None`` for a candidate found only by FTS5; ``rrf_score`` is ``None`` unless the
     search ran in hybrid mode. ``base_relevance`` is the cosine similarity ``max(0, 1 − distance)``,
-    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (seed 003). ``date_match`` (0..1, 0 when the query
-    names no date) and ``feedback_boost`` (≥ 1) are the factors of docs/scoring.md "Dates named in the
-    query" and "Feedback from similar queries". ``rank`` is 1-based. A ``NamedTuple``
-    rather than a frozen dataclass so that a re-rank can build 1,000 of them in well under a millisecond.
+    or ``0.2 + 0.6·norm_rrf`` for FTS-only candidates (docs/scoring.md "Base relevance"). ``date_match``
+    (0..1, 0 when the query names no date) and ``feedback_boost`` (≥ 1) are the factors of
+    docs/scoring.md "Dates named in the query" and "Feedback from similar queries". ``rank`` is 1-based.
+    A ``NamedTuple`` rather than a frozen dataclass so that a re-rank can build 1,000 of them in well
+    under a millisecond.
     """
 
     rank: int

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 
 import apsw
 
-SECONDS_PER_HOUR = 3600.0
+from limbic.core.search.terms import SECONDS_PER_HOUR
 
 # Two index seeks per side (same creation time, then the nearest other time within the window): a row-value
 # comparison on (created_at, id) seeks on created_at only and scanned every entity of one import (10 ms at 10k).

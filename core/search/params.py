@@ -1,9 +1,10 @@
 """Scoring parameters: every constant of the limbic formula in one frozen value, passed explicitly.
 
-Sources: seed ``000_68485b330ca59a20.txt`` ("Tuneable Constants", "Status Deboosts",
-"Metadata Penalty", "Query Routing") and seed ``003_c3836d96b511ac29.txt`` (RRF_K, EXPANSION_FACTOR);
-DESIGN.md §4 fixes the readings the seeds leave open. No module global is ever patched at run time:
-the GUI, the MCP server and the CLI each hold a ``ScoringParams`` and pass it to the pipeline.
+Sources: the mcp-memory documentation pages "The Limbic System" ("Tuneable Constants", "Status
+Deboosts", "Metadata Penalty", "Query Routing") and "Hybrid search" (RRF_K, EXPANSION_FACTOR);
+docs/scoring.md states the formulas and the readings they leave open. No module global is ever
+patched at run time: the GUI, the MCP server and the CLI each hold a ``ScoringParams`` and pass it to
+the pipeline.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def _knob(default: float, low: float, high: float, label: str, help_text: str, *
 
 @dataclass(frozen=True, slots=True)
 class ScoringParams:
-    """All tuneable constants of the limbic re-ranker (seed 000 "Tuneable Constants").
+    """All tuneable constants of the limbic re-ranker (mcp-memory "The Limbic System", "Tuneable Constants").
 
     Each field carries ``metadata`` with ``min``, ``max``, ``label``, ``help`` and ``integer`` so that
     user interfaces can build a control per field without a second list of names.
@@ -104,17 +105,8 @@ class ScoringParams:
         """Half-life of the temporal decay in hours (``ln 2 / lambda_hourly``; infinite when λ = 0)."""
         return math.inf if self.lambda_hourly == 0 else math.log(2) / self.lambda_hourly
 
-    def status_multiplier(self, status: str) -> float:
-        """Multiplier for a canonical status (active/paused/completed/archived); seed 000 "Status Deboosts"."""
-        return {
-            "active": 1.0,
-            "paused": self.status_paused,
-            "completed": self.status_completed,
-            "archived": self.status_archived,
-        }.get(status, 1.0)
-
     def strategy_cosine_weight(self, strategy: str) -> float:
-        """Cosine weight ``w_c`` of a routing strategy; the limbic weight is ``1 - w_c`` (seed 000 "Blending Formula")."""
+        """Cosine weight ``w_c`` of a routing strategy; the limbic weight is ``1 - w_c`` (docs/scoring.md "Score and blend")."""
         return {
             "cosine_heavy": self.cosine_heavy_weight,
             "limbic_heavy": self.limbic_heavy_weight,

@@ -18,7 +18,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from limbic.core.search import scoring
+from limbic.core.search import terms
 from limbic.core.search.params import ScoringParams
 from limbic.core.store.graph import GraphRows
 
@@ -162,19 +162,18 @@ def patch_graph_arrays(arrays: GraphArrays, rows: GraphRows) -> GraphArrays:
 
 
 def salience(arrays: GraphArrays) -> np.ndarray:
-    """``(N,) float64`` in [0, 1]: the access part of the scorer's importance over the whole graph,
-    ``log2(1 + access_count) / log2(1 + max access_count)`` (0 when no access) — :func:`scoring.importance`
-    with degree and access days left out (the view shows degree by itself)."""
-    none = np.zeros(len(arrays))
-    return scoring.importance(arrays.access_count, none, none, ScoringParams())
+    """``(N,) float64`` in [0, 1]: the scorer's ``access_norm`` over the whole graph as one set,
+    ``log2(1 + access_count) / log2(1 + max access_count)`` (0 when no access; :func:`terms.log_share`,
+    docs/scoring.md "Limbic factors"); degree and access days are left out (the view shows degree by itself)."""
+    return terms.log_share(terms.Segments.single(len(arrays)), arrays.access_count)
 
 
 def temporal_factor(arrays: GraphArrays, params: ScoringParams, now: float | None = None) -> np.ndarray:
-    """``(N,) float64``: the scorer's :func:`scoring.temporal_factor` per entity (mcp-memory "The Limbic System",
-    "Sub-formula: temporal_factor(e)"): decay since the last access, or since ``created_at`` when the
-    entity was never accessed. ``now`` in UTC unix seconds (default: now)."""
+    """``(N,) float64``: the scorer's :func:`terms.temporal_factor` per entity (docs/scoring.md "Limbic
+    factors"): decay since the last access, or since ``created_at`` when the entity was never accessed.
+    ``now`` in UTC unix seconds (default: now)."""
     now = time.time() if now is None else now
-    return scoring.temporal_factor(arrays.last_access, arrays.created_at, now, params)
+    return terms.temporal_factor(arrays.last_access, arrays.created_at, now, params)
 
 
 def neighbours(arrays: GraphArrays, rows: np.ndarray, depth: int = 1) -> np.ndarray:

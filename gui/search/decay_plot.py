@@ -1,7 +1,8 @@
 """Decay plot: the temporal factor curve for the current λ and floor, with entities marked on it.
 
-``temporal_factor(Δh) = max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δh))`` — seed 000, "Sub-formula:
-temporal_factor(e)", computed by the scorer's :func:`limbic.core.search.scoring.decay`; Δh = hours since the last access (or since creation when never accessed).
+``temporal_factor(Δh) = max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δh))`` (docs/scoring.md "Limbic
+factors"), computed by the scorer's own :func:`limbic.core.search.terms.decay`; Δh = hours since the last
+access (or since creation when never accessed).
 The x axis is in days. Markers are placed at each entity's age and move along the curve when λ or
 the floor change; their ages come from the caller (search results or entity details), so drawing
 never touches the database.
@@ -17,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from limbic.core.search.params import ScoringParams
-from limbic.core.search.scoring import decay
+from limbic.core.search.terms import decay
 
 CURVE_POINTS = 400
 MAX_LABELS = 12  # marked entities named on the plot (a fixed pool of text items, reused)

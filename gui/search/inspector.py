@@ -106,7 +106,7 @@ def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:
 def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
     """Write out the score of candidate ``index`` (0-based in the ``CandidateSet``) ranked with ``params``."""
     e = scoring.explain(candidates, params, index)
-    cooc_factor = 1 + params.gamma * e["cooc_boost"]
+    cooc_factor = e["cooc_factor"]
     kappa = params.prior_exponent
     factors = (
         Factor("base", e["base"], 0.0),

@@ -135,7 +135,7 @@ def test_vectors_of_another_model_are_left_out(service):
 def test_service_search_uses_the_index_with_the_same_results(service):
     fill(service, 120)
     with_index = service.search("python server tool", limit=10, record=False)
-    service._vectors = None  # the pipeline loads a fresh copy for the search
+    service._vectors = VectorIndex()  # a fresh copy, loaded by this search
     without = service.search("python server tool", limit=10, record=False)
     assert [r.name for r in with_index.results] == [r.name for r in without.results]
     assert np.allclose([r.final_score for r in with_index.results], [r.final_score for r in without.results])
@@ -155,7 +155,7 @@ class RecordingEmbedder(HashingEmbedder):
 
 def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(tmp_path):
     """Only the new observation's text is embedded among the observations; the entity's passage (its
-    whole-entity vector, head + tail + diverse middle) is embedded again with it."""
+    whole-entity vector: header and first observations) is embedded again with it."""
     embedder = RecordingEmbedder()
     service = MemoryService(Database(tmp_path / "memory.db"), embedder)
     try:

@@ -361,12 +361,14 @@ def _observation(text: str, meta: dict) -> ParsedObservation:
         return ParsedObservation(text)
     weight = meta.get("weight")
     supersedes = meta.get("supersedes")
+    created = values.timestamp(_first(meta, CREATED_KEYS))
     return ParsedObservation(
         text,
-        values.timestamp(_first(meta, CREATED_KEYS)),
+        created,
         _kind(meta.get("kind")),
         float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None,
-        values.timestamp(_first(meta, ("expiresAt", "expires_at"))),
+        values.timestamp(_first(meta, ("expiresAt", "expires_at"))) or values.expiry_from_ttl(
+            _first(meta, ("ttlDays", "ttl_days")), created),
         supersedes if isinstance(supersedes, str) else None,
     )
 

@@ -13,6 +13,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.lifecycle_args import observation_inputs
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
     DeletionIn,
@@ -45,7 +46,7 @@ from limbic.core.mcp.tooling import (
     success,
     tool_annotations,
 )
-from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
@@ -54,12 +55,12 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
     """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
-        items = [
-            EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
-                        observations=tuple(ObservationInput(content=c) for c in e.observations))
-            for e in entities
-        ]
         with refusals():
+            items = [
+                EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
+                            observations=observation_inputs(e.observations, e))
+                for e in entities
+            ]
             created = [entity_out(e) for e in service.create_entities(items, origin=ORIGIN)]
         return result({"entities": created}, created)
 
@@ -75,11 +76,8 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
             if batch.supersedes is not None and len(batch.contents) != 1:
                 raise ToolError(f"{batch.entityName}: 'supersedes' needs exactly one content "
                                 f"(got {len(batch.contents)}); send one batch per replaced observation")
-        items = [
-            (b.entityName, [ObservationInput(content=c, kind=b.kind, supersedes=b.supersedes) for c in b.contents])
-            for b in observations
-        ]
         with refusals():
+            items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
             added = service.add_observations(items, origin=ORIGIN)
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
         return result({"results": results}, results)

@@ -48,6 +48,14 @@ class StrictIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ExpiresAt = Annotated[str | None, Field(
+    max_length=64, description="Optional (Limbic): when the observations expire, ISO 8601 (e.g. 2026-03-01T12:00:00Z); "
+    "from then on they are no longer returned or searched (kept as history until deleted)")]
+TtlDays = Annotated[float | None, Field(
+    gt=0, le=36_500, description="Optional (Limbic): the observations expire this many days from now "
+    "(instead of expiresAt)")]
+
+
 class EntityIn(StrictIn):
     name: Annotated[Name, Field(description="The name of the entity")]
     entityType: Annotated[Name, Field(description="The type of the entity")]
@@ -56,6 +64,8 @@ class EntityIn(StrictIn):
         Status | None,
         Field(description="Optional (Limbic): active (default), paused, completed or archived"),
     ] = None
+    expiresAt: ExpiresAt = None
+    ttlDays: TtlDays = None
 
 
 class RelationIn(StrictIn):
@@ -82,6 +92,8 @@ class ObservationBatchIn(StrictIn):
         Field(description="Optional (Limbic): the text of a current observation that the single content "
                           "replaces; the old one is kept as history"),
     ] = None
+    expiresAt: ExpiresAt = None
+    ttlDays: TtlDays = None
 
 
 class DeletionIn(StrictIn):

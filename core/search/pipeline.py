@@ -45,6 +45,7 @@ from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
 from limbic.core.search import context, dates
 from limbic.core.search.candidates import CandidateSet, SearchResult
+from limbic.core.search.expired_text import without_expired
 from limbic.core.search.full_text import full_text_query, ranked_matches
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
@@ -189,7 +190,8 @@ def _branches(conn: apsw.Connection, request: SearchRequest, embedder: Embedder 
     stage = time.perf_counter()
     full_text = full_text_query(conn, request.query)
     with_context = params.context_weight > 0.0 and similarities is not None
-    fts_ids, deeper_bm25 = ranked_matches(conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1))
+    fts_ids, deeper_bm25 = without_expired(conn, full_text.expression, *ranked_matches(
+        conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1)), request.now)
     fts_ids = fts_ids[:per_branch]
     bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
     timings["fts"] = _ms(stage)

@@ -44,6 +44,7 @@ def prepare_entity(item: EntityInput) -> EntityInput:
         status=None if item.status is None else check.status(item.status),
         created_at=check.timestamp(item.created_at, "createdAt"),
         updated_at=check.timestamp(item.updated_at, "updatedAt"),
+        project=None if item.project is None else check.label(item.project, "project"),
     )
 
 

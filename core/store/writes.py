@@ -14,10 +14,11 @@ import apsw
 from limbic.core.errors import NotFoundError
 
 
-def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float) -> int:
+def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float,
+                  project: str | None = None) -> int:
     conn.execute(
-        "INSERT INTO entities(name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-        (name, entity_type, status, created, updated),
+        "INSERT INTO entities(name, entity_type, status, created_at, updated_at, project) VALUES (?, ?, ?, ?, ?, ?)",
+        (name, entity_type, status, created, updated, project),
     )
     return conn.last_insert_rowid()
 

@@ -1,7 +1,7 @@
 """The lifecycle's optional keys of the reference tools' inputs, turned into core values (docs/lifecycle.md).
 
 ``create_entities`` entities and ``add_observations`` batches may carry ``expiresAt`` (ISO 8601) or
-``ttlDays``, applied to each of their contents; ``add_observations`` batches may also carry ``kind`` and
+``ttlDays`` and ``weight`` (confidence), applied to each of their contents; ``add_observations`` batches may also carry ``kind`` and
 ``supersedes``. Unused, they change nothing: the inputs and results are the reference server's.
 """
 
@@ -18,12 +18,13 @@ from limbic.core.models import ObservationInput
 class _Extras(Protocol):
     expiresAt: str | None
     ttlDays: float | None
+    weight: float | None
 
 
 def observation_inputs(contents: Sequence[str], extras: _Extras, now: float | None = None) -> tuple[ObservationInput, ...]:
     """One :class:`ObservationInput` per content with the optional keys of ``extras`` (an ``EntityIn`` or an
     ``ObservationBatchIn``): its expiry from ``expiresAt`` or ``ttlDays`` counted from ``now`` (UTC seconds,
-    default the present), and ``kind`` and ``supersedes`` when it has them.
+    default the present), its ``weight`` (1.0 when absent), and ``kind`` and ``supersedes`` when it has them.
 
     Raises:
         ValidationError: both ``expiresAt`` and ``ttlDays``, or a malformed one.
@@ -31,4 +32,6 @@ def observation_inputs(contents: Sequence[str], extras: _Extras, now: float | No
     expires = expiry_time(extras.expiresAt, extras.ttlDays, time.time() if now is None else now)
     kind = getattr(extras, "kind", None)
     supersedes = getattr(extras, "supersedes", None)
-    return tuple(ObservationInput(content=c, kind=kind, supersedes=supersedes, expires_at=expires) for c in contents)
+    weight = 1.0 if extras.weight is None else extras.weight
+    return tuple(ObservationInput(content=c, kind=kind, supersedes=supersedes, expires_at=expires, weight=weight)
+                 for c in contents)

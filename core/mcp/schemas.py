@@ -54,6 +54,9 @@ ExpiresAt = Annotated[str | None, Field(
 TtlDays = Annotated[float | None, Field(
     gt=0, le=36_500, description="Optional (Limbic): the observations expire this many days from now "
     "(instead of expiresAt)")]
+Weight = Annotated[float | None, Field(
+    ge=0.1, le=1.0, description="Optional (Limbic): confidence of the observations, 0.1 to 1.0 (default 1.0: "
+    "confident, current; 0.5 tentative); it multiplies their contribution to search_semantic's relevance")]
 
 
 class EntityIn(StrictIn):
@@ -66,6 +69,7 @@ class EntityIn(StrictIn):
     ] = None
     expiresAt: ExpiresAt = None
     ttlDays: TtlDays = None
+    weight: Weight = None
 
 
 class RelationIn(StrictIn):
@@ -94,6 +98,7 @@ class ObservationBatchIn(StrictIn):
     ] = None
     expiresAt: ExpiresAt = None
     ttlDays: TtlDays = None
+    weight: Weight = None
 
 
 class DeletionIn(StrictIn):

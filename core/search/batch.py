@@ -20,9 +20,10 @@ from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
 _ROW_FIELDS = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
-               "created_at", "degree", "status_code", "metadata_share", "date_distance", "feedback_similarity")
+               "created_at", "degree", "status_code", "metadata_share", "date_distance", "feedback_similarity",
+               "confidence", "scope")
 _FLOAT_ROWS = frozenset(("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share",
-                         "date_distance", "feedback_similarity"))
+                         "date_distance", "feedback_similarity", "confidence", "scope"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,8 @@ class CandidateBatch:
     metadata_share: np.ndarray
     date_distance: np.ndarray
     feedback_similarity: np.ndarray
+    confidence: np.ndarray
+    scope: np.ndarray
     cooc_a: np.ndarray
     cooc_b: np.ndarray
     cooc_count: np.ndarray
@@ -63,6 +66,7 @@ class CandidateBatch:
     observation_segment: np.ndarray
     observation_cosine: np.ndarray
     observation_bm25: np.ndarray
+    observation_confidence: np.ndarray
 
     @classmethod
     def of(cls, sets: Sequence[CandidateSet]) -> CandidateBatch:
@@ -89,7 +93,8 @@ class CandidateBatch:
                    observation_row=_concat([c.observation_row for c in sets], np.int64) + observation_offsets,
                    observation_segment=np.repeat(np.arange(len(sets), dtype=np.int64), observation_counts),
                    observation_cosine=_concat([c.observation_cosine for c in sets], np.float64),
-                   observation_bm25=_concat([c.observation_bm25 for c in sets], np.float64), **rows)
+                   observation_bm25=_concat([c.observation_bm25 for c in sets], np.float64),
+                   observation_confidence=_concat([c.observation_confidence for c in sets], np.float64), **rows)
 
     def __len__(self) -> int:
         """Number of rows (candidates over all sets)."""
@@ -211,7 +216,7 @@ def _best_observation(batch: CandidateBatch, cosine_rel: np.ndarray, cosine_best
     larger of the set's best observation BM25 and ``observation_ceiling_share`` × the query's Σ idf in
     ``observation_fts``."""
     w = params.bm25_weight
-    best = (1.0 - w) * cosine_rel
+    best = (1.0 - w) * cosine_rel * batch.confidence
     if not len(batch.observation_row):
         return best
     keyword = np.where(np.isnan(batch.observation_bm25), 0.0, batch.observation_bm25)
@@ -222,7 +227,8 @@ def _best_observation(batch: CandidateBatch, cosine_rel: np.ndarray, cosine_best
     cosine = np.where(np.isnan(batch.observation_cosine), 0.0, np.maximum(0.0, batch.observation_cosine))
     cosine_share = np.where(cos_best > 0.0, cosine / np.where(cos_best > 0.0, cos_best, 1.0), 0.0)
     keyword_share = np.where(keyword_best > 0.0, keyword / np.where(keyword_best > 0.0, keyword_best, 1.0), 0.0)
-    fused = (1.0 - w) * cosine_share + w * keyword_share ** params.observation_bm25_exponent
+    fused = ((1.0 - w) * cosine_share + w * keyword_share ** params.observation_bm25_exponent) \
+        * batch.observation_confidence  # each observation's contribution × its weight (docs/lifecycle.md)
     np.maximum.at(best, batch.observation_row, fused)
     return best
 
@@ -247,7 +253,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
                         0.0) ** params.bm25_exponent
     observation = np.zeros(n, dtype=np.float64)
     if params.relevance_fusion:
-        entity = (1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel
+        entity = ((1.0 - params.bm25_weight) * cosine_rel + params.bm25_weight * bm25_rel) * batch.confidence
         own = entity
         if params.observation_weight > 0.0:
             observation = _best_observation(batch, cosine_rel, cosine_best, params)
@@ -255,7 +261,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     else:
         fts_only = np.isnan(batch.distance)
         entity = own = np.where(fts_only, 0.2 + 0.6 * _min_max(batch, rrf),
-                                np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, batch.distance)))
+                                np.maximum(0.0, 1.0 - np.where(fts_only, 1.0, batch.distance))) * batch.confidence
     # the best relevance among each row's neighbours in creation order (docs/scoring.md "Context")
     context = np.zeros(n, dtype=np.float64)
     if len(batch.context_a):
@@ -266,6 +272,7 @@ def score_batch(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     date_match = date_closeness(batch.date_distance, params.date_tolerance_days)
     if params.date_weight > 0.0:
         base = in_context * (1.0 + params.date_weight * date_match)
+    base = base * batch.scope  # project scope (docs/lifecycle.md "Project scope"): 1 without a project
     access_norm = _log_share(batch, np.maximum(batch.access_count.astype(np.float64), 0.0))
     consolidation = _log_share(batch, np.maximum(batch.access_days.astype(np.float64), 0.0))
     degree_norm = np.minimum(np.maximum(batch.degree.astype(np.float64), 0.0), params.d_max) / params.d_max

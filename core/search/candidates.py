@@ -30,7 +30,8 @@ STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 _INT_ARRAYS = ("entity_ids", "knn_rank", "fts_rank", "access_count", "access_days", "degree",
                "status_code", "cooc_a", "cooc_b", "cooc_count", "context_a", "context_b", "observation_row")
 _FLOAT_ARRAYS = ("distance", "cosine_distance", "bm25", "last_access", "created_at", "metadata_share", "cooc_last",
-                 "observation_cosine", "observation_bm25", "date_distance", "feedback_similarity")
+                 "observation_cosine", "observation_bm25", "date_distance", "feedback_similarity", "confidence",
+                 "scope", "observation_confidence")
 
 
 def _frozen(values: Any, dtype: type) -> np.ndarray:
@@ -84,6 +85,11 @@ class CandidateSet:
         feedback_similarity: ``(n,) float64`` the highest cosine between the query and an earlier query
             after which the candidate was used (docs/scoring.md "Feedback from similar queries"); ``nan``
             for a candidate never used after a search; empty or absent as for ``date_distance``.
+        confidence: ``(n,) float64`` the highest weight among the candidate's current observations (0.1..1;
+            docs/lifecycle.md "Confidence"); scope: ``(n,) float64`` its scope weight in a search for a
+            project (1 own, 0.8 global; "Project scope"); observation_confidence: ``(q,) float64`` the weight
+            of each observation of the evidence. Left empty (and in sets logged before they existed) they
+            are 1 everywhere, which changes no score.
         names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
             observation contents (creation order).
     """
@@ -122,6 +128,9 @@ class CandidateSet:
     observation_bm25: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     date_distance: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
     feedback_similarity: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    confidence: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    scope: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
+    observation_confidence: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float64))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -133,6 +142,10 @@ class CandidateSet:
         for name in ("date_distance", "feedback_similarity"):  # not gathered: nan for every candidate
             if len(getattr(self, name)) == 0:
                 object.__setattr__(self, name, np.full(len(self.entity_ids), np.nan))
+        for name, rows in (("confidence", self.entity_ids), ("scope", self.entity_ids),
+                           ("observation_confidence", self.observation_row)):  # not gathered: 1, changing nothing
+            if len(getattr(self, name)) == 0:
+                object.__setattr__(self, name, np.ones(len(np.asarray(rows).reshape(-1))))
         for name in ("bm25_ceiling", "observation_bm25_ceiling"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
@@ -145,7 +158,7 @@ class CandidateSet:
         n = self.entity_ids.shape[0]
         per_candidate = ("distance", "cosine_distance", "knn_rank", "fts_rank", "bm25", "access_count", "access_days", "last_access",
                          "created_at", "degree", "status_code", "metadata_share", "date_distance",
-                         "feedback_similarity")
+                         "feedback_similarity", "confidence", "scope")
         for name in per_candidate:
             if getattr(self, name).shape[0] != n:
                 raise ValidationError(f"candidate array {name} has {getattr(self, name).shape[0]} rows, expected {n}")
@@ -164,7 +177,8 @@ class CandidateSet:
         if p and (self.context_a.min() < 0 or self.context_b.max() >= n or np.any(self.context_a >= self.context_b)):
             raise ValidationError("context pairs must be candidate indices with a < b")
         q = self.observation_row.shape[0]
-        if self.observation_cosine.shape[0] != q or self.observation_bm25.shape[0] != q:
+        if self.observation_cosine.shape[0] != q or self.observation_bm25.shape[0] != q \
+                or self.observation_confidence.shape[0] != q:
             raise ValidationError("observation evidence arrays differ in length")
         if q and (self.observation_row.min() < 0 or self.observation_row.max() >= n):
             raise ValidationError("observation evidence rows must be candidate indices")

@@ -282,7 +282,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     distance fused relevance uses, also for a candidate only FTS5 returned; ``None`` without a vector),
     ``best_cosine`` (the denominator of ``cosine_rel``), ``best_bm25``, ``bm25_ceiling`` (``Σ idf`` of
     the query) and ``bm25_denominator`` (``max(best_bm25, bm25_ceiling_share × bm25_ceiling)``),
-    ``date_distance`` (days from the dates the query names, ``None`` when it names none),
+    ``date_distance`` (days from the dates the query names, ``None`` when it names none), ``confidence`` and
+    ``scope`` (the multipliers of docs/lifecycle.md "Confidence" and "Project scope"),
     ``feedback_similarity`` (the query's cosine to the nearest earlier query the candidate was used
     after, ``None`` when never), ``knn_rank``, ``fts_rank``
     (0 = absent), the raw signals ``access_count``, ``max_access``, ``access_days``, ``max_days``,
@@ -334,6 +335,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "never_accessed": bool(np.isnan(candidates.last_access[index])),
         "age_hours": max(0.0, float(age_hours(candidates.last_access[index:index + 1],
                                               candidates.created_at[index:index + 1], candidates.now)[0])),
+        "confidence": float(candidates.confidence[index]),
+        "scope": float(candidates.scope[index]),
         "access_norm": float(access_norm[index]),
         "degree_norm": float(degree_norm[index]),
         "consolidation": float(consolidation[index]),

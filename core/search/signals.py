@@ -19,6 +19,7 @@ import numpy as np
 
 from limbic.core.search import context, dates, feedback
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet
+from limbic.core.search.confidence import ranking_weight
 from limbic.core.search.full_text import matching
 from limbic.core.search.routing import detect_query_type
 
@@ -100,7 +101,7 @@ FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
 WHERE e.id IN (SELECT value FROM json_each(?1))
 """
 _LIVE_OBSERVATIONS = """
-SELECT id, entity_id, content, kind, created_at FROM observations
+SELECT id, entity_id, content, kind, created_at, weight FROM observations
 WHERE entity_id IN (SELECT value FROM json_each(?1))
   AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
 ORDER BY entity_id, id
@@ -147,8 +148,10 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
     metadata = np.zeros(len(ids), dtype=np.float64)
     written = [[float(rows[int(e)][4])] for e in ids]  # creation, then each live observation's
     live: dict[int, int] = {}  # observation id → entity id
-    for observation_id, entity_id, content, kind, created_at in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+    weights: dict[int, float] = {}  # observation id → weight
+    for observation_id, entity_id, content, kind, created_at, weight in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
         live[observation_id] = entity_id
+        weights[observation_id] = weight
         observations[entity_id].append(content)
         written[index[entity_id]].append(created_at)
         if kind == METADATA_KIND:
@@ -160,6 +163,13 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
     matched = [(observation, index[entity], score)
                for observation, entity, score in _observation_matches(conn, branches.expression, live)]
     cosines = similarities.of_observations([m[0] for m in matched]) if similarities is not None else {}
+    confidence = np.ones(len(ids), dtype=np.float64)  # the highest current weight of each (docs/lifecycle.md)
+    if weights:
+        strongest: dict[int, float] = {}
+        for observation_id, weight in weights.items():
+            entity_id = live[observation_id]
+            strongest[entity_id] = max(weight, strongest.get(entity_id, weight))
+        confidence = ranking_weight(np.array([strongest.get(int(e), 1.0) for e in ids]))
     return CandidateSet(
         query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
         entity_ids=ids,
@@ -184,6 +194,8 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
         observation_row=np.array([m[1] for m in matched], dtype=np.int64),
         observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
         observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
+        confidence=confidence,
+        observation_confidence=ranking_weight(np.array([weights[m[0]] for m in matched], dtype=np.float64)),
         date_distance=dates.distance_days(request.spans, written),
         feedback_similarity=(feedback.feedback_similarity(conn, ids_json, index, *request.encoded) if request.encoded
                              else np.zeros(0)),

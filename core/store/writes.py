@@ -76,8 +76,10 @@ def insert_observation(
     return conn.last_insert_rowid() if conn.changes() else None
 
 
-def mark_superseded(conn: apsw.Connection, observation: int, at: float) -> None:
-    conn.execute("UPDATE observations SET superseded_at = ? WHERE id = ?", (at, observation))
+def mark_superseded(conn: apsw.Connection, observation: int, at: float, weight: float | None = None) -> None:
+    """Mark ``observation`` superseded at ``at`` (UTC seconds), recording ``weight`` on it when given."""
+    conn.execute("UPDATE observations SET superseded_at = ?, weight = coalesce(?, weight) WHERE id = ?",
+                 (at, weight, observation))
 
 
 def delete_observation_texts(conn: apsw.Connection, entity_id: int, contents: Sequence[str]) -> int:

@@ -27,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "sub-command: stdio (what agent configurations launch).",
     )
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    parser.add_argument("--project", metavar="NAME", help="the project of this server: new entities belong to it, "
+                        "reads and searches see its memories and the global ones only")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST}, loopback only)")
     parser.add_argument("--allow-remote", action="store_true",
@@ -74,6 +76,13 @@ def _open_memory(args: argparse.Namespace):
     return service
 
 
+def _project(args: argparse.Namespace) -> str | None:
+    """``--project``, validated (a refusal is a one-line error before anything is served)."""
+    from limbic.core import validation
+
+    return None if args.project is None else validation.label(args.project, "project")
+
+
 def _serve_stdio(args: argparse.Namespace) -> int:
     import anyio
 
@@ -83,7 +92,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     service = _open_memory(args)
     service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     try:
-        anyio.run(serve_stdio, build_server(service))
+        anyio.run(serve_stdio, build_server(service, project=_project(args)))
     finally:
         service.close()
     return 0
@@ -102,7 +111,8 @@ def _serve_http(args: argparse.Namespace) -> int:
               "needs the bearer token, and traffic is not encrypted (plain HTTP)", file=sys.stderr)
     service = _open_memory(args)
     service.start_warm_up()  # the agent's first search need not wait for the model and vectors
-    server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote)
+    server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote,
+                           project=_project(args))
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

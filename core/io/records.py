@@ -32,7 +32,7 @@ OBSERVATION_KEYS = ("observations", "contents")
 REFERENCE_KEYS = ("entity", "entityName", "entity_name", "name", "entity_id")
 TEXT_KEYS = ("observation", "content", "contents", "observations", "text")
 IGNORED_KEYS = {"type", "_type", "id", "_id", "version", "embedding", "vector", "labels", "properties",
-                "description", "relations", "status", "observationDetails", "supersededObservations",
+                "description", "relations", "status", "observationDetails", "supersededObservations", "project",
                 *NAME_KEYS, *TYPE_KEYS, *OBSERVATION_KEYS, *CREATED_KEYS, *UPDATED_KEYS}
 
 
@@ -142,6 +142,9 @@ class RecordReader:
                 entity.status = validation.status(status)
             except ValidationError:
                 derived.append(f"status: {values.scalar_text(status)}")
+        project = obj.get("project")
+        if isinstance(project, str) and project.strip():
+            entity.project, _ = values.clean_name(project)
         observations = self._observations(obj, line, item)
         description = obj.get("description")
         if isinstance(description, str) and description.strip():
@@ -382,6 +385,7 @@ def _fill(target: ParsedObservation, source: ParsedObservation) -> None:
 def _merge_fields(existing: ParsedEntity, other: ParsedEntity) -> None:
     existing.entity_type = existing.entity_type or other.entity_type
     existing.status = existing.status or other.status
+    existing.project = existing.project or other.project
     if other.created_at is not None:
         existing.created_at = min(filter(None, (existing.created_at, other.created_at)))
     if other.updated_at is not None:

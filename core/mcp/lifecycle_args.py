@@ -35,3 +35,11 @@ def observation_inputs(contents: Sequence[str], extras: _Extras, now: float | No
     weight = 1.0 if extras.weight is None else extras.weight
     return tuple(ObservationInput(content=c, kind=kind, supersedes=supersedes, expires_at=expires, weight=weight)
                  for c in contents)
+
+
+def entity_project(requested: str | None, default: str | None) -> str | None:
+    """The project of a new entity: the one it names (``""``: global), else the server's default (``None``:
+    global)."""
+    if requested is None:
+        return default
+    return requested or None

@@ -12,8 +12,9 @@ from mcp_types import (
 )
 from pydantic import Field
 
+from limbic.core.lifecycle.expiry import parse_instant
 from limbic.core.mcp.arguments import add_strict_tool
-from limbic.core.mcp.lifecycle_args import observation_inputs
+from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
     DeletionIn,
@@ -35,10 +36,12 @@ from limbic.core.mcp.schemas import (
 from limbic.core.mcp.tooling import (
     DEFAULT_PAGE,
     ORIGIN,
+    AsOf,
     Items,
     MaxObservations,
     Offset,
     PageLimit,
+    ProjectArg,
     paged,
     refusals,
     relation_inputs,
@@ -51,14 +54,15 @@ from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
 
-def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``."""
+def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
+    """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``;
+    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope")."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
         with refusals():
             items = [
                 EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
-                            observations=observation_inputs(e.observations, e))
+                            observations=observation_inputs(e.observations, e), project=entity_project(e.project, project))
                 for e in entities
             ]
             created = [entity_out(e) for e in service.create_entities(items, origin=ORIGIN)]
@@ -107,18 +111,21 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
                         "page (entities by id from offset, with their relations), summary (counts)")] = "full",
         offset: Offset = 0,
         limit: PageLimit | None = None,
+        project: ProjectArg = None,
+        asOf: AsOf = None,
     ) -> Annotated[CallToolResult, GraphOut]:
         with refusals():
+            view = read_view(project, asOf)
             if mode == "names":
-                names = service.entity_names()
+                names = service.entity_names(**view)
                 return result({"names": names, "total": len(names)})
             if mode == "summary":
                 return result({"summary": stats_out(service.stats())})
             if mode == "page" or limit is not None or offset:
-                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
-                return paged(page)
-            graph = service.read_graph()
-        out = graph_out(graph.entities, graph.relations)
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit, **view)
+                return paged(page, now=view["as_of"])
+            graph = service.read_graph(**view)
+        out = graph_out(graph.entities, graph.relations, view["as_of"])
         return result(out)
 
     def search_nodes(query: Annotated[Query, Field(
@@ -128,22 +135,32 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
                          description="Optional (Limbic): at most this many matches (default: all); the result "
                                      "then says offset, limit and total")] = None,
                      maxObservations: MaxObservations = None,
+                     project: ProjectArg = None,
+                     asOf: AsOf = None,
                      ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
+            view = read_view(project, asOf)
             if limit is not None or offset:
-                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit)
-                return paged(page, query, maxObservations)
-            graph = service.search_nodes(query)
-        out = graph_out(graph.entities, graph.relations)
+                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit, **view)
+                return paged(page, query, maxObservations, view["as_of"])
+            graph = service.search_nodes(query, **view)
+        out = graph_out(graph.entities, graph.relations, view["as_of"])
         if maxObservations is not None:
             out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
         return result(out)
 
-    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
+    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")],
+                   project: ProjectArg = None,
+                   asOf: AsOf = None,
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
-            graph = service.open_nodes(names, record=True, origin=ORIGIN)
-        return result(graph_out(graph.entities, graph.relations))
+            view = read_view(project, asOf)
+            graph = service.open_nodes(names, record=True, origin=ORIGIN, **view)
+        return result(graph_out(graph.entities, graph.relations, view["as_of"]))
+
+    def read_view(requested: str | None, as_of: str | None) -> dict:
+        """The ``project`` / ``as_of`` keywords of a read: the requested project, else the server's."""
+        return {"project": requested or project, "as_of": None if as_of is None else parse_instant(as_of, "asOf")}
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
     for fn, title, description, annotations in (

@@ -70,6 +70,9 @@ class EntityIn(StrictIn):
     expiresAt: ExpiresAt = None
     ttlDays: TtlDays = None
     weight: Weight = None
+    project: Annotated[str | None, Field(
+        max_length=MAX_NAME, description="Optional (Limbic): the project the entity belongs to; \"\" makes it "
+        "global (seen from every project). Default: the server's project, else global")] = None
 
 
 class RelationIn(StrictIn):
@@ -268,9 +271,10 @@ def relation_out(relation: Relation) -> dict[str, Any]:
     return out
 
 
-def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...]) -> dict[str, Any]:
-    """``{entities, relations}`` as the reference server returns them (active relations only)."""
-    now = time.time()
+def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...], now: float | None = None) -> dict[str, Any]:
+    """``{entities, relations}`` as the reference server returns them (active relations only); observations
+    current at ``now`` (UTC seconds, default the present; an ``asOf`` read passes its date)."""
+    now = time.time() if now is None else now
     return {
         "entities": [entity_out(e, now) for e in entities],
         "relations": [relation_out(r) for r in relations if r.active],

@@ -76,13 +76,17 @@ class _LimbicServer(MCPServer):
                 from invalid
 
 
-def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None) -> MCPServer:
+def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None, *,
+                 project: str | None = None) -> MCPServer:
     """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with ``origin="mcp"``.
 
     Args:
         service: the memory service; one instance may back several servers and the GUI at once.
         on_call: called after every tool call with a :class:`ToolCallRecord`, on the server's event
             loop thread; it must be quick and must not block (the GUI re-emits it as a Qt signal).
+        project: the server's project (``limbic mcp --project``): new entities belong to it and reads and
+            searches see its memories and the global ones only, unless a call names another
+            (docs/lifecycle.md "Project scope"). ``None``: every memory, as the reference server.
     """
     bus = InMemorySubscriptionBus()
     notifier = GraphNotifier(service, bus)
@@ -102,14 +106,14 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         subscriptions=bus,
         middleware=[activity_middleware(on_call)] if on_call else None,
     )
-    add_reference_tools(server, service)
-    add_extended_tools(server, service)
+    add_reference_tools(server, service, project)
+    add_extended_tools(server, service, project)
 
     @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
                      description="The full knowledge graph with all entities and relations",
                      mime_type="application/json")
     def knowledge_graph() -> str:
-        graph = service.read_graph()
+        graph = service.read_graph(project=project)
         return pretty(graph_out(graph.entities, graph.relations))
 
     @server.resource(TUNING_URI, name="tuning", title="Ranking tuning state",

@@ -115,7 +115,7 @@ def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, 
 def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, limit: int = 10,
                params: ScoringParams | None = None, now: float | None = None,
                vectors: VectorSource | None = None, *, search_id: int | None = None,
-               pending_vectors: int = 0) -> SearchOutcome:
+               pending_vectors: int = 0, project: str | None = None) -> SearchOutcome:
     """Search the memory graph (read-only; see the module docstring for the stages).
 
     Args:
@@ -128,6 +128,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
             :class:`limbic.core.vectors.vector_index.VectorIndex`); ``None``: no KNN, full text only.
         search_id: the id the caller logs this search under; the outcome keeps it when there are results.
         pending_vectors: entities whose newest texts wait for vectors (the caller knows; shown as is).
+        project: search that project's memories and the global ones (weighed 1.0 and 0.8), leaving out every
+            other project's (docs/lifecycle.md "Project scope"); ``None``: every memory, as before.
     Raises:
         ValidationError: empty or too long query, limit out of range, or stored vectors whose
             dimension differs from the embedder's.
@@ -148,7 +150,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         vector = embedder.embed_query(query)
         timings["encode"] = _ms(stage)
     request = SearchRequest(query, limit, now, None if vector is None or embedder is None else (embedder.name, vector),
-                            spans)
+                            spans, project)
     with conn:  # one read snapshot for every query below
         branches = _branches(conn, request, embedder, vectors, params, timings)
         stage = time.perf_counter()
@@ -171,7 +173,8 @@ def _branches(conn: apsw.Connection, request: SearchRequest, embedder: Embedder 
               params: ScoringParams, timings: dict[str, float]) -> Branches:
     """Stages 2 and 3: KNN and full text, each ``limit × expansion_factor`` entities, merged by RRF and
     widened by context; ``timings`` gets ``knn``, ``fts`` and ``context`` (milliseconds)."""
-    per_branch = request.limit * int(params.expansion_factor)
+    # with a project, other projects' entities are left out after the branches: each branch reads twice as many
+    per_branch = request.limit * int(params.expansion_factor) * (1 if request.project is None else 2)
     knn_ids: list[int] = []
     distances: dict[int, float] = {}
     similarities: QuerySimilarity | None = None

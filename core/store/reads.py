@@ -145,11 +145,7 @@ def search_substring(conn: apsw.Connection, text: str, now: float | None = None)
     Like the reference server's ``search_nodes`` (JavaScript ``toLowerCase`` on both sides): an ASCII
     needle uses SQLite ``LIKE``; any other is compared after Python's ``str.lower`` of every text.
     """
-    if text.isascii():
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        test, needle = "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
-    else:
-        test, needle = "instr(unicode_lower({column}), ?1) > 0", text.lower()
+    test, needle = substring_test(text)
     rows = conn.execute(
         f"SELECT id FROM entities WHERE {test.format(column='name')} OR {test.format(column='entity_type')} "
         f"UNION SELECT entity_id FROM observations WHERE {current('?2')} AND {test.format(column='content')} "
@@ -157,6 +153,15 @@ def search_substring(conn: apsw.Connection, text: str, now: float | None = None)
         (needle, time.time() if now is None else now),
     )
     return [r[0] for r in rows]
+
+
+def substring_test(text: str) -> tuple[str, str]:
+    """The SQL test of a column containing ``text`` ignoring case (``{column}`` to fill in, parameter ``?1``)
+    and the value of ``?1``: an ASCII needle uses ``LIKE``, any other Python's ``str.lower`` of both sides."""
+    if text.isascii():
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
+    return "instr(unicode_lower({column}), ?1) > 0", text.lower()
 
 
 def stats(conn: apsw.Connection) -> GraphStats:

@@ -180,3 +180,18 @@ def test_import_reads_ttl_days_and_export_writes_expires_at(service, tmp_path):
     exported = [json.loads(line) for line in out.read_text().splitlines()]
     assert exported[0]["observationDetails"][0]["expiresAt"] == "2026-01-02T00:00:00Z"
     assert np.isfinite(observation.expires_at)
+
+
+@pytest.mark.parametrize("option", ["delete", "renew"])
+def test_expired_observations_are_decisions_undone_exactly(service, option):
+    service.create_entities([E("old", "Note", (O("stale fact", expires_at=time.time() - 60, weight=0.5), O("kept")))])
+    before = service.snapshot_entities(["old"])
+    [section] = service.review(["expired"])
+    [decision] = section.items
+    assert decision.evidence["observation"] == "stale fact" and decision.options == ("delete", "renew")
+    edit = service.decide(decision.key, option)
+    assert service.review(["expired"])[0].total == 0
+    current = [o.content for o in service.get_entity("old").entity.observations if o.current(time.time())]
+    assert current == (["kept"] if option == "delete" else ["stale fact", "kept"])
+    edit.revert(service)
+    assert service.snapshot_entities(["old"]) == before

@@ -29,6 +29,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--project", metavar="NAME", help="the project of this server: new entities belong to it, "
                         "reads and searches see its memories and the global ones only")
+    parser.add_argument("--conflict-wait", type=float, default=1.0, metavar="SECONDS",
+                        help="how long add_observations waits for the contradiction check of what it wrote "
+                        "(default 1; 0: never, the check still runs when the vectors land)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST}, loopback only)")
     parser.add_argument("--allow-remote", action="store_true",
@@ -92,7 +95,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     service = _open_memory(args)
     service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     try:
-        anyio.run(serve_stdio, build_server(service, project=_project(args)))
+        anyio.run(serve_stdio, build_server(service, project=_project(args), conflict_wait=args.conflict_wait))
     finally:
         service.close()
     return 0

@@ -3,7 +3,7 @@ schemas, result shapes, titles, descriptions and annotations; Limbic's extras ar
 (:mod:`limbic.core.mcp.schemas`), so with them unused every result is byte-identical to the reference's.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -15,6 +15,7 @@ from pydantic import Field
 from limbic.core.lifecycle.expiry import parse_instant
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs
+from limbic.core.mcp.lifecycle_tools import CONFLICT_WAIT_SECONDS, conflict_out
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
     DeletionIn,
@@ -54,9 +55,11 @@ from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
 
-def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
+def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None,
+                        conflict_wait: float = CONFLICT_WAIT_SECONDS) -> None:
     """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``;
-    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope")."""
+    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope");
+    ``conflict_wait``: seconds ``add_observations`` waits for the contradiction check of what it wrote."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
         with refusals():
@@ -84,7 +87,15 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
             items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
             added = service.add_observations(items, origin=ORIGIN)
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
-        return result({"results": results}, results)
+        found, pending = service.conflicts_of(added, wait=conflict_wait)
+        if not found and not pending:
+            return result({"results": results}, results)
+        out: dict[str, Any] = {"results": results}
+        if found:
+            out["conflicts"] = [conflict_out(c) for c in found]
+        if pending:
+            out["pendingConflictChecks"] = pending
+        return result(out)
 
     def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
                         ) -> Annotated[CallToolResult, SuccessOut]:

@@ -7,29 +7,152 @@ for type checking.
 
 from __future__ import annotations
 
+import json
+import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from limbic.core import validation as check
-from limbic.core.errors import NotFoundError
-from limbic.core.lifecycle import confidence
+from limbic.core.embedding.base import Embedder
+from limbic.core.errors import DatabaseClosedError, NotFoundError, StoreBusyError, ValidationError
+from limbic.core.lifecycle import confidence, contradictions
 from limbic.core.models import Observation
+from limbic.core.service import conflict_checks as checks
+from limbic.core.service import conflict_resolution as resolve
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
-from limbic.core.store import expiry, reads, writes
+from limbic.core.store import conflicts, expiry, reads, writes
+from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.schema import put_setting
+from limbic.core.vectors.vector_index import VectorIndex
 
+if TYPE_CHECKING:
+    from limbic.core.service.edits import Edit
+    from limbic.core.service.memory import MemoryService
+    from limbic.core.service.review import ReviewSection
+
+log = logging.getLogger(__name__)
 Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
 
 class Lifecycle:
-    """Expiry of observations (mixed into ``MemoryService``)."""
+    """Expiry, terms of observations and the contradiction check (mixed into ``MemoryService``)."""
 
     database: Database
+    embedder: Embedder | None
     origin: str
     _write: Write
     _reindex: Callable[[WriteTransaction, Iterable[int]], None]
     _sweeper: ExpirySweeper | None
+    _vectors: VectorIndex
+
+    # --- the queue of decisions -------------------------------------------------------------------
+
+    def review(self, kinds: Sequence[str] | None = None, limit: int = 20) -> list[ReviewSection]:
+        """What needs a person's decision, one section per kind (:func:`limbic.core.service.review.review`)."""
+        from limbic.core.service import review
+
+        return review.review(cast("MemoryService", self), kinds, limit)
+
+    def decide(self, key: str, option: str, *, origin: str | None = None) -> Edit:
+        """Settle the open decision ``key`` with ``option`` as one transaction; returns the applied edit (its
+        ``revert`` undoes it exactly). Raises NotFoundError / ValidationError (:func:`limbic.core.service.review.decide`)."""
+        from limbic.core.service import review
+
+        return review.decide(cast("MemoryService", self), key, option, origin=origin)
+
+    # --- contradictions ------------------------------------------------------------------------
+
+    def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any]) -> Any:
+        """Run ``body`` and queue the observations it added for the contradiction check (writes that add
+        observations, not imports, with a model in use)."""
+        if op not in checks.CHECKED_OPS or origin == "import" or self.embedder is None:
+            return body(txn)
+        newest = checks.newest_observation(txn)
+        result = body(txn)
+        checks.queue_new(txn, newest)
+        return result
+
+    def conflict_mode(self) -> str:
+        """The contradiction detector's mode: ``checkable`` (default) or ``similarity`` (the seed's rule)."""
+        mode = self.database.get_setting(checks.MODE_KEY)
+        return mode if mode in contradictions.MODES else contradictions.CHECKABLE
+
+    def set_conflict_mode(self, mode: str, *, origin: str | None = None) -> None:
+        """Choose the detector's mode for the checks from now on. Raises ValidationError for an unknown mode."""
+        if mode not in contradictions.MODES:
+            raise ValidationError(f"unknown contradiction mode {mode!r}; use one of {', '.join(contradictions.MODES)}")
+        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, checks.MODE_KEY, mode))
+
+    def check_conflicts(self) -> int:
+        """Check the queued observations whose vectors have landed now (also run after every landing step);
+        returns the conflicts found. Without a model, nothing is checked."""
+        if self.embedder is None:
+            return 0
+        model = self.embedder.name
+        return checks.run_checks(self.database, self._write, model, self.conflict_mode(),
+                                 lambda ids: self._vectors.observation_vectors(model, ids))
+
+    def _after_land(self, _entity_ids: list[int]) -> None:
+        try:
+            self.check_conflicts()
+        except (DatabaseClosedError, StoreBusyError):
+            pass
+        except Exception:
+            log.exception("the contradiction check failed; its observations stay queued")
+
+    def conflicts_of(self, items: Sequence[tuple[str, Sequence[str]]], *, wait: float = 0.0) -> tuple[list[ConflictRow], int]:
+        """The open conflicts of the observations ``items`` (``(entity name, contents)``, as ``add_observations``
+        returns them) and how many of them are still waiting for the check. Waits up to ``wait`` seconds for
+        their vectors to land and the check to run (nothing blocks the write itself)."""
+        conn = self.database.read()
+        ids = [int(r[0]) for name, contents in items for r in conn.execute(
+            "SELECT o.id FROM observations o JOIN entities e ON e.id = o.entity_id WHERE e.name = ? "
+            "AND o.content IN (SELECT value FROM json_each(?))", (name, json.dumps(list(contents))))]
+        deadline = time.monotonic() + wait
+        while (pending := conflicts.queued(self.database.read(), ids)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return [c for c in conflicts.of_observations(self.database.read(), ids) if c.resolved_at is None], len(pending)
+
+    def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:
+        """The number of open conflicts and the newest ``limit`` (all with -1), both observations current."""
+        return conflicts.open_rows(self.database.read(), time.time(), limit)
+
+    def conflict(self, conflict_id: int) -> ConflictRow:
+        """One stored conflict (open or settled). Raises NotFoundError when there is none (settled by deleting one
+        of its observations, or never found)."""
+        row = conflicts.by_id(self.database.read(), conflict_id)
+        if row is None:
+            raise NotFoundError(f"no conflict {conflict_id}")
+        return row
+
+    def settle_conflict(self, conflict_id: int, option: str, *, origin: str | None = None) -> None:
+        """Settle an open conflict with ``option`` (:data:`~limbic.core.lifecycle.contradictions.OPTIONS`) as one
+        transaction: ``keep_both``; ``update_old`` (the old observation takes the new text, the new one goes);
+        ``supersede`` (the old one is superseded by the new one, weight 0.1); ``delete_old``. Use the undoable
+        edit of :mod:`limbic.core.service.lifecycle_edits` to be able to take it back.
+
+        Raises NotFoundError when the conflict is not open, ValidationError for an unknown option."""
+        if option not in contradictions.OPTIONS:
+            raise ValidationError(f"unknown option {option!r}; use one of {', '.join(contradictions.OPTIONS)}")
+
+        def body(txn: WriteTransaction) -> None:
+            row = conflicts.by_id(txn.conn, conflict_id)
+            if row is None or row.resolved_at is not None:
+                raise NotFoundError(f"no open conflict {conflict_id}")
+            touched = resolve.apply(txn.conn, row, option, time.time())
+            conflicts.settle(txn.conn, conflict_id, option, time.time())
+            txn.touch(touched)
+            self._reindex(txn, touched)
+
+        self._write("settle_conflict", origin, body)
+
+    def restore_conflict(self, row: ConflictRow, *, origin: str | None = None) -> None:
+        """Write a recorded conflict back exactly (undo of settling it)."""
+        self._write("restore_conflict", origin, lambda txn: conflicts.put(txn.conn, row))
+
+    # --- expiry ----------------------------------------------------------------------------------
 
     def sweep_expired(self, *, now: float | None = None, origin: str | None = None) -> SweepReport:
         """Take the text of every observation expired by ``now`` (UTC seconds, default the present) out of the

@@ -1,15 +1,19 @@
-"""Undoable edits of the lifecycle (docs/lifecycle.md): an observation's terms (expiry, weight).
+"""Undoable edits of the lifecycle (docs/lifecycle.md): an observation's terms (expiry, weight), settling a
+conflict.
 
 Each is an :class:`~limbic.core.service.edits.Edit` that records the rows its revert puts back exactly.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
+from limbic.core.models import Entity
+from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import _ObservationEdit
 from limbic.core.service.memory import MemoryService
+from limbic.core.store.conflicts import ConflictRow
 
 
 @dataclass(eq=False)
@@ -30,3 +34,33 @@ class SetObservationTerms(_ObservationEdit):
         self._record(service)
         self.kept = (self._find(self.content),)
         service.set_observation_terms(self.entity, self.content, expires_at=self.expires_at, weight=self.weight)
+
+
+@dataclass(eq=False)
+class SettleConflict(Edit):
+    """Settle a conflict with one of its options (keep both, update old, supersede, delete old); revert puts both
+    entities' observations and the conflict back exactly as they were (open)."""
+
+    conflict_id: int
+    option: str
+    row: ConflictRow = field(init=False, repr=False)
+    before: list[Entity] = field(init=False, repr=False)
+    op: ClassVar[str] = "settle_conflict"
+
+    @property
+    def description(self) -> str:
+        return f"{self.option.replace('_', ' ')} (conflict {self.conflict_id})"
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.row.entity if hasattr(self, "row") else None
+
+    def perform(self, service: MemoryService) -> None:
+        self.row = service.conflict(self.conflict_id)
+        names = dict.fromkeys((self.row.entity, self.row.other_entity))
+        self.before = [service.get_entity(name).entity for name in names]
+        service.settle_conflict(self.conflict_id, self.option)
+
+    def reverse(self, service: MemoryService) -> None:
+        for entity in self.before:
+            service.restore_entity(entity.name, entity, observations=entity.observations)
+        service.restore_conflict(self.row)

@@ -91,6 +91,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self._warm_up_thread: threading.Thread | None = None
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
         self._sweeper = None
+        self.vectors.after_land = self._after_land  # the contradiction check of new observations
         if background_vectors:
             self._start_sweeps()
 
@@ -149,7 +150,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         once committed, and return what ``body`` returned."""
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
-            result = body(txn)
+            result = self._checked(txn, op, origin, body)
         self._publish(txn, origin, op)
         return result
 

@@ -78,3 +78,13 @@ def expired_count(conn: apsw.Connection, now: float) -> int:
     """Live observations past their expiry at ``now`` (kept in the database, out of the indexes)."""
     return conn.execute("SELECT count(*) FROM observations WHERE expires_at <= ? AND superseded_at IS NULL",
                         (now,)).get
+
+
+def expired_rows(conn: apsw.Connection, now: float, limit: int = -1) -> tuple[int, list[tuple[int, str, str, float, float]]]:
+    """The number of live observations expired at ``now`` and the most recently expired ``limit`` of them, as
+    ``(observation id, entity name, content, expires_at, weight)``."""
+    rows = conn.execute(
+        "SELECT o.id, e.name, o.content, o.expires_at, o.weight FROM observations o JOIN entities e ON e.id = o.entity_id "
+        "WHERE o.expires_at <= ?1 AND o.superseded_at IS NULL ORDER BY o.expires_at DESC, o.id DESC LIMIT ?2",
+        (now, limit))
+    return expired_count(conn, now), [(int(r[0]), r[1], r[2], float(r[3]), float(r[4])) for r in rows]

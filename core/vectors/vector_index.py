@@ -196,6 +196,25 @@ class VectorIndex:
             return Similarities(ids, best, lookups)
         return Similarities(ids[live], best[live], lookups)
 
+    def observation_vectors(self, model: str, observation_ids: list[int]) -> dict[int, np.ndarray]:
+        """The held unit vectors ``(d,) float32`` of ``observation_ids`` made by ``model``, as the copy stands (not
+        refreshed here: an observation written since the last refresh is simply not found; the caller reads it
+        from the store). For the contradiction check, which compares a new observation with its neighbours'."""
+        if self._state is None or self._state[0] != model:
+            return {}
+        wanted = np.asarray(observation_ids, dtype=np.int64)
+        found: dict[int, np.ndarray] = {}
+        for block in self._blocks:  # the recent block last: its rows replace the main block's
+            held, rows = block.groups.observations, block.groups.observation_rows
+            if not len(held) or not len(wanted):
+                continue
+            at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
+            hit = held[at] == wanted
+            live = ~np.isin(rows[at[hit]], block.dead)
+            for observation_id, row in zip(wanted[hit][live].tolist(), rows[at[hit]][live].tolist(), strict=True):
+                found[observation_id] = block.vectors.unit[row]
+        return found
+
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,
                now: float) -> tuple[list[int], dict[int, float]]:
         """The ``k`` nearest entities to ``vector`` ``(d,) float32`` by aggregated cosine distance ``1 − sim``

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from limbic.core.search import decay
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
 
@@ -186,7 +187,7 @@ def _log_share(batch: CandidateBatch, values: np.ndarray) -> np.ndarray:
 
 
 def _decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
-    return np.maximum(floor, np.exp(-params.lambda_hourly * np.maximum(hours, 0.0)))
+    return np.maximum(floor, decay.curve(hours, params))  # the chosen decay model (docs/lifecycle.md)
 
 
 def date_closeness(date_distance: np.ndarray, tolerance_days: float) -> np.ndarray:

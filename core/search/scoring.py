@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from limbic.core.search import decay as decay_models
 from limbic.core.search.batch import BatchScores, CandidateBatch, score_batch
 from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
@@ -207,9 +208,10 @@ def importance(access_count: np.ndarray, access_days: np.ndarray, degree: np.nda
 
 
 def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
-    """``max(floor, exp(−λ·Δh))`` with Δh in hours (negative Δh, i.e. a future time, counts as 0)."""
-    hours = np.maximum(np.asarray(hours, dtype=np.float64), 0.0)
-    return np.maximum(floor, np.exp(-params.lambda_hourly * hours))
+    """``max(floor, f(Δh))`` with Δh in hours (negative Δh, i.e. a future time, counts as 0) and ``f`` the decay
+    model of ``params``: ``exp(−λ·Δh)`` in the seed, or the power law or two components
+    (:func:`limbic.core.search.decay.curve`)."""
+    return np.maximum(floor, decay_models.curve(hours, params))
 
 
 def age_hours(last_access: np.ndarray, created_at: np.ndarray, now: float) -> np.ndarray:

@@ -161,7 +161,7 @@ def test_gc_sweeps_and_reports(tmp_path, capsys):
     time.sleep(0.4)
     assert main(["--db", str(path), "gc", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["swept"] == {"entities": ["short"], "expiredObservations": 1}
+    assert out["swept"] == ["short"] and out["action"] is None
 
 
 def test_import_reads_ttl_days_and_export_writes_expires_at(service, tmp_path):

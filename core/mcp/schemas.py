@@ -245,6 +245,9 @@ class EntityDetailOut(BaseModel):
     degree: int
     observations: list[ObservationDetailOut]
     relations: list[RelationDetailOut]
+    project: str | None = None
+    strength: float = 1.0
+    pinnedAt: str | None = None
 
 
 # --- converters ---------------------------------------------------------------------------------
@@ -329,7 +332,7 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
 
 def detail_out(detail: EntityDetail) -> dict[str, Any]:
     """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
-    the supersede chain."""
+    the supersede chain, its project, strength and pin (docs/lifecycle.md)."""
     entity = detail.entity
     return {
         "id": entity.id,
@@ -358,4 +361,7 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
             for o in entity.observations
         ],
         "relations": [relation_detail(r) for r in detail.relations],
+        "project": entity.project,
+        "strength": entity.strength,
+        "pinnedAt": iso(entity.pinned_at),
     }

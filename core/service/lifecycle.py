@@ -17,11 +17,15 @@ from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import DatabaseClosedError, NotFoundError, StoreBusyError, ValidationError
 from limbic.core.lifecycle import confidence, contradictions
-from limbic.core.models import Observation
+from limbic.core.lifecycle.retention import RetentionParams
+from limbic.core.models import Entity, Observation
 from limbic.core.service import conflict_checks as checks
 from limbic.core.service import conflict_resolution as resolve
+from limbic.core.service import retention
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
+from limbic.core.service.retention import Retention
 from limbic.core.store import conflicts, expiry, reads, writes
+from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.schema import put_setting
@@ -151,6 +155,48 @@ class Lifecycle:
     def restore_conflict(self, row: ConflictRow, *, origin: str | None = None) -> None:
         """Write a recorded conflict back exactly (undo of settling it)."""
         self._write("restore_conflict", origin, lambda txn: conflicts.put(txn.conn, row))
+
+    # --- forget and promote ---------------------------------------------------------------------
+
+    def retention_params(self) -> RetentionParams:
+        """The saved forget/promote settings (the seed's defaults when none were saved)."""
+        return retention.load_params(self.database)
+
+    def save_retention_params(self, params: RetentionParams, *, origin: str | None = None) -> None:
+        """Save the forget/promote settings for every client of this database."""
+        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, retention.PARAMS_KEY, params.to_json()))
+
+    def retention(self, params: RetentionParams | None = None, *, now: float | None = None) -> list[Retention]:
+        """Every entity's retention score and suggestion (keep / forget / promote) at ``now`` (UTC seconds), with
+        ``params`` (default the saved ones); :mod:`limbic.core.service.retention`. Reading it records nothing."""
+        return retention.review(self.database, params or self.retention_params(), time.time() if now is None else now)
+
+    def set_pinned(self, names: Sequence[str], pinned: bool, *, origin: str | None = None) -> list[Entity]:
+        """Pin (promote) or unpin entities, one transaction. Raises NotFoundError naming unknown entities."""
+        names = [check.name(n) for n in names]
+
+        def body(txn: WriteTransaction) -> list[Entity]:
+            ids = list(writes.require_ids(txn.conn, names).values())
+            retention_rows.set_pinned(txn.conn, ids, time.time() if pinned else None)
+            txn.touch(ids)
+            return reads.entities_by_ids(txn.conn, ids)
+
+        return self._write("set_pinned", origin, body)
+
+    def set_strength(self, names: Sequence[str], value: float, *, origin: str | None = None) -> list[Entity]:
+        """Set the strength (0..2, the retention score's multiplier) of entities, one transaction.
+        Raises ValidationError for a value outside 0..2, NotFoundError naming unknown entities."""
+        names = [check.name(n) for n in names]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 2.0:
+            raise ValidationError(f"strength must be a number from 0 to 2, got {value!r}")
+
+        def body(txn: WriteTransaction) -> list[Entity]:
+            ids = list(writes.require_ids(txn.conn, names).values())
+            retention_rows.set_strength(txn.conn, ids, float(value))
+            txn.touch(ids)
+            return reads.entities_by_ids(txn.conn, ids)
+
+        return self._write("set_strength", origin, body)
 
     # --- expiry ----------------------------------------------------------------------------------
 

@@ -1,11 +1,12 @@
 """Undoable edits of the lifecycle (docs/lifecycle.md): an observation's terms (expiry, weight), settling a
-conflict.
+conflict, pinning entities and their strength.
 
 Each is an :class:`~limbic.core.service.edits.Edit` that records the rows its revert puts back exactly.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -64,3 +65,56 @@ class SettleConflict(Edit):
         for entity in self.before:
             service.restore_entity(entity.name, entity, observations=entity.observations)
         service.restore_conflict(self.row)
+
+
+@dataclass(eq=False)
+class _EntityRowEdit(Edit):
+    """An edit of some entities' rows; revert gives each its recorded row back (pin, strength, times)."""
+
+    names: Sequence[str]
+    before: list[Entity] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.names = tuple(dict.fromkeys(self.names))
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.names[0] if self.names else None
+
+    def _record(self, service: MemoryService) -> None:
+        self.before = [service.get_entity(name).entity for name in self.names]
+
+    def reverse(self, service: MemoryService) -> None:
+        for entity in self.before:
+            service.restore_entity(entity.name, entity)
+
+
+@dataclass(eq=False)
+class SetPinned(_EntityRowEdit):
+    """Pin (promote to long-term memory: never a forget candidate) or unpin entities."""
+
+    pinned: bool = True
+    op: ClassVar[str] = "set_pinned"
+
+    @property
+    def description(self) -> str:
+        return f"{'pin' if self.pinned else 'unpin'} {', '.join(self.names)}"
+
+    def perform(self, service: MemoryService) -> None:
+        self._record(service)
+        service.set_pinned(self.names, self.pinned)
+
+
+@dataclass(eq=False)
+class SetStrength(_EntityRowEdit):
+    """Set the strength (0..2) of entities' retention scores."""
+
+    value: float = 1.0
+    op: ClassVar[str] = "set_strength"
+
+    @property
+    def description(self) -> str:
+        return f"set strength {self.value:g} of {', '.join(self.names)}"
+
+    def perform(self, service: MemoryService) -> None:
+        self._record(service)
+        service.set_strength(self.names, self.value)

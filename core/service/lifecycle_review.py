@@ -2,21 +2,25 @@
 
 ``contradiction``: an open conflict between a written observation and an older one (texts side by side,
 similarity, the checkable difference), settled by keeping both, updating the old one, superseding it or deleting
-it. ``expired``: an observation past its expiry, kept as history; delete it or renew it (no expiry). Every
-option is an undoable edit.
+it. ``expired``: an observation past its expiry, kept as history; delete it or renew it (no expiry). ``forget``
+and ``promote``: memories whose retention score says so (archive, delete or pin; pin). Every option is an
+undoable edit.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import OPTIONS as CONFLICT_OPTIONS
 from limbic.core.models import iso
+from limbic.core.service import retention
 from limbic.core.service.edits import Edit
-from limbic.core.service.entity_edits import DeleteObservation
-from limbic.core.service.lifecycle_edits import SetObservationTerms, SettleConflict
+from limbic.core.service.entity_edits import DeleteEntities, DeleteObservation, SetStatus
+from limbic.core.service.lifecycle_edits import SetObservationTerms, SetPinned, SettleConflict
+from limbic.core.service.retention import Retention
 from limbic.core.store import expiry
 
 if TYPE_CHECKING:
@@ -80,5 +84,34 @@ class ExpiredSource:
         return SetObservationTerms(entity, content, None, float(decision.evidence["weight"]))
 
 
-LIFECYCLE_SOURCES = (ContradictionSource(), ExpiredSource())
-"""The lifecycle's decision sources, in the order the report lists them (forget and promote follow)."""
+class RetentionSource:
+    """Forget or promote candidates (:mod:`limbic.core.service.retention`, with the saved settings): ``kind``,
+    the ``options`` (the suggested one first) and ``select``, which picks the candidates of the whole review."""
+
+    def __init__(self, kind: str, options: tuple[str, ...],
+                 select: Callable[[list[Retention]], list[Retention]]) -> None:
+        self.kind, self.options, self._select = kind, options, select
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        params = service.retention_params()
+        found = self._select(service.retention(params))
+        return len(found), [_decision(
+            kind=self.kind, key=f"{self.kind}:{r.entity_id}", title=f"{r.name}: {r.reason}", subjects=(r.name,),
+            evidence=r.to_dict(params), options=self.options) for r in found[:limit]]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _check(decision, option)
+        names = list(decision.subjects)
+        if option == "pin":
+            return SetPinned(names, True)
+        return SetStatus(names, "archived") if option == "archive" else DeleteEntities(names)
+
+
+FORGET = RetentionSource("forget", ("archive", "delete", "pin"), retention.forget_candidates)
+"""Memories whose retention score fell below τ_forget: archive (suggested), delete, or pin to keep."""
+PROMOTE = RetentionSource("promote", ("pin",), retention.promote_candidates)
+"""Memories used enough to keep for good: pin them (pinned memories are never forget candidates)."""
+
+
+LIFECYCLE_SOURCES = (ContradictionSource(), ExpiredSource(), FORGET, PROMOTE)
+"""The lifecycle's decision sources, in the order the report lists them."""

@@ -49,9 +49,12 @@ def test_the_worked_examples(uses, hours, strength, expected, decision):
 def test_the_usage_rule_and_the_time_until_forgotten():
     # scenario 2: five uses within 14 days promote whatever the score
     assert r.decide(np.array([0.3]), np.array([5]), np.array([5]), MNEMEX)[0] == ("promote", "5 uses within 14 days")
-    until = r.hours_until_forgotten(1, 0.0, 1.0, MNEMEX)  # e^(−λt) = 0.05: t = ln 20 / λ
-    assert until == pytest.approx(math.log(20) / (2.673e-6 * 3600), rel=1e-3)
-    assert r.hours_until_forgotten(1, 600.0, 1.0, MNEMEX) == 0.0
+    until = r.hours_until_forgotten(np.array([1, 1, 1]), np.array([0.0, 600.0, 0.0]), np.array([1.0, 1.0, 2.0]),
+                                    RetentionParams(half_life_hours=MNEMEX.half_life_hours, tau_forget=0.05))
+    assert until[0] == pytest.approx(math.log(20) / (2.673e-6 * 3600), rel=1e-3)  # e^(−λt) = 0.05: t = ln 20 / λ
+    assert until[1] == 0.0 and until[2] == pytest.approx(math.log(40) / (2.673e-6 * 3600), rel=1e-3)
+    forever = r.hours_until_forgotten(np.array([1]), np.array([0.0]), np.array([1.0]), RetentionParams(tau_forget=0.0))
+    assert math.isinf(forever[0])
 
 
 def test_review_candidates_count_uses_not_impressions(service):

@@ -104,7 +104,7 @@ def run_gc(args: argparse.Namespace) -> int:
         service.close()
     action = "delete" if args.delete else "archive" if args.archive else None
     report = {"dryRun": args.dry_run, "swept": swept, "action": action,
-              "forget": [c.to_dict(params) for c in candidates]}
+              "forget": [c.to_dict() for c in candidates]}
     if args.json:
         print_json(report)
         return 0

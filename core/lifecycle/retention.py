@@ -112,21 +112,23 @@ def decide(scores: np.ndarray, uses: np.ndarray, recent_uses: np.ndarray,
     return out
 
 
-def hours_until_forgotten(uses: float, hours: float, strength_value: float, params: RetentionParams,
-                          horizon_hours: float = 100 * 8_766.0) -> float:
-    """Hours from now until the score falls below ``τ_forget`` without another use, by bisection on the decay (as
-    Mnemex's ``time_until_threshold``): 0 when it is below already, ``inf`` when it stays above within
-    ``horizon_hours`` (100 years)."""
+def hours_until_forgotten(uses: np.ndarray, hours: np.ndarray, strengths: np.ndarray, params: RetentionParams,
+                          horizon_hours: float = 100 * 8_766.0) -> np.ndarray:
+    """Hours from now until each score falls below ``τ_forget`` without another use, ``(n,) float64``, by bisection on
+    the decay (as Mnemex's ``time_until_threshold``; all memories at once): 0 when below already, ``inf`` when it
+    stays above within ``horizon_hours`` (100 years). Accurate to 0.1 % or a minute."""
+    uses, hours, strengths = (np.asarray(a, dtype=np.float64) for a in (uses, hours, strengths))
 
-    def value(extra: float) -> float:
-        return float(score(np.array([uses]), np.array([hours + extra]), np.array([strength_value]), params)[0])
+    def above(extra: np.ndarray) -> np.ndarray:
+        return score(uses, hours + extra, strengths, params) >= params.tau_forget
 
-    if value(0.0) < params.tau_forget:
-        return 0.0
-    if value(horizon_hours) >= params.tau_forget:
-        return math.inf
-    low, high = 0.0, horizon_hours
-    while high - low > 1e-3 * max(1.0, low):
+    low = np.zeros_like(hours)
+    high = np.full_like(hours, horizon_hours)
+    never = above(high)
+    for _ in range(60):
         middle = (low + high) / 2.0
-        low, high = (middle, high) if value(middle) >= params.tau_forget else (low, middle)
-    return high
+        up = above(middle)
+        low, high = np.where(up, middle, low), np.where(up, high, middle)
+        if np.all(high - low <= np.maximum(1e-3 * low, 1.0 / 60)):
+            break
+    return np.where(~above(np.zeros_like(hours)), 0.0, np.where(never, np.inf, high))

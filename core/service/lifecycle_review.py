@@ -93,11 +93,10 @@ class RetentionSource:
         self.kind, self.options, self._select = kind, options, select
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
-        params = service.retention_params()
-        found = self._select(service.retention(params))
+        found = self._select(service.retention())
         return len(found), [_decision(
             kind=self.kind, key=f"{self.kind}:{r.entity_id}", title=f"{r.name}: {r.reason}", subjects=(r.name,),
-            evidence=r.to_dict(params), options=self.options) for r in found[:limit]]
+            evidence=r.to_dict(), options=self.options) for r in found[:limit]]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _check(decision, option)

@@ -28,7 +28,8 @@ HOUR = 3600.0
 class Retention:
     """One entity in the review: ``score``, ``decision`` (keep / forget / promote) and its ``reason``; ``uses``
     (1 + accesses), ``recent_uses`` (uses within the promote window), ``hours_since_use``, ``strength`` (after
-    its uses), ``status``, ``pinned_at`` (UTC seconds or ``None``)."""
+    its uses), ``status``, ``pinned_at`` (UTC seconds or ``None``) and ``hours_until_forgotten`` without another use
+    (bisection; ``inf``: not within 100 years)."""
 
     entity_id: int
     name: str
@@ -41,13 +42,10 @@ class Retention:
     strength: float
     status: str
     pinned_at: float | None
+    hours_until_forgotten: float
 
-    def hours_until_forgotten(self, params: RetentionParams) -> float:
-        """Hours until its score falls below τ_forget without another use (bisection; ``inf``: not within 100 years)."""
-        return retention.hours_until_forgotten(self.uses, self.hours_since_use, self.strength, params)
-
-    def to_dict(self, params: RetentionParams) -> dict:
-        until = self.hours_until_forgotten(params)
+    def to_dict(self) -> dict:
+        until = self.hours_until_forgotten
         return {"name": self.name, "score": round(self.score, 6), "decision": self.decision, "reason": self.reason,
                 "uses": self.uses, "recentUses": self.recent_uses, "daysSinceUse": round(self.hours_since_use / 24, 2),
                 "strength": round(self.strength, 3), "status": self.status, "pinned": self.pinned_at is not None,
@@ -74,9 +72,10 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     recent = np.array([r[8] + (r[3] >= window_start) for r in found], dtype=np.float64)
     scores = retention.score(uses, hours, strengths, params)
     decisions = retention.decide(scores, uses, recent, params)
-    return [Retention(int(r[0]), r[1], float(s), d, why, int(u), int(n), float(h), float(st), r[2], r[5])
-            for r, s, (d, why), u, n, h, st in zip(found, scores.tolist(), decisions, uses.tolist(), recent.tolist(),
-                                                     hours.tolist(), strengths.tolist(), strict=True)]
+    until = retention.hours_until_forgotten(uses, hours, strengths, params)
+    return [Retention(int(r[0]), r[1], float(s), d, why, int(u), int(n), float(h), float(st), r[2], r[5], float(t))
+            for r, s, (d, why), u, n, h, st, t in zip(found, scores.tolist(), decisions, uses.tolist(), recent.tolist(),
+                                                        hours.tolist(), strengths.tolist(), until.tolist(), strict=True)]
 
 
 def forget_candidates(items: list[Retention], *, archived: bool = False) -> list[Retention]:

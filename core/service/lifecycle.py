@@ -23,8 +23,9 @@ from limbic.core.service import conflict_checks as checks
 from limbic.core.service import conflict_resolution as resolve
 from limbic.core.service import retention
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
+from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
 from limbic.core.service.retention import Retention
-from limbic.core.store import conflicts, expiry, reads, writes
+from limbic.core.store import conflicts, expiry, graph, reads, views, writes
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
@@ -34,7 +35,7 @@ from limbic.core.vectors.vector_index import VectorIndex
 if TYPE_CHECKING:
     from limbic.core.service.edits import Edit
     from limbic.core.service.memory import MemoryService
-    from limbic.core.service.review import ReviewSection
+    from limbic.core.service.review import Decision, ReviewSection
 
 log = logging.getLogger(__name__)
 Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
@@ -65,6 +66,16 @@ class Lifecycle:
         from limbic.core.service import review
 
         return review.decide(cast("MemoryService", self), key, option, origin=origin)
+
+    def decision_edit(self, decision: Decision, option: str) -> Edit:
+        """The undoable edit that settles ``decision`` with ``option``, not applied (the app's Review view applies
+        it on its undo stack). Raises NotFoundError for a kind no source handles, ValidationError for a bad option."""
+        from limbic.core.service import review
+
+        source = next((s for s in review.SOURCES if s.kind == decision.kind), None)
+        if source is None:
+            raise NotFoundError(f"no source of {decision.kind!r} decisions")
+        return source.edit(cast("MemoryService", self), decision, option)
 
     # --- contradictions ------------------------------------------------------------------------
 
@@ -197,6 +208,29 @@ class Lifecycle:
             return reads.entities_by_ids(txn.conn, ids)
 
         return self._write("set_strength", origin, body)
+
+    # --- the graph over time and projects (the app's time slider and project filter) --------------
+
+    def graph_arrays_as_of(self, at: float) -> GraphArrays:
+        """Every current entity as :meth:`graph_arrays` gives them, with the relations active at ``at`` (UTC
+        seconds): the time slider draws these over the live layout and hides the entities created later."""
+        conn = self.database.read()
+        with conn:
+            rows = graph.graph_rows(conn)
+            relations = views.relation_rows_as_of(conn, at)
+        return build_graph_arrays(rows.entities, relations, rows.change_id)
+
+    def written_between(self, start: float, end: float) -> list[str]:
+        """Entities created or given an observation between ``start`` and ``end`` (UTC seconds)."""
+        return views.written_between(self.database.read(), start, end)
+
+    def history_span(self) -> tuple[float, float] | None:
+        """The first and last write time of the memory (UTC seconds), ``None`` when it is empty."""
+        return views.history_span(self.database.read())
+
+    def entity_projects(self) -> dict[int, str]:
+        """``{entity id: project}`` of the entities that belong to one (the app's project filter)."""
+        return views.entity_projects(self.database.read())
 
     # --- expiry ----------------------------------------------------------------------------------
 

@@ -95,3 +95,32 @@ def projects(conn: apsw.Connection) -> dict[str, int]:
     """``{project: number of entities}``, by name (global entities are not counted)."""
     return dict(conn.execute(
         "SELECT project, count(*) FROM entities WHERE project IS NOT NULL GROUP BY project ORDER BY project"))
+
+
+def relation_rows_as_of(conn: apsw.Connection, at: float) -> list[tuple[int, int, str]]:
+    """``(from_id, to_id, relation_type)`` of the relations active at ``at`` (created by then, not ended by then),
+    in the order :mod:`limbic.core.store.graph` gives the live ones."""
+    return [(int(a), int(b), str(t)) for a, b, t in conn.execute(
+        "SELECT from_id, to_id, relation_type FROM relations WHERE created_at <= ?1 AND (active = 1 OR ended_at > ?1) "
+        "ORDER BY from_id, to_id, relation_type", (at,))]
+
+
+def written_between(conn: apsw.Connection, start: float, end: float) -> list[str]:
+    """Names of the entities created, or given an observation, between ``start`` and ``end`` (UTC seconds)."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM entities WHERE id IN (SELECT id FROM entities WHERE created_at BETWEEN ?1 AND ?2 "
+        "UNION SELECT entity_id FROM observations WHERE created_at BETWEEN ?1 AND ?2) ORDER BY id", (start, end))]
+
+
+def history_span(conn: apsw.Connection) -> tuple[float, float] | None:
+    """``(first, last)`` write time of the memory (entity, observation or relation; UTC seconds), ``None`` when empty."""
+    row = conn.execute(
+        "SELECT min(t), max(t) FROM (SELECT min(created_at) AS t FROM entities UNION ALL SELECT max(created_at) FROM "
+        "entities UNION ALL SELECT max(created_at) FROM observations UNION ALL SELECT max(created_at) FROM relations "
+        "UNION ALL SELECT max(ended_at) FROM relations)").fetchone()
+    return None if row is None or row[0] is None else (float(row[0]), float(row[1]))
+
+
+def entity_projects(conn: apsw.Connection) -> dict[int, str]:
+    """``{entity id: project}`` of the entities that belong to a project (global ones are left out)."""
+    return {int(i): p for i, p in conn.execute("SELECT id, project FROM entities WHERE project IS NOT NULL")}

@@ -12,6 +12,8 @@ Run with the model installed (``limbic model install``). Prints one JSON object:
 - ``add_observations``: the whole write with the model embedding on the writing thread (one-shot mode), without
   and with the check, for scale.
 - ``as_of``: ``open_nodes`` of a 300-entity focus (an entity and its neighbourhood) as of a date, and without.
+- ``mcp_add_observations``: the tool in process, vectors landing in the background as in ``limbic mcp``: not
+  waiting for the contradiction check (``--conflict-wait 0``, the default) and waiting up to 1 s for it.
 """
 
 from __future__ import annotations
@@ -66,6 +68,26 @@ def focus(service: MemoryService, size: int, rng: random.Random) -> list[str]:
         "SELECT name FROM entities WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(sorted(ids)[:size]),))]
 
 
+def mcp_writes(path: Path, embedder, rows: list, wait: float, rng: random.Random) -> list[float]:
+    """Latencies of ``add_observations`` through the MCP tool (in process) with ``conflict_wait`` = ``wait``."""
+    from _mcp_helpers import portal_client
+
+    from limbic.core.mcp.server import build_server
+
+    service = MemoryService(Database(path), embedder, origin="mcp", background_vectors=True)
+    service.warm_up()
+    seconds = []
+    with portal_client(build_server(service, conflict_wait=wait)) as (portal, client):
+        for name, content in rows[:60]:
+            arguments = {"observations": [{"entityName": name, "contents": [variant(content, rng) + f" ({wait})"]}]}
+            started = time.perf_counter()
+            portal.call(client.call_tool, "add_observations", arguments)
+            seconds.append(time.perf_counter() - started)
+            service.wait_for_vectors()  # one write at a time, as a single agent
+    service.close()
+    return seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
@@ -111,14 +133,18 @@ def main() -> None:
             started = time.perf_counter()
             service.open_nodes(names, record=False)
             now.append(time.perf_counter() - started)
+        entities = service.stats().entities
+        then = len(service.open_nodes(names, record=False, as_of=at).entities)
+        service.close()
+        mcp = {f"conflict_wait_{wait:g}s": summary(mcp_writes(path, embedder, rows, wait, rng)) for wait in (0.0, 1.0)}
         print(json.dumps({
-            "entities": service.stats().entities, "model": embedder.name,
+            "entities": entities, "model": embedder.name,
             "check": summary(check), "conflicts_found": found,
             "add_observations": {"without_check": summary(plain), "with_check": summary(checked)},
-            "as_of": {"focus": len(names), "entities_then": len(service.open_nodes(names, record=False, as_of=at).entities),
+            "as_of": {"focus": len(names), "entities_then": then,
                       "open_nodes_as_of": summary(as_of), "open_nodes_now": summary(now)},
+            "mcp_add_observations": mcp,
         }, indent=2))
-        service.close()
 
 
 if __name__ == "__main__":

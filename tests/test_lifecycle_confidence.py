@@ -20,7 +20,7 @@ from limbic.core.search.presets import DEFAULT, SEED
 from limbic.core.search.scoring import score_candidates
 
 MEMEMORY = SEED.replace(lambda_hourly=0.005 / 24, temporal_floor=0.0)
-"""The seed's formula with mememory's gentle decay, e^(−0.005·days since the memory was written)."""
+"""The ``seed`` preset with mememory's gentle decay, e^(−0.005·days since the memory was written)."""
 
 
 def _zustand_redux():

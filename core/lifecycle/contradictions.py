@@ -7,7 +7,7 @@ pairs in ``tests/fixtures/contradiction_pairs.jsonl``). The default mode, :data:
 threshold and adds what can be checked in the text: the two differ in polarity (a negation in one and not the
 other) or each has a value of the same kind the other lacks — a number, version, region, date or named value (``us-east-1`` /
 ``us-west-2``, ``PostgreSQL`` / ``MySQL``, ``v2`` / ``v3``). A value present on one side only is a refinement
-("Python 3.11" → "Python 3.11 or newer"), not a conflict. :data:`SIMILARITY` is the seed's rule as written.
+("Python 3.11" → "Python 3.11 or newer"), not a conflict. :data:`SIMILARITY` is mememory's rule as written.
 
 Pure functions over texts and ``float32`` unit vectors; nothing here reads or writes the store.
 """
@@ -26,7 +26,7 @@ THRESHOLD = 0.75
 CHECKABLE = "checkable"
 SIMILARITY = "similarity"
 MODES = (CHECKABLE, SIMILARITY)
-"""``checkable`` (default): close and differing in a checkable value or polarity; ``similarity``: close (the seed)."""
+"""``checkable`` (default): close and differing in a checkable value or polarity; ``similarity``: close (mememory's rule)."""
 
 REPORT_WAIT_SECONDS = 0.0
 """How long a write over MCP waits by default for the check of what it wrote before answering. Its vector is made
@@ -57,7 +57,7 @@ _DAYS = frozenset(("monday", "tuesday", "wednesday", "thursday", "friday", "satu
 @dataclass(frozen=True, slots=True)
 class Finding:
     """A conflict of the new observation with ``other`` (an observation id): ``similarity`` (cosine) and
-    ``reason`` (``negation: …`` or ``differing <kind>: <value> / <value>``; ``similar`` in the seed's mode)."""
+    ``reason`` (``negation: …`` or ``differing <kind>: <value> / <value>``; ``similar`` in mememory's mode)."""
 
     other: int
     similarity: float

@@ -31,7 +31,7 @@ def _setting(default: float, low: float, high: float, help_text: str) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class RetentionParams:
-    """The constants of the retention score and its thresholds; the defaults are the seed's (a 3-day half-life)."""
+    """The constants of the retention score and its thresholds; the defaults are Mnemex's (a 3-day half-life)."""
 
     beta: float = _setting(0.6, 0.0, 1.0, "exponent of the use count")
     half_life_hours: float = _setting(72.0, 1.0, 87_600.0, "half-life of the decay, hours (1 hour to 10 years)")

@@ -1,7 +1,7 @@
 """Decay models: how a memory's weight falls with the time since it was last used (Mnemex
 ``scoring_algorithm.md``, "Model Selection"; docs/lifecycle.md "Decay models").
 
-- exponential: ``f(Δt) = e^(−λ·Δt)`` (the seed's temporal factor; half-life ``H = ln 2 / λ``);
+- exponential: ``f(Δt) = e^(−λ·Δt)`` (the ``seed`` preset's temporal factor; half-life ``H = ln 2 / λ``);
 - power law: ``f(Δt) = (1 + Δt/t0)^(−α)`` with ``t0 = H / (2^(1/α) − 1)``, so that ``f(H) = 1/2``: a heavier
   tail, old but important memories fade slower;
 - two-component: ``f(Δt) = w·e^(−λf·Δt) + (1 − w)·e^(−λs·Δt)``: forgets very recent items faster (the fast

@@ -90,7 +90,7 @@ class Lifecycle:
         return result
 
     def conflict_mode(self) -> str:
-        """The contradiction detector's mode: ``checkable`` (default) or ``similarity`` (the seed's rule)."""
+        """The contradiction detector's mode: ``checkable`` (default) or ``similarity`` (mememory's rule)."""
         mode = self.database.get_setting(checks.MODE_KEY)
         return mode if mode in contradictions.MODES else contradictions.CHECKABLE
 
@@ -170,7 +170,7 @@ class Lifecycle:
     # --- forget and promote ---------------------------------------------------------------------
 
     def retention_params(self) -> RetentionParams:
-        """The saved forget/promote settings (the seed's defaults when none were saved)."""
+        """The saved forget/promote settings (Mnemex's defaults when none were saved)."""
         return retention.load_params(self.database)
 
     def save_retention_params(self, params: RetentionParams, *, origin: str | None = None) -> None:

@@ -43,13 +43,26 @@ class Observation:
 
     @property
     def live(self) -> bool:
-        """True while not superseded (expiry is judged by the caller, who knows "now")."""
+        """True while not superseded (expiry is judged by the caller, who knows "now": :meth:`current`)."""
         return self.superseded_at is None
+
+    def expired(self, now: float) -> bool:
+        """True once its expiry time has passed at ``now`` (UTC seconds)."""
+        return self.expires_at is not None and self.expires_at <= now
+
+    def current(self, now: float) -> bool:
+        """Live and not expired at ``now`` (UTC seconds): what search, ``open_nodes`` and the index hold."""
+        return self.superseded_at is None and not self.expired(now)
 
 
 @dataclass(frozen=True, slots=True)
 class Entity:
-    """A node of the memory graph with its observations (all of them, superseded ones included)."""
+    """A node of the memory graph with its observations (all of them, superseded ones included).
+
+    ``project``: the project it belongs to (``None``: global, seen from every project); ``strength``: the
+    multiplier of its forget/promote score (0..2, docs/lifecycle.md); ``pinned_at``: when it was pinned
+    (promoted to long-term memory; UTC seconds, ``None`` when not pinned).
+    """
 
     id: int
     name: str
@@ -58,6 +71,9 @@ class Entity:
     created_at: float
     updated_at: float
     observations: tuple[Observation, ...] = ()
+    project: str | None = None
+    strength: float = 1.0
+    pinned_at: float | None = None
 
     @property
     def live_observations(self) -> tuple[Observation, ...]:
@@ -148,7 +164,8 @@ class ObservationInput:
 
 @dataclass(frozen=True, slots=True)
 class EntityInput:
-    """An entity to create or upsert. ``None`` type/status on an upsert keeps the stored values."""
+    """An entity to create or upsert. ``None`` type/status on an upsert keeps the stored values; ``project``
+    names the project of a new entity (``None``: global; an upsert keeps an existing entity's project)."""
 
     name: str
     entity_type: str | None = None
@@ -156,6 +173,7 @@ class EntityInput:
     status: str | None = None
     created_at: float | None = None
     updated_at: float | None = None
+    project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QDockWidget
 
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
@@ -33,6 +33,8 @@ from limbic.gui.edit.editor import EntityEditor
 from limbic.gui.graph.view import GraphView
 from limbic.gui.main_window import MainWindow
 from limbic.gui.mcp_panel import McpPanel
+from limbic.gui.review.timeline import TimelineBar
+from limbic.gui.review.view import ReviewView
 from limbic.gui.workers import TaskRunner
 
 if TYPE_CHECKING:
@@ -138,6 +140,8 @@ class LimbicApp(QObject):
         self.graph_view: GraphView | None = None
         self.editor: EntityEditor | None = None
         self.mcp_panel: McpPanel | None = None
+        self.review: ReviewView | None = None
+        self.timeline: TimelineBar | None = None
         self.mcp_host: Any = None  # gui/mcp_host.McpHost once the SDK is loaded
         self.started_at = time.perf_counter()
         self.timings: dict[str, float] = {}
@@ -169,11 +173,18 @@ class LimbicApp(QObject):
         self.graph_view = GraphView(controller)
         self.editor = editor = EntityEditor(controller)
         self.mcp_panel = McpPanel(controller)
+        self.review = ReviewView(controller, editor.execute)  # its actions go on the editor's undo stack
+        self.timeline = TimelineBar(controller, self.graph_view)
         right = Qt.DockWidgetArea.RightDockWidgetArea
         self.window = window = MainWindow(
             controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
-            extra_docks=[("Entity editor", "editorDock", self.editor, right), ("MCP", "mcpDock", self.mcp_panel, right)],
+            extra_docks=[("Entity editor", "editorDock", self.editor, right), ("MCP", "mcpDock", self.mcp_panel, right),
+                         ("Review", "reviewDock", self.review, right)],
         )
+        window.docks["timelineDock"] = dock = QDockWidget("Projects and time", window)
+        dock.setObjectName("timelineDock")
+        dock.setWidget(self.timeline)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self._add_actions(window, editor)
         self.set_dark(dark)
         window.restore_state(self.settings)

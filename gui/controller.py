@@ -48,6 +48,7 @@ class AppController(QObject):
     search_finished = Signal(object)
     results_reranked = Signal(object)
     params_changed = Signal(object)
+    project_changed = Signal(object)  # the project searches and the graph are limited to (None: every memory)
     mcp_call = Signal(object)
     status_message = Signal(str)
     task_failed = Signal(str, str, str)  # title, message, details (see gui/dialogs/failure.py)
@@ -72,6 +73,7 @@ class AppController(QObject):
         self._results: list = []
         self._last_query: str | None = None
         self._last_limit = 10
+        self.project: str | None = None
         self._mcp_call_posted.connect(self._emit_mcp_call)
         self._refresh_timer = QTimer(self)
         self._refresh_timer.setSingleShot(True)
@@ -148,9 +150,18 @@ class AppController(QObject):
         self.status_message.emit(f"Searching “{query}”…")
         params = self._params
         return self.run(
-            partial(self.service.search, query, limit, params, record=record),
+            partial(self.service.search, query, limit, params, record=record, project=self.project),
             on_success=lambda outcome: self._search_done(outcome, params), channel="search",
         )
+
+    def set_project(self, project: str | None) -> None:
+        """Limit searches (and, through ``project_changed``, the graph) to ``project`` and the global memories
+        (docs/lifecycle.md "Project scope"); ``None``: every memory. The shown search runs again."""
+        if project == self.project:
+            return
+        self.project = project
+        self.project_changed.emit(project)
+        self.refresh_search(record=False)
 
     def refresh_search(self, *, record: bool = True) -> int:
         """Run the last query again; −1 when there is none."""

@@ -37,6 +37,7 @@ class McpHost(QObject):
         self.controller = controller
         self.requested_port = port
         self._token = token
+        self.project: str | None = None  # the project the next start binds the server to (docs/lifecycle.md)
         self.server: HttpMcpServer | None = None
         self._starting: list[HttpMcpServer] = []
 
@@ -65,7 +66,7 @@ class McpHost(QObject):
 
     def _start_blocking(self, port: int) -> HttpMcpServer:  # worker thread
         server = HttpMcpServer(self.controller.service, port=port, token=self._token,
-                               on_call=self.controller.post_mcp_call)
+                               on_call=self.controller.post_mcp_call, project=self.project)
         self._starting.append(server)  # stop() can reach it even while it starts
         try:
             server.start()
@@ -89,6 +90,15 @@ class McpHost(QObject):
         self._starting.clear()
         self.failed.emit(str(error))
         self.controller.status_message.emit(f"MCP server failed to start: {error}")
+
+    def set_project(self, project: str | None) -> None:
+        """Bind the server (and its token) to ``project`` (``None``: every memory); a running server restarts."""
+        if project == self.project:
+            return
+        self.project = project
+        if self.server is not None:
+            self.stop()
+            self.start()
 
     def stop(self) -> None:
         """Stop the server (blocks until the port is free; at most a few seconds)."""

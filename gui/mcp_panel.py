@@ -131,6 +131,11 @@ class McpPanel(QWidget):
         form.addRow(self.state)
         form.addRow("Address", self.address)
         form.addRow("Bearer token", token_row)
+        self.project_field = QLineEdit(placeholderText="every memory")
+        self.project_field.setToolTip("Bind the server to a project: new entities belong to it, reads and searches "
+                                      "see its memories and the global ones only (the server restarts)")
+        self.project_field.editingFinished.connect(self._apply_project)
+        form.addRow("Project", self.project_field)
 
         self.client_box = QComboBox()
         for label, key in CLIENTS:
@@ -191,6 +196,10 @@ class McpPanel(QWidget):
         self.copy_token_button.setEnabled(bool(url))
         self.state.setText(f"MCP server: listening on {url}" if url else "MCP server: not running")
         self.refresh_snippet()
+
+    def _apply_project(self) -> None:
+        if hasattr(self._server, "set_project"):
+            self._server.set_project(self.project_field.text().strip() or None)
 
     def set_failed(self, message: str) -> None:
         self.set_server(None)

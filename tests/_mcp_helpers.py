@@ -71,6 +71,8 @@ def limbic_params(db: Path, home: Path | str | None = None):
     from mcp.client.stdio import StdioServerParameters
 
     env = {"LIMBIC_HOME": str(home or os.environ["LIMBIC_HOME"])}
+    if os.environ.get("PYTHONPATH"):  # a checkout run from its source tree serves its own code, not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(command=LIMBIC, args=["--db", str(db), "mcp"], env=env)
 
 

@@ -55,7 +55,7 @@ def test_round_trip_of_every_fixture_with_our_extras(service, tmp_path):
     assert snapshot(target) == snapshot(service)
     ada = target.get_entity("Ada Lovelace").entity
     chain = {o.content: o for o in ada.observations}
-    assert chain["Born 1815"].superseded_at is not None and chain["Born 1815"].weight == 2.0
+    assert chain["Born 1815"].superseded_at is not None and chain["Born 1815"].weight == 0.1  # superseding sets 0.1
     assert chain["Born 10 December 1815 in London"].supersedes == chain["Born 10 December 1815"].id
     target.close()
 

@@ -117,7 +117,7 @@ def test_observation_edits_undo_redo(qtbot, editor, service):
     editor.supersede_observation("Works on the Harbor project", "Leads the Harbor project", "fact")
     settle(qtbot, editor)
     observations = content(service)["entities"]["Alice"][2]
-    assert ("Works on the Harbor project", None, False, 1.0) in observations  # kept as history
+    assert ("Works on the Harbor project", None, False, 0.1) in observations  # kept as history, weight 0.1
     assert ("Leads the Harbor project", "fact", True, 1.0) in observations
     before = undo_redo_round_trip(qtbot, editor, service, before)
 

@@ -1,4 +1,4 @@
-"""``limbic search QUERY [--limit K] [--preset NAME] [--json]``: hybrid search with limbic re-ranking from the shell.
+"""``limbic search QUERY [--limit K] [--preset NAME] [--project NAME] [--json]``: hybrid search with limbic re-ranking from the shell.
 
 ``--preset`` ranks with a named preset (:mod:`limbic.core.search.presets`: ``default``, ``seed``) instead
 of the saved scoring parameters.
@@ -30,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", "-k", type=int, default=10, metavar="K", help="number of results, 1..1000 (default 10)")
     parser.add_argument("--preset", choices=list(PRESETS), metavar="NAME",
                         help=f"rank with a named preset ({', '.join(PRESETS)}) instead of the saved parameters")
+    parser.add_argument("--project", metavar="NAME",
+                        help="search this project's memories and the global ones only (global ones rank ×0.8)")
     parser.add_argument("--json", action="store_true", help="print JSON in the search_semantic result shape")
     parser.set_defaults(handler=run)
 
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args)
     try:
         params = preset(args.preset) if args.preset else None
-        outcome = service.search(query, args.limit, params, origin="cli")
+        outcome = service.search(query, args.limit, params, origin="cli", project=args.project)
         if outcome.mode == "fts_only":
             print(_fts_only_note(service), file=sys.stderr)
         elif outcome.pending_vectors:

@@ -93,6 +93,8 @@ def entity_record(entity: Entity, *, extras: bool = True) -> dict:
 
     record.update({"status": entity.status, "createdAt": iso(entity.created_at),
                    "updatedAt": iso(entity.updated_at)})
+    if entity.project is not None:
+        record["project"] = entity.project
     record["observationDetails"] = [details(o, history=False) for o in live]
     history = [details(o, history=True) for o in entity.observations if o.superseded_at is not None]
     if history:

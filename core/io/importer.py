@@ -162,7 +162,7 @@ class _Importer:
         """Create entities (with up to 1,000 observations each; the rest follow through add_observations)."""
         items = [EntityInput(e.name, e.entity_type or PLACEHOLDER_TYPE,
                              tuple(_observation_input(o) for o in e.observations[:MAX_ITEMS]),
-                             e.status, e.created_at, e.updated_at) for e in batch]
+                             e.status, e.created_at, e.updated_at, e.project) for e in batch]
         done, _ = self._call(lambda part: self.service.upsert_entities(part, origin="import"), items, batch)
         for report, entities in done:
             self.report.entities_created.extend(report.created)

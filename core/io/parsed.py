@@ -31,6 +31,7 @@ class ParsedEntity:
     updated_at: float | None = None
     observations: list[ParsedObservation] = field(default_factory=list)
     declared: bool = True
+    project: str | None = None
 
 
 @dataclass(slots=True)

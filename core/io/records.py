@@ -32,7 +32,7 @@ OBSERVATION_KEYS = ("observations", "contents")
 REFERENCE_KEYS = ("entity", "entityName", "entity_name", "name", "entity_id")
 TEXT_KEYS = ("observation", "content", "contents", "observations", "text")
 IGNORED_KEYS = {"type", "_type", "id", "_id", "version", "embedding", "vector", "labels", "properties",
-                "description", "relations", "status", "observationDetails", "supersededObservations",
+                "description", "relations", "status", "observationDetails", "supersededObservations", "project",
                 *NAME_KEYS, *TYPE_KEYS, *OBSERVATION_KEYS, *CREATED_KEYS, *UPDATED_KEYS}
 
 
@@ -142,6 +142,9 @@ class RecordReader:
                 entity.status = validation.status(status)
             except ValidationError:
                 derived.append(f"status: {values.scalar_text(status)}")
+        project = obj.get("project")
+        if isinstance(project, str) and project.strip():
+            entity.project, _ = values.clean_name(project)
         observations = self._observations(obj, line, item)
         description = obj.get("description")
         if isinstance(description, str) and description.strip():
@@ -361,12 +364,14 @@ def _observation(text: str, meta: dict) -> ParsedObservation:
         return ParsedObservation(text)
     weight = meta.get("weight")
     supersedes = meta.get("supersedes")
+    created = values.timestamp(_first(meta, CREATED_KEYS))
     return ParsedObservation(
         text,
-        values.timestamp(_first(meta, CREATED_KEYS)),
+        created,
         _kind(meta.get("kind")),
         float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else None,
-        values.timestamp(_first(meta, ("expiresAt", "expires_at"))),
+        values.timestamp(_first(meta, ("expiresAt", "expires_at"))) or values.expiry_from_ttl(
+            _first(meta, ("ttlDays", "ttl_days")), created),
         supersedes if isinstance(supersedes, str) else None,
     )
 
@@ -380,6 +385,7 @@ def _fill(target: ParsedObservation, source: ParsedObservation) -> None:
 def _merge_fields(existing: ParsedEntity, other: ParsedEntity) -> None:
     existing.entity_type = existing.entity_type or other.entity_type
     existing.status = existing.status or other.status
+    existing.project = existing.project or other.project
     if other.created_at is not None:
         existing.created_at = min(filter(None, (existing.created_at, other.created_at)))
     if other.updated_at is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +46,14 @@ def timestamp(value: Any) -> float | None:
     if isinstance(value, int | float):
         return _epoch(float(value))
     return None
+
+
+def expiry_from_ttl(days: Any, created_at: float | None) -> float | None:
+    """The expiry of an observation written with a time to live of ``days`` (a positive number): counted
+    from ``created_at`` (UTC seconds), or from now when it has none; ``None`` when absent or unreadable."""
+    if isinstance(days, bool) or not isinstance(days, int | float) or not math.isfinite(days) or days <= 0:
+        return None
+    return (time.time() if created_at is None else created_at) + float(days) * 86_400.0
 
 
 def _epoch(number: float) -> float | None:

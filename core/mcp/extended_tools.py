@@ -31,6 +31,7 @@ from limbic.core.mcp.tooling import (
     ORIGIN,
     Items,
     MaxObservations,
+    ProjectArg,
     SearchLimit,
     refusals,
     relation_inputs,
@@ -41,17 +42,20 @@ from limbic.core.search import presets
 from limbic.core.service import MemoryService
 
 
-def add_extended_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register the extended tools on ``server``, each one service call with ``origin="mcp"``."""
+def add_extended_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
+    """Register the extended tools on ``server``, each one service call with ``origin="mcp"``; ``project``: the
+    default project of searches (docs/lifecycle.md "Project scope")."""
+    default = project
     def search_semantic(
         query: Annotated[Query, Field(description="What to look for, in plain words")],
         limit: SearchLimit = 10,
         preset: PresetName | None = None,
         maxObservations: MaxObservations = None,
+        project: ProjectArg = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         with refusals():
             params = presets.preset(preset) if preset is not None else service.scoring_params()
-            outcome = service.search(query, limit=limit, params=params, origin=ORIGIN)
+            outcome = service.search(query, limit=limit, params=params, origin=ORIGIN, project=project or default)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
         results = [trim_observations(r.to_dict(), query, maxObservations) for r in outcome.results]
         found = {"results": results, "mode": outcome.mode,

@@ -3,7 +3,7 @@ schemas, result shapes, titles, descriptions and annotations; Limbic's extras ar
 (:mod:`limbic.core.mcp.schemas`), so with them unused every result is byte-identical to the reference's.
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -12,7 +12,10 @@ from mcp_types import (
 )
 from pydantic import Field
 
+from limbic.core.lifecycle.expiry import parse_instant
 from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs
+from limbic.core.mcp.lifecycle_tools import CONFLICT_WAIT_SECONDS, conflict_out
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
     DeletionIn,
@@ -34,10 +37,12 @@ from limbic.core.mcp.schemas import (
 from limbic.core.mcp.tooling import (
     DEFAULT_PAGE,
     ORIGIN,
+    AsOf,
     Items,
     MaxObservations,
     Offset,
     PageLimit,
+    ProjectArg,
     paged,
     refusals,
     relation_inputs,
@@ -45,21 +50,24 @@ from limbic.core.mcp.tooling import (
     success,
     tool_annotations,
 )
-from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
 
-def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``."""
+def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None,
+                        conflict_wait: float = CONFLICT_WAIT_SECONDS) -> None:
+    """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``;
+    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope");
+    ``conflict_wait``: seconds ``add_observations`` waits for the contradiction check of what it wrote."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
-        items = [
-            EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
-                        observations=tuple(ObservationInput(content=c) for c in e.observations))
-            for e in entities
-        ]
         with refusals():
+            items = [
+                EntityInput(name=e.name, entity_type=e.entityType, status=e.status,
+                            observations=observation_inputs(e.observations, e), project=entity_project(e.project, project))
+                for e in entities
+            ]
             created = [entity_out(e) for e in service.create_entities(items, origin=ORIGIN)]
         return result({"entities": created}, created)
 
@@ -75,14 +83,19 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
             if batch.supersedes is not None and len(batch.contents) != 1:
                 raise ToolError(f"{batch.entityName}: 'supersedes' needs exactly one content "
                                 f"(got {len(batch.contents)}); send one batch per replaced observation")
-        items = [
-            (b.entityName, [ObservationInput(content=c, kind=b.kind, supersedes=b.supersedes) for c in b.contents])
-            for b in observations
-        ]
         with refusals():
+            items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
             added = service.add_observations(items, origin=ORIGIN)
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
-        return result({"results": results}, results)
+        found, pending = service.conflicts_of(added, wait=conflict_wait)
+        if not found and not pending:
+            return result({"results": results}, results)
+        out: dict[str, Any] = {"results": results}
+        if found:
+            out["conflicts"] = [conflict_out(c) for c in found]
+        if pending:
+            out["pendingConflictChecks"] = pending
+        return result(out)
 
     def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
                         ) -> Annotated[CallToolResult, SuccessOut]:
@@ -109,18 +122,21 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
                         "page (entities by id from offset, with their relations), summary (counts)")] = "full",
         offset: Offset = 0,
         limit: PageLimit | None = None,
+        project: ProjectArg = None,
+        asOf: AsOf = None,
     ) -> Annotated[CallToolResult, GraphOut]:
         with refusals():
+            view = read_view(project, asOf)
             if mode == "names":
-                names = service.entity_names()
+                names = service.entity_names(**view)
                 return result({"names": names, "total": len(names)})
             if mode == "summary":
                 return result({"summary": stats_out(service.stats())})
             if mode == "page" or limit is not None or offset:
-                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit)
-                return paged(page)
-            graph = service.read_graph()
-        out = graph_out(graph.entities, graph.relations)
+                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit, **view)
+                return paged(page, now=view["as_of"])
+            graph = service.read_graph(**view)
+        out = graph_out(graph.entities, graph.relations, view["as_of"])
         return result(out)
 
     def search_nodes(query: Annotated[Query, Field(
@@ -130,22 +146,32 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
                          description="Optional (Limbic): at most this many matches (default: all); the result "
                                      "then says offset, limit and total")] = None,
                      maxObservations: MaxObservations = None,
+                     project: ProjectArg = None,
+                     asOf: AsOf = None,
                      ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
+            view = read_view(project, asOf)
             if limit is not None or offset:
-                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit)
-                return paged(page, query, maxObservations)
-            graph = service.search_nodes(query)
-        out = graph_out(graph.entities, graph.relations)
+                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit, **view)
+                return paged(page, query, maxObservations, view["as_of"])
+            graph = service.search_nodes(query, **view)
+        out = graph_out(graph.entities, graph.relations, view["as_of"])
         if maxObservations is not None:
             out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
         return result(out)
 
-    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
+    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")],
+                   project: ProjectArg = None,
+                   asOf: AsOf = None,
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
-            graph = service.open_nodes(names, record=True, origin=ORIGIN)
-        return result(graph_out(graph.entities, graph.relations))
+            view = read_view(project, asOf)
+            graph = service.open_nodes(names, record=True, origin=ORIGIN, **view)
+        return result(graph_out(graph.entities, graph.relations, view["as_of"]))
+
+    def read_view(requested: str | None, as_of: str | None) -> dict:
+        """The ``project`` / ``as_of`` keywords of a read: the requested project, else the server's."""
+        return {"project": requested or project, "as_of": None if as_of is None else parse_instant(as_of, "asOf")}
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
     for fn, title, description, annotations in (

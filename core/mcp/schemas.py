@@ -48,6 +48,17 @@ class StrictIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ExpiresAt = Annotated[str | None, Field(
+    max_length=64, description="Optional (Limbic): when the observations expire, ISO 8601 (e.g. 2026-03-01T12:00:00Z); "
+    "from then on they are no longer returned or searched (kept as history until deleted)")]
+TtlDays = Annotated[float | None, Field(
+    gt=0, le=36_500, description="Optional (Limbic): the observations expire this many days from now "
+    "(instead of expiresAt)")]
+Weight = Annotated[float | None, Field(
+    ge=0.1, le=1.0, description="Optional (Limbic): confidence of the observations, 0.1 to 1.0 (default 1.0: "
+    "confident, current; 0.5 tentative); it multiplies their contribution to search_semantic's relevance")]
+
+
 class EntityIn(StrictIn):
     name: Annotated[Name, Field(description="The name of the entity")]
     entityType: Annotated[Name, Field(description="The type of the entity")]
@@ -56,6 +67,12 @@ class EntityIn(StrictIn):
         Status | None,
         Field(description="Optional (Limbic): active (default), paused, completed or archived"),
     ] = None
+    expiresAt: ExpiresAt = None
+    ttlDays: TtlDays = None
+    weight: Weight = None
+    project: Annotated[str | None, Field(
+        max_length=MAX_NAME, description="Optional (Limbic): the project the entity belongs to; \"\" makes it "
+        "global (seen from every project). Default: the server's project, else global")] = None
 
 
 class RelationIn(StrictIn):
@@ -82,6 +99,9 @@ class ObservationBatchIn(StrictIn):
         Field(description="Optional (Limbic): the text of a current observation that the single content "
                           "replaces; the old one is kept as history"),
     ] = None
+    expiresAt: ExpiresAt = None
+    ttlDays: TtlDays = None
+    weight: Weight = None
 
 
 class DeletionIn(StrictIn):
@@ -123,7 +143,13 @@ class AddedObservationsOut(BaseModel):
 
 
 class AddObservationsOut(BaseModel):
+    """``results`` as the reference server's; ``conflicts`` (only when some) the current observations the new ones
+    contradict (docs/lifecycle.md "Contradictions"), ``pendingConflictChecks`` (only when some) new observations
+    whose check waits for their vectors (its conflicts go to the review queue)."""
+
     results: list[AddedObservationsOut]
+    conflicts: list[dict[str, Any]] | None = None
+    pendingConflictChecks: int | None = None
 
 
 class SuccessOut(BaseModel):
@@ -219,6 +245,9 @@ class EntityDetailOut(BaseModel):
     degree: int
     observations: list[ObservationDetailOut]
     relations: list[RelationDetailOut]
+    project: str | None = None
+    strength: float = 1.0
+    pinnedAt: str | None = None
 
 
 # --- converters ---------------------------------------------------------------------------------
@@ -251,9 +280,10 @@ def relation_out(relation: Relation) -> dict[str, Any]:
     return out
 
 
-def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...]) -> dict[str, Any]:
-    """``{entities, relations}`` as the reference server returns them (active relations only)."""
-    now = time.time()
+def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...], now: float | None = None) -> dict[str, Any]:
+    """``{entities, relations}`` as the reference server returns them (active relations only); observations
+    current at ``now`` (UTC seconds, default the present; an ``asOf`` read passes its date)."""
+    now = time.time() if now is None else now
     return {
         "entities": [entity_out(e, now) for e in entities],
         "relations": [relation_out(r) for r in relations if r.active],
@@ -302,7 +332,7 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
 
 def detail_out(detail: EntityDetail) -> dict[str, Any]:
     """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
-    the supersede chain."""
+    the supersede chain, its project, strength and pin (docs/lifecycle.md)."""
     entity = detail.entity
     return {
         "id": entity.id,
@@ -331,4 +361,7 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
             for o in entity.observations
         ],
         "relations": [relation_detail(r) for r in detail.relations],
+        "project": entity.project,
+        "strength": entity.strength,
+        "pinnedAt": iso(entity.pinned_at),
     }

@@ -32,6 +32,7 @@ from mcp_types import (
 
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.extended_tools import add_extended_tools
+from limbic.core.mcp.lifecycle_tools import CONFLICT_WAIT_SECONDS, add_lifecycle_tools
 from limbic.core.mcp.reference_tools import add_reference_tools
 from limbic.core.mcp.schemas import (
     graph_out,
@@ -76,13 +77,19 @@ class _LimbicServer(MCPServer):
                 from invalid
 
 
-def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None) -> MCPServer:
+def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None, *,
+                 project: str | None = None, conflict_wait: float = CONFLICT_WAIT_SECONDS) -> MCPServer:
     """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with ``origin="mcp"``.
 
     Args:
         service: the memory service; one instance may back several servers and the GUI at once.
         on_call: called after every tool call with a :class:`ToolCallRecord`, on the server's event
             loop thread; it must be quick and must not block (the GUI re-emits it as a Qt signal).
+        project: the server's project (``limbic mcp --project``): new entities belong to it and reads and
+            searches see its memories and the global ones only, unless a call names another
+            (docs/lifecycle.md "Project scope"). ``None``: every memory, as the reference server.
+        conflict_wait: seconds ``add_observations`` waits for the contradiction check of what it wrote
+            (``limbic mcp --conflict-wait``; 0: never wait, the check still runs when the vectors land).
     """
     bus = InMemorySubscriptionBus()
     notifier = GraphNotifier(service, bus)
@@ -102,14 +109,15 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         subscriptions=bus,
         middleware=[activity_middleware(on_call)] if on_call else None,
     )
-    add_reference_tools(server, service)
-    add_extended_tools(server, service)
+    add_reference_tools(server, service, project, conflict_wait)
+    add_extended_tools(server, service, project)
+    add_lifecycle_tools(server, service)
 
     @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
                      description="The full knowledge graph with all entities and relations",
                      mime_type="application/json")
     def knowledge_graph() -> str:
-        graph = service.read_graph()
+        graph = service.read_graph(project=project)
         return pretty(graph_out(graph.entities, graph.relations))
 
     @server.resource(TUNING_URI, name="tuning", title="Ranking tuning state",

@@ -63,6 +63,12 @@ MaxObservations = Annotated[int | None, Field(
     strict=True, ge=0, description="Optional (Limbic): at most this many observations per entity, those sharing "
     "the most words with the query (default: all); an entity trimmed says omittedObservations")]
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
+ProjectArg = Annotated[str | None, Field(
+    min_length=1, max_length=512, description="Optional (Limbic): only this project's memories and the global ones "
+    "(global ones rank ×0.8 in search_semantic); other projects' are never returned. Default: the server's project")]
+AsOf = Annotated[str | None, Field(
+    max_length=64, description="Optional (Limbic): the memory as it was at this ISO 8601 date or date-time: "
+    "observations live then, relations active then, superseded ones as they stood")]
 
 
 def relation_inputs(relations: list[RelationIn]) -> list[RelationInput]:
@@ -70,9 +76,11 @@ def relation_inputs(relations: list[RelationIn]) -> list[RelationInput]:
             for r in relations]
 
 
-def paged(page: GraphPage, query: str = "", max_observations: int | None = None) -> CallToolResult:
-    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole."""
-    out = graph_out(page.entities, page.relations)
+def paged(page: GraphPage, query: str = "", max_observations: int | None = None,
+          now: float | None = None) -> CallToolResult:
+    """A page of entities (``read_graph`` mode page, or ``limit``/``offset`` given) with its place in the whole;
+    ``now``: the ``asOf`` date of the read (observations current then)."""
+    out = graph_out(page.entities, page.relations, now)
     if max_observations is not None:
         out["entities"] = [trim_observations(e, query, max_observations) for e in out["entities"]]
     return result({**out, "offset": page.offset, "limit": page.limit, "total": page.total_entities})

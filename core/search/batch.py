@@ -28,7 +28,8 @@ class CandidateBatch:
     ``observation_bm25_ceiling`` ``(S,) float64`` each set's ``Σ idf``. The co-occurrence pairs
     (``cooc_a``, ``cooc_b`` ``int64``, ``cooc_count``, ``cooc_last`` ``float64``), the context pairs
     (``context_a``, ``context_b``) and the observation evidence (``observation_row``, with
-    ``observation_segment`` its set, ``observation_cosine``, ``observation_bm25``) index global rows.
+    ``observation_segment`` its set, ``observation_cosine``, ``observation_bm25``, ``observation_confidence``)
+    index global rows.
     """
 
     segments: Segments
@@ -47,6 +48,7 @@ class CandidateBatch:
     observation_segment: np.ndarray
     observation_cosine: np.ndarray
     observation_bm25: np.ndarray
+    observation_confidence: np.ndarray
 
     @classmethod
     def of(cls, sets: Sequence[CandidateSet]) -> CandidateBatch:
@@ -73,7 +75,8 @@ class CandidateBatch:
                    context_a=shifted("context_a", "context"), context_b=shifted("context_b", "context"),
                    observation_row=shifted("observation_row", "observation"),
                    observation_segment=np.repeat(np.arange(len(sets), dtype=np.int64), observations),
-                   observation_cosine=joined("observation_cosine"), observation_bm25=joined("observation_bm25"))
+                   observation_cosine=joined("observation_cosine"), observation_bm25=joined("observation_bm25"),
+                   observation_confidence=joined("observation_confidence"))
 
     def __getattr__(self, name: str) -> np.ndarray:
         """A per-candidate array over all rows (``batch.distance``, …).

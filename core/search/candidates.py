@@ -96,6 +96,11 @@ class CandidateSet:
         feedback_similarity: ``(n,) float64`` the highest cosine between the query and an earlier query
             after which the candidate was used (docs/scoring.md "Feedback from similar queries"); ``nan``
             for a candidate never used after a search; empty or absent as for ``date_distance``.
+        confidence: ``(n,) float64`` the highest weight among the candidate's current observations (0.1..1;
+            docs/lifecycle.md "Confidence"); scope: ``(n,) float64`` its scope weight in a search for a
+            project (1 own, 0.8 global; "Project scope"); observation_confidence: ``(q,) float64`` the weight
+            of each observation of the evidence. Left empty (and in sets logged before they existed) they
+            are 1 everywhere, which changes no score.
         names, entity_types, statuses: ``n`` strings each; observations: ``n`` tuples of live
             observation contents (creation order).
     """
@@ -134,6 +139,10 @@ class CandidateSet:
     observation_bm25: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "observation"))
     date_distance: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "candidate"))
     feedback_similarity: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "candidate"))
+    confidence: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "candidate"))
+    scope: np.ndarray = field(default_factory=_empty(np.float64), metadata=_rows(np.float64, "candidate"))
+    observation_confidence: np.ndarray = field(default_factory=_empty(np.float64),
+                                               metadata=_rows(np.float64, "observation"))
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -145,6 +154,10 @@ class CandidateSet:
         for name in ("date_distance", "feedback_similarity"):  # not gathered: nan for every candidate
             if len(getattr(self, name)) == 0:
                 object.__setattr__(self, name, np.full(len(self.entity_ids), np.nan))
+        for name, rows in (("confidence", self.entity_ids), ("scope", self.entity_ids),
+                           ("observation_confidence", self.observation_row)):  # not gathered: 1, changing nothing
+            if len(getattr(self, name)) == 0:
+                object.__setattr__(self, name, np.ones(len(np.asarray(rows).reshape(-1))))
         for name in ("bm25_ceiling", "observation_bm25_ceiling"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:

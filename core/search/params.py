@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from limbic.core.errors import ValidationError
+from limbic.core.search import decay
 
 
 def _knob(default: float, low: float, high: float, label: str, help_text: str, *, integer: bool = False):
@@ -90,6 +91,14 @@ class ScoringParams:
         "A memory used after an earlier query like this one gets the prior 1 + β·(similarity − floor)/(1 − floor)")
     feedback_floor: float = _knob(
         0.7, 0.0, 0.95, "feedback similarity floor", "Query cosine below which an earlier use does not count")
+    decay_model: float = _knob(
+        0, 0, 2, "decay model",
+        "0 exponential e^(−λΔt) (seed); 1 power law (1 + Δt/t0)^−α, same half-life; 2 two-component", integer=True)
+    decay_alpha: float = _knob(1.1, 0.1, 5.0, "power-law α", "Shape of the power law: larger fades old memories more")
+    decay_fast_hours: float = _knob(
+        24.0, 1.0, 8760.0, "fast half-life (h)", "Half-life of the two-component model's fast part, in hours")
+    decay_fast_share: float = _knob(
+        0.5, 0.0, 1.0, "fast share w", "Share of the fast part in the two-component model (the slow part decays at λ)")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -102,8 +111,10 @@ class ScoringParams:
 
     @property
     def half_life_hours(self) -> float:
-        """Half-life of the temporal decay in hours (``ln 2 / lambda_hourly``; infinite when λ = 0)."""
-        return math.inf if self.lambda_hourly == 0 else math.log(2) / self.lambda_hourly
+        """Half-life of the temporal decay in hours, of the chosen model (``ln 2 / lambda_hourly`` for the
+        exponential and the power law; infinite when λ = 0; :func:`limbic.core.search.decay.half_life`)."""
+        return decay.half_life(int(self.decay_model), self.lambda_hourly, self.decay_alpha, self.decay_fast_hours,
+                               self.decay_fast_share)
 
     def strategy_cosine_weight(self, strategy: str) -> float:
         """Cosine weight ``w_c`` of a routing strategy; the limbic weight is ``1 - w_c`` (docs/scoring.md "Score and blend")."""

@@ -45,6 +45,7 @@ from limbic.core.errors import ValidationError
 from limbic.core.models import STATUSES
 from limbic.core.search import context, dates
 from limbic.core.search.candidates import CandidateSet, SearchResult
+from limbic.core.search.expired_text import without_expired
 from limbic.core.search.full_text import full_text_query, ranked_matches
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
@@ -114,7 +115,7 @@ def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, 
 def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, limit: int = 10,
                params: ScoringParams | None = None, now: float | None = None,
                vectors: VectorSource | None = None, *, search_id: int | None = None,
-               pending_vectors: int = 0) -> SearchOutcome:
+               pending_vectors: int = 0, project: str | None = None) -> SearchOutcome:
     """Search the memory graph (read-only; see the module docstring for the stages).
 
     Args:
@@ -127,6 +128,8 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
             :class:`limbic.core.vectors.vector_index.VectorIndex`); ``None``: no KNN, full text only.
         search_id: the id the caller logs this search under; the outcome keeps it when there are results.
         pending_vectors: entities whose newest texts wait for vectors (the caller knows; shown as is).
+        project: search that project's memories and the global ones (weighed 1.0 and 0.8), leaving out every
+            other project's (docs/lifecycle.md "Project scope"); ``None``: every memory, as before.
     Raises:
         ValidationError: empty or too long query, limit out of range, or stored vectors whose
             dimension differs from the embedder's.
@@ -147,7 +150,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
         vector = embedder.embed_query(query)
         timings["encode"] = _ms(stage)
     request = SearchRequest(query, limit, now, None if vector is None or embedder is None else (embedder.name, vector),
-                            spans)
+                            spans, project)
     with conn:  # one read snapshot for every query below
         branches = _branches(conn, request, embedder, vectors, params, timings)
         stage = time.perf_counter()
@@ -170,7 +173,8 @@ def _branches(conn: apsw.Connection, request: SearchRequest, embedder: Embedder 
               params: ScoringParams, timings: dict[str, float]) -> Branches:
     """Stages 2 and 3: KNN and full text, each ``limit × expansion_factor`` entities, merged by RRF and
     widened by context; ``timings`` gets ``knn``, ``fts`` and ``context`` (milliseconds)."""
-    per_branch = request.limit * int(params.expansion_factor)
+    # with a project, other projects' entities are left out after the branches: each branch reads twice as many
+    per_branch = request.limit * int(params.expansion_factor) * (1 if request.project is None else 2)
     knn_ids: list[int] = []
     distances: dict[int, float] = {}
     similarities: QuerySimilarity | None = None
@@ -189,7 +193,8 @@ def _branches(conn: apsw.Connection, request: SearchRequest, embedder: Embedder 
     stage = time.perf_counter()
     full_text = full_text_query(conn, request.query)
     with_context = params.context_weight > 0.0 and similarities is not None
-    fts_ids, deeper_bm25 = ranked_matches(conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1))
+    fts_ids, deeper_bm25 = without_expired(conn, full_text.expression, *ranked_matches(
+        conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1)), request.now)
     fts_ids = fts_ids[:per_branch]
     bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
     timings["fts"] = _ms(stage)

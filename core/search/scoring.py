@@ -94,18 +94,19 @@ def score(batch: CandidateBatch, params: ScoringParams) -> BatchScores:
     bm25_rel, bm25_denominator = terms.keyword_relevance(seg, batch.bm25, batch.bm25_ceiling, params)
     observation = np.zeros(n, dtype=np.float64)
     if params.relevance_fusion:
-        entity = own = terms.fused_relevance(cosine_rel, bm25_rel, params)
+        entity = own = terms.fused_relevance(cosine_rel, bm25_rel, params) * batch.confidence
         if params.observation_weight > 0.0:
             observation = terms.observation_relevance(
                 batch.observation_row, batch.observation_segment, batch.observation_cosine, batch.observation_bm25,
-                batch.observation_bm25_ceiling, cosine_rel, best_cosine, params)
+                batch.observation_bm25_ceiling, cosine_rel, best_cosine, batch.confidence,
+                batch.observation_confidence, params)
             own = terms.with_observation(entity, observation, params)
     else:
-        entity = own = terms.seed_relevance(seg, batch.distance, rrf)
+        entity = own = terms.seed_relevance(seg, batch.distance, rrf) * batch.confidence
     context = terms.neighbour_relevance(own, batch.context_a, batch.context_b)
     in_context = terms.with_context(own, context, params)
     date_match = terms.date_closeness(batch.date_distance, params.date_tolerance_days)
-    base = terms.with_dates(in_context, date_match, params)
+    base = terms.with_dates(in_context, date_match, params) * batch.scope  # docs/lifecycle.md "Project scope"
     access_norm, degree_norm, consolidation = terms.importance_terms(
         seg, batch.access_count, batch.access_days, batch.degree, params)
     importance = terms.importance(access_norm, degree_norm, consolidation, params)
@@ -180,7 +181,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
     ``None`` without a vector), ``best_cosine`` (the denominator of ``cosine_rel``, ``None`` when no
     candidate has a vector), ``best_bm25`` (``None`` when full text returned none), ``bm25_ceiling``
     (``Σ idf`` of the query) and ``bm25_denominator``, ``date_distance`` (days, ``None`` when the query
-    names no date), ``feedback_similarity`` (``None`` when never used after a search), ``knn_rank``,
+    names no date), ``feedback_similarity`` (``None`` when never used after a search), ``confidence`` and
+    ``scope`` (the multipliers of docs/lifecycle.md "Confidence" and "Project scope"), ``knn_rank``,
     ``fts_rank`` (0 = absent), ``access_count``, ``max_access``, ``access_days``, ``max_days``,
     ``degree``, ``never_accessed``, ``age_hours`` (≥ 0); and the quantities of
     :class:`BatchScores`: ``rrf``, ``cosine_rel``, ``bm25_rel``, ``entity``, ``observation``, ``own``,
@@ -226,6 +228,8 @@ def explain(candidates: CandidateSet, params: ScoringParams, index: int) -> dict
         "degree": int(candidates.degree[index]),
         "never_accessed": bool(np.isnan(candidates.last_access[index])),
         "age_hours": max(0.0, float(scores.age_hours[index])),
+        "confidence": float(candidates.confidence[index]),
+        "scope": float(candidates.scope[index]),
         "cosine_weight": float(scores.cosine_weight[0]),
     }
     out.update({f.name: float(getattr(scores, f.name)[index]) for f in fields(BatchScores)

@@ -19,6 +19,7 @@ import numpy as np
 
 from limbic.core.search import context, dates, feedback
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet
+from limbic.core.search.confidence import ranking_weight, scope_weight
 from limbic.core.search.full_text import matching
 from limbic.core.search.routing import detect_query_type
 
@@ -56,14 +57,16 @@ class VectorSource(Protocol):
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
     """What was asked: the validated ``query`` and ``limit``, ``now`` (UTC seconds), ``encoded`` (the model's
-    name and the query's ``(d,) float32`` vector, ``None`` without a model) and ``spans`` (the dates the query
-    names, :func:`limbic.core.search.dates.query_dates`)."""
+    name and the query's ``(d,) float32`` vector, ``None`` without a model), ``spans`` (the dates the query
+    names, :func:`limbic.core.search.dates.query_dates`) and ``project`` (only its memories and the global
+    ones are candidates, weighed 1.0 and 0.8: :mod:`limbic.core.search.confidence`; ``None``: every memory, 1.0)."""
 
     query: str
     limit: int
     now: float
     encoded: tuple[str, np.ndarray] | None
     spans: tuple[tuple[float, float], ...]
+    project: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +98,13 @@ SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
        COALESCE(a.access_count, 0), a.last_access,
        (SELECT COUNT(*) FROM entity_access_days d WHERE d.entity_id = e.id),
        (SELECT COUNT(*) FROM relations r WHERE r.from_id = e.id AND r.active = 1)
-     + (SELECT COUNT(*) FROM relations r WHERE r.to_id = e.id AND r.active = 1)
+     + (SELECT COUNT(*) FROM relations r WHERE r.to_id = e.id AND r.active = 1),
+       e.project
 FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
-WHERE e.id IN (SELECT value FROM json_each(?1))
+WHERE e.id IN (SELECT value FROM json_each(?1)) AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2)
 """
 _LIVE_OBSERVATIONS = """
-SELECT id, entity_id, content, kind, created_at FROM observations
+SELECT id, entity_id, content, kind, created_at, weight FROM observations
 WHERE entity_id IN (SELECT value FROM json_each(?1))
   AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
 ORDER BY entity_id, id
@@ -130,7 +134,7 @@ def _observation_matches(conn: apsw.Connection, expression: str | None,
 
 def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) -> CandidateSet:
     """The :class:`CandidateSet` of ``branches``: signals and display data of every merged candidate
-    (entities that vanished are dropped), in five set-based queries with ``json_each`` id lists. The
+    (entities that vanished, and those of another project than ``request.project``, are dropped), in five set-based queries with ``json_each`` id lists. The
     observation evidence is the candidates' live observations ``branches.expression`` matches in
     ``observation_fts`` with their cosines from ``branches.similarities``; the feedback from similar queries
     needs ``request.encoded`` (:mod:`limbic.core.search.feedback`); the date distances ``request.spans``
@@ -138,17 +142,20 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
     ids, knn_rank, fts_rank = branches.ids, branches.knn_rank, branches.fts_rank
     query, limit, mode, now, similarities = request.query, request.limit, branches.mode, request.now, branches.similarities
     ids_json = json.dumps([int(i) for i in ids])
-    rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json,))}
+    rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json, request.project))}
     keep = np.array([int(i) in rows for i in ids], dtype=bool)
     ids, knn_rank, fts_rank = ids[keep], knn_rank[keep], fts_rank[keep]
+    ids_json = json.dumps([int(i) for i in ids])  # another project's entities are left out (docs/lifecycle.md)
     context_a, context_b = context.pairs(ids.tolist(), branches.around)
     index = {int(eid): i for i, eid in enumerate(ids)}
     observations: dict[int, list[str]] = defaultdict(list)
     metadata = np.zeros(len(ids), dtype=np.float64)
     written = [[float(rows[int(e)][4])] for e in ids]  # creation, then each live observation's
     live: dict[int, int] = {}  # observation id → entity id
-    for observation_id, entity_id, content, kind, created_at in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+    weights: dict[int, float] = {}  # observation id → weight
+    for observation_id, entity_id, content, kind, created_at, weight in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
         live[observation_id] = entity_id
+        weights[observation_id] = weight
         observations[entity_id].append(content)
         written[index[entity_id]].append(created_at)
         if kind == METADATA_KIND:
@@ -160,6 +167,13 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
     matched = [(observation, index[entity], score)
                for observation, entity, score in _observation_matches(conn, branches.expression, live)]
     cosines = similarities.of_observations([m[0] for m in matched]) if similarities is not None else {}
+    confidence = np.ones(len(ids), dtype=np.float64)  # the highest current weight of each (docs/lifecycle.md)
+    if weights:
+        strongest: dict[int, float] = {}
+        for observation_id, weight in weights.items():
+            entity_id = live[observation_id]
+            strongest[entity_id] = max(weight, strongest.get(entity_id, weight))
+        confidence = ranking_weight(np.array([strongest.get(int(e), 1.0) for e in ids]))
     return CandidateSet(
         query=query, limit=limit, mode=mode, strategy=detect_query_type(query, limit), now=now,
         entity_ids=ids,
@@ -184,6 +198,8 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
         observation_row=np.array([m[1] for m in matched], dtype=np.int64),
         observation_cosine=np.array([cosines.get(m[0], np.nan) for m in matched], dtype=np.float64),
         observation_bm25=np.array([m[2] for m in matched], dtype=np.float64),
+        confidence=confidence, scope=scope_weight([r[9] for r in ordered], request.project),
+        observation_confidence=ranking_weight(np.array([weights[m[0]] for m in matched], dtype=np.float64)),
         date_distance=dates.distance_days(request.spans, written),
         feedback_similarity=(feedback.feedback_similarity(conn, ids_json, index, *request.encoded) if request.encoded
                              else np.zeros(0)),

@@ -8,6 +8,7 @@ import apsw
 
 from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
+from limbic.core.lifecycle.confidence import SUPERSEDED_WEIGHT
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.store import writes
 
@@ -44,6 +45,7 @@ def prepare_entity(item: EntityInput) -> EntityInput:
         status=None if item.status is None else check.status(item.status),
         created_at=check.timestamp(item.created_at, "createdAt"),
         updated_at=check.timestamp(item.updated_at, "updatedAt"),
+        project=None if item.project is None else check.label(item.project, "project"),
     )
 
 
@@ -66,7 +68,8 @@ def add_observations(
     """Insert validated observations of one entity; returns the contents actually added.
 
     Exact duplicates are skipped. ``supersedes`` names the content of a live observation of the same
-    entity, which is marked superseded; an unknown one raises :class:`NotFoundError`.
+    entity, which is marked superseded with weight 0.1 (mememory "Scoring & Recall", "Memory Weight"); an
+    unknown one raises :class:`NotFoundError`.
     """
     added: list[str] = []
     for obs in observations:
@@ -84,6 +87,6 @@ def add_observations(
         if new_id is None:
             continue
         if previous is not None:
-            writes.mark_superseded(conn, previous, obs.created_at or now)
+            writes.mark_superseded(conn, previous, obs.created_at or now, SUPERSEDED_WEIGHT)
         added.append(obs.content)
     return added

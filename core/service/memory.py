@@ -38,6 +38,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.service import mutations
 from limbic.core.service.changes import ChangeFeed
 from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.service.lifecycle import Lifecycle
 from limbic.core.service.mutations import UpsertReport
 from limbic.core.service.reads import ReadsAndUses
 from limbic.core.service.restoring import SnapshotsAndRestores
@@ -62,7 +63,7 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecycle):
     """The memory graph of one database file.
 
     Args:
@@ -74,7 +75,8 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
             (:mod:`limbic.core.vectors.pending`). ``False``: the writing call then embeds its own new
             texts and lands them before it returns (one-shot commands, tests). ``True``: a background
             thread does it moments later and the call returns at once (the app, the MCP server);
-            until then the entity is found by full-text search.
+            until then the entity is found by full-text search. With ``True`` the text of expired
+            observations is also swept out of the indexes in the background (docs/lifecycle.md "Expiry").
     """
 
     def __init__(self, database: Database, embedder: Embedder | None = None, *, origin: str = "cli",
@@ -88,6 +90,10 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
         self._vectors = VectorIndex(GraphBuilder(database.path))
         self._warm_up_thread: threading.Thread | None = None
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
+        self._sweeper = None
+        self.vectors.after_land = self._after_land  # the contradiction check of new observations
+        if background_vectors:
+            self._start_sweeps()
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
@@ -107,6 +113,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
         close every connection."""
         if self._warm_up_thread is not None:
             self._warm_up_thread.join()
+        self._stop_sweeps()
         self.changes.close()
         self.vectors.close()
         self._signals.shutdown()
@@ -143,7 +150,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
         once committed, and return what ``body`` returned."""
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
-            result = body(txn)
+            result = self._checked(txn, op, origin, body)
         self._publish(txn, origin, op)
         return result
 

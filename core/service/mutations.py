@@ -34,7 +34,7 @@ def _insert(txn: WriteTransaction, item: EntityInput, now: float) -> int:
     created_at = item.created_at or now
     return writes.insert_entity(
         txn.conn, item.name, item.entity_type or "Unknown", item.status or "active",
-        created_at, item.updated_at or created_at,
+        created_at, item.updated_at or created_at, item.project,
     )
 
 

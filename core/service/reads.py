@@ -16,10 +16,16 @@ from limbic.core.learning.loop import LearningLoop
 from limbic.core.models import Changes, EntityDetail, Graph, GraphPage, GraphStats
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.service.usage import SignalRecorder, record_use
-from limbic.core.store import graph, reads, writes
+from limbic.core.store import graph, reads, views, writes
 from limbic.core.store.database import Database
 from limbic.core.store.schema import LANDED_OP
 from limbic.core.store.search_log import impression_stats
+
+
+def _view(project: str | None, as_of: float | None) -> tuple[str | None, float | None]:
+    """Validated view arguments: a project name (or ``None``), a time in UTC seconds (or ``None``)."""
+    return (None if project is None else check.label(project, "project"),
+            check.timestamp(as_of, "asOf"))
 
 
 class ReadsAndUses:
@@ -30,52 +36,94 @@ class ReadsAndUses:
     learning: LearningLoop
     _signals: SignalRecorder
 
-    def read_graph(self, *, include_ended: bool = False) -> Graph:
-        """The whole graph: every entity with its observations, and the active relations (ended ones on request)."""
+    def read_graph(self, *, include_ended: bool = False, project: str | None = None,
+                   as_of: float | None = None) -> Graph:
+        """The whole graph: every entity with its observations, and the active relations (ended ones on request).
+
+        ``project``: only that project's entities and the global ones, and the relations among them;
+        ``as_of`` (UTC seconds): the graph as it stood then (:mod:`limbic.core.store.views`,
+        docs/lifecycle.md). Raises ValidationError for a bad project or time."""
+        project, as_of = _view(project, as_of)
         conn = self.database.read()
-        return Graph(tuple(reads.all_entities(conn)), tuple(reads.all_relations(conn, include_ended=include_ended)))
+        if project is None and as_of is None:
+            return Graph(tuple(reads.all_entities(conn)), tuple(reads.all_relations(conn, include_ended=include_ended)))
+        with conn:
+            ids = views.all_ids(conn, project=project, as_of=as_of)
+            graph = Graph(tuple(views.entities(conn, ids, as_of=as_of)), tuple(views.relations(
+                conn, ids, project=project, as_of=as_of, include_ended=include_ended)))
+        return graph
 
-    def entity_names(self) -> list[str]:
-        """All entity names, by id."""
-        return [r[0] for r in self.database.read().execute("SELECT name FROM entities ORDER BY id")]
+    def entity_names(self, *, project: str | None = None, as_of: float | None = None) -> list[str]:
+        """All entity names, by id (of the view of ``project`` / ``as_of``, as :meth:`read_graph`)."""
+        project, as_of = _view(project, as_of)
+        conn = self.database.read()
+        if project is None and as_of is None:
+            return [r[0] for r in conn.execute("SELECT name FROM entities ORDER BY id")]
+        ids = views.all_ids(conn, project=project, as_of=as_of)
+        return [e.name for e in reads.entities_by_ids(conn, ids)]
 
-    def read_graph_page(self, offset: int = 0, limit: int = 100) -> GraphPage:
-        """Entities ``offset .. offset+limit`` by id, with the active relations touching them."""
+    def projects(self) -> dict[str, int]:
+        """``{project: number of entities}`` of every project named in the memory (global entities aside)."""
+        return views.projects(self.database.read())
+
+    def read_graph_page(self, offset: int = 0, limit: int = 100, *, project: str | None = None,
+                        as_of: float | None = None) -> GraphPage:
+        """Entities ``offset .. offset+limit`` by id, with the active relations touching them (of the view of
+        ``project`` / ``as_of``, as :meth:`read_graph`)."""
         offset = check.limit(offset, low=0, high=10**9, what="offset")
         limit = check.limit(limit)
+        project, as_of = _view(project, as_of)
         conn = self.database.read()
-        entities = reads.all_entities(conn, offset=offset, limit=limit)
-        relations = reads.relations_touching(conn, [e.id for e in entities])
-        total = conn.execute("SELECT count(*) FROM entities").get
-        return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
+        if project is None and as_of is None:
+            entities = reads.all_entities(conn, offset=offset, limit=limit)
+            relations = reads.relations_touching(conn, [e.id for e in entities])
+            total = conn.execute("SELECT count(*) FROM entities").get
+            return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
+        with conn:
+            ids = views.all_ids(conn, project=project, as_of=as_of)
+            page = ids[offset:offset + limit]
+            result = GraphPage(tuple(views.entities(conn, page, as_of=as_of)),
+                               tuple(views.relations(conn, page, project=project, as_of=as_of)), offset, limit, len(ids))
+        return result
 
     def stats(self) -> GraphStats:
         """Counts of entities, active relations, live and superseded observations, types, statuses, vectors."""
         return reads.stats(self.database.read())
 
-    def search_nodes(self, query: str) -> Graph:
-        """Entities whose name, type or a live observation contains ``query`` (ASCII case-insensitive), and the
-        active relations with at least one endpoint among them (reference server semantics)."""
+    def search_nodes(self, query: str, *, project: str | None = None, as_of: float | None = None) -> Graph:
+        """Entities whose name, type or a current observation contains ``query`` (ASCII case-insensitive), and the
+        active relations with at least one endpoint among them (reference server semantics); in the view of
+        ``project`` / ``as_of`` when given (as :meth:`read_graph`)."""
         text = check.query(query)
+        project, as_of = _view(project, as_of)
         conn = self.database.read()
-        ids = reads.search_substring(conn, text)
-        return Graph(tuple(reads.entities_by_ids(conn, ids)), tuple(reads.relations_touching(conn, ids)))
+        with conn:
+            ids = views.substring_matches(conn, text, project=project, as_of=as_of)
+            graph = Graph(tuple(views.entities(conn, ids, as_of=as_of)),
+                          tuple(views.relations(conn, ids, project=project, as_of=as_of)))
+        return graph
 
-    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100) -> GraphPage:
+    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100, *, project: str | None = None,
+                          as_of: float | None = None) -> GraphPage:
         """Matches ``offset .. offset+limit`` of :meth:`search_nodes` (same order: by entity id), with the active
         relations touching them; ``total_entities`` counts every match. Raises ``ValidationError`` on a bad
-        query, offset or limit."""
+        query, offset, limit, project or time."""
         text = check.query(query)
         offset = check.limit(offset, low=0, high=10**9, what="offset")
         limit = check.limit(limit)
+        project, as_of = _view(project, as_of)
         conn = self.database.read()
-        ids = reads.search_substring(conn, text)
-        page = ids[offset:offset + limit]
-        return GraphPage(tuple(reads.entities_by_ids(conn, page)), tuple(reads.relations_touching(conn, page)),
-                         offset, limit, len(ids))
+        with conn:
+            ids = views.substring_matches(conn, text, project=project, as_of=as_of)
+            page = ids[offset:offset + limit]
+            result = GraphPage(tuple(views.entities(conn, page, as_of=as_of)),
+                               tuple(views.relations(conn, page, project=project, as_of=as_of)), offset, limit, len(ids))
+        return result
 
-    def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None) -> Graph:
-        """The named entities (unknown names ignored) and the active relations touching them.
+    def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None,
+                   project: str | None = None, as_of: float | None = None) -> Graph:
+        """The named entities (unknown names ignored) and the active relations touching them; in the view of
+        ``project`` / ``as_of`` when given (as :meth:`read_graph`: other projects' entities count as unknown).
 
         Opening is a use: with ``record`` each opened entity gets an access (count, last access, access
         day) and each pair opened together a co-occurrence, written off the caller's path (mcp-memory "The Limbic System",
@@ -84,12 +132,17 @@ class ReadsAndUses:
         ``record=False``.
         """
         check.count(names, "entity names")
+        project, as_of = _view(project, as_of)
         conn = self.database.read()
-        entities = reads.entities_by_names(conn, [check.name(n) for n in names])
-        ids = [e.id for e in entities]
-        if record and ids:
+        with conn:
+            found = reads.ids_by_names(conn, [check.name(n) for n in names])
+            ids = views.in_view(conn, list(dict.fromkeys(found[n] for n in names if n in found)),
+                                project=project, as_of=as_of)
+            graph = Graph(tuple(views.entities(conn, ids, as_of=as_of)),
+                          tuple(views.relations(conn, ids, project=project, as_of=as_of)))
+        if record and ids and as_of is None:  # reading the past is not a use of the memory now
             self._record_use(ids, origin, "open_nodes")
-        return Graph(tuple(entities), tuple(reads.relations_touching(conn, ids)))
+        return graph
 
     def get_entity(self, name: str, *, record: bool = False, origin: str | None = None) -> EntityDetail:
         """One entity with access and impression statistics, degree and all its relations (ended ones included).

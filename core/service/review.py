@@ -76,12 +76,8 @@ class DecisionSource(Protocol):
         ...
 
 
-SOURCES: tuple[DecisionSource, ...] = ()
-"""Every kind of decision, in the order the report lists them."""
-
-
 def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: int = 20,
-           sources: Sequence[DecisionSource] = SOURCES) -> list[ReviewSection]:
+           sources: Sequence[DecisionSource] | None = None) -> list[ReviewSection]:
     """One section per kind (only ``kinds`` when given), each with its total and its first ``limit`` decisions.
 
     Raises:
@@ -89,7 +85,7 @@ def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: in
     """
     if limit < 0:
         raise ValidationError("limit must be 0 or more")
-    known = {source.kind: source for source in sources}
+    known = {source.kind: source for source in (SOURCES if sources is None else sources)}
     wanted = list(known) if kinds is None else list(dict.fromkeys(kinds))
     unknown = [kind for kind in wanted if kind not in known]
     if unknown:
@@ -102,7 +98,7 @@ def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: in
 
 
 def decide(service: MemoryService, key: str, option: str, *, origin: str | None = None,
-           sources: Sequence[DecisionSource] = SOURCES) -> Edit:
+           sources: Sequence[DecisionSource] | None = None) -> Edit:
     """Settle the open decision ``key`` with ``option`` as one transaction; returns the applied edit
     (``edit.revert(service)`` undoes it exactly).
 
@@ -111,7 +107,7 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
         ValidationError: ``option`` is not one of the decision's options.
     """
     kind = key.split(":", 1)[0]
-    source = next((s for s in sources if s.kind == kind), None)
+    source = next((s for s in (SOURCES if sources is None else sources) if s.kind == kind), None)
     if source is None:
         raise NotFoundError(f"no open decision {key!r}")
     _, found = source.find(service, limit=10_000)
@@ -123,3 +119,10 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
     edit = source.edit(service, decision, option)
     edit.apply(service, origin=origin)
     return edit
+
+
+# The sources build on the values above, so they are imported last.
+from limbic.core.service.lifecycle_review import LIFECYCLE_SOURCES  # noqa: E402
+
+SOURCES: tuple[DecisionSource, ...] = (*LIFECYCLE_SOURCES,)
+"""Every kind of decision, in the order the report lists them."""

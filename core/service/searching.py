@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Callable
 
+from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import DatabaseClosedError
 from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
@@ -44,7 +45,7 @@ class SearchAndVectors:
 
     def search(
         self, query: str, limit: int = 10, params: ScoringParams | None = None, *,
-        record: bool = True, origin: str | None = None,
+        record: bool = True, origin: str | None = None, project: str | None = None,
     ):
         """Hybrid search with limbic re-ranking (docs/architecture.md "The search pipeline"); returns a :class:`~limbic.core.search.SearchOutcome`.
 
@@ -57,7 +58,9 @@ class SearchAndVectors:
         (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
         Being returned is not a use: no access, access day or co-occurrence is recorded (docs/mcp.md "Uses and impressions").
         ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
-        Raises ValidationError for an empty or too long query or a limit outside 1..1000.
+        ``project``: search that project's memories and the global ones (weighed 1.0 and 0.8), never another
+        project's (docs/lifecycle.md "Project scope").
+        Raises ValidationError for an empty or too long query, a limit outside 1..1000 or a bad project name.
         """
         from limbic.core.search.pipeline import run_search
 
@@ -66,8 +69,10 @@ class SearchAndVectors:
         pending = self.pending_vectors() if embedder is not None else 0
         config = self.learning.config()
         logged = record and config.enabled
+        project = None if project is None else check.label(project, "project")
         outcome = run_search(self.database.read(), embedder, query, limit, params, vectors=self._vectors,
-                             search_id=self.learning.new_search_id() if logged else None, pending_vectors=pending)
+                             search_id=self.learning.new_search_id() if logged else None, pending_vectors=pending,
+                             project=project)
         if outcome.search_id is not None:
             self._signals.record_search(outcome, outcome.search_id, origin or self.origin,
                                         self.learning.treatment(outcome.candidate_set.query), params.to_json(),

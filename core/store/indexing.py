@@ -21,10 +21,11 @@ import apsw
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
 from limbic.core.store import vec_rows
+from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
-def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[int, str, str, str, list[str]]]:
+def _documents(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> list[tuple[int, str, str, str, list[str]]]:
     ids = json.dumps([int(i) for i in entity_ids])
     entities: list[tuple[Any, ...]] = conn.execute(
         "SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
@@ -32,9 +33,9 @@ def _documents(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[tuple[i
     ).fetchall()
     observations: dict[int, list[str]] = {}
     for entity_id, content in conn.execute(
-        "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL "
-        "AND entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id",
-        (ids,),
+        f"SELECT entity_id, content FROM observations WHERE {current('?2')} "
+        "AND entity_id IN (SELECT value FROM json_each(?1)) ORDER BY entity_id, id",
+        (ids, at),
     ):
         observations.setdefault(entity_id, []).append(content)
     return [(eid, name, etype, status, observations.get(eid, [])) for eid, name, etype, status in entities]
@@ -82,13 +83,13 @@ def entity_passage(name: str, entity_type: str, status: str, observations: Seque
     return head_text(name, entity_type, status, observations, embedder)
 
 
-def _drop_stale_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
-    """Remove the vectors of observations of ``entity_ids`` that were deleted, superseded, moved to
-    another entity or whose passage changed (text or entity name), so KNN never answers with an old text."""
+def _drop_stale_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+    """Remove the vectors of observations of ``entity_ids`` that were deleted, superseded, expired by ``at``,
+    moved to another entity or whose passage changed (text or entity name), so KNN never answers with an old text."""
     ids = json.dumps(sorted({int(i) for i in entity_ids}))
     live = {int(oid): (int(eid), text_hash(observation_passage(name, content))) for oid, eid, name, content in conn.execute(
         "SELECT o.id, o.entity_id, e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
-        "WHERE o.superseded_at IS NULL AND o.entity_id IN (SELECT value FROM json_each(?))", (ids,))}
+        f"WHERE {current('?2', 'o')} AND o.entity_id IN (SELECT value FROM json_each(?1))", (ids, at))}
     stale = [int(oid) for oid, eid, digest in conn.execute(
         "SELECT observation_id, entity_id, text_hash FROM observation_embedding_meta "
         "WHERE entity_id IN (SELECT value FROM json_each(?1)) "
@@ -101,11 +102,12 @@ def _drop_stale_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[
 def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
     """Rewrite the FTS row of each entity and mark its vectors pending, in the open transaction; no model runs.
 
-    Vectors of observations that are gone or changed are removed at once; the new ones are computed
+    The text is the entity's observations current at ``at`` (not superseded, not expired:
+    :mod:`limbic.core.store.expiry`). Vectors of observations that are gone, expired or changed are removed at once; the new ones are computed
     after the commit (:mod:`limbic.core.vectors.pending`), outside the write lock. Entities that no longer
     exist are skipped. ``at`` is the time of the write (UTC seconds).
     """
-    docs = _documents(conn, sorted(set(entity_ids)))
+    docs = _documents(conn, sorted(set(entity_ids)), at)
     if not docs:
         return
     ids = [d[0] for d in docs]
@@ -114,7 +116,7 @@ def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None
         "INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)",
         [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs],
     )
-    _drop_stale_observation_vectors(conn, ids)
+    _drop_stale_observation_vectors(conn, ids, at)
     mark_pending(conn, ids, at)
 
 

@@ -7,15 +7,17 @@ inside a transaction) and issues a fixed, small number of queries whatever the n
 from __future__ import annotations
 
 import json
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
+from limbic.core.store.expiry import current
 from limbic.core.store.schema import vector_dimension
 
-_ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at"
+_ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at, project, strength, pinned_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
 _REL_SQL = (
     "SELECT r.id, f.name, t.name, r.relation_type, r.context, r.active, r.ended_at, r.created_at, "
@@ -50,7 +52,8 @@ def observations_by_entity(conn: apsw.Connection, entity_ids: Sequence[int]) -> 
 def _hydrate(conn: apsw.Connection, rows: list[tuple]) -> list[Entity]:
     observations = observations_by_entity(conn, [r[0] for r in rows])
     return [Entity(id=row[0], name=row[1], entity_type=row[2], status=row[3], created_at=row[4],
-                   updated_at=row[5], observations=tuple(observations.get(row[0], ()))) for row in rows]
+                   updated_at=row[5], observations=tuple(observations.get(row[0], ())), project=row[6],
+                   strength=float(row[7]), pinned_at=row[8]) for row in rows]
 
 
 def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Entity]:
@@ -135,24 +138,30 @@ def find_relation(
     return [_relation(r) for r in rows]
 
 
-def search_substring(conn: apsw.Connection, text: str) -> list[int]:
-    """Ids of entities whose name, type or any live observation contains ``text``, ignoring case.
+def search_substring(conn: apsw.Connection, text: str, now: float | None = None) -> list[int]:
+    """Ids of entities whose name, type or any current observation (live, not expired at ``now``, UTC seconds,
+    default the present) contains ``text``, ignoring case.
 
     Like the reference server's ``search_nodes`` (JavaScript ``toLowerCase`` on both sides): an ASCII
     needle uses SQLite ``LIKE``; any other is compared after Python's ``str.lower`` of every text.
     """
-    if text.isascii():
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        test, needle = "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
-    else:
-        test, needle = "instr(unicode_lower({column}), ?1) > 0", text.lower()
+    test, needle = substring_test(text)
     rows = conn.execute(
         f"SELECT id FROM entities WHERE {test.format(column='name')} OR {test.format(column='entity_type')} "
-        f"UNION SELECT entity_id FROM observations WHERE superseded_at IS NULL AND {test.format(column='content')} "
+        f"UNION SELECT entity_id FROM observations WHERE {current('?2')} AND {test.format(column='content')} "
         "ORDER BY 1",
-        (needle,),
+        (needle, time.time() if now is None else now),
     )
     return [r[0] for r in rows]
+
+
+def substring_test(text: str) -> tuple[str, str]:
+    """The SQL test of a column containing ``text`` ignoring case (``{column}`` to fill in, parameter ``?1``)
+    and the value of ``?1``: an ASCII needle uses ``LIKE``, any other Python's ``str.lower`` of both sides."""
+    if text.isascii():
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
+    return "instr(unicode_lower({column}), ?1) > 0", text.lower()
 
 
 def stats(conn: apsw.Connection) -> GraphStats:

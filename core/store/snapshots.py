@@ -94,18 +94,20 @@ def _require_free_name(conn: apsw.Connection, name: str, entity_id: int | None) 
 
 
 def put_entity_row(conn: apsw.Connection, entity: Entity, entity_id: int | None = None) -> int:
-    """Write ``entity``'s row (name, type, status, created and updated times) onto the entity ``entity_id``,
-    or insert it (under its old id when free) when ``entity_id`` is None. Returns the entity's id.
+    """Write ``entity``'s row (name, type, status, created and updated times, project, strength, pin) onto the
+    entity ``entity_id``, or insert it (under its old id when free) when ``entity_id`` is None. Returns the
+    entity's id.
 
     Raises ConflictError when another entity holds the name."""
     _require_free_name(conn, entity.name, entity_id)
-    values = (entity.name, entity.entity_type, entity.status, entity.created_at, entity.updated_at)
+    values = (entity.name, entity.entity_type, entity.status, entity.created_at, entity.updated_at, entity.project,
+              entity.strength, entity.pinned_at)
     if entity_id is not None:
-        conn.execute("UPDATE entities SET name = ?, entity_type = ?, status = ?, created_at = ?, updated_at = ? "
-                     "WHERE id = ?", (*values, entity_id))
+        conn.execute("UPDATE entities SET name = ?, entity_type = ?, status = ?, created_at = ?, updated_at = ?, "
+                     "project = ?, strength = ?, pinned_at = ? WHERE id = ?", (*values, entity_id))
         return entity_id
-    conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at) "
-                 "VALUES (?, ?, ?, ?, ?, ?)", (_free(conn, "entities", entity.id), *values))
+    conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at, project, strength, "
+                 "pinned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (_free(conn, "entities", entity.id), *values))
     return conn.last_insert_rowid()
 
 

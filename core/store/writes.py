@@ -14,10 +14,11 @@ import apsw
 from limbic.core.errors import NotFoundError
 
 
-def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float) -> int:
+def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float,
+                  project: str | None = None) -> int:
     conn.execute(
-        "INSERT INTO entities(name, entity_type, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-        (name, entity_type, status, created, updated),
+        "INSERT INTO entities(name, entity_type, status, created_at, updated_at, project) VALUES (?, ?, ?, ?, ?, ?)",
+        (name, entity_type, status, created, updated, project),
     )
     return conn.last_insert_rowid()
 
@@ -75,8 +76,10 @@ def insert_observation(
     return conn.last_insert_rowid() if conn.changes() else None
 
 
-def mark_superseded(conn: apsw.Connection, observation: int, at: float) -> None:
-    conn.execute("UPDATE observations SET superseded_at = ? WHERE id = ?", (at, observation))
+def mark_superseded(conn: apsw.Connection, observation: int, at: float, weight: float | None = None) -> None:
+    """Mark ``observation`` superseded at ``at`` (UTC seconds), recording ``weight`` on it when given."""
+    conn.execute("UPDATE observations SET superseded_at = ?, weight = coalesce(?, weight) WHERE id = ?",
+                 (at, weight, observation))
 
 
 def delete_observation_texts(conn: apsw.Connection, entity_id: int, contents: Sequence[str]) -> int:

@@ -32,6 +32,7 @@ import numpy as np
 from limbic.core.embedding.base import Embedder
 from limbic.core.store import vec_rows
 from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.expiry import current
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, ensure_vector_table
 from limbic.core.vectors.turns import model_turn
@@ -90,9 +91,9 @@ def plan(conn: apsw.Connection, generations: dict[int, int], embedder: Embedder)
     stored = {int(oid): (model, digest) for oid, model, digest in conn.execute(
         "SELECT observation_id, model, text_hash FROM observation_embedding_meta "
         "WHERE entity_id IN (SELECT value FROM json_each(?))", (ids,))}
-    for oid, eid, content in conn.execute(
-            "SELECT id, entity_id, content FROM observations WHERE superseded_at IS NULL "
-            "AND entity_id IN (SELECT value FROM json_each(?)) ORDER BY entity_id, id", (ids,)):
+    for oid, eid, content in conn.execute(  # current ones: an expired text is not embedded again
+            f"SELECT id, entity_id, content FROM observations WHERE {current('?2')} "
+            "AND entity_id IN (SELECT value FROM json_each(?1)) ORDER BY entity_id, id", (ids, time.time())):
         live.setdefault(int(eid), []).append((int(oid), content))
     passages: list[tuple[int, str, int]] = []
     observations: list[tuple[int, int, str, int]] = []

@@ -44,6 +44,8 @@ class VectorUpkeep:
     def __init__(self, database: Database, embedder: Embedder | None, *, background: bool) -> None:
         self.database = database
         self.embedder = embedder
+        self.after_land: Callable[[list[int]], None] | None = None
+        """Called with the entity ids after each step that landed vectors (the service's contradiction check)."""
         self._deferred = 0
         self._filler = VectorFiller(database, background_embedder(embedder), self.land) \
             if embedder is not None and background else None
@@ -56,9 +58,13 @@ class VectorUpkeep:
             self._filler.close()
 
     def land(self, body: Callable[[WriteTransaction], list[int]]) -> list[int]:
-        """The short write transaction of one step of computed vectors (logged, not delivered to listeners)."""
+        """The short write transaction of one step of computed vectors (logged, not delivered to listeners);
+        then :attr:`after_land`, when set."""
         with self.database.write("system", LANDED_OP) as txn:
-            return body(txn)
+            landed = body(txn)
+        if landed and self.after_land is not None:
+            self.after_land(landed)
+        return landed
 
     def after_commit(self, entity_ids: list[int]) -> None:
         """A write that marked ``entity_ids`` pending committed: compute their vectors (see the class)."""

@@ -11,7 +11,8 @@ entity group; the cosines of the full-text candidates come from the same pass (:
 An entity's semantic similarity is the best of its entity (passage) vector and its live observations'
 vectors (measured against the entity vector alone and soft-max with ``limbic eval
 locomo``, docs/evaluation.md); observations past their ``expires_at`` do
-not count. The copy follows the database through the ``changes`` log: every write that changes a
+not count, nor does an entity's passage vector once one of its observations expired, until the sweep has
+made it again without that text (docs/lifecycle.md "Expiry"). The copy follows the database through the ``changes`` log: every write that changes a
 vector is logged with its entity ids in the same transaction (service mutations and ``reembed``), so
 before each search the index reloads just the rows of the entities changed since the last change id
 it saw — by this process or any other — into a small block of recent rows, marking their old rows dead
@@ -29,7 +30,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from limbic.core.store import reads, vec_rows
+from limbic.core.store import expiry, reads, vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 from limbic.core.vectors import approximate
 from limbic.core.vectors.blocks import Block, Vectors
@@ -47,8 +48,9 @@ _ONLY = " AND {column} IN (SELECT value FROM json_each(?2))"
 
 
 def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: str, dimension: int,
-          entity_ids: list[int] | None) -> Vectors:
-    """Vectors of ``table`` made by ``model`` (only those of ``entity_ids`` when given)."""
+          entity_ids: list[int] | None, passage_expiry: dict[int, float] | None = None) -> Vectors:
+    """Vectors of ``table`` made by ``model`` (only those of ``entity_ids`` when given); an entity (passage)
+    vector expires at ``passage_expiry[entity id]`` when given (:func:`~limbic.core.store.expiry.next_expiry`)."""
     args: tuple = (model,) if entity_ids is None else (model, json.dumps(entity_ids))
     sql = meta_sql if entity_ids is None else meta_sql + _ONLY.format(column=column)
     meta: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
@@ -57,7 +59,8 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     keys = np.array([r[0] for r in meta], dtype=np.int64)
     owner = np.array([r[1 if len(r) > 1 else 0] for r in meta], dtype=np.int64)
     is_observation = len(meta[0]) > 1
-    expires = np.array([float(r[2]) if len(r) > 2 else np.inf for r in meta], dtype=np.float64)
+    ends = passage_expiry or {}
+    expires = np.array([float(r[2]) if len(r) > 2 else ends.get(r[0], np.inf) for r in meta], dtype=np.float64)
     rows: Iterable[tuple[Any, ...]]
     if entity_ids is None:
         rows = conn.execute(f"SELECT rowid, embedding FROM {table}")
@@ -110,7 +113,8 @@ class VectorIndex:
 
     @staticmethod
     def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> Vectors:
-        entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids)
+        entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids,
+                         expiry.next_expiry(conn, ids))
         if vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:
             return entities  # a database from before schema 4, not yet written to
         return entities.plus(_load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model,
@@ -191,6 +195,25 @@ class VectorIndex:
         if live.all():
             return Similarities(ids, best, lookups)
         return Similarities(ids[live], best[live], lookups)
+
+    def observation_vectors(self, model: str, observation_ids: list[int]) -> dict[int, np.ndarray]:
+        """The held unit vectors ``(d,) float32`` of ``observation_ids`` made by ``model``, as the copy stands (not
+        refreshed here: an observation written since the last refresh is simply not found; the caller reads it
+        from the store). For the contradiction check, which compares a new observation with its neighbours'."""
+        if self._state is None or self._state[0] != model:
+            return {}
+        wanted = np.asarray(observation_ids, dtype=np.int64)
+        found: dict[int, np.ndarray] = {}
+        for block in self._blocks:  # the recent block last: its rows replace the main block's
+            held, rows = block.groups.observations, block.groups.observation_rows
+            if not len(held) or not len(wanted):
+                continue
+            at = np.minimum(np.searchsorted(held, wanted), len(held) - 1)
+            hit = held[at] == wanted
+            live = ~np.isin(rows[at[hit]], block.dead)
+            for observation_id, row in zip(wanted[hit][live].tolist(), rows[at[hit]][live].tolist(), strict=True):
+                found[observation_id] = block.vectors.unit[row]
+        return found
 
     def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,
                now: float) -> tuple[list[int], dict[int, float]]:

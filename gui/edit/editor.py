@@ -9,6 +9,7 @@ can call them too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import partial
 from html import escape
@@ -34,12 +35,14 @@ from PySide6.QtWidgets import (
 from limbic.core.models import STATUSES, EntityDetail, EntityInput, ObservationInput, RelationInput, iso
 from limbic.core.service import entity_edits as edits
 from limbic.core.service.edits import Edit
+from limbic.core.service.lifecycle_edits import SetObservationTerms
 from limbic.gui.controller import AppController
+from limbic.gui.edit import observation_dialogs as dialogs
 from limbic.gui.edit.forms import Field, FormDialog
+from limbic.gui.edit.observation_dialogs import KINDS
+from limbic.gui.edit.terms import state_text, title_suffix, weight_text
 from limbic.gui.edit.undo import EditCommand, EditQueue
 from limbic.gui.widgets import single_shot_timer
-
-KINDS = ("", "fact", "decision", "preference", "event", "task", "metadata")
 
 
 def _table(headers: list[str], stretch: int = 0) -> QTableWidget:
@@ -118,12 +121,14 @@ class EntityEditor(QWidget):
         entity_row.addWidget(undo)
         entity_row.addWidget(redo)
 
-        self.observations = _table(["observation", "kind", "created", "state"])
+        self.observations = _table(["observation", "kind", "weight", "created", "state"])
         obs_row = QHBoxLayout()
         self._obs_buttons = [
-            self._button("Add…", self._ask_add_observation, obs_row),
-            self._button("Edit…", self._ask_edit_observation, obs_row),
-            self._button("Supersede…", self._ask_supersede, obs_row, "Replace by a newer observation, keep history"),
+            self._button("Add…", partial(dialogs.ask_add_observation, self), obs_row),
+            self._button("Edit…", partial(dialogs.ask_edit_observation, self), obs_row),
+            self._button("Supersede…", partial(dialogs.ask_supersede, self), obs_row,
+                         "Replace by a newer observation, keep history"),
+            self._button("Terms…", partial(dialogs.ask_terms, self), obs_row, "When it expires and its weight"),
             self._button("Delete", self._delete_selected_observation, obs_row),
         ]
         obs_row.addStretch(1)
@@ -197,14 +202,14 @@ class EntityEditor(QWidget):
         e = detail.entity
         self.title.setText(f"<b>{escape(e.name)}</b> — {escape(e.entity_type)} · {detail.access_count} uses"
                            f" · {detail.impression_count} impressions"
-                           f" · degree {detail.degree}")
+                           f" · degree {detail.degree}{title_suffix(e)}")
         self.status_box.blockSignals(True)
         self.status_box.setCurrentText(e.status)
         self.status_box.blockSignals(False)
-        for o in sorted(e.observations, key=lambda o: (o.superseded_at is not None, o.id)):
-            self._add_row(self.observations, o.content,
-                          [o.content, o.kind or "", (iso(o.created_at) or "")[:16].replace("T", " "),
-                           "superseded" if o.superseded_at else "live"], greyed=o.superseded_at is not None)
+        now = time.time()
+        for o in sorted(e.observations, key=lambda o: (not o.current(now), o.id)):
+            self._add_row(self.observations, o.content, [o.content, o.kind or "", weight_text(o), (iso(
+                o.created_at) or "")[:16].replace("T", " "), state_text(o, now)], greyed=not o.current(now))
         for r in detail.relations:
             outgoing = r.source == e.name
             text = f"→ {r.relation_type}" if outgoing else f"← {r.relation_type}"
@@ -259,8 +264,13 @@ class EntityEditor(QWidget):
     def set_status(self, status: str, names: list[str] | None = None) -> None:
         self.execute(edits.SetStatus(names or [self._current()], status))
 
-    def add_observation(self, content: str, kind: str | None = None) -> None:
-        self.execute(edits.AddObservation(self._current(), ObservationInput(content, kind or None)))
+    def add_observation(self, content: str, kind: str | None = None, expires_at: float | None = None,
+                        weight: float = 1.0) -> None:
+        self.execute(edits.AddObservation(self._current(), ObservationInput(
+            content, kind or None, expires_at=expires_at, weight=weight)))
+
+    def set_observation_terms(self, content: str, expires_at: float | None, weight: float) -> None:
+        self.execute(SetObservationTerms(self._current(), content, expires_at, weight))
 
     def edit_observation(self, old: str, new: str, kind: str | None = None) -> None:
         self.execute(edits.EditObservation(self._current(), old, new, kind or None))
@@ -338,32 +348,6 @@ class EntityEditor(QWidget):
         if QMessageBox.question(self, "Delete", f"Delete {', '.join(names)} with their observations and "
                                 "relations? (Undo restores them.)") == QMessageBox.StandardButton.Yes:
             self.delete_entities(names)
-
-    def _ask_add_observation(self) -> None:
-        answer = FormDialog.ask(self, "Add observation", [
-            Field("content", "Observation", multiline=True), Field("kind", "Kind", choices=KINDS, required=False)])
-        if answer:
-            self.add_observation(answer["content"], answer["kind"])
-
-    def _ask_edit_observation(self) -> None:
-        old = self._selected(self.observations)
-        if old is None or self.detail is None:
-            return
-        kind = next((o.kind or "" for o in self.detail.entity.observations if o.content == old), "")
-        answer = FormDialog.ask(self, "Edit observation", [
-            Field("content", "Observation", old, multiline=True), Field("kind", "Kind", kind, choices=KINDS, required=False)])
-        if answer and (answer["content"], answer["kind"]) != (old, kind):
-            self.edit_observation(old, answer["content"], answer["kind"])
-
-    def _ask_supersede(self) -> None:
-        old = self._selected(self.observations)
-        if old is None:
-            return
-        answer = FormDialog.ask(self, "Supersede observation", [
-            Field("content", "Newer observation", old, multiline=True),
-            Field("kind", "Kind", choices=KINDS, required=False)])
-        if answer and answer["content"] != old:
-            self.supersede_observation(old, answer["content"], answer["kind"])
 
     def _delete_selected_observation(self) -> None:
         content = self._selected(self.observations)

@@ -12,6 +12,7 @@ are read again and patched into the arrays (the whole graph past a share of them
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,8 @@ class GraphView(QWidget):
         self._expanded: list[str] = []
         self._hidden_types: set[str] = set()
         self._hidden_statuses: set[str] = set()
+        self._keep: Callable[[GraphArrays], np.ndarray] | None = None  # set_filter (project, time slider)
+        self._replay: GraphArrays | None = None  # show_replay: drawn instead of the live graph
         self._rows = np.zeros(0, dtype=np.int64)
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
@@ -148,6 +151,21 @@ class GraphView(QWidget):
         self.controller.run(self.controller.service.graph_arrays, previous,
                             on_success=self._arrays_loaded, channel=self._channel + "-data")
 
+    def set_filter(self, keep: Callable[[GraphArrays], np.ndarray] | None) -> None:
+        """Also hide the entities where ``keep(arrays)`` ``(N,) bool`` is False (the project filter, the time slider)."""
+        self._keep = keep
+        self._refresh()
+
+    def show_replay(self, arrays: GraphArrays | None, hits: Sequence[str] = ()) -> None:
+        """Draw ``arrays`` (the live graph's entities with their relations as of a date, docs/lifecycle.md) with
+        ``hits`` ringed, until called with ``None``: then the live graph is read again."""
+        self._replay = arrays
+        if arrays is None:
+            self.reload(full=True)
+            return
+        self._arrays_loaded(arrays)
+        self._set_hits(list(hits))
+
     def set_mode(self, mode: str) -> None:
         """``"focus"`` (ego graph of selection, hits and expansions) or ``"global"`` (whole graph)."""
         if mode not in ("focus", "global"):
@@ -202,7 +220,7 @@ class GraphView(QWidget):
     # --- data -----------------------------------------------------------------------------------
 
     def _arrays_loaded(self, arrays: GraphArrays) -> None:
-        if arrays is self._arrays:
+        if arrays is self._arrays or (self._replay is not None and arrays is not self._replay):
             return
         self._arrays = arrays
         self._index = arrays.index_of()
@@ -273,6 +291,8 @@ class GraphView(QWidget):
             mask &= ~np.isin(arrays.type_codes, hidden_codes)
         if self._hidden_statuses:
             mask &= ~np.isin(np.array(arrays.statuses, dtype=object), list(self._hidden_statuses))
+        if self._keep is not None:
+            mask &= self._keep(arrays)
         for name in self._selection:
             if name in self._index:
                 mask[self._index[name]] = True

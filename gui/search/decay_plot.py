@@ -1,4 +1,4 @@
-"""Decay plot: the temporal factor curve for the current λ and floor, with entities marked on it.
+"""Decay plot: the temporal factor curve for the current decay model, λ and floor, with entities marked on it.
 
 ``temporal_factor(Δh) = max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δh))`` (docs/scoring.md "Limbic
 factors"), computed by the scorer's own :func:`limbic.core.search.terms.decay`; Δh = hours since the last
@@ -17,6 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
+from limbic.core.search.decay import MODEL_NAMES
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.terms import decay
 
@@ -80,7 +81,8 @@ class DecayPlot(QWidget):
     def set_params(self, params: ScoringParams) -> None:
         """Redraw for new params (nothing to do unless λ or the floor changed)."""
         old, self._params = self._params, params
-        if (old.lambda_hourly, old.temporal_floor) != (params.lambda_hourly, params.temporal_floor):
+        shape = ("lambda_hourly", "temporal_floor", "decay_model", "decay_alpha", "decay_fast_hours", "decay_fast_share")
+        if any(getattr(old, name) != getattr(params, name) for name in shape):
             self._redraw()
 
     def set_entities(self, entities: Sequence[tuple[str, float]]) -> None:
@@ -104,6 +106,8 @@ class DecayPlot(QWidget):
         days = np.linspace(0.0, span, CURVE_POINTS)
         self.curve.setData(days, decay(days * 24, params.temporal_floor, params))
         hours = params.half_life_hours
+        self.plot.setTitle(f"{MODEL_NAMES[int(params.decay_model)]} · half-life "
+                           f"{'∞' if not math.isfinite(hours) else f'{hours / 24:.1f} days'}")
         self.half_life_line.setVisible(math.isfinite(hours) and hours / 24 <= span)
         if math.isfinite(hours):
             self.half_life_line.setValue(hours / 24)

@@ -1,0 +1,121 @@
+"""``limbic review`` and ``limbic gc``: the lifecycle from the command line (docs/lifecycle.md).
+
+``review [--json]`` lists what needs a person's decision — open contradictions, expired observations, forget and
+promote candidates (with the days until each would be forgotten), and every other kind registered in the queue.
+``gc`` sweeps the text of expired observations out of the indexes; with ``--archive`` or ``--delete`` it also
+acts on the forget candidates, as one transaction, and reports what changed (``--dry-run``: only what would).
+Both take ``--set KEY=VALUE`` to change a forget/promote setting (saved for every client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+from limbic.core.cli.common import open_service, print_json
+from limbic.core.errors import ValidationError
+from limbic.core.lifecycle.contradictions import MODES
+from limbic.core.lifecycle.retention import RetentionParams
+from limbic.core.service import MemoryService
+from limbic.core.service import retention as retention_review
+from limbic.core.service.entity_edits import DeleteEntities, SetStatus
+from limbic.core.store import expiry
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    review = subparsers.add_parser("review", help="what needs a decision: contradictions, expired, forget, promote, …")
+    review.add_argument("--json", action="store_true", help="print JSON")
+    review.add_argument("--kind", action="append", metavar="KIND", help="only this kind (repeatable)")
+    review.add_argument("--limit", type=int, default=20, help="items listed per kind (default 20)")
+    review.add_argument("--conflict-mode", choices=MODES, help="save the contradiction detector's mode")
+    _settings(review)
+    review.set_defaults(handler=run_review)
+
+    gc = subparsers.add_parser("gc", help="sweep expired observations; archive or delete forget candidates")
+    action = gc.add_mutually_exclusive_group()
+    action.add_argument("--archive", action="store_true", help="archive the forget candidates")
+    action.add_argument("--delete", action="store_true", help="delete the forget candidates (archived ones too)")
+    gc.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    gc.add_argument("--json", action="store_true", help="print JSON")
+    _settings(gc)
+    gc.set_defaults(handler=run_gc)
+
+
+def _settings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="change a forget/promote setting and save it (beta, half_life_hours, decay_model, alpha, "
+                        "tau_forget, tau_promote, promote_uses, promote_window_days, strength_step, …)")
+
+
+def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams:
+    params = service.retention_params()
+    if not pairs:
+        return params
+    changes = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise ValidationError(f"--set takes KEY=VALUE, got {pair!r}")
+        changes[key.strip()] = value.strip()
+    params = RetentionParams.from_dict({**dataclasses.asdict(params), **changes})
+    service.save_retention_params(params, origin="cli")
+    return params
+
+
+def run_review(args: argparse.Namespace) -> int:
+    service = open_service(args, embedder=None)
+    try:
+        _apply_settings(service, args.set)
+        if args.conflict_mode:
+            service.set_conflict_mode(args.conflict_mode, origin="cli")
+        sections = service.review(args.kind, args.limit)
+    finally:
+        service.close()
+    if args.json:
+        print_json({"sections": [s.to_dict() for s in sections]})
+        return 0
+    for section in sections:
+        print(f"{section.kind}: {section.total:,}")
+        for item in section.items:
+            until = item.evidence.get("daysUntilForgotten") if item.kind in ("forget", "promote") else None
+            extra = f" · forgotten in {until:g} days" if isinstance(until, int | float) else ""
+            print(f"  {item.title}{extra}  [{' / '.join(item.options)}]  {item.key}")
+    return 0
+
+
+def run_gc(args: argparse.Namespace) -> int:
+    service = open_service(args)
+    try:
+        params = _apply_settings(service, args.set)
+        now = time.time()
+        if args.dry_run:
+            unswept = expiry.unswept_entities(service.database.read(), now)
+            swept = [e.name for e in service.read_graph().entities if e.id in set(unswept)] if unswept else []
+        else:
+            swept = list(service.sweep_expired(origin="cli").entities)
+        candidates = retention_review.forget_candidates(service.retention(params, now=now), archived=args.delete) \
+            if args.archive or args.delete else []
+        names = [c.name for c in candidates]
+        if names and not args.dry_run:
+            edit = DeleteEntities(names) if args.delete else SetStatus(names, "archived")
+            edit.apply(service, origin="cli")
+    finally:
+        service.close()
+    action = "delete" if args.delete else "archive" if args.archive else None
+    report = {"dryRun": args.dry_run, "swept": swept, "action": action,
+              "forget": [c.to_dict() for c in candidates]}
+    if args.json:
+        print_json(report)
+        return 0
+    verb = "would be" if args.dry_run else "were"
+    print(f"expired text of {len(swept):,} entities {verb} swept from the indexes")
+    if action is None:
+        print("forget candidates are listed by `limbic review`; add --archive or --delete to act on them")
+        return 0
+    print(f"{len(names):,} forget candidates {verb} {action}d" + (" (dry run: nothing changed)" if args.dry_run else ""))
+    for c in candidates[:50]:
+        print(f"  {c.name}  score {c.score:.4f}  {c.hours_since_use / 24:.1f} days since use")
+    if len(candidates) > 50:
+        print(f"  … and {len(candidates) - 50:,} more (--json lists them all)")
+    return 0

@@ -1,0 +1,281 @@
+"""The lifecycle calls of :class:`~limbic.core.service.MemoryService`: expiry and its sweep, the terms of an
+observation (expiry and weight) (docs/lifecycle.md).
+
+A mixin of ``MemoryService``: it uses the service's ``database``, ``origin`` and write path, declared below
+for type checking.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from limbic.core import validation as check
+from limbic.core.embedding.base import Embedder
+from limbic.core.errors import DatabaseClosedError, NotFoundError, StoreBusyError, ValidationError
+from limbic.core.lifecycle import confidence, contradictions
+from limbic.core.lifecycle.retention import RetentionParams
+from limbic.core.models import Entity, Observation
+from limbic.core.service import conflict_checks as checks
+from limbic.core.service import conflict_resolution as resolve
+from limbic.core.service import retention
+from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
+from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
+from limbic.core.service.retention import Retention
+from limbic.core.store import conflicts, expiry, graph, reads, views, writes
+from limbic.core.store import retention as retention_rows
+from limbic.core.store.conflicts import ConflictRow
+from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.schema import put_setting
+from limbic.core.vectors.vector_index import VectorIndex
+
+if TYPE_CHECKING:
+    from limbic.core.service.edits import Edit
+    from limbic.core.service.memory import MemoryService
+    from limbic.core.service.review import Decision, ReviewSection
+
+log = logging.getLogger(__name__)
+Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
+
+
+class Lifecycle:
+    """Expiry, terms of observations and the contradiction check (mixed into ``MemoryService``)."""
+
+    database: Database
+    embedder: Embedder | None
+    origin: str
+    _write: Write
+    _reindex: Callable[[WriteTransaction, Iterable[int]], None]
+    _sweeper: ExpirySweeper | None
+    _vectors: VectorIndex
+
+    # --- the queue of decisions -------------------------------------------------------------------
+
+    def review(self, kinds: Sequence[str] | None = None, limit: int = 20) -> list[ReviewSection]:
+        """What needs a person's decision, one section per kind (:func:`limbic.core.service.review.review`)."""
+        from limbic.core.service import review
+
+        return review.review(cast("MemoryService", self), kinds, limit)
+
+    def decide(self, key: str, option: str, *, origin: str | None = None) -> Edit:
+        """Settle the open decision ``key`` with ``option`` as one transaction; returns the applied edit (its
+        ``revert`` undoes it exactly). Raises NotFoundError / ValidationError (:func:`limbic.core.service.review.decide`)."""
+        from limbic.core.service import review
+
+        return review.decide(cast("MemoryService", self), key, option, origin=origin)
+
+    def decision_edit(self, decision: Decision, option: str) -> Edit:
+        """The undoable edit that settles ``decision`` with ``option``, not applied (the app's Review view applies
+        it on its undo stack). Raises NotFoundError for a kind no source handles, ValidationError for a bad option."""
+        from limbic.core.service import review
+
+        source = next((s for s in review.SOURCES if s.kind == decision.kind), None)
+        if source is None:
+            raise NotFoundError(f"no source of {decision.kind!r} decisions")
+        return source.edit(cast("MemoryService", self), decision, option)
+
+    # --- contradictions ------------------------------------------------------------------------
+
+    def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any]) -> Any:
+        """Run ``body`` and queue the observations it added for the contradiction check (writes that add
+        observations, not imports, with a model in use)."""
+        if op not in checks.CHECKED_OPS or origin == "import" or self.embedder is None:
+            return body(txn)
+        newest = checks.newest_observation(txn)
+        result = body(txn)
+        checks.queue_new(txn, newest)
+        return result
+
+    def conflict_mode(self) -> str:
+        """The contradiction detector's mode: ``checkable`` (default) or ``similarity`` (mememory's rule)."""
+        mode = self.database.get_setting(checks.MODE_KEY)
+        return mode if mode in contradictions.MODES else contradictions.CHECKABLE
+
+    def set_conflict_mode(self, mode: str, *, origin: str | None = None) -> None:
+        """Choose the detector's mode for the checks from now on. Raises ValidationError for an unknown mode."""
+        if mode not in contradictions.MODES:
+            raise ValidationError(f"unknown contradiction mode {mode!r}; use one of {', '.join(contradictions.MODES)}")
+        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, checks.MODE_KEY, mode))
+
+    def check_conflicts(self) -> int:
+        """Check the queued observations whose vectors have landed now (also run after every landing step);
+        returns the conflicts found. Without a model, nothing is checked."""
+        if self.embedder is None:
+            return 0
+        model = self.embedder.name
+        return checks.run_checks(self.database, self._write, model, self.conflict_mode(),
+                                 lambda ids: self._vectors.observation_vectors(model, ids))
+
+    def _after_land(self, _entity_ids: list[int]) -> None:
+        try:
+            self.check_conflicts()
+        except (DatabaseClosedError, StoreBusyError):
+            pass
+        except Exception:
+            log.exception("the contradiction check failed; its observations stay queued")
+
+    def conflicts_of(self, items: Sequence[tuple[str, Sequence[str]]], *, wait: float = 0.0) -> tuple[list[ConflictRow], int]:
+        """The open conflicts of the observations ``items`` (``(entity name, contents)``, as ``add_observations``
+        returns them) and how many of them are still waiting for the check. Waits up to ``wait`` seconds for
+        their vectors to land and the check to run (nothing blocks the write itself)."""
+        conn = self.database.read()
+        ids = [int(r[0]) for name, contents in items for r in conn.execute(
+            "SELECT o.id FROM observations o JOIN entities e ON e.id = o.entity_id WHERE e.name = ? "
+            "AND o.content IN (SELECT value FROM json_each(?))", (name, json.dumps(list(contents))))]
+        deadline = time.monotonic() + wait
+        while (pending := conflicts.queued(self.database.read(), ids)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return [c for c in conflicts.of_observations(self.database.read(), ids) if c.resolved_at is None], len(pending)
+
+    def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:
+        """The number of open conflicts and the newest ``limit`` (all with -1), both observations current."""
+        return conflicts.open_rows(self.database.read(), time.time(), limit)
+
+    def conflict(self, conflict_id: int) -> ConflictRow:
+        """One stored conflict (open or settled). Raises NotFoundError when there is none (settled by deleting one
+        of its observations, or never found)."""
+        row = conflicts.by_id(self.database.read(), conflict_id)
+        if row is None:
+            raise NotFoundError(f"no conflict {conflict_id}")
+        return row
+
+    def settle_conflict(self, conflict_id: int, option: str, *, origin: str | None = None) -> None:
+        """Settle an open conflict with ``option`` (:data:`~limbic.core.lifecycle.contradictions.OPTIONS`) as one
+        transaction: ``keep_both``; ``update_old`` (the old observation takes the new text, the new one goes);
+        ``supersede`` (the old one is superseded by the new one, weight 0.1); ``delete_old``. Use the undoable
+        edit of :mod:`limbic.core.service.lifecycle_edits` to be able to take it back.
+
+        Raises NotFoundError when the conflict is not open, ValidationError for an unknown option."""
+        if option not in contradictions.OPTIONS:
+            raise ValidationError(f"unknown option {option!r}; use one of {', '.join(contradictions.OPTIONS)}")
+
+        def body(txn: WriteTransaction) -> None:
+            row = conflicts.by_id(txn.conn, conflict_id)
+            if row is None or row.resolved_at is not None:
+                raise NotFoundError(f"no open conflict {conflict_id}")
+            touched = resolve.apply(txn.conn, row, option, time.time())
+            conflicts.settle(txn.conn, conflict_id, option, time.time())
+            txn.touch(touched)
+            self._reindex(txn, touched)
+
+        self._write("settle_conflict", origin, body)
+
+    def restore_conflict(self, row: ConflictRow, *, origin: str | None = None) -> None:
+        """Write a recorded conflict back exactly (undo of settling it)."""
+        self._write("restore_conflict", origin, lambda txn: conflicts.put(txn.conn, row))
+
+    # --- forget and promote ---------------------------------------------------------------------
+
+    def retention_params(self) -> RetentionParams:
+        """The saved forget/promote settings (Mnemex's defaults when none were saved)."""
+        return retention.load_params(self.database)
+
+    def save_retention_params(self, params: RetentionParams, *, origin: str | None = None) -> None:
+        """Save the forget/promote settings for every client of this database."""
+        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, retention.PARAMS_KEY, params.to_json()))
+
+    def retention(self, params: RetentionParams | None = None, *, now: float | None = None) -> list[Retention]:
+        """Every entity's retention score and suggestion (keep / forget / promote) at ``now`` (UTC seconds), with
+        ``params`` (default the saved ones); :mod:`limbic.core.service.retention`. Reading it records nothing."""
+        return retention.review(self.database, params or self.retention_params(), time.time() if now is None else now)
+
+    def set_pinned(self, names: Sequence[str], pinned: bool, *, origin: str | None = None) -> list[Entity]:
+        """Pin (promote) or unpin entities, one transaction. Raises NotFoundError naming unknown entities."""
+        names = [check.name(n) for n in names]
+
+        def body(txn: WriteTransaction) -> list[Entity]:
+            ids = list(writes.require_ids(txn.conn, names).values())
+            retention_rows.set_pinned(txn.conn, ids, time.time() if pinned else None)
+            txn.touch(ids)
+            return reads.entities_by_ids(txn.conn, ids)
+
+        return self._write("set_pinned", origin, body)
+
+    def set_strength(self, names: Sequence[str], value: float, *, origin: str | None = None) -> list[Entity]:
+        """Set the strength (0..2, the retention score's multiplier) of entities, one transaction.
+        Raises ValidationError for a value outside 0..2, NotFoundError naming unknown entities."""
+        names = [check.name(n) for n in names]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 2.0:
+            raise ValidationError(f"strength must be a number from 0 to 2, got {value!r}")
+
+        def body(txn: WriteTransaction) -> list[Entity]:
+            ids = list(writes.require_ids(txn.conn, names).values())
+            retention_rows.set_strength(txn.conn, ids, float(value))
+            txn.touch(ids)
+            return reads.entities_by_ids(txn.conn, ids)
+
+        return self._write("set_strength", origin, body)
+
+    # --- the graph over time and projects (the app's time slider and project filter) --------------
+
+    def graph_arrays_as_of(self, at: float) -> GraphArrays:
+        """Every current entity as :meth:`graph_arrays` gives them, with the relations active at ``at`` (UTC
+        seconds): the time slider draws these over the live layout and hides the entities created later."""
+        conn = self.database.read()
+        with conn:
+            rows = graph.graph_rows(conn)
+            relations = views.relation_rows_as_of(conn, at)
+        return build_graph_arrays(rows.entities, relations, rows.change_id)
+
+    def written_between(self, start: float, end: float) -> list[str]:
+        """Entities created or given an observation between ``start`` and ``end`` (UTC seconds)."""
+        return views.written_between(self.database.read(), start, end)
+
+    def history_span(self) -> tuple[float, float] | None:
+        """The first and last write time of the memory (UTC seconds), ``None`` when it is empty."""
+        return views.history_span(self.database.read())
+
+    def entity_projects(self) -> dict[int, str]:
+        """``{entity id: project}`` of the entities that belong to one (the app's project filter)."""
+        return views.entity_projects(self.database.read())
+
+    # --- expiry ----------------------------------------------------------------------------------
+
+    def sweep_expired(self, *, now: float | None = None, origin: str | None = None) -> SweepReport:
+        """Take the text of every observation expired by ``now`` (UTC seconds, default the present) out of the
+        full-text rows and the vectors: its entities are re-indexed in one transaction (docs/lifecycle.md
+        "Expiry"). The observations stay, shown as expired. Readers already leave them out before this runs."""
+        at = check.timestamp(now, "sweep time") or time.time()
+        return self._write(SWEEP_OP, origin or "system", lambda txn: sweep(txn, at, self._reindex))
+
+    def set_observation_terms(self, entity: str, content: str, *, expires_at: float | None, weight: float,
+                              origin: str | None = None) -> Observation:
+        """Set when the observation ``content`` of ``entity`` expires (UTC seconds, ``None``: never) and its weight
+        (its confidence, 0.1..1.0; docs/lifecycle.md "Confidence"), as one transaction; the entity is re-indexed
+        (an expiry in the past takes its text out of the indexes at once).
+
+        Raises NotFoundError for an unknown entity or text, ValidationError for a weight outside 0.1..1.0."""
+        entity, content = check.name(entity), check.observation(content)
+        expires_at = check.timestamp(expires_at, "expiresAt")
+        weight = confidence.checked_weight(weight)
+
+        def body(txn: WriteTransaction) -> Observation:
+            eid = writes.require_ids(txn.conn, [entity])[entity]
+            oid = writes.observation_id(txn.conn, eid, content, live_only=False)
+            if oid is None:
+                raise NotFoundError(f"{entity!r} has no observation {content[:80]!r}", [content])
+            txn.conn.execute("UPDATE observations SET expires_at = ?, weight = ? WHERE id = ?", (expires_at, weight, oid))
+            writes.touch_entity(txn.conn, [eid], time.time())
+            txn.touch(eid)
+            self._reindex(txn, [eid])
+            return next(o for o in reads.observations_by_entity(txn.conn, [eid])[eid] if o.id == oid)
+
+        return self._write("set_observation_terms", origin, body)
+
+    def expired_observations(self, *, now: float | None = None) -> int:
+        """Live observations past their expiry at ``now`` (UTC seconds, default the present)."""
+        return expiry.expired_count(self.database.read(), time.time() if now is None else now)
+
+    def _start_sweeps(self, interval: float | None = None) -> None:
+        """Sweep expired text in the background every ``interval`` seconds (the app, the MCP server)."""
+        if self._sweeper is None:
+            self._sweeper = ExpirySweeper(self.database, lambda: self.sweep_expired(),
+                                          **({} if interval is None else {"interval": interval}))
+
+    def _stop_sweeps(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.close()
+            self._sweeper = None

@@ -1,0 +1,116 @@
+"""The lifecycle's kinds of decision for the queue of :mod:`limbic.core.service.review` (docs/lifecycle.md).
+
+``contradiction``: an open conflict between a written observation and an older one (texts side by side,
+similarity, the checkable difference), settled by keeping both, updating the old one, superseding it or deleting
+it. ``expired``: an observation past its expiry, kept as history; delete it or renew it (no expiry). ``forget``
+and ``promote``: memories whose retention score says so (archive, delete or pin; pin). Every option is an
+undoable edit.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from limbic.core.errors import ValidationError
+from limbic.core.lifecycle.contradictions import OPTIONS as CONFLICT_OPTIONS
+from limbic.core.models import iso
+from limbic.core.service import retention
+from limbic.core.service.edits import Edit
+from limbic.core.service.entity_edits import DeleteEntities, DeleteObservation, SetStatus
+from limbic.core.service.lifecycle_edits import SetObservationTerms, SetPinned, SettleConflict
+from limbic.core.service.retention import Retention
+from limbic.core.store import expiry
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
+    from limbic.core.service.review import Decision
+
+SUGGESTED_CONFLICT_OPTIONS = ("supersede", *(o for o in CONFLICT_OPTIONS if o != "supersede"))
+"""The options of a conflict, the suggested one first: the newer observation supersedes the older one."""
+EXPIRED_OPTIONS = ("delete", "renew")
+
+
+def _decision(**fields: object) -> Decision:
+    from limbic.core.service.review import Decision
+
+    return Decision(**fields)  # type: ignore[arg-type]
+
+
+def _check(decision: Decision, option: str) -> None:
+    if option not in decision.options:
+        raise ValidationError(f"{option!r} is not an option of {decision.key!r}; options: {', '.join(decision.options)}")
+
+
+class ContradictionSource:
+    """Open conflicts, newest first (:mod:`limbic.core.service.conflict_checks`)."""
+
+    kind = "contradiction"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        total, rows = service.open_conflicts(limit)
+        return total, [_decision(
+            kind=self.kind, key=f"{self.kind}:{r.id}",
+            title=f"{r.entity}: “{r.content}” contradicts “{r.other_content}”",
+            subjects=tuple(dict.fromkeys((r.entity, r.other_entity))),
+            evidence={"new": {"entity": r.entity, "observation": r.content, "id": r.observation_id},
+                      "old": {"entity": r.other_entity, "observation": r.other_content, "id": r.other_id},
+                      "similarity": round(r.similarity, 4), "reason": r.reason, "mode": r.mode},
+            options=SUGGESTED_CONFLICT_OPTIONS, created_at=r.created_at) for r in rows]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _check(decision, option)
+        return SettleConflict(int(decision.key.split(":", 1)[1]), option)
+
+
+class ExpiredSource:
+    """Observations past their expiry (kept as history until deleted), the most recently expired first."""
+
+    kind = "expired"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        total, rows = expiry.expired_rows(service.database.read(), time.time(), limit)
+        return total, [_decision(
+            kind=self.kind, key=f"{self.kind}:{oid}", title=f"{name}: “{content}” expired {(iso(at) or '')[:10]}",
+            subjects=(name,), evidence={"entity": name, "observation": content, "expiredAt": iso(at), "weight": weight},
+            options=EXPIRED_OPTIONS, created_at=at) for oid, name, content, at, weight in rows]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _check(decision, option)
+        entity, content = decision.evidence["entity"], decision.evidence["observation"]
+        if option == "delete":
+            return DeleteObservation(entity, content)
+        return SetObservationTerms(entity, content, None, float(decision.evidence["weight"]))
+
+
+class RetentionSource:
+    """Forget or promote candidates (:mod:`limbic.core.service.retention`, with the saved settings): ``kind``,
+    the ``options`` (the suggested one first) and ``select``, which picks the candidates of the whole review."""
+
+    def __init__(self, kind: str, options: tuple[str, ...],
+                 select: Callable[[list[Retention]], list[Retention]]) -> None:
+        self.kind, self.options, self._select = kind, options, select
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        found = self._select(service.retention())
+        return len(found), [_decision(
+            kind=self.kind, key=f"{self.kind}:{r.entity_id}", title=f"{r.name}: {r.reason}", subjects=(r.name,),
+            evidence=r.to_dict(), options=self.options) for r in found[:limit]]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _check(decision, option)
+        names = list(decision.subjects)
+        if option == "pin":
+            return SetPinned(names, True)
+        return SetStatus(names, "archived") if option == "archive" else DeleteEntities(names)
+
+
+FORGET = RetentionSource("forget", ("archive", "delete", "pin"), retention.forget_candidates)
+"""Memories whose retention score fell below τ_forget: archive (suggested), delete, or pin to keep."""
+PROMOTE = RetentionSource("promote", ("pin",), retention.promote_candidates)
+"""Memories used enough to keep for good: pin them (pinned memories are never forget candidates)."""
+
+
+LIFECYCLE_SOURCES = (ContradictionSource(), ExpiredSource(), FORGET, PROMOTE)
+"""The lifecycle's decision sources, in the order the report lists them."""

@@ -1,0 +1,173 @@
+"""Rows of the contradiction check: the queue of observations to check, and the conflicts found.
+
+An observation written while a model is in use is queued (``conflict_checks``) in its write's transaction;
+once its vector has landed it is compared with the current observations of its entity and of the entities
+related to it (:func:`neighbours`), and what conflicts is stored in ``conflicts`` until a person resolves it
+(docs/lifecycle.md "Contradictions"). None of these functions commits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+import numpy as np
+
+from limbic.core.store import vec_rows
+from limbic.core.store.expiry import current
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
+
+MAX_RELATED = 32
+"""Related entities each way whose observations a new observation is compared with (the most recently related)."""
+MAX_NEIGHBOURS = 256
+"""Observations a new observation is compared with, at most."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictRow:
+    """A stored conflict: ``id``; the new observation (``observation_id``, its entity and text) and the older one
+    it contradicts (``other_id``, entity, text); cosine ``similarity``, ``reason``, detector ``mode``,
+    ``created_at`` and, once settled, ``resolved_at`` and ``resolution`` (UTC seconds)."""
+
+    id: int
+    observation_id: int
+    entity: str
+    content: str
+    other_id: int
+    other_entity: str
+    other_content: str
+    similarity: float
+    reason: str
+    mode: str
+    created_at: float
+    resolved_at: float | None = None
+    resolution: str | None = None
+
+
+def queue(conn: apsw.Connection, observation_ids: Sequence[int], at: float) -> None:
+    """Queue ``observation_ids`` for the check (again, when already queued)."""
+    conn.executemany("INSERT INTO conflict_checks(observation_id, queued_at) VALUES (?, ?) "
+                     "ON CONFLICT(observation_id) DO UPDATE SET queued_at = excluded.queued_at",
+                     [(int(i), at) for i in observation_ids])
+
+
+def queued(conn: apsw.Connection, observation_ids: Sequence[int] | None = None) -> list[int]:
+    """Queued observation ids (of ``observation_ids`` when given), oldest first."""
+    if observation_ids is None:
+        return [int(r[0]) for r in conn.execute("SELECT observation_id FROM conflict_checks ORDER BY queued_at")]
+    return [int(r[0]) for r in conn.execute(
+        "SELECT observation_id FROM conflict_checks WHERE observation_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY queued_at", (json.dumps([int(i) for i in observation_ids]),))]
+
+
+def ready(conn: apsw.Connection, model: str, now: float, limit: int = 64) -> tuple[list[tuple[int, int, str]], list[int]]:
+    """``(ready, dropped)``: queued observations whose vector by ``model`` has landed, as ``(id, entity id,
+    text)``; and queued ones no longer current at ``now`` (deleted, superseded, expired), to drop."""
+    rows: list[Any] = conn.execute(
+        "SELECT c.observation_id, o.entity_id, o.content, "
+        f"  CASE WHEN o.id IS NULL OR NOT ({current('?2', 'o')}) THEN 0 ELSE 1 END, m.model "
+        "FROM conflict_checks c LEFT JOIN observations o ON o.id = c.observation_id "
+        "LEFT JOIN observation_embedding_meta m ON m.observation_id = c.observation_id "
+        "ORDER BY c.queued_at LIMIT ?3", (model, now, limit)).fetchall()
+    dropped = [int(r[0]) for r in rows if not r[3]]
+    return [(int(r[0]), int(r[1]), r[2]) for r in rows if r[3] and r[4] == model], dropped
+
+
+def done(conn: apsw.Connection, observation_ids: Sequence[int]) -> None:
+    conn.execute("DELETE FROM conflict_checks WHERE observation_id IN (SELECT value FROM json_each(?))",
+                 (json.dumps([int(i) for i in observation_ids]),))
+
+
+def neighbours(conn: apsw.Connection, observation_id: int, entity_id: int, model: str,
+               now: float) -> list[tuple[int, str]]:
+    """The current observations of ``entity_id`` and of its related entities (the :data:`MAX_RELATED` most
+    recently related each way, at most :data:`MAX_NEIGHBOURS` observations) with a vector by ``model``, other
+    than ``observation_id``: ``[(id, text)]``, the entity's own first."""
+    related = [entity_id] + [int(r[0]) for r in conn.execute(
+        "SELECT to_id FROM (SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 ORDER BY id DESC LIMIT ?2) "
+        "UNION SELECT from_id FROM (SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "
+        "ORDER BY id DESC LIMIT ?2)", (entity_id, MAX_RELATED))]
+    return [(int(r[0]), r[1]) for r in conn.execute(
+        "SELECT o.id, o.content FROM observations o JOIN observation_embedding_meta m ON m.observation_id = o.id "
+        f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} AND +m.model = ?3 "
+        "AND o.id != ?4 ORDER BY o.entity_id = ?5 DESC, o.id DESC LIMIT ?6",
+        (json.dumps(related), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
+
+
+def vectors(conn: apsw.Connection, observation_ids: Sequence[int], held: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+    """The unit vectors ``(d,) float32`` of ``observation_ids``: those in ``held`` (the in-memory copy), the rest
+    read from the store."""
+    missing = [i for i in observation_ids if i not in held]
+    found = dict(held)
+    rows = vec_rows.read(conn, OBSERVATION_VECTOR_TABLE, missing)
+    found.update(zip([r for r, _ in rows], unit_rows([blob for _, blob in rows]), strict=True))
+    return found
+
+
+def unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
+    """float32 vectors from their bytes, L2-normalised, ``(n, d) float32`` (``(0, 0)`` when there are none)."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    matrix = np.stack([np.frombuffer(b, dtype=np.float32) for b in blobs])
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def insert(conn: apsw.Connection, observation_id: int, other_id: int, similarity: float, reason: str, mode: str,
+           at: float) -> None:
+    """Store one conflict (an existing pair is left as it is, settled or not)."""
+    conn.execute("INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
+                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(observation_id, other_id) DO NOTHING",
+                 (observation_id, other_id, similarity, reason, mode, at))
+
+
+_ROWS = """
+SELECT c.id, c.observation_id, e.name, o.content, c.other_id, f.name, p.content, c.similarity, c.reason, c.mode,
+       c.created_at, c.resolved_at, c.resolution
+FROM conflicts c JOIN observations o ON o.id = c.observation_id JOIN entities e ON e.id = o.entity_id
+JOIN observations p ON p.id = c.other_id JOIN entities f ON f.id = p.entity_id
+WHERE {where}
+ORDER BY c.created_at DESC, c.id DESC
+"""
+def _row(row: Any) -> ConflictRow:
+    return ConflictRow(*row)
+
+
+_OPEN = f"c.resolved_at IS NULL AND {current('?1', 'o')} AND {current('?1', 'p')}"
+
+
+def open_rows(conn: apsw.Connection, now: float, limit: int = -1) -> tuple[int, list[ConflictRow]]:
+    """The number of open conflicts (not settled, both observations current at ``now``) and the newest ``limit``."""
+    total = conn.execute(
+        "SELECT count(*) FROM conflicts c JOIN observations o ON o.id = c.observation_id "
+        f"JOIN observations p ON p.id = c.other_id WHERE {_OPEN}", (now,)).get
+    rows = conn.execute(_ROWS.format(where=_OPEN) + " LIMIT ?2", (now, limit))
+    return int(total), [_row(r) for r in rows]
+
+
+def of_observations(conn: apsw.Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
+    """The conflicts found for the new observations ``observation_ids`` (settled or not)."""
+    return [_row(r) for r in conn.execute(
+        _ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1))"),
+        (json.dumps([int(i) for i in observation_ids]),))]
+
+
+def by_id(conn: apsw.Connection, conflict_id: int) -> ConflictRow | None:
+    rows = conn.execute(_ROWS.format(where="c.id = ?1"), (conflict_id,)).fetchall()
+    return _row(rows[0]) if rows else None
+
+
+def settle(conn: apsw.Connection, conflict_id: int, resolution: str | None, at: float | None) -> None:
+    """Mark a conflict settled with ``resolution`` at ``at`` (``None``, ``None``: open again)."""
+    conn.execute("UPDATE conflicts SET resolved_at = ?, resolution = ? WHERE id = ?", (at, resolution, conflict_id))
+
+
+def put(conn: apsw.Connection, row: ConflictRow) -> None:
+    """Write ``row`` back as recorded (after an undo re-created its observations), under its old id."""
+    conn.execute("INSERT OR REPLACE INTO conflicts(id, observation_id, other_id, similarity, reason, mode, created_at, "
+                 "resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 (row.id, row.observation_id, row.other_id, row.similarity, row.reason, row.mode, row.created_at,
+                  row.resolved_at, row.resolution))

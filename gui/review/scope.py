@@ -1,0 +1,61 @@
+"""The project filter: limits searches and the graph view to one project's memories and the global ones
+(docs/lifecycle.md "Project scope"). The projects and each entity's project are read off the UI thread."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QComboBox, QWidget
+
+from limbic.core.service.graph_arrays import GraphArrays
+from limbic.gui.controller import AppController
+
+EVERY = "All projects"
+
+
+class ProjectFilter(QComboBox):
+    """A choice of project; choosing one calls ``controller.set_project`` (searches) and emits ``filter_changed``
+    with :meth:`keep` (the graph's filter), or ``None`` for every memory."""
+
+    filter_changed = Signal(object)
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.setToolTip("Show one project's memories and the global ones (other projects are hidden)")
+        self._projects: dict[int, str] = {}
+        self.addItem(EVERY, None)
+        self.activated.connect(lambda _i: self.choose(self.currentData()))
+        controller.graph_changed.connect(lambda _c: self.reload())
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the projects and each entity's project again (off the UI thread)."""
+        service = self.controller.service
+        self.controller.run(lambda: (service.projects(), service.entity_projects()), on_success=self._loaded,
+                            channel=f"projects-{id(self)}")
+
+    def _loaded(self, answer: tuple[dict[str, int], dict[int, str]]) -> None:
+        projects, self._projects = answer
+        current = self.controller.project
+        self.blockSignals(True)
+        self.clear()
+        self.addItem(EVERY, None)
+        for name, count in projects.items():
+            self.addItem(f"{name} ({count:,})", name)
+        self.setCurrentIndex(max(0, self.findData(current)) if current else 0)
+        self.blockSignals(False)
+        if current is not None:
+            self.filter_changed.emit(self.keep)
+
+    def choose(self, project: str | None) -> None:
+        """Limit searches and the graph to ``project`` (``None``: every memory)."""
+        self.setCurrentIndex(max(0, self.findData(project)) if project else 0)
+        self.controller.set_project(project)
+        self.filter_changed.emit(None if project is None else self.keep)
+
+    def keep(self, arrays: GraphArrays) -> np.ndarray:
+        """``(N,) bool``: the entities of the chosen project and the global ones."""
+        project = self.controller.project
+        other = [i for i, p in self._projects.items() if p != project]
+        return ~np.isin(arrays.ids, np.array(other, dtype=np.int64))

@@ -1,0 +1,165 @@
+"""The lifecycle in the app (a real window, offscreen): the Review view lists contradictions side by side,
+forget/promote candidates and expired observations, applies one option or a bulk one, and every action is undone
+through the editor's undo stack; the editor shows expired observations and pins; the project filter and the
+time slider limit the graph view; the decay plot draws the chosen model."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import time
+
+import pytest
+from _widgets_helpers import DAY
+
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+from limbic.core.models import RelationInput as R
+from limbic.gui.edit.editor import EntityEditor
+from limbic.gui.graph.view import GraphView
+from limbic.gui.review.timeline import TimelineBar
+from limbic.gui.review.view import ReviewView
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture
+def memory(service):
+    old = time.time() - 60 * DAY
+    service.create_entities([
+        E("billing", "Service", (O("the billing service listens on port 8080"),)),
+        E("stale one", "Note", (O("an old note"),), created_at=old),
+        E("stale two", "Note", (O("another old note"),), created_at=old),
+        E("ticket", "Task", (O("due last week", expires_at=time.time() - DAY), O("open"))),
+    ])
+    service.add_observations([("billing", [O("the billing service listens on port 9090")])])
+    assert service.open_conflicts()[0] == 1
+    return service
+
+
+@pytest.fixture
+def review(qtbot, controller, memory):
+    editor = EntityEditor(controller)
+    view = ReviewView(controller, editor.execute)
+    for widget in (editor, view):
+        qtbot.addWidget(widget)
+    view.show()
+    qtbot.waitUntil(lambda: bool(view.sections), timeout=5000)
+    return view, editor
+
+
+def _settle(qtbot, view, editor, done):
+    qtbot.waitUntil(lambda: not editor.queue.busy and done(), timeout=5000)
+    before = id(view.sections)
+    view.reload()
+    qtbot.waitUntil(lambda: id(view.sections) != before, timeout=5000)
+
+
+def test_a_contradiction_side_by_side_settled_in_one_click_and_undone(qtbot, review, memory):
+    view, editor = review
+    totals = {s.kind: s.total for s in view.sections}
+    assert totals["contradiction"] == 1 and totals["forget"] == 2 and totals["expired"] == 1
+    [conflict] = view.decisions("contradiction")
+    view.select([conflict.key])
+    assert "8080" in view.older.toPlainText() and "9090" in view.newer.toPlainText()
+    assert "differing number" in view.reason.text()
+    buttons = {b.objectName(): b for b in view.option_buttons()}
+    assert list(buttons) == ["option-supersede", "option-keep_both", "option-update_old", "option-delete_old"]
+    before = memory.get_entity("billing").entity
+    buttons["option-supersede"].click()
+    _settle(qtbot, view, editor, lambda: memory.open_conflicts()[0] == 0)
+    assert view.decisions("contradiction") == []
+    assert [o.content for o in memory.get_entity("billing").entity.live_observations] == [
+        "the billing service listens on port 9090"]
+    editor.stack.undo()
+    _settle(qtbot, view, editor, lambda: memory.open_conflicts()[0] == 1)
+    assert memory.get_entity("billing").entity == before  # (the editor's selecting it afterwards is a use)
+    assert [d.key for d in view.decisions("contradiction")] == [conflict.key]
+
+
+def test_bulk_archive_of_forget_candidates_is_one_undo(qtbot, review, memory):
+    view, editor = review
+    keys = [d.key for d in view.decisions("forget")]
+    view.select(keys)
+    assert [b.text() for b in view.option_buttons()] == ["archive (2)", "delete (2)", "pin (2)"]
+    view.option_buttons()[0].click()
+    _settle(qtbot, view, editor, lambda: memory.get_entity("stale two").entity.status == "archived")
+    assert {memory.get_entity(n).entity.status for n in ("stale one", "stale two")} == {"archived"}
+    assert editor.stack.count() == 1
+    editor.stack.undo()
+    _settle(qtbot, view, editor, lambda: memory.get_entity("stale two").entity.status == "active")
+    assert {memory.get_entity(n).entity.status for n in ("stale one", "stale two")} == {"active"}
+
+
+def test_expired_observations_and_pins_in_the_editor(qtbot, controller, memory):
+    editor = EntityEditor(controller)
+    qtbot.addWidget(editor)
+    controller.select(["ticket"])
+    qtbot.waitUntil(lambda: editor.detail is not None and editor.detail.entity.name == "ticket", timeout=5000)
+    states = {editor.observations.item(r, 0).text(): editor.observations.item(r, 4).text()
+              for r in range(editor.observations.rowCount())}
+    assert states == {"open": "live", "due last week": "expired"}
+    memory.set_pinned(["ticket"], True)
+    editor.reload()
+    qtbot.waitUntil(lambda: "pinned" in editor.title.text(), timeout=5000)
+
+
+def test_the_project_filter_limits_search_and_graph(qtbot, controller, service):
+    service.create_entities([E("alpha note", "Note", (O("tabs or spaces"),), project="alpha"),
+                             E("beta note", "Note", (O("tabs or spaces"),), project="beta"),
+                             E("global note", "Note", (O("tabs or spaces"),))])
+    view = GraphView(controller)
+    bar = TimelineBar(controller, view)
+    for widget in (view, bar):
+        qtbot.addWidget(widget)
+    qtbot.waitUntil(lambda: view.arrays is not None and bar.projects.count() == 3, timeout=5000)
+    bar.projects.choose("alpha")
+    assert controller.project == "alpha"
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"alpha note", "global note"}, timeout=5000)
+    with qtbot.waitSignal(controller.search_finished, timeout=5000) as found:
+        controller.search("tabs spaces")
+    assert {r.name for r in found.args[0].results} == {"alpha note", "global note"}
+    bar.projects.choose(None)
+    qtbot.waitUntil(lambda: "beta note" in view.shown_names(), timeout=5000)
+
+
+def test_the_time_slider_replays_the_graph(qtbot, controller, service):
+    t0 = time.time() - 10 * DAY
+    service.create_entities([E("first", "Note", (O("one"),), created_at=t0),
+                             E("second", "Note", (O("two"),), created_at=t0 + 2 * DAY),
+                             E("third", "Note", (O("three"),), created_at=t0 + 5 * DAY)])
+    service.create_relations([R("first", "second", "links", created_at=t0 + 3 * DAY)])
+    service.end_relation(R("first", "second", "links"), at=t0 + 4 * DAY)
+    view = GraphView(controller)
+    bar = TimelineBar(controller, view)
+    for widget in (view, bar):
+        qtbot.addWidget(widget)
+    qtbot.waitUntil(lambda: view.arrays is not None, timeout=5000)
+    view.set_mode("global")  # every entity the filter keeps
+    bar.set_replay(True)
+    qtbot.waitUntil(lambda: bar.moment is not None, timeout=5000)
+    bar.window_box.setCurrentIndex(1)  # ring what was written in the day before
+    bar.at(t0 + 2.5 * DAY)
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"first", "second"} and bar.written == ["second"], timeout=5000)
+    assert len(view.arrays.edges) == 0 and "second" in view.highlighted_names()
+    bar.at(t0 + 3.5 * DAY)
+    qtbot.waitUntil(lambda: view.arrays is not None and len(view.arrays.edges) == 1, timeout=5000)  # as it stood
+    bar.at(t0 + 4.5 * DAY)
+    qtbot.waitUntil(lambda: view.arrays is not None and len(view.arrays.edges) == 0, timeout=5000)
+    bar.set_replay(False)
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"first", "second", "third"}, timeout=5000)
+
+
+def test_the_decay_plot_draws_the_chosen_model(qtbot):
+    from limbic.core.search.presets import DEFAULT
+    from limbic.gui.search.decay_plot import DecayPlot
+
+    plot = DecayPlot(DEFAULT)
+    qtbot.addWidget(plot)
+    plot.set_params(DEFAULT.replace(decay_model=1, lambda_hourly=0.005))
+    days, values = plot.curve.getData()
+    half = DEFAULT.replace(decay_model=1, lambda_hourly=0.005).half_life_hours / 24
+    at_half = values[abs(days - half).argmin()]
+    assert abs(at_half - 0.5) < 0.02 and "power law" in plot.plot.getPlotItem().titleLabel.text

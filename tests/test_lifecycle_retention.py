@@ -1,0 +1,110 @@
+"""Forget and promote: Mnemex ``scoring_algorithm.md``'s tables and worked examples A–D, the review's candidates
+(uses are accesses, never impressions), pinning, and ``limbic review`` / ``limbic gc``."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+from _scoring_helpers import DAY
+
+from limbic.core.lifecycle import retention as r
+from limbic.core.lifecycle.retention import RetentionParams
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+
+MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600))  # λ = 2.673e-6 per second (3 days)
+
+
+def test_the_decay_table():
+    # The table's rows at 0 h, 3 days (the half-life) and 30 days follow from its formula e^(−λΔt) with the 3-day
+    # half-life; its 12 h, 1 day, 7 and 14 days rows (0.917, 0.841, 0.210, 0.044) do not — the formula gives
+    # 2^(−Δt/3 days) = 0.891, 0.794, 0.199, 0.039 there, as the worked examples A–D (below) do.
+    hours = np.array([0, 72, 720], dtype=float)
+    assert np.round(r.fading(hours, MNEMEX), 3).tolist() == [1.0, 0.5, 0.001]
+    hours = np.array([12, 24, 168, 336], dtype=float)
+    assert np.round(r.fading(hours, MNEMEX), 3).tolist() == [0.891, 0.794, 0.199, 0.039]
+
+
+def test_the_use_count_table():
+    # n^0.6 for 1, 5, 10 as the table says; for 50 it is 10.46 (the table's 11.45 is not 50^0.6)
+    assert np.round(np.array([1, 5, 10, 50], dtype=float) ** MNEMEX.beta, 2).tolist() == [1.0, 2.63, 3.98, 10.46]
+
+
+@pytest.mark.parametrize(("uses", "hours", "strength", "expected", "decision"), [
+    (1, 6, 1.0, 0.944, "keep"),  # A: low use, recent
+    (6, 48, 1.0, 1.84, "promote"),  # B: frequent use, mildly stale
+    (3, 120, 1.5, 0.91, "promote"),  # C: high strength, older
+    (1, 504, 1.0, 0.0078, "forget"),  # D: rarely used, very old
+], ids=["A", "B", "C", "D"])
+def test_the_worked_examples(uses, hours, strength, expected, decision):
+    score = r.score(np.array([uses]), np.array([hours]), np.array([strength]), MNEMEX)
+    assert score[0] == pytest.approx(expected, rel=0.005)
+    assert r.decide(score, np.array([uses]), np.array([0]), MNEMEX)[0][0] == decision
+
+
+def test_the_usage_rule_and_the_time_until_forgotten():
+    # scenario 2: five uses within 14 days promote whatever the score
+    assert r.decide(np.array([0.3]), np.array([5]), np.array([5]), MNEMEX)[0] == ("promote", "5 uses within 14 days")
+    until = r.hours_until_forgotten(np.array([1, 1, 1]), np.array([0.0, 600.0, 0.0]), np.array([1.0, 1.0, 2.0]),
+                                    RetentionParams(half_life_hours=MNEMEX.half_life_hours, tau_forget=0.05))
+    assert until[0] == pytest.approx(math.log(20) / (2.673e-6 * 3600), rel=1e-3)  # e^(−λt) = 0.05: t = ln 20 / λ
+    assert until[1] == 0.0 and until[2] == pytest.approx(math.log(40) / (2.673e-6 * 3600), rel=1e-3)
+    forever = r.hours_until_forgotten(np.array([1]), np.array([0.0]), np.array([1.0]), RetentionParams(tau_forget=0.0))
+    assert math.isinf(forever[0])
+
+
+def test_review_candidates_count_uses_not_impressions(service):
+    old = time.time() - 60 * DAY
+    service.create_entities([E("stale", "Note", (O("x"),), created_at=old), E("fresh", "Note", (O("y"),)),
+                             E("busy", "Note", (O("z"),), created_at=old)])
+    for _ in range(5):
+        service.mark_used(["busy"])
+    for _ in range(20):
+        service.search("x", record=True)  # impressions only
+    service.wait_for_signals()
+    review = {x.name: x for x in service.retention()}
+    assert review["stale"].decision == "forget" and review["stale"].uses == 1
+    assert review["fresh"].decision == "keep"
+    assert review["busy"].decision == "promote" and review["busy"].uses == 6 and review["busy"].strength == 1.5
+    sections = {s.kind: s for s in service.review(["forget", "promote"])}
+    assert [d.subjects for d in sections["forget"].items] == [("stale",)]
+    assert sections["forget"].items[0].evidence["daysUntilForgotten"] == 0
+    edit = service.decide(sections["promote"].items[0].key, "pin")
+    assert service.get_entity("busy").entity.pinned_at is not None
+    assert service.review(["promote"])[0].total == 0
+    edit.revert(service)
+    assert service.get_entity("busy").entity.pinned_at is None
+
+
+def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(tmp_path, capsys):
+    from limbic.core.cli.main import main
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.service import MemoryService
+
+    path = tmp_path / "memory.db"
+    service = MemoryService.open(path, embedder=HashingEmbedder())
+    old = time.time() - 90 * DAY
+    service.create_entities([E(f"old {i}", "Note", (O(f"fact {i}"),), created_at=old) for i in range(3)]
+                            + [E("new", "Note", (O("recent fact"),))])
+    service.set_pinned(["old 2"], True)
+    before = service.last_change_id()
+    service.close()
+    assert main(["--db", str(path), "gc", "--archive", "--dry-run", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["dryRun"] and [c["name"] for c in report["forget"]] == ["old 0", "old 1"]
+    service = MemoryService.open(path, embedder=HashingEmbedder())
+    assert service.last_change_id() == before and {e.status for e in service.read_graph().entities} == {"active"}
+    service.close()
+    assert main(["--db", str(path), "gc", "--archive"]) == 0
+    assert "2 forget candidates were archived" in capsys.readouterr().out
+    service = MemoryService.open(path, embedder=HashingEmbedder())
+    assert {e.name: e.status for e in service.read_graph().entities} == {
+        "old 0": "archived", "old 1": "archived", "old 2": "active", "new": "active"}
+    service.close()
+    assert main(["--db", str(path), "review", "--json", "--set", "tau_forget=0.2"]) == 0
+    kinds = {s["kind"]: s for s in json.loads(capsys.readouterr().out)["sections"]}
+    assert kinds["forget"]["total"] == 0 and "contradiction" in kinds

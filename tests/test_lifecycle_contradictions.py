@@ -106,11 +106,20 @@ def test_a_contradicting_observation_is_stored_and_reported(memory):
 def test_the_check_runs_when_the_vector_lands(memory):
     with memory.deferred_vectors():  # the model is busy: the write commits, its vector comes later
         memory.add_observations([("cache", [O("the cache is not enabled")])])
-    found, pending = memory.conflicts_of([("cache", ["the cache is not enabled"])])
-    assert (found, pending) == ([], 1)
+        assert memory.check_conflicts() == 0  # not landed yet: it stays queued
+        assert memory.open_conflicts()[0] == 0
     memory.wait_for_vectors()
-    found, pending = memory.conflicts_of([("cache", ["the cache is not enabled"])])
+    total, rows = memory.open_conflicts()
+    assert total == 1 and rows[0].other_content == "the cache is enabled"
+
+
+def test_a_write_returns_its_conflicts_before_its_vector_lands(memory):
+    with memory.deferred_vectors():
+        memory.add_observations([("cache", [O("the cache is not enabled")])])
+        found, pending = memory.conflicts_of([("cache", ["the cache is not enabled"])])  # embedded at once
     assert pending == 0 and [r.other_content for r in found] == ["the cache is enabled"]
+    memory.wait_for_vectors()
+    assert memory.open_conflicts()[0] == 1  # found once, not again when the vector lands
 
 
 def test_the_seed_mode_flags_paraphrases(memory):

@@ -15,7 +15,6 @@ import sys
 import threading
 
 from limbic.core.cli.common import open_service
-from limbic.core.lifecycle.contradictions import REPORT_WAIT_SECONDS as CONFLICT_WAIT_SECONDS
 from limbic.core.mcp.config import CLIENTS, DEFAULT_HOST, DEFAULT_PORT, WHERE, client_config
 
 # The MCP SDK takes seconds to import: it is loaded by the handlers, never by `limbic --help` or other commands.
@@ -30,9 +29,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--project", metavar="NAME", help="the project of this server: new entities belong to it, "
                         "reads and searches see its memories and the global ones only")
-    parser.add_argument("--conflict-wait", type=float, default=CONFLICT_WAIT_SECONDS, metavar="SECONDS",
-                        help="how long add_observations waits for the contradiction check of what it wrote "
-                        f"(default {CONFLICT_WAIT_SECONDS:g}; 0: never, the check still runs when the vectors land)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST}, loopback only)")
     parser.add_argument("--allow-remote", action="store_true",
@@ -96,7 +92,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     service = _open_memory(args)
     service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     try:
-        anyio.run(serve_stdio, build_server(service, project=_project(args), conflict_wait=args.conflict_wait))
+        anyio.run(serve_stdio, build_server(service, project=_project(args)))
     finally:
         service.close()
     return 0
@@ -116,7 +112,7 @@ def _serve_http(args: argparse.Namespace) -> int:
     service = _open_memory(args)
     service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote,
-                           project=_project(args), conflict_wait=args.conflict_wait)
+                           project=_project(args))
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:

@@ -28,12 +28,6 @@ SIMILARITY = "similarity"
 MODES = (CHECKABLE, SIMILARITY)
 """``checkable`` (default): close and differing in a checkable value or polarity; ``similarity``: close (mememory's rule)."""
 
-REPORT_WAIT_SECONDS = 0.0
-"""How long a write over MCP waits by default for the check of what it wrote before answering. Its vector is made
-in the background and nothing blocks the write: the answer carries the conflicts already found and says how many
-checks are pending; those run when the vectors land and their conflicts go to the review queue. A server may
-choose to wait (``limbic mcp --conflict-wait``): then the write takes as long as the embedding of its text."""
-
 OPTIONS = ("keep_both", "update_old", "supersede", "delete_old")
 """How a person settles a conflict (mememory's resolution options): keep both, replace the old text with the new
 one, mark the old one superseded by the new one, delete the old one."""

@@ -121,7 +121,6 @@ class HttpMcpServer:
             bound address; only useful with ``allow_remote``.
         project: the project this server (and so its token) is bound to by default: new entities belong
             to it, reads and searches see its memories and the global ones (docs/lifecycle.md "Project scope").
-        conflict_wait: seconds ``add_observations`` waits for the contradiction check of what it wrote.
 
     Raises:
         ValidationError: a non-loopback host without ``allow_remote``, or a port outside 0–65535.
@@ -138,7 +137,6 @@ class HttpMcpServer:
         on_call: Callable[[ToolCallRecord], None] | None = None,
         allowed_hosts: Sequence[str] = (),
         project: str | None = None,
-        conflict_wait: float = 0.0,
     ) -> None:
         host = host.strip().strip("[]")
         if not is_loopback(host) and not allow_remote:
@@ -155,7 +153,6 @@ class HttpMcpServer:
         self._on_call = on_call
         self._extra_hosts = list(allowed_hosts)
         self.project = project
-        self.conflict_wait = conflict_wait
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -240,8 +237,7 @@ class HttpMcpServer:
             raise RuntimeError("the MCP HTTP server is already running")
         self._socket = self._bind()
         self._port = self._socket.getsockname()[1]
-        mcp = build_server(self._service, on_call=self._on_call, project=self.project,
-                           conflict_wait=self.conflict_wait)
+        mcp = build_server(self._service, on_call=self._on_call, project=self.project)
         app = mcp.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=self.security_settings(),

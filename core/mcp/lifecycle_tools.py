@@ -9,13 +9,12 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from limbic.core.lifecycle.contradictions import OPTIONS, REPORT_WAIT_SECONDS
+from limbic.core.lifecycle.contradictions import OPTIONS
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.tooling import ORIGIN, refusals, result, tool_annotations
 from limbic.core.service import MemoryService
 from limbic.core.store.conflicts import ConflictRow
 
-CONFLICT_WAIT_SECONDS = REPORT_WAIT_SECONDS
 """How long ``add_observations`` waits for its new observations' vectors to land and be checked; past it the
 result says how many checks are pending (their conflicts go to the review queue)."""
 

@@ -15,7 +15,7 @@ from pydantic import Field
 from limbic.core.lifecycle.expiry import parse_instant
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs
-from limbic.core.mcp.lifecycle_tools import CONFLICT_WAIT_SECONDS, conflict_out
+from limbic.core.mcp.lifecycle_tools import conflict_out
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
     DeletionIn,
@@ -55,11 +55,9 @@ from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
 
-def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None,
-                        conflict_wait: float = CONFLICT_WAIT_SECONDS) -> None:
+def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
     """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``;
-    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope");
-    ``conflict_wait``: seconds ``add_observations`` waits for the contradiction check of what it wrote."""
+    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope")."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
         with refusals():
@@ -87,7 +85,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
             items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
             added = service.add_observations(items, origin=ORIGIN)
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
-        found, pending = service.conflicts_of(added, wait=conflict_wait)
+        found, pending = service.conflicts_of(added)
         if not found and not pending:
             return result({"results": results}, results)
         out: dict[str, Any] = {"results": results}

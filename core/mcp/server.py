@@ -32,7 +32,7 @@ from mcp_types import (
 
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.extended_tools import add_extended_tools
-from limbic.core.mcp.lifecycle_tools import CONFLICT_WAIT_SECONDS, add_lifecycle_tools
+from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
 from limbic.core.mcp.reference_tools import add_reference_tools
 from limbic.core.mcp.schemas import (
     graph_out,
@@ -78,7 +78,7 @@ class _LimbicServer(MCPServer):
 
 
 def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None, *,
-                 project: str | None = None, conflict_wait: float = CONFLICT_WAIT_SECONDS) -> MCPServer:
+                 project: str | None = None) -> MCPServer:
     """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with ``origin="mcp"``.
 
     Args:
@@ -88,8 +88,6 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         project: the server's project (``limbic mcp --project``): new entities belong to it and reads and
             searches see its memories and the global ones only, unless a call names another
             (docs/lifecycle.md "Project scope"). ``None``: every memory, as the reference server.
-        conflict_wait: seconds ``add_observations`` waits for the contradiction check of what it wrote
-            (``limbic mcp --conflict-wait``; 0: never wait, the check still runs when the vectors land).
     """
     bus = InMemorySubscriptionBus()
     notifier = GraphNotifier(service, bus)
@@ -109,7 +107,7 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         subscriptions=bus,
         middleware=[activity_middleware(on_call)] if on_call else None,
     )
-    add_reference_tools(server, service, project, conflict_wait)
+    add_reference_tools(server, service, project)
     add_extended_tools(server, service, project)
     add_lifecycle_tools(server, service)
 

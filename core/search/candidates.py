@@ -154,10 +154,10 @@ class CandidateSet:
         for name in ("date_distance", "feedback_similarity"):  # not gathered: nan for every candidate
             if len(getattr(self, name)) == 0:
                 object.__setattr__(self, name, np.full(len(self.entity_ids), np.nan))
-        for name, rows in (("confidence", self.entity_ids), ("scope", self.entity_ids),
-                           ("observation_confidence", self.observation_row)):  # not gathered: 1, changing nothing
+        for name, along in (("confidence", self.entity_ids), ("scope", self.entity_ids),
+                            ("observation_confidence", self.observation_row)):  # not gathered: 1, changing nothing
             if len(getattr(self, name)) == 0:
-                object.__setattr__(self, name, np.ones(len(np.asarray(rows).reshape(-1))))
+                object.__setattr__(self, name, np.ones(len(np.asarray(along).reshape(-1))))
         for name in ("bm25_ceiling", "observation_bm25_ceiling"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from limbic.core.search import decay as decay_models
 from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
@@ -139,21 +140,24 @@ def fused_relevance(cosine_rel: np.ndarray, bm25_rel: np.ndarray, params: Scorin
 
 def observation_relevance(row: np.ndarray, row_set: np.ndarray, cosine: np.ndarray, bm25: np.ndarray,
                           ceiling: np.ndarray, cosine_rel: np.ndarray, best_cosine: np.ndarray,
+                          confidence: np.ndarray, observation_confidence: np.ndarray,
                           params: ScoringParams) -> np.ndarray:
     """The fused relevance of each row's best observation, ``(N,) float64`` (docs/scoring.md "Observation
-    evidence"): over the observations full text matched, ``(1 − w)·cos_o / best cosine + w·(BM25_o /
-    D)^p``, and at least ``(1 − w)·cosine_rel``; ``w`` is ``bm25_weight``, ``p``
+    evidence"): over the observations full text matched, ``((1 − w)·cos_o / best cosine + w·(BM25_o /
+    D)^p) × weight_o``, and at least ``(1 − w)·cosine_rel × confidence``; ``w`` is ``bm25_weight``, ``p``
     ``observation_bm25_exponent``, ``D`` the larger of the set's best observation BM25 and
-    ``observation_ceiling_share`` × ``ceiling``.
+    ``observation_ceiling_share`` × ``ceiling``; each observation's contribution is multiplied by its
+    weight (docs/lifecycle.md "Confidence").
 
     Args:
         row, row_set: ``(Q,) int64`` each observation's candidate row and set; cosine: ``(Q,) float64`` its
             vector's cosine (``nan`` without one); bm25: ``(Q,) float64`` its BM25 (≥ 0, ``nan`` = 0).
         ceiling: ``(S,) float64`` the query's ``Σ idf`` in the observation index; cosine_rel: ``(N,)``;
-            best_cosine: ``(S,) float64`` the denominator of ``cosine_rel``.
+            best_cosine: ``(S,) float64`` the denominator of ``cosine_rel``; confidence: ``(N,) float64`` each
+            row's highest observation weight; observation_confidence: ``(Q,) float64`` each observation's weight.
     """
     w = params.bm25_weight
-    best = (1.0 - w) * cosine_rel
+    best = (1.0 - w) * cosine_rel * confidence
     if not len(row):
         return best
     keyword = np.where(np.isnan(bm25), 0.0, bm25)
@@ -164,7 +168,7 @@ def observation_relevance(row: np.ndarray, row_set: np.ndarray, cosine: np.ndarr
     cosine = np.where(np.isnan(cosine), 0.0, np.maximum(0.0, cosine))
     cosine_share = np.where(cos_best > 0.0, cosine / np.where(cos_best > 0.0, cos_best, 1.0), 0.0)
     keyword_share = np.where(keyword_best > 0.0, keyword / np.where(keyword_best > 0.0, keyword_best, 1.0), 0.0)
-    fused = (1.0 - w) * cosine_share + w * keyword_share ** params.observation_bm25_exponent
+    fused = ((1.0 - w) * cosine_share + w * keyword_share ** params.observation_bm25_exponent) * observation_confidence
     np.maximum.at(best, row, fused)
     return best
 
@@ -225,8 +229,10 @@ def importance(access_norm: np.ndarray, degree_norm: np.ndarray, consolidation: 
 
 
 def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
-    """``max(floor, exp(−λ·Δh))``, ``(N,) float64``, Δh in hours; a negative Δh (a future time) counts as 0."""
-    return np.maximum(floor, np.exp(-params.lambda_hourly * np.maximum(np.asarray(hours, dtype=np.float64), 0.0)))
+    """``max(floor, f(Δh))``, ``(N,) float64``, Δh in hours (a negative Δh, a future time, counts as 0), ``f`` the
+    decay model of ``params``: ``exp(−λ·Δh)`` by default, or the power law or two components
+    (:func:`limbic.core.search.decay.curve`, docs/lifecycle.md "Decay models")."""
+    return np.maximum(floor, decay_models.curve(hours, params))
 
 
 def age_hours(last_access: np.ndarray, created_at: np.ndarray, now: float | np.ndarray) -> np.ndarray:

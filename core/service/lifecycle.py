@@ -117,17 +117,22 @@ class Lifecycle:
         except Exception:
             log.exception("the contradiction check failed; its observations stay queued")
 
-    def conflicts_of(self, items: Sequence[tuple[str, Sequence[str]]], *, wait: float = 0.0) -> tuple[list[ConflictRow], int]:
+    def conflicts_of(self, items: Sequence[tuple[str, Sequence[str]]]) -> tuple[list[ConflictRow], int]:
         """The open conflicts of the observations ``items`` (``(entity name, contents)``, as ``add_observations``
-        returns them) and how many of them are still waiting for the check. Waits up to ``wait`` seconds for
-        their vectors to land and the check to run (nothing blocks the write itself)."""
+        returns them) and how many of them are still waiting for the check. Those still queued are checked at
+        once, their texts embedded here when their vectors have not landed (a short text takes a few
+        milliseconds with MiniLM), so a write returns its conflicts; an observation with many neighbours still
+        without vectors is checked again when they land. Without a model nothing is checked."""
         conn = self.database.read()
         ids = [int(r[0]) for name, contents in items for r in conn.execute(
             "SELECT o.id FROM observations o JOIN entities e ON e.id = o.entity_id WHERE e.name = ? "
             "AND o.content IN (SELECT value FROM json_each(?))", (name, json.dumps(list(contents))))]
-        deadline = time.monotonic() + wait
-        while (pending := conflicts.queued(self.database.read(), ids)) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        pending = conflicts.queued(self.database.read(), ids)
+        if pending and self.embedder is not None:
+            model = self.embedder.name
+            checks.check_now(self.database, self._write, model, self.conflict_mode(), pending, self.embedder.embed,
+                             lambda found: self._vectors.observation_vectors(model, found))
+            pending = conflicts.queued(self.database.read(), ids)
         return [c for c in conflicts.of_observations(self.database.read(), ids) if c.resolved_at is None], len(pending)
 
     def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from limbic.core.store import vec_rows
 from limbic.core.store.expiry import current
-from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
 MAX_RELATED = 32
 """Related entities each way whose observations a new observation is compared with (the most recently related)."""
@@ -76,9 +76,26 @@ def ready(conn: apsw.Connection, model: str, now: float, limit: int = 64) -> tup
     return [(int(r[0]), int(r[1]), r[2]) for r in rows if r[3] and r[4] == model], dropped
 
 
+def queued_texts(conn: apsw.Connection, observation_ids: Sequence[int], now: float) -> list[tuple[int, int, str, str]]:
+    """The queued, current ones of ``observation_ids`` as ``(id, entity id, text, entity name)``, whether or not
+    their vectors have landed."""
+    return [(int(r[0]), int(r[1]), r[2], r[3]) for r in conn.execute(
+        "SELECT o.id, o.entity_id, o.content, e.name FROM conflict_checks c JOIN observations o ON o.id = c.observation_id "
+        f"JOIN entities e ON e.id = o.entity_id WHERE c.observation_id IN (SELECT value FROM json_each(?1)) "
+        f"AND {current('?2', 'o')} ORDER BY c.queued_at", (json.dumps([int(i) for i in observation_ids]), now))]
+
+
 def done(conn: apsw.Connection, observation_ids: Sequence[int]) -> None:
     conn.execute("DELETE FROM conflict_checks WHERE observation_id IN (SELECT value FROM json_each(?))",
                  (json.dumps([int(i) for i in observation_ids]),))
+
+
+def _related(conn: apsw.Connection, entity_id: int) -> list[int]:
+    """``entity_id`` and its :data:`MAX_RELATED` most recently related entities each way."""
+    return [entity_id] + [int(r[0]) for r in conn.execute(
+        "SELECT to_id FROM (SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 ORDER BY id DESC LIMIT ?2) "
+        "UNION SELECT from_id FROM (SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "
+        "ORDER BY id DESC LIMIT ?2)", (entity_id, MAX_RELATED))]
 
 
 def neighbours(conn: apsw.Connection, observation_id: int, entity_id: int, model: str,
@@ -86,15 +103,23 @@ def neighbours(conn: apsw.Connection, observation_id: int, entity_id: int, model
     """The current observations of ``entity_id`` and of its related entities (the :data:`MAX_RELATED` most
     recently related each way, at most :data:`MAX_NEIGHBOURS` observations) with a vector by ``model``, other
     than ``observation_id``: ``[(id, text)]``, the entity's own first."""
-    related = [entity_id] + [int(r[0]) for r in conn.execute(
-        "SELECT to_id FROM (SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 ORDER BY id DESC LIMIT ?2) "
-        "UNION SELECT from_id FROM (SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "
-        "ORDER BY id DESC LIMIT ?2)", (entity_id, MAX_RELATED))]
     return [(int(r[0]), r[1]) for r in conn.execute(
         "SELECT o.id, o.content FROM observations o JOIN observation_embedding_meta m ON m.observation_id = o.id "
         f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} AND +m.model = ?3 "
         "AND o.id != ?4 ORDER BY o.entity_id = ?5 DESC, o.id DESC LIMIT ?6",
-        (json.dumps(related), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
+        (json.dumps(_related(conn, entity_id)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
+
+
+def unlanded(conn: apsw.Connection, observation_ids: Sequence[int], entity_id: int, model: str,
+             now: float) -> list[tuple[int, str, str]]:
+    """The current observations of ``entity_id`` and of its related entities that have no vector by ``model`` yet,
+    other than ``observation_ids``: ``[(id, text, entity name)]``, the entity's own first, newest first."""
+    return [(int(r[0]), r[1], r[2]) for r in conn.execute(
+        "SELECT o.id, o.content, e.name FROM observations o JOIN entities e ON e.id = o.entity_id "
+        "LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id AND m.model = ?3 "
+        f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} AND m.observation_id IS NULL "
+        "AND o.id NOT IN (SELECT value FROM json_each(?4)) ORDER BY o.entity_id = ?5 DESC, o.id DESC",
+        (json.dumps(_related(conn, entity_id)), now, model, json.dumps([int(i) for i in observation_ids]), entity_id))]
 
 
 def vectors(conn: apsw.Connection, observation_ids: Sequence[int], held: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
@@ -102,6 +127,8 @@ def vectors(conn: apsw.Connection, observation_ids: Sequence[int], held: dict[in
     read from the store."""
     missing = [i for i in observation_ids if i not in held]
     found = dict(held)
+    if not missing or vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:  # none stored yet
+        return found
     rows = vec_rows.read(conn, OBSERVATION_VECTOR_TABLE, missing)
     found.update(zip([r for r, _ in rows], unit_rows([blob for _, blob in rows]), strict=True))
     return found

@@ -18,9 +18,11 @@ from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +41,7 @@ STATE_VERSION = 2        # dock layouts saved by an older arrangement are not re
 SIDE_SHARE = 0.38        # of the window width, for the side column of docks by default
 SEARCH_SHARE = 0.42      # of the side column's height, for the search dock
 MIN_DOCK_WIDTH = 260     # pixels: the narrowest a dock is still readable at
+MIN_DOCK_HEIGHT = 120    # pixels: a dock taller than this scrolls rather than stretching the window
 WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it
 SCREEN_MARGIN = 24       # pixels kept free around a first window on a small screen
 
@@ -140,7 +143,14 @@ class MainWindow(QMainWindow):
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         widget.setMinimumWidth(MIN_DOCK_WIDTH)  # its children's wishes cannot widen the dock beyond this
-        dock.setWidget(widget)
+        scroll = QScrollArea()  # nor make it (and the window) taller than the screen: it scrolls instead
+        scroll.setObjectName(name + "Scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(widget)
+        scroll.setMinimumSize(MIN_DOCK_WIDTH, MIN_DOCK_HEIGHT)
+        dock.setWidget(scroll)
         self.addDockWidget(area, dock)
         self.docks[name] = dock
         return dock

@@ -39,7 +39,7 @@ from limbic.gui.widgets import ElidedLabel, ProgressBanner, plural
 STATS_REFRESH_MS = 300
 STATE_VERSION = 2        # dock layouts saved by an older arrangement are not restored
 SIDE_SHARE = 0.38        # of the window width, for the side column of docks by default
-SEARCH_SHARE = 0.42      # of the side column's height, for the search dock
+SEARCH_SHARE = 0.5       # of the side column's height, for the search dock
 MIN_DOCK_WIDTH = 260     # pixels: the narrowest a dock is still readable at
 MIN_DOCK_HEIGHT = 120    # pixels: a dock taller than this scrolls rather than stretching the window
 WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it

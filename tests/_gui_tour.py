@@ -84,7 +84,11 @@ class Tour:
             self.qt.quit()
             return
         step = self.steps.pop(0)
-        getattr(self, f"step_{step}")(step)
+        kind, _, argument = step.partition(":")
+        if argument:  # "tab:tuningDock": raise that dock's tab; "pin:NAME": pin an entity; "mark": Mark as useful
+            getattr(self, f"step_{kind}")(step, argument)
+        else:
+            getattr(self, f"step_{step}")(step)
 
     def step_start(self, step: str) -> None:
         app = self.app
@@ -137,9 +141,26 @@ class Tour:
         self.app.window.dark_action.setChecked(True)
         QTimer.singleShot(self.args.pause, lambda: self.record(step))
 
-    def step_inspector(self, step: str) -> None:
-        self.app.window.docks["inspectorDock"].raise_()
-        QTimer.singleShot(self.args.pause, lambda: self.record(step))
+    def step_tab(self, step: str, dock: str) -> None:
+        self.app.window.docks[dock].raise_()
+        QTimer.singleShot(self.args.pause, lambda: self.record(step.replace(":", "-")))
+
+    def step_pin(self, step: str, name: str) -> None:
+        pin = self.app.window.search_panel.pin
+        pin.pin(name)
+        QTimer.singleShot(self.args.pause, lambda: self.record("pin"))
+
+    def step_slider(self, step: str, setting: str) -> None:
+        name, value = setting.split("=")
+        controller = self.app.controller
+        controller.set_params(controller.params.replace(**{name: float(value)}))
+        QTimer.singleShot(self.args.pause, lambda: self.record("slider"))
+
+    def step_mark(self, step: str) -> None:
+        app = self.app
+        before = app.window.tuning_panel.quality.history
+        app.window.search_panel.mark_useful()
+        self.wait(lambda: app.window.tuning_panel.quality.history is not before, lambda: self.record(step))
 
 
 def main(argv: list[str] | None = None) -> int:

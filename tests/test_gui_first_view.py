@@ -1,7 +1,7 @@
 """The first view on a 1600×1000 window with a real corpus file: the results table shows rank, name
 and final score without scrolling at the default dock width; the graph fills its canvas on load (with a
 margin), stays fitted through resizes until the user zooms; the legend floats over the canvas (it takes
-no room from it), keeps clear of the drawing when that costs little, and collapses."""
+no room from it) in the corner where it hides the fewest nodes, and collapses."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from limbic.core.io.importer import import_file
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.gui.app import LimbicApp
-from limbic.gui.graph.canvas import LEGEND_COST, GraphCanvas
+from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.search.results_model import COLUMNS
 
 pytestmark = pytest.mark.gui
@@ -54,9 +54,7 @@ def assert_fitted(canvas: GraphCanvas) -> None:
     width, height = canvas.width(), canvas.height()
     assert (pixels >= 0).all() and (pixels[:, 0] <= width).all() and (pixels[:, 1] <= height).all()
     extent = pixels.max(axis=0) - pixels.min(axis=0)
-    # the drawing fills the canvas one way, with a margin (less when it keeps clear of the legend)
-    share = 0.75 / LEGEND_COST if canvas.legend.isVisible() else 0.75
-    assert extent[0] > share * width or extent[1] > share * height
+    assert extent[0] > 0.7 * width or extent[1] > 0.7 * height  # the drawing fills the canvas one way
 
 
 def test_results_show_rank_name_and_final_score_without_scrolling(qtbot, app):
@@ -97,6 +95,16 @@ def test_legend_collapses_and_a_user_zoom_is_kept(qtbot, app):
     assert canvas.legend.isVisible() and canvas.size() == size
     view.zoom_to_fit()
     assert_fitted(canvas)
+    canvas.update_labels()
+    pixels = node_pixels(canvas)
+    box = canvas.legend.geometry()
+    hidden = int(((pixels[:, 0] >= box.left()) & (pixels[:, 0] <= box.right()) & (pixels[:, 1] >= box.top())
+                  & (pixels[:, 1] <= box.bottom())).sum())
+    for corner in ("top-left", "top-right", "bottom-right"):  # no other corner hides fewer nodes (no hits here)
+        at = canvas.legend._spot(corner)
+        other = int(((pixels[:, 0] >= at.x()) & (pixels[:, 0] <= at.x() + box.width()) & (pixels[:, 1] >= at.y())
+                     & (pixels[:, 1] <= at.y() + box.height())).sum())
+        assert hidden <= other
     centre = QPointF(canvas.width() / 2, canvas.height() / 2)
     wheel = QWheelEvent(centre, canvas.mapToGlobal(centre), QPoint(0, 0), QPoint(0, 240), Qt.MouseButton.NoButton,
                         Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)

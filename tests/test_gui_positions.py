@@ -120,8 +120,11 @@ def test_the_position_store_and_its_placement():
     placed = arrange(ids, np.stack([np.arange(10.0), np.zeros(10)], axis=1), ids, np.arange(11), edges)
     assert not placed.fresh and np.array_equal(placed.pos[:10], np.stack([np.arange(10.0), np.zeros(10)], axis=1))
     assert np.linalg.norm(placed.pos[10] - [9.0, 0.0]) < 2.5  # the new node sits by its neighbour
-    far = arrange(ids, np.zeros((10, 2)), ids[:2], np.arange(10), edges[:9])
-    assert 2 / 10 < NEAR_SHARE and far.fresh  # a focus sharing little with the drawn one is laid out afresh
+    grown = arrange(ids[:2], np.zeros((2, 2)), ids[:2], np.arange(10), edges[:9])
+    assert not grown.fresh and np.array_equal(grown.pos[:2], np.zeros((2, 2)))  # growing keeps what is drawn
+    far = arrange(ids[:2], np.zeros((2, 2)), ids[:2], np.arange(10), edges[:9], how="focus")
+    assert 2 / 10 < NEAR_SHARE and far.fresh  # a new focus sharing little with the drawn one is laid out afresh
+    assert arrange(ids, np.zeros((10, 2)), np.array([99]), np.arange(10), edges[:9]).fresh  # nothing stays
     crowded = np.zeros((4, 2))
     relaxed = relax_new(crowded, np.array([False, False, True, True]), np.zeros((0, 2)))
     assert np.array_equal(relaxed[:2], crowded[:2]) and np.linalg.norm(relaxed[2] - relaxed[3]) > 0.1

@@ -1,7 +1,7 @@
 """The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
 nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits and
-the selection, the legend over the top-left corner (:mod:`limbic.gui.graph.legend`, it takes no canvas
-room), and labels where they fit (level of detail). Stacking, bottom to top: edges, labels (on a
+the selection, the legend over a corner (:mod:`limbic.gui.graph.legend`, the one where it hides the
+fewest nodes; it takes no canvas room), and labels where they fit (level of detail). Stacking, bottom to top: edges, labels (on a
 translucent patch), nodes, rings — so a label never hides a node — except on dense maps (over 2,000
 nodes), where labels go on top.
 
@@ -40,7 +40,6 @@ OBSTACLE_NODES = 300  # labels avoid covering the discs of this many most import
 FIT_MARGIN = 24.0     # pixels kept free around the fitted drawing
 FIT_MARGIN_X = 80.0   # pixels beside it, for the outer nodes' labels
 ANIMATION_MS = 350
-LEGEND_COST = 1.15    # a fit clear of the legend may be at most this much smaller than one over the whole canvas
 
 
 def _translucent(colour: QColor, alpha: int) -> Any:
@@ -264,28 +263,19 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
 
     def zoom_to_fit(self) -> None:
         """Show every drawn node as large as the canvas allows, with :data:`FIT_MARGIN` pixels around the
-        drawing (:data:`FIT_MARGIN_X` beside it, for the outer labels). The legend floats over the canvas:
-        the drawing keeps clear of it (beside or under it) only when that shrinks it by less than
-        :data:`LEGEND_COST`; else the legend covers a corner (collapse it with L)."""
+        drawing (:data:`FIT_MARGIN_X` beside it, for the outer labels). The legend floats over the canvas,
+        in the corner where it covers the fewest nodes (collapse it with L)."""
         if not len(self.pos):
             return
         self.fitted = True
         width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
         low, high = self.pos.min(axis=0), self.pos.max(axis=0)
         span = np.maximum(high - low, 1.0)  # layout units; a lone node still gets a finite zoom
-        options = [(FIT_MARGIN_X, FIT_MARGIN)]  # (left, top) pixels kept free
-        if self.legend.isVisible():  # clear of the legend, beside it or under it, when that costs little
-            box = self.legend.geometry()
-            options += [(box.right() + FIT_MARGIN, FIT_MARGIN), (FIT_MARGIN_X, box.bottom() + FIT_MARGIN)]
-        fits = []  # (layout units per pixel, centre of the free area in pixels)
-        for left, top in options:
-            free_w = max(width - left - FIT_MARGIN_X, 0.5 * width)
-            free_h = max(height - top - FIT_MARGIN, 0.5 * height)
-            fits.append((float(max(span[0] / free_w, span[1] / free_h)), left + free_w / 2, top + free_h / 2))
-        clear = min(fits[1:], default=fits[0])
-        unit, centre_x, centre_y = clear if clear[0] <= LEGEND_COST * fits[0][0] else fits[0]
-        x_left = (low[0] + high[0]) / 2 - centre_x * unit
-        y_bottom = (low[1] + high[1]) / 2 - (height - centre_y) * unit
+        free_w = max(width - 2 * FIT_MARGIN_X, 0.5 * width)
+        free_h = max(height - 2 * FIT_MARGIN, 0.5 * height)
+        unit = float(max(span[0] / free_w, span[1] / free_h))  # layout units per pixel
+        x_left = (low[0] + high[0]) / 2 - width / 2 * unit
+        y_bottom = (low[1] + high[1]) / 2 - height / 2 * unit
         self.view.setRange(xRange=(x_left, x_left + width * unit), yRange=(y_bottom, y_bottom + height * unit),
                            padding=0)
 
@@ -316,22 +306,28 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         inside = np.flatnonzero((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
         if not len(inside):
             return
-        marked = np.array([self._marked.get(int(i), 0.0) for i in inside.tolist()])
-        order = np.argsort(-(self._priority[inside] + marked), kind="stable")[:2000]
         width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
         pixels = np.stack([(x[inside] - rect.left()) / rect.width() * width,
                            (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
+        marked = np.array([self._marked.get(int(i), 0.0) for i in inside.tolist()])
+        self.legend.settle(pixels + [self.view.pos().x(), self.view.pos().y()], 1.0 + 5.0 * marked)
+        order = np.argsort(-(self._priority[inside] + marked), kind="stable")[:2000]
         radius = self._sizes[inside] / 2.0
         discs = order[:OBSTACLE_NODES]  # the most important discs stay uncovered
         obstacles = [(pixels[i, 0] - radius[i], pixels[i, 1] - radius[i], pixels[i, 0] + radius[i],
                       pixels[i, 1] + radius[i]) for i in discs.tolist()]
+        keep_out = []
+        if self.legend.isVisible():  # no label hides under the legend
+            box = self.legend.geometry().translated(-int(self.view.pos().x()), -int(self.view.pos().y()))
+            keep_out.append((float(box.left()), float(box.top()), float(box.right()), float(box.bottom())))
         texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…"
                  for n in (self.names[i] for i in inside.tolist())]
         widths = np.array([self._metrics.horizontalAdvance(t) + LABEL_PADDING for t in texts])
         label_height = self._metrics.height() + LABEL_PADDING
         chosen = style.place_labels(pixels, widths, order.tolist(), offset=radius + 1.0, obstacles=obstacles,
                                     first=int((marked > 0).sum()), height=label_height,
-                                    max_labels=len(self._labels), bounds=(0.0, 0.0, width, height))
+                                    max_labels=len(self._labels), bounds=(0.0, 0.0, width, height),
+                                    keep_out=keep_out)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
             item.setText(texts[k])
             item.setAnchor((-dx / widths[k], -dy / label_height))  # the box's top-left, from its node

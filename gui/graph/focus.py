@@ -48,11 +48,12 @@ def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seed
 
 
 def arrange_view(store_ids: np.ndarray, store_pos: np.ndarray, drawn_ids: np.ndarray, ids: np.ndarray,
-                 edges: np.ndarray, relayout: bool, current: np.ndarray | None,
+                 edges: np.ndarray, how: str, current: np.ndarray | None,
                  grouped: bool) -> tuple[Arrangement, np.ndarray | None]:
-    """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` and, with ``grouped``,
-    their ``(N,) int64`` community membership (else ``None``)."""
-    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, relayout=relayout, current=current)
+    """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` (``how``: see
+    :func:`~limbic.gui.graph.positions.arrange`) and, with ``grouped``, their ``(N,) int64`` community
+    membership (else ``None``)."""
+    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current)
     return arrangement, communities(len(ids), edges) if grouped else None
 
 

@@ -5,8 +5,8 @@ re-rank the hits, a selection or an expansion adds neighbours, an agent writes),
 every known entity exactly where it was and places only the new ones: next to their already placed
 neighbours (:func:`limbic.gui.graph.layout.extend_layout`), then nudged apart by a few force steps in
 which only the new nodes move (:func:`relax_new`). A whole new layout is made only when asked
-(*Re-layout*) or when the new focus shares little with what is drawn (:data:`NEAR_SHARE`); the view
-then animates the change. All functions are pure numpy and igraph, run off the UI thread.
+(*Re-layout*), when nothing drawn stays, or when a new focus (a new search, *Clear focus*) keeps less
+than :data:`NEAR_SHARE` of the drawing or brings mostly unseen nodes; the view then animates the change. All functions are pure numpy and igraph, run off the UI thread.
 Positions are ``(N, 2) float64`` in layout units (the median edge about one unit, see ``layout.py``).
 """
 
@@ -18,7 +18,8 @@ import numpy as np
 
 from limbic.gui.graph.layout import ego_layout, extend_layout
 
-NEAR_SHARE = 0.3   # a new focus with less than this share of its nodes drawn now is laid out afresh
+NEAR_SHARE = 0.3   # a new focus sharing less than this with the drawing (either way) is laid out afresh
+HOWS = ("keep", "focus", "relayout")
 RELAX_STEPS = 60   # force steps that place the new nodes among the fixed ones
 
 
@@ -99,19 +100,24 @@ def relax_new(pos: np.ndarray, movable: np.ndarray, edges: np.ndarray, steps: in
 
 
 def arrange(store_ids: np.ndarray, store_pos: np.ndarray, drawn_ids: np.ndarray, ids: np.ndarray,
-            edges: np.ndarray, *, relayout: bool = False, current: np.ndarray | None = None) -> Arrangement:
+            edges: np.ndarray, *, how: str = "keep", current: np.ndarray | None = None) -> Arrangement:
     """Positions for drawing ``ids`` ``(N,) int64`` with ``edges`` ``(M, 2)`` (indices into ``ids``).
 
     ``store_ids``/``store_pos`` are the remembered positions, ``drawn_ids`` what is drawn now. Known
-    entities keep their positions and new ones are placed next to their neighbours, unless ``relayout``
-    or fewer than :data:`NEAR_SHARE` of ``ids`` are drawn now: then the whole set is laid out again
-    (:func:`~limbic.gui.graph.layout.ego_layout`, starting from ``current`` positions when given).
+    entities keep their positions and new ones are placed next to their neighbours (``how`` "keep": a
+    re-rank, a selection, an expansion, a write), unless nothing drawn stays, or ``how`` is "relayout",
+    or it is "focus" (a new search) and the shared nodes are less than :data:`NEAR_SHARE` of the drawing
+    or of ``ids``: then the whole set is laid out again (:func:`~limbic.gui.graph.layout.ego_layout`,
+    starting from ``current`` positions when given).
     """
+    if how not in HOWS:
+        raise ValueError(f"unknown arrangement {how!r}")
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)
-    near = n > 0 and np.isin(ids, drawn_ids).mean() >= NEAR_SHARE
-    if relayout or not near:
-        seed = current if relayout and current is not None and len(current) == n else None
+    shared = int(np.isin(ids, drawn_ids).sum())
+    far = how == "focus" and min(shared / max(n, 1), shared / max(len(drawn_ids), 1)) < NEAR_SHARE
+    if how == "relayout" or shared == 0 or far:
+        seed = current if how == "relayout" and current is not None and len(current) == n else None
         return Arrangement(ego_layout(n, edges, seed), True)
     store = PositionStore()
     store.ids, store.pos = np.asarray(store_ids, dtype=np.int64), np.asarray(store_pos, dtype=np.float64)

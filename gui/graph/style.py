@@ -24,6 +24,7 @@ HIT_COLOUR = (255, 64, 64)
 MIN_SIZE = 7.0   # pixels, salience 0
 MAX_SIZE = 24.0  # pixels, salience 1
 ALPHA_LEVELS = 8
+MARKED_RINGS = 5  # rings of label spots tried round the selection and the hits
 MIN_ALPHA = 50   # of 255, at the temporal floor
 
 
@@ -95,13 +96,16 @@ class _BoxGrid:
 
 def label_spots(width: float, height: float, radius: float, rings: int = 1) -> list[tuple[float, float]]:
     """Where a ``width`` × ``height`` label may go round a node of ``radius`` pixels: the offsets of its
-    top-left corner from the node's centre, below, above, right and left first, then (``rings`` > 1)
-    the same further out."""
+    top-left corner from the node's centre — below, above, right, left; then (``rings`` > 1) the same
+    further out and the four diagonals, ring by ring."""
     spots = []
     for ring in range(rings):
-        gap = 1.0 + ring * height
+        gap, side = 1.0 + ring * height, radius + 2 + ring * width / 2
         spots += [(-width / 2, radius + gap), (-width / 2, -radius - gap - height),
-                  (radius + 2 + ring * width / 2, -height / 2), (-radius - 2 - width - ring * width / 2, -height / 2)]
+                  (side, -height / 2), (-side - width, -height / 2)]
+        if ring:
+            spots += [(side, radius + gap), (side, -radius - gap - height),
+                      (-side - width, radius + gap), (-side - width, -radius - gap - height)]
     return spots
 
 
@@ -117,6 +121,7 @@ def place_labels(
     max_labels: int = 60,
     cell: float = 64.0,
     bounds: Box | None = None,
+    keep_out: Sequence[Box] = (),
 ) -> list[tuple[int, tuple[float, float]]]:
     """Greedy level of detail: which labels can be drawn, and where, without two overlapping.
 
@@ -124,23 +129,26 @@ def place_labels(
     ``priority`` the candidate indices, most important first; ``offset`` is a node's radius (a number,
     or ``(K,)``). A label may go below, above, right or left of its node (:func:`label_spots`); a spot
     that overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
-    skipped, and so is one reaching out of ``bounds`` (the canvas) when given. The ``first`` candidates (the selection, the hits) also try three rings of spots further out
-    and may cover discs, never another label. Returns ``(index, (dx, dy))`` per accepted label, the offset
+    skipped, and so is one reaching out of ``bounds`` (the canvas) or into a ``keep_out`` box (the legend)
+    for every candidate. The ``first`` candidates (the selection, the hits) also try :data:`MARKED_RINGS`
+    rings of spots further out and may cover discs, never another label. Returns ``(index, (dx, dy))`` per accepted label, the offset
     of its box's top-left corner from its node, at most ``max_labels``.
     """
-    labels, blocked = _BoxGrid(cell), _BoxGrid(cell)
+    labels, blocked, walls = _BoxGrid(cell), _BoxGrid(cell), _BoxGrid(cell)
     for box in obstacles:
         blocked.add(box)
+    for box in keep_out:
+        walls.add(box)
     offsets = np.broadcast_to(np.asarray(offset, dtype=np.float64), (len(pixels),))
     accepted: list[tuple[int, tuple[float, float]]] = []
     for rank, i in enumerate(priority):
         x, y = float(pixels[i, 0]), float(pixels[i, 1])
         marked = rank < first
-        for dx, dy in label_spots(float(widths[i]), height, float(offsets[i]), rings=3 if marked else 1):
+        for dx, dy in label_spots(float(widths[i]), height, float(offsets[i]), rings=MARKED_RINGS if marked else 1):
             box = (x + dx, y + dy, x + dx + float(widths[i]), y + dy + height)
             outside = bounds is not None and not (bounds[0] <= box[0] and box[2] <= bounds[2]
                                                   and bounds[1] <= box[1] and box[3] <= bounds[3])
-            if outside or labels.overlaps(box) or (not marked and blocked.overlaps(box)):
+            if outside or labels.overlaps(box) or walls.overlaps(box) or (not marked and blocked.overlaps(box)):
                 continue
             labels.add(box)
             accepted.append((int(i), (dx, dy)))

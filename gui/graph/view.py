@@ -186,7 +186,7 @@ class GraphView(QWidget):
 
     def clear_expanded(self) -> None:
         self._expanded = []
-        self._refresh()
+        self._refresh(how="focus")
 
     def relayout(self) -> None:
         """Lay the drawn graph out again; the nodes glide to their new places."""
@@ -196,7 +196,7 @@ class GraphView(QWidget):
             if self._arrays is not None:
                 self.global_map.compute(self._arrays, force=True)
         else:
-            self._refresh(relayout=True)
+            self._refresh(how="relayout")
 
     def zoom_to_fit(self) -> None:
         """Show every drawn node, the drawing filling the canvas."""
@@ -265,7 +265,7 @@ class GraphView(QWidget):
                 mask[self._index[name]] = True
         return mask
 
-    def _refresh(self, *, relayout: bool = False) -> None:
+    def _refresh(self, *, how: str = "keep") -> None:
         arrays = self._arrays
         if arrays is None:
             return
@@ -276,8 +276,9 @@ class GraphView(QWidget):
         seeds = [self._index[n] for n in (*self._selection, *self._hits, *self._expanded) if n in self._index]
         rows = focus_rows(arrays, self._salience, mask, seeds)
         ids, edges = arrays.ids[rows], subgraph_edges(arrays, rows)
-        current = glide_start(self._drawn_ids, self.canvas.pos, ids, self._focus.lookup(ids)[0]) if relayout else None
-        self.controller.run(arrange_view, self._focus.ids, self._focus.pos, self._drawn_ids, ids, edges, relayout,
+        current = glide_start(self._drawn_ids, self.canvas.pos, ids, self._focus.lookup(ids)[0]) \
+            if how == "relayout" else None
+        self.controller.run(arrange_view, self._focus.ids, self._focus.pos, self._drawn_ids, ids, edges, how,
                             current, self._colour_mode != "type",
                             on_success=lambda done: self._focus_arranged(arrays, rows, done),
                             channel=self._channel + "-ego")
@@ -374,15 +375,15 @@ class GraphView(QWidget):
                 self.canvas.center_on(names[0])
 
     def _on_search(self, outcome: Any) -> None:
-        self._set_hits([r.name for r in outcome.results] if outcome is not None else [])
+        self._set_hits([r.name for r in outcome.results] if outcome is not None else [], how="focus")
 
-    def _set_hits(self, names: list[str]) -> None:
+    def _set_hits(self, names: list[str], how: str = "keep") -> None:
         changed_set = set(names) != set(self._hits)
         self._hits = list(names)
         if not changed_set:  # a re-rank that kept the same top-K: rings, labels and layout stay
             return
         if self._mode == "focus":
-            self._refresh()
+            self._refresh(how=how)
         else:
             self.canvas.set_rings(self._hits, self._selection)
 

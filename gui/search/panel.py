@@ -68,7 +68,7 @@ class SearchPanel(QWidget):
         self.banner.setStyleSheet("QLabel#ftsOnlyBanner { background: #8a6d1f; color: white; padding: 4px; }")
         self.banner.setVisible(False)
         self.summary = ElidedLabel(minimum=60)
-        self.legend = QLabel(DELTA_LEGEND, wordWrap=True)
+        self.legend = QLabel(DELTA_LEGEND)
         self.legend.setToolTip("Δrank: places gained (▲) or lost (▼) against the default parameters; the row colour "
                                "says the same")
         self.useful_button = QPushButton("Mark as useful")

@@ -22,10 +22,12 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.scoring import explain
 from limbic.gui.controller import AppController
 
-# (label, key of explain()'s answer); "cooc" is the factor 1 + γ·cooc_boost
-FACTORS = (("base", "base"), ("salience ×", "salience_boost"), ("temporal ×", "temporal_factor"),
-           ("co-occurrence ×", "cooc"), ("feedback ×", "feedback_boost"), ("status ×", "status_multiplier"),
-           ("metadata ×", "metadata_penalty"), ("limbic", "limbic_score"), ("final", "final_score"))
+# (label, key of explain()'s answer, short column title); "cooc" is the factor 1 + γ·cooc_boost
+FACTORS = (("base", "base", "base"), ("salience ×", "salience_boost", "sal×"), ("temporal ×", "temporal_factor", "temp×"),
+           ("co-occurrence ×", "cooc", "co-oc×"), ("feedback ×", "feedback_boost", "fb×"),
+           ("status ×", "status_multiplier", "stat×"), ("metadata ×", "metadata_penalty", "meta×"),
+           ("limbic", "limbic_score", "limbic"), ("final", "final_score", "final"))
+NAME_CHARS = 36
 MULTIPLIERS = ("base", "salience_boost", "temporal_factor", "cooc", "feedback_boost", "status_multiplier",
                "metadata_penalty")
 
@@ -57,27 +59,32 @@ def compare(candidates: Any, params: ScoringParams, name: str, kth_name: str, k:
     if name not in names or kth_name not in names:
         return Comparison(name, None, len(names), k, kth_name, (), "")
     pinned, kth = _factors(candidates, params, names.index(name)), _factors(candidates, params, names.index(kth_name))
-    rows = tuple((label, float(pinned[key]), float(kth[key])) for label, key in FACTORS)
+    rows = tuple((label, float(pinned[key]), float(kth[key])) for label, key, _ in FACTORS)
     weakest = ""
     if pinned["rank"] > k:
         ratios = {label: math.log(max(float(pinned[key]), 1e-12) / max(float(kth[key]), 1e-12))
-                  for label, key in FACTORS if key in MULTIPLIERS}
+                  for label, key, _ in FACTORS if key in MULTIPLIERS}
         label, ratio = min(ratios.items(), key=lambda item: item[1])
         weakest = label if ratio < 0 else ""
     return Comparison(name, int(pinned["rank"]), len(names), k, kth_name, rows, weakest)
 
 
+def _short(name: str) -> str:
+    return escape(name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…")
+
+
 def describe(c: Comparison) -> str:
-    """The comparison as rich text for the panel."""
-    who = f"<b>{escape(c.name)}</b>"
+    """The comparison as rich text for the panel (one short line each: no wrapping, long names elided)."""
+    who = f"<b>{_short(c.name)}</b>"
     if c.rank is None:
-        return f"{who} is not among the {c.candidates:,} candidates this search fetched (raise “expansion” to fetch more)."
+        return f"{who} is not among the {c.candidates:,} candidates<br>this search fetched (raise “expansion” to fetch more)."
     head = f"{who} ranks <b>{c.rank}</b> of {c.candidates:,} candidates"
-    head += f" — in the top {c.k}." if c.rank <= c.k else f"; the top {c.k} ends with <b>{escape(c.kth_name)}</b>."
-    cells = "".join(f"<tr><td>{escape(label)}</td><td align=right>{mine:.3f}</td><td align=right>{theirs:.3f}</td></tr>"
-                    for label, mine, theirs in c.rows)
-    table = (f"<table cellspacing=0 cellpadding=1><tr><th></th><th align=right>pinned</th>"
-             f"<th align=right>rank {c.k}</th></tr>{cells}</table>")
+    head += f" — in the top {c.k}." if c.rank <= c.k else f";<br>the top {c.k} ends with <b>{_short(c.kth_name)}</b>."
+    titles = "".join(f"<th align=right title='{escape(label)}'>{short}</th>" for (label, _, short) in FACTORS)
+    mine = "".join(f"<td align=right>{value:.3f}</td>" for _, value, _ in c.rows)
+    theirs = "".join(f"<td align=right>{value:.3f}</td>" for _, _, value in c.rows)
+    table = (f"<table cellspacing=0 cellpadding=2 style='font-size: small'><tr><th></th>{titles}</tr>"
+             f"<tr><td>pinned</td>{mine}</tr><tr><td>rank {c.k}</td>{theirs}</tr></table>")
     if not c.weakest:
         return f"{head}{table}"
     mine, theirs = next((m, t) for label, m, t in c.rows if label == c.weakest)
@@ -103,7 +110,7 @@ class PinPanel(QWidget):
         self.field.setCompleter(completer)
         self.pin_button = QPushButton("Pin")
         self.clear_button = QPushButton("Clear")
-        self.text = QLabel(wordWrap=True)
+        self.text = QLabel()  # not word-wrapped: a wrapped label would make the dock scroll instead of the table shrink
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setVisible(False)
         row = QHBoxLayout()
@@ -146,7 +153,7 @@ class PinPanel(QWidget):
 
     def _unknown(self, error: BaseException) -> None:
         if isinstance(error, NotFoundError) and self.comparison is not None and self.comparison.rank is None:
-            self.text.setText(f"No entity is named <b>{escape(self.comparison.name)}</b>.")
+            self.text.setText(f"No entity is named <b>{_short(self.comparison.name)}</b>.")
 
     def _search_finished(self, outcome: Any) -> None:
         self.names.setStringList(sorted(outcome.candidate_set.names) if outcome is not None else [])

@@ -34,9 +34,9 @@ RESULT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # the SearchResult of the row
 DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 MOVED_UP = QColor(60, 160, 90, 70)     # ranks higher than with the default parameters
 MOVED_DOWN = QColor(200, 80, 70, 70)   # ranks lower
-DELTA_LEGEND = ("Δrank and row colour, against the default parameters: "
-                "<span style='background: rgba(60,160,90,110)'>&nbsp;▲ higher&nbsp;</span> "
-                "<span style='background: rgba(200,80,70,110)'>&nbsp;▼ lower&nbsp;</span> = same")
+DELTA_LEGEND = ("Δrank and colour vs the defaults: "
+                "<span style='background: rgba(60,160,90,110)'>&nbsp;▲&nbsp;higher&nbsp;</span> "
+                "<span style='background: rgba(200,80,70,110)'>&nbsp;▼&nbsp;lower&nbsp;</span>")
 _UP_BRUSH, _DOWN_BRUSH = QBrush(MOVED_UP), QBrush(MOVED_DOWN)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _TEXT_COLUMNS = frozenset(COLUMNS.index(c) for c in ("name", "type", "routing"))

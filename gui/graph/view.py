@@ -1,9 +1,8 @@
 """The graph view: the focus graph of the selection and the search results, or a global map of the graph.
 
-Nodes are coloured by entity type or by community (:mod:`limbic.gui.graph.colouring`; the legend over
-the top-left corner says which, L collapses it), sized by salience (access counts), faded by the temporal
-factor (docs/scoring.md, "temporal factor"); the selection has a gold ring, search hits a red one.
-Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
+Nodes are coloured by entity type or by community (:mod:`limbic.gui.graph.colouring`; the legend says
+which), sized by salience, faded by the temporal factor (docs/scoring.md); the selection has a gold ring,
+hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
 
 The picture keeps its shape: entities keep their positions across re-ranks, selections, expansions and
 agent writes, new ones are placed next to their neighbours (:mod:`limbic.gui.graph.positions`); only
@@ -54,7 +53,7 @@ class GraphView(QWidget):
         self._temporal = np.zeros(0)
         self._temporal_key: tuple[float, float] | None = None  # (λ, floor) behind _temporal
         self._focus = PositionStore()   # the focus view's positions, kept per entity
-        self._colours: dict[int, int] = {}  # entity id → colour code last drawn (communities keep colours)
+        self._colours: dict[int, int] = {}  # entity id → community colour code last drawn
         self._mode = "focus"
         self._colour_mode = "auto"    # the choice in the toolbar
         self._colour_shown = "type"   # what "auto" (or the choice) gave for the drawn nodes
@@ -124,12 +123,10 @@ class GraphView(QWidget):
         return list(self.canvas.names)
 
     def shown_labels(self) -> list[str]:
-        """Texts of the labels visible now (level of detail)."""
-        return self.canvas.shown_labels()
+        return self.canvas.shown_labels()  # texts of the labels visible now (level of detail)
 
     def highlighted_names(self) -> list[str]:
-        """Shown entities with a ring: search hits (red) and the selection (gold)."""
-        return list(self.canvas.ringed)
+        return list(self.canvas.ringed)  # shown entities with a ring: search hits (red), the selection (gold)
 
     def node_position(self, name: str) -> QPointF | None:
         """Where ``name`` is drawn, in ``self.canvas`` widget coordinates (``None`` when not shown)."""
@@ -327,7 +324,8 @@ class GraphView(QWidget):
         colouring = colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, names, priority,
                                  groups, self._drawn_ids, self._colours)
         self._colour_shown = colouring.mode
-        self._colours = dict(zip(self._drawn_ids.tolist(), colouring.codes.tolist(), strict=True))
+        if colouring.mode == "community":  # the groups keep these colours while they change
+            self._colours = dict(zip(self._drawn_ids.tolist(), colouring.codes.tolist(), strict=True))
         self._codes = colouring.codes
         self.canvas.draw(names, pos, edges, style.node_sizes(self._salience[rows]), colouring.codes,
                          self._alpha(rows), priority, start=start)

@@ -92,7 +92,7 @@ def colour_nodes(mode: str, type_codes: np.ndarray, type_names: Sequence[str], n
     entries = [(rgb, text) for _, rgb, text in groups_shown]
     rest = int((codes == GREY).sum())
     if rest:
-        entries.append((style.OTHER_COLOUR, f"small groups and lone nodes ({rest:,})"))
+        entries.append((style.OTHER_COLOUR, f"small groups, lone nodes ({rest:,})"))
     groups = len(np.unique(membership))
     return Colouring(codes, "community", f"Colour = community ({groups:,} in view, Leiden)", tuple(entries))
 

@@ -241,6 +241,15 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
     def shown_labels(self) -> list[str]:
         return [item.toPlainText() for item in self._labels if item.isVisible()]
 
+    def needs_fit(self) -> bool:
+        """Whether a fitted view should fit again: a node is out of view, or the drawing fills less than
+        half of the view both ways (it shrank)."""
+        if not len(self.pos):
+            return False
+        rect = self.view.viewRect()
+        span = self.pos.max(axis=0) - self.pos.min(axis=0)
+        return not self.all_in_view() or (span[0] < 0.5 * rect.width() and span[1] < 0.5 * rect.height())
+
     def all_in_view(self) -> bool:
         if not len(self.pos):
             return True

@@ -26,7 +26,7 @@ from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.colouring import colour_nodes
 from limbic.gui.graph.focus import arrange_view, focus_rows, glide_start
 from limbic.gui.graph.global_map import GlobalMap
-from limbic.gui.graph.positions import PositionStore
+from limbic.gui.graph.positions import HOWS, PositionStore
 from limbic.gui.graph.toolbar import GraphToolbar
 from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 
@@ -66,6 +66,7 @@ class GraphView(QWidget):
         self._rows = np.zeros(0, dtype=np.int64)
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
+        self._how = "keep"  # the intent of the focus arrangement being computed (see positions.arrange)
         self._glide_next = False  # the next global draw animates from the drawn positions (Re-layout)
         self._build_ui()
         self.global_map = GlobalMap(controller, self._channel + "-global", self.info, self)
@@ -199,10 +200,6 @@ class GraphView(QWidget):
         """Show every drawn node, the drawing filling the canvas."""
         self.canvas.zoom_to_fit()
 
-    def apply_theme(self) -> None:
-        """Colours from pyqtgraph's options (the app sets them when dark mode is switched)."""
-        self.canvas.apply_theme()
-
     def save_state(self, settings: QSettings) -> None:
         """Mode, colouring and legend in ``settings`` (kept between runs)."""
         settings.setValue("graph/mode", self._mode)
@@ -219,7 +216,7 @@ class GraphView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt override
         if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
-            QTimer.singleShot(0, self.apply_theme)  # after the app has set pyqtgraph's colours too
+            QTimer.singleShot(0, self.canvas.apply_theme)  # after the app has set pyqtgraph's colours too
         super().changeEvent(event)
 
     def shutdown(self) -> None:
@@ -266,6 +263,8 @@ class GraphView(QWidget):
         arrays = self._arrays
         if arrays is None:
             return
+        # a newer refresh replaces one still computing: it inherits the stronger intent (relayout > focus > keep)
+        how = self._how = max(how, self._how, key=HOWS.index)
         mask = self._visible_mask(arrays)
         if self._mode == "global":
             self._refresh_global(arrays, mask)
@@ -284,6 +283,7 @@ class GraphView(QWidget):
         if arrays is not self._arrays:
             return
         arrangement, groups = done
+        self._how = "keep"
         ids = arrays.ids[rows]
         start = None
         if arrangement.fresh:
@@ -331,7 +331,7 @@ class GraphView(QWidget):
                          self._alpha(rows), priority, start=start)
         self.canvas.set_legend(colouring.title, colouring.entries)
         self.canvas.set_rings(self._hits, self._selection)
-        if self._fit_next or (self.canvas.fitted and not self.canvas.all_in_view()):
+        if self._fit_next or (self.canvas.fitted and self.canvas.needs_fit()):
             self._fit_next = False
             self.canvas.zoom_to_fit()
         self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}")

@@ -1,14 +1,14 @@
 """The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
 nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits and
 the selection, the legend over a corner (:mod:`limbic.gui.graph.legend`, the one where it hides the
-fewest nodes; it takes no canvas room), and labels where they fit (level of detail). Stacking, bottom to top: edges, labels (on a
-translucent patch), nodes, rings — so a label never hides a node — except on dense maps (over 2,000
-nodes), where labels go on top.
+fewest nodes; it takes no canvas room), and labels where they fit (level of detail). Stacking, bottom
+to top: edges, labels (on a translucent patch), nodes, rings — so a label never hides a node — except
+the selection's and hits' labels, and every label on dense maps (over 2,000 nodes), which go on top.
 
 Labels never overlap each other: the selection and the search hits are labelled first (trying below,
 above, right and left of their node, then further out), then the most important nodes where a label
 still fits; label boxes are measured with the label font. When nodes move (a new layout),
-:meth:`GraphCanvas.animate_to` glides them there in :data:`ANIMATION_MS`.
+``GraphCanvas.draw(..., start=...)`` glides them there in :data:`ANIMATION_MS`.
 
 After :meth:`GraphCanvas.zoom_to_fit` the drawing stays fitted while the canvas is resized (the window
 and its docks get their sizes after the first draw) until the user pans or zooms.
@@ -127,8 +127,6 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._edge_rows = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
         self._style = (np.array(colour_codes, dtype=np.int64), np.array(alpha_levels, dtype=np.int64))
         self._big = len(self.names) > 2000
-        for item in self._labels:  # dense maps: labels over the nodes, else under them (nodes stay whole)
-            item.setZValue(4 if self._big else 1)
         end = np.asarray(pos, dtype=np.float64).reshape(-1, 2)
         self.pos = end  # where the nodes are (or are going): fitting, clicks and labels use it
         self._ring_rows = None  # new nodes: the rings are drawn again
@@ -338,6 +336,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                                     max_labels=len(self._labels), bounds=(0.0, 0.0, width, height),
                                     keep_out=keep_out)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
+            item.setZValue(4 if self._big or marked[k] else 1)  # the selection's and hits' labels over the nodes
             item.setText(texts[k])
             item.setAnchor((-dx / widths[k], -dy / label_height))  # the box's top-left, from its node
             item.setPos(float(x[inside[k]]), float(y[inside[k]]))

@@ -81,10 +81,10 @@ def describe(c: Comparison) -> str:
     head = f"{who} ranks <b>{c.rank}</b> of {c.candidates:,} candidates"
     head += f" — in the top {c.k}." if c.rank <= c.k else f";<br>the top {c.k} ends with <b>{_short(c.kth_name)}</b>."
     titles = "".join(f"<th align=right title='{escape(label)}'>{short}</th>" for (label, _, short) in FACTORS)
-    mine = "".join(f"<td align=right>{value:.3f}</td>" for _, value, _ in c.rows)
-    theirs = "".join(f"<td align=right>{value:.3f}</td>" for _, _, value in c.rows)
+    pinned_cells = "".join(f"<td align=right>{value:.3f}</td>" for _, value, _ in c.rows)
+    kth_cells = "".join(f"<td align=right>{value:.3f}</td>" for _, _, value in c.rows)
     table = (f"<table cellspacing=0 cellpadding=2 style='font-size: small'><tr><th></th>{titles}</tr>"
-             f"<tr><td>pinned</td>{mine}</tr><tr><td>rank {c.k}</td>{theirs}</tr></table>")
+             f"<tr><td>pinned</td>{pinned_cells}</tr><tr><td>rank {c.k}</td>{kth_cells}</tr></table>")
     if not c.weakest:
         return f"{head}{table}"
     mine, theirs = next((m, t) for label, m, t in c.rows if label == c.weakest)

@@ -3,6 +3,9 @@ database (327 entities, 266 relations, 1,681 observations) with the deterministi
 
 from __future__ import annotations
 
+import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,20 @@ def corpus_database(corpus: Path, path: Path) -> Path:
     finally:
         service.close()
     return path
+
+
+def start_xvfb(width: int, height: int) -> tuple[dict[str, str], subprocess.Popen]:
+    """A real X server (Xvfb, no window manager) of ``width`` × ``height`` on a free display; returns the
+    environment for a Qt app on it (``QT_QPA_PLATFORM=xcb``, ``DISPLAY``) and the server process, once the
+    server accepts connections. Raises RuntimeError when it does not start within 15 s."""
+    number = next(n for n in range(90 + os.getpid() % 50, 400) if not Path(f"/tmp/.X{n}-lock").exists())
+    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 15
+    while not Path(f"/tmp/.X11-unix/X{number}").exists():
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            raise RuntimeError(f"Xvfb did not start on display :{number}")
+        time.sleep(0.05)
+    time.sleep(0.2)
+    return {"QT_QPA_PLATFORM": "xcb", "DISPLAY": f":{number}"}, server

@@ -15,11 +15,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from _explorer_helpers import corpus_database, corpus_or_skip
+from _explorer_helpers import corpus_database, corpus_or_skip, start_xvfb
 
 from limbic.gui.main_window import MIN_DOCK_WIDTH
 
@@ -41,11 +40,7 @@ def _screen(kind: str, width: int, height: int, folder: Path):
         config.write_text(json.dumps({"screens": [{"name": "screen", "x": 0, "y": 0, "width": width, "height": height,
                                                    "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}))
         return {"QT_QPA_PLATFORM": f"offscreen:configfile={config}"}, None
-    number = 80 + (os.getpid() + width) % 9
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", f"{width}x{height}x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
-    return {"QT_QPA_PLATFORM": "xcb", "DISPLAY": f":{number}"}, server
+    return start_xvfb(width, height)
 
 
 @pytest.mark.parametrize("kind", ["offscreen", pytest.param("xvfb", marks=pytest.mark.skipif(

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 from _embedder_helpers import REAL_MODEL_DIR
+from _explorer_helpers import start_xvfb
 from _widgets_helpers import build_small_graph
 
 from limbic.core.embedding.base import HashingEmbedder
@@ -110,12 +111,9 @@ def display(request):
     if request.param == "offscreen":
         yield {"QT_QPA_PLATFORM": "offscreen"}
         return
-    number = 90 + os.getpid() % 9
-    server = subprocess.Popen(["Xvfb", f":{number}", "-screen", "0", "1600x1000x24", "-nolisten", "tcp"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
+    env, server = start_xvfb(1600, 1000)
     try:
-        yield {"QT_QPA_PLATFORM": "xcb", "DISPLAY": f":{number}"}
+        yield env
     finally:
         server.terminate()
         server.wait(10)

@@ -1,11 +1,13 @@
 """The desktop application: start-up, the embedded MCP server, dark mode, window state, clean quit.
 
 ``run(args)`` is what ``limbic`` (no sub-command) calls with the parsed options ``--db PATH``,
-``--no-mcp`` and ``--mcp-port P``. Start-up never blocks the UI thread on SQL or ONNX: the database
-is opened, seeded with ``resources/sample/`` when empty (``core/io/sample.py``) and counted in a
-worker; the window appears once that answer is back. The Streamable HTTP MCP server
-(``core/mcp_http.py``) is started in a worker too and stopped on quit, so no thread is left and the
-port is free afterwards.
+``--no-mcp`` and ``--mcp-port P``. Start-up never blocks the UI thread on SQL or ONNX, and the window
+comes first: the database is opened in a worker (a fraction of a second) and the window is shown; then,
+on the start-up runner's one thread and in this order (``gui/startup.py``), the sample graph is imported
+into an empty database (its progress shown in the window), the modules that are slow or not safe to
+import from two threads at once are imported, the Streamable HTTP MCP server (``core/mcp/http.py``) is
+started, and the warm-up thread loads the model. The server is stopped on quit, so no thread is left and
+the port is free afterwards.
 """
 
 from __future__ import annotations
@@ -20,85 +22,35 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QColor, QIcon, QKeySequence, QPalette
-from PySide6.QtWidgets import QApplication, QDockWidget
+from PySide6.QtGui import QAction, QIcon, QKeySequence
+from PySide6.QtWidgets import QApplication
 
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
+from limbic.gui import startup
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
+from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.edit.editor import EntityEditor
 from limbic.gui.graph.view import GraphView
 from limbic.gui.main_window import MainWindow
 from limbic.gui.mcp_panel import McpPanel
 from limbic.gui.review.timeline import TimelineBar
 from limbic.gui.review.view import ReviewView
+from limbic.gui.theme import apply_theme
 from limbic.gui.workers import TaskRunner
 
 if TYPE_CHECKING:
     from limbic.core.service import MemoryService
 
 log = logging.getLogger(__name__)
-
-_AUTO = object()
-
-
-def load_style(dark: bool) -> str:
-    """The Qt style sheet ``resources/dark.qss`` or ``light.qss`` ("" when the file is absent)."""
-    name = "dark.qss" if dark else "light.qss"
-    resource = resources.files("limbic.resources") / name
-    return resource.read_text(encoding="utf-8") if resource.is_file() else ""
-
-
-def dark_palette() -> QPalette:
-    """A dark Fusion palette (the style sheet, when present, refines it)."""
-    palette = QPalette()
-    colours = {
-        QPalette.ColorRole.Window: "#2b2d30", QPalette.ColorRole.WindowText: "#dcdcdc",
-        QPalette.ColorRole.Base: "#1e1f22", QPalette.ColorRole.AlternateBase: "#26282b",
-        QPalette.ColorRole.ToolTipBase: "#2b2d30", QPalette.ColorRole.ToolTipText: "#dcdcdc",
-        QPalette.ColorRole.Text: "#dcdcdc", QPalette.ColorRole.Button: "#33363a",
-        QPalette.ColorRole.ButtonText: "#dcdcdc", QPalette.ColorRole.BrightText: "#ff6b6b",
-        QPalette.ColorRole.Highlight: "#2f65ca", QPalette.ColorRole.HighlightedText: "#ffffff",
-        QPalette.ColorRole.Link: "#6aa6ff", QPalette.ColorRole.PlaceholderText: "#8a8a8a",
-    }
-    for role, colour in colours.items():
-        palette.setColor(role, QColor(colour))
-    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText):
-        palette.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f6f6f"))
-    return palette
+VECTOR_POLL_MS = 500  # how often the first run's embedding progress is read
 
 
 def settings_store() -> QSettings:
-    """GUI settings (window state, dark mode) in ``config_dir()/gui.ini`` (honours ``LIMBIC_HOME``)."""
+    """GUI settings (window state, dark mode, graph view) in ``config_dir()/gui.ini`` (honours ``LIMBIC_HOME``)."""
     return QSettings(str(config_dir() / "gui.ini"), QSettings.Format.IniFormat)
-
-
-def _open_and_seed(db_path: str | None, embedder: Any, seed: bool) -> dict[str, Any]:
-    """Worker: open the service, import the sample graph into an empty database, read params and counts."""
-    from limbic.core.service import MemoryService
-
-    started = time.perf_counter()
-    if embedder is _AUTO:
-        service = MemoryService.open(db_path, origin="gui", background_vectors=True)
-    else:
-        service = MemoryService.open(db_path, embedder=embedder, origin="gui", background_vectors=True)
-    seeded = None
-    if seed:
-        from limbic.core.io.sample import seed_if_empty
-
-        seeded = seed_if_empty(service)
-        if seeded is not None:
-            service.wait_for_vectors(timeout=120)  # the first view searches the sample by meaning at once
-    return {
-        "service": service,
-        "params": service.scoring_params(),
-        "stats": service.stats(),
-        "seeded": seeded,
-        "open_seconds": time.perf_counter() - started,
-    }
 
 
 class LimbicApp(QObject):
@@ -119,7 +71,7 @@ class LimbicApp(QObject):
         *,
         mcp: bool = True,
         mcp_port: int | None = None,
-        embedder: Any = _AUTO,
+        embedder: Any = startup.AUTO,
         seed: bool = True,
         watch_interval: float = 0.2,
         settings: QSettings | None = None,
@@ -132,7 +84,12 @@ class LimbicApp(QObject):
         self.seed = seed
         self.watch_interval = watch_interval
         self.settings = settings if settings is not None else settings_store()
-        self.startup = TaskRunner(self, max_threads=1)
+        self.startup = TaskRunner(self, max_threads=1)  # one thread: the start-up steps run in order
+        self.progress = startup.Progress(self)
+        self._vectors_total = 0
+        self._vectors_timer = QTimer(self)
+        self._vectors_timer.setInterval(VECTOR_POLL_MS)
+        self._vectors_timer.timeout.connect(self._poll_vectors)
         self.service: MemoryService | None = None
         self.controller: AppController | None = None
         self.bridge: ChangeBridge | None = None
@@ -146,12 +103,13 @@ class LimbicApp(QObject):
         self.started_at = time.perf_counter()
         self.timings: dict[str, float] = {}
         self._closed = False
+        self._continued = False  # the start-up went on past the MCP server
 
     # --- start-up -------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Open the database in a worker; the window follows on the UI thread."""
-        self.startup.run(_open_and_seed, self.db_path, self.embedder, self.seed,
+        """Open the database in a worker; the window follows on the UI thread, then the rest of start-up."""
+        self.startup.run(startup.open_service, self.db_path, self.embedder,
                          on_success=self._opened, on_failure=self._open_failed)
 
     def _open_failed(self, error: BaseException) -> None:
@@ -175,33 +133,90 @@ class LimbicApp(QObject):
         self.mcp_panel = McpPanel(controller)
         self.review = ReviewView(controller, editor.execute)  # its actions go on the editor's undo stack
         self.timeline = TimelineBar(controller, self.graph_view)
-        right = Qt.DockWidgetArea.RightDockWidgetArea
+        side = Qt.DockWidgetArea.LeftDockWidgetArea
         self.window = window = MainWindow(
             controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
-            extra_docks=[("Entity editor", "editorDock", self.editor, right), ("MCP", "mcpDock", self.mcp_panel, right),
-                         ("Review", "reviewDock", self.review, right)],
+            extra_docks=[("Entity editor", "editorDock", self.editor, side), ("MCP", "mcpDock", self.mcp_panel, side),
+                         ("Review", "reviewDock", self.review, side)],
+            below_graph=self.timeline,
         )
-        window.docks["timelineDock"] = dock = QDockWidget("Projects and time", window)
-        dock.setObjectName("timelineDock")
-        dock.setWidget(self.timeline)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
         self._add_actions(window, editor)
         self.set_dark(dark)
         window.restore_state(self.settings)
+        self.graph_view.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
         window.show_stats(answer["stats"])
-        if answer["seeded"]:
-            controller.status_message.emit("First run: the sample memory graph was imported")
-        window.set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")
+        self.progress.advanced.connect(window.show_progress)
+        self.mcp_panel.retry_requested.connect(self._retry_mcp)
+        self._set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")
         window.show()
         self.timings["window_seconds"] = time.perf_counter() - self.started_at
+        if self.seed:
+            self.startup.run(startup.seed_sample, service, self.progress, on_success=self._seeded,
+                             on_failure=self._seed_failed)
         if self.mcp_enabled:
-            # The MCP SDK takes seconds to import: load it in a worker, then start the host.
-            self.startup.run(importlib.import_module, "limbic.gui.mcp_host",
-                             on_success=self._start_mcp, on_failure=self._mcp_failed)
-        self.startup.run(self._preload)
-        self.controller.service.start_warm_up()  # the model and the vector copy, off the UI thread
+            self.startup.run(startup.import_mcp_modules, on_success=self._start_mcp, on_failure=self._mcp_import_failed)
+        else:
+            self._continue_startup()
         self.ready.emit()
+
+    def _seeded(self, seeded: bool) -> None:
+        if self.window is None or self.controller is None:
+            return
+        if not seeded:
+            self.window.show_progress(0, 0, "")
+            return
+        self.window.refresh_stats()
+        self.controller.status_message.emit("First run: the sample memory graph was imported")
+        # its vectors are computed in the background; how far they are is shown until they all landed
+        self._vectors_total = 0
+        self._vectors_timer.start()
+
+    def _poll_vectors(self) -> None:
+        if self.controller is not None and not self._closed:
+            self.controller.run(self.controller.service.pending_vectors, on_success=self._vectors_pending,
+                                channel="startup-vectors")
+
+    def _vectors_pending(self, pending: int) -> None:
+        if self.window is None or self.controller is None:
+            return
+        self._vectors_total = total = max(self._vectors_total, pending)
+        if pending:
+            self.window.show_progress(total - pending, total, startup.EMBEDDING_TEXT)
+            return
+        self._vectors_timer.stop()
+        self.window.show_progress(0, 0, "")
+        self.controller.refresh_search(record=False)  # the shown search, now also by meaning
+
+    def _seed_failed(self, error: BaseException) -> None:
+        if self.window is not None and self.controller is not None:
+            self.window.show_progress(0, 0, "")
+            self.controller.report_failure(error, "The sample memory graph could not be imported")
+
+    def _start_mcp(self, host_module: Any) -> None:
+        if self._closed or self.controller is None:
+            return
+        self.mcp_host = host = host_module.McpHost(self.controller, self, port=self.mcp_port, runner=self.startup)
+        host.started.connect(self._mcp_started)
+        host.failed.connect(self._mcp_failed)
+        host.start()
+        self._continue_startup()
+
+    def _mcp_import_failed(self, error: BaseException) -> None:
+        self._mcp_failed(*describe_failure(error))
+        self._continue_startup()
+
+    def _continue_startup(self) -> None:
+        """After the MCP server's start (queued on the same runner): the dialogs' modules, then the warm-up."""
+        if self._continued:
+            return
+        self._continued = True
+        self.startup.run(startup.import_dialog_modules, on_success=lambda _: self._warm_up(),
+                         on_failure=lambda _e: self._warm_up())
+
+    def _warm_up(self) -> None:
+        if not self._closed and self.controller is not None:
+            self.controller.service.start_warm_up()  # the model and the vector copy, off the UI thread
 
     def _add_actions(self, window: MainWindow, editor: EntityEditor) -> None:
         """File ▸ Import/Export, Edit ▸ Undo/Redo, Model ▸ status and install (the other helpers' dialogs)."""
@@ -221,7 +236,7 @@ class LimbicApp(QObject):
 
     def _dialog(self, module: str, name: str) -> Any:
         # The dialogs' modules pull in networkx and onnx (seconds): they are imported in a worker
-        # after start-up (see _preload), so opening one is instant.
+        # during start-up (gui/startup.py), so opening one is instant.
         dialog = getattr(importlib.import_module(module), name)(self.controller, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
@@ -236,20 +251,6 @@ class LimbicApp(QObject):
     def show_model(self) -> Any:
         return self._dialog("limbic.gui.dialogs.model", "ModelDialog")
 
-    @staticmethod
-    def _preload() -> None:
-        """Worker: import the modules that take seconds (the MCP SDK, networkx, onnx) off the UI thread."""
-        for module in ("limbic.gui.dialogs.import_export", "limbic.gui.dialogs.model"):
-            importlib.import_module(module)
-
-    def _start_mcp(self, module: Any) -> None:
-        if self._closed:
-            return
-        self.mcp_host = host = module.McpHost(self.controller, self, port=self.mcp_port)
-        host.started.connect(self._mcp_started)
-        host.failed.connect(self._mcp_failed)
-        host.start()
-
     @property
     def mcp_server(self) -> Any:
         """The running ``HttpMcpServer`` (``None`` when off, starting or failed)."""
@@ -260,35 +261,39 @@ class LimbicApp(QObject):
             self.mcp_panel.set_server(self.mcp_host)
         self._set_mcp_state(f"MCP: {url}")
 
-    def _mcp_failed(self, error: Any) -> None:
+    def _mcp_failed(self, message: str, details: str = "") -> None:
+        """A failed start is shown in the MCP panel (wrapped, details, Retry); the status bar says only
+        "MCP: failed" and the log gets the whole text."""
+        log.warning("the MCP server could not start: %s\n%s", message, details)
         if self.mcp_panel is not None:
-            self.mcp_panel.set_failed(str(error))
-        self._set_mcp_state(f"MCP: failed ({error})")
+            self.mcp_panel.set_failed(message, details)
+        self._set_mcp_state("MCP: failed (see the MCP panel)")
+
+    def _retry_mcp(self) -> None:
+        if self.mcp_host is None:  # the SDK itself failed to import: try that again
+            self.startup.run(startup.import_mcp_modules, on_success=self._start_mcp, on_failure=self._mcp_failed_again)
+        else:
+            self.mcp_host.start()
+        if self.mcp_panel is not None:
+            self.mcp_panel.set_starting()
+        self._set_mcp_state("MCP: starting…")
+
+    def _mcp_failed_again(self, error: BaseException) -> None:
+        self._mcp_failed(*describe_failure(error))
 
     def _set_mcp_state(self, text: str) -> None:
         if self.window is not None:
             self.window.set_mcp_state(text)
+        if self.mcp_panel is not None and text == "MCP: starting…":
+            self.mcp_panel.set_starting()
         self.mcp_state_changed.emit(text)
 
     # --- view -----------------------------------------------------------------------------------
 
     def set_dark(self, dark: bool) -> None:
-        """Apply a dark or light palette, ``resources/dark.qss`` or ``light.qss`` on top, and matching
-        plot colours; the choice is remembered in the settings."""
-        app = _application()
-        app.setStyle("Fusion")
-        app.setPalette(dark_palette() if dark else app.style().standardPalette())
-        app.setStyleSheet(load_style(dark))
-        background, foreground = ("#1e1f22", "#d0d0d0") if dark else ("#ffffff", "#303030")
-        pg.setConfigOptions(background=background, foreground=foreground)
+        """Apply the dark or light theme (``gui/theme.py``) live; the choice is remembered in the settings."""
+        apply_theme(_application(), dark, self.window)
         if self.window is not None:
-            for view in self.window.findChildren(pg.GraphicsView):
-                view.setBackground(background)
-            for plot in self.window.findChildren(pg.PlotWidget):
-                for name in ("left", "bottom"):
-                    axis = plot.getAxis(name)
-                    axis.setPen(foreground)
-                    axis.setTextPen(foreground)
             action = self.window.dark_action
             if action.isChecked() != dark:
                 action.blockSignals(True)
@@ -299,7 +304,9 @@ class LimbicApp(QObject):
     def _save_window_state(self) -> None:
         if self.window is not None:
             self.window.save_state(self.settings)
-            self.settings.sync()
+        if self.graph_view is not None:
+            self.graph_view.save_state(self.settings)
+        self.settings.sync()
 
     # --- quit -----------------------------------------------------------------------------------
 
@@ -311,6 +318,7 @@ class LimbicApp(QObject):
         if self.window is not None:
             self._save_window_state()
             self.window.hide()
+        self._vectors_timer.stop()
         self.startup.shutdown()
         if self.mcp_host is not None:
             self.mcp_host.stop()  # also a server still starting; the port is free afterwards

@@ -10,11 +10,15 @@ everything that happens into Qt signals (emitted on the UI thread only):
 - ``search_finished(SearchOutcome)`` — a search answered (stale answers are dropped);
 - ``results_reranked(list[SearchResult])`` — the cached candidate set re-ranked with new params;
 - ``params_changed(ScoringParams)``; ``mcp_call(record)`` — one MCP tool call record;
-- ``status_message(str)`` — a short text for the status bar.
+- ``status_message(str)`` — a short text for the status bar;
+- ``feedback_recorded(list[str])`` — a person marked results as useful (*Mark as useful*).
+
+Looking is not using: selecting, inspecting or opening an entity records nothing; a search logs its
+top-K as impressions; only :meth:`mark_useful` records a use and labels the search (as MCP ``mark_used``).
 
 Core work goes through :meth:`run` (a :class:`~limbic.gui.workers.TaskRunner`), never on the UI
 thread — except :meth:`set_params`, whose re-rank is pure numpy over the cached candidate arrays
-(no SQL, no model call; DESIGN.md §4).
+(no SQL, no model call; docs/architecture.md "The search pipeline").
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.service import MemoryService
 from limbic.gui.dialogs.failure import describe_failure
+from limbic.gui.widgets import plural
 from limbic.gui.workers import TaskRunner
 
 REFRESH_DELAY_MS = 200  # after a burst of changes, the shown search is run again once
@@ -51,6 +56,7 @@ class AppController(QObject):
     project_changed = Signal(object)  # the project searches and the graph are limited to (None: every memory)
     mcp_call = Signal(object)
     status_message = Signal(str)
+    feedback_recorded = Signal(list)
     task_failed = Signal(str, str, str)  # title, message, details (see gui/dialogs/failure.py)
     # Carries MCP call records posted from server threads to the UI thread (queued connection).
     _mcp_call_posted = Signal(object)
@@ -72,6 +78,7 @@ class AppController(QObject):
         self._last_outcome: Any = None
         self._results: list = []
         self._last_query: str | None = None
+        self._search_id: int | None = None  # the logged search whose results are shown (its refreshes included)
         self._last_limit = 10
         self.project: str | None = None
         self._mcp_call_posted.connect(self._emit_mcp_call)
@@ -144,6 +151,7 @@ class AppController(QObject):
         if not query:
             self.runner.cancel_channel("search")
             self._last_outcome = None
+            self._search_id = None
             self._results = []
             self.search_finished.emit(None)
             return -1
@@ -162,6 +170,26 @@ class AppController(QObject):
         self.project = project
         self.project_changed.emit(project)
         self.refresh_search(record=False)
+    @property
+    def search_id(self) -> int | None:
+        """The id of the logged search whose results are shown (``None`` when it was not logged)."""
+        return self._search_id
+
+    def mark_useful(self, names: Sequence[str]) -> int:
+        """A person's explicit "this result helped": ``service.mark_used(names, search_id=…)`` off the UI
+        thread — one access per entity and a relevance label for the shown search (the same as MCP
+        ``mark_used``); ``feedback_recorded(names)`` follows. Returns the task id (−1 for no names)."""
+        names = list(dict.fromkeys(names))
+        if not names:
+            return -1
+        query, search_id = self._last_query, self._search_id
+        return self.run(partial(self.service.mark_used, names, search_id=search_id),
+                        on_success=lambda used: self._marked(used, query))
+
+    def _marked(self, names: list[str], query: str | None) -> None:
+        shown = ", ".join(f"“{n}”" for n in names)
+        self.status_message.emit(f"{shown} marked as useful" + (f" for “{query}”" if query else ""))
+        self.feedback_recorded.emit(list(names))
 
     def refresh_search(self, *, record: bool = True) -> int:
         """Run the last query again; −1 when there is none."""
@@ -208,6 +236,11 @@ class AppController(QObject):
     # --- callbacks ------------------------------------------------------------------------------
 
     def _search_done(self, outcome: Any, params: ScoringParams) -> None:
+        previous = self._last_outcome
+        if outcome.search_id is not None:
+            self._search_id = outcome.search_id
+        elif previous is None or previous.candidate_set.query != outcome.candidate_set.query:
+            self._search_id = None  # a refresh of the same query keeps the logged search it refreshes
         self._last_outcome = outcome
         self._results = list(outcome.results)
         self.search_finished.emit(outcome)
@@ -215,7 +248,7 @@ class AppController(QObject):
             self._results = self.service.rerank(outcome.candidate_set, self._params)
             self.results_reranked.emit(self._results)
         n = len(outcome.results)
-        self.status_message.emit(f"{n} result{'s' if n != 1 else ''} for “{outcome.candidate_set.query}”")
+        self.status_message.emit(f"{plural(n, 'result')} for “{outcome.candidate_set.query}”")
 
     def report_failure(self, error: BaseException, title: str = "A background task failed") -> None:
         """Tell the user a task failed: ``status_message`` and ``task_failed(title, message, details)``

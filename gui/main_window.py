@@ -1,7 +1,11 @@
-"""The main window: docks around the graph view, menus with shortcuts, the status bar.
+"""The main window: the graph view in the centre, one side column of docks, menus with shortcuts, the status bar.
 
-The window only arranges widgets and wires them to the :class:`AppController`; every panel is its
-own small class. Window geometry and dock layout are kept in ``QSettings`` (see ``gui/app.py``).
+The graph gets the room: the side column holds the search (top) and the tools as tabs of one dock group
+below it (scoring inspector, tuning, decay, and the editor and MCP panels the app adds), about 38 % of
+the window width by default. The window opens within the screen it is on and stays there: no label,
+status text or table column can ask for more width (long texts are elided, whole in their tooltips).
+The window only arranges widgets and wires them to the :class:`AppController`; every panel is its own
+small class. Window geometry and dock layout are kept in ``QSettings`` (see ``gui/app.py``).
 """
 
 from __future__ import annotations
@@ -9,13 +13,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
+    QFrame,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -26,16 +33,33 @@ from limbic.gui.search.decay_plot import DecayPlot
 from limbic.gui.search.inspector import ScoringInspector
 from limbic.gui.search.panel import SearchPanel
 from limbic.gui.search.tuning import TuningPanel
+from limbic.gui.widgets import ElidedLabel, ProgressBanner, plural
 
 STATS_REFRESH_MS = 300
+STATE_VERSION = 2        # dock layouts saved by an older arrangement are not restored
+SIDE_SHARE = 0.38        # of the window width, for the side column of docks by default
+SEARCH_SHARE = 0.5       # of the side column's height, for the search dock
+MIN_DOCK_WIDTH = 260     # pixels: the narrowest a dock is still readable at
+MIN_DOCK_HEIGHT = 120    # pixels: a dock taller than this scrolls rather than stretching the window
+WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it
+SCREEN_MARGIN = 24       # pixels kept free around a first window on a small screen
+
+
+def fit_to_screen(wanted: QRect, available: QRect) -> QRect:
+    """``wanted`` moved and shrunk so that it lies within ``available`` (a screen's free area)."""
+    width, height = min(wanted.width(), available.width()), min(wanted.height(), available.height())
+    x = min(max(wanted.x(), available.x()), available.right() + 1 - width)
+    y = min(max(wanted.y(), available.y()), available.bottom() + 1 - height)
+    return QRect(x, y, width, height)
 
 
 class MainWindow(QMainWindow):
-    """Search (left), graph (centre), inspector / decay plot / tuning (right), editor and MCP (tabs).
+    """The graph (centre) and one side column: search on top, the tools as tabs below (see the module docstring).
 
     ``central`` is the graph view; ``extra_docks`` are ``(title, object name, widget, area)`` tuples
-    added as tabbed docks (the entity editor and the MCP panel). ``toggle_dark`` is called with the
-    new state when View ▸ Dark mode is switched.
+    added as tabs of the tools group (the entity editor, the MCP panel, the Review view); ``below_graph`` is a
+    slim bar shown under the graph. ``toggle_dark`` is called
+    with the new state when View ▸ Dark mode is switched.
     """
 
     closing = Signal()
@@ -46,6 +70,7 @@ class MainWindow(QMainWindow):
         *,
         central: QWidget | None = None,
         extra_docks: Sequence[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
+        below_graph: QWidget | None = None,
         toggle_dark: Callable[[bool], None] | None = None,
         dark: bool = False,
     ) -> None:
@@ -64,20 +89,31 @@ class MainWindow(QMainWindow):
             central = QLabel("Graph view")
             central.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.graph_view = central
-        self.setCentralWidget(central)
+        self.progress_banner = ProgressBanner()
+        centre = QWidget()
+        centre_layout = QVBoxLayout(centre)
+        centre_layout.setContentsMargins(0, 0, 0, 0)
+        centre_layout.setSpacing(0)
+        centre_layout.addWidget(self.progress_banner)
+        centre_layout.addWidget(central, 1)
+        if below_graph is not None:  # a slim bar under the graph (projects and the time slider)
+            centre_layout.addWidget(below_graph)
+        self.setCentralWidget(centre)
         self.docks: dict[str, QDockWidget] = {}
-        self._dock("Search", "searchDock", self.search_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Tuning", "tuningDock", self.tuning_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("Scoring inspector", "inspectorDock", self.inspector, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("Decay", "decayDock", self.decay_plot, Qt.DockWidgetArea.RightDockWidgetArea)
-        for title, name, widget, area in extra_docks:
-            dock = self._dock(title, name, widget, area)
-            self.tabifyDockWidget(self.docks["tuningDock"], dock)
-        self.docks["tuningDock"].raise_()
+        side = Qt.DockWidgetArea.LeftDockWidgetArea
+        self._dock("Search", "searchDock", self.search_panel, side)
+        tools = [self._dock("Scoring inspector", "inspectorDock", self.inspector, side),
+                 self._dock("Tuning", "tuningDock", self.tuning_panel, side),
+                 self._dock("Decay", "decayDock", self.decay_plot, side)]
+        tools += [self._dock(title, name, widget, area) for title, name, widget, area in extra_docks]
+        self.splitDockWidget(self.docks["searchDock"], tools[0], Qt.Orientation.Vertical)
+        for dock in tools[1:]:
+            self.tabifyDockWidget(tools[0], dock)
+        tools[0].raise_()
 
-        self.counts_label = QLabel()
-        self.model_label = QLabel()
-        self.mcp_label = QLabel("MCP: off")
+        self.counts_label = ElidedLabel(minimum=60)
+        self.model_label = ElidedLabel(minimum=60)
+        self.mcp_label = ElidedLabel("MCP: off", minimum=60)
         for label in (self.counts_label, self.model_label, self.mcp_label):
             self.statusBar().addPermanentWidget(label)
         self._build_menus(toggle_dark, dark)
@@ -109,7 +145,15 @@ class MainWindow(QMainWindow):
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
-        dock.setWidget(widget)
+        widget.setMinimumWidth(MIN_DOCK_WIDTH)  # its children's wishes cannot widen the dock beyond this
+        scroll = QScrollArea()  # nor make it (and the window) taller than the screen: it scrolls instead
+        scroll.setObjectName(name + "Scroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setWidget(widget)
+        scroll.setMinimumSize(MIN_DOCK_WIDTH, MIN_DOCK_HEIGHT)
+        dock.setWidget(scroll)
         self.addDockWidget(area, dock)
         self.docks[name] = dock
         return dock
@@ -176,15 +220,18 @@ class MainWindow(QMainWindow):
         self.controller.run(self.controller.service.stats, on_success=self.show_stats, channel="stats")
 
     def show_stats(self, stats: Any) -> None:
-        self.counts_label.setText(
-            f"{stats.entities:,} entities · {stats.relations:,} relations · {stats.observations:,} observations"
-        )
+        self.counts_label.setText(f"{plural(stats.entities, 'entity')} · {plural(stats.relations, 'relation')} · "
+                                  f"{plural(stats.observations, 'observation')}")
 
     def set_model_state(self, model_name: str | None) -> None:
         self.model_label.setText(f"model: {model_name}" if model_name else "model: none (full-text search only)")
 
     def set_mcp_state(self, text: str) -> None:
         self.mcp_label.setText(text)
+
+    def show_progress(self, done: int, total: int, text: str) -> None:
+        """Long start-up work over the graph: ``done`` of ``total`` with ``text`` (empty: hide)."""
+        self.progress_banner.show_progress(done, total, text)
 
     def _params_changed(self, params: Any) -> None:
         self.decay_plot.set_params(params)  # the inspector follows with the re-ranked results
@@ -254,30 +301,40 @@ class MainWindow(QMainWindow):
 
     def save_state(self, settings: QSettings) -> None:
         settings.setValue("window/geometry", self.saveGeometry())
-        settings.setValue("window/state", self.saveState())
+        settings.setValue("window/state", self.saveState(STATE_VERSION))
 
     def restore_state(self, settings: QSettings) -> None:
+        """The saved geometry and dock layout, kept within the screen; the first time (or after the
+        arrangement changed) :data:`WINDOW_SIZE` or the screen less a margin, and :meth:`default_layout`."""
         geometry = settings.value("window/geometry")
         state = settings.value("window/state")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1500, 920)
-        if state is not None:
-            self.restoreState(state)
-        else:  # first run: size the docks once the window has its real size
-            QTimer.singleShot(0, self.default_layout)
+        available = self.screen().availableGeometry()
+        if geometry is None or not self.restoreGeometry(geometry):
+            width = min(WINDOW_SIZE[0], available.width() - 2 * SCREEN_MARGIN)
+            height = min(WINDOW_SIZE[1], available.height() - 2 * SCREEN_MARGIN)
+            self.setGeometry(QRect(available.x() + (available.width() - width) // 2,
+                                   available.y() + (available.height() - height) // 2, width, height))
+        self.keep_on_screen()
+        if state is None or not self.restoreState(state, STATE_VERSION):
+            QTimer.singleShot(0, self.default_layout)  # once the window has its real size
+
+    def keep_on_screen(self) -> None:
+        """Move and shrink the window (frame included) into its screen's free area if it is out of it."""
+        available = self.screen().availableGeometry()
+        frame = self.frameGeometry()
+        fitted = fit_to_screen(frame, available)
+        if fitted != frame:
+            extra_w, extra_h = frame.width() - self.width(), frame.height() - self.height()
+            self.resize(fitted.width() - extra_w, fitted.height() - extra_h)
+            self.move(fitted.topLeft())
 
     def default_layout(self) -> None:
-        """Search and inspector on the left (wide enough for the table), tuning and decay on the right."""
-        width = self.width()
-        self.resizeDocks([self.docks["searchDock"], self.docks["tuningDock"]],
-                         [int(width * 0.36), int(width * 0.24)], Qt.Orientation.Horizontal)
+        """The side column at :data:`SIDE_SHARE` of the width, the search over :data:`SEARCH_SHARE` of its height."""
+        side = max(MIN_DOCK_WIDTH, int(self.width() * SIDE_SHARE))
+        self.resizeDocks([self.docks["searchDock"]], [side], Qt.Orientation.Horizontal)
         height = self.height()
         self.resizeDocks([self.docks["searchDock"], self.docks["inspectorDock"]],
-                         [int(height * 0.45), int(height * 0.55)], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["tuningDock"], self.docks["decayDock"]],
-                         [int(height * 0.6), int(height * 0.4)], Qt.Orientation.Vertical)
+                         [int(height * SEARCH_SHARE), int(height * (1 - SEARCH_SHARE))], Qt.Orientation.Vertical)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 - Qt override
         self.closing.emit()

@@ -2,7 +2,9 @@
 snippets, and a live activity log of tool calls fed by ``controller.mcp_call``.
 
 Snippets come from ``limbic mcp config`` (:func:`limbic.core.mcp.config.client_config`), so the
-panel and the command line always print the same thing.
+panel and the command line always print the same thing. The token is masked in the field and in the
+snippet until *Show* is pressed (*Copy snippet* copies it whole). A server that could not start says so
+here, wrapped, with the whole traceback behind *Show details* and a *Retry* button.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QTableView,
@@ -30,7 +33,9 @@ from PySide6.QtWidgets import (
 
 from limbic.core.mcp.config import client_config
 from limbic.gui.controller import AppController
+from limbic.gui.widgets import plural
 
+MASK = "••••••••"
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
 MAX_LOG_ROWS = 5000
@@ -107,28 +112,46 @@ class ActivityModel(QAbstractTableModel):
 
 class McpPanel(QWidget):
     """See the module docstring. Call :meth:`set_server` with the running server (anything with
-    ``url``, ``port`` and ``token``: an ``HttpMcpServer`` or a ``McpHost``), or ``None`` when stopped."""
+    ``url``, ``port`` and ``token``: an ``HttpMcpServer`` or a ``McpHost``), or ``None`` when stopped;
+    :meth:`set_failed` after a failed start. ``retry_requested`` is emitted by the *Retry* button."""
+
+    retry_requested = Signal()
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._server: Any = None
-        self.state = QLabel("MCP server: not running")
+        self._snippet = ""  # the snippet as copied (token in clear)
+        self._details = ""
+        self.state = QLabel("MCP server: not running", wordWrap=True)
+        self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.details_button = QPushButton("Show details…")
+        self.details_button.clicked.connect(self.show_details)
+        self.retry_button = QPushButton("Retry")
+        self.retry_button.setToolTip("Start the MCP server again")
+        self.retry_button.clicked.connect(self.retry_requested)
+        failure_row = QHBoxLayout()
+        failure_row.addStretch(1)
+        failure_row.addWidget(self.details_button)
+        failure_row.addWidget(self.retry_button)
         self.address = QLineEdit(readOnly=True, placeholderText="not running")
         self.token_field = QLineEdit(readOnly=True, echoMode=QLineEdit.EchoMode.Password)
         self.copy_token_button = QPushButton("Copy token")
         self.copy_token_button.setToolTip("Copy the bearer token to the clipboard")
         self.copy_token_button.clicked.connect(self.copy_token)
-        show = QPushButton("Show")
-        show.setCheckable(True)
-        show.toggled.connect(lambda on: self.token_field.setEchoMode(
-            QLineEdit.EchoMode.Normal if on else QLineEdit.EchoMode.Password))
+        self.show_token_button = QPushButton("Show")
+        self.show_token_button.setCheckable(True)
+        self.show_token_button.setToolTip("Show the token in the field and in the snippet")
+        self.show_token_button.toggled.connect(self._show_token)
         token_row = QHBoxLayout()
-        for w in (self.token_field, show, self.copy_token_button):
+        for w in (self.token_field, self.show_token_button, self.copy_token_button):
             token_row.addWidget(w)
+        self.token_field.setMinimumWidth(60)
         server_box = QGroupBox("Server")
         form = QFormLayout(server_box)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(self.state)
+        form.addRow(failure_row)
         form.addRow("Address", self.address)
         form.addRow("Bearer token", token_row)
         self.project_field = QLineEdit(placeholderText="every memory")
@@ -145,14 +168,16 @@ class McpPanel(QWidget):
         self.transport_box.addItem("stdio (limbic mcp)", False)
         self.snippet = QPlainTextEdit(readOnly=True)
         self.snippet.setMaximumHeight(130)
+        self.snippet.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         copy_snippet = QPushButton("Copy snippet")
-        copy_snippet.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.snippet.toPlainText()))
+        copy_snippet.setToolTip("Copy the snippet, token included")
+        copy_snippet.clicked.connect(lambda: QGuiApplication.clipboard().setText(self._snippet))
         for box in (self.client_box, self.transport_box):
             box.currentIndexChanged.connect(lambda _i: self.refresh_snippet())
         pick = QHBoxLayout()
         for widget in (self.client_box, self.transport_box, copy_snippet):
+            widget.setMinimumWidth(40)
             pick.addWidget(widget)
-        pick.addStretch(1)
         snippet_box = QGroupBox("Client configuration")
         snippet_layout = QVBoxLayout(snippet_box)
         snippet_layout.addLayout(pick)
@@ -195,15 +220,40 @@ class McpPanel(QWidget):
         self.token_field.setText(server.token if url else "")
         self.copy_token_button.setEnabled(bool(url))
         self.state.setText(f"MCP server: listening on {url}" if url else "MCP server: not running")
+        self._set_failure("")
         self.refresh_snippet()
 
     def _apply_project(self) -> None:
         if hasattr(self._server, "set_project"):
             self._server.set_project(self.project_field.text().strip() or None)
 
-    def set_failed(self, message: str) -> None:
+    def set_failed(self, message: str, details: str = "") -> None:
+        """Show a failed start: ``message`` wrapped here, ``details`` (the traceback) behind *Show details*."""
         self.set_server(None)
-        self.state.setText(f"MCP server: failed — {message}")
+        self.state.setText(f"The MCP server could not start: {message}")
+        self._set_failure(details or message)
+
+    def set_starting(self) -> None:
+        self.state.setText("MCP server: starting…")
+        self._set_failure("")
+
+    def _set_failure(self, details: str) -> None:
+        self._details = details
+        self.details_button.setVisible(bool(details))
+        self.retry_button.setVisible(bool(details))
+
+    def show_details(self) -> QMessageBox:
+        """The failure in a message box, the whole text behind its *Show Details…* button."""
+        box = QMessageBox(QMessageBox.Icon.Critical, "Limbic Studio — MCP server", self.state.text(),
+                          QMessageBox.StandardButton.Close, self)
+        box.setDetailedText(self._details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        return box
+
+    def _show_token(self, shown: bool) -> None:
+        self.token_field.setEchoMode(QLineEdit.EchoMode.Normal if shown else QLineEdit.EchoMode.Password)
+        self._show_snippet()
 
     def copy_token(self) -> None:
         if self._server is not None:
@@ -214,10 +264,20 @@ class McpPanel(QWidget):
         http = bool(self.transport_box.currentData())
         port = getattr(self._server, "port", None) if self._server is not None else None
         if http and not port:
+            self._snippet = ""
             self.snippet.setPlainText("Start the MCP server to get an HTTP snippet (or pick stdio).")
             return
-        self.snippet.setPlainText(client_config(self.client_box.currentData(), http=http, port=port or 0,
-                                                db=self.controller.service.database.path))
+        self._snippet = client_config(self.client_box.currentData(), http=http, port=port or 0,
+                                      db=self.controller.service.database.path)
+        self._show_snippet()
+
+    def _show_snippet(self) -> None:
+        token = getattr(self._server, "token", None) if self._server is not None else None
+        shown = self._snippet
+        if token and not self.show_token_button.isChecked():
+            shown = shown.replace(token, MASK)
+        if shown and shown != self.snippet.toPlainText():
+            self.snippet.setPlainText(shown)
 
     def add_record(self, record: Any) -> None:
         """Append one ``ToolCallRecord`` to the log (keeps the view at the bottom if it was there)."""
@@ -234,4 +294,4 @@ class McpPanel(QWidget):
 
     def _update_counts(self) -> None:
         n, errors = self.model.rowCount(), self.model.errors()
-        self.counts.setText(f"{n} call{'s' if n != 1 else ''}, {errors} error{'s' if errors != 1 else ''}")
+        self.counts.setText(f"{plural(n, 'call')}, {plural(errors, 'error')}")

@@ -5,8 +5,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
-from PySide6.QtWidgets import QLabel, QToolButton, QWidget
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 search"``, ``"2 searches"``, ``"1,681 entities"``: the count and the noun, plural unless the count is 1."""
+    if count == 1:
+        return f"{count:,} {noun}"
+    if noun.endswith("y") and not noun.endswith(("ay", "ey", "oy", "uy")):
+        return f"{count:,} {noun[:-1]}ies"
+    return f"{count:,} {noun}{'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
 def single_shot_timer(parent: QObject, interval_ms: int, slot: Callable[[], object]) -> QTimer:
@@ -73,3 +83,73 @@ class CornerLabel(QLabel):
         self.resize(min(self.width(), room), self.height())
         self.move(self.MARGIN, parent.height() - self.height() - self.MARGIN)
         self.raise_()
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that never asks for more width than ``minimum`` pixels: a text that does not fit
+    is elided at the end (``mode``) and shown whole in the tooltip. Its size hint is the whole text, so
+    a layout gives it room when there is some."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None, *, minimum: int = 40,
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._minimum = minimum
+        self._mode = mode
+        self.setMinimumWidth(minimum)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        self._full = text
+        self.setToolTip(text if text else "")
+        self._elide()
+        self.updateGeometry()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        hint = super().sizeHint()
+        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 8, hint.height())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(self._minimum, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, self._mode, max(0, self.width() - 4))
+        if shown != super().text():
+            super().setText(shown)
+
+
+class ProgressBanner(QWidget):
+    """A slim bar with a text and a progress bar over the top of a view, for long work the window waits
+    for (the first run's sample import and embedding). :meth:`show_progress` with an empty text hides it."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("progressBanner")
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.setStyleSheet("QWidget#progressBanner { background: palette(alternate-base); }")
+        self.label = ElidedLabel(minimum=80)
+        self.bar = QProgressBar()
+        self.bar.setMaximumWidth(220)
+        self.bar.setTextVisible(True)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(8, 3, 8, 3)
+        row.addWidget(self.label, 1)
+        row.addWidget(self.bar)
+        self.hide()
+
+    def show_progress(self, done: int, total: int, text: str) -> None:
+        """``done`` of ``total`` steps (``total`` 0: busy, no count); an empty ``text`` hides the banner."""
+        if not text:
+            self.hide()
+            return
+        self.label.setText(f"{text} {done:,} of {total:,}" if total > 1 else text)
+        self.bar.setRange(0, max(total, 0))
+        self.bar.setValue(min(done, total) if total else 0)
+        self.show()

@@ -196,9 +196,9 @@ def test_agent_write_shows_up_in_the_open_editor(qtbot, editor, service):
     assert editor.stack.count() == 0  # not an edit of this window: nothing to undo
 
 
-def test_opening_an_entity_is_one_use_and_edits_are_not(qtbot, editor, service):
+def test_neither_opening_an_entity_nor_editing_it_is_a_use(qtbot, editor, service):
     service.wait_for_signals()
-    alice = service.get_entity("Alice").access_count  # five seeded accesses + the fixture's opening
+    alice = service.get_entity("Alice").access_count  # the five seeded accesses; the opening recorded none
     harbor = service.get_entity("Harbor").access_count
     editor.add_observation("reads the logs")
     settle(qtbot, editor, "Alice")
@@ -209,5 +209,5 @@ def test_opening_an_entity_is_one_use_and_edits_are_not(qtbot, editor, service):
     editor.controller.select(["Harbor"])
     settle(qtbot, editor, "Harbor")
     service.wait_for_signals()
-    assert service.get_entity("Harbor").access_count == harbor + 1
-    assert alice == 6
+    assert service.get_entity("Harbor").access_count == harbor  # looking is not using
+    assert alice == 5

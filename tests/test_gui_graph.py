@@ -111,13 +111,32 @@ def test_layouts_shapes_and_stability():
     assert np.linalg.norm(grown[400] - pos[0]) < 3.0  # the new node lands next to its neighbour
 
 
+def _boxes(pixels, widths, chosen, height=18.0):
+    return [(pixels[i, 0] + dx, pixels[i, 1] + dy, pixels[i, 0] + dx + widths[i], pixels[i, 1] + dy + height)
+            for i, (dx, dy) in chosen]
+
+
 def test_label_placement_avoids_overlaps():
     pixels = np.array([[100.0, 100.0], [105.0, 102.0], [400.0, 100.0]])
-    chosen = graph_style.place_labels(pixels, np.array([80.0, 80.0, 80.0]), [1, 0, 2])
-    assert chosen == [1, 2]  # node 0's label would cover node 1's
-    disc = (390.0, 105.0, 410.0, 125.0)  # a big node just below node 2
-    assert graph_style.place_labels(pixels, np.full(3, 80.0), [2, 0], obstacles=[disc]) == [0]
-    assert graph_style.place_labels(pixels, np.full(3, 80.0), [2, 0], obstacles=[disc], first=1) == [2, 0]
+    widths = np.full(3, 80.0)
+    chosen = graph_style.place_labels(pixels, widths, [1, 0, 2])
+    assert [i for i, _ in chosen] == [1, 0, 2]  # node 0's label goes above, where node 1's (below) is not
+    assert chosen[0][1][1] > 0 and chosen[1][1][1] < 0
+    boxes = _boxes(pixels, widths, chosen)
+    assert not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                   for k, a in enumerate(boxes) for b in boxes[k + 1:])  # no two labels overlap
+    crowd = np.array([[100.0, 100.0]] * 6)  # six nodes at one spot: one label below it, one above
+    assert len(graph_style.place_labels(crowd, np.full(6, 80.0), list(range(6)))) == 2
+    marked = graph_style.place_labels(crowd, np.full(6, 80.0), list(range(6)), first=6)
+    assert len(marked) == 6  # the selection and hits also try further out: all labelled, none overlapping
+    boxes = _boxes(crowd, np.full(6, 80.0), marked)
+    assert not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                   for k, a in enumerate(boxes) for b in boxes[k + 1:])
+    disc = (360.0, 80.0, 440.0, 140.0)  # a big node covering every spot round node 2
+    assert graph_style.place_labels(pixels, widths, [2, 0], obstacles=[disc]) == [(0, (-40.0, 7.0))]
+    assert [i for i, _ in graph_style.place_labels(pixels, widths, [2, 0], obstacles=[disc], first=1)] == [2, 0]
+    edge = graph_style.place_labels(np.array([[10.0, 50.0]]), np.array([80.0]), [0], bounds=(0, 0, 500, 500))
+    assert edge[0][1][0] >= -10.0  # not below it (that would reach out of the canvas): to its right
 
 
 def test_view_draws_the_database(qtbot, view):
@@ -126,8 +145,8 @@ def test_view_draws_the_database(qtbot, view):
     assert "7 of 7 entities · 6 relations" in view.info.full_text()
     qtbot.waitUntil(lambda: "Harbor" in view.shown_labels(), timeout=3000)  # labels follow the drawing
     assert set(view.shown_labels()) <= ALL_NAMES
-    assert view.legend.items  # one entry per type
-    legend_texts = [label.text for _, label in view.legend.items]
+    assert view.colouring == "type" and view.legend.title == "Colour = entity type"  # four types: colour by type
+    legend_texts = [text for _, text in view.legend.entries]  # one entry per type drawn
     assert any(t.startswith("Person (2)") for t in legend_texts)
 
 

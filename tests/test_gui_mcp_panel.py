@@ -15,11 +15,12 @@ import pytest
 from _mcp_helpers import http_client
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QPushButton
 
 from limbic.core.mcp.events import ToolCallRecord
 from limbic.core.mcp.token import load_token
 from limbic.gui.mcp_host import McpHost
-from limbic.gui.mcp_panel import ERROR_COLOUR, ActivityModel, McpPanel
+from limbic.gui.mcp_panel import ERROR_COLOUR, MASK, ActivityModel, McpPanel
 
 pytestmark = pytest.mark.gui
 
@@ -79,7 +80,14 @@ def test_real_server_address_token_snippets_log_and_clean_stop(qtbot, controller
     assert QGuiApplication.clipboard().text() == token
     panel.client_box.setCurrentIndex(0)  # Claude Code over HTTP
     snippet = panel.snippet.toPlainText()
-    assert url in snippet and token in snippet
+    assert url in snippet and token not in snippet and MASK in snippet  # the token only after Show
+    panel.show_token_button.setChecked(True)
+    assert token in panel.snippet.toPlainText()
+    panel.show_token_button.setChecked(False)
+    assert token not in panel.snippet.toPlainText()
+    copy = next(b for b in panel.findChildren(QPushButton) if b.text() == "Copy snippet")
+    qtbot.mouseClick(copy, Qt.MouseButton.LeftButton)
+    assert token in QGuiApplication.clipboard().text()  # copied whole, ready to paste
 
     async def agent() -> tuple[bool, bool]:
         async with http_client(url, token) as client:

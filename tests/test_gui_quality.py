@@ -14,6 +14,7 @@ from _learning_helpers import build_usage_log
 from limbic.core.cli.main import main as cli_main
 from limbic.core.search.presets import SEED
 from limbic.gui.search.tuning import SLIDER_STEPS, TuningPanel
+from limbic.gui.widgets import plural
 
 pytestmark = pytest.mark.gui
 
@@ -35,7 +36,8 @@ def test_the_metric_follows_the_sliders_and_matches_the_cli(qtbot, service, cont
     qtbot.waitUntil(lambda: "sliders" in quality.quality, timeout=5000)
     before = quality.quality["sliders"].ndcg
     assert before == pytest.approx(quality.quality["saved"].ndcg)  # the sliders start at the saved values
-    assert quality.cells["sliders"][0].text() == f"{before:.3f}"
+    searches = quality.quality["sliders"].searches
+    assert quality.cells["sliders"][0].text() == f"{before:.2f} · {searches} searches"  # 2 decimals and the count
     tuning.controls["beta_sal"].slider.setValue(SLIDER_STEPS)  # β_sal to its maximum, 2.0
     assert controller.params.beta_sal == 2.0
     qtbot.waitUntil(lambda: quality.quality["sliders"].ndcg != before, timeout=5000)
@@ -71,4 +73,6 @@ def test_says_how_much_more_feedback_is_needed(qtbot, service, tuning):
     quality.reload()
     qtbot.waitUntil(lambda: "more needed" in quality.status.text(), timeout=5000)
     assert "12 searches with feedback; 38 more needed" in quality.status.text()
+    assert plural(1, "search") == "1 search" and plural(2, "search") == "2 searches"
+    assert plural(1, "entity") == "1 entity" and plural(1681, "entity") == "1,681 entities"
     assert not quality.suggest_button.isEnabled()

@@ -1,7 +1,7 @@
 """Feedback from similar queries: how close the query is to earlier queries after which each candidate
 was used (docs/scoring.md "Feedback from similar queries").
 
-A use of a memory shown by a search (``open_nodes``, ``get_entity``, ``mark_used``, the app opening it)
+A use of a memory shown by a search (``open_nodes``, ``get_entity``, ``mark_used``, the app's *Mark as useful*)
 is a relevance label for that search (``implicit_feedback``), and the search's query vector is logged
 with it (``search_query_vectors``, schema 10). A later query like that one — the same question asked
 again, or reworded — is likely answered by the same memory; :func:`feedback_similarity` gives each

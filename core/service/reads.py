@@ -147,9 +147,9 @@ class ReadsAndUses:
     def get_entity(self, name: str, *, record: bool = False, origin: str | None = None) -> EntityDetail:
         """One entity with access and impression statistics, degree and all its relations (ended ones included).
 
-        With ``record`` the read is a use (MCP ``get_entity``, the GUI opening the entity): one access is
-        recorded off the caller's path, after the statistics returned here were read. Internal reads
-        (undo snapshots, import, refreshes after a change) keep the default ``False``.
+        With ``record`` the read is a use (MCP ``get_entity``): one access is recorded off the caller's
+        path, after the statistics returned here were read. Internal reads (undo snapshots, import,
+        refreshes after a change) and the app's (looking is not using) keep the default ``False``.
         Raises NotFoundError for an unknown name.
         """
         name = check.name(name)

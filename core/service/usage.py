@@ -7,7 +7,7 @@ Two kinds of signal, kept apart:
   and BM25-only ranks) and its packed candidate arrays (``search_candidates``, for pure replay), and
   counted in ``entity_impressions``. Impressions never feed salience, access days or
   co-occurrence, so a ranking cannot feed on its own output.
-- an **access**: a use of an entity (``open_nodes``, ``get_entity``, ``mark_used``, the GUI opening it).
+- an **access**: a use of an entity (``open_nodes``, ``get_entity``, ``mark_used``, the app's *Mark as useful*; looking records nothing).
   Accesses update ``entity_access``, ``entity_access_days`` and, for two or more entities used
   together, ``co_occurrences``. A use of an entity that a search by the same origin showed shortly
   before labels it relevant for that search (``implicit_feedback``).

@@ -35,6 +35,7 @@ from limbic.core.io.exporter import FORMATS, export_graph
 from limbic.core.io.importer import import_files
 from limbic.core.service import MemoryService
 from limbic.gui.controller import AppController
+from limbic.gui.widgets import plural
 
 MEMORY_FILES = "Memory files (*.jsonl *.json *.ndjson *.txt);;All files (*)"
 EXPORT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "graphml": "GraphML (*.graphml)", "gexf": "GEXF (*.gexf)"}
@@ -135,8 +136,9 @@ class ImportDialog(QDialog):
         self.progress_bar.setValue(1)
         totals = report.totals()
         self.progress_label.setText(
-            f"Done: {totals['entities_created']} entities created, {totals['observations_added']} observations and "
-            f"{totals['relations_created']} relations added" + ("" if report.ok else " — some files were NOT imported"))
+            f"Done: {plural(totals['entities_created'], 'entity')} created, "
+            f"{plural(totals['observations_added'], 'observation')} and "
+            f"{plural(totals['relations_created'], 'relation')} added" + ("" if report.ok else " — some files were NOT imported"))
         self.report_view.setPlainText(report.summary(limit=200))
         self.controller.status_message.emit(self.progress_label.text())
         self.finished_import.emit(report)
@@ -209,7 +211,7 @@ class ExportDialog(QDialog):
     def _done(self, summary: Any) -> None:
         self.summary = summary
         self.export_button.setEnabled(True)
-        self.message.setText(f"Wrote {summary.entities} entities and {summary.relations} relations "
+        self.message.setText(f"Wrote {plural(summary.entities, 'entity')} and {plural(summary.relations, 'relation')} "
                              f"({summary.format}) to {self.path.text().strip()}")
         self.controller.status_message.emit(self.message.text())
         self.finished_export.emit(summary)

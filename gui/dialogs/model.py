@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from limbic.core.embedding import model_install, model_store
 from limbic.core.service import MemoryService
 from limbic.gui.controller import AppController
+from limbic.gui.widgets import plural
 
 
 def read_status(service: MemoryService) -> dict[str, Any]:
@@ -184,7 +185,7 @@ class ModelDialog(QDialog):
     def _reembedded(self, report: Any) -> None:
         # MemoryService.reembed returns the core's ReembedReport (entities embedded, seconds).
         count = getattr(report, "embedded", report)
-        self._end(f"Re-embedded {count:,} entities.")
+        self._end(f"Re-embedded {plural(count, 'entity')}.")
         self.finished_task.emit("reembed")
 
     def _failed(self, error: BaseException) -> None:

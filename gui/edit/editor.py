@@ -159,22 +159,19 @@ class EntityEditor(QWidget):
 
     # --- loading --------------------------------------------------------------------------------
 
-    def reload(self, *, opened: bool = False) -> None:
-        """Read the current entity again (off the UI thread).
-
-        ``opened``: the user just opened it (selected it), which is a use: the read records one access.
-        Refreshes after a change or an edit are not uses.
-        """
+    def reload(self) -> None:
+        """Read the current entity again (off the UI thread). Looking is not using: neither opening an
+        entity here nor a refresh records an access (the explicit *Mark as useful* of the search panel does)."""
         name = self._name
         if name is None:
             self._show(None)
             return
-        self.controller.run(partial(self.controller.service.get_entity, name, record=opened), on_success=self._show,
+        self.controller.run(partial(self.controller.service.get_entity, name), on_success=self._show,
                             on_failure=lambda _e: self._show(None, missing=name), channel=self._channel)
 
     def _on_selection(self, names: list[str]) -> None:
         self._name = names[0] if names else None
-        self.reload(opened=True)
+        self.reload()
 
     def _on_changes(self, changes: list[Any]) -> None:
         if self.detail is None:

@@ -1,9 +1,11 @@
 """Graph layouts as plain numpy functions, and an engine that runs the large ones in a worker process.
 
-- :func:`global_layout`: python-igraph Fruchterman–Reingold with its grid approximation (DESIGN.md §2;
+- :func:`global_layout`: python-igraph Fruchterman–Reingold with its grid approximation (docs/performance.md;
   timed by ``tests/bench/bench_layout.py``). igraph holds the GIL while it lays out, so
   :class:`LayoutEngine` runs large layouts in a separate process — the UI thread keeps painting.
-- :func:`ego_layout`: the same algorithm with a weak pull to the centre, for small ego graphs.
+- :func:`ego_layout`: the same algorithm per connected component of a small focus graph, the components
+  then packed in rows (largest first, lone nodes in a grid) into a rectangle shaped like the canvas, so
+  that scattered hits neither drift to the edges nor leave the canvas half empty.
 
 Positions are ``(N, 2) float64`` in layout units, centred on the origin and scaled so that the median
 edge is about one unit long whatever the graph size (node sizes are drawn in pixels).
@@ -19,7 +21,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 import numpy as np
 
 IN_PROCESS_LIMIT = 1500  # nodes; larger global layouts go to the worker process
-GRAVITY = 0.05  # attraction of every ego-graph node towards a hidden centre (relative to an edge)
+PACK_ASPECT = 1.3  # width / height of the rectangle the focus graph's components are packed into
+PACK_GAP = 1.5     # layout units (median edges) between packed components
 
 
 def _normalise(pos: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -65,32 +68,51 @@ def global_layout(n: int, edges: np.ndarray, iterations: int = 300) -> np.ndarra
     return _normalise(pos, edges)
 
 
+def _pack(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+    """Place each ``(members, positions)`` part in rows, in the given order, inside a rectangle of aspect
+    :data:`PACK_ASPECT`; returns ``(n, 2)`` positions centred on the origin."""
+    boxes = [(pos - pos.min(axis=0), np.ptp(pos, axis=0) + PACK_GAP) for _, pos in parts]
+    area = sum(float(size[0] * size[1]) for _, size in boxes)
+    row_width = max(max(float(size[0]) for _, size in boxes), float(np.sqrt(area * PACK_ASPECT)))
+    out = np.zeros((n, 2))
+    x = y = row_height = 0.0
+    for (members, _), (local, size) in zip(parts, boxes, strict=True):
+        if x > 0 and x + size[0] > row_width + 1e-9:
+            x, y, row_height = 0.0, y - row_height, 0.0
+        out[members] = local + [x, y - size[1]]
+        x += float(size[0])
+        row_height = max(row_height, float(size[1]))
+    return out - (out.min(axis=0) + out.max(axis=0)) / 2
+
+
 def ego_layout(
     n: int, edges: np.ndarray, seed: np.ndarray | None = None, iterations: int = 200, random_state: int = 7
 ) -> np.ndarray:
-    """Fruchterman–Reingold layout of a small graph (an ego graph: a few hundred nodes) with igraph.
+    """Layout of a small graph (a focus graph: a few hundred nodes): python-igraph Fruchterman–Reingold per
+    connected component, the components packed by :func:`_pack`, largest first.
 
-    A hidden hub tied weakly (weight :data:`GRAVITY`) to every node acts as gravity, so separate
-    components stay near the rest instead of drifting to the edges. ``seed`` (``(n, 2)``) gives
-    starting positions; without it they are drawn from ``random_state``, so the result is
-    deterministic either way. Returns ``(n, 2) float64``.
+    ``seed`` (``(n, 2)``) gives starting positions; without it they are drawn from ``random_state``, so
+    the result is deterministic either way. Returns ``(n, 2) float64``.
     """
     import igraph
 
     edges = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
     if n <= 1:
         return np.zeros((n, 2))
-    hub = np.stack([np.full(n, n), np.arange(n)], axis=1)
-    graph = igraph.Graph(n=n + 1, edges=np.concatenate([edges, hub]).tolist(), directed=False)
-    weights = [1.0] * len(edges) + [GRAVITY] * n
-    if seed is None:
-        start = np.random.default_rng(random_state).uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n)
-    else:
-        start = _normalise(np.asarray(seed, dtype=np.float64).reshape(n, 2), edges) * 2.0
-    start = np.vstack([start, start.mean(axis=0)]).tolist()
-    layout = graph.layout_fruchterman_reingold(weights=weights, niter=iterations, grid=False, seed=start)
-    pos = np.asarray(layout.coords, dtype=np.float64)[:n]
-    return _normalise(pos, edges)
+    graph = igraph.Graph(n=n, edges=edges.tolist(), directed=False)
+    rng = np.random.default_rng(random_state)
+    start = rng.uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n) if seed is None else np.asarray(seed, dtype=np.float64)
+    parts = []
+    for members in sorted(graph.connected_components(), key=lambda m: (-len(m), m[0])):
+        rows = np.asarray(members, dtype=np.int64)
+        if len(rows) == 1:
+            parts.append((rows, np.zeros((1, 2))))
+            continue
+        part = graph.subgraph(members)  # vertices keep the order of ``members``
+        local = np.asarray(part.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+        layout = part.layout_fruchterman_reingold(niter=iterations, grid=False, seed=start[rows].tolist())
+        parts.append((rows, _normalise(np.asarray(layout.coords, dtype=np.float64), local)))
+    return _pack(parts, n)
 
 
 def extend_layout(

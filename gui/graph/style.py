@@ -1,7 +1,8 @@
-"""How the graph view draws nodes: colours by entity type, size by salience, opacity by temporal
-factor, and which labels fit on screen (level of detail).
+"""How the graph view draws nodes: a colour per colour code (entity type or community, see
+:mod:`limbic.gui.graph.colouring`), size by salience, opacity by temporal factor, and which labels fit
+on screen and where (level of detail).
 
-Pure helpers over numpy arrays plus a small brush cache; :mod:`limbic.gui.graph_view` uses them.
+Pure helpers over numpy arrays plus a small brush cache; :mod:`limbic.gui.graph.view` uses them.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ HIT_COLOUR = (255, 64, 64)
 MIN_SIZE = 7.0   # pixels, salience 0
 MAX_SIZE = 24.0  # pixels, salience 1
 ALPHA_LEVELS = 8
+MARKED_RINGS = 5  # rings of label spots tried round the selection and the hits
 MIN_ALPHA = 50   # of 255, at the temporal floor
 
 
 def type_colour(code: int) -> tuple[int, int, int]:
-    """RGB of an entity-type code (codes are ranked by frequency; rare types share grey)."""
+    """RGB of a colour code (a type ranked by frequency, or a community); codes past the palette are grey."""
     return PALETTE[code] if 0 <= code < len(PALETTE) else OTHER_COLOUR
 
 
@@ -92,6 +94,21 @@ class _BoxGrid:
             self.buckets.setdefault(c, []).append(box)
 
 
+def label_spots(width: float, height: float, radius: float, rings: int = 1) -> list[tuple[float, float]]:
+    """Where a ``width`` × ``height`` label may go round a node of ``radius`` pixels: the offsets of its
+    top-left corner from the node's centre — below, above, right, left; then (``rings`` > 1) the same
+    further out and the four diagonals, ring by ring."""
+    spots = []
+    for ring in range(rings):
+        gap, side = 1.0 + ring * height, radius + 2 + ring * width / 2
+        spots += [(-width / 2, radius + gap), (-width / 2, -radius - gap - height),
+                  (side, -height / 2), (-side - width, -height / 2)]
+        if ring:
+            spots += [(side, radius + gap), (side, -radius - gap - height),
+                      (-side - width, radius + gap), (-side - width, -radius - gap - height)]
+    return spots
+
+
 def place_labels(
     pixels: np.ndarray,
     widths: np.ndarray,
@@ -103,29 +120,39 @@ def place_labels(
     first: int = 0,
     max_labels: int = 60,
     cell: float = 64.0,
-) -> list[int]:
-    """Greedy level of detail: which labels can be drawn without overlapping.
+    bounds: Box | None = None,
+    keep_out: Sequence[Box] = (),
+) -> list[tuple[int, tuple[float, float]]]:
+    """Greedy level of detail: which labels can be drawn, and where, without two overlapping.
 
     ``pixels`` ``(K, 2)`` screen positions of the nodes, ``widths`` ``(K,)`` label widths in pixels,
-    ``priority`` the candidate indices, most important first. A label is a box centred horizontally on
-    its node, ``offset`` pixels below it (a number, or ``(K,)`` per node: its radius); a box that
-    overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
-    skipped — except that the ``first`` candidates (the selection, the hits) only avoid other labels.
-    Returns the accepted indices, at most ``max_labels``.
+    ``priority`` the candidate indices, most important first; ``offset`` is a node's radius (a number,
+    or ``(K,)``). A label may go below, above, right or left of its node (:func:`label_spots`); a spot
+    that overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
+    skipped, and so is one reaching out of ``bounds`` (the canvas) or into a ``keep_out`` box (the legend)
+    for every candidate. The ``first`` candidates (the selection, the hits) also try :data:`MARKED_RINGS`
+    rings of spots further out and may cover discs, never another label. Returns ``(index, (dx, dy))`` per accepted label, the offset
+    of its box's top-left corner from its node, at most ``max_labels``.
     """
-    labels, blocked = _BoxGrid(cell), _BoxGrid(cell)
+    labels, blocked, walls = _BoxGrid(cell), _BoxGrid(cell), _BoxGrid(cell)
     for box in obstacles:
         blocked.add(box)
+    for box in keep_out:
+        walls.add(box)
     offsets = np.broadcast_to(np.asarray(offset, dtype=np.float64), (len(pixels),))
-    accepted: list[int] = []
+    accepted: list[tuple[int, tuple[float, float]]] = []
     for rank, i in enumerate(priority):
         x, y = float(pixels[i, 0]), float(pixels[i, 1])
-        half, top = float(widths[i]) / 2.0, y + float(offsets[i])
-        box = (x - half, top, x + half, top + height)
-        if labels.overlaps(box) or (rank >= first and blocked.overlaps(box)):
-            continue
-        labels.add(box)
-        accepted.append(int(i))
+        marked = rank < first
+        for dx, dy in label_spots(float(widths[i]), height, float(offsets[i]), rings=MARKED_RINGS if marked else 1):
+            box = (x + dx, y + dy, x + dx + float(widths[i]), y + dy + height)
+            outside = bounds is not None and not (bounds[0] <= box[0] and box[2] <= bounds[2]
+                                                  and bounds[1] <= box[1] and box[3] <= bounds[3])
+            if outside or labels.overlaps(box) or walls.overlaps(box) or (not marked and blocked.overlaps(box)):
+                continue
+            labels.add(box)
+            accepted.append((int(i), (dx, dy)))
+            break
         if len(accepted) >= max_labels:
             break
     return accepted

@@ -5,7 +5,9 @@ factors"), computed by the scorer's own :func:`limbic.core.search.terms.decay`; 
 access (or since creation when never accessed).
 The x axis is in days. Markers are placed at each entity's age and move along the curve when λ or
 the floor change; their ages come from the caller (search results or entity details), so drawing
-never touches the database.
+never touches the database. Names are written beside the markers only where they do not overlap
+another name (the selected entity first; :func:`limbic.gui.graph.style.place_labels`); every marker
+names itself on hover.
 """
 
 from __future__ import annotations
@@ -15,14 +17,19 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from limbic.core.search.decay import MODEL_NAMES
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.terms import decay
+from limbic.gui.graph.style import place_labels
+from limbic.gui.widgets import single_shot_timer
 
 CURVE_POINTS = 400
 MAX_LABELS = 12  # marked entities named on the plot (a fixed pool of text items, reused)
+LABEL_PADDING = 8.0  # pixels round a label's text (the text item's margin)
 # The x axis spans one of these day counts, so it stays put (no new ticks to lay out and paint)
 # while λ or the floor move by small steps.
 SPANS_DAYS = (30, 45, 60, 90, 120, 180, 270, 365, 540, 730, 1095, 1460, 2190, 2920, 3650)
@@ -62,7 +69,8 @@ class DecayPlot(QWidget):
         self.curve = self.plot.plot(pen=pg.mkPen("#4c9be8", width=2))
         self.half_life_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#999999", style=pg.QtCore.Qt.PenStyle.DashLine))
         self.plot.addItem(self.half_life_line)
-        self.markers = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#f28e2b"), pen=pg.mkPen("#ffffff"))
+        self.markers = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#f28e2b"), pen=pg.mkPen("#ffffff"), hoverable=True,
+                                          tip=lambda x, y, data: f"{data}: {x:,.1f} days, temporal factor {y:.3f}")
         self.plot.addItem(self.markers)
         self.labels: list[pg.TextItem] = []
         for _ in range(MAX_LABELS):
@@ -70,6 +78,9 @@ class DecayPlot(QWidget):
             label.hide()
             self.plot.addItem(label)
             self.labels.append(label)
+        self._metrics = QFontMetricsF(self.labels[0].textItem.font())
+        self._label_timer = single_shot_timer(self, 30, self._place_labels)
+        self.plot.getViewBox().sigRangeChanged.connect(lambda *_: self._label_timer.start())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
@@ -112,15 +123,49 @@ class DecayPlot(QWidget):
         if math.isfinite(hours):
             self.half_life_line.setValue(hours / 24)
         marked = self.marked()
-        self.markers.setData([m[1] for m in marked], [m[2] for m in marked])
-        for i, label in enumerate(self.labels):
-            if i < len(marked):
-                name, x, y = marked[i]
-                label.setText(name)
-                label.setPos(x, y)
-                label.show()
-            else:
-                label.hide()
+        self.markers.setData([m[1] for m in marked], [m[2] for m in marked], data=[m[0] for m in marked])
         if span != self._span:
             self._span = span
             self.plot.setXRange(0, span, padding=0.02)
+        self._label_timer.start()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._label_timer.start()
+
+    def shown_labels(self) -> list[str]:
+        """The names written on the plot now."""
+        return [label.toPlainText() for label in self.labels if label.isVisible()]
+
+    def label_boxes(self) -> list[tuple[float, float, float, float]]:
+        """Scene rectangles ``(left, top, right, bottom)`` of the names written on the plot."""
+        boxes = []
+        for label in self.labels:
+            if label.isVisible():
+                rect = label.sceneBoundingRect()
+                boxes.append((rect.left(), rect.top(), rect.right(), rect.bottom()))
+        return boxes
+
+    def _place_labels(self) -> None:
+        """Name the markers where a name overlaps no other (in marking order: the selection first)."""
+        for label in self.labels:
+            label.hide()
+        marked = self.marked()[: len(self.labels)]
+        if not marked:
+            return
+        box = self.plot.getViewBox()
+        bounds = box.sceneBoundingRect()
+        scene = [box.mapViewToScene(QPointF(x, y)) for _, x, y in marked]
+        pixels = np.array([[p.x(), p.y()] for p in scene])
+        widths = np.array([self._metrics.horizontalAdvance(name) + LABEL_PADDING for name, _, _ in marked])
+        height = self._metrics.height() + LABEL_PADDING
+        discs = [(x - 5.0, y - 5.0, x + 5.0, y + 5.0) for x, y in pixels.tolist()]  # no name covers a marker
+        chosen = place_labels(pixels, widths, list(range(len(marked))), height=height, offset=5.0, obstacles=discs,
+                              bounds=(bounds.left(), bounds.top(), bounds.right(), bounds.bottom()),
+                              max_labels=len(self.labels))
+        for label, (i, (dx, dy)) in zip(self.labels, chosen, strict=False):
+            name, x, y = marked[i]
+            label.setText(name)
+            label.setAnchor((-dx / widths[i], -dy / height))
+            label.setPos(x, y)
+            label.show()

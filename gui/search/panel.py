@@ -1,10 +1,13 @@
-"""Search panel: a debounced query box, the FTS-only banner and the ranked results table.
+"""Search panel: a debounced query box, the FTS-only banner, the ranked results table, *Mark as useful*
+and "Why not this one?" (:mod:`limbic.gui.search.pin`).
 
 Typing waits ``DEBOUNCE_MS`` before searching; Enter searches at once. The search itself runs off
 the UI thread through ``controller.search`` (stale answers dropped by the runner's generation
 counter). Δrank compares every row with the ranking of the same cached candidate set under the
 default parameters; that ranking is computed once per search (pure numpy, ``service.rerank``).
-Selecting a row selects the entity in the controller (the inspector and the graph follow).
+Selecting a row selects the entity in the controller (the inspector and the graph follow) and records
+nothing: looking is not using. *Mark as useful* (Ctrl+U) on the selected row records one use and labels
+the search, as an agent's MCP ``mark_used`` does.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ import dataclasses
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QSpinBox,
     QTableView,
     QVBoxLayout,
@@ -26,7 +31,9 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.gui.controller import AppController
-from limbic.gui.search.results_model import COLUMN_WIDTHS, ResultsModel
+from limbic.gui.search.pin import PinPanel
+from limbic.gui.search.results_model import COLUMN_WIDTHS, DELTA_LEGEND, ResultsModel
+from limbic.gui.widgets import ElidedLabel, plural
 
 DEBOUNCE_MS = 250
 FTS_ONLY_TEXT = (
@@ -60,7 +67,18 @@ class SearchPanel(QWidget):
         self.banner.setWordWrap(True)
         self.banner.setStyleSheet("QLabel#ftsOnlyBanner { background: #8a6d1f; color: white; padding: 4px; }")
         self.banner.setVisible(False)
-        self.summary = QLabel()
+        self.summary = ElidedLabel(minimum=60)
+        self.legend = QLabel(DELTA_LEGEND)
+        self.legend.setToolTip("Δrank: places gained (▲) or lost (▼) against the default parameters; the row colour "
+                               "says the same")
+        self.useful_button = QPushButton("Mark as useful")
+        self.useful_button.setShortcut(QKeySequence("Ctrl+U"))
+        self.useful_button.setToolTip("The selected result helped (Ctrl+U): records one use and labels this search "
+                                      "for the ranking's quality figures, as an agent's mark_used does. Selecting "
+                                      "or inspecting a result records nothing.")
+        self.useful_button.setEnabled(False)
+        self.useful_button.clicked.connect(self.mark_useful)
+        self.pin = PinPanel(controller)
         self.model = ResultsModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -83,7 +101,12 @@ class SearchPanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.banner)
         layout.addWidget(self.table, 1)
+        under = QHBoxLayout()
+        under.addWidget(self.legend, 1)
+        under.addWidget(self.useful_button)
+        layout.addLayout(under)
         layout.addWidget(self.summary)
+        layout.addWidget(self.pin)
 
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
@@ -109,37 +132,50 @@ class SearchPanel(QWidget):
         self.debounce.stop()
         self.controller.search(self.query.text(), self.limit.value())
 
+    def mark_useful(self) -> int:
+        """*Mark as useful* on the selected result (``controller.mark_useful``); −1 when none is selected."""
+        row = self.table.selectionModel().currentIndex().row()
+        if row < 0 or row >= self.model.rowCount():
+            return -1
+        return self.controller.mark_useful([self.model.result(row).name])
+
     # --- controller → view ----------------------------------------------------------------------
 
     def show_outcome(self, outcome: Any) -> None:
         """A new search answered (or ``None``: cleared)."""
         if outcome is None:
             self.model.clear()
-            self.summary.clear()
+            self.summary.setText("")
             self.banner.setVisible(False)
+            self.useful_button.setEnabled(False)
             return
         candidates = outcome.candidate_set
         self.banner.setVisible(candidates.mode == "fts_only")
         default_ranks = self._default_ranks(outcome)
-        self._show(list(outcome.results), default_ranks, keep_previous=False)
+        self._show(list(outcome.results), default_ranks)
         pending = (f" · {outcome.pending_vectors:,} entities wait for vectors (keyword matches only)"
                    if outcome.pending_vectors else "")
         dates = f" · memories of {', '.join(outcome.dates)} lifted" if outcome.dates else ""
         graph = " · KNN through the HNSW graph" if outcome.knn == "graph" else ""
         self.summary.setText(
-            f"{len(outcome.results)} of {len(candidates)} candidates · {candidates.mode.replace('_', ' ')} · "
+            f"{len(outcome.results)} of {plural(len(candidates), 'candidate')} · {candidates.mode.replace('_', ' ')} · "
             f"routing {candidates.strategy.replace('_', ' ')}{dates}{graph}{pending}"
         )
 
     def show_reranked(self, results: Any) -> None:
-        """The sliders moved: same candidates, new order; tinted rows moved since the last view."""
-        self._show(list(results), None, keep_previous=True)
+        """The sliders moved: same candidates, new order (Δrank and tint against the defaults)."""
+        self._show(list(results), None)
 
-    def _show(self, results: list, default_ranks: dict[str, int] | None, *, keep_previous: bool) -> None:
+    def _show(self, results: list, default_ranks: dict[str, int] | None) -> None:
         current = self.controller.selection[0] if self.controller.selection else None
-        self.model.set_results(results, default_ranks, keep_previous=keep_previous)
+        self.model.set_results(results, default_ranks)
         if current is not None:
             self._select_row(self.model.row_of(current))
+        self._update_useful()
+
+    def _update_useful(self) -> None:
+        row = self.table.selectionModel().currentIndex().row()
+        self.useful_button.setEnabled(self.table.selectionModel().hasSelection() and 0 <= row < self.model.rowCount())
 
     def _default_ranks(self, outcome: Any) -> dict[str, int]:
         """Rank of every candidate under the default parameters (pure numpy, no SQL)."""
@@ -150,6 +186,7 @@ class SearchPanel(QWidget):
 
     def _follow_selection(self, names: list) -> None:
         self._select_row(self.model.row_of(names[0]) if names else -1)
+        self._update_useful()
 
     def _select_row(self, row: int) -> None:
         """Show ``row`` as selected without echoing it back to the controller (−1 clears)."""
@@ -179,4 +216,5 @@ class SearchPanel(QWidget):
             return
         result = self.model.result(current.row())
         self.controller.select([result.name])
+        self._update_useful()
         self.result_activated.emit(result)

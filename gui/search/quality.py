@@ -1,5 +1,8 @@
 """Live ranking quality in the tuning panel: NDCG@10 and Lift@10 over the logged searches with feedback.
 
+Figures have two decimals and say how many searches they rest on ("0.63 · 1 search"): a figure from one
+or two labelled searches is an anecdote, not a measurement. Feedback is what agents' uses and a person's
+*Mark as useful* recorded; inspecting a result in the app records none.
 Shows three rows — the current slider values, the saved parameters, the cosine-only baseline — and
 updates the first on every slider move by replaying the logged candidate sets
 (:class:`~limbic.core.learning.replay.ReplayHistory`: pure numpy, no SQL). Reading the log and every
@@ -29,6 +32,7 @@ from limbic.core.learning.replay import Quality, ReplayHistory
 from limbic.core.learning.tuner import DEFAULT_GRID, MIN_EVENTS, TuneResult
 from limbic.core.search.params import ScoringParams
 from limbic.gui.controller import AppController
+from limbic.gui.widgets import plural
 from limbic.gui.workers import TaskRunner
 
 K = 10
@@ -49,7 +53,7 @@ def _cancel(runner: TaskRunner, channels: tuple[str, ...]) -> None:
 
 
 def _fmt(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value:.3f}"
+    return "—" if math.isnan(value) else f"{value:.2f}"
 
 
 class QualityPanel(QWidget):
@@ -106,6 +110,7 @@ class QualityPanel(QWidget):
         self.apply_button.clicked.connect(self.apply)
         self._progress.advanced.connect(self._advanced)
         controller.params_changed.connect(self.measure)
+        controller.feedback_recorded.connect(lambda _names: self.reload())
         # Answers still due when the panel goes away are dropped (the lambda holds no reference to self).
         runner = controller.runner
         self.destroyed.connect(lambda: _cancel(runner, CHANNELS))
@@ -131,12 +136,14 @@ class QualityPanel(QWidget):
         events = len(self.history)
         self.suggest_button.setEnabled(events >= MIN_EVENTS)
         if events == 0:
-            self.status.setText(f"No feedback yet: the metrics need searches whose results were then used "
-                                f"(opened, read, or marked used). Suggest needs {MIN_EVENTS}.")
+            self.status.setText(f"No feedback yet: the figures need searches whose results were then used (an agent "
+                                f"opened them or called mark_used, or you pressed Mark as useful). Suggest needs "
+                                f"{MIN_EVENTS}.")
         elif events < MIN_EVENTS:
-            self.status.setText(f"{events} searches with feedback; {MIN_EVENTS - events} more needed to Suggest.")
+            self.status.setText(f"Figures rest on {plural(events, 'search')} with feedback; "
+                                f"{MIN_EVENTS - events} more needed to Suggest.")
         else:
-            self.status.setText(f"{events} searches with feedback.")
+            self.status.setText(f"Figures rest on {plural(events, 'search')} with feedback.")
         self.measure(self.controller.params)
 
     # --- live metric ----------------------------------------------------------------------------
@@ -170,8 +177,10 @@ class QualityPanel(QWidget):
     def _show(self, row: str, quality: Quality) -> None:
         self.quality[row] = quality
         ndcg, lift = self.cells[row]
-        ndcg.setText(_fmt(quality.ndcg))
+        count = "" if math.isnan(quality.ndcg) else f" · {plural(quality.searches, 'search')}"
+        ndcg.setText(_fmt(quality.ndcg) + count)
         lift.setText(_fmt(quality.lift))
+        ndcg.setToolTip(f"NDCG@{K} averaged over {plural(quality.searches, 'logged search')} with feedback")
 
     # --- suggest and apply ----------------------------------------------------------------------
 
@@ -199,7 +208,7 @@ class QualityPanel(QWidget):
         self.suggest_button.setEnabled(True)
         values = ", ".join(f"{name} {value:g}" for name, value in result.best_values.items())
         self.status.setText(f"Suggested: {values} — NDCG@{K} {_fmt(result.best.ndcg)} "
-                            f"(gain {result.gain:+.3f} over these sliders). Apply moves the saved parameters "
+                            f"(gain {result.gain:+.2f} over these sliders, {plural(result.best.searches, 'search')}). Apply moves the saved parameters "
                             f"10 % towards it.")
         self.apply_button.setEnabled(result.gain > 0)
 

@@ -1,7 +1,8 @@
 """Table model of ranked search results over an immutable list (Picard's ``LogViewModel`` shape).
 
 Columns: rank, name and final score first (what a narrow dock must show), then Δrank against the
-default parameters, limbic, cosine, rrf, type and routing strategy. The model never computes a score and never touches the database: it shows
+default parameters, limbic, cosine, rrf, type and routing strategy. The row tint says the same as the
+Δrank number (:data:`DELTA_LEGEND`): green rows rank higher than with the default parameters, red ones lower. The model never computes a score and never touches the database: it shows
 ``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call: a new number of rows
 is a model reset; a re-rank of the same number of rows is one ``dataChanged`` over the range of rows
 whose shown values changed (the view repaints those cells without laying itself out again), and
@@ -20,7 +21,8 @@ COLUMNS = ("rank", "name", "final", "Δrank", "limbic", "cosine", "rrf", "type",
 COLUMN_WIDTHS = (40, 170, 62, 52, 62, 62, 62, 92, 100)  # pixels, in COLUMNS order
 COLUMN_TIPS = {
     "rank": "Rank with the current parameters",
-    "Δrank": "Places gained (▲) or lost (▼) against the default parameters; ● entered the top-K",
+    "Δrank": "Places gained (▲, green row) or lost (▼, red row) against the default parameters; "
+             "● not ranked with the default parameters",
     "final": "Routing blend w·cosine + (1−w)·limbic_norm; the ranking key",
     "limbic": "cosine × salience × temporal × co-occurrence × status × metadata",
     "cosine": "max(0, 1 − distance); for FTS-only hits 0.2 + 0.6·norm_rrf (in italics)",
@@ -30,8 +32,11 @@ COLUMN_TIPS = {
 ROUTING_LABELS = {"cosine_heavy": "cosine-heavy", "limbic_heavy": "limbic-heavy", "hybrid_balanced": "balanced"}
 RESULT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # the SearchResult of the row
 DISPLAY = int(Qt.ItemDataRole.DisplayRole)
-MOVED_UP = QColor(60, 160, 90, 70)
-MOVED_DOWN = QColor(200, 80, 70, 70)
+MOVED_UP = QColor(60, 160, 90, 70)     # ranks higher than with the default parameters
+MOVED_DOWN = QColor(200, 80, 70, 70)   # ranks lower
+DELTA_LEGEND = ("Δrank and colour vs the defaults: "
+                "<span style='background: rgba(60,160,90,110)'>&nbsp;▲&nbsp;higher&nbsp;</span> "
+                "<span style='background: rgba(200,80,70,110)'>&nbsp;▼&nbsp;lower&nbsp;</span>")
 _UP_BRUSH, _DOWN_BRUSH = QBrush(MOVED_UP), QBrush(MOVED_DOWN)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _TEXT_COLUMNS = frozenset(COLUMNS.index(c) for c in ("name", "type", "routing"))
@@ -47,15 +52,14 @@ def rank_delta(name: str, rank: int, default_ranks: Mapping[str, int]) -> int | 
 class ResultsModel(QAbstractTableModel):
     """Rows = ``SearchResult`` values in rank order.
 
-    ``default_ranks`` maps entity names to their rank under the default parameters (Δrank);
-    ``previous_ranks`` to their rank in the list shown before (rows that moved are tinted).
+    ``default_ranks`` maps entity names to their rank under the default parameters: the Δrank number
+    and the row tint.
     """
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self._rows: tuple = ()
         self._default_ranks: dict[str, int] = {}
-        self._previous_ranks: dict[str, int] = {}
         self._texts: dict[int, tuple[str, ...]] = {}  # display texts per row, filled on first paint
         self._keys: list[tuple] = []  # per row: every value its cells show (see _row_keys)
         self._italic = QFont()
@@ -69,20 +73,12 @@ class ResultsModel(QAbstractTableModel):
 
     # --- content -------------------------------------------------------------------------------
 
-    def set_results(
-        self,
-        results: Sequence[Any],
-        default_ranks: Mapping[str, int] | None = None,
-        *,
-        keep_previous: bool = True,
-    ) -> None:
-        """Replace every row. With ``keep_previous`` the ranks shown so far become the "previous"
-        ranks (rows that moved are tinted); ``default_ranks=None`` keeps the current mapping."""
+    def set_results(self, results: Sequence[Any], default_ranks: Mapping[str, int] | None = None) -> None:
+        """Replace every row; ``default_ranks=None`` keeps the current mapping (a re-rank of the same search)."""
         results = tuple(results)
         same_shape = len(results) == len(self._rows) and len(results) > 0
         if not same_shape:
             self.beginResetModel()
-        self._previous_ranks = {r.name: r.rank for r in self._rows} if keep_previous else {}
         self._rows = results
         if default_ranks is not None:
             self._default_ranks = dict(default_ranks)
@@ -105,12 +101,11 @@ class ResultsModel(QAbstractTableModel):
 
         Scores are shown with four decimals, so they are compared rounded to four (``round`` and the
         ``.4f`` format round the same way)."""
-        previous, default = self._previous_ranks, self._default_ranks
+        default = self._default_ranks
         keys = []
         for r in self._rows:
-            before = previous.get(r.name, r.rank)
             rrf = None if r.rrf_score is None else round(r.rrf_score, 4)
-            keys.append((r.name, r.rank, default.get(r.name), (before > r.rank) - (before < r.rank),
+            keys.append((r.name, r.rank, default.get(r.name),
                          round(r.final_score, 4), round(r.limbic_score, 4), round(r.base_relevance, 4), rrf,
                          r.distance is None, r.entity_type, r.routing_strategy))
         return keys
@@ -120,7 +115,6 @@ class ResultsModel(QAbstractTableModel):
         self._rows = ()
         self._texts = {}
         self._keys = []
-        self._previous_ranks = {}
         self._default_ranks = {}
         self.endResetModel()
 
@@ -179,11 +173,10 @@ class ResultsModel(QAbstractTableModel):
         return None if column in _TEXT_COLUMNS else _RIGHT
 
     def _background_role(self, row: int, _column: int) -> QBrush | None:
-        r = self._rows[row]
-        previous = self._previous_ranks.get(r.name)
-        if previous is None or previous == r.rank:
+        delta = self.delta(row)
+        if not delta:
             return None
-        return _UP_BRUSH if previous > r.rank else _DOWN_BRUSH
+        return _UP_BRUSH if delta > 0 else _DOWN_BRUSH
 
     def _font_role(self, row: int, column: int) -> QFont | None:
         if column == _COSINE and self._rows[row].distance is None:

@@ -46,6 +46,9 @@ def open_app(qt, db: Path):
     limbic.start()
     wait_for(qt, lambda: limbic.window is not None and limbic.graph_view.arrays is not None)
     wait_for(qt, lambda: limbic.mcp_server is not None)
+    # the window comes first: wait for the first run's import and its vectors, and the graph to show them
+    wait_for(qt, lambda: not limbic.window.progress_banner.isVisible() and limbic.service.pending_vectors() == 0
+             and len(limbic.graph_view.arrays) == limbic.service.stats().entities)
     limbic.window.resize(1600, 1000)  # the size the first view is judged at
     settle(qt, 0.3)
     limbic.window.default_layout()
@@ -90,9 +93,11 @@ def main() -> None:
     limbic.window.grab().save(str(args.out / "main.png"))
     limbic.window.tuning_panel.controls["beta_sal"].slider.setValue(SLIDER_STEPS)  # β salience → 2.0
     limbic.window.tuning_panel.controls["lambda_hourly"].slider.setValue(SLIDER_STEPS // 5)
+    limbic.window.docks["tuningDock"].raise_()  # the tools are tabs of one dock group
     settle(qt, 1.5)
     limbic.window.grab().save(str(args.out / "tuning.png"))
     limbic.window.tuning_panel.reset()
+    limbic.window.docks["inspectorDock"].raise_()
     limbic.set_dark(True)
     search(qt, limbic, "timestamp bugs in the buoy data", 0)
     limbic.window.grab().save(str(args.out / "dark.png"))

@@ -1,0 +1,91 @@
+"""Start-up timings of the app, each launch a fresh process on a fresh home (the first run: the sample graph
+is imported, with the real model when installed): seconds from the process's start to the window shown,
+to the MCP server answering, and to the sample's last vector.
+
+    python tests/bench/bench_startup.py [--runs 5] [--models DIR] [--json]
+
+Linux only (the process start is read from /proc). Offscreen unless QT_QPA_PLATFORM says otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+CHILD = r"""
+import os, sys, time, json
+
+def since_start():
+    ticks = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+    uptime = float(open("/proc/uptime").read().split()[0])
+    return uptime - ticks / os.sysconf("SC_CLK_TCK")
+
+import pydantic._internal._validators
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+qt = QApplication(sys.argv[:1])
+from limbic.gui.app import LimbicApp
+app = LimbicApp(None, mcp_port=0)
+times = {}
+app.ready.connect(lambda: times.setdefault("window", since_start()))
+app.mcp_state_changed.connect(lambda text: times.setdefault("mcp", since_start()) if text.startswith("MCP: http") else None)
+
+def poll():
+    if app.service is not None and "window" in times and app.service.stats().entities and not app.service.pending_vectors():
+        times["vectors"] = since_start()
+    if {"window", "mcp", "vectors"} <= times.keys():
+        print(json.dumps(times), flush=True)
+        qt.quit()
+    else:
+        QTimer.singleShot(100, poll)
+
+qt.aboutToQuit.connect(app.shutdown)
+app.start()
+QTimer.singleShot(100, poll)
+qt.exec()
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--models", default=str(Path.home() / ".cache" / "limbic" / "models"))
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory(prefix="limbic-start-") as home:
+            models = Path(args.models)
+            if models.is_dir():
+                (Path(home) / "cache").mkdir()
+                (Path(home) / "cache" / "models").symlink_to(models)
+                active = Path.home() / ".config" / "limbic" / "active_model.json"
+                if active.is_file():
+                    (Path(home) / "config").mkdir()
+                    (Path(home) / "config" / "active_model.json").write_text(active.read_text())
+            env = {**os.environ, "LIMBIC_HOME": home, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+            done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=600)
+            line = next((x for x in done.stdout.splitlines() if x.startswith("{")), None)
+            if line is None:
+                print(done.stderr[-3000:], file=sys.stderr)
+                return 1
+            results.append(json.loads(line))
+    summary = {key: {"median": round(statistics.median(r[key] for r in results), 2),
+                     "max": round(max(r[key] for r in results), 2)} for key in ("window", "mcp", "vectors")}
+    summary["runs"] = len(results)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        for key in ("window", "mcp", "vectors"):
+            print(f"{key:8} median {summary[key]['median']:6.2f} s   max {summary[key]['max']:6.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The smaller parts of the explorer, on real widgets:
+
+- colour that informs: on the real corpus (150 entity types) "auto" colours by community (Leiden on the
+  drawn graph) and the legend says so; colour by type on request; communities keep their colours;
+- the legend's text follows a live switch to dark mode;
+- the decay plot's names never overlap, however close the ages;
+- the Δrank tint means what the Δrank number means (against the default parameters);
+- a failed MCP start is shown in the MCP panel, wrapped, with the whole text behind *Show details* and
+  a *Retry* that starts the server; the status bar says only "MCP: failed".
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from _explorer_helpers import corpus_database, corpus_or_skip
+from _widgets_helpers import open_controller
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.search.params import ScoringParams
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.gui.app import LimbicApp
+from limbic.gui.graph import colouring, style
+from limbic.gui.graph.view import GraphView
+from limbic.gui.search.decay_plot import DecayPlot
+from limbic.gui.search.results_model import MOVED_DOWN, MOVED_UP, ResultsModel
+from limbic.gui.theme import apply_theme
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory):
+    return corpus_database(corpus_or_skip(), tmp_path_factory.mktemp("corpus") / "memory.db")
+
+
+@pytest.fixture
+def corpus_view(qtbot, tmp_path, corpus_db):
+    path = tmp_path / "memory.db"
+    path.write_bytes(corpus_db.read_bytes())
+    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
+    controllers = open_controller(service)
+    view = GraphView(next(controllers))
+    view.resize(1000, 700)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitUntil(lambda: len(view.shown_names()) > 0, timeout=10_000)
+    yield view
+    view.shutdown()
+    next(controllers, None)
+    service.close()
+
+
+def test_real_files_with_hundreds_of_types_are_coloured_by_community(qtbot, corpus_view):
+    view = corpus_view
+    assert len(view.arrays.type_names) > 100
+    with qtbot.waitSignal(view.drawn, timeout=20_000):
+        view.set_mode("global")
+    qtbot.waitUntil(lambda: len(view.shown_names()) == len(view.arrays), timeout=20_000)
+    assert view.colouring == "community" and view.legend.title.startswith("Colour = community")
+    codes = view._codes
+    assert (codes < colouring.GREY).mean() > 0.4  # most nodes get a colour, not grey
+    assert len(set(codes[codes < colouring.GREY].tolist())) == len(style.PALETTE)
+    assert view.legend.entries[0][1].startswith("around ")  # a group is named by its most salient member
+    before = dict(view._colours)
+    with qtbot.waitSignal(view.drawn, timeout=10_000):
+        view.set_colouring("type")
+    assert view.colouring == "type" and view.legend.title == "Colour = entity type"
+    assert view.legend.entries[-1][1].endswith(")") and "other types" in view.legend.entries[-1][1]
+    with qtbot.waitSignal(view.drawn, timeout=10_000):
+        view.set_colouring("community")
+    assert view._colours == before  # the same graph, the same groups, the same colours
+
+
+def test_community_colours_follow_their_members():
+    ids = np.arange(12, dtype=np.int64)
+    membership = np.array([0] * 5 + [1] * 4 + [2] * 3)
+    first = colouring.community_colours(membership, ids, {})
+    assert first.tolist() == [0] * 5 + [1] * 4 + [2] * 3
+    renumbered = np.array([2] * 5 + [0] * 4 + [1] * 3)  # the same groups found under other numbers
+    previous = dict(zip(ids.tolist(), first.tolist(), strict=True))
+    assert colouring.community_colours(renumbered, ids, previous).tolist() == first.tolist()
+    assert colouring.community_colours(np.arange(4), ids[:4], {}).tolist() == [colouring.GREY] * 4  # lone nodes
+
+
+def test_the_legend_follows_a_live_switch_to_dark_mode(qtbot, corpus_view):
+    app = QApplication.instance()
+    legend = corpus_view.legend
+    try:
+        apply_theme(app, False, corpus_view)
+        light = legend.palette().windowText().color().lightness()
+        apply_theme(app, True, corpus_view)
+        QApplication.processEvents()
+        dark = legend.palette().windowText().color().lightness()
+        assert dark > 150 > light  # light text on the dark theme's base, dark text on the light one
+        assert legend.palette().base().color().lightness() < 60
+    finally:
+        apply_theme(app, False, corpus_view)
+
+
+def test_decay_plot_names_never_overlap(qtbot):
+    plot = DecayPlot(ScoringParams())
+    plot.resize(500, 320)
+    qtbot.addWidget(plot)
+    plot.show()
+    plot.set_entities([(f"entity written {i} hours apart", 24.0 * 30 + i) for i in range(10)])
+    qtbot.waitUntil(lambda: len(plot.shown_labels()) > 0, timeout=3000)
+    boxes = plot.label_boxes()
+    assert 0 < len(boxes) < 10  # ten markers on one spot: a few names, the rest on hover
+    assert not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                   for k, a in enumerate(boxes) for b in boxes[k + 1:])
+    assert plot.shown_labels()[0] == "entity written 0 hours apart"  # the first marked (the selection) first
+    assert "days" in plot.markers.opts["tip"](30.0, 0.5, "x")
+
+
+class _Result:
+    def __init__(self, name: str, rank: int) -> None:
+        self.name, self.rank, self.entity_type, self.routing_strategy = name, rank, "t", "hybrid_balanced"
+        self.final_score = self.limbic_score = self.base_relevance = 1.0 / rank
+        self.rrf_score, self.distance, self.observations = None, 0.1, ()
+
+
+def test_the_delta_rank_tint_means_what_the_number_means(qtbot):
+    model = ResultsModel()
+    model.set_results([_Result("a", 1), _Result("b", 2), _Result("c", 3)], {"a": 3, "b": 2, "c": 1})
+    shown = [(model.data(model.index(row, 3)), model.data(model.index(row, 0), Qt.ItemDataRole.BackgroundRole))
+             for row in range(3)]
+    assert shown[0][0] == "▲2" and shown[0][1].color() == MOVED_UP
+    assert shown[1][0] == "=" and shown[1][1] is None
+    assert shown[2][0] == "▼2" and shown[2][1].color() == MOVED_DOWN
+    model.set_results([_Result("a", 1), _Result("b", 2), _Result("c", 3)])  # a re-rank: same meaning kept
+    assert model.data(model.index(0, 0), Qt.ItemDataRole.BackgroundRole).color() == MOVED_UP
+
+
+def test_a_failed_mcp_start_is_shown_in_the_panel_with_details_and_retry(qtbot, tmp_path):
+    app = LimbicApp(tmp_path / "memory.db", embedder=HashingEmbedder(), seed=False, mcp_port=0)
+    with qtbot.waitSignal(app.ready, timeout=20_000):
+        app.start()
+    try:
+        qtbot.waitUntil(lambda: app.mcp_server is not None, timeout=30_000)
+        app.mcp_host.stop()
+        long = "cannot import name 'import_string' from partially initialized module " + "x" * 600
+        app._mcp_failed(long, "Traceback (most recent call last):\n  ...\nImportError: " + long)
+        panel, window = app.mcp_panel, app.window
+        assert window.mcp_label.full_text() == "MCP: failed (see the MCP panel)"
+        assert window.width() <= window.screen().availableGeometry().width() or window.width() == \
+            window.minimumSizeHint().width()
+        assert panel.state.wordWrap() and long in panel.state.text()
+        assert panel.details_button.isVisibleTo(panel) and panel.retry_button.isVisibleTo(panel)
+        box = panel.show_details()
+        assert isinstance(box, QMessageBox) and box.detailedText().startswith("Traceback")
+        box.close()
+        with qtbot.waitSignal(app.mcp_host.started, timeout=30_000):
+            qtbot.mouseClick(panel.retry_button, Qt.MouseButton.LeftButton)
+        assert app.mcp_server is not None and app.mcp_server.running
+        assert panel.state.text().startswith("MCP server: listening") and not panel.retry_button.isVisibleTo(panel)
+        assert window.mcp_label.full_text() == f"MCP: {app.mcp_server.url}"
+    finally:
+        app.window.close()
+        app.shutdown()

@@ -37,6 +37,7 @@ from limbic.core.models import (
 from limbic.core.search.params import ScoringParams
 from limbic.core.service import mutations
 from limbic.core.service.changes import ChangeFeed
+from limbic.core.service.curating import Curating
 from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.service.mutations import UpsertReport
 from limbic.core.service.reads import ReadsAndUses
@@ -62,7 +63,7 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Curating):
     """The memory graph of one database file.
 
     Args:

@@ -76,7 +76,9 @@ class DecisionSource(Protocol):
         ...
 
 
-SOURCES: tuple[DecisionSource, ...] = ()
+from limbic.core.service import curation_review  # noqa: E402  (its sources build on the classes above)
+
+SOURCES: tuple[DecisionSource, ...] = (*curation_review.SOURCES,)
 """Every kind of decision, in the order the report lists them."""
 
 

@@ -1,0 +1,103 @@
+"""The curation's sources of decisions for the review queue (:mod:`limbic.core.service.review`): duplicate
+observations, duplicate entities, entities to split, orphans and placeholder entities left by imports.
+
+Each finds its decisions through the service (detection in :mod:`limbic.core.curation`, never writing) and
+settles one with an undoable edit (:mod:`limbic.core.service.curation_edits`). "keep" records the person's
+choice, so that the decision is not proposed again (undo forgets it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from limbic.core.errors import ValidationError
+from limbic.core.service.curating import Member
+from limbic.core.service.curation_edits import (
+    SupersedeDuplicates,
+    keep_entities_apart,
+    keep_observations_apart,
+    merge_duplicates,
+)
+from limbic.core.service.edits import Edit
+from limbic.core.service.entity_edits import MergeEntities
+from limbic.core.service.memory import MemoryService
+
+if TYPE_CHECKING:  # review.py lists these sources: it imports this module, so Decision is imported late
+    from limbic.core.service.review import Decision
+
+
+def _members(decision: Decision) -> list[Member]:
+    return [Member(m["id"], m["entityName"], m["content"], m["kind"],
+                   datetime.fromisoformat(m["createdAt"].replace("Z", "+00:00")).timestamp())
+            for m in decision.evidence["members"]]
+
+
+def _refuse(decision: Decision, option: str) -> None:
+    if option not in decision.options:
+        raise ValidationError(f"{option!r} is not an option of {decision.key!r}; options: {', '.join(decision.options)}")
+
+
+def _short(text: str, length: int = 60) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+class DuplicateObservations:
+    """Clusters of observations that repeat one another. Options: ``supersede`` (the newest stays live, the
+    others become its history), ``merge`` (the longest stays, the others are deleted), ``keep`` (they stay
+    as they are and are not proposed together again)."""
+
+    kind = "duplicate"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        from limbic.core.service.review import Decision
+
+        report = service.find_duplicate_observations(limit=limit)
+        decisions = []
+        for cluster in report.clusters:
+            evidence: dict[str, Any] = {**cluster.to_dict(), "threshold": report.threshold}
+            first = cluster.members[0].content
+            decisions.append(Decision(
+                self.kind, cluster.key, f"{cluster.size} observations repeat “{_short(first)}”", cluster.entities,
+                evidence, ("supersede", "merge", "keep"), max(m.created_at for m in cluster.members)))
+        return report.total, decisions
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        members = _members(decision)
+        if option == "supersede":
+            return SupersedeDuplicates(members)
+        if option == "merge":
+            return merge_duplicates(members)
+        return keep_observations_apart(members)
+
+
+class DuplicateEntities:
+    """Entities that may be one thing (same normalised name, an acronym, close vectors). Options: ``merge``
+    (into the first name: observations, relations and usage history move to it), ``keep`` (not proposed
+    again)."""
+
+    kind = "duplicate_entity"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        from limbic.core.service.review import Decision
+
+        total, found = service.find_duplicate_entities(limit=limit)
+        decisions = []
+        for group in found:
+            evidence = {**group.to_dict(), "ids": list(group.ids)}
+            why = group.reason if group.similarity is None else f"{group.reason} {group.similarity:.2f}"
+            decisions.append(Decision(self.kind, group.key, f"{' / '.join(group.names)} may be one entity ({why})",
+                                      group.names, evidence, ("merge", "keep")))
+        return total, decisions
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        names = list(decision.subjects)
+        if option == "merge":
+            return MergeEntities(names[1:], names[0])
+        return keep_entities_apart(decision.evidence["ids"], names)
+
+
+SOURCES = (DuplicateObservations(), DuplicateEntities())
+"""The curation's decision sources, in the order the report lists them."""

@@ -30,6 +30,7 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 
+from limbic.core.mcp.curation_tools import add_curation_tools
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.extended_tools import add_extended_tools
 from limbic.core.mcp.reference_tools import add_reference_tools
@@ -104,6 +105,7 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
     )
     add_reference_tools(server, service)
     add_extended_tools(server, service)
+    add_curation_tools(server, service)
 
     @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
                      description="The full knowledge graph with all entities and relations",

@@ -1,0 +1,86 @@
+"""The curation tools of the MCP server: duplicates, entity splitting, the consolidation report, reflections
+and ``migrate`` (mcp-memory docs "Architecture": its extended tools, with the reference's camelCase
+arguments). Each is one service call with ``origin="mcp"``; a refused call writes nothing. The split tools
+also answer to the ``_tool``-suffixed names of mcp-memory.
+"""
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult
+from pydantic import BaseModel, Field
+
+from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.schemas import Name
+from limbic.core.mcp.tooling import refusals, result, tool_annotations
+from limbic.core.service import MemoryService
+
+Threshold = Annotated[float | None, Field(
+    ge=0.5, le=1.0, description="Cosine similarity from which observations count as duplicates "
+    "(default 0.80, calibrated on labelled pairs)")]
+Limit = Annotated[int, Field(strict=True, ge=1, le=100, description="At most this many clusters")]
+
+
+class MemberOut(BaseModel):
+    id: int
+    entityName: str
+    content: str
+    kind: str | None
+    createdAt: str | None
+
+
+class PairOut(BaseModel):
+    a: int
+    b: int
+    similarity: float
+
+
+class ClusterOut(BaseModel):
+    key: str
+    size: int
+    best: float
+    lowest: float
+    entities: list[str]
+    members: list[MemberOut]
+    pairs: list[PairOut]
+
+
+class DuplicatesOut(BaseModel):
+    """``find_duplicate_observations``: clusters most similar first (members oldest first, at most 25 listed,
+    ``size`` counts all), how many there are in all (``total``), the observations compared and those still
+    waiting for their vectors (``pendingVectors``)."""
+
+    threshold: float
+    total: int
+    clusters: list[ClusterOut]
+    compared: int
+    pendingVectors: int
+    model: str | None
+    seconds: float
+
+
+def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
+    """Register the curation tools on ``server``."""
+
+    def find_duplicate_observations(
+        entityName: Annotated[Name | None, Field(
+            description="Only duplicates involving this entity's observations (within it and with other entities); "
+                        "default: across all entities")] = None,
+        threshold: Threshold = None,
+        limit: Limit = 20,
+    ) -> Annotated[CallToolResult, DuplicatesOut]:
+        with refusals():
+            report = service.find_duplicate_observations(entityName, threshold, limit)
+        return result(report.to_dict())
+
+    read = tool_annotations(True, idempotent=True)
+    tools: list[tuple[Any, str, str, Any]] = [
+        (find_duplicate_observations, "Find Duplicate Observations",
+         "Find observations that say the same thing in other words (semantic duplicates), within an entity and "
+         "across entities, as clusters with their texts side by side and their cosine similarity. Pairs that "
+         "differ in a number, date or other checkable value, or in a negation, are not duplicates (they "
+         "disagree). Nothing is changed: settle a cluster in Limbic Studio's merge queue or through "
+         "consolidation_report.", read),
+    ]
+    for fn, title, description, annotations in tools:
+        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)

@@ -67,10 +67,13 @@ def reference_params(memory_file: Path):
 
 
 def limbic_params(db: Path, home: Path | str | None = None):
-    """Stdio parameters of ``limbic --db DB mcp`` with LIMBIC_HOME (no model there: FTS-only search)."""
+    """Stdio parameters of ``limbic --db DB mcp`` with LIMBIC_HOME (no model there: FTS-only search), and the
+    PYTHONPATH of the tests when set (the code under test, when it is not the installed package)."""
     from mcp.client.stdio import StdioServerParameters
 
     env = {"LIMBIC_HOME": str(home or os.environ["LIMBIC_HOME"])}
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return StdioServerParameters(command=LIMBIC, args=["--db", str(db), "mcp"], env=env)
 
 

@@ -10,6 +10,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
+from limbic.core.io import migrate as migrating
+from limbic.core.io.migrate import MAX_PATH
+from limbic.core.io.report import FileReport
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.schemas import Name
 from limbic.core.mcp.tooling import refusals, result, tool_annotations
@@ -59,6 +62,37 @@ class DuplicatesOut(BaseModel):
     seconds: float
 
 
+class MigrateOut(BaseModel):
+    """``migrate``: what the import of one file did (a second import of the same file adds nothing):
+    counts, the entities created (``created``; ``placeholders`` among them were made for names the file only
+    referred to) and the lines ``skipped`` with why."""
+
+    path: str
+    format: str
+    lines: int
+    entitiesCreated: int
+    entitiesUpdated: int
+    entitiesUnchanged: int
+    observationsAdded: int
+    relationsCreated: int
+    relationsExisting: int
+    created: list[str]
+    placeholders: list[str]
+    skipped: list[dict[str, Any]]
+    addedNothing: bool
+    seconds: float
+
+
+def migrate_out(report: FileReport) -> dict[str, Any]:
+    return {"path": report.path, "format": report.format, "lines": report.lines,
+            "entitiesCreated": len(report.entities_created), "entitiesUpdated": report.entities_updated,
+            "entitiesUnchanged": report.entities_unchanged, "observationsAdded": report.observations_added,
+            "relationsCreated": report.relations_created, "relationsExisting": report.relations_existing,
+            "created": list(report.entities_created), "placeholders": [e.name or "" for e in report.placeholders],
+            "skipped": [e.to_dict() for e in report.skipped], "addedNothing": report.added_nothing,
+            "seconds": round(report.seconds, 3)}
+
+
 def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
     """Register the curation tools on ``server``."""
 
@@ -73,6 +107,13 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
             report = service.find_duplicate_observations(entityName, threshold, limit)
         return result(report.to_dict())
 
+    def migrate(path: Annotated[str, Field(
+            max_length=MAX_PATH, description="Absolute path (or starting with ~) of a memory file in the reference "
+            "JSONL format (or any shape limbic import reads), under your home folder or Limbic's data folder")]
+                ) -> Annotated[CallToolResult, MigrateOut]:
+        with refusals():
+            return result(migrate_out(migrating.migrate(service, path)))
+
     read = tool_annotations(True, idempotent=True)
     tools: list[tuple[Any, str, str, Any]] = [
         (find_duplicate_observations, "Find Duplicate Observations",
@@ -81,6 +122,11 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
          "differ in a number, date or other checkable value, or in a negation, are not duplicates (they "
          "disagree). Nothing is changed: settle a cluster in Limbic Studio's merge queue or through "
          "consolidation_report.", read),
+        (migrate, "Migrate Memory File",
+         "Import a memory file (the reference server's JSONL, or the other shapes its forks write) into this "
+         "memory, in one transaction: entities, observations and relations are added, what is already stored is "
+         "kept, and importing the same file again adds nothing. Only files under your home folder or Limbic's "
+         "data folder are read; any other path is refused.", tool_annotations(False, idempotent=True)),
     ]
     for fn, title, description, annotations in tools:
         add_strict_tool(server, fn, title=title, description=description, annotations=annotations)

@@ -19,6 +19,7 @@ from limbic.core.mcp.schemas import (
     EntitiesOut,
     EntityIn,
     GraphOut,
+    Kind,
     NodesOut,
     ObservationBatchIn,
     Query,
@@ -26,6 +27,7 @@ from limbic.core.mcp.schemas import (
     RelationsOut,
     SuccessOut,
     entity_out,
+    filtered_entity_out,
     graph_out,
     relation_out,
     stats_out,
@@ -141,11 +143,20 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
             out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
         return result(out)
 
-    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")]
+    def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")],
+                   kinds: Annotated[list[Kind] | None, Field(
+                       max_length=MAX_ITEMS, description="Optional (Limbic): only the observations of these kinds "
+                       "(e.g. fact, decision, preference, event, metadata)")] = None,
+                   includeSuperseded: Annotated[bool, Field(
+                       strict=True, description="Optional (Limbic): also list the superseded observations "
+                       "(history) of each entity, as supersededObservations")] = False,
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
             graph = service.open_nodes(names, record=True, origin=ORIGIN)
-        return result(graph_out(graph.entities, graph.relations))
+        out = graph_out(graph.entities, graph.relations)
+        if kinds is not None or includeSuperseded:
+            out["entities"] = [filtered_entity_out(e, kinds, includeSuperseded) for e in graph.entities]
+        return result(out)
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
     for fn, title, description, annotations in (

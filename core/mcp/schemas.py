@@ -17,12 +17,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from limbic.core.curation.relation_types import inverse
 from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
 from limbic.core.search.presets import PRESETS
 from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
 
 Name = Annotated[str, Field(max_length=MAX_NAME)]
 Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]
+Kind = Annotated[str, Field(max_length=MAX_KIND)]
 Query = Annotated[str, Field(max_length=MAX_QUERY)]
 Status = Literal["active", "paused", "completed", "archived"]  # limbic.core.models.STATUSES (a test checks)
 DEFAULT_STATUS = "active"
@@ -98,6 +100,7 @@ class EntityOut(BaseModel):
     observations: list[str]
     status: str | None = None
     omittedObservations: int | None = None
+    supersededObservations: list[str] | None = None
 
 
 class RelationOut(BaseModel):
@@ -204,6 +207,19 @@ class RelationDetailOut(BaseModel):
     createdAt: str | None
 
 
+class InverseRelationOut(BaseModel):
+    """An incoming relation read from its target: ``from`` is the entity shown, ``relationType`` the inverse of
+    the stored type ``inverseOf`` (``part_of`` for ``contains``; ``inverse_<type>`` when none is known)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+    inverseOf: str
+    active: bool
+
+
 class EntityDetailOut(BaseModel):
     id: int
     name: str
@@ -219,6 +235,7 @@ class EntityDetailOut(BaseModel):
     degree: int
     observations: list[ObservationDetailOut]
     relations: list[RelationDetailOut]
+    inverseRelations: list[InverseRelationOut] | None = None
 
 
 # --- converters ---------------------------------------------------------------------------------
@@ -258,6 +275,26 @@ def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...]) -> 
         "entities": [entity_out(e, now) for e in entities],
         "relations": [relation_out(r) for r in relations if r.active],
     }
+
+
+def filtered_entity_out(entity: Entity, kinds: list[str] | None, include_superseded: bool,
+                        now: float | None = None) -> dict[str, Any]:
+    """:func:`entity_out` with only the observations of ``kinds`` (case-insensitive; an observation without a
+    kind has none), and with ``include_superseded`` the superseded ones (history, oldest first) as
+    ``supersededObservations``."""
+    now = time.time() if now is None else now
+    out = entity_out(entity, now)
+    wanted = None if kinds is None else {k.strip().lower() for k in kinds}
+
+    def kept(o: Observation) -> bool:
+        return wanted is None or (o.kind or "").lower() in wanted
+
+    if wanted is not None:
+        out["observations"] = [o.content for o in entity.observations if _current(o, now) and kept(o)]
+    if include_superseded:
+        out["supersededObservations"] = [o.content for o in entity.observations
+                                         if o.superseded_at is not None and kept(o)]
+    return out
 
 
 def trim_observations(item: dict[str, Any], query: str, keep: int | None) -> dict[str, Any]:
@@ -300,6 +337,13 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
     }
 
 
+def inverse_relations(detail: EntityDetail) -> list[dict[str, Any]]:
+    """The relations pointing at ``detail``'s entity, read from it (:func:`limbic.core.curation.relation_types.inverse`)."""
+    name = detail.entity.name
+    return [{"from": name, "to": r.source, "relationType": inverse(r.relation_type), "inverseOf": r.relation_type,
+             "active": r.active} for r in detail.relations if r.target == name and r.source != name]
+
+
 def detail_out(detail: EntityDetail) -> dict[str, Any]:
     """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
     the supersede chain."""
@@ -331,4 +375,5 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
             for o in entity.observations
         ],
         "relations": [relation_detail(r) for r in detail.relations],
+        "inverseRelations": inverse_relations(detail),
     }

@@ -38,56 +38,85 @@ def memory_file() -> Path:
     return path
 
 
-def script(path: Path) -> list[tuple[str, dict]]:
-    """The curation calls every transport answers: happy paths and refusals."""
+def script(path: Path) -> list[tuple[str, str, dict]]:
+    """The curation calls every transport answers, labelled: happy paths and refusals."""
+    alice_works = {"from": "Alice", "to": "Acme", "relationType": "works_at"}
     return [
-        ("migrate", {"path": str(path)}),
-        ("migrate", {"path": str(path)}),
-        ("migrate", {"path": "/etc/passwd"}),
-        ("migrate", {"path": "relative/file.jsonl"}),
-        ("migrate", {"path": str(path.parent / "missing.jsonl")}),
-        ("add_observations", {"observations": [{"entityName": "Alice", "contents": ["drinks green tea"],
-                                                "kind": "preference", "supersedes": "likes tea"}]}),
-        ("open_nodes", {"names": ["Alice"], "kinds": ["Preference"], "includeSuperseded": True}),
-        ("open_nodes", {"names": ["Alice"], "includeSuperseded": True}),
-        ("open_nodes", {"names": ["Alice"]}),
-        ("get_entity", {"name": "Alice"}),
-        ("find_duplicate_observations", {"threshold": 0.95}),
-        ("find_duplicate_observations", {"entityName": "Nobody"}),
-        ("find_duplicate_observations", {"threshold": 2}),
+        ("first", "migrate", {"path": str(path)}),
+        ("again", "migrate", {"path": str(path)}),
+        ("etc", "migrate", {"path": "/etc/passwd"}),
+        ("relative", "migrate", {"path": "relative/file.jsonl"}),
+        ("missing", "migrate", {"path": str(path.parent / "missing.jsonl")}),
+        ("supersede", "add_observations", {"observations": [{
+            "entityName": "Alice", "contents": ["drinks green tea"], "kind": "preference", "supersedes": "likes tea"}]}),
+        ("filtered", "open_nodes", {"names": ["Alice"], "kinds": ["Preference"], "includeSuperseded": True}),
+        ("history", "open_nodes", {"names": ["Alice"], "includeSuperseded": True}),
+        ("plain", "open_nodes", {"names": ["Alice"]}),
+        ("reflect", "add_reflection", {"targetType": "entity", "target": "Alice", "author": "sofia",
+                                       "content": "Alice switched from black tea to green tea", "mood": "Insight"}),
+        ("reflect relation", "add_reflection", {"targetType": "relation", "target": alice_works, "author": "nolan",
+                                                "content": "Acme hired Alice last spring"}),
+        ("reflect global", "add_reflection", {"targetType": "global", "author": "nolan", "content": "tidy memory"}),
+        ("reflect nobody", "add_reflection", {"targetType": "entity", "target": "Nobody", "author": "x",
+                                              "content": "y"}),
+        ("reflect session", "add_reflection", {"targetType": "session", "target": "Alice", "author": "x",
+                                               "content": "y"}),
+        ("reflect global target", "add_reflection", {"targetType": "global", "target": "Alice", "author": "x",
+                                                     "content": "y"}),
+        ("search", "search_reflections", {"query": "green tea"}),
+        ("search nolan", "search_reflections", {"query": "Acme", "author": "NOLAN", "targetType": "relation"}),
+        ("search empty", "search_reflections", {"query": "  "}),
+        ("with reflections", "open_nodes", {"names": ["Alice", "Acme"], "includeReflections": True}),
+        ("detail", "get_entity", {"name": "Alice"}),
+        ("found", "find_duplicate_observations", {"threshold": 0.95}),
+        ("nobody", "find_duplicate_observations", {"entityName": "Nobody"}),
+        ("bad", "find_duplicate_observations", {"threshold": 2}),
     ]
 
 
-def check(outcomes: list[dict], path: Path) -> None:
-    first, again, etc, relative, missing, _, filtered, history, plain, detail, found, nobody, bad = outcomes
-    assert not first["error"] and first["structured"]["entitiesCreated"] == 2
-    assert first["structured"]["relationsCreated"] == 2 and first["structured"]["path"] == str(path.resolve())
-    assert not again["error"] and again["structured"]["addedNothing"]
-    assert etc["error"] and "outside" in etc["text"]
-    assert relative["error"] and "absolute" in relative["text"]
-    assert missing["error"] and "no such file" in missing["text"]
-    [alice] = filtered["structured"]["entities"]
+def check(outcomes: dict[str, dict], path: Path) -> None:
+    o = outcomes
+    assert not o["first"]["error"] and o["first"]["structured"]["entitiesCreated"] == 2
+    assert o["first"]["structured"]["relationsCreated"] == 2 and o["first"]["structured"]["path"] == str(path.resolve())
+    assert not o["again"]["error"] and o["again"]["structured"]["addedNothing"]
+    assert o["etc"]["error"] and "outside" in o["etc"]["text"]
+    assert o["relative"]["error"] and "absolute" in o["relative"]["text"]
+    assert o["missing"]["error"] and "no such file" in o["missing"]["text"]
+    [alice] = o["filtered"]["structured"]["entities"]
     assert alice["observations"] == ["drinks green tea"] and alice["supersededObservations"] == []
-    [alice] = history["structured"]["entities"]
+    [alice] = o["history"]["structured"]["entities"]
     assert alice["observations"] == ["works at Acme", "drinks green tea"]
     assert alice["supersededObservations"] == ["likes tea"]
-    assert plain["structured"]["entities"][0] == {"name": "Alice", "entityType": "person",
-                                                  "observations": ["works at Acme", "drinks green tea"]}
-    assert detail["structured"]["inverseRelations"] == [
+    assert o["plain"]["structured"]["entities"][0] == {"name": "Alice", "entityType": "person",
+                                                       "observations": ["works at Acme", "drinks green tea"]}
+    reflection = o["reflect"]["structured"]
+    assert (reflection["entityName"], reflection["author"], reflection["mood"]) == ("Alice", "sofia", "insight")
+    assert o["reflect relation"]["structured"]["relation"] == {"from": "Alice", "to": "Acme", "relationType": "works_at"}
+    assert not o["reflect global"]["error"] and o["reflect global"]["structured"]["targetType"] == "global"
+    for label in ("reflect nobody", "reflect session", "reflect global target", "search empty"):
+        assert o[label]["error"], label
+    assert o["search"]["structured"]["results"][0]["content"] == "Alice switched from black tea to green tea"
+    assert [r["author"] for r in o["search nolan"]["structured"]["results"]] == ["nolan"]
+    alice, acme = o["with reflections"]["structured"]["entities"]
+    assert [r["content"][:5] for r in alice["reflections"]] == ["Alice", "Acme "]
+    assert [r["targetType"] for r in acme["reflections"]] == ["relation"]
+    detail = o["detail"]["structured"]
+    assert [r["targetType"] for r in detail["reflections"]] == ["entity", "relation"]
+    assert detail["inverseRelations"] == [
         {"from": "Alice", "to": "Acme", "relationType": "part_of", "inverseOf": "contains", "active": True}]
-    assert not found["error"] and found["structured"]["threshold"] == 0.95
-    assert nobody["error"] and "Nobody" in nobody["text"]
-    assert bad["error"] and "threshold" in bad["text"]
+    assert not o["found"]["error"] and o["found"]["structured"]["threshold"] == 0.95
+    assert o["nobody"]["error"] and "Nobody" in o["nobody"]["text"]
+    assert o["bad"]["error"] and "threshold" in o["bad"]["text"]
 
 
-async def run(client, calls) -> list[dict]:
-    return [outcome(await client.call_tool(tool, arguments)) for tool, arguments in calls]
+async def run(client, calls) -> dict[str, dict]:
+    return {label: outcome(await client.call_tool(tool, arguments)) for label, tool, arguments in calls}
 
 
 def test_in_process(service):
     path = memory_file()
     with portal_client(build_server(service)) as (portal, client):
-        check([outcome(portal.call(client.call_tool, t, a)) for t, a in script(path)], path)
+        check({label: outcome(portal.call(client.call_tool, t, a)) for label, t, a in script(path)}, path)
 
 
 def test_over_stdio(tmp_path, limbic_home):
@@ -146,6 +175,12 @@ CALLS = st.one_of(
         {"names": st.one_of(st.lists(TEXT, max_size=3), VALUE)},
         optional={"kinds": st.one_of(st.lists(TEXT, max_size=3), VALUE), "includeSuperseded": VALUE})),
     st.tuples(st.just("get_entity"), st.fixed_dictionaries({"name": VALUE})),
+    st.tuples(st.just("add_reflection"), st.fixed_dictionaries(
+        {"targetType": st.one_of(st.sampled_from(["entity", "relation", "global"]), VALUE), "author": VALUE,
+         "content": VALUE}, optional={"target": st.one_of(VALUE, st.fixed_dictionaries(
+             {"from": TEXT, "to": TEXT, "relationType": TEXT})), "mood": VALUE})),
+    st.tuples(st.just("search_reflections"), st.fixed_dictionaries(
+        {"query": VALUE}, optional={"author": VALUE, "mood": VALUE, "targetType": VALUE, "limit": VALUE})),
 )
 
 

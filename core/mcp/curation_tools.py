@@ -4,18 +4,19 @@ arguments). Each is one service call with ``origin="mcp"``; a refused call write
 also answer to the ``_tool``-suffixed names of mcp-memory.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from limbic.core.curation import reflections as rules
 from limbic.core.io import migrate as migrating
 from limbic.core.io.migrate import MAX_PATH
 from limbic.core.io.report import FileReport
 from limbic.core.mcp.arguments import add_strict_tool
-from limbic.core.mcp.schemas import Name
-from limbic.core.mcp.tooling import refusals, result, tool_annotations
+from limbic.core.mcp.schemas import Content, Name, Query, RelationIn, reflection_out
+from limbic.core.mcp.tooling import ORIGIN, refusals, relation_inputs, result, tool_annotations
 from limbic.core.service import MemoryService
 
 Threshold = Annotated[float | None, Field(
@@ -93,6 +94,45 @@ def migrate_out(report: FileReport) -> dict[str, Any]:
             "seconds": round(report.seconds, 3)}
 
 
+class RelationRefOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+
+
+class ReflectionOut(BaseModel):
+    """A reflection: ``targetType`` entity (``entityName``), relation (``relation``) or global."""
+
+    id: int
+    targetType: str
+    entityName: str | None = None
+    relation: RelationRefOut | None = None
+    author: str
+    content: str
+    mood: str | None
+    createdAt: str | None
+    updatedAt: str | None
+
+
+class FoundReflectionOut(ReflectionOut):
+    """A search result: the fused ``score`` (RRF), its ranks by keyword and by meaning (None when absent from
+    one) and its cosine ``similarity`` to the query (None without a model)."""
+
+    score: float
+    textRank: int | None
+    vectorRank: int | None
+    similarity: float | None
+
+
+class ReflectionsOut(BaseModel):
+    """``search_reflections``: best first; ``mode`` hybrid, or fts_only without a model."""
+
+    results: list[FoundReflectionOut]
+    mode: str
+
+
 def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
     """Register the curation tools on ``server``."""
 
@@ -114,6 +154,38 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         with refusals():
             return result(migrate_out(migrating.migrate(service, path)))
 
+    def add_reflection(
+        targetType: Annotated[Literal["entity", "relation", "global"], Field(
+            description="What the reflection is about: one entity, one relation, or the memory as a whole")],
+        author: Annotated[str, Field(max_length=rules.MAX_AUTHOR, description="Who writes it (any name)")],
+        content: Annotated[Content, Field(description="The reflection, in prose")],
+        target: Annotated[Name | RelationIn | None, Field(
+            description="The entity's name (targetType entity) or the relation {from, to, relationType} "
+                        "(targetType relation); none for global")] = None,
+        mood: Annotated[str | None, Field(
+            max_length=rules.MAX_MOOD, description="Optional mood, any word; suggestions: "
+            + ", ".join(rules.SUGGESTED_MOODS))] = None,
+    ) -> Annotated[CallToolResult, ReflectionOut]:
+        relation = relation_inputs([target])[0] if isinstance(target, RelationIn) else target
+        with refusals():
+            return result(reflection_out(service.add_reflection(targetType, relation, author, content, mood,
+                                                                origin=ORIGIN)))
+
+    def search_reflections(
+        query: Annotated[Query, Field(description="What to look for, in plain words")],
+        author: Annotated[str | None, Field(max_length=rules.MAX_AUTHOR, description="Only this author's")] = None,
+        mood: Annotated[str | None, Field(max_length=rules.MAX_MOOD, description="Only this mood")] = None,
+        targetType: Annotated[Literal["entity", "relation", "global"] | None, Field(
+            description="Only reflections about this kind of target")] = None,
+        limit: Annotated[int, Field(strict=True, ge=1, le=100, description="Number of results")] = 10,
+    ) -> Annotated[CallToolResult, ReflectionsOut]:
+        with refusals():
+            found = service.search_reflections(query, author=author, mood=mood, target_type=targetType, limit=limit)
+        results = [{**reflection_out(r), "score": round(k.score, 6), "textRank": k.text_rank,
+                    "vectorRank": k.vector_rank, "similarity": None if k.similarity is None else round(k.similarity, 4)}
+                   for r, k in found]
+        return result({"results": results, "mode": "fts_only" if service.embedder is None else "hybrid"})
+
     read = tool_annotations(True, idempotent=True)
     tools: list[tuple[Any, str, str, Any]] = [
         (find_duplicate_observations, "Find Duplicate Observations",
@@ -127,6 +199,13 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
          "memory, in one transaction: entities, observations and relations are added, what is already stored is "
          "kept, and importing the same file again adds nothing. Only files under your home folder or Limbic's "
          "data folder are read; any other path is refused.", tool_annotations(False, idempotent=True)),
+        (add_reflection, "Add Reflection",
+         "Write a reflection: what you (or the person) think about an entity, a relation or the memory as a whole, "
+         "in prose, with an author and an optional mood. Reflections are found by search_reflections and shown "
+         "by get_entity (and open_nodes with includeReflections).", tool_annotations(False)),
+        (search_reflections, "Search Reflections",
+         "Search reflections by keyword and by meaning (full text and embeddings fused by Reciprocal Rank "
+         "Fusion), optionally only one author's, one mood or one kind of target.", read),
     ]
     for fn, title, description, annotations in tools:
         add_strict_tool(server, fn, title=title, description=description, annotations=annotations)

@@ -29,6 +29,7 @@ from limbic.core.mcp.schemas import (
     entity_out,
     filtered_entity_out,
     graph_out,
+    reflection_out,
     relation_out,
     stats_out,
     trim_observations,
@@ -150,12 +151,18 @@ def add_reference_tools(server: MCPServer, service: MemoryService) -> None:
                    includeSuperseded: Annotated[bool, Field(
                        strict=True, description="Optional (Limbic): also list the superseded observations "
                        "(history) of each entity, as supersededObservations")] = False,
+                   includeReflections: Annotated[bool, Field(
+                       strict=True, description="Optional (Limbic): also list the reflections about each entity "
+                       "and its relations, as reflections")] = False,
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
             graph = service.open_nodes(names, record=True, origin=ORIGIN)
+            thoughts = service.reflections_by_entity([e.name for e in graph.entities]) if includeReflections else {}
         out = graph_out(graph.entities, graph.relations)
-        if kinds is not None or includeSuperseded:
+        if kinds is not None or includeSuperseded or includeReflections:
             out["entities"] = [filtered_entity_out(e, kinds, includeSuperseded) for e in graph.entities]
+        for entity in out["entities"] if includeReflections else ():
+            entity["reflections"] = [reflection_out(r) for r in thoughts.get(entity["name"], [])]
         return result(out)
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)

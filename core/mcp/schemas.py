@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from limbic.core.curation.relation_types import inverse
-from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
+from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Reflection, Relation, iso
 from limbic.core.search.presets import PRESETS
 from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
 
@@ -101,6 +101,7 @@ class EntityOut(BaseModel):
     status: str | None = None
     omittedObservations: int | None = None
     supersededObservations: list[str] | None = None
+    reflections: list[dict[str, Any]] | None = None
 
 
 class RelationOut(BaseModel):
@@ -236,6 +237,7 @@ class EntityDetailOut(BaseModel):
     observations: list[ObservationDetailOut]
     relations: list[RelationDetailOut]
     inverseRelations: list[InverseRelationOut] | None = None
+    reflections: list[dict[str, Any]] | None = None
 
 
 # --- converters ---------------------------------------------------------------------------------
@@ -335,6 +337,17 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
         "endedAt": iso(relation.ended_at),
         "createdAt": iso(relation.created_at),
     }
+
+
+def reflection_out(reflection: Reflection) -> dict[str, Any]:
+    """A reflection as the curation tools return it (``entityName`` or ``relation`` by its target type)."""
+    relation = None
+    if reflection.target_type == "relation":
+        relation = {"from": reflection.entity, "to": reflection.target, "relationType": reflection.relation_type}
+    return {"id": reflection.id, "targetType": reflection.target_type,
+            "entityName": reflection.entity if reflection.target_type == "entity" else None, "relation": relation,
+            "author": reflection.author, "content": reflection.content, "mood": reflection.mood,
+            "createdAt": iso(reflection.created_at), "updatedAt": iso(reflection.updated_at)}
 
 
 def inverse_relations(detail: EntityDetail) -> list[dict[str, Any]]:

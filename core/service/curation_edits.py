@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from limbic.core.errors import ValidationError
-from limbic.core.models import Entity, Observation
+from limbic.core.models import Entity, Observation, Reflection, RelationInput
 from limbic.core.service.curating import Member, pair_key
 from limbic.core.service.edits import Compound, Edit
 from limbic.core.service.entity_edits import DeleteObservation
@@ -105,6 +105,84 @@ class KeepAsIs(Edit):
     def reverse(self, service: MemoryService) -> None:
         if self.added:
             service.keep_as_is(self.added, keep=False)
+
+
+@dataclass(eq=False)
+class AddReflection(Edit):
+    """Write a reflection (:meth:`~limbic.core.service.MemoryService.add_reflection`); revert deletes it."""
+
+    target_type: str
+    target: str | RelationInput | None
+    author: str
+    content: str
+    mood: str | None = None
+    added: Reflection | None = field(default=None, init=False, repr=False)
+    op: ClassVar[str] = "add_reflection"
+
+    @property
+    def description(self) -> str:
+        return f"add a reflection by {self.author}"
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.target if isinstance(self.target, str) else self.target.source if self.target else None
+
+    def perform(self, service: MemoryService) -> None:
+        if self.added is not None:  # redo: the same row again
+            self.added = service.restore_reflection(self.added)
+            return
+        self.added = service.add_reflection(self.target_type, self.target, self.author, self.content, self.mood)
+
+    def reverse(self, service: MemoryService) -> None:
+        assert self.added is not None
+        service.delete_reflection(self.added.id)
+
+
+@dataclass(eq=False)
+class EditReflection(Edit):
+    """Rewrite a reflection's text, author and mood; revert gives its row back exactly."""
+
+    reflection_id: int
+    content: str
+    author: str | None = None
+    mood: str | None = None
+    before: Reflection = field(init=False, repr=False)
+    op: ClassVar[str] = "update_reflection"
+
+    @property
+    def description(self) -> str:
+        return "edit a reflection"
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.before.entity if hasattr(self, "before") else None
+
+    def perform(self, service: MemoryService) -> None:
+        self.before = service.get_reflection(self.reflection_id)
+        service.update_reflection(self.reflection_id, self.content, author=self.author, mood=self.mood)
+
+    def reverse(self, service: MemoryService) -> None:
+        service.restore_reflection(self.before)
+
+
+@dataclass(eq=False)
+class DeleteReflection(Edit):
+    """Delete a reflection; revert puts it back exactly (same id when free)."""
+
+    reflection_id: int
+    before: Reflection = field(init=False, repr=False)
+    op: ClassVar[str] = "delete_reflection"
+
+    @property
+    def description(self) -> str:
+        return "delete a reflection"
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.before.entity if hasattr(self, "before") else None
+
+    def perform(self, service: MemoryService) -> None:
+        self.before = service.delete_reflection(self.reflection_id)
+
+    def reverse(self, service: MemoryService) -> None:
+        service.restore_reflection(self.before)
 
 
 def pair_keys(kind: str, ids: Sequence[int]) -> list[str]:

@@ -41,6 +41,7 @@ from limbic.core.service.curating import Curating
 from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.service.mutations import UpsertReport
 from limbic.core.service.reads import ReadsAndUses
+from limbic.core.service.reflecting import Reflecting
 from limbic.core.service.restoring import SnapshotsAndRestores
 from limbic.core.service.searching import SearchAndVectors
 from limbic.core.service.usage import SignalRecorder
@@ -63,7 +64,7 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Curating):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Curating, Reflecting):
     """The memory graph of one database file.
 
     Args:

@@ -9,8 +9,8 @@ polarity (:mod:`limbic.core.curation.values`: those pairs disagree rather than r
 ``tests/fixtures/duplicate_pairs.json`` (docs/curation.md "Calibration").
 
 All pairs are found exactly, by a blocked matrix product over the unit vectors (:func:`similar_pairs`:
-``ROW_BLOCK × COLUMN_BLOCK`` similarities at a time, the upper triangle only); clusters are the connected
-components of the pairs (scipy).
+``ROW_BLOCK × COLUMN_BLOCK`` similarities at a time, the upper triangle only); a cluster is a centre and its
+duplicates (:func:`star_clusters`), so that a chain of pairs never joins statements that are not alike.
 """
 
 from __future__ import annotations
@@ -99,17 +99,65 @@ def similar_pairs(unit: np.ndarray, threshold: float,
     return a[first_at], b[first_at], s[first_at]
 
 
+def star_clusters(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> np.ndarray:
+    """Each row's group ``(n,) int64`` (``-1``: none), so that every member of a group is a duplicate of its
+    centre (no chain of pairs drifting away from the first): within each connected component of the pairs
+    (scipy), the row with the most pairs (then the highest summed similarity, then the lowest row) is a centre
+    and takes its duplicates not taken yet; then the next. A row whose duplicates were all taken by other
+    centres is left out until those are settled. Every group has two rows or more."""
+    graph = coo_matrix((sims.astype(np.float64), (a, b)), shape=(n, n)).tocsr()
+    graph = (graph + graph.T).tocsr()
+    degree = np.diff(graph.indptr)
+    strength = np.asarray(graph.sum(axis=1)).ravel()
+    _, labels = connected_components(graph, directed=False)
+    involved = np.flatnonzero(degree)
+    order = involved[np.lexsort((involved, -strength[involved], -degree[involved], labels[involved]))]
+    group = np.full(n, -1, dtype=np.int64)
+    count = 0
+    for centre in order.tolist():
+        if group[centre] >= 0:
+            continue
+        neighbours = graph.indices[graph.indptr[centre]:graph.indptr[centre + 1]]
+        free = neighbours[group[neighbours] < 0]
+        if len(free):
+            group[centre] = count
+            group[free] = count
+            count += 1
+    return group
+
+
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """Rows that repeat one another: ``rows`` ``(m,) int64`` (m ≥ 2, ascending) and the duplicate ``pairs``
-    among them as ``(row, row, similarity)``, most similar first."""
+    """Rows that repeat one another: ``rows`` ``(m,) int64`` (m ≥ 2, ascending) and the duplicate pairs among
+    them, most similar first: ``a``, ``b`` ``(p,) int64`` rows and ``sims`` ``(p,) float32``."""
 
     rows: np.ndarray
-    pairs: tuple[tuple[int, int, float], ...]
+    a: np.ndarray
+    b: np.ndarray
+    sims: np.ndarray
 
     @property
     def best(self) -> float:
-        return self.pairs[0][2]
+        return float(self.sims[0])
+
+    @property
+    def lowest(self) -> float:
+        return float(self.sims[-1])
+
+
+def _differ(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which pairs ``(a, b)`` (rows) differ checkably (:func:`limbic.core.curation.values.differ`), ``(p,) bool``:
+    each row's signature is read once and numbered, then the pairs are compared as arrays."""
+    involved = np.unique(np.concatenate([a, b]))
+    numbers: dict[values.Signature, int] = {}
+    code = np.zeros(int(involved.max()) + 1 if len(involved) else 0, dtype=np.int64)
+    has_values = np.zeros(len(code), dtype=bool)
+    negated = np.zeros(len(code), dtype=bool)
+    for row in involved.tolist():
+        signature = values.signature(texts.get(int(rows.observation[row]), ""))
+        code[row] = numbers.setdefault(signature, len(numbers))
+        has_values[row], negated[row] = bool(signature.values), signature.negation
+    return (negated[a] != negated[b]) | (has_values[a] & has_values[b] & (code[a] != code[b]))
 
 
 def duplicate_clusters(rows: ObservationRows, texts: dict[int, str], threshold: float, *,
@@ -117,33 +165,35 @@ def duplicate_clusters(rows: ObservationRows, texts: dict[int, str], threshold: 
                        kept: frozenset[tuple[int, int]] = frozenset()) -> list[Cluster]:
     """Clusters of duplicate observations among ``rows`` (``texts`` maps observation id → content): pairs at or
     above ``threshold`` that do not differ checkably and that a person has not kept apart (``kept``:
-    ``(smaller, larger)`` observation ids), joined into connected components. With ``queries`` (row indices),
-    only pairs touching them. Most similar first, then larger first."""
+    ``(smaller, larger)`` observation ids), grouped around centres (:func:`star_clusters`). With ``queries``
+    (row indices), only pairs touching them. Most similar first, then larger first."""
     a, b, sims = similar_pairs(rows.unit, threshold, queries)
     if not len(a):
         return []
-    involved = np.unique(np.concatenate([a, b]))
-    signatures = {int(r): values.signature(texts.get(int(rows.observation[r]), "")) for r in involved}
-    keep = np.fromiter((not values.differ(signatures[int(x)], signatures[int(y)]) for x, y in zip(a, b, strict=True)),
-                       dtype=bool, count=len(a))
+    keep = ~_differ(rows, texts, a, b)
     if kept:
+        n = int(rows.observation.max()) + 1
         ids_a, ids_b = rows.observation[a], rows.observation[b]
-        keep &= np.fromiter(((int(min(x, y)), int(max(x, y))) not in kept for x, y in zip(ids_a, ids_b, strict=True)),
-                            dtype=bool, count=len(a))
+        pair = np.minimum(ids_a, ids_b) * n + np.maximum(ids_a, ids_b)
+        kept_pairs = np.array([x * n + y for x, y in kept if y < n], dtype=np.int64)
+        keep &= ~np.isin(pair, kept_pairs)
     a, b, sims = a[keep], b[keep], sims[keep]
     if not len(a):
         return []
-    n = len(rows)
-    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(n, n))
-    _, labels = connected_components(graph, directed=False)
-    component = labels[a]
-    order = np.lexsort((b, a, -sims, component))
+    group = star_clusters(len(rows), a, b, sims)
+    inside = (group[a] >= 0) & (group[a] == group[b])
+    a, b, sims = a[inside], b[inside], sims[inside]
+    if not len(a):
+        return []
+    order = np.lexsort((b, a, -sims, group[a]))
+    a, b, sims = a[order], b[order], sims[order]
+    bounds = np.flatnonzero(np.r_[True, group[a][1:] != group[a][:-1], True])
+    rows_by_group = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[rows_by_group], np.arange(int(group.max()) + 2))
     clusters = []
-    bounds = np.flatnonzero(np.r_[True, component[order][1:] != component[order][:-1], True])
     for start, end in zip(bounds[:-1], bounds[1:], strict=True):
-        chosen = order[start:end]
-        members = np.unique(np.concatenate([a[chosen], b[chosen]]))
-        pairs = tuple((int(a[k]), int(b[k]), float(sims[k])) for k in chosen)
-        clusters.append(Cluster(members, pairs))
+        label = int(group[a[start]])
+        members = rows_by_group[starts[label]:starts[label + 1]]
+        clusters.append(Cluster(np.sort(members), a[start:end], b[start:end], sims[start:end]))
     clusters.sort(key=lambda c: (-c.best, -len(c.rows), int(c.rows[0])))
     return clusters

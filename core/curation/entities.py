@@ -47,9 +47,16 @@ def normalise_name(name: str) -> str:
 
 
 def acronym(name: str) -> str | None:
-    """The initials of a name of two or more words (``"New York City"`` → ``"nyc"``), None for one word."""
-    words = normalise_name(name).split()
-    return "".join(w[0] for w in words) if len(words) >= 2 else None
+    """The initials of a name of two or more words separated by spaces (``"New York City"`` → ``"nyc"``), None
+    for one word (``"new-york"`` is one word: identifiers joined by hyphens or underscores are not phrases)."""
+    words = [normalise_name(word) for word in name.split()]
+    return "".join(w[0] for w in words if w) if len([w for w in words if w]) >= 2 else None
+
+
+def is_abbreviation(name: str) -> bool:
+    """Whether ``name`` is written as an abbreviation: 2 to 8 letters (and digits), the letters all capitals."""
+    text = name.strip()
+    return 2 <= len(text) <= 8 and text.isalnum() and text.isupper()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +70,12 @@ class NameGroup:
 
 
 def same_names(entities: Iterable[tuple[int, str]]) -> list[NameGroup]:
-    """Groups of ``(id, name)`` entities whose names are equal once normalised, or where one name is a single
-    word equal to the initials of the other (an acronym). Each group once, ids ascending, by first id."""
+    """Groups of ``(id, name)`` entities whose names are equal once normalised, or where one name is an
+    abbreviation in capitals equal to the initials of the other's words (an acronym: ``NYC`` / ``New York
+    City``). Each group once, ids ascending, by first id."""
     by_key: dict[str, list[int]] = defaultdict(list)
     by_initials: dict[str, list[int]] = defaultdict(list)
+    abbreviations: dict[str, list[int]] = defaultdict(list)
     for entity_id, name in entities:
         key = normalise_name(name)
         if key:
@@ -74,9 +83,11 @@ def same_names(entities: Iterable[tuple[int, str]]) -> list[NameGroup]:
         initials = acronym(name)
         if initials is not None and len(initials) >= 2:
             by_initials[initials].append(entity_id)
+        if is_abbreviation(name):
+            abbreviations[name.casefold()].append(entity_id)
     groups = [NameGroup(tuple(sorted(ids)), "same name") for ids in by_key.values() if len(ids) > 1]
     for initials, expanded in by_initials.items():
-        short = by_key.get(initials, [])
+        short = abbreviations.get(initials, [])
         if short:
             groups.append(NameGroup(tuple(sorted({*short, *expanded})), "acronym"))
     return sorted(groups, key=lambda g: g.ids)

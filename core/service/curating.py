@@ -184,10 +184,11 @@ class Curating:
             "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?)) ORDER BY o.created_at, o.id",
             (_json(ids),)).fetchall()
         members = tuple(Member(int(i), n, c, k, float(t)) for i, n, c, k, t in found[:MAX_CLUSTER_SHOWN])
-        shown = {m.id for m in members}
-        pairs = tuple((int(rows.observation[a]), int(rows.observation[b]), s) for a, b, s in cluster.pairs
-                      if int(rows.observation[a]) in shown and int(rows.observation[b]) in shown)
-        return DuplicateCluster(members, len(ids), pairs, cluster.best, min(p[2] for p in cluster.pairs))
+        shown = np.array(sorted(m.id for m in members), dtype=np.int64)
+        left, right = rows.observation[cluster.a], rows.observation[cluster.b]
+        listed = np.flatnonzero(np.isin(left, shown) & np.isin(right, shown))
+        pairs = tuple((int(left[k]), int(right[k]), float(cluster.sims[k])) for k in listed)
+        return DuplicateCluster(members, len(ids), pairs, cluster.best, cluster.lowest)
 
     def find_duplicate_entities(self, threshold: float | None = None, limit: int = 20,
                                 entity_name: str | None = None) -> tuple[int, list[EntityDuplicate]]:

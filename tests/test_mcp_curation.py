@@ -38,15 +38,34 @@ def memory_file() -> Path:
     return path
 
 
+GARDEN = [f"waters the tomato garden on day {i}" for i in range(8)]
+SKY = [f"points the telescope at a galaxy on night {i}" for i in range(8)]
+BREAD = [f"bakes sourdough bread with rye flour batch {i}" for i in range(8)]
+
+
 def script(path: Path) -> list[tuple[str, str, dict]]:
     """The curation calls every transport answers, labelled: happy paths and refusals."""
     alice_works = {"from": "Alice", "to": "Acme", "relationType": "works_at"}
+    garden = {"name": "Big - garden", "observations": GARDEN, "relations": [
+        {"from": "Big", "to": "Acme", "relationType": "sponsors"}]}
     return [
         ("first", "migrate", {"path": str(path)}),
         ("again", "migrate", {"path": str(path)}),
         ("etc", "migrate", {"path": "/etc/passwd"}),
         ("relative", "migrate", {"path": "relative/file.jsonl"}),
         ("missing", "migrate", {"path": str(path.parent / "missing.jsonl")}),
+        ("big", "create_entities", {"entities": [{"name": "Big", "entityType": "Hobby",
+                                                  "observations": GARDEN + SKY + BREAD}]}),
+        ("big relation", "create_relations", {"relations": [{"from": "Big", "to": "Acme", "relationType": "sponsors"}]}),
+        ("candidates", "find_split_candidates", {}),
+        ("candidates lower", "find_split_candidates_tool", {"thresholds": {"Hobby": 30, "person": 5}}),
+        ("analysis", "analyze_entity_split", {"entityName": "Big", "method": "tfidf"}),
+        ("proposal", "propose_entity_split_tool", {"entityName": "Big"}),
+        ("split taken", "execute_entity_split", {"entityName": "Big", "parts": [{**garden, "name": "Acme"}]}),
+        ("split foreign", "execute_entity_split", {"entityName": "Big", "parts": [
+            {"name": "Big - x", "observations": ["not one of Big's"]}]}),
+        ("split", "execute_entity_split", {"entityName": "Big", "relationNames": "contiene", "parts": [
+            garden, {"name": "Big - sky", "entityType": "Astronomy", "observations": SKY}]}),
         ("supersede", "add_observations", {"observations": [{
             "entityName": "Alice", "contents": ["drinks green tea"], "kind": "preference", "supersedes": "likes tea"}]}),
         ("filtered", "open_nodes", {"names": ["Alice"], "kinds": ["Preference"], "includeSuperseded": True}),
@@ -76,6 +95,19 @@ def script(path: Path) -> list[tuple[str, str, dict]]:
 
 def check(outcomes: dict[str, dict], path: Path) -> None:
     o = outcomes
+    assert [c["entityName"] for c in o["candidates"]["structured"]["candidates"]] == ["Big"]
+    assert o["candidates lower"]["structured"]["total"] == 0
+    assert o["candidates lower"]["structured"]["thresholds"]["Hobby"] == 30
+    analysis = o["analysis"]["structured"]
+    assert analysis["needsSplit"] and analysis["method"] == "tfidf" and analysis["observationCount"] == 24
+    assert sum(t["size"] for t in analysis["topics"]) == 24
+    proposal = o["proposal"]["structured"]
+    assert len(proposal["relationsToCreate"]) == 2 * len(proposal["parts"]) >= 4
+    assert o["split taken"]["error"] and "exists" in o["split taken"]["text"]
+    assert o["split foreign"]["error"] and "no live observation" in o["split foreign"]["text"]
+    done = o["split"]["structured"]
+    assert done["created"] == ["Big - garden", "Big - sky"] and done["movedObservations"] == 16
+    assert done["movedRelations"] == 1 and done["relationsCreated"][0]["relationType"] == "contiene"
     assert not o["first"]["error"] and o["first"]["structured"]["entitiesCreated"] == 2
     assert o["first"]["structured"]["relationsCreated"] == 2 and o["first"]["structured"]["path"] == str(path.resolve())
     assert not o["again"]["error"] and o["again"]["structured"]["addedNothing"]
@@ -179,6 +211,15 @@ CALLS = st.one_of(
         {"targetType": st.one_of(st.sampled_from(["entity", "relation", "global"]), VALUE), "author": VALUE,
          "content": VALUE}, optional={"target": st.one_of(VALUE, st.fixed_dictionaries(
              {"from": TEXT, "to": TEXT, "relationType": TEXT})), "mood": VALUE})),
+    st.tuples(st.sampled_from(["find_split_candidates", "find_split_candidates_tool"]), st.fixed_dictionaries(
+        {}, optional={"limit": VALUE, "thresholds": st.one_of(VALUE, st.dictionaries(TEXT, VALUE, max_size=2))})),
+    st.tuples(st.sampled_from(["analyze_entity_split", "propose_entity_split", "propose_entity_split_tool"]),
+              st.fixed_dictionaries({"entityName": VALUE}, optional={"method": VALUE})),
+    st.tuples(st.sampled_from(["execute_entity_split", "execute_entity_split_tool"]), st.fixed_dictionaries(
+        {"entityName": VALUE, "parts": st.one_of(VALUE, st.lists(st.fixed_dictionaries(
+            {"name": TEXT, "observations": st.one_of(st.lists(TEXT, max_size=2), VALUE)},
+            optional={"entityType": VALUE, "relations": VALUE}), max_size=2))},
+        optional={"relationNames": VALUE})),
     st.tuples(st.just("search_reflections"), st.fixed_dictionaries(
         {"query": VALUE}, optional={"author": VALUE, "mood": VALUE, "targetType": VALUE, "limit": VALUE})),
 )

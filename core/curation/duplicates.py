@@ -20,8 +20,8 @@ from typing import Any
 
 import apsw
 import numpy as np
-from scipy.sparse import coo_matrix  # type: ignore[import-untyped]
-from scipy.sparse.csgraph import connected_components  # type: ignore[import-untyped]
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from limbic.core.curation import values
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension

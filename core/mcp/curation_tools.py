@@ -8,14 +8,21 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from limbic.core.curation import reflections as rules
 from limbic.core.io import migrate as migrating
 from limbic.core.io.migrate import MAX_PATH
-from limbic.core.io.report import FileReport
 from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.curation_schemas import (
+    DuplicatesOut,
+    MigrateOut,
+    ReflectionOut,
+    ReflectionsOut,
+    migrate_out,
+)
 from limbic.core.mcp.schemas import Content, Name, Query, RelationIn, reflection_out
+from limbic.core.mcp.split_tools import add_split_tools
 from limbic.core.mcp.tooling import ORIGIN, refusals, relation_inputs, result, tool_annotations
 from limbic.core.service import MemoryService
 
@@ -23,114 +30,6 @@ Threshold = Annotated[float | None, Field(
     ge=0.5, le=1.0, description="Cosine similarity from which observations count as duplicates "
     "(default 0.80, calibrated on labelled pairs)")]
 Limit = Annotated[int, Field(strict=True, ge=1, le=100, description="At most this many clusters")]
-
-
-class MemberOut(BaseModel):
-    id: int
-    entityName: str
-    content: str
-    kind: str | None
-    createdAt: str | None
-
-
-class PairOut(BaseModel):
-    a: int
-    b: int
-    similarity: float
-
-
-class ClusterOut(BaseModel):
-    key: str
-    size: int
-    best: float
-    lowest: float
-    entities: list[str]
-    members: list[MemberOut]
-    pairs: list[PairOut]
-
-
-class DuplicatesOut(BaseModel):
-    """``find_duplicate_observations``: clusters most similar first (members oldest first, at most 25 listed,
-    ``size`` counts all), how many there are in all (``total``), the observations compared and those still
-    waiting for their vectors (``pendingVectors``)."""
-
-    threshold: float
-    total: int
-    clusters: list[ClusterOut]
-    compared: int
-    pendingVectors: int
-    model: str | None
-    seconds: float
-
-
-class MigrateOut(BaseModel):
-    """``migrate``: what the import of one file did (a second import of the same file adds nothing):
-    counts, the entities created (``created``; ``placeholders`` among them were made for names the file only
-    referred to) and the lines ``skipped`` with why."""
-
-    path: str
-    format: str
-    lines: int
-    entitiesCreated: int
-    entitiesUpdated: int
-    entitiesUnchanged: int
-    observationsAdded: int
-    relationsCreated: int
-    relationsExisting: int
-    created: list[str]
-    placeholders: list[str]
-    skipped: list[dict[str, Any]]
-    addedNothing: bool
-    seconds: float
-
-
-def migrate_out(report: FileReport) -> dict[str, Any]:
-    return {"path": report.path, "format": report.format, "lines": report.lines,
-            "entitiesCreated": len(report.entities_created), "entitiesUpdated": report.entities_updated,
-            "entitiesUnchanged": report.entities_unchanged, "observationsAdded": report.observations_added,
-            "relationsCreated": report.relations_created, "relationsExisting": report.relations_existing,
-            "created": list(report.entities_created), "placeholders": [e.name or "" for e in report.placeholders],
-            "skipped": [e.to_dict() for e in report.skipped], "addedNothing": report.added_nothing,
-            "seconds": round(report.seconds, 3)}
-
-
-class RelationRefOut(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    from_: str = Field(alias="from")
-    to: str
-    relationType: str
-
-
-class ReflectionOut(BaseModel):
-    """A reflection: ``targetType`` entity (``entityName``), relation (``relation``) or global."""
-
-    id: int
-    targetType: str
-    entityName: str | None = None
-    relation: RelationRefOut | None = None
-    author: str
-    content: str
-    mood: str | None
-    createdAt: str | None
-    updatedAt: str | None
-
-
-class FoundReflectionOut(ReflectionOut):
-    """A search result: the fused ``score`` (RRF), its ranks by keyword and by meaning (None when absent from
-    one) and its cosine ``similarity`` to the query (None without a model)."""
-
-    score: float
-    textRank: int | None
-    vectorRank: int | None
-    similarity: float | None
-
-
-class ReflectionsOut(BaseModel):
-    """``search_reflections``: best first; ``mode`` hybrid, or fts_only without a model."""
-
-    results: list[FoundReflectionOut]
-    mode: str
 
 
 def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
@@ -209,3 +108,4 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
     ]
     for fn, title, description, annotations in tools:
         add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
+    add_split_tools(server, service)

@@ -5,7 +5,8 @@ duplicate observations keeps one text and deletes the others (:func:`merge_dupli
 the newest live and the others as its history (:class:`SupersedeDuplicates`); merging duplicate entities is
 :class:`~limbic.core.service.entity_edits.MergeEntities` (observations, relations and usage history move to
 the survivor); keeping as is records the person's choice so that it is not proposed again
-(:class:`KeepAsIs`).
+(:class:`KeepAsIs`); splitting an entity is :class:`SplitEntity`; reflections are written, edited and deleted by
+:class:`AddReflection`, :class:`EditReflection` and :class:`DeleteReflection`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from limbic.core.service.curating import Member, pair_key
 from limbic.core.service.edits import Compound, Edit
 from limbic.core.service.entity_edits import DeleteObservation
 from limbic.core.service.memory import MemoryService
+from limbic.core.service.splitting import SplitPart
+from limbic.core.store.snapshots import EntityRecord
 
 
 def longest(members: Sequence[Member]) -> Member:
@@ -183,6 +186,36 @@ class DeleteReflection(Edit):
 
     def reverse(self, service: MemoryService) -> None:
         service.restore_reflection(self.before)
+
+
+@dataclass(eq=False)
+class SplitEntity(Edit):
+    """Split ``entity`` into ``parts`` (:meth:`~limbic.core.service.MemoryService.split_entity`, one
+    transaction); revert deletes the parts and gives the original back exactly (observations, relations,
+    usage history, reflections)."""
+
+    entity: str
+    parts: Sequence[SplitPart]
+    relation_names: str = "contains"
+    before: list[EntityRecord] = field(init=False, repr=False)
+    op: ClassVar[str] = "split_entity"
+
+    def __post_init__(self) -> None:
+        self.parts = tuple(self.parts)
+
+    @property
+    def description(self) -> str:
+        return f"split {self.entity} into {len(self.parts)} parts"
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.entity
+
+    def perform(self, service: MemoryService) -> None:
+        self.before = service.snapshot_entities([self.entity])
+        service.split_entity(self.entity, self.parts, relation_names=self.relation_names)
+
+    def reverse(self, service: MemoryService) -> None:
+        service.restore_entities(self.before, replacing=[self.entity, *(p.name for p in self.parts)])
 
 
 def pair_keys(kind: str, ids: Sequence[int]) -> list[str]:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from limbic.core.errors import ValidationError
 from limbic.core.service.curating import Member
 from limbic.core.service.curation_edits import (
+    KeepAsIs,
+    SplitEntity,
     SupersedeDuplicates,
     keep_entities_apart,
     keep_observations_apart,
@@ -99,5 +101,28 @@ class DuplicateEntities:
         return keep_entities_apart(decision.evidence["ids"], names)
 
 
-SOURCES = (DuplicateObservations(), DuplicateEntities())
+class SplitCandidates:
+    """Entities holding more observations than their type should. Options: ``split`` (into the topics
+    :meth:`~limbic.core.service.MemoryService.propose_entity_split` proposes, in one transaction), ``keep``
+    (leave it whole; not proposed again)."""
+
+    kind = "split"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        from limbic.core.service.review import Decision
+
+        total, found = service.find_split_candidates(limit)
+        return total, [Decision(self.kind, f"split:{c.id}", f"{c.name} holds {c.observations} observations "
+                                f"(threshold {c.threshold} for {c.entity_type})", (c.name,), c.to_dict(),
+                                ("split", "keep")) for c in found]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        [name] = decision.subjects
+        if option == "split":
+            return SplitEntity(name, service.propose_entity_split(name).parts)
+        return KeepAsIs([decision.key], f"keep {name} whole")
+
+
+SOURCES = (DuplicateObservations(), DuplicateEntities(), SplitCandidates())
 """The curation's decision sources, in the order the report lists them."""

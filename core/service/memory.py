@@ -44,6 +44,7 @@ from limbic.core.service.reads import ReadsAndUses
 from limbic.core.service.reflecting import Reflecting
 from limbic.core.service.restoring import SnapshotsAndRestores
 from limbic.core.service.searching import SearchAndVectors
+from limbic.core.service.splitting import Splitting
 from limbic.core.service.usage import SignalRecorder
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
@@ -64,7 +65,7 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Curating, Reflecting):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Curating, Reflecting, Splitting):
     """The memory graph of one database file.
 
     Args:

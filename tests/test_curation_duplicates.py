@@ -199,3 +199,16 @@ def test_duplicate_entities_by_name_merge_and_keep_undo_exactly(service):
     assert service.find_duplicate_entities()[0] == 1
     keep.revert(service)
     assert service.find_duplicate_entities()[0] == 2
+
+
+def test_the_approximate_scan_finds_the_exact_pairs_on_clustered_vectors(monkeypatch):
+    monkeypatch.setattr(duplicates, "APPROXIMATE_FROM", 100)
+    rng = np.random.default_rng(5)
+    centres = rng.standard_normal((40, 32)).astype(np.float32)
+    unit = np.repeat(centres, 10, axis=0) + 0.2 * rng.standard_normal((400, 32)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    exact = set(zip(*[x.tolist() for x in duplicates.similar_pairs(unit, 0.9)[:2]], strict=True))
+    a, b, sims = duplicates.approximate_pairs(unit, 0.9)
+    found = set(zip(a.tolist(), b.tolist(), strict=True))
+    assert found <= exact and len(found) >= 0.95 * len(exact)
+    assert np.allclose(sims, (unit[a] * unit[b]).sum(axis=1), atol=1e-5)

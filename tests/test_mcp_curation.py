@@ -87,6 +87,8 @@ def script(path: Path) -> list[tuple[str, str, dict]]:
         ("search empty", "search_reflections", {"query": "  "}),
         ("with reflections", "open_nodes", {"names": ["Alice", "Acme"], "includeReflections": True}),
         ("detail", "get_entity", {"name": "Alice"}),
+        ("report", "consolidation_report", {"limit": 2}),
+        ("report bad", "consolidation_report", {"kinds": ["nonsense"]}),
         ("found", "find_duplicate_observations", {"threshold": 0.95}),
         ("nobody", "find_duplicate_observations", {"entityName": "Nobody"}),
         ("bad", "find_duplicate_observations", {"threshold": 2}),
@@ -136,6 +138,10 @@ def check(outcomes: dict[str, dict], path: Path) -> None:
     assert [r["targetType"] for r in detail["reflections"]] == ["entity", "relation"]
     assert detail["inverseRelations"] == [
         {"from": "Alice", "to": "Acme", "relationType": "part_of", "inverseOf": "contains", "active": True}]
+    report = o["report"]["structured"]
+    assert [s["kind"] for s in report["sections"]][:5] == ["duplicate", "duplicate_entity", "split", "orphan",
+                                                           "placeholder"]
+    assert report["totals"]["split"] == 0 and o["report bad"]["error"]
     assert not o["found"]["error"] and o["found"]["structured"]["threshold"] == 0.95
     assert o["nobody"]["error"] and "Nobody" in o["nobody"]["text"]
     assert o["bad"]["error"] and "threshold" in o["bad"]["text"]
@@ -220,6 +226,9 @@ CALLS = st.one_of(
             {"name": TEXT, "observations": st.one_of(st.lists(TEXT, max_size=2), VALUE)},
             optional={"entityType": VALUE, "relations": VALUE}), max_size=2))},
         optional={"relationNames": VALUE})),
+    st.tuples(st.just("consolidation_report"), st.fixed_dictionaries(
+        {}, optional={"kinds": st.one_of(VALUE, st.lists(st.one_of(TEXT, st.sampled_from(["split", "orphan"])),
+                                                         max_size=3)), "limit": VALUE})),
     st.tuples(st.just("search_reflections"), st.fixed_dictionaries(
         {"query": VALUE}, optional={"author": VALUE, "mood": VALUE, "targetType": VALUE, "limit": VALUE})),
 )

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from limbic.core.errors import LimbicError
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
-                      "eval_commands", "learning_commands")
+                      "eval_commands", "learning_commands", "curation_commands")
 
 
 def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:

@@ -28,7 +28,9 @@ NEGATIONS = frozenset({
 _TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_TOKEN = re.compile(r"[\w.:/-]+", re.UNICODE)
+_VALUE = re.compile(r"(?<![\w.:/-])[\w.:/-]*\d[\w.:/-]*", re.UNICODE)  # a token holding a digit
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_CALENDAR = MONTHS | WEEKDAYS
 _EDGES = ".:/-"
 
 
@@ -54,15 +56,9 @@ def signature(text: str) -> Signature:
     """The :class:`Signature` of ``text``."""
     lowered = _THOUSANDS.sub("", text.lower())
     lowered = _CLOCK.sub(_clock, _TWELVE_HOUR.sub(_twelve_hour, lowered))
-    values, negation = set(), "n't" in lowered or "n’t" in lowered
-    for raw in _TOKEN.findall(lowered):
-        token = raw.strip(_EDGES)
-        if not token:
-            continue
-        if any(c.isdigit() for c in token) or token in MONTHS or token in WEEKDAYS:
-            values.add(token)
-        elif token in NEGATIONS:
-            negation = True
+    words = set(_WORD.findall(lowered))
+    values = {token.strip(_EDGES) for token in _VALUE.findall(lowered)} | (words & _CALENDAR)
+    negation = bool(words & NEGATIONS) or "n't" in lowered or "n’t" in lowered
     return Signature(frozenset(values), negation)
 
 

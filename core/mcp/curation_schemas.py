@@ -195,3 +195,31 @@ class SplitDoneOut(BaseModel):
     movedObservations: int
     movedRelations: int
     relationsCreated: list[RelationRef]
+
+
+class DecisionOut(BaseModel):
+    """One thing to decide: ``kind``, a stable ``key``, a one-line ``title``, the entities concerned
+    (``subjects``), the ``evidence`` (texts side by side, similarity, counts, …), the ``options`` (the suggested
+    one first) and when it arose (``createdAt``, ISO 8601, None when unknown)."""
+
+    kind: str
+    key: str
+    title: str
+    subjects: list[str]
+    evidence: dict[str, Any]
+    options: list[str]
+    createdAt: str | None
+
+
+class SectionOut(BaseModel):
+    kind: str
+    total: int
+    items: list[DecisionOut]
+
+
+class ReportOut(BaseModel):
+    """``consolidation_report``: one section per kind of decision (its total and first items) and the totals."""
+
+    sections: list[SectionOut]
+    totals: dict[str, int]
+    seconds: float

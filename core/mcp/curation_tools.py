@@ -4,6 +4,7 @@ arguments). Each is one service call with ``origin="mcp"``; a refused call write
 also answer to the ``_tool``-suffixed names of mcp-memory.
 """
 
+import time
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -19,12 +20,14 @@ from limbic.core.mcp.curation_schemas import (
     MigrateOut,
     ReflectionOut,
     ReflectionsOut,
+    ReportOut,
     migrate_out,
 )
 from limbic.core.mcp.schemas import Content, Name, Query, RelationIn, reflection_out
 from limbic.core.mcp.split_tools import add_split_tools
 from limbic.core.mcp.tooling import ORIGIN, refusals, relation_inputs, result, tool_annotations
-from limbic.core.service import MemoryService
+from limbic.core.models import iso
+from limbic.core.service import MemoryService, review
 
 Threshold = Annotated[float | None, Field(
     ge=0.5, le=1.0, description="Cosine similarity from which observations count as duplicates "
@@ -85,8 +88,30 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
                    for r, k in found]
         return result({"results": results, "mode": "fts_only" if service.embedder is None else "hybrid"})
 
+    def consolidation_report(
+        kinds: Annotated[list[Annotated[str, Field(max_length=64)]] | None, Field(
+            max_length=50, description="Only these kinds of decision (default: all), e.g. duplicate, "
+            "duplicate_entity, split, orphan, placeholder")] = None,
+        limit: Annotated[int, Field(strict=True, ge=1, le=100, description="Items listed per kind")] = 10,
+    ) -> Annotated[CallToolResult, ReportOut]:
+        started = time.perf_counter()
+        with refusals():
+            sections = review.review(service, kinds, limit)
+        out = [section.to_dict() for section in sections]
+        for section in out:
+            for item in section["items"]:
+                item["createdAt"] = iso(item["createdAt"])
+        return result({"sections": out, "totals": {s.kind: s.total for s in sections},
+                       "seconds": round(time.perf_counter() - started, 3)})
+
     read = tool_annotations(True, idempotent=True)
     tools: list[tuple[Any, str, str, Any]] = [
+        (consolidation_report, "Consolidation Report",
+         "What in the memory needs a decision, by kind, with counts and the top items: duplicate observations "
+         "(clusters), duplicate entities, entities to split, orphans (no relations), placeholder entities left by "
+         "imports, and the lifecycle's kinds when present (contradictions, stale and promote candidates, expired "
+         "observations). Each item has a key, evidence and options; settle them in Limbic Studio's Review view. "
+         "Changes nothing.", read),
         (find_duplicate_observations, "Find Duplicate Observations",
          "Find observations that say the same thing in other words (semantic duplicates), within an entity and "
          "across entities, as clusters with their texts side by side and their cosine similarity. Pairs that "

@@ -143,11 +143,13 @@ class Curating:
         return frozenset(out)
 
     def find_duplicate_observations(self, entity_name: str | None = None, threshold: float | None = None,
-                                    limit: int = 20) -> DuplicateReport:
+                                    limit: int = 20, *, approximate: bool = False) -> DuplicateReport:
         """Clusters of live observations that repeat one another (:mod:`limbic.core.curation.duplicates`):
         across all entities, or those involving ``entity_name``'s observations (within it and with other
         entities). ``threshold``: cosine similarity, default :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`.
-        Most similar first; pairs kept apart by a person are left out.
+        Most similar first; pairs kept apart by a person are left out. ``approximate`` (across all entities, from
+        20,000 observations) compares each observation with its nearest part of the memory only
+        (:func:`~limbic.core.curation.duplicates.approximate_pairs`): the consolidation report's quick look.
 
         Raises ValidationError for a threshold outside 0.5..1 or a negative limit, NotFoundError for
         an unknown entity."""
@@ -170,7 +172,7 @@ class Curating:
             queries = None if only is None else np.flatnonzero(rows.entity == only)
             texts = dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
             found = duplicates.duplicate_clusters(rows, texts, threshold, queries=queries,
-                                                  kept=self._kept_pairs("observations"))
+                                                  kept=self._kept_pairs("observations"), approximate=approximate)
             clusters = tuple(self._cluster(conn, rows, c) for c in found[:limit])
             compared = len(rows)
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,

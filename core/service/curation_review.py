@@ -11,7 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from limbic.core.curation.entities import normalise_name
 from limbic.core.errors import ValidationError
+from limbic.core.io.importer import PLACEHOLDER_TYPE
 from limbic.core.service.curating import Member
 from limbic.core.service.curation_edits import (
     KeepAsIs,
@@ -22,8 +24,9 @@ from limbic.core.service.curation_edits import (
     merge_duplicates,
 )
 from limbic.core.service.edits import Edit
-from limbic.core.service.entity_edits import MergeEntities
+from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
 from limbic.core.service.memory import MemoryService
+from limbic.core.store import curation_reads
 
 if TYPE_CHECKING:  # review.py lists these sources: it imports this module, so Decision is imported late
     from limbic.core.service.review import Decision
@@ -54,7 +57,7 @@ class DuplicateObservations:
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
         from limbic.core.service.review import Decision
 
-        report = service.find_duplicate_observations(limit=limit)
+        report = service.find_duplicate_observations(limit=limit, approximate=True)
         decisions = []
         for cluster in report.clusters:
             evidence: dict[str, Any] = {**cluster.to_dict(), "threshold": report.threshold}
@@ -124,5 +127,58 @@ class SplitCandidates:
         return KeepAsIs([decision.key], f"keep {name} whole")
 
 
-SOURCES = (DuplicateObservations(), DuplicateEntities(), SplitCandidates())
+class Orphans:
+    """Entities with no relation: nothing connects them to the rest of the memory. Options: ``keep`` (not
+    proposed again), ``delete`` (with their observations; undo restores them)."""
+
+    kind = "orphan"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        from limbic.core.service.review import Decision
+
+        total, rows = curation_reads.orphans(service.database.read(), limit)
+        return total, [Decision(self.kind, f"orphan:{i}", f"{name} ({kind}) has no relations", (name,),
+                                {"entityType": kind, "observationCount": n}, ("keep", "delete"), created)
+                       for i, name, kind, n, created in rows]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        [name] = decision.subjects
+        return DeleteEntities([name]) if option == "delete" else KeepAsIs([decision.key], f"keep {name} unrelated")
+
+
+class Placeholders:
+    """Entities an import made for names its file only referred to (type ``Unknown``). Options: ``merge`` (into
+    the entity of the same name once normalised, when there is one), ``keep``, ``delete``."""
+
+    kind = "placeholder"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+        from limbic.core.service.review import Decision
+
+        conn = service.database.read()
+        total, rows = curation_reads.of_type(conn, PLACEHOLDER_TYPE, limit)
+        by_key: dict[str, list[str]] = {}
+        if rows:
+            for other, kind in conn.execute("SELECT name, entity_type FROM entities"):
+                if kind != PLACEHOLDER_TYPE:
+                    by_key.setdefault(normalise_name(other), []).append(other)
+        decisions = []
+        for i, name, observations, relations, created in rows:
+            matches = sorted(by_key.get(normalise_name(name), []))
+            options = ("merge", "keep", "delete") if len(matches) == 1 else ("keep", "delete")
+            decisions.append(Decision(
+                self.kind, f"placeholder:{i}", f"{name} is a placeholder left by an import", (name, *matches[:1]),
+                {"observationCount": observations, "relationCount": relations, "sameName": matches}, options, created))
+        return total, decisions
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        name = decision.subjects[0]
+        if option == "merge":
+            return MergeEntities([name], decision.subjects[1])
+        return DeleteEntities([name]) if option == "delete" else KeepAsIs([decision.key], f"keep {name}")
+
+
+SOURCES = (DuplicateObservations(), DuplicateEntities(), SplitCandidates(), Orphans(), Placeholders())
 """The curation's decision sources, in the order the report lists them."""

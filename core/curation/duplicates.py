@@ -29,7 +29,7 @@ from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 DEFAULT_THRESHOLD = 0.80
 """Cosine similarity from which two observations are proposed as duplicates (docs/curation.md "Calibration")."""
 APPROXIMATE_FROM = 20_000  # rows from which an approximate scan may be asked for (the consolidation report)
-PROBED = 8  # inverted lists searched per row by the approximate scan
+PROBED = 6  # inverted lists searched per row by the approximate scan
 TRAINING_PER_LIST = 64  # rows sampled per inverted list to place the lists
 ROW_BLOCK = 1024
 COLUMN_BLOCK = 8192  # a block of similarities is 1024 × 8192 float32 = 32 MB
@@ -132,7 +132,7 @@ def star_clusters(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> np.
 def approximate_pairs(unit: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """As :func:`similar_pairs` without queries, but each row compared only with the rows of the
     :data:`PROBED` inverted lists nearest to it (faiss ``IndexIVFFlat``, inner product, about √n lists): every
-    similarity returned is exact, a few pairs may be missed (recall 0.998 at 0.80 on 50,044 Debian
+    similarity returned is exact, a few pairs may be missed (recall 0.997 at 0.80 on 50,044 Debian
     observations, docs/performance.md). Below :data:`APPROXIMATE_FROM` rows it is :func:`similar_pairs`."""
     n, d = unit.shape
     if n < APPROXIMATE_FROM:

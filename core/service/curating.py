@@ -122,6 +122,7 @@ class Curating:
     database: Database
     embedder: Embedder | None
     vectors: VectorUpkeep
+    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster]]
     _write: Callable[..., Any]
     _reindex: Callable[[WriteTransaction, Iterable[int]], None]
 
@@ -147,7 +148,8 @@ class Curating:
         """Clusters of live observations that repeat one another (:mod:`limbic.core.curation.duplicates`):
         across all entities, or those involving ``entity_name``'s observations (within it and with other
         entities). ``threshold``: cosine similarity, default :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`.
-        Most similar first; pairs kept apart by a person are left out. ``approximate`` (across all entities, from
+        Most similar first; pairs kept apart by a person are left out. The last answer is kept until the memory
+        changes (any logged change, vectors landing included). ``approximate`` (across all entities, from
         20,000 observations) compares each observation with its nearest part of the memory only
         (:func:`~limbic.core.curation.duplicates.approximate_pairs`): the consolidation report's quick look.
 
@@ -165,14 +167,20 @@ class Curating:
                 only = reads.ids_by_names(conn, [name]).get(name)
                 if only is None:
                     raise NotFoundError(f"unknown entity {name!r}", [name])
-            rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
-            if rows is None or len(rows) == 0:
-                return DuplicateReport(threshold, 0, (), 0, self.vectors.pending(), model,
-                                       time.perf_counter() - started)
-            queries = None if only is None else np.flatnonzero(rows.entity == only)
-            texts = dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
-            found = duplicates.duplicate_clusters(rows, texts, threshold, queries=queries,
-                                                  kept=self._kept_pairs("observations"), approximate=approximate)
+            key = (model, threshold, only, approximate, reads.last_change_id(conn))
+            cached = getattr(self, "_duplicates", None)
+            if cached is not None and cached[0] == key:
+                rows, found = cached[1], cached[2]
+            else:
+                rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
+                if rows is None or len(rows) == 0:
+                    return DuplicateReport(threshold, 0, (), 0, self.vectors.pending(), model,
+                                           time.perf_counter() - started)
+                queries = None if only is None else np.flatnonzero(rows.entity == only)
+                texts = dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
+                found = duplicates.duplicate_clusters(rows, texts, threshold, queries=queries,
+                                                      kept=self._kept_pairs("observations"), approximate=approximate)
+                self._duplicates = (key, rows, found)  # the same question until the memory changes: the same answer
             clusters = tuple(self._cluster(conn, rows, c) for c in found[:limit])
             compared = len(rows)
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,

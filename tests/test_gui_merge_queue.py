@@ -8,6 +8,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from PySide6.QtWidgets import QDialog
 
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.gui.curation.merge_queue import MergeQueue
@@ -93,3 +94,27 @@ def test_the_curation_window_opens_on_the_given_undo_stack(qtbot, controller, se
     window.show()
     assert window.merge_queue.stack is stack
     qtbot.waitUntil(lambda: "duplicate clusters" in window.merge_queue.summary.text(), timeout=5000)
+
+
+def test_the_app_opens_the_curation_window_from_the_edit_menu(qtbot, tmp_path, monkeypatch):
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.gui.app import LimbicApp
+
+    monkeypatch.setenv("LIMBIC_HOME", str(tmp_path / "home"))
+    app = LimbicApp(tmp_path / "memory.db", embedder=HashingEmbedder(), mcp=False)
+    with qtbot.waitSignal(app.ready, timeout=20_000):
+        app.start()
+    try:
+        menus = {a.text().replace("&", ""): a for m in app.window.menuBar().actions() for a in m.menu().actions()}
+        action = menus["Curation: duplicates and splits…"]
+        assert action.shortcut().toString() == "Ctrl+Shift+M"
+        action.trigger()
+        window = next(w for w in app.window.findChildren(QDialog) if w.windowTitle() == "Curation")
+        assert window.isVisible() and window.merge_queue.stack is app.editor.stack
+        qtbot.waitUntil(lambda: "hold more" in window.split_panel.message.text()
+                        or "topics" in window.split_panel.message.text(), timeout=10_000)
+        qtbot.waitUntil(lambda: "duplicate clusters" in window.merge_queue.summary.text(), timeout=10_000)
+        window.close()
+    finally:
+        app.window.close()
+        app.shutdown()

@@ -7,6 +7,8 @@ No SQL and no scoring here. :func:`build_server` registers
   :mod:`limbic.core.mcp.schemas`);
 - the extended tools ``search_semantic``, ``mark_used``, ``rename_entity``, ``merge_entities``,
   ``set_status``, ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
+- the curation tools (:mod:`limbic.core.mcp.curation_tools`): duplicates, entity splitting, the consolidation
+  report, reflections and ``migrate`` (docs/curation.md);
 - the ``memory://tuning`` resource (saved parameters, shadow A/B settings, feedback counts, last tuning);
 - the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
   committed change, by this process or another one on the same file (``subscriptions/listen`` for

@@ -5,7 +5,7 @@ Finding runs off the UI thread (:meth:`~limbic.core.service.MemoryService.find_d
 ``find_duplicate_entities``) and never writes; an action applies one edit of
 :mod:`limbic.core.service.curation_edits` through an :class:`~limbic.gui.edit.undo.EditQueue` and, once it
 succeeded, pushes it on a ``QUndoStack`` (the app passes the entity editor's, so Edit ▸ Undo takes it back).
-The queue looks again after each change of the graph while it is shown.
+The queue looks again after each edit, undo or redo made through its edit queue while it is shown.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class MergeQueue(QWidget):
         self._channel = f"merge-queue-{id(self)}"
         self._refresh_timer = single_shot_timer(self, 300, self.find_duplicates)
         self._build()
-        controller.graph_changed.connect(self._graph_changed)
+        self.queue.finished.connect(self._edited)
 
     # --- construction -------------------------------------------------------------------------------
 
@@ -285,6 +285,8 @@ class MergeQueue(QWidget):
             message += " — the undo history was cleared"
         self.summary.setText(message)
 
-    def _graph_changed(self, _changes: Any) -> None:
-        if self.isVisible() and (self.clusters or self.entity_groups or self.stack.canUndo()):
+    def _edited(self, _focus: Any) -> None:
+        """After an edit, undo or redo through the queue, look again (a look at a large memory takes seconds, so
+        other writers' changes wait for Find)."""
+        if self.isVisible():
             self._refresh_timer.start()

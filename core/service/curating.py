@@ -181,19 +181,26 @@ class Curating:
                 found = duplicates.duplicate_clusters(rows, texts, threshold, queries=queries,
                                                       kept=self._kept_pairs("observations"), approximate=approximate)
                 self._duplicates = (key, rows, found)  # the same question until the memory changes: the same answer
-            clusters = tuple(self._cluster(conn, rows, c) for c in found[:limit])
+            clusters = self._clusters(conn, rows, found[:limit])
             compared = len(rows)
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
                                time.perf_counter() - started)
 
     @staticmethod
-    def _cluster(conn: Any, rows: duplicates.ObservationRows, cluster: duplicates.Cluster) -> DuplicateCluster:
-        ids = rows.observation[cluster.rows].tolist()
-        found = conn.execute(
+    def _clusters(conn: Any, rows: duplicates.ObservationRows, found: list[duplicates.Cluster]) -> tuple[DuplicateCluster, ...]:
+        """The clusters ``found`` with their members read (one query for all)."""
+        wanted = np.concatenate([rows.observation[c.rows] for c in found]).tolist() if found else []
+        members = {int(r[0]): Member(int(r[0]), r[1], r[2], r[3], float(r[4])) for r in conn.execute(
             "SELECT o.id, e.name, o.content, o.kind, o.created_at FROM observations o JOIN entities e "
-            "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?)) ORDER BY o.created_at, o.id",
-            (_json(ids),)).fetchall()
-        members = tuple(Member(int(i), n, c, k, float(t)) for i, n, c, k, t in found[:MAX_CLUSTER_SHOWN])
+            "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?))", (_json(wanted),))}
+        return tuple(Curating._cluster(rows, c, members) for c in found)
+
+    @staticmethod
+    def _cluster(rows: duplicates.ObservationRows, cluster: duplicates.Cluster,
+                 known: dict[int, Member]) -> DuplicateCluster:
+        ids = rows.observation[cluster.rows].tolist()
+        found = sorted((known[i] for i in ids if i in known), key=lambda m: (m.created_at, m.id))
+        members = tuple(found[:MAX_CLUSTER_SHOWN])
         shown = np.array(sorted(m.id for m in members), dtype=np.int64)
         left, right = rows.observation[cluster.a], rows.observation[cluster.b]
         listed = np.flatnonzero(np.isin(left, shown) & np.isin(right, shown))

@@ -25,6 +25,7 @@ from limbic.core.models import Entity, EntityInput, ObservationInput, RelationIn
 from limbic.core.store import reads, vec_rows
 from limbic.core.store.database import Database
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
+from limbic.core.validation import MAX_ITEMS
 
 THRESHOLDS_KEY = "split_thresholds"
 SPLIT_RELATIONS = {"contains": (relation_types.CONTAINS, relation_types.PART_OF), "contiene": ("contiene", "parte_de")}
@@ -106,6 +107,8 @@ class Splitting:
     kept_keys: Callable[..., frozenset[str]]
     transaction: Callable[..., Any]
     create_entities: Callable[..., list[Entity]]
+    add_observations: Callable[..., Any]
+    get_entity: Callable[..., Any]
     delete_observations: Callable[..., int]
     create_relations: Callable[..., Any]
     delete_relations: Callable[..., int]
@@ -224,15 +227,19 @@ class Splitting:
                 raise ValidationError(f"a {what} is given twice: {repeated[0][:80]}")
         with self.transaction("split_entity", origin=origin):
             current = self._split_checks(name, clean, names)
-            created = self.create_entities([EntityInput(p.name, p.entity_type, tuple(
-                _copy(current[o]) for o in p.observations)) for p in clean])
-            self.delete_observations([(name, texts)])
+            created = self.create_entities([EntityInput(p.name, p.entity_type) for p in clean])
+            for part in clean:  # the service takes at most 1,000 observations per call
+                for chunk in _chunks(part.observations):
+                    self.add_observations([(part.name, [_copy(current[o]) for o in chunk])])
+            for chunk in _chunks(texts):
+                self.delete_observations([(name, chunk)])
             self.create_relations([RelationInput(a, b, t) for p in clean
                                    for a, b, t in ((name, p.name, contains), (p.name, name, part_of))])
             for part in clean:
-                if part.relations:
-                    self.delete_relations(list(part.relations))
-                    self.create_relations([_moved(r, name, part.name) for r in part.relations])
+                for relations in _chunks(part.relations):
+                    self.delete_relations(list(relations))
+                    self.create_relations([_moved(r, name, part.name) for r in relations])
+            created = [self.get_entity(e.name).entity for e in created]
         return created
 
     def _split_checks(self, name: str, parts: list[SplitPart], names: list[str]) -> dict[str, Any]:
@@ -253,6 +260,10 @@ class Splitting:
             r = foreign[0]
             raise NotFoundError(f"{name!r} has no active relation {r.source!r} -[{r.relation_type}]-> {r.target!r}")
         return live
+
+
+def _chunks(items: Sequence[Any]) -> list[Sequence[Any]]:
+    return [items[i:i + MAX_ITEMS] for i in range(0, len(items), MAX_ITEMS)]
 
 
 def _entity(conn: Any, name: str) -> Entity:

@@ -199,3 +199,23 @@ class Changes:
     op: str
     entity_ids: frozenset[int] = field(default_factory=frozenset)
     at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Reflection:
+    """What someone thought about a memory, in prose. ``target_type``: ``entity`` (``entity`` names it),
+    ``relation`` (``entity -[relation_type]-> target``) or ``global`` (no target). ``author`` and ``mood`` are
+    free text (``mood`` may be None); times are UTC seconds. ``entity_id``/``target_id`` are the entities' ids."""
+
+    id: int
+    target_type: str
+    entity: str | None
+    target: str | None
+    relation_type: str | None
+    author: str
+    content: str
+    mood: str | None
+    created_at: float
+    updated_at: float
+    entity_id: int | None = None
+    target_id: int | None = None

@@ -231,7 +231,8 @@ class LimbicApp(QObject):
             action("&Import memory files…", self.show_import, "Ctrl+I"),
             action("&Export the graph…", self.show_export, "Ctrl+E"),
         ])
-        window.add_actions("edit", [editor.undo_action, editor.redo_action])
+        window.add_actions("edit", [editor.undo_action, editor.redo_action,
+                                    action("&Curation: duplicates and splits…", self.show_curation, "Ctrl+Shift+M")])
         window.add_actions("model", [action("Model &status and install…", self.show_model, "Ctrl+M")])
 
     def _dialog(self, module: str, name: str) -> Any:
@@ -250,6 +251,16 @@ class LimbicApp(QObject):
 
     def show_model(self) -> Any:
         return self._dialog("limbic.gui.dialogs.model", "ModelDialog")
+
+    def show_curation(self) -> Any:
+        """The curation window (merge queue, split candidates); its edits go on the editor's undo stack."""
+        from limbic.gui.curation.window import CurationWindow
+
+        assert self.editor is not None and self.controller is not None
+        window = CurationWindow(self.controller, self.window, stack=self.editor.stack, queue=self.editor.queue)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.show()
+        return window
 
     @property
     def mcp_server(self) -> Any:

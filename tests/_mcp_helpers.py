@@ -67,7 +67,8 @@ def reference_params(memory_file: Path):
 
 
 def limbic_params(db: Path, home: Path | str | None = None):
-    """Stdio parameters of ``limbic --db DB mcp`` with LIMBIC_HOME (no model there: FTS-only search)."""
+    """Stdio parameters of ``limbic --db DB mcp`` with LIMBIC_HOME (no model there: FTS-only search), and the
+    PYTHONPATH of the tests when set (the code under test, when it is not the installed package)."""
     from mcp.client.stdio import StdioServerParameters
 
     env = {"LIMBIC_HOME": str(home or os.environ["LIMBIC_HOME"])}

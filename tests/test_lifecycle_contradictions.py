@@ -18,7 +18,7 @@ from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
-from limbic.core.service import MemoryService
+from limbic.core.service import MemoryService, review
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import observation_passage
 
@@ -133,11 +133,11 @@ def test_the_seed_mode_flags_paraphrases(memory):
 def test_settling_a_conflict_is_undone_exactly(memory, option):
     memory.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
     before = memory.snapshot_entities(["deploys"])
-    [section] = memory.review(["contradiction"])
+    [section] = review.review(memory, ["contradiction"])
     [decision] = section.items
     assert decision.options[0] == "supersede" and decision.evidence["reason"].startswith("differing region")
-    edit = memory.decide(decision.key, option)
-    assert memory.review(["contradiction"])[0].total == 0
+    edit = review.decide(memory, decision.key, option)
+    assert review.review(memory, ["contradiction"])[0].total == 0
     live = [o.content for o in memory.get_entity("deploys").entity.live_observations]
     expected = {"supersede": ["Production deploys go to AWS region us-west-2"],
                 "delete_old": ["Production deploys go to AWS region us-west-2"],
@@ -150,4 +150,4 @@ def test_settling_a_conflict_is_undone_exactly(memory, option):
         assert old.weight == 0.1 and old.superseded_at is not None
     edit.revert(memory)
     assert memory.snapshot_entities(["deploys"]) == before
-    assert [d.key for d in memory.review(["contradiction"])[0].items] == [decision.key]
+    assert [d.key for d in review.review(memory, ["contradiction"])[0].items] == [decision.key]

@@ -15,6 +15,7 @@ from limbic.core.lifecycle.expiry import expiry_time, parse_instant
 from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
+from limbic.core.service import review
 from limbic.core.store.indexing import entity_passage, text_hash
 
 SOON = 0.6  # seconds until the short-lived observation expires
@@ -186,11 +187,11 @@ def test_import_reads_ttl_days_and_export_writes_expires_at(service, tmp_path):
 def test_expired_observations_are_decisions_undone_exactly(service, option):
     service.create_entities([E("old", "Note", (O("stale fact", expires_at=time.time() - 60, weight=0.5), O("kept")))])
     before = service.snapshot_entities(["old"])
-    [section] = service.review(["expired"])
+    [section] = review.review(service, ["expired"])
     [decision] = section.items
     assert decision.evidence["observation"] == "stale fact" and decision.options == ("delete", "renew")
-    edit = service.decide(decision.key, option)
-    assert service.review(["expired"])[0].total == 0
+    edit = review.decide(service, decision.key, option)
+    assert review.review(service, ["expired"])[0].total == 0
     current = [o.content for o in service.get_entity("old").entity.observations if o.current(time.time())]
     assert current == (["kept"] if option == "delete" else ["stale fact", "kept"])
     edit.revert(service)

@@ -70,12 +70,12 @@ def test_review_candidates_count_uses_not_impressions(service):
     assert review["stale"].decision == "forget" and review["stale"].uses == 1
     assert review["fresh"].decision == "keep"
     assert review["busy"].decision == "promote" and review["busy"].uses == 6 and review["busy"].strength == 1.5
-    sections = {s.kind: s for s in service.review(["forget", "promote"])}
+    sections = {s.kind: s for s in review.review(service, ["forget", "promote"])}
     assert [d.subjects for d in sections["forget"].items] == [("stale",)]
     assert sections["forget"].items[0].evidence["daysUntilForgotten"] == 0
-    edit = service.decide(sections["promote"].items[0].key, "pin")
+    edit = review.decide(service, sections["promote"].items[0].key, "pin")
     assert service.get_entity("busy").entity.pinned_at is not None
-    assert service.review(["promote"])[0].total == 0
+    assert review.review(service, ["promote"])[0].total == 0
     edit.revert(service)
     assert service.get_entity("busy").entity.pinned_at is None
 

@@ -17,7 +17,7 @@ from limbic.core.cli.common import open_service, print_json
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import MODES
 from limbic.core.lifecycle.retention import RetentionParams
-from limbic.core.service import MemoryService
+from limbic.core.service import MemoryService, review
 from limbic.core.service import retention as retention_review
 from limbic.core.service.entity_edits import DeleteEntities, SetStatus
 from limbic.core.store import expiry
@@ -69,7 +69,7 @@ def run_review(args: argparse.Namespace) -> int:
         _apply_settings(service, args.set)
         if args.conflict_mode:
             service.set_conflict_mode(args.conflict_mode, origin="cli")
-        sections = service.review(args.kind, args.limit)
+        sections = review.review(service, args.kind, args.limit)
     finally:
         service.close()
     if args.json:

@@ -7,7 +7,8 @@ its forks read it. Our extras ride along as optional fields those readers ignore
 ``createdAt``/``updatedAt`` (ISO 8601, UTC), ``observationDetails`` (per live observation:
 ``content``, ``createdAt`` and, when set, ``kind``, ``weight``, ``expiresAt``, ``supersedes``),
 ``supersededObservations`` (history), and on relations ``createdAt``, ``context``, and
-``active: false`` + ``endedAt`` for ended ones. :mod:`.importer` reads them all back, so export →
+``active: false`` + ``endedAt`` for ended ones; reflections are extra ``{"type": "reflection"}`` lines
+(:mod:`.reflection_records`). :mod:`.importer` reads them all back, so export →
 import into an empty database gives the same graph. ``extras=False`` writes the bare reference
 shape (active relations only).
 
@@ -18,14 +19,16 @@ by newlines, timestamps as ISO strings) for Gephi, yEd, Cytoscape.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
 import networkx as nx
 
 from limbic.core.errors import ValidationError
-from limbic.core.models import Entity, Graph, Relation, iso
+from limbic.core.io.reflection_records import reflection_record
+from limbic.core.models import Entity, Graph, Reflection, Relation, iso
 
 FORMATS = ("jsonl", "graphml", "gexf")
 
@@ -47,11 +50,12 @@ def export_graph(service, fmt: str, out: BinaryIO, *, extras: bool = True) -> Ex
     if fmt not in FORMATS:
         raise ValidationError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
     graph = service.read_graph(include_ended=True)
+    thoughts = service.all_reflections() if extras else []
     if fmt == "jsonl":
-        for line in jsonl_lines(graph, extras=extras):
+        for line in jsonl_lines(graph, extras=extras, reflections=thoughts):
             out.write(line.encode("utf-8") + b"\n")
     else:
-        network = to_networkx(graph)
+        network = to_networkx(graph, thoughts)
         if fmt == "graphml":
             nx.write_graphml(network, out, encoding="utf-8")
         else:
@@ -59,13 +63,16 @@ def export_graph(service, fmt: str, out: BinaryIO, *, extras: bool = True) -> Ex
     return ExportSummary(fmt, len(graph.entities), len(graph.relations))
 
 
-def jsonl_lines(graph: Graph, *, extras: bool = True) -> Iterator[str]:
-    """The JSONL lines (without line breaks) of ``graph``: entities first, then relations."""
+def jsonl_lines(graph: Graph, *, extras: bool = True, reflections: Sequence[Reflection] = ()) -> Iterator[str]:
+    """The JSONL lines (without line breaks) of ``graph``: entities first, then relations, then ``reflections``
+    (an extra record type, :mod:`.reflection_records`)."""
     for entity in graph.entities:
         yield json.dumps(entity_record(entity, extras=extras), ensure_ascii=False)
     for relation in graph.relations:
         if extras or relation.active:
             yield json.dumps(relation_record(relation, extras=extras), ensure_ascii=False)
+    for reflection in reflections:
+        yield json.dumps(reflection_record(reflection), ensure_ascii=False)
 
 
 def entity_record(entity: Entity, *, extras: bool = True) -> dict:
@@ -116,19 +123,31 @@ def relation_record(relation: Relation, *, extras: bool = True) -> dict:
     return record
 
 
-def to_networkx(graph: Graph) -> nx.MultiDiGraph:
+def to_networkx(graph: Graph, reflections: Sequence[Reflection] = ()) -> nx.MultiDiGraph:
     """``graph`` as a networkx MultiDiGraph: nodes are entity names, one edge per relation (key = relation id).
 
     Node attributes: ``entityType``, ``status``, ``createdAt``, ``updatedAt``, ``observations`` (live
     ones joined by newlines), ``observationCount``. Edge attributes: ``relationType``, ``createdAt``,
-    ``active`` and, when set, ``context``, ``endedAt``. No attribute is ``None`` (GraphML/GEXF forbid it).
+    ``active`` and, when set, ``context``, ``endedAt``. ``reflections`` (a JSON list of their records, on the
+    nodes and edges that have some, and on the graph for global ones: GraphML keeps graph attributes, GEXF has
+    none). No attribute is ``None`` (GraphML/GEXF forbid it).
     """
     network = nx.MultiDiGraph()
+    about: dict[object, list[dict]] = defaultdict(list)
+    for reflection in reflections:
+        record = reflection_record(reflection)
+        place = (reflection.entity, reflection.target, reflection.relation_type) if reflection.target_type == \
+            "relation" else reflection.entity
+        about[place].append({k: v for k, v in record.items() if k not in ("type", "entityName", "relation")})
+    if about.get(None):
+        network.graph["reflections"] = json.dumps(about[None], ensure_ascii=False)
     for entity in graph.entities:
         live = [o.content for o in entity.observations if o.superseded_at is None]
         network.add_node(entity.name, entityType=entity.entity_type, status=entity.status,
                          createdAt=iso(entity.created_at), updatedAt=iso(entity.updated_at),
                          observations="\n".join(live), observationCount=len(live))
+        if about.get(entity.name):
+            network.nodes[entity.name]["reflections"] = json.dumps(about[entity.name], ensure_ascii=False)
     for relation in graph.relations:
         attributes = {"relationType": relation.relation_type, "createdAt": iso(relation.created_at),
                       "active": relation.active}
@@ -136,5 +155,8 @@ def to_networkx(graph: Graph) -> nx.MultiDiGraph:
             attributes["context"] = relation.context
         if relation.ended_at is not None:
             attributes["endedAt"] = iso(relation.ended_at)
+        if about.get((relation.source, relation.target, relation.relation_type)):
+            attributes["reflections"] = json.dumps(about[(relation.source, relation.target, relation.relation_type)],
+                                                   ensure_ascii=False)
         network.add_edge(relation.source, relation.target, key=str(relation.id), **attributes)
     return network

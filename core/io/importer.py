@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from limbic.core.errors import ImportFormatError, LimbicError
 from limbic.core.io.parsers import ParsedEntity, ParsedObservation, ParsedRelation, ParseResult, parse_file
+from limbic.core.io.reflection_records import apply_reflections
 from limbic.core.io.report import FileReport, ImportReport, ReportEntry
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.validation import MAX_ITEMS
@@ -113,6 +114,7 @@ class _Importer:
             self._apply_entities([e for e in self.result.entities if e.declared])
             self._apply_undeclared([e for e in self.result.entities if not e.declared])
             self._apply_relations(self.result.relations)
+            apply_reflections(self.service, self.result.reflections, self.report)
         self.report.seconds = time.perf_counter() - started
         return self.report
 

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from limbic.core.errors import ImportFormatError
 from limbic.core.io.records import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation, RecordReader
+from limbic.core.io.reflection_records import ParsedReflection
 
 __all__ = [
     "LineIssue", "ParseResult", "ParsedEntity", "ParsedObservation", "ParsedRelation",
@@ -42,6 +43,7 @@ class ParseResult:
     ``observations_derived`` (from descriptions, properties, extra fields), ``observations_recorded``
     (texts of observation records), ``observations_duplicate``
     (repeated texts dropped), ``observations_split`` (extra parts of texts over 10,000 characters).
+    ``reflections``: the reflection records (:mod:`.reflection_records`).
     """
 
     path: str | None
@@ -50,6 +52,7 @@ class ParseResult:
     relations: list[ParsedRelation]
     issues: list[LineIssue]
     stats: Counter
+    reflections: list[ParsedReflection] = field(default_factory=list)
 
 
 def parse_file(path: str | Path) -> ParseResult:
@@ -101,7 +104,7 @@ def parse_text(text: str, path: str | None = None) -> ParseResult:
     entities, relations = reader.finish()
     if reader.stats["graph_nodes"]:
         fmt += "+graph-dump"
-    return ParseResult(path, fmt, entities, relations, reader.issues, reader.stats)
+    return ParseResult(path, fmt, entities, relations, reader.issues, reader.stats, reader.reflections)
 
 
 def _whole_document(text: str) -> Any | None:

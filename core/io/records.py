@@ -16,6 +16,7 @@ from limbic.core import validation
 from limbic.core.errors import ValidationError
 from limbic.core.io import values
 from limbic.core.io.parsed import LineIssue, ParsedEntity, ParsedObservation, ParsedRelation
+from limbic.core.io.reflection_records import RECORD_TYPE, ParsedReflection, read_reflection
 
 ENTITY_WORDS = {"entity", "entities", "node"}
 RELATION_WORDS = {"relation", "relations", "relationship", "edge", "link"}
@@ -69,6 +70,7 @@ class RecordReader:
         self._ids: dict[str, str] = {}
         self._relations: list[ParsedRelation] = []
         self._pending: list[tuple[str, list[ParsedObservation], int | None, str | None]] = []
+        self.reflections: list[ParsedReflection] = []
 
     def issue(self, line: int | None, action: str, reason: str, item: str | None = None) -> None:
         self.issues.append(LineIssue(line, action, reason, item))
@@ -89,6 +91,10 @@ class RecordReader:
             self.issue(line, "skipped", f"not a JSON object but {type(obj).__name__}: {str(obj)[:60]!r}", item)
             return
         raw_type, word = _type_word(obj)
+        if word == RECORD_TYPE:
+            found = read_reflection(obj, line, item)
+            self.reflections.append(found) if isinstance(found, ParsedReflection) else self.issues.append(found)
+            return
         has_name = any(obj.get(k) is not None for k in NAME_KEYS)
         endpoints = _endpoints(obj)
         if word.startswith("_") and not has_name and endpoints is None:

@@ -54,6 +54,7 @@ class FileReport:
     observations_added: int = 0
     relations_created: int = 0
     relations_existing: int = 0
+    reflections_added: int = 0
     merged: list[ReportEntry] = field(default_factory=list)
     placeholders: list[ReportEntry] = field(default_factory=list)
     resolved: list[ReportEntry] = field(default_factory=list)
@@ -67,7 +68,7 @@ class FileReport:
     def added_nothing(self) -> bool:
         """True when the import changed nothing (what a repeated import must give)."""
         return not (self.entities_created or self.observations_added or self.relations_created
-                    or self.entities_updated)
+                    or self.entities_updated or self.reflections_added)
 
     def to_dict(self) -> dict:
         return {
@@ -75,7 +76,8 @@ class FileReport:
             "entities_created": len(self.entities_created), "entities_unchanged": self.entities_unchanged,
             "entities_updated": self.entities_updated,
             "observations_added": self.observations_added, "relations_created": self.relations_created,
-            "relations_existing": self.relations_existing, "seconds": round(self.seconds, 3),
+            "relations_existing": self.relations_existing, "reflections_added": self.reflections_added,
+            "seconds": round(self.seconds, 3),
             "created": list(self.entities_created),
             **{key: [e.to_dict() for e in getattr(self, key)]
                for key in ("merged", "placeholders", "resolved", "recovered", "skipped", "ignored")},

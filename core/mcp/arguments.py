@@ -21,10 +21,11 @@ __all__ = ["add_strict_tool", "inline_refs"]
 
 
 def add_strict_tool(server: MCPServer, fn: Callable[..., Any], *, title: str, description: str,
-                    annotations: ToolAnnotations) -> None:
-    """Register ``fn`` as a tool of ``server`` whose top-level arguments forbid unknown keys."""
-    server.add_tool(fn, title=title, description=description, annotations=annotations)
-    tool = server._tool_manager.get_tool(fn.__name__)
+                    annotations: ToolAnnotations, name: str | None = None) -> None:
+    """Register ``fn`` as a tool of ``server`` (named ``name``, default the function's name) whose top-level
+    arguments forbid unknown keys."""
+    server.add_tool(fn, name=name, title=title, description=description, annotations=annotations)
+    tool = server._tool_manager.get_tool(name or fn.__name__)
     assert tool is not None
     loose = tool.fn_metadata.arg_model
     strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {

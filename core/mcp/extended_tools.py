@@ -24,6 +24,7 @@ from limbic.core.mcp.schemas import (
     Status,
     detail_out,
     entity_out,
+    reflection_out,
     relation_detail,
     trim_observations,
 )
@@ -95,7 +96,9 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
     def get_entity(name: Annotated[Name, Field(description="The entity name")]
                    ) -> Annotated[CallToolResult, EntityDetailOut]:
         with refusals():
-            return result(detail_out(service.get_entity(name, record=True, origin=ORIGIN)))
+            out = detail_out(service.get_entity(name, record=True, origin=ORIGIN))
+            out["reflections"] = [reflection_out(r) for r in service.reflections_of(out["name"])]
+        return result(out)
 
     def mark_used(names: Annotated[Items, Field(
             min_length=1, description="The entities that were used: the memories that helped")],
@@ -137,7 +140,8 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
          "Mark an active relation as ended (kept as history, no longer returned by read_graph).", write),
         (get_entity, "Get Entity",
          "Everything about one entity: ids, timestamps, access and impression statistics, degree, all "
-         "observations with kind and supersede chain, and its relations (ended ones included). Reading an "
-         "entity is a use: it counts as an access.", read),
+         "observations with kind and supersede chain, its relations (ended ones included), the incoming ones read "
+         "from this entity (inverseRelations: part_of for contains) and the reflections about it and its "
+         "relations. Reading an entity is a use: it counts as an access.", read),
     ):
         add_strict_tool(server, fn, title=title, description=description, annotations=annotations)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from limbic.core.lifecycle.contradictions import OPTIONS
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.tooling import ORIGIN, refusals, result, tool_annotations
-from limbic.core.service import MemoryService
+from limbic.core.service import MemoryService, review
 from limbic.core.store.conflicts import ConflictRow
 
 """How long ``add_observations`` waits for its new observations' vectors to land and be checked; past it the
@@ -43,7 +43,7 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
             "(the old one is kept as history, superseded by the new one), delete_old"))],
     ) -> Annotated[CallToolResult, ResolvedOut]:
         with refusals():
-            service.decide(key, option, origin=ORIGIN)
+            review.decide(service, key, option, origin=ORIGIN)
         return result({"key": key, "option": option, "settled": True})
 
     add_strict_tool(server, resolve_conflict, title="Resolve Conflict", annotations=tool_annotations(False), description=(

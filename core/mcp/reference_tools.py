@@ -22,6 +22,7 @@ from limbic.core.mcp.schemas import (
     EntitiesOut,
     EntityIn,
     GraphOut,
+    Kind,
     NodesOut,
     ObservationBatchIn,
     Query,
@@ -29,7 +30,9 @@ from limbic.core.mcp.schemas import (
     RelationsOut,
     SuccessOut,
     entity_out,
+    filtered_entity_out,
     graph_out,
+    reflection_out,
     relation_out,
     stats_out,
     trim_observations,
@@ -161,11 +164,26 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
     def open_nodes(names: Annotated[Items, Field(description="An array of entity names to retrieve")],
                    project: ProjectArg = None,
                    asOf: AsOf = None,
+                   kinds: Annotated[list[Kind] | None, Field(
+                       max_length=MAX_ITEMS, description="Optional (Limbic): only the observations of these kinds "
+                       "(e.g. fact, decision, preference, event, metadata)")] = None,
+                   includeSuperseded: Annotated[bool, Field(
+                       strict=True, description="Optional (Limbic): also list the superseded observations "
+                       "(history) of each entity, as supersededObservations")] = False,
+                   includeReflections: Annotated[bool, Field(
+                       strict=True, description="Optional (Limbic): also list the reflections about each entity "
+                       "and its relations, as reflections")] = False,
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
             view = read_view(project, asOf)
             graph = service.open_nodes(names, record=True, origin=ORIGIN, **view)
-        return result(graph_out(graph.entities, graph.relations, view["as_of"]))
+            thoughts = service.reflections_by_entity([e.name for e in graph.entities]) if includeReflections else {}
+        out = graph_out(graph.entities, graph.relations, view["as_of"])
+        if kinds is not None or includeSuperseded or includeReflections:
+            out["entities"] = [filtered_entity_out(e, kinds, includeSuperseded, view["as_of"]) for e in graph.entities]
+        for entity in out["entities"] if includeReflections else ():
+            entity["reflections"] = [reflection_out(r) for r in thoughts.get(entity["name"], [])]
+        return result(out)
 
     def read_view(requested: str | None, as_of: str | None) -> dict:
         """The ``project`` / ``as_of`` keywords of a read: the requested project, else the server's."""

@@ -17,12 +17,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Relation, iso
+from limbic.core.curation.relation_types import inverse
+from limbic.core.models import Entity, EntityDetail, GraphStats, Observation, Reflection, Relation, iso
 from limbic.core.search.presets import PRESETS
 from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
 
 Name = Annotated[str, Field(max_length=MAX_NAME)]
 Content = Annotated[str, Field(max_length=MAX_OBSERVATION)]
+Kind = Annotated[str, Field(max_length=MAX_KIND)]
 Query = Annotated[str, Field(max_length=MAX_QUERY)]
 Status = Literal["active", "paused", "completed", "archived"]  # limbic.core.models.STATUSES (a test checks)
 DEFAULT_STATUS = "active"
@@ -118,6 +120,8 @@ class EntityOut(BaseModel):
     observations: list[str]
     status: str | None = None
     omittedObservations: int | None = None
+    supersededObservations: list[str] | None = None
+    reflections: list[dict[str, Any]] | None = None
 
 
 class RelationOut(BaseModel):
@@ -230,6 +234,19 @@ class RelationDetailOut(BaseModel):
     createdAt: str | None
 
 
+class InverseRelationOut(BaseModel):
+    """An incoming relation read from its target: ``from`` is the entity shown, ``relationType`` the inverse of
+    the stored type ``inverseOf`` (``part_of`` for ``contains``; ``inverse_<type>`` when none is known)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+    inverseOf: str
+    active: bool
+
+
 class EntityDetailOut(BaseModel):
     id: int
     name: str
@@ -248,6 +265,8 @@ class EntityDetailOut(BaseModel):
     project: str | None = None
     strength: float = 1.0
     pinnedAt: str | None = None
+    inverseRelations: list[InverseRelationOut] | None = None
+    reflections: list[dict[str, Any]] | None = None
 
 
 # --- converters ---------------------------------------------------------------------------------
@@ -290,6 +309,26 @@ def graph_out(entities: tuple[Entity, ...], relations: tuple[Relation, ...], now
     }
 
 
+def filtered_entity_out(entity: Entity, kinds: list[str] | None, include_superseded: bool,
+                        now: float | None = None) -> dict[str, Any]:
+    """:func:`entity_out` with only the observations of ``kinds`` (case-insensitive; an observation without a
+    kind has none), and with ``include_superseded`` the superseded ones (history, oldest first) as
+    ``supersededObservations``."""
+    now = time.time() if now is None else now
+    out = entity_out(entity, now)
+    wanted = None if kinds is None else {k.strip().lower() for k in kinds}
+
+    def kept(o: Observation) -> bool:
+        return wanted is None or (o.kind or "").lower() in wanted
+
+    if wanted is not None:
+        out["observations"] = [o.content for o in entity.observations if _current(o, now) and kept(o)]
+    if include_superseded:
+        out["supersededObservations"] = [o.content for o in entity.observations
+                                         if o.superseded_at is not None and kept(o)]
+    return out
+
+
 def trim_observations(item: dict[str, Any], query: str, keep: int | None) -> dict[str, Any]:
     """``item`` (an entity or search result with ``observations``) with at most ``keep`` observations: those
     sharing the most words with ``query`` (ties: stored order), shown in stored order, plus
@@ -330,6 +369,24 @@ def relation_detail(relation: Relation) -> dict[str, Any]:
     }
 
 
+def reflection_out(reflection: Reflection) -> dict[str, Any]:
+    """A reflection as the curation tools return it (``entityName`` or ``relation`` by its target type)."""
+    relation = None
+    if reflection.target_type == "relation":
+        relation = {"from": reflection.entity, "to": reflection.target, "relationType": reflection.relation_type}
+    return {"id": reflection.id, "targetType": reflection.target_type,
+            "entityName": reflection.entity if reflection.target_type == "entity" else None, "relation": relation,
+            "author": reflection.author, "content": reflection.content, "mood": reflection.mood,
+            "createdAt": iso(reflection.created_at), "updatedAt": iso(reflection.updated_at)}
+
+
+def inverse_relations(detail: EntityDetail) -> list[dict[str, Any]]:
+    """The relations pointing at ``detail``'s entity, read from it (:func:`limbic.core.curation.relation_types.inverse`)."""
+    name = detail.entity.name
+    return [{"from": name, "to": r.source, "relationType": inverse(r.relation_type), "inverseOf": r.relation_type,
+             "active": r.active} for r in detail.relations if r.target == name and r.source != name]
+
+
 def detail_out(detail: EntityDetail) -> dict[str, Any]:
     """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
     the supersede chain, its project, strength and pin (docs/lifecycle.md)."""
@@ -364,4 +421,5 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
         "project": entity.project,
         "strength": entity.strength,
         "pinnedAt": iso(entity.pinned_at),
+        "inverseRelations": inverse_relations(detail),
     }

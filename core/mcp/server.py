@@ -7,6 +7,8 @@ No SQL and no scoring here. :func:`build_server` registers
   :mod:`limbic.core.mcp.schemas`);
 - the extended tools ``search_semantic``, ``mark_used``, ``rename_entity``, ``merge_entities``,
   ``set_status``, ``end_relation``, ``get_entity`` and the ``read_graph`` modes ``names``, ``page`` and ``summary``;
+- the curation tools (:mod:`limbic.core.mcp.curation_tools`): duplicates, entity splitting, the consolidation
+  report, reflections and ``migrate`` (docs/curation.md);
 - the ``memory://tuning`` resource (saved parameters, shadow A/B settings, feedback counts, last tuning);
 - the ``memory://knowledge-graph`` resource, with "resource updated" notifications after every
   committed change, by this process or another one on the same file (``subscriptions/listen`` for
@@ -30,6 +32,7 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 
+from limbic.core.mcp.curation_tools import add_curation_tools
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.extended_tools import add_extended_tools
 from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
@@ -110,6 +113,7 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
     add_reference_tools(server, service, project)
     add_extended_tools(server, service, project)
     add_lifecycle_tools(server, service)
+    add_curation_tools(server, service)
 
     @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
                      description="The full knowledge graph with all entities and relations",

@@ -9,19 +9,15 @@
 
 Times are hours here (``Δt ≥ 0``; a future time counts as 0); rates are per hour. The search's temporal
 factor (:mod:`limbic.core.search.scoring`, :mod:`limbic.core.search.batch`) and the forget/promote score
-(:mod:`limbic.core.lifecycle.retention`) both use :func:`curve`. The exponential model computes exactly
+(:mod:`limbic.core.lifecycle.retention`) both use :func:`model_curve`. The exponential model computes exactly
 ``exp(−λ·Δt)`` as before, so the default ranks bit for bit as it did.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from limbic.core.search.params import ScoringParams
 
 EXPONENTIAL, POWER_LAW, TWO_COMPONENT = 0, 1, 2
 MODEL_NAMES = ("exponential", "power law", "two-component")
@@ -63,13 +59,6 @@ def model_curve(hours: np.ndarray, model: int, rate_per_hour: float, alpha: floa
     if model == TWO_COMPONENT:
         return two_component(hours, rate(fast_half_life), rate_per_hour, fast_share)
     return exponential(hours, rate_per_hour)
-
-
-def curve(hours: np.ndarray, params: ScoringParams) -> np.ndarray:
-    """The search's decay at ``hours`` with the model and constants of ``params``, ``(n,) float64`` (before the
-    floor the caller applies)."""
-    return model_curve(hours, int(params.decay_model), params.lambda_hourly, params.decay_alpha,
-                       params.decay_fast_hours, params.decay_fast_share)
 
 
 def half_life(model: int, rate_per_hour: float, alpha: float, fast_half_life: float, fast_share: float) -> float:

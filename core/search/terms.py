@@ -231,8 +231,10 @@ def importance(access_norm: np.ndarray, degree_norm: np.ndarray, consolidation: 
 def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
     """``max(floor, f(Δh))``, ``(N,) float64``, Δh in hours (a negative Δh, a future time, counts as 0), ``f`` the
     decay model of ``params``: ``exp(−λ·Δh)`` by default, or the power law or two components
-    (:func:`limbic.core.search.decay.curve`, docs/lifecycle.md "Decay models")."""
-    return np.maximum(floor, decay_models.curve(hours, params))
+    (:func:`limbic.core.search.decay.model_curve`, docs/lifecycle.md "Decay models")."""
+    return np.maximum(floor, decay_models.model_curve(hours, int(params.decay_model), params.lambda_hourly,
+                                                      params.decay_alpha, params.decay_fast_hours,
+                                                      params.decay_fast_share))
 
 
 def age_hours(last_access: np.ndarray, created_at: np.ndarray, now: float | np.ndarray) -> np.ndarray:

@@ -11,7 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
@@ -33,9 +33,7 @@ from limbic.core.store.schema import put_setting
 from limbic.core.vectors.vector_index import VectorIndex
 
 if TYPE_CHECKING:
-    from limbic.core.service.edits import Edit
-    from limbic.core.service.memory import MemoryService
-    from limbic.core.service.review import Decision, ReviewSection
+    pass
 
 log = logging.getLogger(__name__)
 Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
@@ -53,29 +51,6 @@ class Lifecycle:
     _vectors: VectorIndex
 
     # --- the queue of decisions -------------------------------------------------------------------
-
-    def review(self, kinds: Sequence[str] | None = None, limit: int = 20) -> list[ReviewSection]:
-        """What needs a person's decision, one section per kind (:func:`limbic.core.service.review.review`)."""
-        from limbic.core.service import review
-
-        return review.review(cast("MemoryService", self), kinds, limit)
-
-    def decide(self, key: str, option: str, *, origin: str | None = None) -> Edit:
-        """Settle the open decision ``key`` with ``option`` as one transaction; returns the applied edit (its
-        ``revert`` undoes it exactly). Raises NotFoundError / ValidationError (:func:`limbic.core.service.review.decide`)."""
-        from limbic.core.service import review
-
-        return review.decide(cast("MemoryService", self), key, option, origin=origin)
-
-    def decision_edit(self, decision: Decision, option: str) -> Edit:
-        """The undoable edit that settles ``decision`` with ``option``, not applied (the app's Review view applies
-        it on its undo stack). Raises NotFoundError for a kind no source handles, ValidationError for a bad option."""
-        from limbic.core.service import review
-
-        source = next((s for s in review.SOURCES if s.kind == decision.kind), None)
-        if source is None:
-            raise NotFoundError(f"no source of {decision.kind!r} decisions")
-        return source.edit(cast("MemoryService", self), decision, option)
 
     # --- contradictions ------------------------------------------------------------------------
 

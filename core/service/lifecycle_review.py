@@ -17,6 +17,7 @@ from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import OPTIONS as CONFLICT_OPTIONS
 from limbic.core.models import iso
 from limbic.core.service import retention
+from limbic.core.service.decisions import Decision
 from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import DeleteEntities, DeleteObservation, SetStatus
 from limbic.core.service.lifecycle_edits import SetObservationTerms, SetPinned, SettleConflict
@@ -25,7 +26,6 @@ from limbic.core.store import expiry
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
-    from limbic.core.service.review import Decision
 
 SUGGESTED_CONFLICT_OPTIONS = ("supersede", *(o for o in CONFLICT_OPTIONS if o != "supersede"))
 """The options of a conflict, the suggested one first: the newer observation supersedes the older one."""
@@ -33,7 +33,6 @@ EXPIRED_OPTIONS = ("delete", "renew")
 
 
 def _decision(**fields: object) -> Decision:
-    from limbic.core.service.review import Decision
 
     return Decision(**fields)  # type: ignore[arg-type]
 

@@ -37,12 +37,15 @@ from limbic.core.models import (
 from limbic.core.search.params import ScoringParams
 from limbic.core.service import mutations
 from limbic.core.service.changes import ChangeFeed
+from limbic.core.service.curating import Curating
 from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.service.lifecycle import Lifecycle
 from limbic.core.service.mutations import UpsertReport
 from limbic.core.service.reads import ReadsAndUses
+from limbic.core.service.reflecting import Reflecting
 from limbic.core.service.restoring import SnapshotsAndRestores
 from limbic.core.service.searching import SearchAndVectors
+from limbic.core.service.splitting import Splitting
 from limbic.core.service.usage import SignalRecorder
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
@@ -63,7 +66,7 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecycle):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecycle, Curating, Reflecting, Splitting):
     """The memory graph of one database file.
 
     Args:

@@ -11,69 +11,21 @@ transaction and returns the applied edit, so the caller can revert it or keep it
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING
 
 from limbic.core.errors import NotFoundError, ValidationError
+from limbic.core.service import curation_review, lifecycle_review
+from limbic.core.service.decisions import Decision, DecisionSource, ReviewSection
 
 if TYPE_CHECKING:
     from limbic.core.service.edits import Edit
     from limbic.core.service.memory import MemoryService
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """One thing to decide.
+__all__ = ["SOURCES", "Decision", "DecisionSource", "ReviewSection", "decide", "edit_for", "review"]
 
-    ``kind``: the source's kind (``contradiction``, ``duplicate``, ``split``, ``forget``, ``promote``,
-    ``expired``, …); ``key``: a stable id within the memory (``"contradiction:123:456"``); ``title``: one line;
-    ``subjects``: the entity names it concerns; ``evidence``: JSON-able details shown beside it (texts side by
-    side, similarity, reason, …); ``options``: the ways to settle it, the suggested one first;
-    ``created_at``: when it arose (UTC seconds), ``None`` when unknown.
-    """
-
-    kind: str
-    key: str
-    title: str
-    subjects: tuple[str, ...]
-    evidence: dict[str, Any] = field(default_factory=dict)
-    options: tuple[str, ...] = ()
-    created_at: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (camelCase keys, as MCP results use)."""
-        return {"kind": self.kind, "key": self.key, "title": self.title, "subjects": list(self.subjects),
-                "evidence": self.evidence, "options": list(self.options), "createdAt": self.created_at}
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewSection:
-    """The decisions of one ``kind``: how many there are in all (``total``) and the first ``items``."""
-
-    kind: str
-    total: int
-    items: tuple[Decision, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "total": self.total, "items": [d.to_dict() for d in self.items]}
-
-
-class DecisionSource(Protocol):
-    """Finds the decisions of one kind and builds the edit that settles one."""
-
-    kind: str
-
-    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
-        """The number of open decisions of this kind and the ``limit`` most important ones; never writes."""
-        ...
-
-    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
-        """The undoable edit that settles ``decision`` with ``option`` (not applied yet).
-
-        Raises:
-            ValidationError: ``option`` is not one of ``decision.options``.
-        """
-        ...
+SOURCES: tuple[DecisionSource, ...] = (*lifecycle_review.LIFECYCLE_SOURCES, *curation_review.SOURCES)
+"""Every kind of decision, in the order the report lists them."""
 
 
 def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: int = 20,
@@ -121,8 +73,16 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
     return edit
 
 
-# The sources build on the values above, so they are imported last.
-from limbic.core.service.lifecycle_review import LIFECYCLE_SOURCES  # noqa: E402
+def edit_for(service: MemoryService, decision: Decision, option: str,
+             sources: Sequence[DecisionSource] | None = None) -> Edit:
+    """The undoable edit that settles ``decision`` with ``option``, not applied (the app's Review view applies it on
+    its undo stack).
 
-SOURCES: tuple[DecisionSource, ...] = (*LIFECYCLE_SOURCES,)
-"""Every kind of decision, in the order the report lists them."""
+    Raises:
+        NotFoundError: no source handles the decision's kind.
+        ValidationError: ``option`` is not one of the decision's options.
+    """
+    source = next((s for s in (SOURCES if sources is None else sources) if s.kind == decision.kind), None)
+    if source is None:
+        raise NotFoundError(f"no source of {decision.kind!r} decisions")
+    return source.edit(service, decision, option)

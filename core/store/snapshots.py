@@ -1,8 +1,8 @@
 """Exact copies of stored rows, and putting them back: what undoing an edit restores.
 
 :func:`read_records` copies everything an entity's deletion destroys — its row, every observation
-(superseded ones and supersede links included), every relation touching it (ended ones included) and
-its usage history (accesses, access days, impressions, co-occurrences) — into an
+(superseded ones and supersede links included), every relation touching it (ended ones included),
+its usage history (accesses, access days, impressions, co-occurrences) and the reflections about it — into an
 :class:`EntityRecord`. The ``put_*`` functions write such rows back inside the caller's write
 transaction, under their old ids whenever those are free, so that what refers to an entity or an
 observation by id (logged searches and their relevance labels, supersede links) finds it again.
@@ -19,8 +19,8 @@ from typing import Any
 import apsw
 
 from limbic.core.errors import ConflictError, NotFoundError
-from limbic.core.models import Entity, Observation, Relation
-from limbic.core.store import reads
+from limbic.core.models import Entity, Observation, Reflection, Relation
+from limbic.core.store import reads, reflections
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,19 +48,22 @@ class Usage:
 @dataclass(frozen=True, slots=True)
 class EntityRecord:
     """Every stored row of one entity: the entity with all its observations, every relation touching it
-    (active and ended, either direction) and its usage history. Vectors and full-text rows are not
-    kept: they follow from the text."""
+    (active and ended, either direction), its usage history and the reflections about it or its relations.
+    Vectors and full-text rows are not kept: they follow from the text."""
 
     entity: Entity
     relations: tuple[Relation, ...]
     usage: Usage
+    reflections: tuple[Reflection, ...] = ()
 
 
 def read_records(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[EntityRecord]:
     """Records of the entities ``entity_ids``, in that order (unknown ids are left out)."""
     entities = reads.entities_by_ids(conn, entity_ids)
     relations = reads.relations_touching(conn, [e.id for e in entities], include_ended=True)
-    return [EntityRecord(e, tuple(r for r in relations if e.id in (r.source_id, r.target_id)), _usage(conn, e.id))
+    thoughts = reflections.touching(conn, [e.id for e in entities])
+    return [EntityRecord(e, tuple(r for r in relations if e.id in (r.source_id, r.target_id)), _usage(conn, e.id),
+                         tuple(r for r in thoughts if e.id in (r.entity_id, r.target_id)))
             for e in entities]
 
 
@@ -196,7 +199,7 @@ def put_usage(conn: apsw.Connection, entity_id: int, usage: Usage, placed: Mappi
 
 def put_records(conn: apsw.Connection, records: Sequence[EntityRecord]) -> tuple[dict[int, int], set[int]]:
     """Insert whole entities from ``records`` (none of their names may be stored): rows, observations,
-    relations, usage. Returns ``{recorded id: id now}`` and the ids of every relation endpoint.
+    relations, usage, reflections. Returns ``{recorded id: id now}`` and the ids of every relation endpoint.
 
     Raises ConflictError when a name is taken, NotFoundError when a relation's other end is gone."""
     placed: dict[int, int] = {}
@@ -207,4 +210,5 @@ def put_records(conn: apsw.Connection, records: Sequence[EntityRecord]) -> tuple
     endpoints = put_relations(conn, [r for record in records for r in record.relations], placed)
     for record in records:
         put_usage(conn, placed[record.entity.id], record.usage, placed)
+    reflections.put(conn, [r for record in records for r in record.reflections], placed)
     return placed, endpoints

@@ -146,7 +146,8 @@ def record_access(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *
 
 
 def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float) -> None:
-    """Move observations, relations and usage signals of ``source_id`` onto ``target_id``, then delete the source.
+    """Move observations, relations, usage signals and reflections of ``source_id`` onto ``target_id``, then
+    delete the source.
 
     Duplicated observation texts and relations that would duplicate an active one are dropped;
     relations between the two merged entities are dropped (they would become self-loops).
@@ -190,6 +191,8 @@ def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float)
         "last_co = max(last_co, excluded.last_co)",
         (target_id, source_id),
     )
+    conn.execute("UPDATE reflections SET entity_id = ?1 WHERE entity_id = ?2", (target_id, source_id))
+    conn.execute("UPDATE reflections SET other_id = ?1 WHERE other_id = ?2", (target_id, source_id))
     conn.execute("DELETE FROM entities WHERE id = ?", (source_id,))
     conn.execute("UPDATE entities SET updated_at = ? WHERE id = ?", (at, target_id))
 

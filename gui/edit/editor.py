@@ -1,4 +1,4 @@
-"""The entity editor: the selected entity's observations and relations, and every edit, undoable.
+"""The entity editor: the selected entity's observations, relations and reflections, and every edit, undoable.
 
 Each edit is one of the core's undoable edits (:mod:`limbic.core.service.entity_edits`), applied through
 ``MemoryService`` off the UI thread, one after another, and kept on a ``QUndoStack``
@@ -40,6 +40,7 @@ from limbic.gui.controller import AppController
 from limbic.gui.edit import observation_dialogs as dialogs
 from limbic.gui.edit.forms import Field, FormDialog
 from limbic.gui.edit.observation_dialogs import KINDS
+from limbic.gui.edit.reflections import ReflectionsPanel
 from limbic.gui.edit.terms import state_text, title_suffix, weight_text
 from limbic.gui.edit.undo import EditCommand, EditQueue
 from limbic.gui.widgets import single_shot_timer
@@ -150,6 +151,8 @@ class EntityEditor(QWidget):
             lay.addWidget(table)
             lay.addLayout(row)
             splitter.addWidget(box)
+        self.reflections = ReflectionsPanel(self.controller, self.execute)
+        splitter.addWidget(self.reflections)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addLayout(entity_row)
@@ -192,6 +195,7 @@ class EntityEditor(QWidget):
         self.status_box.setEnabled(enabled)
         self.observations.setRowCount(0)
         self.relations.setRowCount(0)
+        self.reflections.show_entity(detail.entity.name if detail is not None else None)
         if detail is None:
             self.title.setText(f"<i>{escape(missing)} no longer exists</i>" if missing else "No entity selected")
             self.loaded.emit(None)

@@ -1,6 +1,6 @@
 """The Review view: one place for what needs a person's decision (docs/lifecycle.md "Review").
 
-Generic over the sections of ``MemoryService.review()``: open contradictions, expired observations, forget and
+Generic over the sections of :func:`limbic.core.service.review.review`: open contradictions, expired observations, forget and
 promote candidates, and whatever other kinds are registered (duplicates, split proposals, …). A contradiction's
 two observations are shown side by side with the similarity and the checkable difference; any other decision
 shows its evidence. One click applies an option to the selected decision — or to all the selected decisions of
@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from limbic.core.service import review
+from limbic.core.service.decisions import Decision, ReviewSection
 from limbic.core.service.edits import Compound, Edit
-from limbic.core.service.review import Decision, ReviewSection
 from limbic.gui.controller import AppController
 from limbic.gui.widgets import single_shot_timer
 
@@ -91,7 +92,7 @@ class ReviewView(QWidget):
 
     def reload(self) -> None:
         """Read the queue of decisions again (off the UI thread)."""
-        self.controller.run(self.controller.service.review, None, LIMIT, on_success=self._loaded,
+        self.controller.run(review.review, self.controller.service, None, LIMIT, on_success=self._loaded,
                             channel=f"review-{id(self)}")
 
     def _loaded(self, sections: list[ReviewSection]) -> None:
@@ -179,7 +180,7 @@ class ReviewView(QWidget):
         service = self.controller.service
 
         def build() -> Edit:
-            edits = [service.decision_edit(d, option) for d in chosen]
+            edits = [review.edit_for(service, d, option) for d in chosen]
             return edits[0] if len(edits) == 1 else Compound(f"{option} {len(edits)} {chosen[0].kind}", edits)
 
         self.message.clear()

@@ -1,0 +1,68 @@
+"""What two statements can be checked to differ in: values (numbers, versions, regions, times, months,
+weekdays) and polarity (a negation).
+
+Two close observations that differ in such a value ("rate limited to 100 requests" / "… 1000 requests") or
+in polarity ("likes coffee" / "does not like coffee") are not duplicates: they disagree, which is a
+contradiction to settle, not a repetition to merge (docs/curation.md "What counts as a duplicate").
+:func:`signature` reads the checkable part of one text once; :func:`differ` compares two signatures.
+Times are normalised first (``2am``, ``2 a.m.``, ``02:00`` are one value) and thousands separators
+dropped (``1,000`` = ``1000``), so that a paraphrase does not differ by its spelling of a value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MONTHS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+    "septiembre", "octubre", "noviembre", "diciembre"})
+WEEKDAYS = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "lunes", "martes",
+    "miércoles", "miercoles", "jueves", "viernes", "sábado", "sabado", "domingo"})
+NEGATIONS = frozenset({
+    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without",
+    "nunca", "sin", "ningún", "ningun", "ninguna", "nada", "tampoco", "jamás", "jamas"})
+
+_TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
+_CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_VALUE = re.compile(r"(?<![\w.:/-])[\w.:/-]*\d[\w.:/-]*", re.UNICODE)  # a token holding a digit
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_CALENDAR = MONTHS | WEEKDAYS
+_EDGES = ".:/-"
+
+
+def _twelve_hour(match: re.Match[str]) -> str:
+    hour, minute = int(match.group(1)) % 12, int(match.group(2) or 0)
+    return f" {hour + (12 if match.group(3).lower() == 'p' else 0):02d}:{minute:02d} "
+
+
+def _clock(match: re.Match[str]) -> str:
+    return f"{int(match.group(1)):02d}:{match.group(2)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """The checkable part of a text: its ``values`` (lower-cased tokens holding a digit, month and weekday
+    names) and whether it holds a ``negation``."""
+
+    values: frozenset[str]
+    negation: bool
+
+
+def signature(text: str) -> Signature:
+    """The :class:`Signature` of ``text``."""
+    lowered = _THOUSANDS.sub("", text.lower())
+    lowered = _CLOCK.sub(_clock, _TWELVE_HOUR.sub(_twelve_hour, lowered))
+    words = set(_WORD.findall(lowered))
+    values = {token.strip(_EDGES) for token in _VALUE.findall(lowered)} | (words & _CALENDAR)
+    negation = bool(words & NEGATIONS) or "n't" in lowered or "n’t" in lowered
+    return Signature(frozenset(values), negation)
+
+
+def differ(a: Signature, b: Signature) -> bool:
+    """Whether two texts differ checkably: both name values and not the same ones, or one is negated and
+    the other not. A value named on one side only (more detail) is not a difference."""
+    return a.negation != b.negation or (bool(a.values) and bool(b.values) and a.values != b.values)

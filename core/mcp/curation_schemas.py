@@ -1,0 +1,225 @@
+"""Wire shapes of the curation tools (:mod:`limbic.core.mcp.curation_tools`): pydantic output models, published
+as the tools' output schemas, and converters from core values. camelCase keys, ISO 8601 UTC times."""
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from limbic.core.io.report import FileReport
+
+
+class MemberOut(BaseModel):
+    id: int
+    entityName: str
+    content: str
+    kind: str | None
+    createdAt: str | None
+
+
+class PairOut(BaseModel):
+    a: int
+    b: int
+    similarity: float
+
+
+class ClusterOut(BaseModel):
+    key: str
+    size: int
+    best: float
+    lowest: float
+    entities: list[str]
+    members: list[MemberOut]
+    pairs: list[PairOut]
+
+
+class DuplicatesOut(BaseModel):
+    """``find_duplicate_observations``: clusters most similar first (members oldest first, at most 25 listed,
+    ``size`` counts all), how many there are in all (``total``), the observations compared and those still
+    waiting for their vectors (``pendingVectors``)."""
+
+    threshold: float
+    total: int
+    clusters: list[ClusterOut]
+    compared: int
+    pendingVectors: int
+    model: str | None
+    seconds: float
+
+
+class MigrateOut(BaseModel):
+    """``migrate``: what the import of one file did (a second import of the same file adds nothing):
+    counts, the entities created (``created``; ``placeholders`` among them were made for names the file only
+    referred to) and the lines ``skipped`` with why."""
+
+    path: str
+    format: str
+    lines: int
+    entitiesCreated: int
+    entitiesUpdated: int
+    entitiesUnchanged: int
+    observationsAdded: int
+    relationsCreated: int
+    relationsExisting: int
+    created: list[str]
+    placeholders: list[str]
+    skipped: list[dict[str, Any]]
+    addedNothing: bool
+    seconds: float
+
+
+def migrate_out(report: FileReport) -> dict[str, Any]:
+    return {"path": report.path, "format": report.format, "lines": report.lines,
+            "entitiesCreated": len(report.entities_created), "entitiesUpdated": report.entities_updated,
+            "entitiesUnchanged": report.entities_unchanged, "observationsAdded": report.observations_added,
+            "relationsCreated": report.relations_created, "relationsExisting": report.relations_existing,
+            "created": list(report.entities_created), "placeholders": [e.name or "" for e in report.placeholders],
+            "skipped": [e.to_dict() for e in report.skipped], "addedNothing": report.added_nothing,
+            "seconds": round(report.seconds, 3)}
+
+
+class RelationRefOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+
+
+class ReflectionOut(BaseModel):
+    """A reflection: ``targetType`` entity (``entityName``), relation (``relation``) or global."""
+
+    id: int
+    targetType: str
+    entityName: str | None = None
+    relation: RelationRefOut | None = None
+    author: str
+    content: str
+    mood: str | None
+    createdAt: str | None
+    updatedAt: str | None
+
+
+class FoundReflectionOut(ReflectionOut):
+    """A search result: the fused ``score`` (RRF), its ranks by keyword and by meaning (None when absent from
+    one) and its cosine ``similarity`` to the query (None without a model)."""
+
+    score: float
+    textRank: int | None
+    vectorRank: int | None
+    similarity: float | None
+
+
+class ReflectionsOut(BaseModel):
+    """``search_reflections``: best first; ``mode`` hybrid, or fts_only without a model."""
+
+    results: list[FoundReflectionOut]
+    mode: str
+
+
+class RelationRef(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    relationType: str
+
+
+class SplitCandidateOut(BaseModel):
+    entityName: str
+    entityType: str
+    observationCount: int
+    threshold: int
+    score: float
+
+
+class SplitCandidatesOut(BaseModel):
+    """``find_split_candidates``: entities over their type's threshold, most over first; ``total`` counts all;
+    ``thresholds`` the thresholds used by type (``*``: any other type)."""
+
+    total: int
+    candidates: list[SplitCandidateOut]
+    thresholds: dict[str, int]
+
+
+class TopicOut(BaseModel):
+    terms: list[str]
+    size: int
+    observations: list[str]
+
+
+class SplitAnalysisOut(BaseModel):
+    """``analyze_entity_split``: the entity's live observations against its threshold, and their topics (by the
+    ``method`` named, with its silhouette ``quality``, −1..1)."""
+
+    entityName: str
+    entityType: str
+    observationCount: int
+    threshold: int
+    needsSplit: bool
+    method: str
+    quality: float
+    topics: list[TopicOut]
+
+
+class SplitPartOut(BaseModel):
+    name: str
+    entityType: str
+    observations: list[str]
+    relations: list[RelationRef]
+    terms: list[str]
+
+
+class SplitProposalOut(BaseModel):
+    """``propose_entity_split``: proposed ``parts`` (change names, move observations, then pass them to
+    execute_entity_split), what stays on the entity, and the relations the split creates."""
+
+    entityName: str
+    entityType: str
+    observationCount: int
+    threshold: int
+    needsSplit: bool
+    method: str
+    quality: float
+    parts: list[SplitPartOut]
+    stayingObservations: list[str]
+    stayingRelations: list[RelationRef]
+    relationsToCreate: list[RelationRef]
+
+
+class SplitDoneOut(BaseModel):
+    """``execute_entity_split``: the entities created, the observations and relations moved to them and the
+    relations created between them and the original."""
+
+    entityName: str
+    created: list[str]
+    movedObservations: int
+    movedRelations: int
+    relationsCreated: list[RelationRef]
+
+
+class DecisionOut(BaseModel):
+    """One thing to decide: ``kind``, a stable ``key``, a one-line ``title``, the entities concerned
+    (``subjects``), the ``evidence`` (texts side by side, similarity, counts, …), the ``options`` (the suggested
+    one first) and when it arose (``createdAt``, ISO 8601, None when unknown)."""
+
+    kind: str
+    key: str
+    title: str
+    subjects: list[str]
+    evidence: dict[str, Any]
+    options: list[str]
+    createdAt: str | None
+
+
+class SectionOut(BaseModel):
+    kind: str
+    total: int
+    items: list[DecisionOut]
+
+
+class ReportOut(BaseModel):
+    """``consolidation_report``: one section per kind of decision (its total and first items) and the totals."""
+
+    sections: list[SectionOut]
+    totals: dict[str, int]
+    seconds: float

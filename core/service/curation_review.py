@@ -1,0 +1,179 @@
+"""The curation's sources of decisions for the review queue (:mod:`limbic.core.service.review`): duplicate
+observations, duplicate entities, entities to split, orphans and placeholder entities left by imports.
+
+Each finds its decisions through the service (detection in :mod:`limbic.core.curation`, never writing) and
+settles one with an undoable edit (:mod:`limbic.core.service.curation_edits`). "keep" records the person's
+choice, so that the decision is not proposed again (undo forgets it).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from limbic.core.curation.entities import normalise_name
+from limbic.core.errors import ValidationError
+from limbic.core.io.importer import PLACEHOLDER_TYPE
+from limbic.core.service.curating import Member
+from limbic.core.service.curation_edits import (
+    KeepAsIs,
+    SplitEntity,
+    SupersedeDuplicates,
+    keep_entities_apart,
+    keep_observations_apart,
+    merge_duplicates,
+)
+from limbic.core.service.decisions import Decision
+from limbic.core.service.edits import Edit
+from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
+from limbic.core.store import curation_reads
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
+
+
+def _members(decision: Decision) -> list[Member]:
+    return [Member(m["id"], m["entityName"], m["content"], m["kind"],
+                   datetime.fromisoformat(m["createdAt"].replace("Z", "+00:00")).timestamp())
+            for m in decision.evidence["members"]]
+
+
+def _refuse(decision: Decision, option: str) -> None:
+    if option not in decision.options:
+        raise ValidationError(f"{option!r} is not an option of {decision.key!r}; options: {', '.join(decision.options)}")
+
+
+def _short(text: str, length: int = 60) -> str:
+    return text if len(text) <= length else text[: length - 1] + "…"
+
+
+class DuplicateObservations:
+    """Clusters of observations that repeat one another. Options: ``supersede`` (the newest stays live, the
+    others become its history), ``merge`` (the longest stays, the others are deleted), ``keep`` (they stay
+    as they are and are not proposed together again)."""
+
+    kind = "duplicate"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+
+        report = service.find_duplicate_observations(limit=limit, approximate=True)
+        decisions = []
+        for cluster in report.clusters:
+            evidence: dict[str, Any] = {**cluster.to_dict(), "threshold": report.threshold}
+            first = cluster.members[0].content
+            decisions.append(Decision(
+                self.kind, cluster.key, f"{cluster.size} observations repeat “{_short(first)}”", cluster.entities,
+                evidence, ("supersede", "merge", "keep"), max(m.created_at for m in cluster.members)))
+        return report.total, decisions
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        members = _members(decision)
+        if option == "supersede":
+            return SupersedeDuplicates(members)
+        if option == "merge":
+            return merge_duplicates(members)
+        return keep_observations_apart(members)
+
+
+class DuplicateEntities:
+    """Entities that may be one thing (same normalised name, an acronym, close vectors). Options: ``merge``
+    (into the first name: observations, relations and usage history move to it), ``keep`` (not proposed
+    again)."""
+
+    kind = "duplicate_entity"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+
+        total, found = service.find_duplicate_entities(limit=limit)
+        decisions = []
+        for group in found:
+            evidence = {**group.to_dict(), "ids": list(group.ids)}
+            why = group.reason if group.similarity is None else f"{group.reason} {group.similarity:.2f}"
+            decisions.append(Decision(self.kind, group.key, f"{' / '.join(group.names)} may be one entity ({why})",
+                                      group.names, evidence, ("merge", "keep")))
+        return total, decisions
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        names = list(decision.subjects)
+        if option == "merge":
+            return MergeEntities(names[1:], names[0])
+        return keep_entities_apart(decision.evidence["ids"], names)
+
+
+class SplitCandidates:
+    """Entities holding more observations than their type should. Options: ``split`` (into the topics
+    :meth:`~limbic.core.service.MemoryService.propose_entity_split` proposes, in one transaction), ``keep``
+    (leave it whole; not proposed again)."""
+
+    kind = "split"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+
+        total, found = service.find_split_candidates(limit)
+        return total, [Decision(self.kind, f"split:{c.id}", f"{c.name} holds {c.observations} observations "
+                                f"(threshold {c.threshold} for {c.entity_type})", (c.name,), c.to_dict(),
+                                ("split", "keep")) for c in found]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        [name] = decision.subjects
+        if option == "split":
+            return SplitEntity(name, service.propose_entity_split(name).parts)
+        return KeepAsIs([decision.key], f"keep {name} whole")
+
+
+class Orphans:
+    """Entities with no relation: nothing connects them to the rest of the memory. Options: ``keep`` (not
+    proposed again), ``delete`` (with their observations; undo restores them)."""
+
+    kind = "orphan"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+
+        total, rows = curation_reads.orphans(service.database.read(), limit)
+        return total, [Decision(self.kind, f"orphan:{i}", f"{name} ({kind}) has no relations", (name,),
+                                {"entityType": kind, "observationCount": n}, ("keep", "delete"), created)
+                       for i, name, kind, n, created in rows]
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        [name] = decision.subjects
+        return DeleteEntities([name]) if option == "delete" else KeepAsIs([decision.key], f"keep {name} unrelated")
+
+
+class Placeholders:
+    """Entities an import made for names its file only referred to (type ``Unknown``). Options: ``merge`` (into
+    the entity of the same name once normalised, when there is one), ``keep``, ``delete``."""
+
+    kind = "placeholder"
+
+    def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
+
+        conn = service.database.read()
+        total, rows = curation_reads.of_type(conn, PLACEHOLDER_TYPE, limit)
+        by_key: dict[str, list[str]] = {}
+        if rows:
+            for other, kind in conn.execute("SELECT name, entity_type FROM entities"):
+                if kind != PLACEHOLDER_TYPE:
+                    by_key.setdefault(normalise_name(other), []).append(other)
+        decisions = []
+        for i, name, observations, relations, created in rows:
+            matches = sorted(by_key.get(normalise_name(name), []))
+            options = ("merge", "keep", "delete") if len(matches) == 1 else ("keep", "delete")
+            decisions.append(Decision(
+                self.kind, f"placeholder:{i}", f"{name} is a placeholder left by an import", (name, *matches[:1]),
+                {"observationCount": observations, "relationCount": relations, "sameName": matches}, options, created))
+        return total, decisions
+
+    def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
+        _refuse(decision, option)
+        name = decision.subjects[0]
+        if option == "merge":
+            return MergeEntities([name], decision.subjects[1])
+        return DeleteEntities([name]) if option == "delete" else KeepAsIs([decision.key], f"keep {name}")
+
+
+SOURCES = (DuplicateObservations(), DuplicateEntities(), SplitCandidates(), Orphans(), Placeholders())
+"""The curation's decision sources, in the order the report lists them."""

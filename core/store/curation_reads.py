@@ -1,0 +1,34 @@
+"""Reads of the consolidation report: entities without relations and entities of one type (the placeholders an
+import leaves), without those a person chose to keep (``curation_kept``, schema 12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+
+_LIVE = "(SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND o.superseded_at IS NULL)"
+_RELATIONS = "(SELECT count(*) FROM relations r WHERE r.active = 1 AND (r.from_id = e.id OR r.to_id = e.id))"
+
+
+def orphans(conn: apsw.Connection, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+    """Entities without an active relation that are not kept (key ``orphan:<id>``): how many, and the first
+    ``limit`` as ``(id, name, type, live observations, created_at)``, fewest observations first, then oldest."""
+    where = ("WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.active = 1 AND r.from_id = e.id) "
+             "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.active = 1 AND r.to_id = e.id) "
+             "AND NOT EXISTS (SELECT 1 FROM curation_kept k WHERE k.key = 'orphan:' || e.id)")
+    total = conn.execute(f"SELECT count(*) FROM entities e {where}").get
+    rows = conn.execute(f"SELECT e.id, e.name, e.entity_type, {_LIVE} AS n, e.created_at FROM entities e {where} "
+                        "ORDER BY n, e.created_at, e.id LIMIT ?", (limit,)).fetchall()
+    return int(total), rows
+
+
+def of_type(conn: apsw.Connection, entity_type: str, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+    """Entities of ``entity_type`` that are not kept (key ``placeholder:<id>``): how many, and the first ``limit``
+    as ``(id, name, live observations, active relations, created_at)``, oldest first."""
+    where = ("WHERE e.entity_type = ? AND NOT EXISTS (SELECT 1 FROM curation_kept k "
+             "WHERE k.key = 'placeholder:' || e.id)")
+    total = conn.execute(f"SELECT count(*) FROM entities e {where}", (entity_type,)).get
+    rows = conn.execute(f"SELECT e.id, e.name, {_LIVE}, {_RELATIONS}, e.created_at FROM entities e {where} "
+                        "ORDER BY e.created_at, e.id LIMIT ?", (entity_type, limit)).fetchall()
+    return int(total), rows

@@ -1,0 +1,292 @@
+"""The merge queue: duplicate observations and duplicate entities, found at a chosen similarity and settled
+with one click each — merge, supersede, keep both — every action an undoable core edit.
+
+Finding runs off the UI thread (:meth:`~limbic.core.service.MemoryService.find_duplicate_observations`,
+``find_duplicate_entities``) and never writes; an action applies one edit of
+:mod:`limbic.core.service.curation_edits` through an :class:`~limbic.gui.edit.undo.EditQueue` and, once it
+succeeded, pushes it on a ``QUndoStack`` (the app passes the entity editor's, so Edit ▸ Undo takes it back).
+The queue looks again after each edit, undo or redo made through its edit queue while it is shown.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from limbic.core.curation.duplicates import DEFAULT_THRESHOLD
+from limbic.core.models import iso
+from limbic.core.service import curation_edits
+from limbic.core.service.curating import DuplicateCluster, EntityDuplicate
+from limbic.core.service.edits import Edit
+from limbic.core.service.entity_edits import MergeEntities
+from limbic.gui.controller import AppController
+from limbic.gui.edit.undo import EditCommand, EditQueue
+from limbic.gui.widgets import single_shot_timer
+
+LISTED = 200  # clusters listed at once
+
+
+def _percent(value: float) -> int:
+    return round(value * 100)
+
+
+class MergeQueue(QWidget):
+    """Duplicate clusters (tab "Observations") and duplicate entities (tab "Entities") with their evidence and
+    the actions that settle them. ``stack``/``queue``: the undo stack and edit queue to use (default: its own)."""
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None, *,
+                 stack: QUndoStack | None = None, queue: EditQueue | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.stack = stack if stack is not None else QUndoStack(self)
+        self.queue = queue if queue is not None else EditQueue(controller, self)
+        self.queue.failed.connect(self._failed)
+        self.clusters: list[DuplicateCluster] = []
+        self.entity_groups: list[EntityDuplicate] = []
+        self._channel = f"merge-queue-{id(self)}"
+        self._refresh_timer = single_shot_timer(self, 300, self.find_duplicates)
+        self._build()
+        self.queue.finished.connect(self._edited)
+
+    # --- construction -------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(60, 99)
+        self.slider.setValue(_percent(DEFAULT_THRESHOLD))
+        self.slider.setToolTip("Cosine similarity from which two observations count as duplicates")
+        self.slider_label = QLabel()
+        self.slider.valueChanged.connect(self._threshold_moved)
+        self.scope = QLineEdit(placeholderText="all entities (or one entity's name)")
+        self.scope.returnPressed.connect(self.find_duplicates)
+        self.find_button = QPushButton("Find")
+        self.find_button.clicked.connect(self.find_duplicates)
+        top = QHBoxLayout()
+        for widget, stretch in ((QLabel("Similarity ≥"), 0), (self.slider, 2), (self.slider_label, 0),
+                                (self.scope, 2), (self.find_button, 0)):
+            top.addWidget(widget, stretch)
+        self._threshold_moved(self.slider.value())
+
+        self.cluster_list = QListWidget()
+        self.cluster_list.currentRowChanged.connect(self._show_cluster)
+        self.members = QTableWidget(3, 0)
+        self.members.setVerticalHeaderLabels(["entity", "observation", "created"])
+        self.members.setWordWrap(True)
+        self.members.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.members.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectColumns)
+        self.members.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.members.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.members.setToolTip("Select a column to choose the observation that stays")
+        self.merge_button = QPushButton("Merge")
+        self.merge_button.setToolTip("Keep one text (the selected one, else the longest) and delete the others")
+        self.supersede_button = QPushButton("Supersede")
+        self.supersede_button.setToolTip("Keep one live (the selected one, else the newest); the others stay as history")
+        self.keep_button = QPushButton("Keep both")
+        self.keep_button.setToolTip("They are different: do not propose them together again")
+        self.merge_button.clicked.connect(lambda: self.settle_cluster("merge"))
+        self.supersede_button.clicked.connect(lambda: self.settle_cluster("supersede"))
+        self.keep_button.clicked.connect(lambda: self.settle_cluster("keep"))
+        observations = self._pane(self.cluster_list, self.members,
+                                  [self.merge_button, self.supersede_button, self.keep_button])
+
+        self.group_list = QListWidget()
+        self.group_list.currentRowChanged.connect(self._show_group)
+        self.names = QListWidget()
+        self.names.setToolTip("Select the name that stays (default: the first)")
+        self.merge_entities_button = QPushButton("Merge entities")
+        self.merge_entities_button.setToolTip("Merge into the selected name: observations, relations and usage move")
+        self.keep_entities_button = QPushButton("Keep apart")
+        self.merge_entities_button.clicked.connect(lambda: self.settle_group("merge"))
+        self.keep_entities_button.clicked.connect(lambda: self.settle_group("keep"))
+        entities = self._pane(self.group_list, self.names, [self.merge_entities_button, self.keep_entities_button])
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(observations, "Observations")
+        self.tabs.addTab(entities, "Entities")
+        self.summary = QLabel("Press Find to look for duplicates.", wordWrap=True)
+        undo, redo = QPushButton("Undo"), QPushButton("Redo")
+        undo.clicked.connect(self.stack.undo)
+        redo.clicked.connect(self.stack.redo)
+        self.stack.canUndoChanged.connect(undo.setEnabled)
+        self.stack.canRedoChanged.connect(redo.setEnabled)
+        undo.setEnabled(self.stack.canUndo())
+        redo.setEnabled(self.stack.canRedo())
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.summary, 1)
+        bottom.addWidget(undo)
+        bottom.addWidget(redo)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(bottom)
+        self._enable()
+
+    @staticmethod
+    def _pane(listing: QWidget, detail: QWidget, buttons: list[QPushButton]) -> QWidget:
+        row = QHBoxLayout()
+        for button in buttons:
+            row.addWidget(button)
+        row.addStretch(1)
+        right = QWidget()
+        lay = QVBoxLayout(right)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(detail, 1)
+        lay.addLayout(row)
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(listing)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 2)
+        return splitter
+
+    # --- finding ------------------------------------------------------------------------------------
+
+    @property
+    def threshold(self) -> float:
+        return self.slider.value() / 100
+
+    def _threshold_moved(self, value: int) -> None:
+        self.slider_label.setText(f"{value / 100:.2f}")
+
+    def find_duplicates(self) -> None:
+        """Look for duplicates at the slider's threshold (off the UI thread); the lists follow."""
+        scope = self.scope.text().strip() or None
+        threshold, service = self.threshold, self.controller.service
+
+        def both() -> tuple[Any, Any]:
+            return (service.find_duplicate_observations(scope, threshold, LISTED),
+                    service.find_duplicate_entities(limit=LISTED, entity_name=scope))
+
+        self.summary.setText("Looking for duplicates…")
+        self.controller.run(both, on_success=self._found, on_failure=self._find_failed, channel=self._channel)
+
+    def _found(self, answer: tuple[Any, tuple[int, list[EntityDuplicate]]]) -> None:
+        report, (entity_total, groups) = answer
+        self.clusters, self.entity_groups = list(report.clusters), groups
+        self._fill(self.cluster_list, [f"{c.size} × “{c.members[0].content[:70]}” ({c.best:.2f})"
+                                       + (f" — {', '.join(c.entities)}" if len(c.entities) > 1 else "")
+                                       for c in self.clusters])
+        self._fill(self.group_list, [f"{' / '.join(g.names)} ({g.reason}"
+                                     + (f" {g.similarity:.2f})" if g.similarity is not None else ")")
+                                     for g in self.entity_groups])
+        pending = f"; {report.pending} entities still wait for vectors" if report.pending else ""
+        self.summary.setText(f"{report.total} duplicate clusters among {report.compared:,} observations and "
+                             f"{entity_total} possible duplicate entities ({report.seconds:.1f} s){pending}.")
+        self._enable()
+
+    def _find_failed(self, error: BaseException) -> None:
+        self.summary.setText(f"Could not look for duplicates: {error}")
+
+    @staticmethod
+    def _fill(listing: QListWidget, texts: list[str]) -> None:
+        listing.blockSignals(True)
+        listing.clear()
+        for text in texts:
+            item = QListWidgetItem(text)
+            item.setToolTip(text)
+            listing.addItem(item)
+        listing.blockSignals(False)
+        listing.setCurrentRow(0 if texts else -1)
+
+    def _show_cluster(self, row: int) -> None:
+        cluster = self.clusters[row] if 0 <= row < len(self.clusters) else None
+        members = cluster.members if cluster is not None else ()
+        self.members.clearContents()
+        self.members.setColumnCount(len(members))
+        self.members.setHorizontalHeaderLabels([str(m.id) for m in members])
+        for column, member in enumerate(members):
+            for line, text in enumerate((member.entity, member.content, (iso(member.created_at) or "")[:16])):
+                item = QTableWidgetItem(text.replace("T", " ") if line == 2 else text)
+                item.setToolTip(text)
+                self.members.setItem(line, column, item)
+        self.members.resizeRowsToContents()
+        self._enable()
+
+    def _show_group(self, row: int) -> None:
+        group = self.entity_groups[row] if 0 <= row < len(self.entity_groups) else None
+        self.names.clear()
+        for name in group.names if group is not None else ():
+            self.names.addItem(name)
+        self._enable()
+
+    def _enable(self) -> None:
+        has_cluster = 0 <= self.cluster_list.currentRow() < len(self.clusters)
+        for button in (self.merge_button, self.supersede_button, self.keep_button):
+            button.setEnabled(has_cluster)
+        has_group = 0 <= self.group_list.currentRow() < len(self.entity_groups)
+        self.merge_entities_button.setEnabled(has_group)
+        self.keep_entities_button.setEnabled(has_group)
+
+    # --- settling -----------------------------------------------------------------------------------
+
+    def settle_cluster(self, option: str, row: int | None = None) -> None:
+        """Settle cluster ``row`` (default: the current one) with ``merge``, ``supersede`` or ``keep``; the
+        selected column, if any, is the observation that stays."""
+        row = self.cluster_list.currentRow() if row is None else row
+        if not 0 <= row < len(self.clusters):
+            return
+        cluster = self.clusters[row]
+        columns = self.members.selectionModel().selectedColumns()
+        survivor = cluster.members[columns[0].column()] if columns and row == self.cluster_list.currentRow() else None
+        edit: Edit
+        if option == "merge":
+            edit = curation_edits.merge_duplicates(cluster.members, survivor)
+        elif option == "supersede":
+            edit = curation_edits.SupersedeDuplicates(cluster.members, survivor)
+        else:
+            edit = curation_edits.keep_observations_apart(cluster.members)
+        self._apply(edit)
+
+    def settle_group(self, option: str, row: int | None = None) -> None:
+        """Settle entity group ``row`` (default: the current one) with ``merge`` (into the selected name, else
+        the first) or ``keep``."""
+        row = self.group_list.currentRow() if row is None else row
+        if not 0 <= row < len(self.entity_groups):
+            return
+        group = self.entity_groups[row]
+        chosen = self.names.currentItem()
+        target = chosen.text() if chosen is not None and row == self.group_list.currentRow() else group.names[0]
+        if option == "merge":
+            self._apply(MergeEntities([n for n in group.names if n != target], target))
+        else:
+            self._apply(curation_edits.keep_entities_apart(group.ids, group.names))
+
+    def _apply(self, edit: Edit) -> None:
+        command = EditCommand(edit, self.queue.submit)
+
+        def pushed() -> None:
+            command.mark_applied()
+            self.stack.push(command)
+            self.summary.setText(f"Done: {edit.description} (Undo takes it back).")
+
+        self.queue.submit(edit.apply, edit.description, edit.subject(), on_success=pushed)
+
+    def _failed(self, message: str) -> None:
+        if message.startswith(("Undo", "Redo")):
+            self.stack.clear()  # the stored inverses no longer match the database
+            message += " — the undo history was cleared"
+        self.summary.setText(message)
+
+    def _edited(self, _focus: Any) -> None:
+        """After an edit, undo or redo through the queue, look again (a look at a large memory takes seconds, so
+        other writers' changes wait for Find)."""
+        if self.isVisible():
+            self._refresh_timer.start()

@@ -1,0 +1,31 @@
+"""A window holding the curation panels (the merge queue; split candidates), opened from Edit ▸ Curation.
+Their edits go on the undo stack they are given (the app passes the entity editor's)."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QUndoStack
+from PySide6.QtWidgets import QDialog, QTabWidget, QVBoxLayout, QWidget
+
+from limbic.gui.controller import AppController
+from limbic.gui.curation.merge_queue import MergeQueue
+from limbic.gui.curation.split_panel import SplitPanel
+from limbic.gui.edit.undo import EditQueue
+
+
+class CurationWindow(QDialog):
+    """Non-modal: the merge queue and the split candidates in tabs, looking for both as it opens."""
+
+    def __init__(self, controller: AppController, parent: QWidget | None = None, *,
+                 stack: QUndoStack | None = None, queue: EditQueue | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Curation")
+        self.resize(1100, 700)
+        self.merge_queue = MergeQueue(controller, stack=stack, queue=queue)
+        self.split_panel = SplitPanel(controller, stack=self.merge_queue.stack, queue=self.merge_queue.queue)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.merge_queue, "Merge queue")
+        self.tabs.addTab(self.split_panel, "Split")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        self.merge_queue.find_duplicates()
+        self.split_panel.find_candidates()

@@ -1,0 +1,175 @@
+"""Reflections: written about an entity, a relation or the whole memory, found by keyword and by paraphrase
+(real model), kept through merges and exact undo, exported and imported back identically."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import networkx as nx
+import pytest
+from _embedder_helpers import real_model_dir
+
+from limbic.core.errors import NotFoundError, ValidationError
+from limbic.core.io.exporter import export_graph
+from limbic.core.io.importer import import_file
+from limbic.core.models import EntityInput, ObservationInput, RelationInput, iso
+from limbic.core.service import MemoryService
+from limbic.core.service.curation_edits import AddReflection, DeleteReflection, EditReflection
+from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
+from limbic.core.store.database import Database
+
+WORKS_ON = RelationInput("Alice", "Harbor", "works_on")
+
+
+def seed(service: MemoryService) -> None:
+    service.create_entities([EntityInput("Harbor", "project", (ObservationInput("ingests buoy data"),)),
+                             EntityInput("Alice", "person"), EntityInput("Al", "person")])
+    service.create_relations([WORKS_ON, RelationInput("Al", "Harbor", "works_on")])
+    service.add_reflection("entity", "Harbor", "nolan", "The ingestion kept breaking whenever the buoys went "
+                           "offline; a painful week.", "frustracion", created_at=1_700_000_000)
+    service.add_reflection("relation", WORKS_ON, "sofia", "Alice joining made the project much calmer.",
+                           "Satisfaccion")
+    service.add_reflection("global", None, "sofia", "This memory mixes two projects and needs cleaning.", "insight")
+    service.add_reflection("entity", "Al", "Sofia", "Al is probably Alice under a nickname.")
+
+
+def contents(reflections) -> list[tuple]:
+    """Everything about the reflections but their ids, times to the microsecond (as exported)."""
+    return [(r.target_type, r.entity, r.target, r.relation_type, r.author, r.content, r.mood, iso(r.created_at),
+             iso(r.updated_at)) for r in reflections]
+
+
+def test_written_read_and_refused(service):
+    seed(service)
+    harbor = service.reflections_of("Harbor")
+    assert [(r.target_type, r.author, r.mood) for r in harbor] == [("entity", "nolan", "frustracion"),
+                                                                   ("relation", "sofia", "satisfaccion")]
+    assert harbor[0].created_at == harbor[0].updated_at == 1_700_000_000
+    assert [r.content[:8] for r in service.reflections_of("Al")] == ["Al is pr"]
+    assert len(service.all_reflections()) == 4
+    before = service.last_change_id()
+    for call in (
+        lambda: service.add_reflection("session", "Harbor", "x", "y"),
+        lambda: service.add_reflection("entity", None, "x", "y"),
+        lambda: service.add_reflection("entity", "Harbor", " ", "y"),
+        lambda: service.add_reflection("entity", "Harbor", "x", ""),
+        lambda: service.add_reflection("entity", "Harbor", "x\ny", "z"),
+        lambda: service.add_reflection("global", "Harbor", "x", "y"),
+        lambda: service.add_reflection("relation", "Harbor", "x", "y"),
+        lambda: service.add_reflection("entity", "Harbor", "x", "y", "m" * 65),
+        lambda: service.update_reflection(0, "x"),
+    ):
+        with pytest.raises(ValidationError):
+            call()
+    for call in (lambda: service.add_reflection("entity", "Nobody", "x", "y"),
+                 lambda: service.add_reflection("relation", RelationInput("Harbor", "Alice", "works_on"), "x", "y"),
+                 lambda: service.update_reflection(999, "x"), lambda: service.delete_reflection(999),
+                 lambda: service.reflections_of("Nobody")):
+        with pytest.raises(NotFoundError):
+            call()
+    assert service.last_change_id() == before
+
+
+def test_edits_undo_exactly_and_merges_and_deletions_keep_them(service):
+    seed(service)
+    before = contents(service.all_reflections())
+    harbor = service.reflections_of("Harbor")[0]
+    for edit in (AddReflection("entity", "Alice", "me", "a new thought", "duda"),
+                 EditReflection(harbor.id, "rewritten", "someone", ""), DeleteReflection(harbor.id),
+                 MergeEntities(["Al"], "Alice"), DeleteEntities(["Harbor"])):
+        edit.apply(service)
+        assert contents(service.all_reflections()) != before, edit
+        edit.revert(service)
+        assert contents(service.all_reflections()) == before, edit
+        assert [r.id for r in service.all_reflections()] == [r.id for r in service.reflections_of("Harbor")[:1]] + [
+            r.id for r in service.all_reflections()][1:]
+    merge = MergeEntities(["Al"], "Alice")
+    merge.apply(service)
+    assert [r.content[:8] for r in service.reflections_of("Alice")] == ["Alice jo", "Al is pr"]
+    edit = EditReflection(harbor.id, "rewritten", mood="")
+    edit.apply(service)
+    changed = service.get_reflection(harbor.id)
+    assert (changed.content, changed.author, changed.mood) == ("rewritten", "nolan", None)
+    assert changed.updated_at > changed.created_at
+
+
+def test_found_by_keyword_and_by_paraphrase_with_filters(tmp_path):
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    service = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+    try:
+        seed(service)
+        [(first, rank), *_] = service.search_reflections("buoys offline")
+        assert first.entity == "Harbor" and rank.text_rank == 1 and rank.vector_rank == 1
+        [(first, rank), *_] = service.search_reflections("sensor outages disrupted intake")
+        assert first.entity == "Harbor" and rank.text_rank is None and rank.vector_rank == 1
+        found = service.search_reflections("project", author="SOFIA")
+        assert {r.author.lower() for r, _ in found} == {"sofia"} and len(found) == 3
+        assert [r.target_type for r, _ in service.search_reflections("project", target_type="global")] == ["global"]
+        assert [r.mood for r, _ in service.search_reflections("calm", mood="satisfaccion")] == ["satisfaccion"]
+        assert len(service.search_reflections("anything at all", limit=2)) == 2
+        with pytest.raises(ValidationError):
+            service.search_reflections("  ")
+        with pytest.raises(ValidationError):
+            service.search_reflections("x", limit=0)
+    finally:
+        service.close()
+
+
+def test_full_text_only_without_a_model(tmp_path):
+    service = MemoryService(Database(tmp_path / "memory.db"))
+    try:
+        seed(service)
+        [(first, rank)] = service.search_reflections("buoys")
+        assert first.entity == "Harbor" and rank.vector_rank is None and rank.similarity is None
+    finally:
+        service.close()
+
+
+def test_exported_and_imported_back_identically(service, tmp_path):
+    seed(service)
+    out = io.BytesIO()
+    export_graph(service, "jsonl", out)
+    lines = [json.loads(line) for line in out.getvalue().decode().splitlines()]
+    records = [line for line in lines if line["type"] == "reflection"]
+    assert len(records) == 4 and records[1]["relation"] == {"from": "Alice", "to": "Harbor", "relationType": "works_on"}
+    path = tmp_path / "export.jsonl"
+    path.write_bytes(out.getvalue())
+    other = MemoryService(Database(tmp_path / "other.db"))
+    try:
+        report = import_file(other, path)
+        assert report.reflections_added == 4 and not report.skipped
+        assert contents(other.all_reflections()) == contents(service.all_reflections())
+        again = import_file(other, path)
+        assert again.added_nothing and len(other.all_reflections()) == 4
+    finally:
+        other.close()
+    plain = io.BytesIO()
+    export_graph(service, "jsonl", plain, extras=False)
+    assert b'"reflection"' not in plain.getvalue()
+    for fmt, read in (("graphml", nx.read_graphml), ("gexf", nx.read_gexf)):
+        data = io.BytesIO()
+        export_graph(service, fmt, data)
+        data.seek(0)
+        network = read(data)
+        assert json.loads(network.nodes["Harbor"]["reflections"])[0]["author"] == "nolan"
+        edge = next(d for _, _, d in network.edges(data=True) if d.get("reflections"))
+        assert json.loads(edge["reflections"])[0]["mood"] == "satisfaccion"
+        if fmt == "graphml":
+            assert json.loads(network.graph["reflections"])[0]["targetType"] == "global"
+
+
+def test_a_bad_reflection_record_is_skipped_and_reported(service, tmp_path):
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"type": "entity", "name": "A", "entityType": "x", "observations": []},
+        {"type": "reflection", "targetType": "entity", "entityName": "A", "author": "me", "content": "fine"},
+        {"type": "reflection", "targetType": "entity", "author": "me", "content": "no target"},
+        {"type": "reflection", "targetType": "entity", "entityName": "Ghost", "author": "me", "content": "gone"},
+        {"type": "reflection", "targetType": "relation", "relation": {"from": "A"}, "author": "me", "content": "x"},
+    ]) + "\n", encoding="utf-8")
+    report = import_file(service, path)
+    assert report.reflections_added == 1
+    assert len(report.skipped) == 3
+    assert [r.content for r in service.all_reflections()] == ["fine"]

@@ -15,6 +15,7 @@ from limbic.core.lifecycle import retention as r
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
+from limbic.core.service import review
 
 MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600))  # λ = 2.673e-6 per second (3 days)
 
@@ -66,10 +67,10 @@ def test_review_candidates_count_uses_not_impressions(service):
     for _ in range(20):
         service.search("x", record=True)  # impressions only
     service.wait_for_signals()
-    review = {x.name: x for x in service.retention()}
-    assert review["stale"].decision == "forget" and review["stale"].uses == 1
-    assert review["fresh"].decision == "keep"
-    assert review["busy"].decision == "promote" and review["busy"].uses == 6 and review["busy"].strength == 1.5
+    scores = {x.name: x for x in service.retention()}
+    assert scores["stale"].decision == "forget" and scores["stale"].uses == 1
+    assert scores["fresh"].decision == "keep"
+    assert scores["busy"].decision == "promote" and scores["busy"].uses == 6 and scores["busy"].strength == 1.5
     sections = {s.kind: s for s in review.review(service, ["forget", "promote"])}
     assert [d.subjects for d in sections["forget"].items] == [("stale",)]
     assert sections["forget"].items[0].evidence["daysUntilForgotten"] == 0

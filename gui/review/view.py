@@ -18,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -57,6 +58,10 @@ class ReviewView(QWidget):
         head.addWidget(refresh)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Decision", "Suggested"])
+        header = self.tree.header()  # the decision's title gets the width, the suggested option what it needs
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.itemSelectionChanged.connect(self._selection_changed)
         self.older, self.newer = QPlainTextEdit(readOnly=True), QPlainTextEdit(readOnly=True)
@@ -114,7 +119,6 @@ class ReviewView(QWidget):
                 self._items.append(item)
             top.setExpanded(bool(section.items))
         self.tree.blockSignals(False)
-        self.tree.resizeColumnToContents(1)
         counts = ", ".join(f"{s.total:,} {s.kind}" for s in sections if s.total)
         self.summary.setText(counts or "Nothing to decide")
         self._selection_changed()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sized
+from collections.abc import Iterable, Sized
 
 from limbic.core.errors import ValidationError
 from limbic.core.models import STATUS_ALIASES, STATUSES
@@ -107,3 +107,15 @@ def timestamp(value: object, what: str = "timestamp") -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise ValidationError(f"{what} must be UTC unix seconds, got {value!r}")
     return float(value)
+
+
+def known_keys(keys: Iterable[str], allowed: Iterable[str], what: str) -> None:
+    """Check that every one of ``keys`` is ``allowed`` (settings read from a mapping).
+
+    Raises:
+        ValidationError: naming the unknown keys and the known ones (``what``: e.g. "scoring parameters").
+    """
+    allowed = sorted(allowed)
+    unknown = sorted(set(keys) - set(allowed))
+    if unknown:
+        raise ValidationError(f"unknown {what}: {', '.join(unknown)}; known: {', '.join(allowed)}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from limbic.core.errors import LimbicError, ValidationError
 from limbic.core.learning.replay import Quality, ReplayHistory
 from limbic.core.search.params import ScoringParams
+from limbic.core.validation import known_keys
 
 MIN_EVENTS = 50
 EMA_BLEND = 0.1
@@ -123,9 +124,7 @@ def blend(old: ScoringParams, target: Mapping[str, float], weight: float = EMA_B
     or values out of bounds.
     """
     fields = {f.name: f for f in dataclasses.fields(ScoringParams)}
-    unknown = sorted(set(target) - set(fields))
-    if unknown:
-        raise ValidationError(f"unknown scoring parameters: {', '.join(unknown)}")
+    known_keys(target, fields, "scoring parameters")
     changes = {}
     for name, value in target.items():
         mixed = (1.0 - weight) * getattr(old, name) + weight * float(value)

@@ -21,6 +21,7 @@ import numpy as np
 
 from limbic.core.errors import ValidationError
 from limbic.core.search import decay
+from limbic.core.validation import known_keys
 
 KEEP, FORGET, PROMOTE = "keep", "forget", "promote"
 
@@ -60,10 +61,7 @@ class RetentionParams:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetentionParams:
         """From a mapping; unknown keys raise :class:`ValidationError`, missing ones keep their defaults."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValidationError(f"unknown retention settings: {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        known_keys(data, (f.name for f in dataclasses.fields(cls)), "retention settings")
         try:
             return cls(**{k: float(v) for k, v in data.items()})
         except (TypeError, ValueError) as exc:

@@ -77,7 +77,9 @@ def migrate_out(report: FileReport) -> dict[str, Any]:
             "seconds": round(report.seconds, 3)}
 
 
-class RelationRefOut(BaseModel):
+class RelationRef(BaseModel):
+    """A relation named by its ends and type (``from`` is a Python keyword: ``from_`` with an alias)."""
+
     model_config = ConfigDict(populate_by_name=True)
 
     from_: str = Field(alias="from")
@@ -91,7 +93,7 @@ class ReflectionOut(BaseModel):
     id: int
     targetType: str
     entityName: str | None = None
-    relation: RelationRefOut | None = None
+    relation: RelationRef | None = None
     author: str
     content: str
     mood: str | None
@@ -114,14 +116,6 @@ class ReflectionsOut(BaseModel):
 
     results: list[FoundReflectionOut]
     mode: str
-
-
-class RelationRef(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    from_: str = Field(alias="from")
-    to: str
-    relationType: str
 
 
 class SplitCandidateOut(BaseModel):

@@ -17,6 +17,7 @@ from typing import Any
 
 from limbic.core.errors import ValidationError
 from limbic.core.search import decay
+from limbic.core.validation import known_keys
 
 
 def _knob(default: float, low: float, high: float, label: str, help_text: str, *, integer: bool = False):
@@ -137,10 +138,7 @@ class ScoringParams:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoringParams:
         """Build from a mapping; unknown keys raise :class:`ValidationError`, missing keys keep defaults."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValidationError(f"unknown scoring parameters: {', '.join(unknown)}")
+        known_keys(data, (f.name for f in dataclasses.fields(cls)), "scoring parameters")
         return cls(**{k: float(v) for k, v in data.items()})
 
     @classmethod

@@ -161,12 +161,7 @@ class Curating:
         conn = self.database.read()
         model = self._stored_model()
         with conn:  # one snapshot
-            only = None
-            if entity_name is not None:
-                name = check.name(entity_name)
-                only = reads.ids_by_names(conn, [name]).get(name)
-                if only is None:
-                    raise NotFoundError(f"unknown entity {name!r}", [name])
+            only = _entity_id(conn, entity_name)
             key = (model, threshold, only, approximate, reads.last_change_id(conn))
             cached = getattr(self, "_duplicates", None)
             if cached is not None and cached[0] == key:
@@ -222,12 +217,7 @@ class Curating:
         kept = self._kept_pairs("entities")
         with conn:
             named: list[tuple[Any, ...]] = conn.execute("SELECT id, name FROM entities ORDER BY id").fetchall()
-            only = None
-            if entity_name is not None:
-                name = check.name(entity_name)
-                only = reads.ids_by_names(conn, [name]).get(name)
-                if only is None:
-                    raise NotFoundError(f"unknown entity {name!r}", [name])
+            only = _entity_id(conn, entity_name)
             groups = entities.same_names((int(i), str(n)) for i, n in named)
             if only is not None:
                 groups = [g for g in groups if only in g.ids]
@@ -329,3 +319,13 @@ def _all_kept(ids: tuple[int, ...], kept: frozenset[tuple[int, int]]) -> bool:
 def _json(ids: list[int]) -> str:
     return json.dumps([int(i) for i in ids])
 
+
+def _entity_id(conn: Any, entity_name: str | None) -> int | None:
+    """The id of ``entity_name`` (``None`` for none given). Raises NotFoundError for an unknown name."""
+    if entity_name is None:
+        return None
+    name = check.name(entity_name)
+    found = reads.ids_by_names(conn, [name]).get(name)
+    if found is None:
+        raise NotFoundError(f"unknown entity {name!r}", [name])
+    return found

@@ -17,6 +17,12 @@ class ParsedObservation:
     supersedes: str | None = None
     superseded: bool = False
 
+    def fill_from(self, other: ParsedObservation) -> None:
+        """Take ``other``'s creation time, kind, weight, expiry and supersedes where this one has none."""
+        for name in ("created_at", "kind", "weight", "expires_at", "supersedes"):
+            if getattr(self, name) is None and getattr(other, name) is not None:
+                setattr(self, name, getattr(other, name))
+
 
 @dataclass(slots=True)
 class ParsedEntity:
@@ -32,6 +38,17 @@ class ParsedEntity:
     observations: list[ParsedObservation] = field(default_factory=list)
     declared: bool = True
     project: str | None = None
+
+    def merge_fields(self, other: ParsedEntity) -> None:
+        """Fold ``other`` (the same name, declared again) into this one: type, status and project where this one
+        has none, the earliest creation and the latest update."""
+        self.entity_type = self.entity_type or other.entity_type
+        self.status = self.status or other.status
+        self.project = self.project or other.project
+        if other.created_at is not None:
+            self.created_at = min(filter(None, (self.created_at, other.created_at)))
+        if other.updated_at is not None:
+            self.updated_at = max(filter(None, (self.updated_at, other.updated_at)))
 
 
 @dataclass(slots=True)

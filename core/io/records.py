@@ -207,7 +207,7 @@ class RecordReader:
                 if isinstance(detail, dict) and isinstance(detail.get("content"), str):
                     target = by_content.get(detail["content"].strip())
                     if target is not None:
-                        _fill(target, _observation(detail["content"], detail))
+                        target.fill_from(_observation(detail["content"], detail))
         history = obj.get("supersededObservations")
         if isinstance(history, list):
             old = [_observation(d["content"], d) for d in history if isinstance(d, dict)
@@ -229,7 +229,7 @@ class RecordReader:
         elif not existing.declared:
             existing.declared = True
             existing.line = line
-            _merge_fields(existing, entity)
+            existing.merge_fields(entity)
         else:
             self.stats["entities_merged"] += 1
             where = f"line {self._first_line[entity.name]}" if self._first_line[entity.name] else "an earlier item"
@@ -237,7 +237,7 @@ class RecordReader:
             if entity.entity_type and existing.entity_type and entity.entity_type != existing.entity_type:
                 note += f" (type {existing.entity_type!r} kept, {entity.entity_type!r} dropped)"
             self.issue(line, "merged", note, item)
-            _merge_fields(existing, entity)
+            existing.merge_fields(entity)
         self._add_observations(existing, observations, line, item)
 
     def _add_observations(self, entity: ParsedEntity, observations: list[ParsedObservation],
@@ -256,7 +256,7 @@ class RecordReader:
             for part in parts:
                 if part in contents:
                     duplicates += 1
-                    _fill(contents[part], observation)
+                    contents[part].fill_from(observation)
                     continue
                 kept = ParsedObservation(part, observation.created_at, observation.kind, observation.weight,
                                          observation.expires_at, observation.supersedes, observation.superseded)
@@ -380,22 +380,6 @@ def _observation(text: str, meta: dict) -> ParsedObservation:
             _first(meta, ("ttlDays", "ttl_days")), created),
         supersedes if isinstance(supersedes, str) else None,
     )
-
-
-def _fill(target: ParsedObservation, source: ParsedObservation) -> None:
-    for name in ("created_at", "kind", "weight", "expires_at", "supersedes"):
-        if getattr(target, name) is None and getattr(source, name) is not None:
-            setattr(target, name, getattr(source, name))
-
-
-def _merge_fields(existing: ParsedEntity, other: ParsedEntity) -> None:
-    existing.entity_type = existing.entity_type or other.entity_type
-    existing.status = existing.status or other.status
-    existing.project = existing.project or other.project
-    if other.created_at is not None:
-        existing.created_at = min(filter(None, (existing.created_at, other.created_at)))
-    if other.updated_at is not None:
-        existing.updated_at = max(filter(None, (existing.updated_at, other.updated_at)))
 
 
 def json_short(obj: Any) -> str:

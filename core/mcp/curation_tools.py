@@ -23,7 +23,8 @@ from limbic.core.mcp.curation_schemas import (
     ReportOut,
     migrate_out,
 )
-from limbic.core.mcp.schemas import Content, Name, Query, RelationIn, reflection_out
+from limbic.core.mcp.detail_schemas import reflection_out
+from limbic.core.mcp.schemas import Content, Name, Query, RelationIn
 from limbic.core.mcp.split_tools import add_split_tools
 from limbic.core.mcp.tooling import ORIGIN, refusals, relation_inputs, result, tool_annotations
 from limbic.core.models import iso

@@ -10,22 +10,24 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.detail_schemas import (
+    EntityDetailOut,
+    RelationDetailOut,
+    detail_out,
+    reflection_out,
+    relation_detail,
+)
 from limbic.core.mcp.schemas import (
     EntitiesOut,
-    EntityDetailOut,
     EntityOut,
     MarkUsedOut,
     Name,
     PresetName,
     Query,
-    RelationDetailOut,
     RelationIn,
     SearchOut,
     Status,
-    detail_out,
     entity_out,
-    reflection_out,
-    relation_detail,
     trim_observations,
 )
 from limbic.core.mcp.tooling import (

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from limbic.core.lifecycle.expiry import parse_instant
 from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.detail_schemas import reflection_out
 from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs
 from limbic.core.mcp.lifecycle_tools import conflict_out
 from limbic.core.mcp.schemas import (
@@ -32,7 +33,6 @@ from limbic.core.mcp.schemas import (
     entity_out,
     filtered_entity_out,
     graph_out,
-    reflection_out,
     relation_out,
     stats_out,
     trim_observations,

@@ -37,9 +37,7 @@ from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallR
 from limbic.core.mcp.extended_tools import add_extended_tools
 from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
 from limbic.core.mcp.reference_tools import add_reference_tools
-from limbic.core.mcp.schemas import (
-    graph_out,
-)
+from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.tooling import pretty
 from limbic.core.service import MemoryService
 

@@ -14,12 +14,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
-from limbic.core.mcp.schemas import (
-    Name,
-    RelationIn,
-    graph_out,
-    trim_observations,
-)
+from limbic.core.mcp.schemas import Name, RelationIn, graph_out, trim_observations
 from limbic.core.models import GraphPage, RelationInput
 from limbic.core.validation import MAX_ITEMS
 

@@ -141,9 +141,9 @@ class TopicOut(BaseModel):
     observations: list[str]
 
 
-class SplitAnalysisOut(BaseModel):
-    """``analyze_entity_split``: the entity's live observations against its threshold, and their topics (by the
-    ``method`` named, with its silhouette ``quality``, −1..1)."""
+class SplitOfEntity(BaseModel):
+    """An entity's live observations against its type's threshold, and how its topics were found (``method``,
+    with its silhouette ``quality``, −1..1)."""
 
     entityName: str
     entityType: str
@@ -152,6 +152,11 @@ class SplitAnalysisOut(BaseModel):
     needsSplit: bool
     method: str
     quality: float
+
+
+class SplitAnalysisOut(SplitOfEntity):
+    """``analyze_entity_split``: :class:`SplitOfEntity` and the topics."""
+
     topics: list[TopicOut]
 
 
@@ -163,17 +168,10 @@ class SplitPartOut(BaseModel):
     terms: list[str]
 
 
-class SplitProposalOut(BaseModel):
+class SplitProposalOut(SplitOfEntity):
     """``propose_entity_split``: proposed ``parts`` (change names, move observations, then pass them to
     execute_entity_split), what stays on the entity, and the relations the split creates."""
 
-    entityName: str
-    entityType: str
-    observationCount: int
-    threshold: int
-    needsSplit: bool
-    method: str
-    quality: float
     parts: list[SplitPartOut]
     stayingObservations: list[str]
     stayingRelations: list[RelationRef]

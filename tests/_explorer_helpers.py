@@ -57,3 +57,24 @@ def start_xvfb(width: int, height: int) -> tuple[dict[str, str], subprocess.Pope
         time.sleep(0.05)
     time.sleep(0.2)
     return {"QT_QPA_PLATFORM": "xcb", "DISPLAY": f":{number}"}, server
+
+
+def graph_view_on_copy(qtbot, path: Path, corpus_db: Path):
+    """A shown GraphView (1000×700) on a copy of ``corpus_db`` at ``path``, once it draws; yields it, then closes
+    everything. For fixtures: ``yield from graph_view_on_copy(...)``."""
+    from _widgets_helpers import open_controller
+
+    from limbic.gui.graph.view import GraphView
+
+    path.write_bytes(corpus_db.read_bytes())
+    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
+    controllers = open_controller(service)
+    view = GraphView(next(controllers))
+    view.resize(1000, 700)
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitUntil(lambda: len(view.shown_names()) > 0, timeout=10_000)
+    yield view
+    view.shutdown()
+    next(controllers, None)
+    service.close()

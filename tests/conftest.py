@@ -50,3 +50,27 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"real corpus not found at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="module")
+def corpus_db(tmp_path_factory):
+    """All of ../shared/corpus imported once per module (hashing embedder); tests copy it before writing."""
+    from _explorer_helpers import corpus_database, corpus_or_skip
+
+    return corpus_database(corpus_or_skip(), tmp_path_factory.mktemp("corpus") / "memory.db")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """One in-process MCP client on a fresh service, shared by a module's hostile-input tests."""
+    from _mcp_helpers import portal_client
+
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.mcp.server import build_server
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    service = MemoryService(Database(tmp_path_factory.mktemp("hostile") / "memory.db"), HashingEmbedder())
+    with portal_client(build_server(service)) as (portal, client):
+        yield service, portal, client
+    service.close()

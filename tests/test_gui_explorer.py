@@ -17,18 +17,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 import pytest
-from _explorer_helpers import corpus_database, corpus_or_skip
-from _widgets_helpers import open_controller
+from _explorer_helpers import graph_view_on_copy
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.search.params import ScoringParams
-from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
 from limbic.gui.app import LimbicApp
 from limbic.gui.graph import colouring, style
-from limbic.gui.graph.view import GraphView
 from limbic.gui.search.decay_plot import DecayPlot
 from limbic.gui.search.results_model import MOVED_DOWN, MOVED_UP, ResultsModel
 from limbic.gui.theme import apply_theme
@@ -36,26 +32,9 @@ from limbic.gui.theme import apply_theme
 pytestmark = pytest.mark.gui
 
 
-@pytest.fixture(scope="module")
-def corpus_db(tmp_path_factory):
-    return corpus_database(corpus_or_skip(), tmp_path_factory.mktemp("corpus") / "memory.db")
-
-
 @pytest.fixture
 def corpus_view(qtbot, tmp_path, corpus_db):
-    path = tmp_path / "memory.db"
-    path.write_bytes(corpus_db.read_bytes())
-    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
-    controllers = open_controller(service)
-    view = GraphView(next(controllers))
-    view.resize(1000, 700)
-    qtbot.addWidget(view)
-    view.show()
-    qtbot.waitUntil(lambda: len(view.shown_names()) > 0, timeout=10_000)
-    yield view
-    view.shutdown()
-    next(controllers, None)
-    service.close()
+    yield from graph_view_on_copy(qtbot, tmp_path / "memory.db", corpus_db)
 
 
 def test_real_files_with_hundreds_of_types_are_coloured_by_community(qtbot, corpus_view):

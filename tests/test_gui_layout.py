@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from _explorer_helpers import corpus_database, corpus_or_skip, start_xvfb
+from _explorer_helpers import start_xvfb
 
 from limbic.gui.main_window import MIN_DOCK_WIDTH
 
@@ -26,11 +26,6 @@ pytestmark = pytest.mark.gui
 TOUR = Path(__file__).with_name("_gui_tour.py")
 SIZES = ((1366, 768), (1600, 1000))
 GRAPH_SHARE = 0.55
-
-
-@pytest.fixture(scope="module")
-def corpus_db(tmp_path_factory):
-    return corpus_database(corpus_or_skip(), tmp_path_factory.mktemp("corpus") / "memory.db")
 
 
 def _screen(kind: str, width: int, height: int, folder: Path):

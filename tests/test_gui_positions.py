@@ -10,13 +10,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np
 import pytest
-from _explorer_helpers import corpus_database, corpus_or_skip
-from _widgets_helpers import open_controller
+from _explorer_helpers import graph_view_on_copy
 
-from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
-from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
 from limbic.gui.graph.positions import NEAR_SHARE, PositionStore, arrange, relax_new
 from limbic.gui.graph.view import GraphView
 
@@ -24,27 +20,9 @@ pytestmark = pytest.mark.gui
 QUERY = "memory graph architecture"
 
 
-@pytest.fixture(scope="module")
-def corpus_db(tmp_path_factory):
-    return corpus_database(corpus_or_skip(), tmp_path_factory.mktemp("corpus") / "memory.db")
-
-
 @pytest.fixture
 def view(qtbot, tmp_path, corpus_db):
-    path = tmp_path / "memory.db"
-    path.write_bytes(corpus_db.read_bytes())
-    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
-    controllers = open_controller(service)
-    controller = next(controllers)
-    widget = GraphView(controller)
-    widget.resize(1000, 700)
-    qtbot.addWidget(widget)
-    widget.show()
-    qtbot.waitUntil(lambda: len(widget.shown_names()) > 0, timeout=10_000)
-    yield widget
-    widget.shutdown()
-    next(controllers, None)
-    service.close()
+    yield from graph_view_on_copy(qtbot, tmp_path / "memory.db", corpus_db)
 
 
 def settle(qtbot, view: GraphView, change) -> dict[str, tuple[float, float]]:

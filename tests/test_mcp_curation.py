@@ -14,14 +14,11 @@ from _mcp_helpers import http_client, limbic_params, outcome, portal_client, std
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.migrate import allowed_folders, checked_path
 from limbic.core.mcp.http import HttpMcpServer
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.server import build_server
 from limbic.core.paths import data_dir
-from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
 
 MEMORY_FILE = "\n".join(json.dumps(r) for r in [
     {"type": "entity", "name": "Alice", "entityType": "person", "observations": ["likes tea", "works at Acme"]},
@@ -232,14 +229,6 @@ CALLS = st.one_of(
     st.tuples(st.just("search_reflections"), st.fixed_dictionaries(
         {"query": VALUE}, optional={"author": VALUE, "mood": VALUE, "targetType": VALUE, "limit": VALUE})),
 )
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    service = MemoryService(Database(tmp_path_factory.mktemp("hostile") / "memory.db"), HashingEmbedder())
-    with portal_client(build_server(service)) as (portal, client):
-        yield service, portal, client
-    service.close()
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

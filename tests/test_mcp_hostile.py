@@ -5,17 +5,11 @@ types, negative and huge limits. The server must never crash (a crash shows as t
 
 from __future__ import annotations
 
-import pytest
-from _mcp_helpers import portal_client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.mcp.schemas import graph_out
-from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
-from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
 
 FTS_SYNTAX = ['"', '""', "*", "a*", "NEAR(a b, 2)", "a AND", "OR", "NOT x", "^start", "name:foo", "(", ")",
               "'", "\\", "%", "_", 'a"b', "-x", '{name}: "x"', "a + b", "\u200b", "Alice OR Bob"]
@@ -69,14 +63,6 @@ CALLS = st.one_of(
     st.tuples(st.just("end_relation"), obj({"relation": st.one_of(RELATION, VALUE)})),
     st.tuples(st.just("get_entity"), obj({"name": st.one_of(ALICE_OR_BOB, VALUE)})),
 )
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    service = MemoryService(Database(tmp_path_factory.mktemp("hostile") / "memory.db"), HashingEmbedder())
-    with portal_client(build_server(service)) as (portal, client):
-        yield service, portal, client
-    service.close()
 
 
 def _reseed(service) -> None:

@@ -52,3 +52,8 @@ class DatabaseClosedError(LimbicError):
 
 class MigrationError(LimbicError):
     """A schema migration failed; that migration's transaction was rolled back, the cause is chained."""
+
+
+class DatabaseUnavailableError(LimbicError):
+    """The database server could not be reached, refused the login, or lacks what the memory needs
+    (the message names the address without its password)."""

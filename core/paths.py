@@ -59,16 +59,20 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def database_address(text: str) -> str:
-    """Check a ``--db`` address before anything is opened or created: a file path (``~`` expanded).
+    """Check a ``--db`` address before anything is opened or created: a file path (``~`` expanded) or a
+    PostgreSQL URL (``postgresql://`` or ``postgres://``, returned as given).
 
     Raises:
-        ValueError: ``text`` is empty or names a URL (``scheme://…``): only database files are supported,
-            and a URL must never become a local directory named after its scheme. The message names the
-            scheme only, never the rest of the address (it may hold a password).
+        ValueError: ``text`` is empty or a URL of another scheme (``ftp://…``): it must never become a local
+            directory named after its scheme. The message names the scheme only, never the rest of the
+            address (it may hold a password).
     """
     if not text or not text.strip():
         raise ValueError("the database address is empty")
     found = _SCHEME.match(text.strip())
     if found:
-        raise ValueError(f"{found.group(1)}:// addresses are not supported; give the path of a database file")
+        if found.group(1).lower() in ("postgresql", "postgres"):
+            return text.strip()
+        raise ValueError(f"{found.group(1)}:// addresses are not supported; give the path of a database file "
+                         "or a postgresql:// address")
     return str(Path(text).expanduser())

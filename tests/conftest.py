@@ -24,14 +24,53 @@ def limbic_home(tmp_path_factory, monkeypatch):
     return home
 
 
+BACKENDS = ("sqlite", "postgresql")
+SQLITE_ONLY_MODULES = ("test_gui_",)  # the app's views run on the service, whose suites run on both backends
+
+
+def pytest_generate_tests(metafunc):
+    """Every test that asks for ``backend`` (directly or through ``memory_address``/``service``) runs on SQLite
+    and on PostgreSQL; the GUI's modules run on SQLite."""
+    if "backend" in metafunc.fixturenames:
+        module = metafunc.module.__name__.rsplit(".", 1)[-1]
+        kinds = ["sqlite"] if module.startswith(SQLITE_ONLY_MODULES) else list(BACKENDS)
+        metafunc.parametrize("backend", kinds, indirect=True)
+
+
 @pytest.fixture
-def service(tmp_path):
-    """A MemoryService on a new database file with the deterministic hashing embedder (closed afterwards)."""
+def backend(request):
+    """``"sqlite"`` or ``"postgresql"``; the PostgreSQL half skips, with the reason, when no server can run."""
+    if request.param == "postgresql":
+        from _pg import server_dsn
+
+        try:
+            server_dsn()
+        except RuntimeError as exc:
+            pytest.skip(str(exc))
+    return request.param
+
+
+@pytest.fixture
+def memory_address(backend, tmp_path):
+    """The address of a new, empty memory on ``backend``: a file path or a ``postgresql://`` URL."""
+    if backend == "sqlite":
+        yield str(tmp_path / "memory.db")
+        return
+    from _pg import drop_database, new_database
+
+    address = new_database()
+    yield address
+    drop_database(address)
+
+
+@pytest.fixture
+def service(memory_address):
+    """A MemoryService on a new memory (each backend) with the deterministic hashing embedder (closed afterwards)."""
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
+    svc = MemoryService(open_database(memory_address), HashingEmbedder(), origin="cli")
     yield svc
     svc.close()
 

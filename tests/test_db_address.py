@@ -16,7 +16,7 @@ def test_a_path_is_kept_and_home_expanded(tmp_path):
     assert database_address("~/m.db") == os.path.expanduser("~/m.db")
 
 
-@pytest.mark.parametrize("address", ["ftp://x", "postgresql://user:s3cret@localhost/x", "HTTP://h/p", ""])
+@pytest.mark.parametrize("address", ["ftp://x", "mysql://user:s3cret@localhost/x", "HTTP://h/p", ""])
 def test_urls_and_empty_addresses_are_refused(address):
     with pytest.raises(ValueError) as refused:
         database_address(address)

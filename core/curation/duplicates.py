@@ -24,6 +24,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from limbic.core.curation import values
+from limbic.core.store import vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
 DEFAULT_THRESHOLD = 0.80
@@ -64,7 +65,7 @@ def load_observation_rows(conn: apsw.Connection, model: str, now: float) -> Obse
     unit = np.zeros((len(ids), dimension), dtype=np.float32)
     found = np.zeros(len(ids), dtype=bool)
     if len(ids):
-        for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {OBSERVATION_VECTOR_TABLE}"):
+        for rowid, blob in vec_rows.scan(conn, OBSERVATION_VECTOR_TABLE):
             at = int(np.searchsorted(ids, rowid))
             if at < len(ids) and ids[at] == rowid:
                 unit[at] = np.frombuffer(blob, dtype=np.float32)

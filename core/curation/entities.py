@@ -15,6 +15,7 @@ import apsw
 import numpy as np
 
 from limbic.core.curation.duplicates import similar_pairs
+from limbic.core.store import vec_rows
 from limbic.core.store.schema import VECTOR_TABLE, vector_dimension
 
 ENTITY_THRESHOLD = 0.92
@@ -105,7 +106,7 @@ def close_vectors(conn: apsw.Connection, model: str, threshold: float = ENTITY_T
         return []
     unit = np.zeros((len(ids), vector_dimension(conn, VECTOR_TABLE) or 0), dtype=np.float32)
     found = np.zeros(len(ids), dtype=bool)
-    for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}"):
+    for rowid, blob in vec_rows.scan(conn, VECTOR_TABLE):
         at = int(np.searchsorted(ids, rowid))
         if at < len(ids) and ids[at] == rowid:
             unit[at], found[at] = np.frombuffer(blob, dtype=np.float32), True

@@ -15,8 +15,9 @@ import json
 
 import apsw
 
-from limbic.core.search.full_text import matching
+from limbic.core.search.full_text import matching, pg_matches
 from limbic.core.store.expiry import current, unswept_entities
+from limbic.core.store.postgres.connection import on_postgres
 
 _HEADER_MATCHES = """
 SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?1 AND +rowid IN (SELECT value FROM json_each(?2))
@@ -39,8 +40,17 @@ def without_expired(conn: apsw.Connection, expression: str | None, ids: list[int
     if not suspects:
         return ids, scores
     listed = json.dumps(suspects)
-    kept = {int(r[0]) for r in matching(conn, _HEADER_MATCHES, (f"{{name entity_type}} : ({expression})", listed))}
-    kept |= {int(r[0]) for r in matching(conn, _OBSERVATION_MATCHES, (expression, listed, now))}
+    if on_postgres(conn):
+        header = (0, 1)  # the name and entity_type columns
+        kept = {i for i, _ in pg_matches(conn, "entity_fts", expression, only_ids=suspects, columns=header)}
+        live = [int(r[0]) for r in conn.execute(f"SELECT id FROM observations WHERE entity_id IN "
+                                                f"(SELECT value FROM json_each(?1)) AND {current('?2')}", (listed, now))]
+        matched = [i for i, _ in pg_matches(conn, "observation_fts", expression, only_ids=live)]
+        kept |= {int(r[0]) for r in conn.execute("SELECT DISTINCT entity_id FROM observations WHERE id IN "
+                                                 "(SELECT value FROM json_each(?))", (json.dumps(matched),))}
+    else:
+        kept = {int(r[0]) for r in matching(conn, _HEADER_MATCHES, (f"{{name entity_type}} : ({expression})", listed))}
+        kept |= {int(r[0]) for r in matching(conn, _OBSERVATION_MATCHES, (expression, listed, now))}
     dropped = set(suspects) - kept
     if not dropped:
         return ids, scores

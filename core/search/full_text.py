@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,8 @@ from typing import Any
 import apsw
 
 from limbic.core.errors import ValidationError
+from limbic.core.store.postgres import full_text as pg_text
+from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.validation import MAX_QUERY
 
 FTS_TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")
@@ -69,7 +72,10 @@ def fts_terms(text: str) -> list[str]:
 
 def tokenizer(conn: apsw.Connection) -> Callable[[str], list[str]]:
     """The index's own tokenizer (:data:`FTS_TOKENIZER`, through ``apsw``) as a function from a piece of
-    query text to its tokens, exactly as FTS5 stores them (lower-cased, accents removed, stemmed)."""
+    query text to its tokens, exactly as FTS5 stores them (lower-cased, accents removed, stemmed); the same
+    tokenizer on PostgreSQL, whose index is written with it."""
+    if on_postgres(conn):
+        return pg_text.query_tokens
     tokenize = conn.fts5_tokenizer(FTS_TOKENIZER[0], list(FTS_TOKENIZER[1:]))
 
     def run(term: str) -> list[str]:
@@ -158,6 +164,27 @@ def fts_match_expression(text: str) -> str | None:
     return match_expression(fts_terms(text))
 
 
+_PG_INDEX = {"entity_fts": pg_text.ENTITY_FTS, "observation_fts": pg_text.OBSERVATION_FTS,
+             "reflection_fts": pg_text.REFLECTION_FTS}
+
+
+def pieces_of(expression: str) -> list[str]:
+    """The pieces of an expression :func:`match_expression` made (the inverse of its quoting and ``OR``)."""
+    return [piece[1:-1].replace('""', '"') for piece in _QUOTED.findall(expression)]
+
+
+_QUOTED = re.compile(r'"(?:[^"]|"")*"')
+
+
+def pg_matches(conn: apsw.Connection, table: str, expression: str, limit: int | None = None, *,
+               only_ids: Sequence[int] | None = None, columns: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    """On PostgreSQL: ``(row id, −bm25)`` of the rows of ``table`` matching ``expression``, best first, ties to
+    the lower id, as FTS5 ranks them (:mod:`limbic.core.store.postgres.full_text`); ``only_ids`` and
+    ``columns`` (positions from 0) as FTS5's ``+rowid IN (…)`` and ``{col …} :`` filters."""
+    return pg_text.ranked(conn.raw, _PG_INDEX[table], pieces_of(expression), limit,  # type: ignore[attr-defined]
+                          only_ids=only_ids, columns=columns)
+
+
 # per-connection fts5vocab tables over each full-text index (temp schema: nothing is written)
 _VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab"}
 
@@ -165,6 +192,8 @@ _VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observati
 def document_frequencies(conn: apsw.Connection, table: str, tokens: str) -> dict[str, int]:
     """Rows of FTS5 ``table`` holding each of ``tokens`` (a JSON list), through a per-connection ``fts5vocab``
     table in the ``temp`` schema (nothing is written to the database file)."""
+    if on_postgres(conn):
+        return pg_text.document_frequencies(conn.raw, _PG_INDEX[table], json.loads(tokens))  # type: ignore[attr-defined]
     vocab = _VOCAB[table]
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, '{table}', 'row')")
     return dict(conn.execute(f"SELECT term, doc FROM temp.{vocab} WHERE term IN (SELECT value FROM json_each(?))",
@@ -194,15 +223,20 @@ def full_text_query(conn: apsw.Connection, query: str) -> FullText:
     tokenize = tokenizer(conn)
     wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
     frequency = document_frequencies(conn, "entity_fts", wanted)
-    total = conn.execute("SELECT count(*) FROM entities").get
+    total = _rows(conn, "entity_fts", "entities")
     if len(terms) > 1:
         terms = informative_terms(terms, frequency, total, tokenize)
-    observation_total = conn.execute("SELECT count(*) FROM observations").get
+    observation_total = _rows(conn, "observation_fts", "observations")
     observation_ceiling = bm25_ceiling(terms, document_frequencies(conn, "observation_fts", wanted),
                                        observation_total, tokenize)
     rare, common_bound = split_common(terms, frequency, total, tokenize)
     return FullText(match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize), observation_ceiling,
                      match_expression(rare), common_bound)
+
+
+def _rows(conn: apsw.Connection, table: str, rows: str) -> int:
+    """Rows of the table whose full-text index is ``table`` (FTS5's N counts them all)."""
+    return int(conn.execute(f"SELECT count(*) FROM {rows}").get)
 
 
 def matching(conn: apsw.Connection, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
@@ -231,6 +265,9 @@ def ranked_matches(conn: apsw.Connection, full_text: FullText, count: int) -> tu
     :func:`split_common`); otherwise every match is."""
     if full_text.expression is None:
         return [], {}
+    if on_postgres(conn):
+        scored = pg_matches(conn, "entity_fts", full_text.expression, count)
+        return [rowid for rowid, _ in scored], dict(scored)
     if full_text.rare is not None and count > 0:
         rows = matching(conn, _RARE_ROWS, (full_text.expression, full_text.rare))
         if len(rows) >= count:

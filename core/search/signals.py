@@ -20,8 +20,9 @@ import numpy as np
 from limbic.core.search import context, dates, feedback
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet
 from limbic.core.search.confidence import ranking_weight, scope_weight
-from limbic.core.search.full_text import matching
+from limbic.core.search.full_text import matching, pg_matches
 from limbic.core.search.routing import detect_query_type
+from limbic.core.store.postgres.connection import on_postgres
 
 METADATA_KIND = "metadata"
 
@@ -128,6 +129,8 @@ def _observation_matches(conn: apsw.Connection, expression: str | None,
     evidence"). BM25 is computed only for those rows, not for every match of the index."""
     if expression is None or not live:
         return []
+    if on_postgres(conn):
+        return [(o, live[o], b) for o, b in pg_matches(conn, "observation_fts", expression, only_ids=list(live))]
     rows = matching(conn, _OBSERVATION_MATCHES, (expression, json.dumps(list(live))))
     return [(int(o), live[int(o)], float(b)) for o, b in rows]
 

@@ -26,6 +26,7 @@ import apsw
 from limbic.core.models import Changes
 from limbic.core.store import reads
 from limbic.core.store.database import BUSY_TIMEOUT_MS
+from limbic.core.store.postgres.listen import ChangeListener
 from limbic.core.store.schema import LANDED_OP
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,8 @@ class ChangeFeed:
 
     Args:
         db_path: the database file the watcher polls.
+        address: a PostgreSQL memory's address: other processes' commits then come through ``LISTEN``
+            (:class:`~limbic.core.store.postgres.listen.ChangeListener`), not by polling ``db_path``.
         watch_interval: seconds between the watcher's polls (0.2 s: a foreign write shows within ~0.2 s).
 
     Listeners are called with ``list[Changes]`` (oldest first) on the committing thread (this
@@ -115,13 +118,14 @@ class ChangeFeed:
     never undoes a commit or stops the other listeners.
     """
 
-    def __init__(self, db_path: str | Path, *, watch_interval: float = 0.2) -> None:
+    def __init__(self, db_path: str | Path, *, watch_interval: float = 0.2, address: str | None = None) -> None:
         self._path = Path(db_path)
+        self._address = address
         self.watch_interval = watch_interval
         self._lock = threading.Lock()
         self._listeners: list[tuple[Listener, bool]] = []
         self._seen: dict[int, None] = {}
-        self._watcher: ChangeWatcher | None = None
+        self._watcher: ChangeWatcher | ChangeListener | None = None
 
     def subscribe(self, listener: Listener, *, other_processes: bool = False) -> Callable[[], None]:
         """Call ``listener(changes)`` for every new committed change; returns the unsubscribe function.
@@ -133,10 +137,11 @@ class ChangeFeed:
         with self._lock:
             self._listeners.append(entry)
             if other_processes and self._watcher is None:
-                self._watcher = ChangeWatcher(self._path, self._deliver, interval=self.watch_interval).start()
+                self._watcher = (ChangeListener(self._address, self._deliver).start() if self._address
+                                 else ChangeWatcher(self._path, self._deliver, interval=self.watch_interval).start())
 
         def unsubscribe() -> None:
-            stop: ChangeWatcher | None = None
+            stop: ChangeWatcher | ChangeListener | None = None
             with self._lock:
                 if entry in self._listeners:
                     self._listeners.remove(entry)

@@ -47,6 +47,7 @@ from limbic.core.service.restoring import SnapshotsAndRestores
 from limbic.core.service.searching import SearchAndVectors
 from limbic.core.service.splitting import Splitting
 from limbic.core.service.usage import SignalRecorder
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.schema import put_setting
@@ -70,7 +71,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
     """The memory graph of one database file.
 
     Args:
-        database: an open :class:`Database`.
+        database: an open :class:`Database` (or PostgreSQL memory: :func:`~limbic.core.store.backend.open_database`).
         embedder: the model that embeds entities and queries; ``None`` runs search FTS-only.
         origin: default origin recorded for changes (gui, mcp, cli, import, system).
         background_vectors: where the vectors of a write are computed. Either way a write commits its
@@ -87,7 +88,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self.changes = ChangeFeed(database.path)
+        self.changes = ChangeFeed(database.path, address=getattr(database, "address", None))
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
         self._vectors = VectorIndex(GraphBuilder(database.path))
@@ -109,7 +110,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
             from limbic.core.embedding.onnx_embedder import load_active_embedder
 
             embedder = load_active_embedder()
-        return cls(Database(path or default_db_path()), embedder, origin=origin, background_vectors=background_vectors)
+        return cls(open_database(path or default_db_path()), embedder, origin=origin, background_vectors=background_vectors)
 
     def close(self) -> None:
         """Wait for a warm-up under way, stop the change feed's watcher, finish pending signal writes, then

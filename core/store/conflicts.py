@@ -194,7 +194,9 @@ def settle(conn: apsw.Connection, conflict_id: int, resolution: str | None, at: 
 
 def put(conn: apsw.Connection, row: ConflictRow) -> None:
     """Write ``row`` back as recorded (after an undo re-created its observations), under its old id."""
-    conn.execute("INSERT OR REPLACE INTO conflicts(id, observation_id, other_id, similarity, reason, mode, created_at, "
+    conn.execute("DELETE FROM conflicts WHERE id = ? OR (observation_id = ? AND other_id = ?)",
+                 (row.id, row.observation_id, row.other_id))
+    conn.execute("INSERT INTO conflicts(id, observation_id, other_id, similarity, reason, mode, created_at, "
                  "resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                  (row.id, row.observation_id, row.other_id, row.similarity, row.reason, row.mode, row.created_at,
                   row.resolved_at, row.resolution))

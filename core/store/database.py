@@ -131,6 +131,8 @@ class Database:
         MigrationError: a schema migration failed (nothing of it was applied).
     """
 
+    backend = "sqlite"
+
     def __init__(self, path: str | Path) -> None:
         if str(path) == ":memory:":
             raise ValueError("Database needs a file path; use a temporary file for tests")
@@ -255,11 +257,10 @@ class Database:
             self._owner = threading.get_ident()
             try:
                 yield txn
-                conn.execute(
-                    "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?)",
+                txn.change_id = conn.execute(
+                    "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?) RETURNING id",
                     (time.time(), origin, op, json.dumps(sorted(txn.entity_ids))),
-                )
-                txn.change_id = conn.last_insert_rowid()
+                ).get
                 conn.execute("COMMIT")
             except BaseException:
                 if not conn.getautocommit():

@@ -22,6 +22,8 @@ from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
 from limbic.core.store import vec_rows
 from limbic.core.store.expiry import current
+from limbic.core.store.postgres import full_text as pg_text
+from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
@@ -67,7 +69,10 @@ def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
     """Remove the FTS rows, entity vectors and observation vectors of entities about to be deleted
     (FTS5 and vec0 have no cascade)."""
     ids = json.dumps([int(i) for i in entity_ids])
-    conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
+    if on_postgres(conn):
+        pg_text.delete_documents(conn.raw, pg_text.ENTITY_FTS, [int(i) for i in entity_ids])  # type: ignore[attr-defined]
+    else:
+        conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
     if _has_vector_tables(conn):
         vec_rows.delete(conn, VECTOR_TABLE, entity_ids)
     observations = [r[0] for r in conn.execute(
@@ -111,11 +116,12 @@ def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None
     if not docs:
         return
     ids = [d[0] for d in docs]
-    conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
-    conn.executemany(
-        "INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)",
-        [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs],
-    )
+    rows = [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs]
+    if on_postgres(conn):
+        pg_text.write_documents(conn.raw, pg_text.ENTITY_FTS, [(r[0], r[1:]) for r in rows])  # type: ignore[attr-defined]
+    else:
+        conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
+        conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
     _drop_stale_observation_vectors(conn, ids, at)
     mark_pending(conn, ids, at)
 
@@ -125,6 +131,6 @@ def mark_pending(conn: apsw.Connection, entity_ids: Sequence[int], at: float) ->
     caller's transaction; ``at`` is UTC seconds."""
     conn.executemany(
         "INSERT INTO pending_vectors(entity_id, generation, queued_at) VALUES (?, 1, ?) "
-        "ON CONFLICT(entity_id) DO UPDATE SET generation = generation + 1, queued_at = excluded.queued_at",
+        "ON CONFLICT(entity_id) DO UPDATE SET generation = pending_vectors.generation + 1, queued_at = excluded.queued_at",
         [(int(i), at) for i in entity_ids],
     )

@@ -53,11 +53,10 @@ def insert(conn: apsw.Connection, target_type: str, entity_id: int | None, other
     """Insert one reflection (under ``reflection_id`` when given and free); returns its id."""
     if reflection_id is not None and conn.execute("SELECT 1 FROM reflections WHERE id = ?", (reflection_id,)).fetchone():
         reflection_id = None
-    conn.execute("INSERT INTO reflections(id, target_type, entity_id, other_id, relation_type, author, content, "
-                 "mood, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                 (reflection_id, target_type, entity_id, other_id, relation_type, author, content, mood, created,
-                  updated))
-    return conn.last_insert_rowid()
+    return int(conn.execute(
+        "INSERT INTO reflections(id, target_type, entity_id, other_id, relation_type, author, content, "
+        "mood, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        (reflection_id, target_type, entity_id, other_id, relation_type, author, content, mood, created, updated)).get)
 
 
 def update(conn: apsw.Connection, reflection_id: int, author: str, content: str, mood: str | None, at: float) -> bool:

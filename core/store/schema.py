@@ -14,6 +14,8 @@ from pathlib import Path
 import apsw
 
 from limbic.core.errors import MigrationError
+from limbic.core.store.postgres import schema as pg_schema
+from limbic.core.store.postgres.connection import on_postgres
 
 VECTOR_TABLE = "entity_embeddings"
 OBSERVATION_VECTOR_TABLE = "observation_embeddings"
@@ -27,6 +29,8 @@ def vector_dimension(conn: apsw.Connection, table: str = VECTOR_TABLE) -> int | 
     """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by
     ``table`` (``entity_embeddings`` or ``observation_embeddings``), or ``None`` when it does not exist
     (no model has written yet, or a database from before schema 4 for the observation table)."""
+    if on_postgres(conn):
+        return pg_schema.vector_dimension(conn, table)  # type: ignore[arg-type]
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
     found = _VECTOR_DIMENSION.search(row[0]) if row else None
     return int(found.group(1)) if found else None
@@ -84,7 +88,8 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
 
 
 def ensure_vector_table(conn: apsw.Connection, dimension: int, model: str) -> bool:
-    """Create (or recreate, when the dimension differs) the vec0 tables inside the caller's transaction.
+    """Create (or recreate, when the dimension differs) the vector tables inside the caller's transaction
+    (sqlite-vec ``vec0`` tables on SQLite, pgvector tables with an HNSW index on PostgreSQL).
 
     The two tables are ``entity_embeddings`` (rowid = entity id) and ``observation_embeddings``
     (rowid = observation id), both ``float[dimension]`` with cosine distance. A database from before
@@ -102,10 +107,11 @@ def ensure_vector_table(conn: apsw.Connection, dimension: int, model: str) -> bo
     if has_observation_table:
         conn.execute(f"DROP TABLE {OBSERVATION_VECTOR_TABLE}")
     for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if recreated else (OBSERVATION_VECTOR_TABLE,):
-        conn.execute(
-            f"CREATE VIRTUAL TABLE {table} USING vec0("
-            f"embedding float[{int(dimension)}] distance_metric=cosine)"
-        )
+        if on_postgres(conn):
+            pg_schema.create_vector_table(conn, table, dimension)  # type: ignore[arg-type]
+        else:
+            conn.execute(f"CREATE VIRTUAL TABLE {table} USING vec0("
+                         f"embedding float[{int(dimension)}] distance_metric=cosine)")
     conn.execute("DELETE FROM observation_embedding_meta")
     if recreated:
         conn.execute("DELETE FROM entity_embedding_meta")

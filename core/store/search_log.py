@@ -108,8 +108,8 @@ def record_impressions(conn: apsw.Connection, entity_ids: Sequence[int], at: flo
     conn.executemany(
         "INSERT INTO entity_impressions(entity_id, impression_count, last_impression) "
         "SELECT id, 1, ?2 FROM entities WHERE id = ?1 "
-        "ON CONFLICT(entity_id) DO UPDATE SET impression_count = impression_count + 1, "
-        "last_impression = max(last_impression, excluded.last_impression)",
+        "ON CONFLICT(entity_id) DO UPDATE SET impression_count = entity_impressions.impression_count + 1, "
+        "last_impression = max(entity_impressions.last_impression, excluded.last_impression)",
         [(int(i), at) for i in dict.fromkeys(entity_ids)],
     )
 

@@ -109,9 +109,9 @@ def put_entity_row(conn: apsw.Connection, entity: Entity, entity_id: int | None 
         conn.execute("UPDATE entities SET name = ?, entity_type = ?, status = ?, created_at = ?, updated_at = ?, "
                      "project = ?, strength = ?, pinned_at = ? WHERE id = ?", (*values, entity_id))
         return entity_id
-    conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at, project, strength, "
-                 "pinned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", (_free(conn, "entities", entity.id), *values))
-    return conn.last_insert_rowid()
+    return int(conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at, project, "
+                            "strength, pinned_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                            (_free(conn, "entities", entity.id), *values)).get)
 
 
 def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequence[Observation]) -> None:
@@ -130,10 +130,10 @@ def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequen
                          "weight = ?, created_at = ? WHERE id = ?", (*values, o.id))
             placed[o.id] = o.id
         else:
-            conn.execute("INSERT INTO observations(id, entity_id, content, kind, superseded_at, expires_at, weight, "
-                         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                         (None if owner else o.id, entity_id, *values))
-            placed[o.id] = conn.last_insert_rowid()
+            placed[o.id] = int(conn.execute(
+                "INSERT INTO observations(id, entity_id, content, kind, superseded_at, expires_at, weight, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (None if owner else o.id, entity_id, *values)).get)
     for o in observations:
         link = placed.get(o.supersedes) if o.supersedes is not None else None
         if link is None and o.supersedes is not None and conn.execute(

@@ -1,28 +1,66 @@
-"""Reading and deleting rows of sqlite-vec's ``vec0`` tables by rowid.
+"""Reading, writing and deleting rows of the vector tables by rowid, on either backend.
 
-vec0 answers ``rowid = ?`` with a look-up, but for ``rowid IN (…)`` it scans every vector of the table
-(``EXPLAIN QUERY PLAN``: ``SCAN … VIRTUAL TABLE INDEX 0:1``). Measured with MiniLM vectors, 40 rowids:
-reading took 32.8 ms at 10k entities (50,044 observation vectors) and 160 ms at all of Debian (287,875)
-with ``IN``, 1.9 and 5.3 ms one ``rowid = ?`` each; a background step landing 16 entities' vectors held
-the write lock for 16 ms, 11 of them in such a ``DELETE`` (2.2 ms after). So every access by a list of
-rowids goes through here, one statement per rowid.
+On SQLite the tables are sqlite-vec ``vec0`` tables, which answer ``rowid = ?`` with a look-up but scan every
+vector for ``rowid IN (…)`` (``EXPLAIN QUERY PLAN``: ``SCAN … VIRTUAL TABLE INDEX 0:1``). Measured with MiniLM
+vectors, 40 rowids: reading took 32.8 ms at 10k entities (50,044 observation vectors) and 160 ms at all of
+Debian (287,875) with ``IN``, 1.9 and 5.3 ms one ``rowid = ?`` each; so SQLite gets one statement per rowid.
+On PostgreSQL they are pgvector tables (``rowid bigint`` primary key, ``embedding vector(d)``), read in one
+statement through ``vector_send`` (big-endian float4 after a 4-byte header) and written from float32 arrays.
+Either way a vector comes and goes as the bytes of a little-endian ``(d,) float32`` array.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 
 import apsw
+import numpy as np
+
+from limbic.core.store.postgres.connection import on_postgres
+
+
+def _from_pg(data: bytes) -> bytes:
+    return np.frombuffer(data, dtype=">f4", offset=4).astype("<f4").tobytes()
 
 
 def read(conn: apsw.Connection, table: str, rowids: Iterable[int]) -> list[tuple[int, bytes]]:
-    """``(rowid, embedding bytes)`` of each of ``rowids`` present in vec0 ``table``, in the given order;
+    """``(rowid, embedding bytes)`` of each of ``rowids`` present in ``table``, in the given order;
     absent rowids are left out."""
-    rows = conn.executemany(f"SELECT rowid, embedding FROM {table} WHERE rowid = ?",
-                            [(int(rowid),) for rowid in rowids])
+    wanted = [int(rowid) for rowid in rowids]
+    if on_postgres(conn):
+        found = {int(r): _from_pg(bytes(v)) for r, v in conn.raw.execute(  # type: ignore[attr-defined]
+            f"SELECT rowid, vector_send(embedding) FROM {table} WHERE rowid = ANY(%s)", (wanted,))}
+        return [(rowid, found[rowid]) for rowid in wanted if rowid in found]
+    rows = conn.executemany(f"SELECT rowid, embedding FROM {table} WHERE rowid = ?", [(rowid,) for rowid in wanted])
     return [(int(rowid), bytes(blob)) for rowid, blob in rows]
 
 
+def scan(conn: apsw.Connection, table: str) -> Iterator[tuple[int, bytes]]:
+    """``(rowid, embedding bytes)`` of every row of ``table``, in no particular order."""
+    if on_postgres(conn):
+        with conn.raw.cursor() as cursor:  # type: ignore[attr-defined]
+            for rowid, data in cursor.execute(f"SELECT rowid, vector_send(embedding) FROM {table}"):
+                yield int(rowid), _from_pg(bytes(data))
+        return
+    for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {table}"):
+        yield int(rowid), bytes(blob)
+
+
+def insert(conn: apsw.Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
+    """Add ``(rowid, embedding bytes)`` rows to ``table`` (the rowids must be absent)."""
+    if on_postgres(conn):
+        conn.register_vectors()  # type: ignore[attr-defined]
+        conn.raw.cursor().executemany(  # type: ignore[attr-defined]
+            f"INSERT INTO {table}(rowid, embedding) VALUES (%s, %s)",
+            [(int(rowid), np.frombuffer(blob, dtype=np.float32)) for rowid, blob in rows])
+        return
+    conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", [(int(r), b) for r, b in rows])
+
+
 def delete(conn: apsw.Connection, table: str, rowids: Iterable[int]) -> None:
-    """Delete the rows ``rowids`` of vec0 ``table`` (absent ones are ignored)."""
-    conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(int(rowid),) for rowid in rowids])
+    """Delete the rows ``rowids`` of ``table`` (absent ones are ignored)."""
+    wanted = [int(rowid) for rowid in rowids]
+    if on_postgres(conn):
+        conn.raw.execute(f"DELETE FROM {table} WHERE rowid = ANY(%s)", (wanted,))  # type: ignore[attr-defined]
+        return
+    conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(rowid,) for rowid in wanted])

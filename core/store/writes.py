@@ -16,11 +16,9 @@ from limbic.core.errors import NotFoundError
 
 def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float,
                   project: str | None = None) -> int:
-    conn.execute(
-        "INSERT INTO entities(name, entity_type, status, created_at, updated_at, project) VALUES (?, ?, ?, ?, ?, ?)",
-        (name, entity_type, status, created, updated, project),
-    )
-    return conn.last_insert_rowid()
+    return int(conn.execute(
+        "INSERT INTO entities(name, entity_type, status, created_at, updated_at, project) VALUES (?, ?, ?, ?, ?, ?) "
+        "RETURNING id", (name, entity_type, status, created, updated, project)).get)
 
 
 def update_entity(
@@ -68,12 +66,12 @@ def insert_observation(
     weight: float,
 ) -> int | None:
     """Insert one observation; returns its id, or None when the same text is already stored (skipped)."""
-    conn.execute(
+    found = conn.execute(
         "INSERT INTO observations(entity_id, content, kind, supersedes, expires_at, weight, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(entity_id, content) DO NOTHING",
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
         (entity_id, content, kind, supersedes, expires_at, weight, created_at),
-    )
-    return conn.last_insert_rowid() if conn.changes() else None
+    ).fetchone()
+    return None if found is None else int(found[0])
 
 
 def mark_superseded(conn: apsw.Connection, observation: int, at: float, weight: float | None = None) -> None:
@@ -94,12 +92,12 @@ def insert_relation(
     conn: apsw.Connection, from_id: int, to_id: int, relation_type: str, context: str | None, created_at: float
 ) -> int | None:
     """Insert an active relation; None when the same active relation already exists (skipped)."""
-    conn.execute(
+    found = conn.execute(
         "INSERT INTO relations(from_id, to_id, relation_type, context, active, created_at) "
-        "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT DO NOTHING",
+        "VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT DO NOTHING RETURNING id",
         (from_id, to_id, relation_type, context, created_at),
-    )
-    return conn.last_insert_rowid() if conn.changes() else None
+    ).fetchone()
+    return None if found is None else int(found[0])
 
 
 def delete_relation(conn: apsw.Connection, from_id: int, to_id: int, relation_type: str) -> int:
@@ -126,21 +124,22 @@ def record_access(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *
         return
     conn.executemany(
         "INSERT INTO entity_access(entity_id, access_count, last_access) VALUES (?, 1, ?) "
-        "ON CONFLICT(entity_id) DO UPDATE SET access_count = access_count + 1, "
-        "last_access = max(last_access, excluded.last_access)",
+        "ON CONFLICT(entity_id) DO UPDATE SET access_count = entity_access.access_count + 1, "
+        "last_access = max(entity_access.last_access, excluded.last_access)",
         [(i, at) for i in ids],
     )
     day = day_of(at)
     conn.executemany(
         "INSERT INTO entity_access_days(entity_id, day, count) VALUES (?, ?, 1) "
-        "ON CONFLICT(entity_id, day) DO UPDATE SET count = count + 1",
+        "ON CONFLICT(entity_id, day) DO UPDATE SET count = entity_access_days.count + 1",
         [(i, day) for i in ids],
     )
     if co_occurrence and len(ids) > 1:
         pairs = [(a, b, at) for index, a in enumerate(ids) for b in ids[index + 1 :]]
         conn.executemany(
             "INSERT INTO co_occurrences(a_id, b_id, co_count, last_co) VALUES (?, ?, 1, ?) "
-            "ON CONFLICT(a_id, b_id) DO UPDATE SET co_count = co_count + 1, last_co = max(last_co, excluded.last_co)",
+            "ON CONFLICT(a_id, b_id) DO UPDATE SET co_count = co_occurrences.co_count + 1, "
+            "last_co = max(co_occurrences.last_co, excluded.last_co)",
             pairs,
         )
 
@@ -155,7 +154,7 @@ def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float)
     conn.execute(
         "INSERT INTO observations(entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at) "
         "SELECT ?, content, kind, NULL, superseded_at, expires_at, weight, created_at FROM observations "
-        "WHERE entity_id = ? ORDER BY id ON CONFLICT(entity_id, content) DO NOTHING",
+        "WHERE entity_id = ? ORDER BY id ON CONFLICT DO NOTHING",
         (target_id, source_id),
     )
     conn.execute(
@@ -173,22 +172,22 @@ def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float)
     conn.execute(
         "INSERT INTO entity_access(entity_id, access_count, last_access) "
         "SELECT ?, access_count, last_access FROM entity_access WHERE entity_id = ? "
-        "ON CONFLICT(entity_id) DO UPDATE SET access_count = access_count + excluded.access_count, "
-        "last_access = max(last_access, excluded.last_access)",
+        "ON CONFLICT(entity_id) DO UPDATE SET access_count = entity_access.access_count + excluded.access_count, "
+        "last_access = max(entity_access.last_access, excluded.last_access)",
         (target_id, source_id),
     )
     conn.execute(
         "INSERT INTO entity_access_days(entity_id, day, count) SELECT ?, day, count FROM entity_access_days "
-        "WHERE entity_id = ? ON CONFLICT(entity_id, day) DO UPDATE SET count = count + excluded.count",
+        "WHERE entity_id = ? ON CONFLICT(entity_id, day) DO UPDATE SET count = entity_access_days.count + excluded.count",
         (target_id, source_id),
     )
     conn.execute(
         "INSERT INTO co_occurrences(a_id, b_id, co_count, last_co) "
         "SELECT min(?1, other), max(?1, other), co_count, last_co FROM ("
         "  SELECT CASE WHEN a_id = ?2 THEN b_id ELSE a_id END AS other, co_count, last_co "
-        "  FROM co_occurrences WHERE a_id = ?2 OR b_id = ?2) WHERE other != ?1 "
-        "ON CONFLICT(a_id, b_id) DO UPDATE SET co_count = co_count + excluded.co_count, "
-        "last_co = max(last_co, excluded.last_co)",
+        "  FROM co_occurrences WHERE a_id = ?2 OR b_id = ?2) AS moved WHERE other != ?1 "
+        "ON CONFLICT(a_id, b_id) DO UPDATE SET co_count = co_occurrences.co_count + excluded.co_count, "
+        "last_co = max(co_occurrences.last_co, excluded.last_co)",
         (target_id, source_id),
     )
     conn.execute("UPDATE reflections SET entity_id = ?1 WHERE entity_id = ?2", (target_id, source_id))

@@ -142,15 +142,13 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     observation_rows = [(offset + i, o) for i, o in enumerate(work.observations) if o[1] in ready]
     vec_rows.delete(conn, VECTOR_TABLE, [p[0] for _, p in passage_rows])
     vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, [o[0] for _, o in observation_rows])
-    conn.executemany(f"INSERT INTO {VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
-                     [(p[0], vectors[i].tobytes()) for i, p in passage_rows])
+    vec_rows.insert(conn, VECTOR_TABLE, [(p[0], vectors[i].tobytes()) for i, p in passage_rows])
     conn.executemany(
         "INSERT INTO entity_embedding_meta(entity_id, model, updated_at, text_hash) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(entity_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at, "
         "text_hash = excluded.text_hash",
         [(p[0], embedder.name, now, p[2]) for _, p in passage_rows])
-    conn.executemany(f"INSERT INTO {OBSERVATION_VECTOR_TABLE}(rowid, embedding) VALUES (?, ?)",
-                     [(o[0], vectors[i].tobytes()) for i, o in observation_rows])
+    vec_rows.insert(conn, OBSERVATION_VECTOR_TABLE, [(o[0], vectors[i].tobytes()) for i, o in observation_rows])
     conn.executemany(
         "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "

@@ -63,7 +63,7 @@ def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: 
     expires = np.array([float(r[2]) if len(r) > 2 else ends.get(r[0], np.inf) for r in meta], dtype=np.float64)
     rows: Iterable[tuple[Any, ...]]
     if entity_ids is None:
-        rows = conn.execute(f"SELECT rowid, embedding FROM {table}")
+        rows = vec_rows.scan(conn, table)
     else:
         rows = vec_rows.read(conn, table, keys.tolist())
     position = {int(k): i for i, k in enumerate(keys.tolist())}

@@ -1,0 +1,40 @@
+"""The one way to open a memory by its address: a SQLite file path, or a PostgreSQL URL.
+
+Both backends give the same :class:`Memory` contract (docs/architecture.md "Storage backends"): ``read()`` (this
+thread's connection), ``write(origin, op)`` (one logged transaction), ``maintenance()``, ``get_setting``,
+``schema_version``, ``close()``, ``path`` (the file, or this machine's folder for the memory's local files)
+and ``backend`` (``"sqlite"`` or ``"postgresql"``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+from limbic.core.store.database import Database
+from limbic.core.store.postgres.address import is_postgres, masked
+from limbic.core.store.postgres.database import PgDatabase
+
+Memory = Database | PgDatabase
+
+
+def open_database(address: str | Path) -> Database:
+    """Open (creating and migrating as needed) the memory at ``address``.
+
+    Raises:
+        DatabaseUnavailableError: a PostgreSQL server could not be used (reason in the message, no password).
+        StoreBusyError, MigrationError: as :class:`~limbic.core.store.database.Database` raises them.
+    """
+    if isinstance(address, str) and is_postgres(address):
+        # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
+        # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
+        return cast(Database, PgDatabase(address))
+    return Database(address)
+
+
+def shown_address(database: Database) -> str:
+    """What to show of ``database``'s address: the file path, or the URL with its password masked."""
+    return str(getattr(database, "display_address", database.path))
+
+
+__all__ = ["Memory", "masked", "open_database", "shown_address"]

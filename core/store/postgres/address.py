@@ -1,0 +1,60 @@
+"""PostgreSQL addresses: ``postgresql://user[:password]@host[:port]/database[?options]`` (``postgres://`` too).
+
+libpq reads the credentials: from the URL, ``PGPASSWORD``, ``~/.pgpass`` or the other ``PG*`` variables. No
+function here returns the password: :func:`masked` is what logs, the app's MCP panel and messages show.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+SCHEMES = ("postgresql", "postgres")
+
+
+def is_postgres(address: str) -> bool:
+    """Whether ``address`` is a PostgreSQL URL (``postgresql://`` or ``postgres://``, any case)."""
+    scheme, sep, _ = address.strip().partition("://")
+    return bool(sep) and scheme.lower() in SCHEMES
+
+
+def masked(address: str) -> str:
+    """``address`` with its password (if any) replaced by ``***``, fit to show or log."""
+    parts = urlsplit(address.strip())
+    if parts.password is None:
+        return address.strip()
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{user}:***@{host}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def identity(address: str) -> str:
+    """``user@host:port/database`` of ``address``: which memory it is, without the password or options."""
+    parts = urlsplit(address.strip())
+    return f"{parts.username or ''}@{parts.hostname or ''}:{parts.port or 5432}{parts.path}"
+
+
+_PASSWORD_IN_TEXT = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
+
+
+def explain(address: str, exc: BaseException) -> str:
+    """One line saying why ``address`` could not be used, in words a person can act on, without secrets."""
+    shown = masked(address)
+    text = str(exc)
+    parts = urlsplit(address.strip())
+    if parts.password:
+        text = text.replace(parts.password, "***")
+    text = _PASSWORD_IN_TEXT.sub(r"\1***", text)
+    lowered = text.lower()
+    if "password authentication failed" in lowered or "no password supplied" in lowered:
+        return f"the database server at {shown} refused the login: wrong user name or password"
+    if isinstance(exc, psycopg.OperationalError) and ("does not exist" in lowered and "database" in lowered):
+        return f"the database in {shown} does not exist; create it first (createdb)"
+    if isinstance(exc, psycopg.OperationalError):
+        return f"cannot reach the database server at {shown}: {text.strip().splitlines()[-1] if text.strip() else 'no answer'}"
+    return f"the database server at {shown} failed: {type(exc).__name__}"

@@ -1,0 +1,285 @@
+"""A PostgreSQL connection that the store's SQL runs on as it runs on apsw.
+
+The store writes its SQL once, in the subset SQLite and PostgreSQL share (``?`` placeholders, ``ON CONFLICT``,
+``RETURNING``, ``coalesce``, window functions), and keeps what differs in per-backend code (the schema, full
+text, vector tables, the change feed, transactions). :class:`PgConnection` gives a ``psycopg`` 3 connection the
+small part of apsw's interface the store uses (``execute(sql, bindings).fetchone() / .fetchall() / .get``,
+iteration, ``executemany``, ``changes()``, ``in_transaction``) and rewrites, once per SQL text, the few idioms
+of the shared subset PostgreSQL spells differently:
+
+- ``?`` and ``?N`` placeholders become PostgreSQL's own ``$N`` (run through psycopg's ``RawCursor``), so a
+  repeated ``?N`` is one parameter whose type the server infers from all its uses;
+- an id list ``x IN (SELECT value FROM json_each(?N))`` (a JSON array bound as text) becomes
+  ``x = ANY(%s)`` with the array bound as a PostgreSQL array; ``NOT IN`` becomes ``<> ALL``;
+- ``?N IS NULL`` / ``?N IS NOT NULL`` become ``TRUE`` or ``FALSE`` as the value bound is None or not (the
+  server cannot type a parameter used only there);
+- SQLite's unary ``+`` before a column (which keeps an index out of a plan) is dropped;
+- ``instr(a, b)`` becomes ``strpos(a, b)``, ``CAST(x AS REAL)`` becomes ``CAST(x AS double precision)``,
+  a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``.
+
+SQLite-only SQL (``PRAGMA``, ``sqlite_master``, FTS5 ``MATCH``, ``bm25``, ``fts5vocab``) raises
+:class:`UnsupportedSql` at once: such code must have a PostgreSQL branch of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg.adapt import Loader
+from psycopg.pq import TransactionStatus
+
+SQLITE_ONLY = re.compile(r"\bPRAGMA\b|\bsqlite_master\b|\bMATCH\b|\bbm25\(|\bfts5vocab\b", re.IGNORECASE)
+_ID_LIST = re.compile(r"(\bNOT\s+)?\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*(\?\d*)\s*\)\s*\)", re.IGNORECASE)
+_NULL_TEST = re.compile(r"\?(\d+)\s+IS\s+(NOT\s+)?NULL\b", re.IGNORECASE)
+_NULL_MARK = re.compile("\x00(\\d+)([=!])\x00")
+_DOLLAR = re.compile(r"\$(\d+)")
+_UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
+_SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
+
+
+class UnsupportedSql(RuntimeError):
+    """SQLite-only SQL reached the PostgreSQL connection (a missing PostgreSQL branch: a bug, not bad input)."""
+
+
+class _NumericLoader(Loader):
+    """``numeric`` (PostgreSQL's ``sum`` of integers, ``avg``) as an ``int`` when whole, else a ``float``,
+    as SQLite returns them."""
+
+    def load(self, data: Any) -> int | float:
+        value = Decimal(bytes(data).decode("ascii"))
+        return int(value) if value == value.to_integral_value() else float(value)
+
+
+def _top_level_commas(text: str, start: int) -> tuple[int, int]:
+    """``(commas at depth 0, index of the closing parenthesis)`` of the call whose ``(`` is at ``start - 1``."""
+    depth, commas = 0, 0
+    for at in range(start, len(text)):
+        ch = text[at]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            if depth == 0:
+                return commas, at
+            depth -= 1
+        elif ch == "," and depth == 0:
+            commas += 1
+    return commas, len(text)
+
+
+def _scalar_min_max(code: str) -> str:
+    out, last = [], 0
+    for found in _SCALAR_MINMAX.finditer(code):
+        commas, _ = _top_level_commas(code, found.end())
+        if commas:
+            out.append(code[last:found.start()])
+            out.append("greatest(" if found.group(1).lower() == "max" else "least(")
+            last = found.end()
+    out.append(code[last:])
+    return "".join(out)
+
+
+def _split_literals(sql: str) -> list[tuple[bool, str]]:
+    """``(is_literal, text)`` pieces of ``sql``: single-quoted literals apart from the code around them."""
+    pieces: list[tuple[bool, str]] = []
+    at = 0
+    while at < len(sql):
+        quote = sql.find("'", at)
+        if quote < 0:
+            pieces.append((False, sql[at:]))
+            break
+        pieces.append((False, sql[at:quote]))
+        end = quote + 1
+        while True:
+            end = sql.find("'", end)
+            if end < 0:
+                end = len(sql) - 1
+                break
+            if end + 1 < len(sql) and sql[end + 1] == "'":
+                end += 2
+                continue
+            break
+        pieces.append((True, sql[quote:end + 1]))
+        at = end + 1
+    return pieces
+
+
+@lru_cache(maxsize=4096)
+def translate(sql: str) -> tuple[str, frozenset[int]]:
+    """The PostgreSQL text of ``sql`` (placeholders ``$1``, ``$2``… numbered as SQLite numbers them) and the
+    0-based binding indexes that are JSON id lists (bound as arrays). Cached per SQL text.
+
+    Raises:
+        UnsupportedSql: ``sql`` uses SQLite-only syntax (see the module docstring).
+    """
+    if SQLITE_ONLY.search(sql):
+        raise UnsupportedSql(f"SQLite-only SQL on PostgreSQL: {sql.strip()[:80]}")
+    lists: set[int] = set()
+    next_index = 0
+    out: list[str] = []
+
+    def placeholder(found: re.Match[str]) -> str:
+        nonlocal next_index
+        index = int(found.group(1)) - 1 if found.group(1) else next_index
+        next_index = max(next_index, index + 1)
+        if found.group(2):
+            lists.add(index)
+        return f"${index + 1}"
+
+    def null_test(found: re.Match[str]) -> str:
+        index = int(found.group(1)) - 1 if found.group(1) else next_index
+        return f"\x00{index}{'!' if found.group(2) else '='}\x00"
+
+    for literal, piece in _split_literals(sql):
+        if literal:
+            out.append(piece)
+            continue
+        code = _NULL_TEST.sub(null_test, piece)
+        code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", code)
+        code = _UNARY_PLUS.sub(r"\1", code)
+        code = re.sub(r"\binstr\(", "strpos(", code, flags=re.IGNORECASE)
+        code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
+        code = _scalar_min_max(code)
+        out.append(re.sub(r"\?(\d*)(::LIST)?", placeholder, code))
+    return "".join(out), frozenset(lists)
+
+
+def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
+    text, lists = translate(sql)
+    values = list(bindings or ())
+    if "\x00" in text:  # ``?N IS [NOT] NULL``: known here, and a bare NULL parameter has no type on the server
+        text = _NULL_MARK.sub(lambda m: "TRUE" if (values[int(m.group(1))] is None) == (m.group(2) == "=")
+                              else "FALSE", text)
+        used = sorted({int(n) for n in _DOLLAR.findall(text)})
+        if len(used) < len(values):  # renumber what is left: the server types each parameter it is given
+            number = {old: new for new, old in enumerate(used, 1)}
+            text = _DOLLAR.sub(lambda m: f"${number[int(m.group(1))]}", text)
+            values = [values[old - 1] for old in used]
+    for index in lists:
+        value = values[index]
+        values[index] = json.loads(value) if isinstance(value, str | bytes) else list(value)
+    return text, values
+
+
+class PgCursor:
+    """The rows of one statement, read at once, with apsw's ``fetchone``/``fetchall``/``get``/iteration."""
+
+    __slots__ = ("_at", "_rows")
+
+    def __init__(self, rows: list[tuple[Any, ...]]) -> None:
+        self._rows = rows
+        self._at = 0
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        if self._at >= len(self._rows):
+            return None
+        self._at += 1
+        return self._rows[self._at - 1]
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        rest = self._rows[self._at:]
+        self._at = len(self._rows)
+        return rest
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        while (row := self.fetchone()) is not None:
+            yield row
+
+    @property
+    def get(self) -> Any:
+        """apsw's ``Cursor.get``: None for no row, the value of a one-column row, else the row; a list of
+        those when there are several rows."""
+        rows = [row[0] if len(row) == 1 else row for row in self.fetchall()]
+        if not rows:
+            return None
+        return rows[0] if len(rows) == 1 else rows
+
+
+class PgConnection:
+    """One ``psycopg`` connection in autocommit mode with apsw's calling conventions (module docstring).
+
+    Transactions are explicit (``BEGIN`` … ``COMMIT``), as on apsw; outside one each statement commits.
+    """
+
+    backend = "postgresql"
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        raw.autocommit = True
+        raw.adapters.register_loader("numeric", _NumericLoader)
+        self.raw = raw
+        self._changes = 0
+        self._depth = 0
+        self._owns_snapshot = False
+        self._vectors = False
+
+    def __enter__(self) -> PgConnection:
+        """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
+        open transaction (the writer's) it is part of that transaction."""
+        if self._depth == 0 and not self.in_transaction:
+            self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self._owns_snapshot = True
+        self._depth += 1
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._owns_snapshot:
+            self._owns_snapshot = False
+            self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+    def register_vectors(self) -> None:
+        """Let numpy arrays bind as pgvector ``vector`` values on this connection (once the extension exists)."""
+        if not self._vectors:
+            register_vector(self.raw)
+            self._vectors = True
+
+    def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> PgCursor:
+        """Run one statement (or, without bindings, several separated by ``;``) and return its rows.
+
+        Raises:
+            UnsupportedSql: SQLite-only syntax. psycopg's errors pass through otherwise.
+        """
+        text, bound = _bind(sql, bindings)
+        with (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
+            # without bindings: the simple protocol, where several statements may be given
+            cursor.execute(text, bound or None)
+            self._changes = max(cursor.rowcount, 0)
+            rows = cursor.fetchall() if cursor.description is not None else []
+        return PgCursor(rows)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run ``sql`` once for each of ``rows`` (psycopg's pipeline: one round trip for all)."""
+        bound = [_bind(sql, row)[1] for row in rows]
+        if not bound:
+            self._changes = 0
+            return
+        text = translate(sql)[0]
+        with psycopg.RawCursor(self.raw) as cursor:
+            cursor.executemany(text, bound)
+            self._changes = max(cursor.rowcount, 0)
+
+    def changes(self) -> int:
+        """Rows changed by the last statement (apsw's ``changes()``)."""
+        return self._changes
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def getautocommit(self) -> bool:
+        """apsw's ``getautocommit()``: True outside an explicit transaction."""
+        return not self.in_transaction
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def on_postgres(conn: object) -> bool:
+    """Whether ``conn`` is a PostgreSQL connection (else an apsw one): the test of every per-backend branch."""
+    return isinstance(conn, PgConnection)

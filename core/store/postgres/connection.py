@@ -150,20 +150,25 @@ def translate(sql: str) -> tuple[str, frozenset[int]]:
     return "".join(out), frozenset(lists)
 
 
+@lru_cache(maxsize=4096)
+def _referenced(text: str) -> list[int]:
+    return sorted({int(n) for n in _DOLLAR.findall(text)})
+
+
 def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
     text, lists = translate(sql)
     values = list(bindings or ())
-    if "\x00" in text:  # ``?N IS [NOT] NULL``: known here, and a bare NULL parameter has no type on the server
-        text = _NULL_MARK.sub(lambda m: "TRUE" if (values[int(m.group(1))] is None) == (m.group(2) == "=")
-                              else "FALSE", text)
-        used = sorted({int(n) for n in _DOLLAR.findall(text)})
-        if len(used) < len(values):  # renumber what is left: the server types each parameter it is given
-            number = {old: new for new, old in enumerate(used, 1)}
-            text = _DOLLAR.sub(lambda m: f"${number[int(m.group(1))]}", text)
-            values = [values[old - 1] for old in used]
     for index in lists:
         value = values[index]
         values[index] = json.loads(value) if isinstance(value, str | bytes) else list(value)
+    if "\x00" in text:  # ``?N IS [NOT] NULL``: known here, and a bare NULL parameter has no type on the server
+        text = _NULL_MARK.sub(lambda m: "TRUE" if (values[int(m.group(1))] is None) == (m.group(2) == "=")
+                              else "FALSE", text)
+    used = _referenced(text)
+    if len(used) < len(values):  # renumber what is used: the server must type every parameter it is given
+        number = {old: new for new, old in enumerate(used, 1)}
+        text = _DOLLAR.sub(lambda m: f"${number[int(m.group(1))]}", text)
+        values = [values[old - 1] for old in used]
     return text, values
 
 

@@ -9,6 +9,7 @@ import os
 import re
 import tempfile
 import threading
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 DSN_VARIABLE = "LIMBIC_TEST_PG_DSN"
@@ -84,3 +85,34 @@ def drop_database(address: str) -> None:
     name = urlsplit(address).path.lstrip("/")
     with psycopg.connect(server_dsn(), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+PASSWORD_ROLE = "limbic_pw"
+PASSWORD = "s3cret-pw"
+
+
+def password_address() -> str | None:
+    """The address of a test database that the role ``limbic_pw`` reaches with a password (scram-sha-256),
+    without the password; None when the server is not ours to configure (``LIMBIC_TEST_PG_DSN``)."""
+    import psycopg
+
+    dsn = server_dsn()
+    server = _state.get("server")
+    if server is None:
+        return None
+    with _lock:
+        if "password" not in _state:
+            hba = Path(str(server.pgdata)) / "pg_hba.conf"  # type: ignore[attr-defined]
+            hba.write_text(f"local all {PASSWORD_ROLE} scram-sha-256\n" + hba.read_text(encoding="utf-8"),
+                           encoding="utf-8")
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(f"DROP ROLE IF EXISTS {PASSWORD_ROLE}")
+                conn.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{PASSWORD}'")
+                conn.execute(f"DROP DATABASE IF EXISTS {PASSWORD_ROLE} WITH (FORCE)")
+                conn.execute(f"CREATE DATABASE {PASSWORD_ROLE} OWNER {PASSWORD_ROLE}")
+                conn.execute("SELECT pg_reload_conf()")
+            with psycopg.connect(_with_database(dsn, PASSWORD_ROLE), autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # as a team's administrator would
+            _state["password"] = True
+    parts = urlsplit(dsn)
+    return urlunsplit((parts.scheme, f"{PASSWORD_ROLE}@", f"/{PASSWORD_ROLE}", parts.query, ""))

@@ -1,14 +1,25 @@
-"""``--db`` takes a database file; a URL is refused with one line and creates nothing."""
+"""``--db`` takes a file path or a PostgreSQL URL; what cannot be used is refused in one line, creates nothing
+locally, and never shows a password."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 from limbic.core.paths import database_address
+
+
+def _limbic(*args: str, cwd, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "limbic.gui.launcher", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120, env=env)
+
+
+def _no_local_files(folder) -> bool:
+    return not [p for p in folder.rglob("*") if p.is_file() or p.name in ("servers", "postgresql:")]
 
 
 def test_a_path_is_kept_and_home_expanded(tmp_path):
@@ -16,25 +27,68 @@ def test_a_path_is_kept_and_home_expanded(tmp_path):
     assert database_address("~/m.db") == os.path.expanduser("~/m.db")
 
 
+def test_a_postgresql_url_is_kept_as_given():
+    assert database_address(" postgresql://u@h/x ") == "postgresql://u@h/x"
+    assert database_address("postgres://u@h:5433/x?sslmode=require") == "postgres://u@h:5433/x?sslmode=require"
+
+
 @pytest.mark.parametrize("address", ["ftp://x", "mysql://user:s3cret@localhost/x", "HTTP://h/p", ""])
-def test_urls_and_empty_addresses_are_refused(address):
+def test_other_urls_and_empty_addresses_are_refused(address):
     with pytest.raises(ValueError) as refused:
         database_address(address)
     assert "s3cret" not in str(refused.value)
 
 
-def test_the_cli_refuses_a_url_in_one_line_and_creates_nothing(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "limbic.gui.launcher", "--db", "postgresql://u:s3cret@host/x", "stats"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+def test_an_unsupported_scheme_is_refused_in_one_line_and_creates_nothing(tmp_path, limbic_home):
+    done = _limbic("--db", "ftp://u:s3cret@x/y", "stats", cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "limbic: error: --db: postgresql:// addresses are not supported; give the path of a database file"]
+        "limbic: error: --db: ftp:// addresses are not supported; give the path of a database file "
+        "or a postgresql:// address"]
     assert "s3cret" not in done.stderr + done.stdout
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == [] and _no_local_files(limbic_home)
 
 
-def test_the_app_refuses_a_url_before_qt_starts(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "limbic.gui.launcher", "--db", "ftp://x"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+def test_the_app_refuses_an_unsupported_scheme_before_qt_starts(tmp_path):
+    done = _limbic("--db", "ftp://x", cwd=tmp_path)
     assert done.returncode == 2 and done.stderr.strip().startswith("limbic: error: --db: ftp://")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("address", ["postgresql://bob:s3cret@nosuchhost.invalid/x",
+                                     "postgresql://bob:s3cret@127.0.0.1:1/x"])
+def test_an_unreachable_server_is_one_line_without_the_password(tmp_path, limbic_home, address):
+    done = _limbic("--db", address, "stats", cwd=tmp_path)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("limbic: error: cannot reach the database server at "
+                                                   "postgresql://bob:***@")
+    assert "s3cret" not in done.stderr + done.stdout
+    assert list(tmp_path.iterdir()) == [] and _no_local_files(limbic_home)
+
+
+def test_a_wrong_password_is_one_line_without_the_password(tmp_path, limbic_home):
+    from _pg import PASSWORD, password_address, server_dsn
+
+    try:
+        server_dsn()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    address = password_address()
+    if address is None:
+        pytest.skip("the PostgreSQL server of LIMBIC_TEST_PG_DSN is not ours to configure")
+    parts = urlsplit(address)
+    wrong = urlunsplit((parts.scheme, f"{parts.username}:n0t-{PASSWORD}@", parts.path, parts.query, ""))
+    before = sorted(limbic_home.rglob("*"))
+    done = _limbic("--db", wrong, "stats", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"limbic: error: the database server at {wrong.replace(f'n0t-{PASSWORD}', '***')} refused the login: "
+        "wrong user name or password"]
+    assert PASSWORD not in done.stderr + done.stdout
+    assert list(tmp_path.iterdir()) == [] and sorted(limbic_home.rglob("*")) == before
+    # the same role with PGPASSWORD (libpq's own variable) gets in
+    env = dict(os.environ, PGPASSWORD=PASSWORD)
+    good = _limbic("--db", address, "stats", "--json", cwd=tmp_path, env=env)
+    assert good.returncode == 0, good.stderr
+    assert PASSWORD not in good.stdout + good.stderr

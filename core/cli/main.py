@@ -18,7 +18,7 @@ from limbic.core.errors import LimbicError
 from limbic.core.paths import database_address
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
-                      "eval_commands", "learning_commands", "lifecycle_commands", "curation_commands")
+                      "eval_commands", "learning_commands", "lifecycle_commands", "curation_commands", "db_commands")
 
 
 def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
@@ -28,7 +28,8 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
         description="Limbic Studio: explore, search and curate AI agents' memory graphs. "
         "Without a sub-command, opens the desktop app.",
     )
-    parser.add_argument("--db", metavar="PATH", help="database file (default: the embedded default in the user data dir)")
+    parser.add_argument("--db", metavar="ADDRESS", help="the memory: a database file, or a PostgreSQL URL "
+                        "postgresql://user@host/database (default: the embedded file in the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:

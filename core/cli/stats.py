@@ -6,6 +6,7 @@ import argparse
 from dataclasses import asdict
 
 from limbic.core.cli.common import open_service, print_json
+from limbic.core.store.backend import shown_address
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args, embedder=None)
     try:
         stats = service.stats()
-        data = asdict(stats) | {"database": str(service.database.path)}
+        data = asdict(stats) | {"database": shown_address(service.database)}
     finally:
         service.close()
     if args.json:

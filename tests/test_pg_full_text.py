@@ -47,10 +47,10 @@ REFLECTIONS = [
 
 
 @pytest.fixture(scope="module")
-def pg(tmp_path_factory):
+def pg():
     """A connection to a fresh PostgreSQL database holding the index's schema."""
     try:
-        with fresh_database(tmp_path_factory.mktemp("pg")) as conn:
+        with fresh_database() as conn:
             pg_fts.create_schema(conn)
             conn.commit()
             yield conn

@@ -80,7 +80,7 @@ def main() -> None:
         begin = time.perf_counter()
         lite = {ix: fts5_twin(tables[ix], ix, rows, str(folder / f"{tables[ix]}.db")) for ix, rows in docs.items()}
         fts5_seconds = time.perf_counter() - begin
-        with fresh_database(folder / "pg") as pg:
+        with fresh_database() as pg:
             pg_fts.create_schema(pg)
             begin = time.perf_counter()
             for ix, rows in docs.items():

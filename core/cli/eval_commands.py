@@ -44,12 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_locomo_command(args: argparse.Namespace) -> int:
     from limbic.core.embedding.onnx_embedder import load_active_embedder
+    from limbic.core.store.postgres.address import is_postgres
 
     options = EvalOptions(
         granularity=args.granularity, limit=args.limit,
         variants=tuple(dict.fromkeys(args.variants or VARIANTS)), replay=args.replay,
         questions=args.questions, conversations=tuple(args.conversations) if args.conversations else None,
         rebuild=args.rebuild, progress=sys.stderr.isatty(),
+        server=args.db if args.db and is_postgres(args.db) else None,
     )
     locomo = load_locomo(args.file)
     embedder = load_active_embedder()

@@ -60,7 +60,8 @@ def known_variants() -> tuple[str, ...]:
 class EvalOptions:
     """What to measure. ``limit``: results per search (≥ 10, so that R@10 is defined);
     ``questions``: only the first N questions of each conversation; ``conversations``: only these ids;
-    ``rebuild``: ignore the cache; ``progress``: tqdm bars on stderr."""
+    ``rebuild``: ignore the cache; ``progress``: tqdm bars on stderr; ``server``: a ``postgresql://`` address
+    whose backend answers the questions (each conversation copied there, :func:`scratch.open_copy`)."""
 
     granularity: str = "session"
     limit: int = 10
@@ -70,6 +71,7 @@ class EvalOptions:
     conversations: tuple[str, ...] | None = None
     rebuild: bool = False
     progress: bool = False
+    server: str | None = None
 
     def __post_init__(self) -> None:
         if self.granularity not in GRANULARITIES:
@@ -262,7 +264,8 @@ def run_locomo(locomo: LocomoFile, options: EvalOptions, embedder: Embedder | No
               disable=not options.progress, leave=False) as bar:
         for group in schedule:
             for conversation in conversations:
-                with scratch.open_copy(built.databases[conversation.sample_id], embedder) as service:
+                with scratch.open_copy(built.databases[conversation.sample_id], embedder,
+                                       server=options.server) as service:
                     ask_questions(service, asked[conversation.sample_id], group, options, scores, timings, modes, bar)
     return EvalResult(
         path=locomo.path, sha256=locomo.sha256, options=options, model=scratch.model_name(embedder),

@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import tempfile
 import time
@@ -33,8 +34,12 @@ from limbic.core import embedding, paths
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
+from limbic.core.io.copying import copy_memory
 from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
+from limbic.core.store.postgres.address import in_schema
+from limbic.core.store.postgres.database import connect
 from limbic.core.store.schema import latest_schema_version
 from limbic.core.validation import MAX_ITEMS
 from limbic.core.vectors.turns import turn_file
@@ -161,8 +166,18 @@ def prepare(file_sha256: str, conversations: Sequence[Conversation], granularity
 
 
 @contextmanager
-def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp") -> Iterator[MemoryService]:
-    """A ``MemoryService`` on a temporary copy of ``cached`` (deleted on exit; the cache stays untouched)."""
+def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp",
+              server: str | None = None) -> Iterator[MemoryService]:
+    """A ``MemoryService`` on a temporary copy of ``cached`` (deleted on exit; the cache stays untouched).
+
+    With ``server`` (a ``postgresql://`` address) the copy is made on that server instead, in a schema of its
+    own in the database named (``limbic db copy``'s copy: the same rows, vectors and full text), dropped on
+    exit: the questions are then asked of the PostgreSQL backend.
+    """
+    if server is not None:
+        with _server_copy(cached, embedder, origin, server) as service:
+            yield service
+        return
     with tempfile.TemporaryDirectory(prefix="limbic-eval-") as scratch:
         copy = Path(scratch) / cached.name
         shutil.copyfile(cached, copy)
@@ -171,3 +186,25 @@ def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp") -
             yield service
         finally:
             service.close()
+
+
+@contextmanager
+def _server_copy(cached: Path, embedder: Embedder | None, origin: str, server: str) -> Iterator[MemoryService]:
+    schema = f"limbic_eval_{os.getpid()}_{secrets.token_hex(4)}"
+    admin = connect(server)
+    try:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        source = Database(cached)
+        try:
+            target = open_database(in_schema(server, schema))
+            copy_memory(source, target)
+        finally:
+            source.close()
+        service = MemoryService(target, embedder, origin=origin)
+        try:
+            yield service
+        finally:
+            service.close()
+    finally:
+        admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        admin.close()

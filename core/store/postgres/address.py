@@ -7,7 +7,7 @@ function here returns the password: :func:`masked` is what logs, the app's MCP p
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
@@ -34,9 +34,21 @@ def masked(address: str) -> str:
 
 
 def identity(address: str) -> str:
-    """``user@host:port/database`` of ``address``: which memory it is, without the password or options."""
+    """``user@host:port/database`` of ``address`` (with its socket folder and ``options``, which may choose
+    a schema): which memory it is, without the password."""
     parts = urlsplit(address.strip())
-    return f"{parts.username or ''}@{parts.hostname or ''}:{parts.port or 5432}{parts.path}"
+    query = dict(parse_qsl(parts.query))
+    where = query.get("host", "")
+    return f"{parts.username or ''}@{parts.hostname or where}:{parts.port or 5432}{parts.path}|{query.get('options', '')}"
+
+
+def in_schema(address: str, schema: str) -> str:
+    """``address`` with its memory in the schema ``schema`` (``search_path`` of the connection: ``schema``
+    first, then ``public`` where the ``vector`` type lives)."""
+    parts = urlsplit(address.strip())
+    query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
+    query.append(("options", f"-c search_path={schema},public"))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
 
 
 def _reason(text: str) -> str:

@@ -2,7 +2,7 @@
 
 - ``limbic mcp``: stdio; stdout carries nothing but the protocol (messages go to stderr).
 - ``limbic mcp --http [--port P] [--host H --allow-remote] [--public-name NAME[:PORT]]``: Streamable HTTP with
-  bearer tokens (docs/mcp.md "Teams: several servers on one memory").
+  bearer tokens (docs/mcp.md "Teams").
 - ``limbic mcp token [--rotate] | add NAME | list | revoke NAME``: the bearer tokens
   (:mod:`limbic.core.cli.token_commands`).
 - ``limbic mcp config --client claude-desktop|claude-code|cursor|vscode [--http]``: a ready snippet.

@@ -1,4 +1,4 @@
-"""``limbic mcp token``: the bearer tokens of the MCP HTTP transport (docs/mcp.md "Named tokens").
+"""``limbic mcp token``: the bearer tokens of the MCP HTTP transport (docs/mcp.md "Teams").
 
 - ``limbic mcp token [--rotate]``: print (or replace) this machine's token file, the token named ``local``.
 - ``limbic mcp token add NAME``: a new named token, kept in the memory (``--db``) so that every

@@ -2,7 +2,7 @@
 
 Served on 127.0.0.1 by default, guarded by bearer tokens (the per-install token file
 ``config_dir()/mcp_token``, file mode 0600, generated on first use, named ``local``; and the named tokens kept
-in the memory, docs/mcp.md "Named tokens") and by the SDK's DNS-rebinding protection
+in the memory, docs/mcp.md "Teams") and by the SDK's DNS-rebinding protection
 (``TransportSecuritySettings``: a foreign ``Host`` header gets 421, a foreign ``Origin`` header 403; public
 names of a reverse proxy in front are added with ``public_names``). The GUI and ``limbic mcp --http`` both use :class:`HttpMcpServer`; ``start()`` returns
 once the socket listens and ``stop()`` closes it, so the port is free again afterwards.

@@ -1,7 +1,7 @@
 """Who changed what: the ``changes`` log of :class:`~limbic.core.service.MemoryService` read for people (the
 editor's *History* tab, ``limbic changes``). Each change carries its origin: ``gui`` (the app), ``cli``,
 ``import``, ``system``, ``stdio`` (an MCP client over stdio) or ``mcp:NAME`` (over HTTP with the token NAME,
-docs/mcp.md "Named tokens").
+docs/mcp.md "Teams").
 
 A mixin of ``MemoryService``; reading records nothing.
 """

@@ -76,7 +76,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         database: an open :class:`Database`.
         embedder: the model that embeds entities and queries; ``None`` runs search FTS-only.
         origin: default origin recorded for changes (gui, mcp, stdio, cli, import, system; ``mcp:NAME`` for a
-            named MCP token, docs/mcp.md "Named tokens").
+            named MCP token, docs/mcp.md "Teams").
         background_vectors: where the vectors of a write are computed. Either way a write commits its
             text, FTS rows and pending marks first and the model never runs inside the write lock
             (:mod:`limbic.core.vectors.pending`). ``False``: the writing call then embeds its own new

@@ -1,5 +1,5 @@
 """Named bearer tokens of the MCP HTTP transport, kept in the memory so that every ``limbic mcp --http``
-server on it accepts them (docs/mcp.md "Named tokens").
+server on it accepts them (docs/mcp.md "Teams").
 
 A mixin of ``MemoryService``. A token is 32 random bytes (URL-safe base64, 43 characters), shown once by
 :meth:`Tokens.add_token`; the database keeps only its SHA-256 hex digest. The name says who writes: a write

@@ -74,5 +74,5 @@ class HistoryPanel(QWidget):
 
     def rows(self) -> list[tuple[str, ...]]:
         """The table's text, row by row (what a person reads)."""
-        return [tuple(self.table.item(r, c).text() for c in range(self.table.columnCount()))
-                for r in range(self.table.rowCount())]
+        items = ((self.table.item(r, c) for c in range(self.table.columnCount())) for r in range(self.table.rowCount()))
+        return [tuple(item.text() if item is not None else "" for item in row) for row in items]

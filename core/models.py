@@ -16,8 +16,9 @@ STATUS_ALIASES = {
     "archivado": "archived", "archivada": "archived",
 }
 
-# Change origins (who made a change): the GUI, an MCP client, the CLI, an import, or another process.
-ORIGINS = ("gui", "mcp", "cli", "import", "system", "external")
+# Change origins (who made a change): the GUI, an MCP client (``mcp:NAME`` over HTTP with the token NAME,
+# ``stdio`` over stdio), the CLI, an import, or another process.
+ORIGINS = ("gui", "mcp", "stdio", "cli", "import", "system", "external")
 
 
 def iso(ts: float | None) -> str | None:

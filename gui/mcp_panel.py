@@ -39,16 +39,17 @@ MASK = "••••••••"
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
 MAX_LOG_ROWS = 5000
-COLUMN_WIDTHS = (70, 150, 0, 60, 180)  # pixels per log column; 0 stretches (the arguments)
+COLUMN_WIDTHS = (70, 90, 150, 0, 60, 180)  # pixels per log column; 0 stretches (the arguments)
 ERROR_COLOUR = QColor(220, 60, 60)
 Index = QModelIndex | QPersistentModelIndex
 
 
 class ActivityModel(QAbstractTableModel):
-    """Tool-call records (``ToolCallRecord``: at, tool, arguments, duration_ms, error), oldest first,
-    at most ``limit`` rows (the oldest are dropped)."""
+    """Tool-call records (``ToolCallRecord``: at, tool, arguments, duration_ms, error, origin), oldest first,
+    at most ``limit`` rows (the oldest are dropped). *who* is the caller's token name (``alice`` for the
+    origin ``mcp:alice``)."""
 
-    COLUMNS = ("time", "tool", "arguments", "ms", "error")
+    COLUMNS = ("time", "who", "tool", "arguments", "ms", "error")
 
     def __init__(self, parent: Any = None, limit: int = MAX_LOG_ROWS) -> None:
         super().__init__(parent)
@@ -96,6 +97,7 @@ class ActivityModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return {
                 "time": time.strftime("%H:%M:%S", time.localtime(r.at)),
+                "who": r.origin.removeprefix("mcp:"),
                 "tool": r.tool,
                 "arguments": r.arguments,
                 "ms": f"{r.duration_ms:.1f}",

@@ -115,7 +115,7 @@ def test_http_client_write_appears_live(qtbot, home):
         thread = _run_async(write)
         qtbot.waitUntil(lambda: not thread.is_alive(), timeout=20_000)
         assert thread.errors == []
-        qtbot.waitUntil(lambda: any(c.origin == "mcp" and c.op == "create_entities" for c in changes), timeout=1000)
+        qtbot.waitUntil(lambda: any(c.origin == "mcp:local" and c.op == "create_entities" for c in changes), timeout=1000)
         qtbot.waitUntil(lambda: any(c.tool == "create_entities" for c in calls), timeout=1000)
         change = next(c for c in changes if c.op == "create_entities")
         assert arrived[change.change_id] - change.at < 1.0  # commit → UI thread
@@ -153,7 +153,7 @@ def test_stdio_process_write_appears_live(qtbot, home):
         assert thread.errors == []
         qtbot.waitUntil(lambda: any(c.op == "create_entities" for c in changes), timeout=1000)
         change = next(c for c in changes if c.op == "create_entities")
-        assert change.origin == "mcp" and len(change.entity_ids) == 1
+        assert change.origin == "stdio" and len(change.entity_ids) == 1
         assert arrived[change.change_id] - change.at < 1.0  # commit in the other process → UI thread
         graph = app.graph_view
         qtbot.waitUntil(lambda: graph.arrays is not None and "Agent stdio note" in graph.arrays.names, timeout=1000)

@@ -35,10 +35,11 @@ def test_activity_model_rows_errors_and_limit(qtbot):
         model.append(record(f"tool{i}", error="boom" if i == 2 else None))
     assert model.rowCount() == 3 and model.record(0).tool == "tool1"  # the oldest was dropped
     assert model.errors() == 1
-    assert model.data(model.index(1, 4)) == "boom"
+    assert model.data(model.index(1, 5)) == "boom"
     assert model.data(model.index(1, 0), Qt.ItemDataRole.ForegroundRole) == ERROR_COLOUR
-    assert model.data(model.index(0, 3)) == "3.5"
-    assert model.data(model.index(0, 2)) == '{"query":"x"}'
+    assert model.data(model.index(0, 4)) == "3.5"
+    assert model.data(model.index(0, 3)) == '{"query":"x"}'
+    assert model.data(model.index(0, 1)) == "mcp"  # an in-process call: no token name
 
 
 def test_panel_logs_controller_records(qtbot, controller):

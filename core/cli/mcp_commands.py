@@ -1,8 +1,10 @@
 """``limbic mcp``: serve the memory to AI agents over MCP (docs/mcp.md "Transports").
 
 - ``limbic mcp``: stdio; stdout carries nothing but the protocol (messages go to stderr).
-- ``limbic mcp --http [--port P] [--host H --allow-remote]``: Streamable HTTP with the bearer token.
-- ``limbic mcp token [--rotate]``: print (or replace) the bearer token.
+- ``limbic mcp --http [--port P] [--host H --allow-remote] [--public-name NAME[:PORT]]``: Streamable HTTP with
+  bearer tokens (docs/mcp.md "Teams").
+- ``limbic mcp token [--rotate] | add NAME | list | revoke NAME``: the bearer tokens
+  (:mod:`limbic.core.cli.token_commands`).
 - ``limbic mcp config --client claude-desktop|claude-code|cursor|vscode [--http]``: a ready snippet.
 """
 
@@ -14,6 +16,7 @@ import signal
 import sys
 import threading
 
+from limbic.core.cli import token_commands
 from limbic.core.cli.common import open_service
 from limbic.core.mcp.config import CLIENTS, DEFAULT_HOST, DEFAULT_PORT, WHERE, client_config
 
@@ -24,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "mcp", help="serve the memory over MCP (stdio by default, or Streamable HTTP)",
         description="Serve the memory graph to AI agents over the Model Context Protocol. Without a "
-                    "sub-command: stdio (what agent configurations launch).",
+                    "sub-command: stdio (what agent configurations launch). Over HTTP every request needs a "
+                    "bearer token: this machine's (`limbic mcp token`) or a named one of the memory "
+                    "(`limbic mcp token add NAME`); writes are logged with the token's name.",
     )
     parser.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
     parser.add_argument("--project", metavar="NAME", help="the project of this server: new entities belong to it, "
@@ -32,13 +37,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT})")
     parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address (default {DEFAULT_HOST}, loopback only)")
     parser.add_argument("--allow-remote", action="store_true",
-                        help="allow a non-loopback --host (anyone who can reach it and has the token gets in)")
+                        help="allow a non-loopback --host (anyone who can reach it and has a token gets in; "
+                             "tokens travel in clear: put a TLS reverse proxy such as Caddy or nginx in front)")
+    parser.add_argument("--public-name", action="append", default=[], metavar="NAME[:PORT]",
+                        help="a name clients use to reach this server through a reverse proxy "
+                             "(memory.example.org): accepted as Host and Origin besides the bound address; "
+                             "repeat the flag or separate names with commas")
     parser.set_defaults(handler=serve)
     sub = parser.add_subparsers(dest="mcp_command", metavar="{token,config}")
-
-    token = sub.add_parser("token", help="print the bearer token of the HTTP transport")
-    token.add_argument("--rotate", action="store_true", help="replace it with a new random token first")
-    token.set_defaults(handler=token_command)
+    token_commands.register(sub)
 
     config = sub.add_parser("config", help="print a ready configuration snippet for an MCP client")
     config.add_argument("--client", required=True, choices=CLIENTS)
@@ -98,28 +105,39 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     return 0
 
 
+def _public_names(args: argparse.Namespace) -> list[str]:
+    """``--public-name`` values, comma-separated ones split and each validated (ValidationError)."""
+    from limbic.core.mcp.http import public_name
+
+    return [public_name(n) for value in args.public_name for n in value.split(",") if n.strip()]
+
+
 def _serve_http(args: argparse.Namespace) -> int:
     from limbic.core.mcp.http import HttpMcpServer, is_loopback
-    from limbic.core.mcp.token import token_path
+    from limbic.core.mcp.token import load_token, token_path
 
+    public = _public_names(args)
     if not is_loopback(args.host):
         if not args.allow_remote:
             print(f"limbic: error: {args.host!r} is not a loopback address; add --allow-remote to serve "
                   "other machines", file=sys.stderr)
             return 2
-        print(f"limbic: warning: serving MCP on {args.host}, reachable from other machines; every client "
-              "needs the bearer token, and traffic is not encrypted (plain HTTP)", file=sys.stderr)
+        load_token()  # a non-loopback server never runs without a token: the file's is created if missing
+        print(f"limbic: warning: serving MCP on {args.host}, reachable from other machines over plain HTTP: "
+              "bearer tokens travel in clear. Put TLS termination in front (a reverse proxy such as Caddy or "
+              "nginx, then --public-name NAME) or keep the port on a trusted network", file=sys.stderr)
     service = _open_memory(args)
     service.start_warm_up()  # the agent's first search need not wait for the model and vectors
     server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote,
-                           project=_project(args))
+                           project=_project(args), public_names=public)
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         server.start()
         print(server.url, flush=True)
-        print(f"limbic: MCP over Streamable HTTP at {server.url}; bearer token in {token_path()} "
-              "(`limbic mcp token`); Ctrl-C stops", file=sys.stderr, flush=True)
+        print(f"limbic: MCP over Streamable HTTP at {server.url}; bearer tokens: {token_path()} "
+              "(`limbic mcp token`) and the memory's named ones (`limbic mcp token list`); Ctrl-C stops",
+              file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             if not server.running:
                 print("limbic: error: the HTTP server stopped unexpectedly", file=sys.stderr)
@@ -129,16 +147,6 @@ def _serve_http(args: argparse.Namespace) -> int:
             signal.signal(sig, handler)
         server.stop()
         service.close()
-    return 0
-
-
-def token_command(args: argparse.Namespace) -> int:
-    from limbic.core.mcp.token import load_token, rotate_token
-
-    token = rotate_token() if args.rotate else load_token()
-    print(token)
-    if args.rotate:
-        print("limbic: token rotated; update the clients that use HTTP", file=sys.stderr)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The curation tools of the MCP server: duplicates, entity splitting, the consolidation report, reflections
 and ``migrate`` (mcp-memory docs "Architecture": its extended tools, with the reference's camelCase
-arguments). Each is one service call with ``origin="mcp"``; a refused call writes nothing. The split tools
+arguments). Each is one service call with the caller's origin (``current_origin()``); a refused call writes nothing. The split tools
 also answer to the ``_tool``-suffixed names of mcp-memory.
 """
 
@@ -26,7 +26,7 @@ from limbic.core.mcp.curation_schemas import (
 from limbic.core.mcp.detail_schemas import reflection_out
 from limbic.core.mcp.schemas import Content, Name, Query, RelationIn
 from limbic.core.mcp.split_tools import add_split_tools
-from limbic.core.mcp.tooling import ORIGIN, refusals, relation_inputs, result, tool_annotations
+from limbic.core.mcp.tooling import current_origin, refusals, relation_inputs, result, tool_annotations
 from limbic.core.models import iso
 from limbic.core.service import MemoryService, review
 
@@ -72,7 +72,7 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         relation = relation_inputs([target])[0] if isinstance(target, RelationIn) else target
         with refusals():
             return result(reflection_out(service.add_reflection(targetType, relation, author, content, mood,
-                                                                origin=ORIGIN)))
+                                                                origin=current_origin())))
 
     def search_reflections(
         query: Annotated[Query, Field(description="What to look for, in plain words")],

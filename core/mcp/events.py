@@ -28,6 +28,8 @@ from mcp_types import (
     UnsubscribeRequestParams,
 )
 
+from limbic.core.mcp.tooling import current_origin
+
 logger = logging.getLogger(__name__)
 
 KNOWLEDGE_GRAPH_URI = "memory://knowledge-graph"
@@ -39,7 +41,8 @@ class ToolCallRecord:
     """One finished tool call, for the GUI's activity log.
 
     ``at``: start time, UTC unix seconds; ``arguments``: a one-line JSON summary (≤ 240 characters);
-    ``duration_ms``: wall time in milliseconds; ``error``: the error text of a failed call, else None.
+    ``duration_ms``: wall time in milliseconds; ``error``: the error text of a failed call, else None;
+    ``origin``: who called (``mcp:NAME`` for the HTTP token NAME, :func:`~limbic.core.mcp.tooling.current_origin`).
     """
 
     at: float
@@ -47,6 +50,7 @@ class ToolCallRecord:
     arguments: str
     duration_ms: float
     error: str | None
+    origin: str = "mcp"
 
 
 def summarize_arguments(arguments: Any, limit: int = _SUMMARY_CHARS) -> str:
@@ -91,6 +95,7 @@ def activity_middleware(on_call: Callable[[ToolCallRecord], None]):
                 arguments=summarize_arguments(params.get("arguments")),
                 duration_ms=(time.perf_counter() - clock) * 1000.0,
                 error=error,
+                origin=current_origin(),
             )
             try:
                 on_call(record)

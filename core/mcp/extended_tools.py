@@ -31,11 +31,11 @@ from limbic.core.mcp.schemas import (
     trim_observations,
 )
 from limbic.core.mcp.tooling import (
-    ORIGIN,
     Items,
     MaxObservations,
     ProjectArg,
     SearchLimit,
+    current_origin,
     refusals,
     relation_inputs,
     result,
@@ -46,7 +46,7 @@ from limbic.core.service import MemoryService
 
 
 def add_extended_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
-    """Register the extended tools on ``server``, each one service call with ``origin="mcp"``; ``project``: the
+    """Register the extended tools on ``server``, each one service call with the caller's origin (``current_origin()``); ``project``: the
     default project of searches (docs/lifecycle.md "Project scope")."""
     default = project
     def search_semantic(
@@ -58,7 +58,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
     ) -> Annotated[CallToolResult, SearchOut]:
         with refusals():
             params = presets.preset(preset) if preset is not None else service.scoring_params()
-            outcome = service.search(query, limit=limit, params=params, origin=ORIGIN, project=project or default)
+            outcome = service.search(query, limit=limit, params=params, origin=current_origin(), project=project or default)
         model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
         results = [trim_observations(r.to_dict(), query, maxObservations) for r in outcome.results]
         found = {"results": results, "mode": outcome.mode,
@@ -75,30 +75,30 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
                       newName: Annotated[Name, Field(description="The new name (must be free)")]
                       ) -> Annotated[CallToolResult, EntityOut]:
         with refusals():
-            return result(entity_out(service.rename_entity(oldName, newName, origin=ORIGIN)))
+            return result(entity_out(service.rename_entity(oldName, newName, origin=current_origin())))
 
     def merge_entities(sourceNames: Annotated[Items, Field(description="Entities to merge into the target")],
                        targetName: Annotated[Name, Field(description="The entity that absorbs them")]
                        ) -> Annotated[CallToolResult, EntityOut]:
         with refusals():
-            return result(entity_out(service.merge_entities(sourceNames, targetName, origin=ORIGIN)))
+            return result(entity_out(service.merge_entities(sourceNames, targetName, origin=current_origin())))
 
     def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
                    status: Annotated[Status, Field(description="The new status")]
                    ) -> Annotated[CallToolResult, EntitiesOut]:
         with refusals():
-            updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=ORIGIN)]
+            updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=current_origin())]
         return result({"entities": updated})
 
     def end_relation(relation: Annotated[RelationIn, Field(description="The active relation to end")]
                      ) -> Annotated[CallToolResult, RelationDetailOut]:
         with refusals():
-            return result(relation_detail(service.end_relation(relation_inputs([relation])[0], origin=ORIGIN)))
+            return result(relation_detail(service.end_relation(relation_inputs([relation])[0], origin=current_origin())))
 
     def get_entity(name: Annotated[Name, Field(description="The entity name")]
                    ) -> Annotated[CallToolResult, EntityDetailOut]:
         with refusals():
-            out = detail_out(service.get_entity(name, record=True, origin=ORIGIN))
+            out = detail_out(service.get_entity(name, record=True, origin=current_origin()))
             out["reflections"] = [reflection_out(r) for r in service.reflections_of(out["name"])]
         return result(out)
 
@@ -109,7 +109,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
                       "found them; they become relevance feedback for that search")] = None,
                   ) -> Annotated[CallToolResult, MarkUsedOut]:
         with refusals():
-            used = service.mark_used(names, search_id=searchId, origin=ORIGIN)
+            used = service.mark_used(names, search_id=searchId, origin=current_origin())
         return result({"used": used})
 
     write, read = tool_annotations(False), tool_annotations(True, idempotent=True)

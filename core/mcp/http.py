@@ -1,9 +1,10 @@
 """Streamable HTTP transport of the MCP server: our own ``uvicorn.Server`` in a worker thread.
 
-Served on 127.0.0.1 by default, guarded by a per-install bearer token
-(``config_dir()/mcp_token``, file mode 0600, generated on first use) and by the SDK's DNS-rebinding
-protection (``TransportSecuritySettings``: a foreign ``Host`` header gets 421, a foreign ``Origin``
-header 403). The GUI and ``limbic mcp --http`` both use :class:`HttpMcpServer`; ``start()`` returns
+Served on 127.0.0.1 by default, guarded by bearer tokens (the per-install token file
+``config_dir()/mcp_token``, file mode 0600, generated on first use, named ``local``; and the named tokens kept
+in the memory, docs/mcp.md "Teams") and by the SDK's DNS-rebinding protection
+(``TransportSecuritySettings``: a foreign ``Host`` header gets 421, a foreign ``Origin`` header 403; public
+names of a reverse proxy in front are added with ``public_names``). The GUI and ``limbic mcp --http`` both use :class:`HttpMcpServer`; ``start()`` returns
 once the socket listens and ``stop()`` closes it, so the port is free again afterwards.
 """
 
@@ -14,6 +15,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import re
 import socket
 import threading
 import time
@@ -29,41 +31,87 @@ from limbic.core.errors import ValidationError
 from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.server import ToolCallRecord, build_server
 from limbic.core.mcp.token import FileToken
+from limbic.core.mcp.tooling import caller_name
 from limbic.core.mcp.wire import SurrogateRefusalMiddleware
+from limbic.core.service.tokens import LOCAL_TOKEN_NAME
 
 logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 _LOOPBACK_NAMES = ("localhost",)
+NAME_CACHE_SECONDS = 2.0
+"""How long (seconds) a server trusts its answer about a named token: a revocation applies within this time."""
+_NAME_CACHE_SIZE = 1024
 
 
 class BearerTokenMiddleware:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401.
 
-    ``token`` is a callable so the server can rotate it without rebuilding the app. The comparison
-    is constant-time (``hmac.compare_digest``).
+    Accepted are the token file's token (``token``, a callable so it can be rotated without rebuilding the
+    app; its name is ``local``) and, when ``names`` is given, every unrevoked named token of the memory
+    (``names(secret)`` returns its name or None: ``MemoryService.token_name``). A named token's answer is
+    kept for ``cache_seconds`` seconds, so a revocation takes effect within that time and a client making
+    many requests costs one lookup per window. The file token is compared in constant time
+    (``hmac.compare_digest``); a named one is hashed first and the hash looked up.
+
+    The accepted token's name is in :data:`~limbic.core.mcp.tooling.caller_name` while the request is served
+    (so its tool calls log their writes with the origin ``mcp:NAME``).
     """
 
-    def __init__(self, app: ASGIApp, token: Callable[[], str]) -> None:
+    def __init__(self, app: ASGIApp, token: Callable[[], str], names: Callable[[str], str | None] | None = None,
+                 *, cache_seconds: float = NAME_CACHE_SECONDS) -> None:
         self.app = app
         self._token = token
+        self._names = names
+        self._cache_seconds = cache_seconds
+        self._cache: dict[str, tuple[float, str | None]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not self._authorized(Headers(scope=scope)):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        name = self.authenticate(Headers(scope=scope))
+        if name is None:
             response = JSONResponse(
-                {"error": "invalid_token", "error_description": "missing or wrong bearer token"},
+                {"error": "invalid_token", "error_description": "missing, wrong or revoked bearer token"},
                 status_code=401,
                 headers={"WWW-Authenticate": 'Bearer realm="limbic"'},
             )
             await response(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        reset = caller_name.set(name)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            caller_name.reset(reset)
 
-    def _authorized(self, headers: Headers) -> bool:
+    def authenticate(self, headers: Headers) -> str | None:
+        """The name of the bearer token in ``headers`` (``local`` for the token file), None if it is missing,
+        unknown or revoked."""
         scheme, _, supplied = headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer":
-            return False
-        return hmac.compare_digest(supplied.strip().encode("utf-8"), self._token().encode("utf-8"))
+        supplied = supplied.strip()
+        if scheme.lower() != "bearer" or not supplied:
+            return None
+        if hmac.compare_digest(supplied.encode("utf-8"), self._token().encode("utf-8")):
+            return LOCAL_TOKEN_NAME
+        return None if self._names is None else self._named(supplied)
+
+    def _named(self, secret: str) -> str | None:
+        now = time.monotonic()
+        cached = self._cache.get(secret)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        try:
+            name = self._names(secret) if self._names is not None else None
+        except Exception:  # a closed or busy database refuses the request rather than the server
+            logger.exception("looking up a named MCP token failed")
+            return None
+        if len(self._cache) >= _NAME_CACHE_SIZE:
+            self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
+            if len(self._cache) >= _NAME_CACHE_SIZE:
+                self._cache.clear()
+        self._cache[secret] = (now + self._cache_seconds, name)
+        return name
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -91,6 +139,23 @@ def _with_port(value: str, port: int) -> str:
     if value.count(":") == 1:
         return value
     return f"[{value}]:{port}" if ":" in value else f"{value}:{port}"
+
+
+_PUBLIC_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?)+(?::[0-9]{1,5})?|\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?")
+
+
+def public_name(value: str) -> str:
+    """``value`` (``name`` or ``name:port``, a DNS name, IPv4 address or bracketed IPv6 address) lower-cased.
+
+    Raises:
+        ValidationError: anything else (a scheme, a path, a space, a port above 65535).
+    """
+    name = value.strip().lower()
+    port = name.partition("]:")[2] if name.startswith("[") else name.partition(":")[2]
+    if not _PUBLIC_NAME.fullmatch(name) or (port and not 0 < int(port) <= 65535):
+        raise ValidationError(f"a public name is NAME or NAME:PORT (memory.example.org, memory.example.org:8443); "
+                              f"got {value!r}")
+    return name
 
 
 def _is_wildcard(host: str) -> bool:
@@ -137,6 +202,8 @@ class HttpMcpServer:
         on_call: Callable[[ToolCallRecord], None] | None = None,
         allowed_hosts: Sequence[str] = (),
         project: str | None = None,
+        public_names: Sequence[str] = (),
+        token_cache_seconds: float = NAME_CACHE_SECONDS,
     ) -> None:
         host = host.strip().strip("[]")
         if not is_loopback(host) and not allow_remote:
@@ -152,6 +219,8 @@ class HttpMcpServer:
         self._token: Callable[[], str] = (lambda: token) if token else FileToken()
         self._on_call = on_call
         self._extra_hosts = list(allowed_hosts)
+        self._public_names = [public_name(n) for n in public_names]
+        self._cache_seconds = token_cache_seconds
         self.project = project
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -200,12 +269,13 @@ class HttpMcpServer:
         return list(dict.fromkeys(hosts))
 
     def security_settings(self) -> TransportSecuritySettings:
-        """The SDK's DNS-rebinding protection for the bound address and port."""
+        """The SDK's DNS-rebinding protection for the bound address and port and the public names."""
         hosts = self._allowed_hosts()
+        public = [n for n in self._public_names if n not in hosts]
         return TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=hosts,
-            allowed_origins=[f"http://{h}" for h in hosts],
+            allowed_hosts=hosts + public,
+            allowed_origins=[f"http://{h}" for h in hosts] + [f"{s}://{n}" for n in public for s in ("https", "http")],
         )
 
     # --- life cycle -----------------------------------------------------------------------------
@@ -243,8 +313,10 @@ class HttpMcpServer:
             transport_security=self.security_settings(),
             host=self._host,
         )
+        names = getattr(self._service, "token_name", None)
         config = uvicorn.Config(
-            BearerTokenMiddleware(SurrogateRefusalMiddleware(app), self._token),
+            BearerTokenMiddleware(SurrogateRefusalMiddleware(app), self._token, names,
+                                  cache_seconds=self._cache_seconds),
             log_level="warning",
             access_log=False,
             lifespan="on",

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from limbic.core.lifecycle.contradictions import OPTIONS
 from limbic.core.mcp.arguments import add_strict_tool
-from limbic.core.mcp.tooling import ORIGIN, refusals, result, tool_annotations
+from limbic.core.mcp.tooling import current_origin, refusals, result, tool_annotations
 from limbic.core.service import MemoryService, review
 from limbic.core.store.conflicts import ConflictRow
 
@@ -34,7 +34,7 @@ def conflict_out(row: ConflictRow) -> dict[str, Any]:
 
 
 def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register ``resolve_conflict`` on ``server`` (one service call, ``origin="mcp"``)."""
+    """Register ``resolve_conflict`` on ``server`` (one service call, the caller's origin (``current_origin()``))."""
 
     def resolve_conflict(
         key: Annotated[str, Field(max_length=64, description="The conflict's key from add_observations' conflicts")],
@@ -43,7 +43,7 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
             "(the old one is kept as history, superseded by the new one), delete_old"))],
     ) -> Annotated[CallToolResult, ResolvedOut]:
         with refusals():
-            review.decide(service, key, option, origin=ORIGIN)
+            review.decide(service, key, option, origin=current_origin())
         return result({"key": key, "option": option, "settled": True})
 
     add_strict_tool(server, resolve_conflict, title="Resolve Conflict", annotations=tool_annotations(False), description=(

@@ -39,13 +39,13 @@ from limbic.core.mcp.schemas import (
 )
 from limbic.core.mcp.tooling import (
     DEFAULT_PAGE,
-    ORIGIN,
     AsOf,
     Items,
     MaxObservations,
     Offset,
     PageLimit,
     ProjectArg,
+    current_origin,
     paged,
     refusals,
     relation_inputs,
@@ -59,7 +59,7 @@ from limbic.core.validation import MAX_ITEMS
 
 
 def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
-    """Register the reference tools on ``server``, each one service call (one transaction) with ``origin="mcp"``;
+    """Register the reference tools on ``server``, each one service call (one transaction) with the caller's origin (``current_origin()``);
     ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope")."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
@@ -69,13 +69,13 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                             observations=observation_inputs(e.observations, e), project=entity_project(e.project, project))
                 for e in entities
             ]
-            created = [entity_out(e) for e in service.create_entities(items, origin=ORIGIN)]
+            created = [entity_out(e) for e in service.create_entities(items, origin=current_origin())]
         return result({"entities": created}, created)
 
     def create_relations(relations: Annotated[list[RelationIn], Field(max_length=MAX_ITEMS)]
                          ) -> Annotated[CallToolResult, RelationsOut]:
         with refusals():
-            created = [relation_out(r) for r in service.create_relations(relation_inputs(relations), origin=ORIGIN)]
+            created = [relation_out(r) for r in service.create_relations(relation_inputs(relations), origin=current_origin())]
         return result({"relations": created}, created)
 
     def add_observations(observations: Annotated[list[ObservationBatchIn], Field(max_length=MAX_ITEMS)]
@@ -86,7 +86,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                                 f"(got {len(batch.contents)}); send one batch per replaced observation")
         with refusals():
             items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
-            added = service.add_observations(items, origin=ORIGIN)
+            added = service.add_observations(items, origin=current_origin())
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
         found, pending = service.conflicts_of(added)
         if not found and not pending:
@@ -101,20 +101,20 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
     def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
                         ) -> Annotated[CallToolResult, SuccessOut]:
         with refusals():
-            service.delete_entities(entityNames, origin=ORIGIN)
+            service.delete_entities(entityNames, origin=current_origin())
         return success("Entities deleted successfully")
 
     def delete_observations(deletions: Annotated[list[DeletionIn], Field(max_length=MAX_ITEMS)]
                             ) -> Annotated[CallToolResult, SuccessOut]:
         with refusals():
-            service.delete_observations([(d.entityName, d.observations) for d in deletions], origin=ORIGIN)
+            service.delete_observations([(d.entityName, d.observations) for d in deletions], origin=current_origin())
         return success("Observations deleted successfully")
 
     def delete_relations(relations: Annotated[list[RelationIn],
                                               Field(max_length=MAX_ITEMS, description="An array of relations to delete")]
                          ) -> Annotated[CallToolResult, SuccessOut]:
         with refusals():
-            service.delete_relations(relation_inputs(relations), origin=ORIGIN)
+            service.delete_relations(relation_inputs(relations), origin=current_origin())
         return success("Relations deleted successfully")
 
     def read_graph(
@@ -176,7 +176,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
             view = read_view(project, asOf)
-            graph = service.open_nodes(names, record=True, origin=ORIGIN, **view)
+            graph = service.open_nodes(names, record=True, origin=current_origin(), **view)
             thoughts = service.reflections_by_entity([e.name for e in graph.entities]) if includeReflections else {}
         out = graph_out(graph.entities, graph.relations, view["as_of"])
         if kinds is not None or includeSuperseded or includeReflections:

@@ -80,7 +80,8 @@ class _LimbicServer(MCPServer):
 
 def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None, *,
                  project: str | None = None) -> MCPServer:
-    """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with ``origin="mcp"``.
+    """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with the caller's origin
+    (:func:`~limbic.core.mcp.tooling.current_origin`: ``mcp:NAME`` over HTTP, ``stdio``, else ``mcp``).
 
     Args:
         service: the memory service; one instance may back several servers and the GUI at once.

@@ -18,7 +18,7 @@ from limbic.core.mcp.curation_schemas import (
     SplitProposalOut,
 )
 from limbic.core.mcp.schemas import Content, Name, RelationIn, StrictIn
-from limbic.core.mcp.tooling import ORIGIN, refusals, relation_inputs, result, tool_annotations
+from limbic.core.mcp.tooling import current_origin, refusals, relation_inputs, result, tool_annotations
 from limbic.core.service import MemoryService
 from limbic.core.service.splitting import SPLIT_RELATIONS, SplitPart
 from limbic.core.validation import MAX_ITEMS
@@ -82,7 +82,7 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
         with refusals():
             original = service.get_entity(entityName).entity.entity_type
             chosen = [SplitPart(p.name, p.entity_type or original, p.observations, p.relations) for p in chosen]
-            created = service.split_entity(entityName, chosen, relation_names=relationNames, origin=ORIGIN)
+            created = service.split_entity(entityName, chosen, relation_names=relationNames, origin=current_origin())
         return result({"entityName": entityName, "created": [e.name for e in created],
                        "movedObservations": sum(len(p.observations) for p in chosen),
                        "movedRelations": sum(len(p.relations) for p in chosen),

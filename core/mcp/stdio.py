@@ -22,6 +22,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCError, JSONRPCRequest, JSONRPCResponse
 
+from limbic.core.mcp.tooling import transport_origin
 from limbic.core.mcp.wire import surrogate_refusal
 
 __all__ = ["serve_stdio"]
@@ -49,7 +50,9 @@ class _Pending:
 
 async def serve_stdio(server: MCPServer) -> None:
     """Serve ``server`` over this process's stdin/stdout until stdin closes and every request read
-    has been answered. Stray prints of handlers go to stderr (the SDK's stdout claim)."""
+    has been answered. Stray prints of handlers go to stderr (the SDK's stdout claim). The tools log their
+    writes with the origin ``stdio``."""
+    transport_origin.set("stdio")  # this task's context: the tasks started below inherit it
     pending = _Pending()
     refusals_send, refusals = anyio.create_memory_object_stream[SessionMessage](float("inf"))
     to_server_send, to_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)

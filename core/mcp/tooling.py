@@ -1,7 +1,9 @@
-"""What the MCP tools share: results shaped like the reference server's, refusals, argument types."""
+"""What the MCP tools share: results shaped like the reference server's, refusals, argument types, and the
+origin their writes are logged with (:func:`current_origin`)."""
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 import pydantic_core
@@ -18,8 +20,21 @@ from limbic.core.mcp.schemas import Name, RelationIn, graph_out, trim_observatio
 from limbic.core.models import GraphPage, RelationInput
 from limbic.core.validation import MAX_ITEMS
 
-ORIGIN = "mcp"
 MAX_SEARCH_LIMIT = 100
+
+caller_name: ContextVar[str | None] = ContextVar("limbic_mcp_caller", default=None)
+"""The name of the bearer token of the HTTP request being served (``local`` for the token file); set by
+:class:`~limbic.core.mcp.http.BearerTokenMiddleware` for the request, None outside one."""
+transport_origin: ContextVar[str] = ContextVar("limbic_mcp_transport", default="mcp")
+"""The origin of calls without a token name: ``stdio`` under :func:`~limbic.core.mcp.stdio.serve_stdio`,
+``mcp`` otherwise (an in-process client)."""
+
+
+def current_origin() -> str:
+    """The origin the tool call being served logs its writes, searches and uses with: ``mcp:NAME`` for an HTTP
+    request made with the token NAME (``mcp:local``: the token file), else the transport's (``stdio``, ``mcp``)."""
+    name = caller_name.get()
+    return f"mcp:{name}" if name else transport_origin.get()
 
 
 @contextmanager

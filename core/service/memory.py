@@ -38,6 +38,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.service import mutations
 from limbic.core.service.changes import ChangeFeed
 from limbic.core.service.curating import Curating
+from limbic.core.service.history import ChangeHistory
 from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
 from limbic.core.service.lifecycle import Lifecycle
 from limbic.core.service.mutations import UpsertReport
@@ -46,6 +47,7 @@ from limbic.core.service.reflecting import Reflecting
 from limbic.core.service.restoring import SnapshotsAndRestores
 from limbic.core.service.searching import SearchAndVectors
 from limbic.core.service.splitting import Splitting
+from limbic.core.service.tokens import Tokens
 from limbic.core.service.usage import SignalRecorder
 from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database, WriteTransaction
@@ -67,13 +69,15 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecycle, Curating, Reflecting, Splitting):
+class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecycle, Curating, Reflecting, Splitting,
+                    Tokens, ChangeHistory):
     """The memory graph of one database file.
 
     Args:
         database: an open :class:`Database` (or PostgreSQL memory: :func:`~limbic.core.store.backend.open_database`).
         embedder: the model that embeds entities and queries; ``None`` runs search FTS-only.
-        origin: default origin recorded for changes (gui, mcp, cli, import, system).
+        origin: default origin recorded for changes (gui, mcp, stdio, cli, import, system; ``mcp:NAME`` for a
+            named MCP token, docs/mcp.md "Teams").
         background_vectors: where the vectors of a write are computed. Either way a write commits its
             text, FTS rows and pending marks first and the model never runs inside the write lock
             (:mod:`limbic.core.vectors.pending`). ``False``: the writing call then embeds its own new

@@ -1,4 +1,5 @@
-"""The entity editor: the selected entity's observations, relations and reflections, and every edit, undoable.
+"""The entity editor: the selected entity's observations, relations, reflections and history (who changed it),
+and every edit, undoable.
 
 Each edit is one of the core's undoable edits (:mod:`limbic.core.service.entity_edits`), applied through
 ``MemoryService`` off the UI thread, one after another, and kept on a ``QUndoStack``
@@ -39,6 +40,7 @@ from limbic.core.service.lifecycle_edits import SetObservationTerms
 from limbic.gui.controller import AppController
 from limbic.gui.edit import observation_dialogs as dialogs
 from limbic.gui.edit.forms import Field, FormDialog
+from limbic.gui.edit.history import HistoryPanel
 from limbic.gui.edit.observation_dialogs import KINDS
 from limbic.gui.edit.reflections import ReflectionsPanel
 from limbic.gui.edit.terms import state_text, title_suffix, weight_text
@@ -153,6 +155,8 @@ class EntityEditor(QWidget):
             splitter.addWidget(box)
         self.reflections = ReflectionsPanel(self.controller, self.execute)
         splitter.addWidget(self.reflections)
+        self.history = HistoryPanel(self.controller)
+        splitter.addWidget(self.history)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addLayout(entity_row)
@@ -196,6 +200,7 @@ class EntityEditor(QWidget):
         self.observations.setRowCount(0)
         self.relations.setRowCount(0)
         self.reflections.show_entity(detail.entity.name if detail is not None else None)
+        self.history.show_entity(detail.entity.name if detail is not None else None)
         if detail is None:
             self.title.setText(f"<i>{escape(missing)} no longer exists</i>" if missing else "No entity selected")
             self.loaded.emit(None)

@@ -1,0 +1,109 @@
+"""Named bearer tokens of the MCP HTTP transport, kept in the memory so that every ``limbic mcp --http``
+server on it accepts them (docs/mcp.md "Teams").
+
+A mixin of ``MemoryService``. A token is 32 random bytes (URL-safe base64, 43 characters), shown once by
+:meth:`Tokens.add_token`; the database keeps only its SHA-256 hex digest. The name says who writes: a write
+made with the token ``alice`` is logged with the origin ``mcp:alice``. ``local`` is the name of each
+machine's token file (:mod:`limbic.core.mcp.token`) and cannot be taken.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from limbic.core.errors import NotFoundError, ValidationError
+from limbic.core.store import tokens as rows
+from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.tokens import NamedToken
+
+LOCAL_TOKEN_NAME = "local"
+"""The name of the per-install token file's token (never stored in the memory)."""
+_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def token_hash(secret: str) -> str:
+    """SHA-256 hex digest (64 characters) of the UTF-8 bytes of ``secret``."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def check_token_name(name: object) -> str:
+    """``name`` when it is 1–64 letters, digits, ``-``, ``_`` or ``.`` and not ``local``.
+
+    Raises:
+        ValidationError: any other value.
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise ValidationError(f"a token name is 1 to 64 letters, digits, '-', '_' or '.'; got {name!r}")
+    if name == LOCAL_TOKEN_NAME:
+        raise ValidationError(f"the token name {LOCAL_TOKEN_NAME!r} is reserved for this machine's token file "
+                              "(`limbic mcp token`)")
+    return name
+
+
+class Tokens:
+    """Named MCP tokens (mixed into ``MemoryService``)."""
+
+    database: Database
+    _write: Callable[..., Any]
+
+    def add_token(self, name: str, *, origin: str | None = None) -> str:
+        """Create the token ``name`` and return its secret (shown this once: only its hash is stored).
+        One transaction.
+
+        Raises:
+            ValidationError: a malformed or reserved name (see :func:`check_token_name`).
+            ValidationError: also when a token of that name exists, revoked or not.
+        """
+        name = check_token_name(name)
+        secret = secrets.token_urlsafe(32)
+
+        def body(txn: WriteTransaction) -> None:
+            if rows.find(txn.conn, name) is not None:
+                raise ValidationError(f"a token named {name!r} exists already (a revoked token keeps its name); "
+                                    "choose another name")
+            rows.insert(txn.conn, name, token_hash(secret), time.time())
+
+        self._write("add_token", origin, body)
+        return secret
+
+    def list_tokens(self) -> list[NamedToken]:
+        """Every named token by name: name, created and revoked time (UTC seconds); never secrets or hashes."""
+        return rows.all_tokens(self.database.read())
+
+    def revoke_token(self, name: str, *, origin: str | None = None) -> NamedToken:
+        """Revoke the token ``name`` (servers refuse it within seconds); revoking it again changes nothing.
+        One transaction. Returns the token as it now is.
+
+        Raises:
+            ValidationError: a malformed name.
+            NotFoundError: no token has that name.
+        """
+        if name == LOCAL_TOKEN_NAME:
+            raise ValidationError("the token file of a machine is replaced, not revoked: `limbic mcp token --rotate`")
+        name = check_token_name(name)
+        known = rows.find(self.database.read(), name)
+        if known is not None and known.revoked:
+            return known  # nothing to write or log
+
+        def body(txn: WriteTransaction) -> NamedToken:
+            if rows.find(txn.conn, name) is None:
+                raise NotFoundError(f"no token named {name!r} (`limbic mcp token list` shows them)", [name])
+            rows.revoke(txn.conn, name, time.time())
+            found = rows.find(txn.conn, name)
+            assert found is not None
+            return found
+
+        result: NamedToken = self._write("revoke_token", origin, body)
+        return result
+
+    def token_name(self, secret: str) -> str | None:
+        """The name of the unrevoked named token ``secret``, else None. The secret is hashed first and the
+        hash looked up, so the time taken says nothing about how much of a secret was right."""
+        if not secret:
+            return None
+        return rows.name_by_hash(self.database.read(), token_hash(secret))

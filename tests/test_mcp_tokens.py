@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -17,7 +18,7 @@ from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.mcp.http import HttpMcpServer
 from limbic.core.mcp.token import load_token
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
@@ -41,7 +42,7 @@ def create(name: str):
 # --- the service ---------------------------------------------------------------------------------
 
 
-def test_add_list_revoke_and_look_up(service, tmp_path):
+def test_add_list_revoke_and_look_up(service, memory_address, backend):
     secret = service.add_token("alice")
     assert len(secret) >= 40
     assert service.token_name(secret) == "alice"
@@ -52,8 +53,9 @@ def test_add_list_revoke_and_look_up(service, tmp_path):
     stored = service.database.read().execute("SELECT token_hash FROM mcp_tokens").get
     assert stored == hashlib.sha256(secret.encode()).hexdigest()
     service.database.close()
-    assert secret.encode() not in (tmp_path / "memory.db").read_bytes()
-    reopened = MemoryService(Database(tmp_path / "memory.db"))
+    if backend == "sqlite":
+        assert secret.encode() not in Path(memory_address).read_bytes()
+    reopened = MemoryService(open_database(memory_address))
     try:
         revoked = reopened.revoke_token("alice")
         assert revoked.revoked and reopened.token_name(secret) is None
@@ -111,7 +113,7 @@ def test_cli_token_add_list_revoke(tmp_path, capsys):
 # --- HTTP ----------------------------------------------------------------------------------------
 
 
-def test_writes_are_attributed_to_the_token_name_and_a_revoked_token_is_refused(service, capsys):
+def test_writes_are_attributed_to_the_token_name_and_a_revoked_token_is_refused(service, memory_address, capsys):
     alice = service.add_token("alice")
     with HttpMcpServer(service, token_cache_seconds=0.5) as server:
         async def scenario():
@@ -135,18 +137,18 @@ def test_writes_are_attributed_to_the_token_name_and_a_revoked_token_is_refused(
         assert post(server.url, server.token).status_code == 200
         assert post(server.url, "never-issued").status_code == 401
 
-    assert main(["--db", str(service.database.path), "changes", "--entity", "Ada"]) == 0
+    assert main(["--db", memory_address, "changes", "--entity", "Ada"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2 and all("alice (MCP)" in line for line in lines)
     assert "add observations" in lines[0] and "create entities" in lines[1]
-    assert main(["--db", str(service.database.path), "changes", "--json", "--limit", "3"]) == 0
+    assert main(["--db", memory_address, "changes", "--json", "--limit", "3"]) == 0
     assert [c["origin"] for c in json.loads(capsys.readouterr().out)] == ["cli", "mcp:local", "mcp:alice"]
 
 
-def test_a_token_added_by_another_process_is_accepted_at_once(service, tmp_path):
+def test_a_token_added_by_another_process_is_accepted_at_once(service, memory_address):
     with HttpMcpServer(service) as server:
         assert post(server.url, "x" * 43).status_code == 401
-        other = MemoryService(Database(service.database.path))  # another server's (or the CLI's) connection
+        other = MemoryService(open_database(memory_address))  # another server's (or the CLI's) connection
         try:
             secret = other.add_token("bob")
         finally:

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from limbic.core.models import Changes
+from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.store.schema import LANDED_OP
 
 _COLUMNS = "SELECT id, origin, op, entity_ids, at FROM changes"
@@ -24,7 +25,11 @@ def recent_changes(conn: Any, limit: int) -> list[Changes]:
 
 def entity_changes(conn: Any, entity_id: int, limit: int) -> list[Changes]:
     """The last ``limit`` logged changes that touched the entity ``entity_id``, newest first (a full scan of
-    the log with SQLite's ``json_each`` over each row's entity ids)."""
+    the log with ``json_each`` over each row's entity ids; on PostgreSQL, ``jsonb`` containment)."""
+    if on_postgres(conn):
+        return _changes(conn.execute(
+            f"{_COLUMNS} WHERE op != ? AND changes.entity_ids::jsonb @> jsonb_build_array(?::bigint) "
+            "ORDER BY id DESC LIMIT ?", (LANDED_OP, entity_id, limit)))
     return _changes(conn.execute(
         f"{_COLUMNS} WHERE op != ? AND EXISTS (SELECT 1 FROM json_each(changes.entity_ids) WHERE value = ?) "
         "ORDER BY id DESC LIMIT ?", (LANDED_OP, entity_id, limit)))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from limbic.core.mcp.token import load_token
+from limbic.core.store.postgres.address import is_postgres, without_password
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 SERVER_NAME = "limbic"
@@ -34,9 +35,13 @@ WHERE = {
 
 
 def _limbic_command(db: str | Path | None) -> tuple[str, list[str]]:
-    """The command and arguments that launch ``limbic mcp`` for this installation (absolute paths)."""
+    """The command and arguments that launch ``limbic mcp`` for this installation (absolute paths; a
+    PostgreSQL address without its password)."""
     found = shutil.which("limbic") or str(Path(sys.executable).with_name("limbic"))
-    db_args = ["--db", str(Path(db).expanduser().resolve())] if db else []
+    if db and is_postgres(str(db)):
+        db_args = ["--db", without_password(str(db))]  # libpq reads the password from PGPASSWORD or ~/.pgpass
+    else:
+        db_args = ["--db", str(Path(db).expanduser().resolve())] if db else []
     return found, [*db_args, "mcp"]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import cast
 
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import is_postgres, masked
+from limbic.core.store.postgres.address import is_postgres, masked, without_password
 from limbic.core.store.postgres.database import PgDatabase
 
 Memory = Database | PgDatabase
@@ -35,6 +35,12 @@ def open_database(address: str | Path) -> Database:
 def shown_address(database: Database) -> str:
     """What to show of ``database``'s address: the file path, or the URL with its password masked."""
     return str(getattr(database, "display_address", database.path))
+
+
+def shareable_address(database: Database) -> str:
+    """The address to put in an agent's configuration: the file path, or the URL without its password."""
+    address = getattr(database, "address", None)
+    return without_password(address) if isinstance(address, str) else str(database.path)
 
 
 __all__ = ["Memory", "masked", "open_database", "shown_address"]

@@ -33,6 +33,19 @@ def masked(address: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+def without_password(address: str) -> str:
+    """``address`` without its password: what goes into a client's configuration (libpq then reads the password
+    from ``PGPASSWORD`` or ``~/.pgpass``)."""
+    parts = urlsplit(address.strip())
+    if parts.password is None:
+        return address.strip()
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
 def identity(address: str) -> str:
     """``user@host:port/database`` of ``address`` (with its socket folder and ``options``, which may choose
     a schema): which memory it is, without the password."""

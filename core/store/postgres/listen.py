@@ -16,6 +16,7 @@ from typing import Any
 
 import psycopg
 
+from limbic.core.errors import LimbicError
 from limbic.core.models import Changes
 from limbic.core.store import reads
 from limbic.core.store.postgres.connection import PgConnection
@@ -29,13 +30,15 @@ LISTENER_THREAD_NAME = "limbic-change-listener"
 class ChangeListener:
     """The PostgreSQL counterpart of :class:`~limbic.core.service.changes.ChangeWatcher` (same methods).
 
+    Nothing touches the network before :meth:`start`, and then only the listener's own thread does (it may
+    be started from the app's UI thread): it connects, listens, and delivers what is committed from then on
+    (or after ``start_after``). A dropped connection is made again every ``interval`` seconds.
+
     Args:
         address: the memory's ``postgresql://`` address.
         callback: called on the listener thread with the new :class:`Changes`, oldest first.
         interval: seconds between checks when no notification comes (a safety net, not the path).
-        start_after: change id already known (default: the newest at start).
-    Raises:
-        DatabaseUnavailableError: the server could not be reached.
+        start_after: change id already known (default: the newest when the listener connects).
     """
 
     def __init__(self, address: str, callback: Callable[[list[Changes]], None], *,
@@ -45,13 +48,16 @@ class ChangeListener:
         self._interval = interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._raw: psycopg.Connection[Any] = connect(address)
-        self._conn = PgConnection(self._raw)
-        self._raw.execute(f"LISTEN {CHANNEL}")
-        self.last_seen = reads.last_change_id(self._conn) if start_after is None else start_after  # type: ignore[arg-type]
+        self._raw: psycopg.Connection[Any] | None = None
+        self._conn: PgConnection | None = None
+        self.last_seen = start_after
+        self.listening = threading.Event()
+        """Set once the listener is connected and listening (tests wait on it)."""
 
     def poll(self) -> list[Changes]:
         """Read the changes committed since the last delivery; returns (and passes on) the new ones."""
+        if self._conn is None or self.last_seen is None:
+            return []
         logged = reads.changes_since(self._conn, self.last_seen)  # type: ignore[arg-type]
         if not logged:
             return []
@@ -61,30 +67,42 @@ class ChangeListener:
             self._callback(new)
         return new
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for _ in self._raw.notifies(timeout=self._interval, stop_after=1):
-                    pass
-                if not self._stop.is_set():
-                    self.poll()
-            except psycopg.OperationalError:
-                if self._stop.wait(self._interval):
-                    return
-                self._reconnect()
-            except Exception:
-                if self._stop.is_set():
-                    return
-                log.exception("change listener failed")
+    def _connect(self) -> None:
+        self._close()
+        self._raw = connect(self._address)
+        self._conn = PgConnection(self._raw)
+        self._raw.execute(f"LISTEN {CHANNEL}")
+        if self.last_seen is None:
+            self.last_seen = reads.last_change_id(self._conn)  # type: ignore[arg-type]
+        self.listening.set()
 
-    def _reconnect(self) -> None:
-        try:
+    def _close(self) -> None:
+        if self._raw is not None:
             self._raw.close()
-            self._raw = connect(self._address)
-            self._conn = PgConnection(self._raw)
-            self._raw.execute(f"LISTEN {CHANNEL}")
-        except Exception as exc:  # the server is away: try again after the next interval
-            log.info("change listener cannot reconnect yet: %s", type(exc).__name__)
+        self._raw = self._conn = None
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                try:
+                    if self._raw is None:
+                        self._connect()
+                    assert self._raw is not None
+                    for _ in self._raw.notifies(timeout=self._interval, stop_after=1):
+                        pass
+                    if not self._stop.is_set():
+                        self.poll()
+                except (psycopg.OperationalError, LimbicError) as exc:  # the server is away: try again later
+                    log.info("change listener waiting for the server: %s", type(exc).__name__)
+                    self._close()
+                    self._stop.wait(self._interval)
+                except Exception:
+                    if self._stop.is_set():
+                        return
+                    log.exception("change listener failed")
+                    self._stop.wait(self._interval)
+        finally:
+            self._close()
 
     def start(self) -> ChangeListener:
         self._thread = threading.Thread(target=self._run, name=LISTENER_THREAD_NAME, daemon=True)
@@ -92,9 +110,8 @@ class ChangeListener:
         return self
 
     def stop(self) -> None:
-        """Stop the thread and close its connection (idempotent)."""
+        """Stop the thread, which closes its connection (idempotent)."""
         self._stop.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=self._interval + 5)
         self._thread = None
-        self._raw.close()

@@ -15,7 +15,8 @@ of the shared subset PostgreSQL spells differently:
   server cannot type a parameter used only there);
 - SQLite's unary ``+`` before a column (which keeps an index out of a plan) is dropped;
 - ``instr(a, b)`` becomes ``strpos(a, b)``, ``CAST(x AS REAL)`` becomes ``CAST(x AS double precision)``,
-  a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``.
+  a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``;
+- ``LIMIT ?N`` bound to a negative number means no limit, as on SQLite (PostgreSQL's ``LIMIT NULL``).
 
 SQLite-only SQL (``PRAGMA``, ``sqlite_master``, FTS5 ``MATCH``, ``bm25``, ``fts5vocab``) raises
 :class:`UnsupportedSql` at once: such code must have a PostgreSQL branch of its own.
@@ -42,6 +43,7 @@ _NULL_MARK = re.compile("\x00(\\d+)([=!])\x00")
 _DOLLAR = re.compile(r"\$(\d+)")
 _UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
+_LIMIT = re.compile(r"\bLIMIT\s+(\$\d+)", re.IGNORECASE)
 
 
 class UnsupportedSql(RuntimeError):
@@ -146,7 +148,8 @@ def translate(sql: str) -> tuple[str, frozenset[int]]:
         code = re.sub(r"\binstr\(", "strpos(", code, flags=re.IGNORECASE)
         code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
         code = _scalar_min_max(code)
-        out.append(re.sub(r"\?(\d*)(::LIST)?", placeholder, code))
+        code = re.sub(r"\?(\d*)(::LIST)?", placeholder, code)
+        out.append(_LIMIT.sub(r"LIMIT nullif(greatest(\1, -1), -1)", code))
     return "".join(out), frozenset(lists)
 
 

@@ -19,7 +19,7 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.service import MemoryService, review
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.store.indexing import observation_passage
 
 PAIRS = Path(__file__).parent / "fixtures" / "contradiction_pairs.jsonl"
@@ -31,8 +31,8 @@ def model():
 
 
 @pytest.fixture
-def memory(model, tmp_path):
-    service = MemoryService(Database(tmp_path / "memory.db"), model)
+def memory(model, memory_address):
+    service = MemoryService(open_database(memory_address), model)
     service.create_entities([
         E("deploys", "Fact", (O("Production deploys go to AWS region us-east-1"),)),
         E("cache", "Component", (O("the cache is enabled"),)),

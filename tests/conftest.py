@@ -99,17 +99,29 @@ def corpus_db(tmp_path_factory):
     return corpus_database(corpus_or_skip(), tmp_path_factory.mktemp("corpus") / "memory.db")
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """One in-process MCP client on a fresh service, shared by a module's hostile-input tests."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def served(request, tmp_path_factory):
+    """One in-process MCP client on a fresh service, shared by a module's hostile-input tests (each backend)."""
     from _mcp_helpers import portal_client
 
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.mcp.server import build_server
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    service = MemoryService(Database(tmp_path_factory.mktemp("hostile") / "memory.db"), HashingEmbedder())
+    if request.param == "postgresql":
+        from _pg import drop_database, new_database, server_dsn
+
+        try:
+            server_dsn()
+        except RuntimeError as exc:
+            pytest.skip(str(exc))
+        address = new_database("hostile")
+    else:
+        address = str(tmp_path_factory.mktemp("hostile") / "memory.db")
+    service = MemoryService(open_database(address), HashingEmbedder())
     with portal_client(build_server(service)) as (portal, client):
         yield service, portal, client
     service.close()
+    if request.param == "postgresql":
+        drop_database(address)

@@ -68,7 +68,7 @@ def test_every_row_is_actionable_and_undone_exactly(memory, kind, option):
     assert review.review(memory, kinds=[kind])[0].total == 1
 
 
-def test_the_report_over_mcp_and_the_command_line(memory, capsys):
+def test_the_report_over_mcp_and_the_command_line(memory, memory_address, capsys):
     with portal_client(build_server(memory)) as (portal, client):
         got = outcome(portal.call(client.call_tool, "consolidation_report", {"limit": 3, "kinds": KINDS}))
         only = outcome(portal.call(client.call_tool, "consolidation_report", {"kinds": ["orphan"]}))
@@ -79,7 +79,7 @@ def test_the_report_over_mcp_and_the_command_line(memory, capsys):
     assert item["createdAt"].endswith("Z") and item["options"] == ["supersede", "merge", "keep"]
     assert [s["kind"] for s in only["structured"]["sections"]] == ["orphan"]
     assert bad["error"] and "unknown kind" in bad["text"]
-    path = str(memory.database.path)
+    path = memory_address
     assert main(["--db", path, "report", "--json", "--limit", "2"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert {kind: printed["totals"][kind] for kind in KINDS} == got["structured"]["totals"]

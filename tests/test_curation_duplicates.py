@@ -16,7 +16,7 @@ from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService, review
 from limbic.core.service.curation_edits import SupersedeDuplicates, keep_observations_apart, merge_duplicates
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 PAIRS = json.loads((Path(__file__).parent / "fixtures" / "duplicate_pairs.json").read_text(encoding="utf-8"))["pairs"]
 
@@ -70,11 +70,11 @@ def test_the_pair_finder_is_exact_in_blocks(monkeypatch):
 # --- with the real model ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def real_service(tmp_path_factory):
+@pytest.fixture
+def real_service(memory_address):
     from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 
-    service = MemoryService(Database(tmp_path_factory.mktemp("dups") / "memory.db"), OnnxEmbedder(real_model_dir()))
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     yield service
     service.close()
 
@@ -102,10 +102,10 @@ def test_default_threshold_reaches_precision_and_recall_on_the_labelled_pairs(re
     assert precision >= 0.9 and recall >= 0.9, (precision, recall)
 
 
-def test_paraphrases_are_found_unrelated_ones_not_and_settling_undoes_exactly(tmp_path):
+def test_paraphrases_are_found_unrelated_ones_not_and_settling_undoes_exactly(memory_address):
     from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 
-    service = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
         service.create_entities([
             EntityInput("User", "person", tuple(ObservationInput(t) for t in (

@@ -19,7 +19,7 @@ from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService, review
 from limbic.core.service.curation_edits import SplitEntity
 from limbic.core.service.splitting import SplitPart
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.store.indexing import observation_passage
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "split_entities.json").read_text(encoding="utf-8"))
@@ -86,10 +86,10 @@ def test_vector_topics_beat_tfidf_topics_on_the_labelled_entities():
 
 
 @pytest.fixture
-def alex(tmp_path):
+def alex(memory_address):
     from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 
-    service = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     service.create_entities([EntityInput("Alex", "Person", tuple(ObservationInput(t, "fact") for t in (
         *GARDEN, *SKY, *BAKING))), *(EntityInput(n, "Thing") for n in (
             "Greenhouse", "Astronomy Club", "Sourdough Starter", "Bob"))])

@@ -19,7 +19,8 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.service import MemoryService, review
-from limbic.core.store.database import Database
+from limbic.core.service.entity_edits import DeleteEntities, DeleteObservation, MergeEntities
+from limbic.core.store.backend import open_database
 from limbic.core.store.indexing import observation_passage
 
 PAIRS = Path(__file__).parent / "fixtures" / "contradiction_pairs.jsonl"
@@ -31,8 +32,8 @@ def model():
 
 
 @pytest.fixture
-def memory(model, tmp_path):
-    service = MemoryService(Database(tmp_path / "memory.db"), model)
+def memory(model, memory_address):
+    service = MemoryService(open_database(memory_address), model)
     service.create_entities([
         E("deploys", "Fact", (O("Production deploys go to AWS region us-east-1"),)),
         E("cache", "Component", (O("the cache is enabled"),)),
@@ -132,7 +133,8 @@ def test_the_seed_mode_flags_paraphrases(memory):
 @pytest.mark.parametrize("option", ["supersede", "delete_old", "update_old", "keep_both"])
 def test_settling_a_conflict_is_undone_exactly(memory, option):
     memory.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
-    before = memory.snapshot_entities(["deploys"])
+    memory.wait_for_vectors()  # the conflict is stored once the vector lands
+    before, conflicts = memory.snapshot_entities(["deploys"]), memory.open_conflicts()
     [section] = review.review(memory, ["contradiction"])
     [decision] = section.items
     assert decision.options[0] == "supersede" and decision.evidence["reason"].startswith("differing region")
@@ -151,3 +153,19 @@ def test_settling_a_conflict_is_undone_exactly(memory, option):
     edit.revert(memory)
     assert memory.snapshot_entities(["deploys"]) == before
     assert [d.key for d in review.review(memory, ["contradiction"])[0].items] == [decision.key]
+    assert memory.open_conflicts() == conflicts
+
+
+@pytest.mark.parametrize("edit", [DeleteEntities(["deploys"]), MergeEntities(["deploys"], "cache"),
+                                  DeleteObservation("deploys", "Production deploys go to AWS region us-east-1")],
+                         ids=["delete entity", "merge", "delete observation"])
+def test_an_undone_deletion_gives_its_conflicts_back_exactly(memory, edit):
+    memory.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
+    memory.wait_for_vectors()  # the conflict is stored once the vector lands
+    before, conflicts = memory.snapshot_entities(["deploys", "cache"]), memory.open_conflicts()
+    assert conflicts[0] == 1 and before[0].conflicts == tuple(conflicts[1])
+    edit.apply(memory)
+    assert memory.open_conflicts() == (0, [])
+    edit.revert(memory)
+    assert memory.snapshot_entities(["deploys", "cache"]) == before
+    assert memory.open_conflicts() == conflicts  # the same row: id, pair, reason, times

@@ -15,6 +15,7 @@ from limbic.core.lifecycle.expiry import expiry_time, parse_instant
 from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
+from limbic.core.search.full_text import full_text_query, ranked_matches
 from limbic.core.service import review
 from limbic.core.store.indexing import entity_passage, text_hash
 
@@ -28,6 +29,12 @@ def _branch_ranks(service, query: str, name: str) -> tuple[int, int]:
         return 0, 0
     i = found.names.index(name)
     return int(found.knn_rank[i]), int(found.fts_rank[i])
+
+
+def _indexed(conn, word: str) -> int:
+    """Rows of the entity full-text index matching ``word``: the index itself, before readers leave out what
+    expired."""
+    return len(ranked_matches(conn, full_text_query(conn, word), 100)[0])
 
 
 @pytest.fixture
@@ -50,7 +57,7 @@ def test_expired_text_stops_matching_at_its_expiry_without_a_sweep(short_lived):
     assert [e.name for e in service.search_nodes("quokka").entities] == ["stable notes"]
     # nothing was swept: the full-text row still holds the text, readers leave it out
     conn = service.database.read()
-    assert conn.execute("SELECT count(*) FROM entity_fts WHERE entity_fts MATCH 'quasar'").get == 1
+    assert _indexed(conn, "quasar") == 1
     detail = service.get_entity("deploy notes")
     assert detail.entity.observations[0].expired(time.time())
 
@@ -61,7 +68,7 @@ def test_the_sweep_takes_the_text_out_of_both_indexes_and_keeps_the_rest(short_l
     report = service.sweep_expired()
     assert report.entities == ("deploy notes",) and report.expired == 1
     conn = service.database.read()
-    assert conn.execute("SELECT count(*) FROM entity_fts WHERE entity_fts MATCH 'quasar'").get == 0
+    assert _indexed(conn, "quasar") == 0
     expired_id = service.get_entity("deploy notes").entity.observations[0].id
     assert not conn.execute("SELECT 1 FROM observation_embedding_meta WHERE observation_id = ?", (expired_id,)).fetchall()
     digest = conn.execute("SELECT m.text_hash FROM entity_embedding_meta m JOIN entities e ON e.id = m.entity_id "
@@ -69,7 +76,7 @@ def test_the_sweep_takes_the_text_out_of_both_indexes_and_keeps_the_rest(short_l
     assert digest == text_hash(entity_passage("deploy notes", "Note", "active", [], service.embedder))
     # nothing else is lost: the row stays (expired), the other memories keep their text and vectors
     assert [o.content for o in service.get_entity("deploy notes").entity.observations] == ["quokka quasar quince"]
-    assert conn.execute("SELECT count(*) FROM entity_fts WHERE entity_fts MATCH 'forever'").get == 1
+    assert _indexed(conn, "forever") == 1
     assert conn.execute("SELECT count(*) FROM observation_embedding_meta").get == 3
     assert _branch_ranks(service, "kept forever", "stable notes")[1] == 1
     assert service.sweep_expired().entities == ()  # swept once
@@ -78,7 +85,7 @@ def test_the_sweep_takes_the_text_out_of_both_indexes_and_keeps_the_rest(short_l
 def test_an_expiry_in_the_past_is_out_of_the_indexes_at_once(service):
     service.create_entities([E("old", "Note", (O("zebra zucchini", expires_at=time.time() - 60), O("plain text")))])
     conn = service.database.read()
-    assert conn.execute("SELECT count(*) FROM entity_fts WHERE entity_fts MATCH 'zebra'").get == 0
+    assert _indexed(conn, "zebra") == 0
     assert conn.execute("SELECT count(*) FROM observation_embedding_meta").get == 1
     assert service.expired_observations() == 1
 
@@ -150,17 +157,16 @@ def test_mcp_accepts_expires_at_and_ttl_days(service):
     assert "x" not in observations
 
 
-def test_gc_sweeps_and_reports(tmp_path, capsys):
+def test_gc_sweeps_and_reports(memory_address, capsys):
     from limbic.core.cli.main import main
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
 
-    path = tmp_path / "memory.db"
-    service = MemoryService.open(path, embedder=HashingEmbedder())
+    service = MemoryService.open(memory_address, embedder=HashingEmbedder())
     service.create_entities([E("short", "Note", (O("brief fact", expires_at=time.time() + 0.3),))])
     service.close()
     time.sleep(0.4)
-    assert main(["--db", str(path), "gc", "--json"]) == 0
+    assert main(["--db", memory_address, "gc", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["swept"] == ["short"] and out["action"] is None
 

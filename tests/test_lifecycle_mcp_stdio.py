@@ -22,11 +22,11 @@ def _home_with_the_model(home):
     return home
 
 
-def test_a_contradiction_comes_back_in_the_write_over_stdio(tmp_path):
+def test_a_contradiction_comes_back_in_the_write_over_stdio(tmp_path, memory_address):
     home = _home_with_the_model(tmp_path / "home")
 
     async def run():
-        async with stdio_client(limbic_params(tmp_path / "memory.db", home)) as client:
+        async with stdio_client(limbic_params(memory_address, home)) as client:
             await client.call_tool("create_entities", {"entities": [
                 {"name": "deploys", "entityType": "practice",
                  "observations": ["Production deploys go to AWS region us-east-1"]},

@@ -81,12 +81,12 @@ def test_review_candidates_count_uses_not_impressions(service):
     assert service.get_entity("busy").entity.pinned_at is None
 
 
-def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(tmp_path, capsys):
+def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(memory_address, capsys):
     from limbic.core.cli.main import main
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
 
-    path = tmp_path / "memory.db"
+    path = memory_address
     service = MemoryService.open(path, embedder=HashingEmbedder())
     old = time.time() - 90 * DAY
     service.create_entities([E(f"old {i}", "Note", (O(f"fact {i}"),), created_at=old) for i in range(3)]
@@ -94,18 +94,18 @@ def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(
     service.set_pinned(["old 2"], True)
     before = service.last_change_id()
     service.close()
-    assert main(["--db", str(path), "gc", "--archive", "--dry-run", "--json"]) == 0
+    assert main(["--db", path, "gc", "--archive", "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["dryRun"] and [c["name"] for c in report["forget"]] == ["old 0", "old 1"]
     service = MemoryService.open(path, embedder=HashingEmbedder())
     assert service.last_change_id() == before and {e.status for e in service.read_graph().entities} == {"active"}
     service.close()
-    assert main(["--db", str(path), "gc", "--archive"]) == 0
+    assert main(["--db", path, "gc", "--archive"]) == 0
     assert "2 forget candidates were archived" in capsys.readouterr().out
     service = MemoryService.open(path, embedder=HashingEmbedder())
     assert {e.name: e.status for e in service.read_graph().entities} == {
         "old 0": "archived", "old 1": "archived", "old 2": "active", "new": "active"}
     service.close()
-    assert main(["--db", str(path), "review", "--json", "--set", "tau_forget=0.2"]) == 0
+    assert main(["--db", path, "review", "--json", "--set", "tau_forget=0.2"]) == 0
     kinds = {s["kind"]: s for s in json.loads(capsys.readouterr().out)["sections"]}
     assert kinds["forget"]["total"] == 0 and "contradiction" in kinds

@@ -87,17 +87,16 @@ def test_mcp_without_a_project_is_unchanged(projects):
     assert len(graph["entities"]) == 3 and all(set(e) == {"name", "entityType", "observations"} for e in graph["entities"])
 
 
-def test_cli_search_with_a_project(tmp_path, capsys):
+def test_cli_search_with_a_project(memory_address, capsys):
     from limbic.core.cli.main import main
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
 
-    path = tmp_path / "memory.db"
-    service = MemoryService.open(path, embedder=HashingEmbedder())
+    service = MemoryService.open(memory_address, embedder=HashingEmbedder())
     service.create_entities([E("a", "Note", (O("tabs or spaces"),), project="one"),
                              E("b", "Note", (O("tabs or spaces"),), project="two")])
     service.close()
-    assert main(["--db", str(path), "search", "tabs", "--project", "one", "--json"]) == 0
+    assert main(["--db", memory_address, "search", "tabs", "--project", "one", "--json"]) == 0
     assert [r["name"] for r in json.loads(capsys.readouterr().out)["results"]] == ["a"]
 
 

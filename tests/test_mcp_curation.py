@@ -154,10 +154,10 @@ def test_in_process(service):
         check({label: outcome(portal.call(client.call_tool, t, a)) for label, t, a in script(path)}, path)
 
 
-def test_over_stdio(tmp_path, limbic_home):
+def test_over_stdio(tmp_path, memory_address, limbic_home):
     path = memory_file()
 
-    params = limbic_params(tmp_path / "stdio.db", limbic_home)
+    params = limbic_params(memory_address, limbic_home)
 
     async def scenario():
         async with stdio_client(params, tmp_path / "stderr.txt") as client:
@@ -242,7 +242,7 @@ def test_hostile_calls_are_refused_cleanly_and_write_nothing(served, call):
     result = portal.call(client.call_tool, tool, arguments)
     text = "".join(getattr(c, "text", "") for c in result.content)
     assert text.strip() != f"Error executing tool {tool}", f"{tool} crashed on {arguments!r}"
-    assert "Traceback" not in text and "sqlite" not in text.lower()
+    assert "Traceback" not in text and "sqlite" not in text.lower() and "psycopg" not in text.lower()
     if result.is_error:
         graph = service.read_graph(include_ended=True)
         assert (service.last_change_id(), graph_out(graph.entities, graph.relations)) == before

@@ -17,9 +17,22 @@ from limbic.core.models import EntityInput, ObservationInput, RelationInput, iso
 from limbic.core.service import MemoryService
 from limbic.core.service.curation_edits import AddReflection, DeleteReflection, EditReflection
 from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 WORKS_ON = RelationInput("Alice", "Harbor", "works_on")
+
+
+@pytest.fixture
+def other_address(backend, tmp_path):
+    """A second new memory on the same backend as ``memory_address``."""
+    if backend == "sqlite":
+        yield str(tmp_path / "other.db")
+        return
+    from _pg import drop_database, new_database
+
+    address = new_database("other")
+    yield address
+    drop_database(address)
 
 
 def seed(service: MemoryService) -> None:
@@ -94,10 +107,10 @@ def test_edits_undo_exactly_and_merges_and_deletions_keep_them(service):
     assert changed.updated_at > changed.created_at
 
 
-def test_found_by_keyword_and_by_paraphrase_with_filters(tmp_path):
+def test_found_by_keyword_and_by_paraphrase_with_filters(memory_address):
     from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 
-    service = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
         seed(service)
         [(first, rank), *_] = service.search_reflections("buoys offline")
@@ -117,8 +130,8 @@ def test_found_by_keyword_and_by_paraphrase_with_filters(tmp_path):
         service.close()
 
 
-def test_full_text_only_without_a_model(tmp_path):
-    service = MemoryService(Database(tmp_path / "memory.db"))
+def test_full_text_only_without_a_model(memory_address):
+    service = MemoryService(open_database(memory_address))
     try:
         seed(service)
         [(first, rank)] = service.search_reflections("buoys")
@@ -127,7 +140,7 @@ def test_full_text_only_without_a_model(tmp_path):
         service.close()
 
 
-def test_exported_and_imported_back_identically(service, tmp_path):
+def test_exported_and_imported_back_identically(service, other_address, tmp_path):
     seed(service)
     out = io.BytesIO()
     export_graph(service, "jsonl", out)
@@ -136,7 +149,7 @@ def test_exported_and_imported_back_identically(service, tmp_path):
     assert len(records) == 4 and records[1]["relation"] == {"from": "Alice", "to": "Harbor", "relationType": "works_on"}
     path = tmp_path / "export.jsonl"
     path.write_bytes(out.getvalue())
-    other = MemoryService(Database(tmp_path / "other.db"))
+    other = MemoryService(open_database(other_address))
     try:
         report = import_file(other, path)
         assert report.reflections_added == 4 and not report.skipped

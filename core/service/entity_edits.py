@@ -18,6 +18,7 @@ from limbic.core.errors import ConflictError, NotFoundError
 from limbic.core.models import Entity, EntityInput, Observation, ObservationInput, Relation, RelationInput
 from limbic.core.service.edits import Edit
 from limbic.core.service.memory import MemoryService
+from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.snapshots import EntityRecord
 
 # --- entities ------------------------------------------------------------------------------------
@@ -156,11 +157,12 @@ class SetStatus(Edit):
 
 @dataclass(eq=False)
 class _ObservationEdit(Edit):
-    """An edit of one entity's observations. ``perform`` records the entity (``before``), the observation
-    rows the revert puts back (``kept``) and the texts it removes (``added``)."""
+    """An edit of one entity's observations. ``perform`` records the entity (``before``) and the conflicts of
+    its observations, the observation rows the revert puts back (``kept``) and the texts it removes (``added``)."""
 
     entity: str
     before: Entity = field(init=False, repr=False)
+    conflicts: tuple[ConflictRow, ...] = field(init=False, repr=False)
     kept: tuple[Observation, ...] = field(init=False, repr=False)
     added: tuple[str, ...] = field(init=False, repr=False)
 
@@ -169,6 +171,7 @@ class _ObservationEdit(Edit):
 
     def _record(self, service: MemoryService) -> None:
         self.before = service.get_entity(self.entity).entity
+        self.conflicts = service.snapshot_entities([self.entity])[0].conflicts
         self.kept, self.added = (), ()
 
     def _find(self, content: str) -> Observation:
@@ -179,7 +182,8 @@ class _ObservationEdit(Edit):
         return found
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_entity(self.entity, self.before, observations=self.kept, remove=self.added)
+        service.restore_entity(self.entity, self.before, observations=self.kept, remove=self.added,
+                               conflicts=self.conflicts)
 
 
 @dataclass(eq=False)

@@ -17,7 +17,9 @@ from limbic.core import validation as check
 from limbic.core.models import Changes, Entity, Observation, Relation, RelationInput
 from limbic.core.service import mutations
 from limbic.core.service.inputs import prepare_relation
+from limbic.core.store import conflicts as conflict_rows
 from limbic.core.store import reads, snapshots, writes
+from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.snapshots import EntityRecord
 
@@ -50,7 +52,9 @@ class SnapshotsAndRestores:
         given. Recording is not a use. Raises NotFoundError naming every unknown entity."""
         check.count(names, "entity names")
         conn = self.database.read()
-        return snapshots.read_records(conn, list(writes.require_ids(conn, [check.name(n) for n in names]).values()))
+        names = [check.name(n) for n in names]
+        found = writes.require_ids(conn, names)
+        return snapshots.read_records(conn, [found[n] for n in dict.fromkeys(names)])
 
     def restore_entities(self, records: Sequence[EntityRecord], *, replacing: Sequence[str] = (),
                          origin: str | None = None) -> list[Entity]:
@@ -74,10 +78,12 @@ class SnapshotsAndRestores:
         return self._write("restore_entities", origin, body)
 
     def restore_entity(self, name: str, before: Entity, *, observations: Sequence[Observation] = (),
-                       remove: Sequence[str] = (), origin: str | None = None) -> Entity:
+                       remove: Sequence[str] = (), conflicts: Sequence[ConflictRow] = (),
+                       origin: str | None = None) -> Entity:
         """Give the entity now called ``name`` the row of ``before`` again (name, type, status, created and
-        updated times), delete its observations whose text is in ``remove``, and make ``observations`` its
-        rows again as recorded (same ids, kinds, weights, times, supersede links). Returns the entity.
+        updated times), delete its observations whose text is in ``remove``, make ``observations`` its
+        rows again as recorded (same ids, kinds, weights, times, supersede links) and ``conflicts`` the
+        conflicts of those observations again. Returns the entity.
 
         Raises NotFoundError for an unknown ``name``, ConflictError when another entity holds ``before.name``."""
         name = check.name(name)
@@ -87,7 +93,8 @@ class SnapshotsAndRestores:
             eid = writes.require_ids(txn.conn, [name])[name]
             if remove:
                 writes.delete_observation_texts(txn.conn, eid, remove)
-            snapshots.put_observations(txn.conn, eid, observations)
+            placed = snapshots.put_observations(txn.conn, eid, observations)
+            conflict_rows.restore(txn.conn, conflicts, placed)
             snapshots.put_entity_row(txn.conn, before, eid)
             txn.touch(eid)
             self._reindex(txn, [eid])

@@ -9,7 +9,7 @@ related to it (:func:`neighbours`), and what conflicts is stored in ``conflicts`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,6 +182,14 @@ def of_observations(conn: apsw.Connection, observation_ids: Sequence[int]) -> li
         (json.dumps([int(i) for i in observation_ids]),))]
 
 
+def touching(conn: apsw.Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
+    """The conflicts either of whose observations is one of ``observation_ids`` (settled or not)."""
+    return [_row(r) for r in conn.execute(
+        _ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1)) "
+                           "OR c.other_id IN (SELECT value FROM json_each(?1))"),
+        (json.dumps([int(i) for i in observation_ids]),))]
+
+
 def by_id(conn: apsw.Connection, conflict_id: int) -> ConflictRow | None:
     rows = conn.execute(_ROWS.format(where="c.id = ?1"), (conflict_id,)).fetchall()
     return _row(rows[0]) if rows else None
@@ -192,11 +200,37 @@ def settle(conn: apsw.Connection, conflict_id: int, resolution: str | None, at: 
     conn.execute("UPDATE conflicts SET resolved_at = ?, resolution = ? WHERE id = ?", (at, resolution, conflict_id))
 
 
+def _insert(conn: apsw.Connection, row: ConflictRow, row_id: int | None, observation_id: int, other_id: int) -> None:
+    """Store ``row`` as recorded between two observations, as ``row_id`` (None: a new id)."""
+    conn.execute("INSERT INTO conflicts(id, observation_id, other_id, similarity, reason, mode, created_at, "
+                 "resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 (row_id, observation_id, other_id, row.similarity, row.reason, row.mode, row.created_at,
+                  row.resolved_at, row.resolution))
+
+
+def _observation_now(conn: apsw.Connection, recorded: int, content: str, placed: Mapping[int, int]) -> int | None:
+    if recorded in placed:
+        return placed[recorded]
+    found = conn.execute("SELECT 1 FROM observations WHERE id = ? AND content = ?", (recorded, content)).fetchone()
+    return recorded if found else None
+
+
+def restore(conn: apsw.Connection, rows: Iterable[ConflictRow], placed: Mapping[int, int]) -> None:
+    """Write recorded conflicts back once their observations are rows again: ``placed`` maps recorded observation
+    ids to their ids now (any other observation must still hold its id and text). Each row replaces what is
+    stored for its pair and keeps its old id when free; a row whose observation is gone is dropped."""
+    for row in {r.id: r for r in rows}.values():
+        first = _observation_now(conn, row.observation_id, row.content, placed)
+        second = _observation_now(conn, row.other_id, row.other_content, placed)
+        if first is None or second is None:
+            continue
+        conn.execute("DELETE FROM conflicts WHERE observation_id = ? AND other_id = ?", (first, second))
+        taken = conn.execute("SELECT 1 FROM conflicts WHERE id = ?", (row.id,)).fetchone()
+        _insert(conn, row, None if taken else row.id, first, second)
+
+
 def put(conn: apsw.Connection, row: ConflictRow) -> None:
     """Write ``row`` back as recorded (after an undo re-created its observations), under its old id."""
     conn.execute("DELETE FROM conflicts WHERE id = ? OR (observation_id = ? AND other_id = ?)",
                  (row.id, row.observation_id, row.other_id))
-    conn.execute("INSERT INTO conflicts(id, observation_id, other_id, similarity, reason, mode, created_at, "
-                 "resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                 (row.id, row.observation_id, row.other_id, row.similarity, row.reason, row.mode, row.created_at,
-                  row.resolved_at, row.resolution))
+    _insert(conn, row, row.id, row.observation_id, row.other_id)

@@ -126,7 +126,6 @@ def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, or
                  source: str) -> int:
     """Implicit feedback: for each entity, every search by ``origin`` in the ``window`` seconds before
     ``at`` that showed it gets a relevance label. Returns the number of new labels."""
-    before = conn.total_changes()
     conn.execute(
         "INSERT INTO implicit_feedback(entity_id, event_id, at, source) "
         "SELECT r.entity_id, r.event_id, ?1, ?2 FROM search_results r JOIN search_events e ON e.id = r.event_id "
@@ -134,19 +133,18 @@ def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, or
         "ON CONFLICT(event_id, entity_id) DO NOTHING",
         (at, source, json.dumps([int(i) for i in entity_ids]), origin, at - window),
     )
-    return conn.total_changes() - before
+    return conn.changes()
 
 
 def label_search(conn: apsw.Connection, event_id: int, entity_ids: Sequence[int], at: float, source: str) -> int:
     """Explicit feedback for one logged search (``mark_used`` with a ``searchId``): each entity is a
     relevance label for it, shown or not. Returns the number of new labels."""
-    before = conn.total_changes()
-    conn.executemany(
-        "INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(event_id, entity_id) DO NOTHING",
-        [(int(i), event_id, at, source) for i in dict.fromkeys(entity_ids)],
-    )
-    return conn.total_changes() - before
+    added = 0
+    for entity_id in dict.fromkeys(entity_ids):
+        conn.execute("INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT(event_id, entity_id) DO NOTHING", (int(entity_id), event_id, at, source))
+        added += conn.changes()
+    return added
 
 
 def search_exists(conn: apsw.Connection, event_id: int) -> bool:

@@ -2,7 +2,8 @@
 
 :func:`read_records` copies everything an entity's deletion destroys — its row, every observation
 (superseded ones and supersede links included), every relation touching it (ended ones included),
-its usage history (accesses, access days, impressions, co-occurrences) and the reflections about it — into an
+its usage history (accesses, access days, impressions, co-occurrences), the reflections about it and the
+contradictions found between its observations and others — into an
 :class:`EntityRecord`. The ``put_*`` functions write such rows back inside the caller's write
 transaction, under their old ids whenever those are free, so that what refers to an entity or an
 observation by id (logged searches and their relevance labels, supersede links) finds it again.
@@ -20,7 +21,8 @@ import apsw
 
 from limbic.core.errors import ConflictError, NotFoundError
 from limbic.core.models import Entity, Observation, Reflection, Relation
-from limbic.core.store import reads, reflections
+from limbic.core.store import conflicts, reads, reflections
+from limbic.core.store.conflicts import ConflictRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,13 +50,15 @@ class Usage:
 @dataclass(frozen=True, slots=True)
 class EntityRecord:
     """Every stored row of one entity: the entity with all its observations, every relation touching it
-    (active and ended, either direction), its usage history and the reflections about it or its relations.
+    (active and ended, either direction), its usage history, the reflections about it or its relations and the
+    conflicts (settled or not) either of whose observations is one of its own.
     Vectors and full-text rows are not kept: they follow from the text."""
 
     entity: Entity
     relations: tuple[Relation, ...]
     usage: Usage
     reflections: tuple[Reflection, ...] = ()
+    conflicts: tuple[ConflictRow, ...] = ()
 
 
 def read_records(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[EntityRecord]:
@@ -62,8 +66,10 @@ def read_records(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Entit
     entities = reads.entities_by_ids(conn, entity_ids)
     relations = reads.relations_touching(conn, [e.id for e in entities], include_ended=True)
     thoughts = reflections.touching(conn, [e.id for e in entities])
+    found = conflicts.touching(conn, [o.id for e in entities for o in e.observations])
     return [EntityRecord(e, tuple(r for r in relations if e.id in (r.source_id, r.target_id)), _usage(conn, e.id),
-                         tuple(r for r in thoughts if e.id in (r.entity_id, r.target_id)))
+                         tuple(r for r in thoughts if e.id in (r.entity_id, r.target_id)),
+                         tuple(c for c in found if {c.observation_id, c.other_id} & {o.id for o in e.observations}))
             for e in entities]
 
 
@@ -114,11 +120,11 @@ def put_entity_row(conn: apsw.Connection, entity: Entity, entity_id: int | None 
                             (_free(conn, "entities", entity.id), *values)).get)
 
 
-def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequence[Observation]) -> None:
+def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequence[Observation]) -> dict[int, int]:
     """Make ``observations`` rows of the entity ``entity_id`` again, as recorded: a row that still has its
     id is rewritten in place, any other is inserted (under its old id when free); a row of that entity
     with the same text but another id gives way. Supersede links among them are restored, and links to
-    observations of the entity that still exist are kept."""
+    observations of the entity that still exist are kept. Returns ``{recorded id: id now}``."""
     placed: dict[int, int] = {}
     for o in sorted(observations, key=lambda o: o.id):
         conn.execute("DELETE FROM observations WHERE entity_id = ? AND content = ? AND id != ?",
@@ -140,6 +146,7 @@ def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequen
                 "SELECT 1 FROM observations WHERE id = ? AND entity_id = ?", (o.supersedes, entity_id)).fetchone():
             link = o.supersedes
         conn.execute("UPDATE observations SET supersedes = ? WHERE id = ?", (link, placed[o.id]))
+    return placed
 
 
 def _entity_id(conn: apsw.Connection, old_id: int, name: str, placed: Mapping[int, int]) -> int | None:
@@ -199,16 +206,19 @@ def put_usage(conn: apsw.Connection, entity_id: int, usage: Usage, placed: Mappi
 
 def put_records(conn: apsw.Connection, records: Sequence[EntityRecord]) -> tuple[dict[int, int], set[int]]:
     """Insert whole entities from ``records`` (none of their names may be stored): rows, observations,
-    relations, usage, reflections. Returns ``{recorded id: id now}`` and the ids of every relation endpoint.
+    relations, usage, reflections, conflicts. Returns ``{recorded id: id now}`` and the ids of every relation
+    endpoint.
 
     Raises ConflictError when a name is taken, NotFoundError when a relation's other end is gone."""
     placed: dict[int, int] = {}
     for record in records:
         placed[record.entity.id] = put_entity_row(conn, record.entity)
+    observations: dict[int, int] = {}
     for record in records:
-        put_observations(conn, placed[record.entity.id], record.entity.observations)
+        observations.update(put_observations(conn, placed[record.entity.id], record.entity.observations))
     endpoints = put_relations(conn, [r for record in records for r in record.relations], placed)
     for record in records:
         put_usage(conn, placed[record.entity.id], record.usage, placed)
     reflections.put(conn, [r for record in records for r in record.reflections], placed)
+    conflicts.restore(conn, [c for record in records for c in record.conflicts], observations)
     return placed, endpoints

@@ -15,7 +15,8 @@ of the shared subset PostgreSQL spells differently:
   server cannot type a parameter used only there);
 - SQLite's unary ``+`` before a column (which keeps an index out of a plan) is dropped;
 - ``instr(a, b)`` becomes ``strpos(a, b)``, ``CAST(x AS REAL)`` becomes ``CAST(x AS double precision)``,
-  a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``.
+  a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``;
+- ``LIMIT ?N`` bound to a negative number means no limit, as on SQLite (PostgreSQL's ``LIMIT NULL``).
 
 SQLite-only SQL (``PRAGMA``, ``sqlite_master``, FTS5 ``MATCH``, ``bm25``, ``fts5vocab``) raises
 :class:`UnsupportedSql` at once: such code must have a PostgreSQL branch of its own.

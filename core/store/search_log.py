@@ -126,7 +126,6 @@ def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, or
                  source: str) -> int:
     """Implicit feedback: for each entity, every search by ``origin`` in the ``window`` seconds before
     ``at`` that showed it gets a relevance label. Returns the number of new labels."""
-    before = conn.total_changes()
     conn.execute(
         "INSERT INTO implicit_feedback(entity_id, event_id, at, source) "
         "SELECT r.entity_id, r.event_id, ?1, ?2 FROM search_results r JOIN search_events e ON e.id = r.event_id "
@@ -134,19 +133,18 @@ def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, or
         "ON CONFLICT(event_id, entity_id) DO NOTHING",
         (at, source, json.dumps([int(i) for i in entity_ids]), origin, at - window),
     )
-    return conn.total_changes() - before
+    return conn.changes()
 
 
 def label_search(conn: apsw.Connection, event_id: int, entity_ids: Sequence[int], at: float, source: str) -> int:
     """Explicit feedback for one logged search (``mark_used`` with a ``searchId``): each entity is a
     relevance label for it, shown or not. Returns the number of new labels."""
-    before = conn.total_changes()
-    conn.executemany(
-        "INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(event_id, entity_id) DO NOTHING",
-        [(int(i), event_id, at, source) for i in dict.fromkeys(entity_ids)],
-    )
-    return conn.total_changes() - before
+    labelled = 0
+    for entity_id in dict.fromkeys(entity_ids):  # one statement each: changes() counts the rows of the last
+        conn.execute("INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT(event_id, entity_id) DO NOTHING", (int(entity_id), event_id, at, source))
+        labelled += conn.changes()
+    return labelled
 
 
 def search_exists(conn: apsw.Connection, event_id: int) -> bool:
@@ -190,7 +188,8 @@ def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit:
 
 def log_counts(conn: apsw.Connection) -> dict[str, int]:
     """Counts for the tuning state: logged searches, per group, labelled searches, labels."""
-    searches, baseline = _row(conn, "SELECT count(*), coalesce(sum(treatment = 'baseline'), 0) FROM search_events")
+    searches, baseline = _row(
+        conn, "SELECT count(*), coalesce(sum(CASE WHEN treatment = 'baseline' THEN 1 ELSE 0 END), 0) FROM search_events")
     labelled, labels = _row(
         conn, "SELECT count(DISTINCT event_id), count(*) FROM implicit_feedback WHERE event_id IS NOT NULL")
     return {"searches": searches, "baseline_searches": baseline, "treatment_searches": searches - baseline,

@@ -67,11 +67,11 @@ def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[En
 
 
 def ids_by_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
-    """Exact-name lookup: ``{name: id}`` for the names that exist."""
+    """Exact-name lookup: ``{name: id}`` for the names that exist, in name order (bytewise)."""
     if not names:
         return {}
-    rows = conn.execute(
-        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?))",
+    rows = conn.execute(  # the order SQLite's plan gives (its name index), written out for PostgreSQL
+        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name",
         (json.dumps(list(names)),),
     )
     return dict(rows)

@@ -126,7 +126,7 @@ def test_too_long_or_not_text_is_a_validation_error():
 
 
 @pytest.mark.parametrize("text", HOSTILE)
-def test_hostile_queries_never_raise_sqlite_errors(fts_conn, text):
+def test_hostile_queries_never_raise_database_errors(fts_conn, text):
     _match(fts_conn, text)
 
 

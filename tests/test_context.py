@@ -1,6 +1,6 @@
 """Context: the memories written just before and after a result lend it relevance (docs/scoring.md "Context").
 
-Real SQLite files through ``MemoryService`` with the deterministic hashing embedder (no model files).
+Real memories (a SQLite file, a PostgreSQL database) through ``MemoryService`` with the deterministic hashing embedder (no model files).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from limbic.core.search import context
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 HOUR = 3600.0
 T0 = 1_700_000_000.0
@@ -24,9 +24,9 @@ def _entity(name: str, text: str, at: float) -> EntityInput:
     return EntityInput(name, "turn", (ObservationInput(text, created_at=at),), created_at=at, updated_at=at)
 
 
-def _conversation(path, embedder) -> MemoryService:
+def _conversation(address, embedder) -> MemoryService:
     """A question turn, its answer (sharing no word with the question), then turns written days later."""
-    svc = MemoryService(Database(path), embedder, origin="cli")
+    svc = MemoryService(open_database(address), embedder, origin="cli")
     svc.create_entities([
         _entity("D1:1", "Caroline: how was the lighthouse festival last weekend?", T0),
         _entity("D1:2", "Melanie: we watched fireworks over the harbour until midnight", T0),
@@ -41,8 +41,8 @@ def _conversation(path, embedder) -> MemoryService:
 
 
 @pytest.fixture
-def conversation(tmp_path):
-    svc = _conversation(tmp_path / "memory.db", HashingEmbedder())
+def conversation(memory_address):
+    svc = _conversation(memory_address, HashingEmbedder())
     yield svc
     svc.close()
 
@@ -85,8 +85,8 @@ def test_context_lifts_by_a_share_of_the_neighbours_lead_and_never_lowers(conver
         assert one["base"] >= own - 1e-12
 
 
-def test_without_a_model_only_text_matches_are_returned(tmp_path):
-    svc = _conversation(tmp_path / "fts.db", None)
+def test_without_a_model_only_text_matches_are_returned(memory_address):
+    svc = _conversation(memory_address, None)
     try:
         outcome = svc.search(QUERY, 5, preset("default"), record=False)
         assert outcome.mode == "fts_only"
@@ -118,9 +118,9 @@ def test_seed_preset_adds_no_candidates_and_ignores_context(conversation):
     assert all(r.base_relevance == pytest.approx(1 - r.distance) for r in full.results if r.distance is not None)
 
 
-def test_only_memories_of_the_same_type_are_neighbours(tmp_path):
+def test_only_memories_of_the_same_type_are_neighbours(memory_address):
     """An agent notes a tool, then a person, in the same hour: the person is not the tool's context."""
-    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
+    svc = MemoryService(open_database(memory_address), HashingEmbedder(), origin="cli")
     svc.create_entities([
         EntityInput("Dagster", "Tool", (ObservationInput("orchestrates the lighthouse festival pipelines", created_at=T0),),
                     created_at=T0, updated_at=T0),

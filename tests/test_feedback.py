@@ -1,13 +1,14 @@
 """Feedback from similar queries (docs/scoring.md "Feedback from similar queries"): a memory used after a
 search is lifted for later queries like that search's, never for impressions alone.
 
-Real SQLite files through ``MemoryService`` with the deterministic hashing embedder (no model files).
+Real memories (a SQLite file, a PostgreSQL database) through ``MemoryService`` with the deterministic hashing embedder (no model files).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from _memory_helpers import extra_memory
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
@@ -16,6 +17,7 @@ from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
 from limbic.core.store.schema import latest_schema_version
 from tests._store_helpers import database_at_version
@@ -42,7 +44,7 @@ def _cosine(embedder: HashingEmbedder, a: str, b: str) -> float:
     return float(embedder.embed_query(a) @ embedder.embed_query(b))
 
 
-def test_a_search_logs_its_query_vector_with_the_model(service, tmp_path):
+def test_a_search_logs_its_query_vector_with_the_model(service, backend, tmp_path):
     _tools(service)
     outcome = service.search(QUERY, 3)
     service.wait_for_signals()
@@ -50,15 +52,16 @@ def test_a_search_logs_its_query_vector_with_the_model(service, tmp_path):
         "SELECT model, vector FROM search_query_vectors WHERE event_id = ?", (outcome.search_id,)).fetchall()
     assert model == service.embedder.name
     assert np.array_equal(np.frombuffer(blob, dtype=np.float32), service.embedder.embed_query(QUERY))
-    text_only = MemoryService(Database(tmp_path / "text.db"), None, origin="cli")
-    try:
-        _tools(text_only)
-        found = text_only.search("cache", 3)
-        text_only.wait_for_signals()
-        assert found.search_id is not None and found.query_vector is None
-        assert text_only.database.read().execute("SELECT count(*) FROM search_query_vectors").get == 0
-    finally:
-        text_only.close()
+    with extra_memory(backend, tmp_path, "text.db") as address:
+        text_only = MemoryService(open_database(address), None, origin="cli")
+        try:
+            _tools(text_only)
+            found = text_only.search("cache", 3)
+            text_only.wait_for_signals()
+            assert found.search_id is not None and found.query_vector is None
+            assert text_only.database.read().execute("SELECT count(*) FROM search_query_vectors").get == 0
+        finally:
+            text_only.close()
 
 
 def test_a_use_after_a_search_lifts_the_memory_for_similar_queries_only(service):
@@ -121,7 +124,7 @@ def test_vectors_of_another_model_are_not_compared_and_clearing_the_log_drops_th
     assert service.database.read().execute("SELECT count(*) FROM search_query_vectors").get == 0
 
 
-def test_a_schema_9_database_gets_the_query_vector_table_and_keeps_its_labels(tmp_path):
+def test_a_schema_9_database_gets_the_query_vector_table_and_keeps_its_labels(tmp_path):  # SQLite: a schema-9 file
     path = tmp_path / "old.db"
     conn = database_at_version(path, 9)
     conn.execute("INSERT INTO entities(id, name, entity_type, created_at, updated_at) VALUES (1, 'Redis', 'Tool', 0, 0)")

@@ -1,5 +1,6 @@
 """Scoring only the rows that match a rare word first (MaxScore, core/search/full_text.py ranked_matches):
-the same top rows and scores as FTS5 ranking every match, and the fall-back when the bound does not hold."""
+the same top rows and scores as FTS5 ranking every match, and the fall-back when the bound does not hold.
+On PostgreSQL, which ranks every match itself, the same rows and scores as FTS5 on a SQLite copy."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.search import full_text as branch
 from limbic.core.search.full_text import split_common
+from limbic.core.service import MemoryService
+from limbic.core.store.database import Database
+from limbic.core.store.postgres.connection import on_postgres
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore"
 
@@ -35,43 +39,65 @@ def graph(service, rare_text):
     service.create_entities(entities)
 
 
-def ranked(service, query, count):
-    """``ranked_matches``'s answer, FTS5's own ranking of every match, and whether the rare rows alone were scored."""
+FTS5_RANKING = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?"
+
+
+def fts5_ranking(rare_text, expression, count, folder):
+    """FTS5's own ranking of every match, on a SQLite memory holding the same graph (the same ids)."""
+    svc = MemoryService(Database(folder / "fts5.db"), None)
+    try:
+        graph(svc, rare_text)
+        return svc.database.read().execute(FTS5_RANKING, (expression, count)).fetchall()
+    finally:
+        svc.close()
+
+
+def ranked(service, query, count, rare_text, folder):
+    """``ranked_matches``'s answer, checked against FTS5's own ranking of every match, and whether the rare rows
+    alone were scored (None on PostgreSQL, which has no such shortcut)."""
     conn = service.database.read()
     statements = []
-    conn.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
+    pruned = None
+    if not on_postgres(conn):
+        conn.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
     try:
         with conn:
             full_text = branch.full_text_query(conn, query)
             ids, scores = branch.ranked_matches(conn, full_text, count)
-            pruned = not any("ORDER BY rank" in sql for sql in statements)
-            truth = conn.execute("SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?",
-                                 (full_text.expression, count)).fetchall()
+            if not on_postgres(conn):
+                pruned = not any("ORDER BY rank" in sql for sql in statements)
+                truth = conn.execute(FTS5_RANKING, (full_text.expression, count)).fetchall()
     finally:
-        conn.exec_trace = None
+        if not on_postgres(conn):
+            conn.exec_trace = None
+    if on_postgres(conn):
+        truth = fts5_ranking(rare_text, full_text.expression, count, folder)
     assert full_text.rare == '"zeta"'
     assert ids == [rowid for rowid, _ in truth]
     assert [scores[i] for i in ids] == pytest.approx([score for _, score in truth], abs=1e-9)
     return ids, pruned
 
 
-def test_rare_rows_scoring_above_the_bound_are_the_top_rows(service):
-    graph(service, "zeta zeta zeta")  # short and repeated: above what "alpha" alone can score
-    ids, pruned = ranked(service, "alpha zeta", 10)
-    assert pruned
+def test_rare_rows_scoring_above_the_bound_are_the_top_rows(service, tmp_path):
+    rare = "zeta zeta zeta"  # short and repeated: above what "alpha" alone can score
+    graph(service, rare)
+    ids, pruned = ranked(service, "alpha zeta", 10, rare, tmp_path)
+    assert pruned in (True, None)
     names = {e.id: e.name for e in service.read_graph().entities}
     assert all(names[i].startswith("rare") for i in ids)
 
 
-def test_common_rows_that_could_win_make_it_score_every_match(service):
-    graph(service, "zeta " + " ".join([FILLER] * 8))  # one zeta in a long text: below the bound
-    ids, pruned = ranked(service, "alpha zeta", 10)
-    assert not pruned
+def test_common_rows_that_could_win_make_it_score_every_match(service, tmp_path):
+    rare = "zeta " + " ".join([FILLER] * 8)  # one zeta in a long text: below the bound
+    graph(service, rare)
+    ids, pruned = ranked(service, "alpha zeta", 10, rare, tmp_path)
+    assert pruned in (False, None)
     names = {e.id: e.name for e in service.read_graph().entities}
     assert all(names[i].startswith("common") for i in ids)
 
 
-def test_too_few_rare_rows_make_it_score_every_match(service):
-    graph(service, "zeta zeta zeta")
-    ids, pruned = ranked(service, "alpha zeta", 30)  # 20 rare rows cannot fill 30
-    assert not pruned
+def test_too_few_rare_rows_make_it_score_every_match(service, tmp_path):
+    rare = "zeta zeta zeta"
+    graph(service, rare)
+    ids, pruned = ranked(service, "alpha zeta", 30, rare, tmp_path)  # 20 rare rows cannot fill 30
+    assert pruned in (False, None)

@@ -1,6 +1,7 @@
 """Observation evidence: the best single observation's fused relevance (docs/scoring.md "Observation evidence").
 
-Real SQLite files through ``MemoryService`` with the deterministic hashing embedder (no model files).
+Real memories (a SQLite file, a PostgreSQL database) through ``MemoryService`` with the deterministic hashing
+embedder (no model files).
 """
 
 from __future__ import annotations
@@ -9,35 +10,37 @@ import numpy as np
 import pytest
 from _store_helpers import database_at_version
 
-from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.learning import codec
 from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.search.full_text import match_expression, pg_matches
 from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain, score_candidates
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import observation_passage
+from limbic.core.store.postgres.connection import on_postgres
 
 
-def _matches(svc: MemoryService, text: str) -> list[int]:
+def _matches(svc: MemoryService, *words: str, name_only: bool = False) -> list[int]:
+    """Ids of the observations whose index row holds any of ``words`` (in the entity's name only, if asked)."""
+    expression = match_expression(list(words))
+    assert expression is not None
     read = svc.database.read()
     with read:
+        if on_postgres(read):
+            return sorted(rowid for rowid, _ in pg_matches(read, "observation_fts", expression,
+                                                           columns=[0] if name_only else None))
+        if name_only:
+            expression = f"name : ({expression})"
         return [r[0] for r in read.execute(
-            "SELECT rowid FROM observation_fts WHERE observation_fts MATCH ? ORDER BY rowid", (text,))]
+            "SELECT rowid FROM observation_fts WHERE observation_fts MATCH ? ORDER BY rowid", (expression,))]
 
 
 def _observation_id(svc: MemoryService, content: str) -> int:
     read = svc.database.read()
     with read:
         return int(read.execute("SELECT id FROM observations WHERE content = ?", (content,)).get)
-
-
-@pytest.fixture
-def service(tmp_path):
-    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
-    yield svc
-    svc.close()
 
 
 def test_the_observation_index_follows_every_write(service):
@@ -51,18 +54,20 @@ def test_the_observation_index_follows_every_write(service):
     assert _matches(service, "leaks") == [] and _matches(service, "repaired") == [leaks]
     service.delete_observations([("Garden", ["the shed roof was repaired"])])
     assert _matches(service, "roof") == []
-    assert _matches(service, "name:garden") == [ripen]  # each observation is indexed with its entity's name
+    assert _matches(service, "garden", name_only=True) == [ripen]  # each observation is indexed with its entity's name
     service.rename_entity("Garden", "Allotment")
-    assert _matches(service, "name:garden") == [] and _matches(service, "name:allotment") == [ripen]
+    assert _matches(service, "garden", name_only=True) == []
+    assert _matches(service, "allotment", name_only=True) == [ripen]
     service.create_entities([EntityInput("Orchard", "place", (ObservationInput("plums in september"),))])
     service.merge_entities(["Orchard"], "Allotment")
     plums = _observation_id(service, "plums in september")
-    assert _matches(service, "name:allotment") == [ripen, plums] and _matches(service, "name:orchard") == []
+    assert _matches(service, "allotment", name_only=True) == [ripen, plums]
+    assert _matches(service, "orchard", name_only=True) == []
     service.delete_entities(["Allotment"])  # observations go with the entity (cascade)
-    assert _matches(service, "tomato OR plums") == []
+    assert _matches(service, "tomato", "plums") == []
 
 
-def test_migration_indexes_the_observations_of_an_existing_database(tmp_path):
+def test_migration_indexes_the_observations_of_an_existing_database(tmp_path):  # SQLite only: a schema-8 file
     path = tmp_path / "old.db"
     conn = database_at_version(path, 8)
     conn.execute("INSERT INTO entities(id, name, entity_type, status, created_at, updated_at) "

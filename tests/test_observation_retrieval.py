@@ -15,7 +15,7 @@ from _embedder_helpers import real_model_dir
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 pytestmark = pytest.mark.model
 
@@ -33,9 +33,9 @@ def filler(offset: int) -> list[str]:
     return [f"Note {i}: {subject} {event}." for i, (subject, event) in enumerate(pairs)]
 
 
-@pytest.fixture(scope="module")
-def long_entities(tmp_path_factory):
-    service = MemoryService(Database(tmp_path_factory.mktemp("long") / "memory.db"), OnnxEmbedder(real_model_dir()))
+@pytest.fixture
+def long_entities(memory_address):
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     target = filler(0)
     target[39] = FACT
     entities = [EntityInput("Household log", "log", tuple(ObservationInput(o) for o in target))]

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
+from contextlib import contextmanager
 
 import apsw
 import numpy as np
+import psycopg
 import pytest
+from _memory_helpers import extra_memory
 
 from limbic.core.cli.main import main as cli_main
 from limbic.core.embedding.base import HashingEmbedder
@@ -18,7 +22,10 @@ from limbic.core.search.candidates import CandidateSet
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.pipeline import rerank, run_search
 from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
+from limbic.core.store.postgres.connection import PgConnection, on_postgres
+from limbic.core.store.postgres.database import PgDatabase
 from limbic.core.vectors.vector_index import VectorIndex
 
 DAY = 86400.0
@@ -137,30 +144,65 @@ def test_branches_fetch_limit_times_expansion(graph):
     assert int((cs.fts_rank > 0).sum()) <= 2
 
 
-def test_search_is_read_only_and_set_based(service):
+WRITING = re.compile(r"\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
+
+
+@contextmanager
+def traced(conn):
+    """The SQL statements run on ``conn`` inside the block: apsw's execution trace, or every psycopg cursor
+    call on the PostgreSQL connection."""
+    statements: list[str] = []
+    if not on_postgres(conn):
+        conn.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
+        try:
+            yield statements
+        finally:
+            conn.exec_trace = None
+        return
+    execute, executemany = psycopg.Cursor.execute, psycopg.Cursor.executemany
+
+    def text(cursor, query) -> str:
+        return query if isinstance(query, str) else query.as_string(cursor.connection)
+
+    def traced_execute(cursor, query, *args, **kwargs):
+        if cursor.connection is conn.raw:
+            statements.append(text(cursor, query))
+        return execute(cursor, query, *args, **kwargs)
+
+    def traced_executemany(cursor, query, *args, **kwargs):
+        if cursor.connection is conn.raw:
+            statements.append(text(cursor, query))
+        return executemany(cursor, query, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(psycopg.Cursor, "execute", traced_execute)
+        patch.setattr(psycopg.Cursor, "executemany", traced_executemany)
+        yield statements
+
+
+def test_search_is_read_only_and_set_based(backend, tmp_path):
     """The number of SQL statements does not grow with the number of candidates; nothing is written."""
     def count_statements(n_entities: int) -> tuple[int, int]:
-        db = Database(service.database.path.parent / f"count{n_entities}.db")
-        svc = MemoryService(db, HashingEmbedder())
-        svc.create_entities([EntityInput(f"item {i}", "Thing", (ObservationInput(f"shared word item {i}"),))
-                             for i in range(n_entities)])
-        svc.record_access([f"item {i}" for i in range(min(n_entities, 20))])
-        conn = db.read()
-        index = VectorIndex()  # kept between searches, as the service does
-        run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
-        statements = []
-        conn.exec_trace = lambda _cursor, sql, _bindings: statements.append(sql) or True
-        before = conn.total_changes()
-        outcome = run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
-        conn.exec_trace = None
-        assert conn.total_changes() == before
-        svc.close()
+        with extra_memory(backend, tmp_path, f"count{n_entities}.db") as address:
+            svc = MemoryService(open_database(address), HashingEmbedder())
+            svc.create_entities([EntityInput(f"item {i}", "Thing", (ObservationInput(f"shared word item {i}"),))
+                                 for i in range(n_entities)])
+            svc.record_access([f"item {i}" for i in range(min(n_entities, 20))])
+            conn = svc.database.read()
+            index = VectorIndex()  # kept between searches, as the service does
+            run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
+            before = None if on_postgres(conn) else conn.total_changes()
+            with traced(conn) as statements:
+                outcome = run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
+            assert before is None or conn.total_changes() == before
+            assert not [sql for sql in statements if WRITING.match(sql)]
+            svc.close()
         return len(statements), len(outcome.candidate_set)
 
     small, small_n = count_statements(5)
     large, large_n = count_statements(150)
     assert large_n > 10 * small_n
-    assert large == small <= 19  # 19: the vector copy reads the change log; observation evidence adds 4, feedback 1, expiry 1
+    assert 0 < large == small <= 19  # 19: the vector copy reads the change log; observation evidence adds 4, feedback 1, expiry 1
 
 
 @pytest.mark.parametrize("query", ['"', '""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b, 2)", "(", ")",
@@ -172,8 +214,8 @@ def test_hostile_queries_return_results_or_validation_errors(graph, query):
             outcome = run_search(graph.database.read(), embedder, query, 5, ScoringParams(), vectors=VectorIndex())
         except ValidationError:
             continue
-        except apsw.Error as exc:  # pragma: no cover - the failure this test exists to catch
-            pytest.fail(f"SQLite error leaked for {query!r}: {exc}")
+        except (apsw.Error, psycopg.Error) as exc:  # pragma: no cover - the failure this test exists to catch
+            pytest.fail(f"a database error leaked for {query!r}: {exc}")
         assert len(outcome.results) <= 5
 
 
@@ -189,14 +231,15 @@ def test_invalid_input_is_a_validation_error(graph, query, limit):
         run_search(graph.database.read(), graph.embedder, query, limit, ScoringParams(), vectors=VectorIndex())
 
 
-def test_rerank_needs_no_database(tmp_path):
-    svc = MemoryService(Database(tmp_path / "gone.db"), HashingEmbedder())
+def test_rerank_needs_no_database(memory_address):
+    svc = MemoryService(open_database(memory_address), HashingEmbedder())
     _build(svc)
     outcome = run_search(svc.database.read(), svc.embedder, "FastMCP search tools", 6, ScoringParams(), now=NOW, vectors=VectorIndex())
     svc.close()
     cs = outcome.candidate_set
     for f in dataclasses.fields(cs):
-        assert not isinstance(getattr(cs, f.name), apsw.Connection | Database | MemoryService)
+        assert not isinstance(getattr(cs, f.name),
+                              apsw.Connection | PgConnection | Database | PgDatabase | MemoryService)
     again = rerank(cs, ScoringParams())
     assert [r.to_dict() for r in again] == [r.to_dict() for r in outcome.results]
     heavy = rerank(cs, ScoringParams(beta_sal=2.0, cosine_heavy_weight=0.0, limbic_heavy_weight=0.0,
@@ -215,9 +258,9 @@ def test_service_search_uses_the_pipeline(graph):
     graph.wait_for_signals()
 
 
-def test_cli_search_json_and_fts_only_note(tmp_path, capsys):
-    db = tmp_path / "cli.db"
-    svc = MemoryService(Database(db), None)
+def test_cli_search_json_and_fts_only_note(memory_address, capsys):
+    db = memory_address
+    svc = MemoryService(open_database(db), None)
     _build(svc)
     svc.close()
     assert cli_main(["--db", str(db), "search", "BM25", "ranking", "--limit", "3", "--json"]) == 0

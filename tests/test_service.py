@@ -8,14 +8,29 @@ from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
+from limbic.core.search import full_text
+from limbic.core.store.postgres.connection import on_postgres
 
 
 def counts(service):
     conn = service.database.read()
-    return {
+    found = {
         table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-        for table in ("entities", "observations", "relations", "changes", "entity_fts", "entity_embeddings")
+        for table in ("entities", "observations", "relations", "changes", "entity_embeddings")
     }
+    # the entity full-text index's rows: FTS5's table, or the documents of its PostgreSQL counterpart
+    index_rows = "SELECT count(*) FROM fts_docs WHERE ix = 1" if on_postgres(conn) else "SELECT count(*) FROM entity_fts"
+    found["entity_fts"] = conn.execute(index_rows).fetchone()[0]
+    return found
+
+
+def text_matches(service, text):
+    """Names of the entities the full-text index finds for ``text``, best first."""
+    conn = service.database.read()
+    with conn:
+        ids, _ = full_text.ranked_matches(conn, full_text.full_text_query(conn, text), 10)
+    names = {e.id: e.name for e in service.read_graph().entities}
+    return [names[i] for i in ids]
 
 
 def test_create_entities_skips_existing_and_returns_created(service):
@@ -77,12 +92,12 @@ def test_limits_are_enforced_with_clear_messages(service):
 
 def test_fts_and_vectors_follow_every_write(service):
     service.create_entities([E("Ada", "Person", (O("analytical engine notes"),))])
-    conn = service.database.read()
-    assert conn.execute("SELECT obs_text FROM entity_fts WHERE entity_fts MATCH 'engine'").fetchall()
+    assert text_matches(service, "engine") == ["Ada"]
     service.delete_observations([("Ada", ["analytical engine notes"])])
-    assert not conn.execute("SELECT 1 FROM entity_fts WHERE entity_fts MATCH 'engine'").fetchall()
+    assert text_matches(service, "engine") == []
     service.rename_entity("Ada", "Ada Lovelace")
-    assert conn.execute("SELECT name FROM entity_fts").fetchall() == [("Ada Lovelace",)]
+    assert text_matches(service, "lovelace") == text_matches(service, "ada") == ["Ada Lovelace"]
+    assert counts(service)["entity_fts"] == 1
     service.delete_entities(["Ada Lovelace"])
     assert counts(service)["entity_fts"] == 0 and counts(service)["entity_embeddings"] == 0
 

@@ -171,7 +171,7 @@ def _schema_v2(path) -> apsw.Connection:
     return conn
 
 
-def test_migration_keeps_an_old_databases_history(tmp_path):
+def test_migration_keeps_an_old_databases_history(tmp_path):  # SQLite only: a schema-2 file upgraded
     path = tmp_path / "old.db"
     _schema_v2(path).close()
     service = MemoryService(Database(path), None)

@@ -67,11 +67,11 @@ def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[En
 
 
 def ids_by_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
-    """Exact-name lookup: ``{name: id}`` for the names that exist."""
+    """Exact-name lookup: ``{name: id}`` for the names that exist, in name order (bytewise)."""
     if not names:
         return {}
-    rows = conn.execute(
-        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?))",
+    rows = conn.execute(  # the order SQLite's plan gives (its name index), written out for PostgreSQL
+        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name",
         (json.dumps(list(names)),),
     )
     return dict(rows)
@@ -85,8 +85,10 @@ def entities_by_names(conn: apsw.Connection, names: Sequence[str]) -> list[Entit
 
 
 def all_entities(conn: apsw.Connection, *, offset: int = 0, limit: int = -1) -> list[Entity]:
-    rows = conn.execute(
-        f"SELECT {_ENTITY_COLUMNS} FROM entities ORDER BY id LIMIT ? OFFSET ?", (limit, offset)
+    """Entities by id from ``offset``, at most ``limit`` of them (all when negative)."""
+    rows = conn.execute(  # PostgreSQL refuses a negative LIMIT: "all" is the largest 64-bit count on both
+        f"SELECT {_ENTITY_COLUMNS} FROM entities ORDER BY id LIMIT ? OFFSET ?",
+        (limit if limit >= 0 else 2**63 - 1, offset),
     ).fetchall()
     return _hydrate(conn, rows)
 
@@ -157,10 +159,12 @@ def search_substring(conn: apsw.Connection, text: str, now: float | None = None)
 
 def substring_test(text: str) -> tuple[str, str]:
     """The SQL test of a column containing ``text`` ignoring case (``{column}`` to fill in, parameter ``?1``)
-    and the value of ``?1``: an ASCII needle uses ``LIKE``, any other Python's ``str.lower`` of both sides."""
+    and the value of ``?1``: an ASCII needle uses ``LIKE`` on the ASCII lower case of both sides (SQLite's
+    ``LIKE`` folds ASCII only, PostgreSQL's none; ``lower()`` of a ``"C"`` text folds ASCII on both), any
+    other Python's ``str.lower`` of both sides."""
     if text.isascii():
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
+        escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        return "lower({column}) LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
     return "instr(unicode_lower({column}), ?1) > 0", text.lower()
 
 

@@ -139,12 +139,12 @@ def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, or
 def label_search(conn: apsw.Connection, event_id: int, entity_ids: Sequence[int], at: float, source: str) -> int:
     """Explicit feedback for one logged search (``mark_used`` with a ``searchId``): each entity is a
     relevance label for it, shown or not. Returns the number of new labels."""
-    added = 0
-    for entity_id in dict.fromkeys(entity_ids):
+    labelled = 0
+    for entity_id in dict.fromkeys(entity_ids):  # one statement each: changes() counts the rows of the last
         conn.execute("INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (?, ?, ?, ?) "
                      "ON CONFLICT(event_id, entity_id) DO NOTHING", (int(entity_id), event_id, at, source))
-        added += conn.changes()
-    return added
+        labelled += conn.changes()
+    return labelled
 
 
 def search_exists(conn: apsw.Connection, event_id: int) -> bool:
@@ -188,7 +188,8 @@ def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit:
 
 def log_counts(conn: apsw.Connection) -> dict[str, int]:
     """Counts for the tuning state: logged searches, per group, labelled searches, labels."""
-    searches, baseline = _row(conn, "SELECT count(*), coalesce(sum(treatment = 'baseline'), 0) FROM search_events")
+    searches, baseline = _row(
+        conn, "SELECT count(*), coalesce(sum(CASE WHEN treatment = 'baseline' THEN 1 ELSE 0 END), 0) FROM search_events")
     labelled, labels = _row(
         conn, "SELECT count(DISTINCT event_id), count(*) FROM implicit_feedback WHERE event_id IS NOT NULL")
     return {"searches": searches, "baseline_searches": baseline, "treatment_searches": searches - baseline,

@@ -85,10 +85,11 @@ def entities_by_names(conn: apsw.Connection, names: Sequence[str]) -> list[Entit
 
 
 def all_entities(conn: apsw.Connection, *, offset: int = 0, limit: int = -1) -> list[Entity]:
-    rows = conn.execute(
-        f"SELECT {_ENTITY_COLUMNS} FROM entities ORDER BY id LIMIT ? OFFSET ?", (limit, offset)
-    ).fetchall()
-    return _hydrate(conn, rows)
+    """Entities by id from ``offset``, at most ``limit`` (all when negative)."""
+    # no LIMIT clause for "all": SQLite reads a negative LIMIT as none, PostgreSQL refuses it
+    page, args = (" LIMIT ? OFFSET ?", (limit, offset)) if limit >= 0 else ("", ())
+    rows = conn.execute(f"SELECT {_ENTITY_COLUMNS} FROM entities ORDER BY id{page}", args).fetchall()
+    return _hydrate(conn, rows if limit >= 0 else rows[offset:])
 
 
 def _relation(row: tuple) -> Relation:

@@ -160,8 +160,9 @@ def substring_test(text: str) -> tuple[str, str]:
     """The SQL test of a column containing ``text`` ignoring case (``{column}`` to fill in, parameter ``?1``)
     and the value of ``?1``: an ASCII needle uses ``LIKE``, any other Python's ``str.lower`` of both sides."""
     if text.isascii():
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        return "{column} LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
+        escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        # lower() on both sides: SQLite's LIKE folds ASCII case by itself, PostgreSQL's does not
+        return "lower({column}) LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
     return "instr(unicode_lower({column}), ?1) > 0", text.lower()
 
 

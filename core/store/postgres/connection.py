@@ -4,8 +4,8 @@ The store writes its SQL once, in the subset SQLite and PostgreSQL share (``?`` 
 ``RETURNING``, ``coalesce``, window functions), and keeps what differs in per-backend code (the schema, full
 text, vector tables, the change feed, transactions). :class:`PgConnection` gives a ``psycopg`` 3 connection the
 small part of apsw's interface the store uses (``execute(sql, bindings).fetchone() / .fetchall() / .get``,
-iteration, ``executemany``, ``changes()``, ``in_transaction``) and rewrites, once per SQL text, the few idioms
-of the shared subset PostgreSQL spells differently:
+iteration, ``executemany``, ``changes()``, ``total_changes()``, ``in_transaction``) and rewrites, once per SQL
+text, the few idioms of the shared subset PostgreSQL spells differently:
 
 - ``?`` and ``?N`` placeholders become PostgreSQL's own ``$N`` (run through psycopg's ``RawCursor``), so a
   repeated ``?N`` is one parameter whose type the server infers from all its uses;
@@ -219,6 +219,7 @@ class PgConnection:
         raw.adapters.register_loader("numeric", _NumericLoader)
         self.raw = raw
         self._changes = 0
+        self._total_changes = 0
         self._depth = 0
         self._owns_snapshot = False
         self._vectors = False
@@ -255,6 +256,7 @@ class PgConnection:
             # without bindings: the simple protocol, where several statements may be given
             cursor.execute(text, bound or None)
             self._changes = max(cursor.rowcount, 0)
+            self._total_changes += self._changes
             rows = cursor.fetchall() if cursor.description is not None else []
         return PgCursor(rows)
 
@@ -267,11 +269,17 @@ class PgConnection:
         text = translate(sql)[0]
         with psycopg.RawCursor(self.raw) as cursor:
             cursor.executemany(text, bound)
-            self._changes = max(cursor.rowcount, 0)
+            self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
+            self._total_changes += self._changes
 
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""
         return self._changes
+
+    def total_changes(self) -> int:
+        """Rows changed by every statement run on this connection so far (apsw's ``total_changes()``, without
+        the rows triggers changed)."""
+        return self._total_changes
 
     @property
     def in_transaction(self) -> bool:

@@ -6,14 +6,15 @@ from pathlib import Path
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 FIXTURES = Path(__file__).parent / "fixtures" / "memory"
 FIXTURE_FILES = sorted(p for p in FIXTURES.iterdir() if p.suffix in (".json", ".jsonl"))
 
 
-def fresh_service(directory: Path, name: str = "memory.db") -> MemoryService:
-    return MemoryService(Database(directory / name), HashingEmbedder(), origin="cli")
+def fresh_service(address: str | Path) -> MemoryService:
+    """A service on the memory at ``address`` (a file path or a ``postgresql://`` URL), hashing embedder."""
+    return MemoryService(open_database(address), HashingEmbedder(), origin="cli")
 
 
 def snapshot(service: MemoryService) -> tuple[dict, list]:

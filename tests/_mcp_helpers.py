@@ -66,8 +66,8 @@ def reference_params(memory_file: Path):
                                  env={"MEMORY_FILE_PATH": str(Path(memory_file).resolve())})
 
 
-def limbic_params(db: Path, home: Path | str | None = None):
-    """Stdio parameters of ``limbic --db DB mcp`` with LIMBIC_HOME (no model there: FTS-only search), and the
+def limbic_params(db: Path | str, home: Path | str | None = None):
+    """Stdio parameters of ``limbic --db DB mcp`` (a file path or a ``postgresql://`` URL) with LIMBIC_HOME (no model there: FTS-only search), and the
     PYTHONPATH of the tests when set (the code under test, when it is not the installed package)."""
     from mcp.client.stdio import StdioServerParameters
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import networkx as nx
 import pytest
+from _backends import address_on
 from _io_helpers import FIXTURE_FILES, FIXTURES, fresh_service, snapshot
 
 from limbic.core.cli.main import main
@@ -28,10 +29,16 @@ def _export(service, fmt: str = "jsonl", **options) -> bytes:
     return out.getvalue()
 
 
-def _round_trip(source, tmp_path: Path):
+@pytest.fixture
+def target_address(backend, tmp_path):
+    """A second empty memory on the same backend, to import an export into."""
+    yield from address_on(backend, tmp_path / "target.db")
+
+
+def _round_trip(source, tmp_path: Path, address: str):
     path = tmp_path / "export.jsonl"
     path.write_bytes(_export(source))
-    target = fresh_service(tmp_path, "target.db")
+    target = fresh_service(address)
     report = import_file(target, path)
     assert report.skipped == [] and report.placeholders == [] and report.resolved == []
     return target
@@ -48,10 +55,10 @@ def _edit(service) -> None:
     service.set_status(["Analytical Engine"], "archived")
 
 
-def test_round_trip_of_every_fixture_with_our_extras(service, tmp_path):
+def test_round_trip_of_every_fixture_with_our_extras(service, tmp_path, target_address):
     import_files(service, FIXTURE_FILES)
     _edit(service)
-    target = _round_trip(service, tmp_path)
+    target = _round_trip(service, tmp_path, target_address)
     assert snapshot(target) == snapshot(service)
     ada = target.get_entity("Ada Lovelace").entity
     chain = {o.content: o for o in ada.observations}
@@ -61,9 +68,9 @@ def test_round_trip_of_every_fixture_with_our_extras(service, tmp_path):
 
 
 @pytest.mark.skipif(not CORPUS_FILES, reason=f"real corpus not found at {CORPUS}")
-def test_round_trip_of_the_whole_corpus(service, tmp_path):
+def test_round_trip_of_the_whole_corpus(service, tmp_path, target_address):
     import_files(service, CORPUS_FILES)
-    target = _round_trip(service, tmp_path)
+    target = _round_trip(service, tmp_path, target_address)
     assert snapshot(target) == snapshot(service)
     again = import_file(target, tmp_path / "export.jsonl")
     assert again.added_nothing
@@ -119,8 +126,8 @@ def test_unknown_format_is_refused(service):
         export_graph(service, "csv", io.BytesIO())
 
 
-def test_cli_import_and_export(tmp_path, capsys):
-    db = str(tmp_path / "cli.db")
+def test_cli_import_and_export(memory_address, tmp_path, capsys):
+    db = memory_address
     assert main(["--db", db, "import", str(FIXTURES / "duplicates.jsonl"), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["totals"]["placeholders"] == 2 and report["files"][0]["merged"]

@@ -148,11 +148,11 @@ def test_observation_records_for_one_unknown_name_in_two_cases_share_one_placeho
     assert import_file(service, path).added_nothing
 
 
-def test_a_crash_part_way_leaves_nothing_of_the_file(tmp_path, monkeypatch):
+def test_a_crash_part_way_leaves_nothing_of_the_file(memory_address, tmp_path, monkeypatch):
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.io import importer
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     path = tmp_path / "graph.jsonl"
     path.write_text(
@@ -161,7 +161,7 @@ def test_a_crash_part_way_leaves_nothing_of_the_file(tmp_path, monkeypatch):
         '{"type":"relation","from":"A","to":"B","relationType":"knows"}\n',
         encoding="utf-8",
     )
-    service = MemoryService(Database(tmp_path / "m.db"), HashingEmbedder())
+    service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
         def crash(self, relations):
             raise OSError("disk full")
@@ -178,11 +178,11 @@ def test_a_crash_part_way_leaves_nothing_of_the_file(tmp_path, monkeypatch):
         service.close()
 
 
-def test_an_ended_relation_keeps_its_end_time(tmp_path):
+def test_an_ended_relation_keeps_its_end_time(memory_address, tmp_path):
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.io.importer import import_file
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     path = tmp_path / "graph.jsonl"
     path.write_text(
@@ -192,7 +192,7 @@ def test_an_ended_relation_keeps_its_end_time(tmp_path):
         '"endedAt":"2024-03-01T12:00:00Z"}\n',
         encoding="utf-8",
     )
-    service = MemoryService(Database(tmp_path / "m.db"), HashingEmbedder())
+    service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
         import_file(service, path)
         (relation,) = service.get_entity("A").relations

@@ -1,5 +1,6 @@
-"""The HNSW graph of a large vector copy (core/store/approximate.py): every score stays exact, the pool
-matches the exact scan, the graph is kept next to the database and read by the next process."""
+"""The HNSW graph of a large vector copy (core/vectors/approximate.py): every score stays exact, the pool
+matches the exact scan, the graph is kept next to the database (for PostgreSQL: in the memory's local folder)
+and read by the next process."""
 
 from __future__ import annotations
 
@@ -37,8 +38,14 @@ def ready(service, index):
     return found
 
 
+def beside(service, suffix):
+    """The file ``<database>-<suffix>`` next to the database file (the local folder's ``memory`` on PostgreSQL)."""
+    path = service.database.path
+    return path.with_name(f"{path.name}-{suffix}")
+
+
 def stored_nodes(service):
-    with np.load(service.database.path.with_name("memory.db-knn.npz")) as stored:
+    with np.load(beside(service, "knn.npz")) as stored:
         return int(stored["size"])
 
 
@@ -94,7 +101,7 @@ def test_writes_dead_rows_and_expired_observations_stay_exact(service):
 def test_the_graph_is_kept_next_to_the_database_for_the_next_process(service, monkeypatch):
     fill(service, 300)
     ready(service, graph_index(service))
-    assert [p.name for p in approximate.cache_files(service.database.path)] == ["memory.db-knn.npz", "memory.db-knn.lock"]
+    assert approximate.cache_files(service.database.path) == [beside(service, "knn.npz"), beside(service, "knn.lock")]
 
     def no_build(unit):
         raise AssertionError("the stored graph should have been read")
@@ -168,11 +175,11 @@ def test_a_small_copy_gets_no_graph(service):
 
 def test_a_folder_where_the_graph_cannot_be_kept_still_gets_one_in_memory(service):
     fill(service, 300)
-    service.database.path.with_name("memory.db-knn.lock").mkdir()  # the lock file cannot be opened
+    beside(service, "knn.lock").mkdir()  # the lock file cannot be opened
     index = graph_index(service)
     ready(service, index)
     same_as_exact(service, index, QUERIES[0])
-    assert not service.database.path.with_name("memory.db-knn.npz").exists()
+    assert not beside(service, "knn.npz").exists()
 
 
 def test_a_search_says_how_knn_ran(service):
@@ -211,12 +218,12 @@ def test_warm_up_loads_the_vector_copy_and_asks_for_the_graph(service):
     assert service.search("vector search cache", record=False).knn == "graph"  # the first search uses it
 
 
-def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(tmp_path):
+def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_address):
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    empty = MemoryService(Database(tmp_path / "empty.db"), HashingEmbedder())
+    empty = MemoryService(open_database(memory_address), HashingEmbedder())
     empty.start_warm_up()
     empty.close()  # joins the warm-up before closing the connections
     assert not empty._warm_up_thread.is_alive()

@@ -22,7 +22,7 @@ from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import SEED
 from limbic.core.service import MemoryService
 from limbic.core.store import search_log
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 DAY = 86400.0
 
@@ -173,36 +173,36 @@ def test_the_tuner_refuses_below_fifty_labelled_searches(service):
     assert grid_search(service.learning.history(), SEED).best.searches == 50
 
 
-def test_cli_tune_analyze_tune_and_history(tmp_path, capsys):
-    db = tmp_path / "cli.db"
+def test_cli_tune_analyze_tune_and_history(memory_address, capsys):
+    db = memory_address
     from limbic.core.embedding.base import HashingEmbedder
 
-    service = MemoryService(Database(db), HashingEmbedder())
+    service = MemoryService(open_database(db), HashingEmbedder())
     build_usage_log(service)
     service.save_scoring_params(SEED)
     service.close()
-    assert cli_main(["--db", str(db), "tune", "--analyze", "--json"]) == 0
+    assert cli_main(["--db", db, "tune", "--analyze", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["counts"]["labelled_searches"] == 60 and report["saved"]["searches"] == 60
     assert 0 < report["saved"]["ndcg"] < 1 and report["cosine"]["ndcg"] is not None
-    assert cli_main(["--db", str(db), "tune", "--tune", "--dry-run", "--beta-sal-range", "0.5,2.0",
+    assert cli_main(["--db", db, "tune", "--tune", "--dry-run", "--beta-sal-range", "0.5,2.0",
                      "--param", "lambda_hourly=0,1e-4", "--json"]) == 0
     dry = json.loads(capsys.readouterr().out)
     assert dry["target"]["beta_sal"] == 2.0 and dry["applied"] is None and dry["gain"] > 0
-    assert cli_main(["--db", str(db), "tune", "--tune"]) == 0
+    assert cli_main(["--db", db, "tune", "--tune"]) == 0
     assert "applied by EMA" in capsys.readouterr().out
-    assert cli_main(["--db", str(db), "tune", "--set-gamma", "0.1", "--set-beta", "1.5", "--json"]) == 0
+    assert cli_main(["--db", db, "tune", "--set-gamma", "0.1", "--set-beta", "1.5", "--json"]) == 0
     capsys.readouterr()
-    assert cli_main(["--db", str(db), "tune", "--undo"]) == 0
-    assert cli_main(["--db", str(db), "tune", "--tune", "--param", "nonsense=1"]) == 2
+    assert cli_main(["--db", db, "tune", "--undo"]) == 0
+    assert cli_main(["--db", db, "tune", "--tune", "--param", "nonsense=1"]) == 2
     assert "nonsense" in capsys.readouterr().err
-    assert cli_main(["--db", str(db), "history", "config", "--assignment", "random", "--baseline-probability",
+    assert cli_main(["--db", db, "history", "config", "--assignment", "random", "--baseline-probability",
                      "0.25", "--retention", "500", "--json"]) == 0
     settings = json.loads(capsys.readouterr().out)["settings"]
     assert (settings["assignment"], settings["baseline_probability"], settings["retention"]) == ("random", 0.25, 500)
-    assert cli_main(["--db", str(db), "history", "config", "--baseline-probability", "1.5"]) == 2
+    assert cli_main(["--db", db, "history", "config", "--baseline-probability", "1.5"]) == 2
     assert "baseline_probability" in capsys.readouterr().err
-    assert cli_main(["--db", str(db), "history", "clear"]) == 0
+    assert cli_main(["--db", db, "history", "clear"]) == 0
     assert "deleted 60" in capsys.readouterr().out
-    assert cli_main(["--db", str(db), "tune", "--tune"]) == 2
+    assert cli_main(["--db", db, "tune", "--tune"]) == 2
     assert "Only 0 events, minimum 50 required" in capsys.readouterr().err

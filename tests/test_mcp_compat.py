@@ -14,6 +14,7 @@ import json
 
 import anyio
 import pytest
+from _backends import BACKENDS, address_on
 from _mcp_helpers import (
     DIFFERENCES,
     SCRIPT,
@@ -65,8 +66,14 @@ async def _session(params, errlog) -> dict:
                 "differences": differences, "unicode": unicode}
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def limbic_address(request, tmp_path_factory):
+    """The memory ``limbic mcp`` serves, on each backend."""
+    yield from address_on(request.param, tmp_path_factory.mktemp("compat_memory") / "limbic.db")
+
+
 @pytest.fixture(scope="module")
-def runs(reference_script, tmp_path_factory):
+def runs(reference_script, limbic_address, tmp_path_factory):
     folder = tmp_path_factory.mktemp("compat")
     home = tmp_path_factory.mktemp("compat_home")
     found: dict[str, dict] = {}
@@ -77,7 +84,7 @@ def runs(reference_script, tmp_path_factory):
 
         async with anyio.create_task_group() as group:
             group.start_soon(run, "reference", reference_params(folder / "memory.jsonl"))
-            group.start_soon(run, "limbic", limbic_params(folder / "limbic.db", home))
+            group.start_soon(run, "limbic", limbic_params(limbic_address, home))
 
     anyio.run(both)
     return found

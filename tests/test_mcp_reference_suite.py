@@ -4,7 +4,7 @@ modelcontextprotocol/servers), ported as a black-box test over stdio and run aga
 Each case starts from an empty memory (the previous case's entities are deleted through the tools), runs
 its calls, and every call's outcome must be identical on both servers: the error flag, the structured
 content, and the text **byte for byte**. The file-persistence cases become a restart of each server on
-the same store. Not ported: the checks of the JSONL file's own lines (Limbic keeps the memory in SQLite;
+the same store. Not ported: the checks of the JSONL file's own lines (Limbic keeps the memory in SQLite or PostgreSQL;
 ``MEMORY_FILE_PATH`` is covered by ``test_mcp_memory_file.py``). The one deliberate difference (docs/mcp.md)
 (relations to missing entities are refused) does not occur in these cases.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _backends import BACKENDS, address_on
 from _mcp_helpers import (
     ReferenceUnavailable,
     limbic_params,
@@ -131,8 +132,14 @@ async def _run(params, errlog) -> dict[str, Any]:
     return {"cases": outcomes, "persisted": written + reread}
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def limbic_address(request, tmp_path_factory):
+    """The memory ``limbic mcp`` serves, on each backend."""
+    yield from address_on(request.param, tmp_path_factory.mktemp("reference_suite_memory") / "limbic.db")
+
+
 @pytest.fixture(scope="module")
-def runs(reference_script, tmp_path_factory):
+def runs(reference_script, limbic_address, tmp_path_factory):
     folder = tmp_path_factory.mktemp("reference_suite")
     home = tmp_path_factory.mktemp("reference_suite_home")
     found: dict[str, dict[str, Any]] = {}
@@ -143,7 +150,7 @@ def runs(reference_script, tmp_path_factory):
 
         async with anyio.create_task_group() as group:
             group.start_soon(run, "reference", reference_params(folder / "memory.jsonl"))
-            group.start_soon(run, "limbic", limbic_params(folder / "limbic.db", home))
+            group.start_soon(run, "limbic", limbic_params(limbic_address, home))
 
     anyio.run(both)
     return found

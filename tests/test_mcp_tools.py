@@ -313,12 +313,12 @@ def test_resource_holds_the_graph_and_listen_announces_updates(people):
     assert people.portal.call(listen_while_writing).uri == KNOWLEDGE_GRAPH_URI
 
 
-def test_writes_by_another_process_are_announced_too(people, tmp_path):
+def test_writes_by_another_process_are_announced_too(people, memory_address):
     from limbic.core.models import EntityInput
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    other = MemoryService(Database(people.service.database.path))  # its own connections, like another process
+    other = MemoryService(open_database(memory_address))  # its own connections, like another process
 
     async def listen_while_other_writes():
         async with people.client.listen(resource_subscriptions=[KNOWLEDGE_GRAPH_URI]) as subscription:

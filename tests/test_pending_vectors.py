@@ -19,8 +19,9 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.store.indexing import observation_passage, text_hash
+from limbic.core.vectors.turns import turn_file
 
 
 class GatedEmbedder(HashingEmbedder):
@@ -49,9 +50,9 @@ def _vector_rows(service: MemoryService) -> tuple[int, int, int]:
         "SELECT count(*) FROM observations WHERE superseded_at IS NULL"))
 
 
-def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_not_delayed(tmp_path):
+def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_not_delayed(memory_address):
     embedder = GatedEmbedder()
-    service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
+    service = MemoryService(open_database(memory_address), embedder, background_vectors=True)
     try:
         service.create_entities([E("Other", "T", (O("plain words"),))])
         assert service.wait_for_vectors(10)
@@ -81,9 +82,9 @@ def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_n
         service.close()
 
 
-def test_a_write_made_while_its_entity_is_being_embedded_is_embedded_again(tmp_path):
+def test_a_write_made_while_its_entity_is_being_embedded_is_embedded_again(memory_address):
     embedder = GatedEmbedder()
-    service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
+    service = MemoryService(open_database(memory_address), embedder, background_vectors=True)
     try:
         embedder.gate.clear()
         service.create_entities([E("Note", "T", (O("first text"),))])
@@ -100,9 +101,9 @@ def test_a_write_made_while_its_entity_is_being_embedded_is_embedded_again(tmp_p
         service.close()
 
 
-def test_appending_to_a_long_entity_embeds_only_the_new_observation(tmp_path):
+def test_appending_to_a_long_entity_embeds_only_the_new_observation(memory_address):
     embedder = GatedEmbedder()
-    service = MemoryService(Database(tmp_path / "m.db"), embedder)
+    service = MemoryService(open_database(memory_address), embedder)
     try:
         facts = tuple(O(f"fact number {i} about the long running migration of the billing system") for i in range(100))
         service.create_entities([E("Long", "Project", facts)])
@@ -122,28 +123,28 @@ _WRITER = textwrap.dedent("""
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.models import EntityInput as E, ObservationInput as O
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     class Stuck(HashingEmbedder):
         def embed(self, texts):
             threading.Event().wait()  # the model never answers: killed before any vector is written
 
-    service = MemoryService(Database(sys.argv[1]), Stuck(), background_vectors=True)
+    service = MemoryService(open_database(sys.argv[1]), Stuck(), background_vectors=True)
     service.create_entities([E(f"entity {i}", "T", (O(f"fact {i}"), O(f"other fact {i}"))) for i in range(20)])
     print("committed", flush=True)
     threading.Event().wait()
 """)
 
 
-def test_kill_9_between_text_and_vectors_loses_nothing_and_the_next_start_completes(tmp_path):
-    path = tmp_path / "m.db"
-    writer = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+def test_kill_9_between_text_and_vectors_loses_nothing_and_the_next_start_completes(memory_address):
+    path = memory_address
+    writer = subprocess.Popen([sys.executable, "-c", _WRITER, path], stdout=subprocess.PIPE, text=True)
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "committed"
     finally:
         os.kill(writer.pid, signal.SIGKILL)
         writer.wait(10)
-    service = MemoryService(Database(path), HashingEmbedder(), background_vectors=True)
+    service = MemoryService(open_database(path), HashingEmbedder(), background_vectors=True)
     try:
         assert service.stats().entities == 20 and service.stats().observations == 40
         deadline = time.monotonic() + 20
@@ -170,14 +171,14 @@ class RecordingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_writers_on_one_file_each_embed_their_own_writes_and_take_over_orphaned_marks(tmp_path, monkeypatch):
-    """Two services on one file (as the app and an agent's ``limbic mcp``): every text is embedded once,
+def test_writers_on_one_memory_each_embed_their_own_writes_and_take_over_orphaned_marks(memory_address, monkeypatch):
+    """Two services on one memory (as the app and an agent's ``limbic mcp``): every text is embedded once,
     by the filler of the process that wrote it; a mark another writer left behind is filled once it is
     ORPHAN_SECONDS old."""
-    path = tmp_path / "m.db"
+    path = memory_address
     first_model, second_model = RecordingEmbedder(), RecordingEmbedder()
-    first = MemoryService(Database(path), first_model, background_vectors=True)
-    second = MemoryService(Database(path), second_model, background_vectors=True)
+    first = MemoryService(open_database(path), first_model, background_vectors=True)
+    second = MemoryService(open_database(path), second_model, background_vectors=True)
     try:
         for i in range(12):
             (first if i % 2 else second).create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
@@ -221,11 +222,11 @@ class OverlapEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_writers_on_one_file_take_turns_with_the_model(tmp_path):
-    """Background embedders of services on one file never run the model at the same time (the embedding
+def test_writers_on_one_memory_take_turns_with_the_model(memory_address):
+    """Background embedders of services on one memory never run the model at the same time (the embedding
     turn, core/store/turns.py), and every vector still lands."""
-    path = tmp_path / "m.db"
-    services = [MemoryService(Database(path), OverlapEmbedder(), background_vectors=True) for _ in range(3)]
+    path = memory_address
+    services = [MemoryService(open_database(path), OverlapEmbedder(), background_vectors=True) for _ in range(3)]
     try:
         for i in range(30):
             services[i % 3].create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
@@ -233,7 +234,7 @@ def test_writers_on_one_file_take_turns_with_the_model(tmp_path):
             service.vectors._filler.wait(30)
         assert services[0].pending_vectors() == 0 and _vector_rows(services[0]) == (30, 30, 30)
         assert OverlapEmbedder.most == 1
-        assert (tmp_path / "m.db-embed.lock").exists()
+        assert turn_file(services[0].database.path, "embed").exists()
     finally:
         for service in services:
             service.close()
@@ -253,10 +254,10 @@ class FailsOnceEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_a_failed_step_is_retried_and_its_vectors_still_land(tmp_path, monkeypatch):
+def test_a_failed_step_is_retried_and_its_vectors_still_land(memory_address, monkeypatch):
     monkeypatch.setattr("limbic.core.vectors.filler.RETRY_SECONDS", 0.05)
     embedder = FailsOnceEmbedder()
-    service = MemoryService(Database(tmp_path / "m.db"), embedder, background_vectors=True)
+    service = MemoryService(open_database(memory_address), embedder, background_vectors=True)
     try:
         service.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
         deadline = time.monotonic() + 10

@@ -22,6 +22,7 @@ from limbic.core.search.pipeline import rerank, run_search
 from limbic.core.search.presets import PRESETS, preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
 from limbic.core.vectors.vector_index import VectorIndex
 
@@ -111,8 +112,8 @@ def test_explain_agrees_with_rerank(name):
 
 
 @pytest.mark.model
-def test_default_ranks_the_keyword_hit_first_where_cosine_is_wrong(tmp_path):
-    svc = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+def test_default_ranks_the_keyword_hit_first_where_cosine_is_wrong(memory_address):
+    svc = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     svc.create_entities([
         EntityInput("Ticket 17", "note", (ObservationInput("E4021 appeared on the display again this morning"),)),
         EntityInput("Ticket 18", "note", (ObservationInput("my laser printing device shows a fault number and stops"),)),
@@ -130,25 +131,26 @@ def test_default_ranks_the_keyword_hit_first_where_cosine_is_wrong(tmp_path):
     svc.close()
 
 
-def test_cli_search_preset(tmp_path, capsys):
-    db = tmp_path / "cli.db"
-    svc = MemoryService(Database(db), None)
+def test_cli_search_preset(memory_address, capsys):
+    db = memory_address
+    svc = MemoryService(open_database(db), None)
     svc.create_entities([EntityInput("Café Müller", "Place", (ObservationInput("a café in Berlin"),),
                                      created_at=time.time() - 400 * DAY)])
     svc.close()
 
     def temporal(*extra):
-        assert cli_main(["--db", str(db), "search", "café", "--json", *extra]) == 0
+        assert cli_main(["--db", db, "search", "café", "--json", *extra]) == 0
         return json.loads(capsys.readouterr().out)["results"][0]["scoring"]["temporal_factor"]
 
     assert temporal("--preset", "seed") == pytest.approx(np.exp(-1e-4 * 400 * 24), rel=1e-3)
     assert temporal("--preset", "default") == pytest.approx(1.0)  # ≈: the search above may count as a use
     with pytest.raises(SystemExit) as refused:
-        cli_main(["--db", str(db), "search", "café", "--preset", "best"])
+        cli_main(["--db", db, "search", "café", "--preset", "best"])
     assert refused.value.code == 2
     assert "default" in capsys.readouterr().err
 
 
+# SQLite only: an FTS5 index of an old file rebuilt by its migration (PostgreSQL starts at schema 12)
 def test_migration_005_rebuilds_the_index_stemmed_keeping_every_entity(tmp_path):
     path = tmp_path / "old.db"
     conn = database_at_version(path, 2)
@@ -171,8 +173,8 @@ def test_migration_005_rebuilds_the_index_stemmed_keeping_every_entity(tmp_path)
 
 
 @pytest.mark.model
-def test_candidates_only_full_text_found_get_their_real_cosine(tmp_path):
-    svc = MemoryService(Database(tmp_path / "memory.db"), OnnxEmbedder(real_model_dir()))
+def test_candidates_only_full_text_found_get_their_real_cosine(memory_address):
+    svc = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     svc.create_entities([EntityInput(f"Bird {i}", "note", (ObservationInput(f"a small garden bird, kind {i}"),))
                          for i in range(6)] + [
         EntityInput("Invoice", "note", (ObservationInput("quarterly tax invoice for the sparrow account"),))])

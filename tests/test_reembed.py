@@ -8,14 +8,16 @@ import pytest
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
+from limbic.core.store import vec_rows
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
-from limbic.core.store.schema import vector_dimension
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 from limbic.core.vectors.reembed import reembed, stale_entity_ids
 
 
 @pytest.fixture
-def database(tmp_path):
-    db = Database(tmp_path / "memory.db")
+def database(memory_address):
+    db = open_database(memory_address)
     service = MemoryService(db, HashingEmbedder(dimension=384, name="old-model"))
     service.create_entities([EntityInput(f"entity {i}", "thing", (ObservationInput(f"fact number {i}"),))
                              for i in range(25)])
@@ -37,9 +39,9 @@ def test_same_dimension_replaces_every_vector(database):
     assert seen == [(0, 25), (10, 25), (20, 25), (25, 25)]
     assert _models(database) == {"new-model": 25}
     assert database.get_setting("embedding_model") == "new-model"
-    row = database.read().execute("SELECT embedding FROM observation_embeddings WHERE rowid = 1").fetchone()
+    [(_, blob)] = vec_rows.read(database.read(), OBSERVATION_VECTOR_TABLE, [1])
     text = "entity 0: fact number 0"
-    assert np.allclose(np.frombuffer(row[0], dtype=np.float32), new.embed([text])[0], atol=1e-6)
+    assert np.allclose(np.frombuffer(blob, dtype=np.float32), new.embed([text])[0], atol=1e-6)
     assert reembed(database, new).embedded == 0  # nothing left to do
 
 
@@ -73,13 +75,13 @@ def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedde
     search keeps running hybrid on the entity vectors, and reembed fills in the observation vectors."""
     model = HashingEmbedder(dimension=384, name="old-model")
     with database.maintenance() as conn:  # the state right after migration 004 on an older file
-        conn.execute("DROP TABLE observation_embeddings")
+        conn.execute(f"DROP TABLE {OBSERVATION_VECTOR_TABLE}")
         conn.execute("DELETE FROM observation_embedding_meta")
-        conn.execute("DELETE FROM entity_embeddings")
+        conn.execute(f"DELETE FROM {VECTOR_TABLE}")
         conn.execute("DELETE FROM entity_embedding_meta")
         for i in range(25):  # the entity passage vectors that schema 3 wrote
             vector = model.embed([f"entity {i} (thing, active): fact number {i}"])[0]
-            conn.execute("INSERT INTO entity_embeddings(rowid, embedding) VALUES (?, ?)", (i + 1, vector.tobytes()))
+            vec_rows.insert(conn, VECTOR_TABLE, [(i + 1, vector.tobytes())])
             conn.execute("INSERT INTO entity_embedding_meta(entity_id, model, updated_at) VALUES (?, 'old-model', 0)",
                          (i + 1,))
     service = MemoryService(database, model)

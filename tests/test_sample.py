@@ -11,6 +11,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+from _backends import BACKENDS, address_on
 
 from limbic.core.errors import ImportFormatError
 from limbic.core.io.sample import (
@@ -24,7 +25,7 @@ from limbic.core.io.sample import (
 )
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = 86400.0
@@ -43,10 +44,16 @@ def sample():
     return entities, relations, parse_usage(usage_text)
 
 
+@pytest.fixture(scope="module", params=BACKENDS)
+def seeded_address(request, tmp_path_factory):
+    """The memory the module's seeded service runs on, on each backend."""
+    yield from address_on(request.param, tmp_path_factory.mktemp("sample") / "memory.db")
+
+
 @pytest.fixture(scope="module")
-def seeded(tmp_path_factory, sample):
+def seeded(seeded_address, sample):
     """One database seeded at a fixed 'now' three days after the last session (FTS-only service)."""
-    service = MemoryService(Database(tmp_path_factory.mktemp("sample") / "memory.db"), None)
+    service = MemoryService(open_database(seeded_address), None)
     now = max(at for at, _ in sample[2]) + 3 * DAY
     report = seed_sample_graph(service, now=now)
     yield service, report, now
@@ -174,10 +181,10 @@ def test_salience_decay_and_cooccurrence_differ_between_entities(seeded):
     assert max(co_counts) >= 30 and min(co_counts) == 1
 
 
-def test_seed_shifts_timestamps_to_now(sample, tmp_path):
+def test_seed_shifts_timestamps_to_now(sample, memory_address):
     entities, _, sessions = sample
     now = max(at for at, _ in sessions) + 400 * DAY
-    service = MemoryService(Database(tmp_path / "memory.db"), None)
+    service = MemoryService(open_database(memory_address), None)
     try:
         report = seed_sample_graph(service, now=now)
         assert report.shift_seconds == 57 * WEEK

@@ -1,5 +1,6 @@
-"""The in-memory vector index gives sqlite-vec's answer aggregated per entity and follows every write
-through the changes log; observation vectors follow their observations."""
+"""The in-memory vector index gives the store's own KNN answer (sqlite-vec's, or pgvector's cosine distance)
+aggregated per entity and follows every write through the changes log; observation vectors follow their
+observations."""
 
 from __future__ import annotations
 
@@ -11,35 +12,43 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
+from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.vectors.reembed import reembed
 from limbic.core.vectors.vector_index import VectorIndex
 from tests._store_helpers import fill
 
 
-def sqlite_vec_reference(conn, vector):
-    """Each entity's distance straight from sqlite-vec's KNN over both vec0 tables, grouped by entity here."""
+def store_distances(conn, table, vector) -> dict[int, float]:
+    """``{rowid: cosine distance}`` of every row of ``table`` computed by the store: sqlite-vec's KNN on SQLite,
+    pgvector's ``<=>`` on every row (no index: exact) on PostgreSQL."""
+    if on_postgres(conn):
+        literal = "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+        return dict(conn.raw.execute(f"SELECT rowid, embedding <=> %s::vector FROM {table}", (literal,)).fetchall())
     blob = np.asarray(vector, dtype=np.float32).tobytes()
-    entity = dict(conn.execute(
-        "SELECT rowid, distance FROM entity_embeddings WHERE embedding MATCH ? AND k = 4096", (blob,)))
+    return dict(conn.execute(f"SELECT rowid, distance FROM {table} WHERE embedding MATCH ? AND k = 4096", (blob,)))
+
+
+def store_reference(conn, vector):
+    """Each entity's distance straight from the store's KNN over both vector tables, grouped by entity here."""
+    entity = store_distances(conn, "entity_embeddings", vector)
     owner = dict(conn.execute(
         "SELECT m.observation_id, m.entity_id FROM observation_embedding_meta m JOIN observations o "
         "ON o.id = m.observation_id WHERE o.superseded_at IS NULL"))
     observation: dict[int, float] = {}
-    for rowid, distance in conn.execute(
-            "SELECT rowid, distance FROM observation_embeddings WHERE embedding MATCH ? AND k = 4096", (blob,)):
+    for rowid, distance in store_distances(conn, "observation_embeddings", vector).items():
         if rowid in owner:
             observation[owner[rowid]] = min(distance, observation.get(owner[rowid], 2.0))
     return {e: min(d for d in (entity.get(e), observation.get(e)) if d is not None)
             for e in entity.keys() | observation.keys()}  # the best of the entity vector and its observations
 
 
-def same_as_sqlite_vec(service, index, query, k=15):
+def same_as_the_store(service, index, query, k=15):
     conn = service.database.read()
     vector = service.embedder.embed_query(query)
     with conn:
         ours_ids, ours = index.search(conn, service.embedder.name, vector, k, time.time())
-        reference = sqlite_vec_reference(conn, vector)
+        reference = store_reference(conn, vector)
     expected = sorted(reference, key=lambda e: (reference[e], e))[:k]
     assert np.allclose([ours[i] for i in ours_ids], [reference[i] for i in expected], atol=1e-5)
     assert len(set(ours_ids)) == len(ours_ids), "one candidate per entity"
@@ -55,20 +64,20 @@ def vector_counts(service):
     ))
 
 
-def test_matches_sqlite_vec_and_follows_writes(service):
+def test_matches_the_store_and_follows_writes(service):
     fill(service, 200)
     service.create_entities([E(f"bare {i}", "T") for i in range(5)])  # entity vectors: no observations
     index = VectorIndex()
-    same_as_sqlite_vec(service, index, "vector search cache")
+    same_as_the_store(service, index, "vector search cache")
     service.create_entities([E("needle", "T", (O("zebra zeppelin xylophone"),))])
-    assert same_as_sqlite_vec(service, index, "zebra zeppelin xylophone")[0] == service.get_entity("needle").entity.id
+    assert same_as_the_store(service, index, "zebra zeppelin xylophone")[0] == service.get_entity("needle").entity.id
     service.rename_entity("needle", "renamed needle")
     service.delete_entities(["entity 3", "entity 4"])
     service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
     service.delete_observations([("entity 7", [service.get_entity("entity 7").entity.observations[0].content])])
     service.merge_entities(["entity 8"], "entity 9")
-    same_as_sqlite_vec(service, index, "zebra zeppelin xylophone")
-    same_as_sqlite_vec(service, index, "python rust server")
+    same_as_the_store(service, index, "zebra zeppelin xylophone")
+    same_as_the_store(service, index, "python rust server")
     observations, meta, live = vector_counts(service)
     assert observations == meta == live
 
@@ -97,16 +106,16 @@ def test_expired_observations_do_not_count(service):
     assert now[entity] < later[entity] - 0.2
 
 
-def test_follows_another_process_and_a_new_model(service):
+def test_follows_another_process_and_a_new_model(service, memory_address):
     fill(service, 50)
     index = VectorIndex()
-    same_as_sqlite_vec(service, index, "graph memory")
-    other = MemoryService(Database(service.database.path), HashingEmbedder(), origin="mcp")
+    same_as_the_store(service, index, "graph memory")
+    other = MemoryService(open_database(memory_address), HashingEmbedder(), origin="mcp")
     try:
         other.create_entities([E("from elsewhere", "T", (O("quokka quasar quince"),))])
     finally:
         other.close()
-    top = same_as_sqlite_vec(service, index, "quokka quasar quince")
+    top = same_as_the_store(service, index, "quokka quasar quince")
     assert top[0] == service.get_entity("from elsewhere").entity.id
     bigger = HashingEmbedder(dimension=64, name="hashing-64")
     reembed(service.database, bigger)
@@ -153,11 +162,11 @@ class RecordingEmbedder(HashingEmbedder):
         return super().embed(texts)
 
 
-def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(tmp_path):
+def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(memory_address):
     """Only the new observation's text is embedded among the observations; the entity's passage (its
     whole-entity vector: header and first observations) is embedded again with it."""
     embedder = RecordingEmbedder()
-    service = MemoryService(Database(tmp_path / "memory.db"), embedder)
+    service = MemoryService(open_database(memory_address), embedder)
     try:
         service.create_entities([E("long", "T", tuple(O(f"fact {i}") for i in range(100))), E("bare", "T")])
         assert len(embedder.texts) == 102  # 100 observation texts and the passages of both entities
@@ -182,7 +191,7 @@ def test_distances_of_given_entities_come_from_the_same_pass(service):
     vector = service.embedder.embed_query("graph memory agent")
     with conn:
         similarities = index.similarities(conn, service.embedder.name, vector, time.time())
-        reference = sqlite_vec_reference(conn, vector)
+        reference = store_reference(conn, vector)
     wanted = sorted(reference)[::7] + [10_000_000]  # the last one has no vector: left out
     got = similarities.distances(wanted)
     assert sorted(got) == sorted(wanted[:-1])

@@ -188,8 +188,7 @@ def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit:
 
 def log_counts(conn: apsw.Connection) -> dict[str, int]:
     """Counts for the tuning state: logged searches, per group, labelled searches, labels."""
-    searches, baseline = _row(
-        conn, "SELECT count(*), coalesce(sum(CASE WHEN treatment = 'baseline' THEN 1 ELSE 0 END), 0) FROM search_events")
+    searches, baseline = _row(conn, "SELECT count(*), count(CASE WHEN treatment = 'baseline' THEN 1 END) FROM search_events")
     labelled, labels = _row(
         conn, "SELECT count(DISTINCT event_id), count(*) FROM implicit_feedback WHERE event_id IS NOT NULL")
     return {"searches": searches, "baseline_searches": baseline, "treatment_searches": searches - baseline,

@@ -58,9 +58,9 @@ def stale_vector_count(conn: apsw.Connection, model: str) -> int:
     without their observation vector."""
     count = conn.execute(
         "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-        "        WHERE m.model IS NOT ?1)"
+        "        WHERE m.model IS NULL OR m.model != ?1)"
         " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
-        "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND m.model IS NOT ?1)",
+        "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1))",
         (model,),
     ).get
     return int(count) if isinstance(count, int) else 0

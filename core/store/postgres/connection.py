@@ -4,8 +4,8 @@ The store writes its SQL once, in the subset SQLite and PostgreSQL share (``?`` 
 ``RETURNING``, ``coalesce``, window functions), and keeps what differs in per-backend code (the schema, full
 text, vector tables, the change feed, transactions). :class:`PgConnection` gives a ``psycopg`` 3 connection the
 small part of apsw's interface the store uses (``execute(sql, bindings).fetchone() / .fetchall() / .get``,
-iteration, ``executemany``, ``changes()``, ``in_transaction``) and rewrites, once per SQL text, the few idioms
-of the shared subset PostgreSQL spells differently:
+iteration, ``executemany``, ``changes()``, ``in_transaction``) and rewrites, once per SQL
+text, the few idioms of the shared subset PostgreSQL spells differently:
 
 - ``?`` and ``?N`` placeholders become PostgreSQL's own ``$N`` (run through psycopg's ``RawCursor``), so a
   repeated ``?N`` is one parameter whose type the server infers from all its uses;
@@ -276,7 +276,7 @@ class PgConnection:
         text = translate(sql)[0]
         with psycopg.RawCursor(self.raw) as cursor:
             cursor.executemany(text, bound)
-            self._changes = max(cursor.rowcount, 0)
+            self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
 
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,23 @@ def test_text_the_product_refuses_names_its_conversation(tmp_path):
 def test_unknown_conversation_is_refused():
     with pytest.raises(ValidationError, match="unknown conversation conv-99; the file has mini-1, mini-2"):
         run_locomo(load_locomo(FIXTURE), _options(conversations=("conv-99",)), None)
+
+
+@pytest.mark.parametrize("replay", ["none", "use"])
+def test_the_questions_asked_of_postgresql_score_as_on_sqlite(replay):
+    """``limbic --db postgresql://… eval locomo``: each conversation copied to a schema of its own on the server
+    (dropped afterwards), the same figures for every variant, with and without replayed use."""
+    from _pg import server_dsn
+
+    try:
+        server = server_dsn()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    import psycopg
+
+    options = _options(replay=replay)
+    on_file = run_locomo(load_locomo(FIXTURE), options, HashingEmbedder())
+    on_server = run_locomo(load_locomo(FIXTURE), replace(options, server=server), HashingEmbedder())
+    assert on_server.scores == on_file.scores  # every question's recall and NDCG, per variant
+    with psycopg.connect(server) as conn:  # nothing is left on the server
+        assert not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname LIKE 'limbic_eval_%'").fetchall()

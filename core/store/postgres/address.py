@@ -7,7 +7,7 @@ function here returns the password: :func:`masked` is what logs, the app's MCP p
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 
@@ -61,7 +61,7 @@ def in_schema(address: str, schema: str) -> str:
     parts = urlsplit(address.strip())
     query = [(k, v) for k, v in parse_qsl(parts.query) if k != "options"]
     query.append(("options", f"-c search_path={schema},public"))
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), parts.fragment))
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query, quote_via=quote), parts.fragment))
 
 
 def _reason(text: str) -> str:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from _mcp_helpers import LIMBIC, http_client, reference_params, stdio_client  # noqa: E402
 
-from limbic.core.store import approximate  # noqa: E402
+from limbic.core.vectors import approximate  # noqa: E402
 
 DEBIAN_KG = HERE.parents[2] / "shared" / "tools" / "debian_kg.py"
 QUERIES = [
@@ -131,7 +131,7 @@ async def run_limbic(client, names: list[str], calls: int, tag: str, search_warm
 
 def knn_graph(db: Path) -> float | None:
     """Make the HNSW graph of a large database's vectors and keep it next to it
-    (core/store/approximate.py), as a first search would: servers then read it. Seconds taken, or
+    (core/vectors/approximate.py), as a first search would: servers then read it. Seconds taken, or
     ``None`` when the copy is below the size that gets one or there is no model."""
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService

@@ -235,7 +235,10 @@ def full_text_query(conn: apsw.Connection, query: str) -> FullText:
 
 
 def _rows(conn: apsw.Connection, table: str, rows: str) -> int:
-    """Rows of the table whose full-text index is ``table`` (FTS5's N counts them all)."""
+    """Rows of the table whose full-text index is ``table`` (FTS5's N counts them all); on PostgreSQL the
+    index's own count, kept as it is written (``count(*)`` there scans the table)."""
+    if on_postgres(conn):
+        return pg_text.row_count(conn.raw, _PG_INDEX[table])  # type: ignore[attr-defined]
     return int(conn.execute(f"SELECT count(*) FROM {rows}").get)
 
 

@@ -55,9 +55,11 @@ class ChangeListener:
         """Set once the listener is connected and listening (tests wait on it)."""
 
     def poll(self) -> list[Changes]:
-        """Read the changes committed since the last delivery; returns (and passes on) the new ones."""
-        if self._conn is None or self.last_seen is None:
-            return []
+        """Read the changes committed since the last delivery; returns (and passes on) the new ones. Connects
+        first when not yet connected (then what was committed before counts as seen)."""
+        if self._conn is None:
+            self._connect()
+        assert self._conn is not None and self.last_seen is not None
         logged = reads.changes_since(self._conn, self.last_seen)  # type: ignore[arg-type]
         if not logged:
             return []

@@ -77,7 +77,7 @@ def _load(pg, path: Path) -> dict:
     import apsw
 
     lite = apsw.Connection(str(path))
-    pg.execute("TRUNCATE fts_postings, fts_docs, fts_totals")
+    pg.execute("TRUNCATE fts_postings, fts_docs, fts_terms, fts_totals")
     for ix, query in DOCUMENTS.items():
         docs = [(int(row[0]), row[1:]) for row in lite.execute(query)]
         for start in range(0, len(docs), 5000):
@@ -172,7 +172,7 @@ def test_tokens_are_fts5s():
 
 def test_writes_replace_and_delete_as_fts5(pg):
     """Documents written, rewritten and deleted in both indexes rank alike afterwards, totals included."""
-    pg.execute("TRUNCATE fts_postings, fts_docs, fts_totals")
+    pg.execute("TRUNCATE fts_postings, fts_docs, fts_terms, fts_totals")
     rng = random.Random(5)
     vocabulary = ["alpha", "beta", "groups", "group", "élan", "a:b", "the", "ingestion", "x", "Grouping"]
     docs = {d: (" ".join(rng.choices(vocabulary, k=rng.randrange(0, 9))), rng.choice([None, "x", "the beta"]),

@@ -119,3 +119,10 @@ def password_address() -> str | None:
             _state["password"] = True
     parts = urlsplit(dsn)
     return urlunsplit((parts.scheme, f"{PASSWORD_ROLE}@", f"/{PASSWORD_ROLE}", parts.query, ""))
+
+
+def with_password(address: str, password: str) -> str:
+    """``address`` with ``password`` given in the URL (the test server trusts local logins: it is not checked)."""
+    parts = urlsplit(address)
+    netloc = f"{parts.username or 'postgres'}:{password}@{parts.netloc.split('@')[-1]}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))

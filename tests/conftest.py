@@ -64,6 +64,20 @@ def memory_address(backend, tmp_path):
 
 
 @pytest.fixture
+def pg_address():
+    """A new, empty PostgreSQL memory (dropped afterwards) for tests about that backend; skips without a server."""
+    from _pg import drop_database, new_database, server_dsn
+
+    try:
+        server_dsn()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    address = new_database()
+    yield address
+    drop_database(address)
+
+
+@pytest.fixture
 def service(memory_address):
     """A MemoryService on a new memory (each backend) with the deterministic hashing embedder (closed afterwards)."""
     from limbic.core.embedding.base import HashingEmbedder

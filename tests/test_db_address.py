@@ -94,21 +94,11 @@ def test_a_wrong_password_is_one_line_without_the_password(tmp_path, limbic_home
     assert PASSWORD not in good.stdout + good.stderr
 
 
-def test_debug_logging_of_a_working_memory_never_shows_the_password(tmp_path):
-    from _pg import drop_database, new_database, server_dsn
+def test_debug_logging_of_a_working_memory_never_shows_the_password(tmp_path, pg_address):
+    from _pg import with_password
 
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    address = new_database("verbose")
-    parts = urlsplit(address)
-    with_password = urlunsplit((parts.scheme, f"{parts.username or 'postgres'}:pw-in-url@{parts.netloc.split('@')[-1]}",
-                                parts.path, parts.query, ""))  # the test server trusts local logins: it is unused
-    try:
-        for command in (["stats", "--json"], ["search", "anything", "--json"], ["mcp", "config", "--client", "cursor"]):
-            done = _limbic("-v", "--db", with_password, *command, cwd=tmp_path)
-            assert done.returncode == 0, done.stderr
-            assert "pw-in-url" not in done.stdout + done.stderr
-    finally:
-        drop_database(address)
+    address = with_password(pg_address, "pw-in-url")
+    for command in (["stats", "--json"], ["search", "anything", "--json"], ["mcp", "config", "--client", "cursor"]):
+        done = _limbic("-v", "--db", address, *command, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "pw-in-url" not in done.stdout + done.stderr

@@ -23,19 +23,6 @@ from limbic.core.store.backend import open_database
 QUERIES = ("server configuration", "python tests", "memory graph", "Ada", "deploy docker", "the")
 
 
-@pytest.fixture
-def pg_address():
-    from _pg import drop_database, new_database, server_dsn
-
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    address = new_database("copy")
-    yield address
-    drop_database(address)
-
-
 def _lived_in(service: MemoryService) -> None:
     """A memory with history: imported files, uses after searches, a reflection, a tuning setting."""
     import_files(service, FIXTURE_FILES)

@@ -4,7 +4,6 @@ snippet an agent copies carries the address without the password (libpq reads it
 from __future__ import annotations
 
 import os
-from urllib.parse import urlsplit, urlunsplit
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -20,21 +19,12 @@ pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def team_service():
-    from _pg import drop_database, new_database, server_dsn
+def team_service(pg_address):
+    from _pg import with_password
 
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
-    address = new_database("gui")
-    parts = urlsplit(address)
-    with_password = urlunsplit((parts.scheme, f"{parts.username or 'postgres'}:pw-s3cret@{parts.netloc.split('@')[-1]}",
-                                parts.path, parts.query, ""))
-    service = MemoryService(open_database(with_password), HashingEmbedder())  # trust login: the password is unused
+    service = MemoryService(open_database(with_password(pg_address, "pw-s3cret")), HashingEmbedder())
     yield service
     service.close()
-    drop_database(address)
 
 
 def test_the_panel_masks_the_password_and_the_snippet_leaves_it_out(qtbot, team_service):

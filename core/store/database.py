@@ -6,19 +6,16 @@ on a connection leased from a small pool for as long as the thread lives (datase
 connection goes back to the pool (at most :data:`READ_POOL_SIZE` idle ones are kept, the rest are
 closed), so short-lived worker threads (Qt pool threads expire after 30 s, the MCP SDK's after 10 s)
 never leave connections behind. A pooled connection keeps what lives per connection (the search's
-``temp`` fts5vocab table) for the next thread. Every mutation runs in :meth:`Database.write`: ``BEGIN IMMEDIATE`` … append to ``changes`` …
-``COMMIT``, or a rollback that leaves nothing behind. The schema and its migrations are in
-:mod:`limbic.core.store.schema`.
+``temp`` fts5vocab table) for the next thread. Every mutation runs in ``Database.write``
+(:mod:`limbic.core.store.transactions`): ``BEGIN IMMEDIATE`` … append to ``changes`` … ``COMMIT``, or a
+rollback that leaves nothing behind. The schema and its migrations are in :mod:`limbic.core.store.schema`.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +24,9 @@ import sqlite_vec
 
 from limbic.core.errors import DatabaseClosedError, StoreBusyError
 from limbic.core.store.schema import migrate
+from limbic.core.store.transactions import Transactions, WriteTransaction
+
+__all__ = ["Database", "WriteTransaction"]
 
 if TYPE_CHECKING:
     from apsw import SQLiteValue
@@ -74,39 +74,6 @@ def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
     return text.lower() if isinstance(text, str) else text
 
 
-class WriteTransaction:
-    """Handle given to the body of :meth:`Database.write`.
-
-    ``conn`` is the write connection inside ``BEGIN IMMEDIATE``; ``touch(ids)`` records which entity
-    ids the change affected (stored as JSON in the ``changes`` row and sent to subscribers). A nested
-    transaction (a savepoint) passes its ids on to the outer one when it succeeds.
-    """
-
-    def __init__(self, conn: apsw.Connection, parent: WriteTransaction | None = None) -> None:
-        self.conn = conn
-        self.parent = parent
-        self.entity_ids: set[int] = set()
-        self.change_id = 0
-        self.pending_vectors = False  # the write marked vectors pending (the outermost commit wakes the filler)
-
-    @property
-    def nested(self) -> bool:
-        return self.parent is not None
-
-    def mark_pending_vectors(self) -> None:
-        """Record that this write (and so its outermost transaction) left vectors to compute after commit."""
-        txn: WriteTransaction | None = self
-        while txn is not None:
-            txn.pending_vectors = True
-            txn = txn.parent
-
-    def touch(self, entity_ids: int | Iterable[int]) -> None:
-        if isinstance(entity_ids, int):
-            self.entity_ids.add(entity_ids)
-        else:
-            self.entity_ids.update(int(i) for i in entity_ids)
-
-
 class _Lease:
     """A thread's hold on one read connection, kept in the thread's ``threading.local``.
 
@@ -120,7 +87,7 @@ class _Lease:
         self.conn = conn
 
 
-class Database:
+class Database(Transactions):
     """One SQLite database file (created and migrated on open).
 
     Args:
@@ -138,9 +105,7 @@ class Database:
             raise ValueError("Database needs a file path; use a temporary file for tests")
         self.path = Path(path).expanduser().resolve()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._write_lock = threading.RLock()
-        self._open: list[WriteTransaction] = []  # the writer's open transactions, outermost first
-        self._owner: int | None = None  # thread holding an open write transaction
+        self._init_transactions()
         self._local = threading.local()
         self._readers: set[apsw.Connection] = set()  # every open read connection, leased or idle
         self._idle: list[apsw.Connection] = []
@@ -226,93 +191,12 @@ class Database:
 
     # --- writing -------------------------------------------------------------------------------
 
-    @contextmanager
-    def write(self, origin: str, op: str) -> Iterator[WriteTransaction]:
-        """One ``BEGIN IMMEDIATE`` transaction on the write connection, logged in ``changes``.
-
-        On normal exit the ``changes`` row is appended and the transaction commits; on any
-        exception everything is rolled back and the exception propagates. Called again by the same
-        thread inside an open transaction, it opens a savepoint instead: a failure undoes only that
-        savepoint, and the outermost transaction writes the one ``changes`` row and commits.
-
-        Raises:
-            StoreBusyError: another process held the write lock past the busy timeout.
-            DatabaseClosedError: :meth:`close` was called.
-        """
-        if self._closed:
-            raise DatabaseClosedError("the database is closed")
-        with self._write_lock:
-            conn = self._writer
-            if self._open:
-                yield from self._savepoint(conn)
-                return
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except apsw.BusyError as exc:
-                raise StoreBusyError(
-                    f"the database {self.path} is locked by another process; try again"
-                ) from exc
-            txn = WriteTransaction(conn)
-            self._open.append(txn)
-            self._owner = threading.get_ident()
-            try:
-                yield txn
-                txn.change_id = conn.execute(
-                    "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?) RETURNING id",
-                    (time.time(), origin, op, json.dumps(sorted(txn.entity_ids))),
-                ).get
-                conn.execute("COMMIT")
-            except BaseException:
-                if not conn.getautocommit():
-                    conn.execute("ROLLBACK")
-                raise
-            finally:
-                self._open.clear()
-                self._owner = None
-
-    def _savepoint(self, conn: apsw.Connection) -> Iterator[WriteTransaction]:
-        parent = self._open[-1]
-        name = f"limbic_{len(self._open)}"
-        conn.execute(f"SAVEPOINT {name}")
-        txn = WriteTransaction(conn, parent)
-        self._open.append(txn)
+    def _begin(self, conn: apsw.Connection) -> None:
+        """``BEGIN IMMEDIATE``: other processes' writers wait for this one (the busy handler waits up to 10 s)."""
         try:
-            yield txn
-            conn.execute(f"RELEASE {name}")
-            parent.touch(txn.entity_ids)
-        except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-            raise
-        finally:
-            self._open.pop()
-
-    @contextmanager
-    def maintenance(self) -> Iterator[apsw.Connection]:
-        """``BEGIN IMMEDIATE`` without a ``changes`` row: signals and logs that views need not follow.
-
-        Inside the same thread's open write transaction it is a savepoint of that transaction.
-        Raises StoreBusyError or DatabaseClosedError as :meth:`write` does.
-        """
-        if self._closed:
-            raise DatabaseClosedError("the database is closed")
-        with self._write_lock:
-            conn = self._writer
-            if self._open:
-                for _ in self._savepoint(conn):
-                    yield conn
-                return
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except apsw.BusyError as exc:
-                raise StoreBusyError(f"the database {self.path} is locked by another process") from exc
-            try:
-                yield conn
-                conn.execute("COMMIT")
-            except BaseException:
-                if not conn.getautocommit():
-                    conn.execute("ROLLBACK")
-                raise
+            conn.execute("BEGIN IMMEDIATE")
+        except apsw.BusyError as exc:
+            raise StoreBusyError(f"the database {self.path} is locked by another process; try again") from exc
 
     @property
     def schema_version(self) -> int:

@@ -16,12 +16,8 @@ Files that belong to one machine (the KNN graph, the turn locks of the embedder)
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
-import time
 import weakref
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,40 +30,13 @@ from limbic.core.store.postgres import address as pg_address
 from limbic.core.store.postgres.connection import PgConnection
 from limbic.core.store.postgres.schema import migrate
 from limbic.core.store.postgres.text_index import flush_pending_text
+from limbic.core.store.transactions import Transactions
 
 CHANNEL = "limbic_changes"
 WRITE_LOCK_KEY = 0x6C696D626963  # "limbic": the advisory lock writers take turns on
 CONNECT_TIMEOUT_SECONDS = 10
 READ_POOL_SIZE = 16  # read connections at most (threads beyond wait for one, then StoreBusyError)
 LOCK_TIMEOUT_MS = 10_000
-
-
-class WriteTransaction:
-    """Handle given to the body of :meth:`PgDatabase.write` (the same as SQLite's: ``conn``, ``touch(ids)``,
-    ``mark_pending_vectors()``, ``nested``, ``change_id``)."""
-
-    def __init__(self, conn: PgConnection, parent: WriteTransaction | None = None) -> None:
-        self.conn = conn
-        self.parent = parent
-        self.entity_ids: set[int] = set()
-        self.change_id = 0
-        self.pending_vectors = False
-
-    @property
-    def nested(self) -> bool:
-        return self.parent is not None
-
-    def mark_pending_vectors(self) -> None:
-        txn: WriteTransaction | None = self
-        while txn is not None:
-            txn.pending_vectors = True
-            txn = txn.parent
-
-    def touch(self, entity_ids: int | Iterable[int]) -> None:
-        if isinstance(entity_ids, int):
-            self.entity_ids.add(entity_ids)
-        else:
-            self.entity_ids.update(int(i) for i in entity_ids)
 
 
 class _Lease:
@@ -92,7 +61,7 @@ def connect(address: str, *, autocommit: bool = True) -> psycopg.Connection[Any]
         raise DatabaseUnavailableError(pg_address.explain(address, exc)) from None
 
 
-class PgDatabase:
+class PgDatabase(Transactions):
     """One memory in a PostgreSQL database (created tables and migrated on open).
 
     Args:
@@ -107,9 +76,7 @@ class PgDatabase:
     def __init__(self, address: str) -> None:
         self.address = address
         self.display_address = pg_address.masked(address)
-        self._write_lock = threading.RLock()
-        self._open: list[WriteTransaction] = []
-        self._owner: int | None = None
+        self._init_transactions()
         self._local = threading.local()
         self._closed = False
         self._writer = PgConnection(connect(address))
@@ -195,79 +162,11 @@ class PgDatabase:
         except psycopg.OperationalError as exc:
             raise DatabaseUnavailableError(pg_address.explain(self.address, exc)) from None
 
-    @contextmanager
-    def write(self, origin: str, op: str) -> Iterator[WriteTransaction]:
-        """One transaction, writers in turn, logged in ``changes`` and announced with ``NOTIFY`` on commit;
-        a nested call opens a savepoint (as :meth:`Database.write <limbic.core.store.database.Database.write>`).
+    def _before_commit(self, conn: PgConnection) -> None:
+        flush_pending_text(conn.raw)
 
-        Raises:
-            StoreBusyError: another writer held the turn past 10 s.
-            DatabaseClosedError: :meth:`close` was called.
-        """
-        if self._closed:
-            raise DatabaseClosedError("the database is closed")
-        with self._write_lock:
-            conn = self._writer
-            if self._open:
-                yield from self._savepoint(conn)
-                return
-            self._begin(conn)
-            txn = WriteTransaction(conn)
-            self._open.append(txn)
-            self._owner = threading.get_ident()
-            try:
-                yield txn
-                flush_pending_text(conn.raw)
-                txn.change_id = conn.execute(
-                    "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?) RETURNING id",
-                    (time.time(), origin, op, json.dumps(sorted(txn.entity_ids)))).get
-                conn.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(txn.change_id)))
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.raw.execute("ROLLBACK")
-                raise
-            finally:
-                self._open.clear()
-                self._owner = None
-
-    def _savepoint(self, conn: PgConnection) -> Iterator[WriteTransaction]:
-        parent = self._open[-1]
-        name = f"limbic_{len(self._open)}"
-        conn.execute(f"SAVEPOINT {name}")
-        txn = WriteTransaction(conn, parent)
-        self._open.append(txn)
-        try:
-            yield txn
-            conn.execute(f"RELEASE {name}")
-            parent.touch(txn.entity_ids)
-        except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
-            raise
-        finally:
-            self._open.pop()
-
-    @contextmanager
-    def maintenance(self) -> Iterator[PgConnection]:
-        """A transaction in the writers' turn without a ``changes`` row (a savepoint inside an open write)."""
-        if self._closed:
-            raise DatabaseClosedError("the database is closed")
-        with self._write_lock:
-            conn = self._writer
-            if self._open:
-                for _ in self._savepoint(conn):
-                    yield conn
-                return
-            self._begin(conn)
-            try:
-                yield conn
-                flush_pending_text(conn.raw)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.raw.execute("ROLLBACK")
-                raise
+    def _announce(self, conn: PgConnection, change_id: int) -> None:
+        conn.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(change_id)))
 
     @property
     def schema_version(self) -> int:

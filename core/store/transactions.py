@@ -1,0 +1,164 @@
+"""The one write transaction of a memory, the same on both backends: logged, nested as savepoints, all or nothing.
+
+:class:`Transactions` holds the writer's state and runs :meth:`~Transactions.write` and
+:meth:`~Transactions.maintenance`; a backend says how a transaction starts (:meth:`~Transactions._begin`:
+SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's ``BEGIN`` and an advisory lock), what it does before it commits
+(:meth:`~Transactions._before_commit`: PostgreSQL indexes the text its statements queued) and how a committed
+change is announced (:meth:`~Transactions._announce`: PostgreSQL's ``NOTIFY``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from limbic.core.errors import DatabaseClosedError
+
+
+class WriteTransaction:
+    """Handle given to the body of :meth:`Transactions.write`.
+
+    ``conn`` is the write connection inside the transaction; ``touch(ids)`` records which entity ids the change
+    affected (stored as JSON in the ``changes`` row and sent to subscribers). A nested transaction (a
+    savepoint) passes its ids on to the outer one when it succeeds.
+    """
+
+    def __init__(self, conn: Any, parent: WriteTransaction | None = None) -> None:
+        self.conn = conn
+        self.parent = parent
+        self.entity_ids: set[int] = set()
+        self.change_id = 0
+        self.pending_vectors = False  # the write marked vectors pending (the outermost commit wakes the filler)
+
+    @property
+    def nested(self) -> bool:
+        return self.parent is not None
+
+    def mark_pending_vectors(self) -> None:
+        """Record that this write (and so its outermost transaction) left vectors to compute after commit."""
+        txn: WriteTransaction | None = self
+        while txn is not None:
+            txn.pending_vectors = True
+            txn = txn.parent
+
+    def touch(self, entity_ids: int | Iterable[int]) -> None:
+        if isinstance(entity_ids, int):
+            self.entity_ids.add(entity_ids)
+        else:
+            self.entity_ids.update(int(i) for i in entity_ids)
+
+
+class Transactions:
+    """The writer's side of a memory; a backend sets ``_writer`` (its write connection) and ``_closed``, and
+    implements :meth:`_begin`."""
+
+    _writer: Any
+    _closed: bool
+
+    def _init_transactions(self) -> None:
+        self._write_lock = threading.RLock()
+        self._open: list[WriteTransaction] = []  # the writer's open transactions, outermost first
+        self._owner: int | None = None  # thread holding an open write transaction
+
+    def _begin(self, conn: Any) -> None:
+        """Start the outermost transaction, waiting for this memory's other writers.
+
+        Raises:
+            StoreBusyError: another writer kept its turn past the timeout.
+        """
+        raise NotImplementedError
+
+    def _before_commit(self, conn: Any) -> None:
+        """What the backend does inside every transaction just before it commits (nothing by default)."""
+
+    def _announce(self, conn: Any, change_id: int) -> None:
+        """Announce the logged change ``change_id`` to other processes, inside the transaction (nothing by
+        default: SQLite's other processes poll the file)."""
+
+    def _rollback(self, conn: Any) -> None:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+    @contextmanager
+    def write(self, origin: str, op: str) -> Iterator[WriteTransaction]:
+        """One transaction on the write connection, logged in ``changes``.
+
+        On normal exit the ``changes`` row is appended and the transaction commits; on any exception
+        everything is rolled back and the exception propagates. Called again by the same thread inside an open
+        transaction, it opens a savepoint instead: a failure undoes only that savepoint, and the outermost
+        transaction writes the one ``changes`` row and commits.
+
+        Raises:
+            StoreBusyError: another writer held the memory past the timeout.
+            DatabaseClosedError: :meth:`close` was called.
+        """
+        if self._closed:
+            raise DatabaseClosedError("the database is closed")
+        with self._write_lock:
+            conn = self._writer
+            if self._open:
+                yield from self._savepoint(conn)
+                return
+            self._begin(conn)
+            txn = WriteTransaction(conn)
+            self._open.append(txn)
+            self._owner = threading.get_ident()
+            try:
+                yield txn
+                self._before_commit(conn)
+                txn.change_id = int(conn.execute(
+                    "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?) RETURNING id",
+                    (time.time(), origin, op, json.dumps(sorted(txn.entity_ids)))).get)
+                self._announce(conn, txn.change_id)
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise
+            finally:
+                self._open.clear()
+                self._owner = None
+
+    def _savepoint(self, conn: Any) -> Iterator[WriteTransaction]:
+        parent = self._open[-1]
+        name = f"limbic_{len(self._open)}"
+        conn.execute(f"SAVEPOINT {name}")
+        txn = WriteTransaction(conn, parent)
+        self._open.append(txn)
+        try:
+            yield txn
+            conn.execute(f"RELEASE {name}")
+            parent.touch(txn.entity_ids)
+        except BaseException:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+            raise
+        finally:
+            self._open.pop()
+
+    @contextmanager
+    def maintenance(self) -> Iterator[Any]:
+        """A transaction without a ``changes`` row: signals and logs that views need not follow.
+
+        Inside the same thread's open write transaction it is a savepoint of that transaction.
+        Raises StoreBusyError or DatabaseClosedError as :meth:`write` does.
+        """
+        if self._closed:
+            raise DatabaseClosedError("the database is closed")
+        with self._write_lock:
+            conn = self._writer
+            if self._open:
+                for _ in self._savepoint(conn):
+                    yield conn
+                return
+            self._begin(conn)
+            try:
+                yield conn
+                self._before_commit(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                self._rollback(conn)
+                raise

@@ -261,21 +261,22 @@ CREATE TABLE fts_pending (
     PRIMARY KEY (ix, doc)
 );
 
-CREATE FUNCTION observations_fts_pending() RETURNS trigger LANGUAGE plpgsql AS $$
+-- the index of the changed row is the trigger's argument
+CREATE FUNCTION fts_queue() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'DELETE' THEN
-        INSERT INTO fts_pending(ix, doc) VALUES (2, OLD.id) ON CONFLICT DO NOTHING;
+        INSERT INTO fts_pending(ix, doc) VALUES (TG_ARGV[0]::smallint, OLD.id) ON CONFLICT DO NOTHING;
         RETURN OLD;
     END IF;
-    INSERT INTO fts_pending(ix, doc) VALUES (2, NEW.id) ON CONFLICT DO NOTHING;
+    INSERT INTO fts_pending(ix, doc) VALUES (TG_ARGV[0]::smallint, NEW.id) ON CONFLICT DO NOTHING;
     RETURN NEW;
 END $$;
 CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations
-    FOR EACH ROW EXECUTE FUNCTION observations_fts_pending();
+    FOR EACH ROW EXECUTE FUNCTION fts_queue(2);
 CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations
-    FOR EACH ROW EXECUTE FUNCTION observations_fts_pending();
+    FOR EACH ROW EXECUTE FUNCTION fts_queue(2);
 CREATE TRIGGER observations_fts_update AFTER UPDATE OF content, entity_id ON observations
-    FOR EACH ROW EXECUTE FUNCTION observations_fts_pending();
+    FOR EACH ROW EXECUTE FUNCTION fts_queue(2);
 
 CREATE FUNCTION entities_fts_rename() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -285,18 +286,9 @@ END $$;
 CREATE TRIGGER entities_observation_fts_rename AFTER UPDATE OF name ON entities
     FOR EACH ROW WHEN (OLD.name IS DISTINCT FROM NEW.name) EXECUTE FUNCTION entities_fts_rename();
 
-CREATE FUNCTION reflections_fts_pending() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'DELETE' THEN
-        INSERT INTO fts_pending(ix, doc) VALUES (3, OLD.id) ON CONFLICT DO NOTHING;
-        RETURN OLD;
-    END IF;
-    INSERT INTO fts_pending(ix, doc) VALUES (3, NEW.id) ON CONFLICT DO NOTHING;
-    RETURN NEW;
-END $$;
 CREATE TRIGGER reflections_fts_insert AFTER INSERT ON reflections
-    FOR EACH ROW EXECUTE FUNCTION reflections_fts_pending();
+    FOR EACH ROW EXECUTE FUNCTION fts_queue(3);
 CREATE TRIGGER reflections_fts_delete AFTER DELETE ON reflections
-    FOR EACH ROW EXECUTE FUNCTION reflections_fts_pending();
+    FOR EACH ROW EXECUTE FUNCTION fts_queue(3);
 CREATE TRIGGER reflections_fts_update AFTER UPDATE OF author, mood, content ON reflections
-    FOR EACH ROW EXECUTE FUNCTION reflections_fts_pending();
+    FOR EACH ROW EXECUTE FUNCTION fts_queue(3);

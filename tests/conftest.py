@@ -31,7 +31,8 @@ SQLITE_ONLY_MODULES = ("test_gui_",)  # the app's views run on the service, whos
 def pytest_generate_tests(metafunc):
     """Every test that asks for ``backend`` (directly or through ``memory_address``/``service``) runs on SQLite
     and on PostgreSQL; the GUI's modules run on SQLite."""
-    if "backend" in metafunc.fixturenames:
+    chosen = any("backend" in str(m.args[0]) for m in metafunc.definition.iter_markers("parametrize"))
+    if "backend" in metafunc.fixturenames and not chosen:  # a test may name its backend itself
         module = metafunc.module.__name__.rsplit(".", 1)[-1]
         kinds = ["sqlite"] if module.startswith(SQLITE_ONLY_MODULES) else list(BACKENDS)
         metafunc.parametrize("backend", kinds, indirect=True)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.vectors import approximate
 from limbic.core.vectors.approximate import GraphBuilder
+from limbic.core.vectors.server_graph import ServerGraphs
 from limbic.core.vectors.similarities import ApproximateSimilarities
 from limbic.core.vectors.vector_index import VectorIndex
 from tests._store_helpers import fill
@@ -228,3 +230,21 @@ def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_addr
     empty.close()  # joins the warm-up before closing the connections
     assert not empty._warm_up_thread.is_alive()
     assert len(empty._vectors) == 0
+
+
+@pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
+def test_the_servers_pgvector_indexes_propose_with_exact_scores(service):
+    """On PostgreSQL the server's HNSW indexes propose the candidates (no graph on this machine); every
+    similarity stays exact, through writes, deletions, merges and expiry."""
+    fill(service, 300)
+    service.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
+    index = VectorIndex(ServerGraphs(service.database, min_rows=100))
+    for query in QUERIES:
+        same_as_exact(service, index, query)
+    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.delete_entities(["entity 6"])
+    service.merge_entities(["entity 8"], "entity 9")
+    for query in QUERIES + ("zebra zeppelin xylophone",):
+        same_as_exact(service, index, query)
+        same_as_exact(service, index, query, now=time.time() + 7200)
+    assert not beside(service, "knn.npz").exists()

@@ -54,6 +54,7 @@ from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.schema import put_setting
 from limbic.core.vectors.approximate import GraphBuilder
+from limbic.core.vectors.server_graph import ServerGraphs
 from limbic.core.vectors.upkeep import VectorUpkeep
 from limbic.core.vectors.vector_index import VectorIndex
 
@@ -95,7 +96,8 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self.changes = ChangeFeed(database.path, address=getattr(database, "address", None))
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
-        self._vectors = VectorIndex(GraphBuilder(database.path))
+        self._vectors = VectorIndex(ServerGraphs(database) if getattr(database, "backend", "") == "postgresql"
+                                    else GraphBuilder(database.path))
         self._warm_up_thread: threading.Thread | None = None
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
         self._sweeper = None

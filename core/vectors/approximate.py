@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -69,6 +69,15 @@ def fingerprints(unit: np.ndarray) -> np.ndarray:
         out[start : start + _FINGERPRINT_ROWS] = (bits[start : start + _FINGERPRINT_ROWS].astype(np.uint64) * mix).sum(
             axis=1, dtype=np.uint64)
     return out
+
+
+class Proposer(Protocol):
+    """What proposes KNN candidates for a block: a faiss graph bound to it (:class:`BoundGraph`), or the
+    server's pgvector indexes (:class:`~limbic.core.vectors.server_graph.ServerGraph`)."""
+
+    def propose(self, query: np.ndarray, wanted: int) -> np.ndarray:
+        """Block rows ``(r,) int64`` near ``query`` ``(d,) float32`` (unit length), for ``wanted`` entities."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

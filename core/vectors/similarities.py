@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from limbic.core.vectors.approximate import BoundGraph
+from limbic.core.vectors.approximate import Proposer
 from limbic.core.vectors.blocks import Block
 
 
@@ -80,7 +80,7 @@ class ApproximateSimilarities(Similarities):
 
     approximate = True
 
-    def __init__(self, main: Block, recent: Block, graph: BoundGraph, query: np.ndarray,
+    def __init__(self, main: Block, recent: Block, graph: Proposer, query: np.ndarray,
                  now: float) -> None:
         self._main, self._graph, self._query, self._now = main, graph, query, now
         self._main_sims = np.full(len(main.vectors.owner), np.nan, np.float32)  # nan: not scored yet

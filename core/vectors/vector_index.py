@@ -34,6 +34,7 @@ from limbic.core.store import expiry, reads, vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 from limbic.core.vectors import approximate
 from limbic.core.vectors.blocks import Block, Vectors
+from limbic.core.vectors.server_graph import ServerGraphs
 from limbic.core.vectors.similarities import ApproximateSimilarities, Similarities
 
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
@@ -96,8 +97,9 @@ class VectorIndex:
     passes :data:`COMPACT_SHARE` of the main block's rows, the two are merged into a new main block.
     """
 
-    def __init__(self, graphs: approximate.GraphBuilder | None = None) -> None:
-        """``graphs``: builds the HNSW graph of a large main block (:mod:`limbic.core.vectors.approximate`);
+    def __init__(self, graphs: approximate.GraphBuilder | ServerGraphs | None = None) -> None:
+        """``graphs``: builds the HNSW graph of a large main block (:mod:`limbic.core.vectors.approximate`), or
+        on PostgreSQL has the server's HNSW indexes propose (:mod:`limbic.core.vectors.server_graph`);
         ``None`` keeps every search an exact scan."""
         self.graphs = graphs
         self._lock = threading.Lock()

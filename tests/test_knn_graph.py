@@ -234,11 +234,14 @@ def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_addr
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
 def test_the_servers_pgvector_indexes_propose_with_exact_scores(service):
-    """On PostgreSQL the server's HNSW indexes propose the candidates (no graph on this machine); every
-    similarity stays exact, through writes, deletions, merges and expiry."""
+    """On PostgreSQL the server's HNSW indexes, built when the copy is large enough, propose the candidates (no
+    graph on this machine); every similarity stays exact, through writes, deletions, merges and expiry."""
     fill(service, 300)
     service.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
     index = VectorIndex(ServerGraphs(service.database, min_rows=100))
+    first = similarities(service, index, QUERIES[0], time.time())
+    assert not isinstance(first, ApproximateSimilarities)  # exact while the server builds its indexes
+    ready(service, index)
     for query in QUERIES:
         same_as_exact(service, index, query)
     service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])

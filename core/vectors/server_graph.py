@@ -2,27 +2,36 @@
 
 On SQLite a large block of held vectors gets a faiss HNSW graph that each process builds (or binds from
 ``<database>-knn.npz``) to propose KNN candidates (:mod:`limbic.core.vectors.approximate`). On PostgreSQL the
-server already keeps an HNSW index (``vector_cosine_ops``) on ``entity_embeddings`` and
-``observation_embeddings``, shared by every process on every machine and kept current by each write, so it
-proposes instead: nothing to build, no file on the machine. Exactly as with the faiss graph, proposals only
-choose which entities enter the KNN pool; every proposed entity is then scored exactly from all of its float32
-rows in the process's copy, so no similarity shown is approximate.
+server keeps HNSW indexes (``vector_cosine_ops``) on ``entity_embeddings`` and ``observation_embeddings``
+instead, shared by every process on every machine and kept current by each write: nothing is built on the
+machine and no file is kept there. Exactly as with the faiss graph, proposals only choose which entities enter
+the KNN pool; every proposed entity is then scored exactly from all of its float32 rows in the process's copy,
+so no similarity shown is approximate.
 
-Below :data:`~limbic.core.vectors.approximate.APPROXIMATE_FROM` held rows the exact scan of the copy runs
-instead, as on SQLite: measured at 10k Debian entities (60,044 vectors), the copy's exact product answers a
-whole search faster than one HNSW query to the server (docs/performance.md "Team memory on PostgreSQL").
+Below :data:`~limbic.core.vectors.approximate.APPROXIMATE_FROM` held rows the exact scan of the copy runs, as on
+SQLite, and the tables have no HNSW index: measured at 10k Debian entities (60,044 vectors), one HNSW query to
+the server (4.5 ms) costs more than the copy's whole exact scan, and the index (98 MB, larger than the table)
+would only slow every write down. The first process to hold a larger copy builds the indexes on the server
+(``CREATE INDEX CONCURRENTLY``: writes go on meanwhile) on a thread of its own, and scans exactly until they
+are valid.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import threading
 from typing import Any
 
 import numpy as np
 
 from limbic.core.store.database import Database
+from limbic.core.store.postgres.database import connect
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE
 from limbic.core.vectors.approximate import APPROXIMATE_FROM, MIN_PROPOSED, PROPOSED_PER_RESULT, vector_keys
 
+log = logging.getLogger(__name__)
+INDEXES = {OBSERVATION_VECTOR_TABLE: f"{OBSERVATION_VECTOR_TABLE}_hnsw", VECTOR_TABLE: f"{VECTOR_TABLE}_hnsw"}
 MAX_EF_SEARCH = 1000
 """pgvector's largest ``hnsw.ef_search``: the most candidates one index scan can return."""
 
@@ -63,13 +72,17 @@ class ServerGraphs:
         self._database = database
         self.min_rows = min_rows
         self._bound: tuple[Any, ServerGraph] | None = None
+        self._indexed = False
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     def graph_for(self, vectors: Any) -> ServerGraph | None:
-        """The proposer of a block's ``vectors`` (with ``owner`` and ``observation``), or None for a small block."""
+        """The proposer of a block's ``vectors`` (with ``owner`` and ``observation``), or None for a small block
+        or while the server's indexes are being built (asks for them)."""
         bound = self._bound
         if bound is not None and bound[0] is vectors:
             return bound[1]
-        if len(vectors.owner) < self.min_rows:
+        if len(vectors.owner) < self.min_rows or not self._indexes_ready():
             return None
         keys = vector_keys(vectors.owner, vectors.observation)
         order = np.argsort(keys, kind="stable")
@@ -77,5 +90,46 @@ class ServerGraphs:
         self._bound = (vectors, graph)
         return graph
 
+    def _indexes_ready(self) -> bool:
+        if self._indexed:
+            return True
+        valid = self._database.read().execute(
+            "SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname IN (SELECT value FROM json_each(?)) AND i.indisvalid",
+            (json.dumps(list(INDEXES.values())),)).get
+        self._indexed = int(valid) == len(INDEXES)
+        if not self._indexed:
+            with self._lock:
+                if self._thread is None or not self._thread.is_alive():
+                    self._thread = threading.Thread(target=self._build, name="limbic-pg-hnsw", daemon=True)
+                    self._thread.start()
+        return self._indexed
+
+    def _build(self) -> None:
+        """Build the missing (or failed) HNSW indexes on the server, on a connection of this thread's own."""
+        try:
+            raw = connect(self._database.address)  # type: ignore[attr-defined]
+        except Exception as exc:  # the server is away: the next search asks again
+            log.info("HNSW indexes not built now: %s", exc)
+            return
+        try:
+            for table, name in INDEXES.items():
+                building = raw.execute("SELECT count(*) FROM pg_stat_progress_create_index p JOIN pg_class c "
+                                       "ON c.oid = p.index_relid WHERE c.relname = %s", (name,)).fetchone()
+                invalid = raw.execute("SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                                      "WHERE c.relname = %s AND NOT i.indisvalid", (name,)).fetchone()
+                if invalid and invalid[0] and building and not building[0]:  # a build that failed: start again
+                    raw.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+                raw.execute(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} "
+                            "USING hnsw (embedding vector_cosine_ops)")
+            log.debug("HNSW indexes ready")
+        except Exception:
+            log.exception("building the HNSW indexes failed; searches scan the vector copy exactly")
+        finally:
+            raw.close()
+
     def wait(self, timeout: float | None = None) -> None:
-        """Nothing is built on this machine: returns at once."""
+        """Wait for a build of the server's indexes under way (tests, benchmarks)."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)

@@ -173,7 +173,7 @@ def main() -> int:
     parser.add_argument("--chunk", type=int, default=20, help="calls in a row on one backend before switching")
     parser.add_argument("--warmup", type=int, default=20, help="searches per server before measuring")
     parser.add_argument("--import-entities", type=int, default=2000, help="Debian packages in the imported graph")
-    parser.add_argument("--import-rounds", type=int, default=1, help="imports per backend")
+    parser.add_argument("--import-rounds", type=int, default=1, help="imports per backend (0: none)")
     parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL databases (addresses printed)")
     parser.add_argument("--out", type=Path, default=HERE / "out")
     args = parser.parse_args()
@@ -202,9 +202,10 @@ def main() -> int:
     try:
         results.update(anyio.run(interleaved, addresses, names, args.calls, args.chunk, args.warmup, work))
         results["load_average"]["after_mcp"] = load()
-        jsonl = graph_file(out, args.import_entities)
-        results["import"] = imports(jsonl, work, args.import_rounds, args.keep)
-        results["load_average"]["after_import"] = load()
+        if args.import_rounds > 0:
+            jsonl = graph_file(out, args.import_entities)
+            results["import"] = imports(jsonl, work, args.import_rounds, args.keep)
+            results["load_average"]["after_import"] = load()
     finally:
         if not args.keep:
             for address in made:

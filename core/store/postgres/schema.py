@@ -4,8 +4,8 @@ Versions are rows of ``limbic_schema`` and carry the number of the SQLite schema
 (``core/store/migrations``), so both backends speak of one schema version. Migrations are the ordered
 ``postgres/migrations/NNN_*.sql`` files, each applied in one transaction while holding an advisory lock, so
 servers starting at once migrate once. The vector tables (``entity_embeddings``, ``observation_embeddings``:
-``rowid bigint``, ``embedding vector(d)``) are made when the first model writes; an HNSW index with cosine
-distance is built on each (docs/architecture.md "Storage backends").
+``rowid bigint``, ``embedding vector(d)``) are made when the first model writes; their HNSW indexes when a
+copy grows large enough to use them (:mod:`limbic.core.vectors.server_graph`).
 """
 
 from __future__ import annotations
@@ -87,7 +87,6 @@ def vector_dimension(conn: PgConnection, table: str) -> int | None:
 
 
 def create_vector_table(conn: PgConnection, table: str, dimension: int) -> None:
-    """Create ``table`` (``rowid bigint`` primary key, ``embedding vector(dimension)``) with an HNSW cosine
-    index, in the caller's transaction."""
+    """Create ``table`` (``rowid bigint`` primary key, ``embedding vector(dimension)``) in the caller's
+    transaction; its HNSW index comes once a copy is large enough to use it (core/vectors/server_graph.py)."""
     conn.raw.execute(f"CREATE TABLE {table} (rowid bigint PRIMARY KEY, embedding vector({int(dimension)}) NOT NULL)")
-    conn.raw.execute(f"CREATE INDEX {table}_hnsw ON {table} USING hnsw (embedding vector_cosine_ops)")

@@ -90,7 +90,9 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LIMBIC_REQUIRE_MODEL="1")
     run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py", "setup.py")
     check_static(env)
-    result = subprocess.run([str(PYTHON), "-m", "pytest", *rest], cwd=ROOT, env=env)
+    # one worker per core; a test file stays on one worker, so its module fixtures are built once
+    parallel = [] if any(arg.startswith(("-n", "--numprocesses")) for arg in rest) else ["-n", "auto", "--dist", "loadfile"]
+    result = subprocess.run([str(PYTHON), "-m", "pytest", *parallel, *rest], cwd=ROOT, env=env)
     return result.returncode
 
 

@@ -185,10 +185,6 @@ class Database(Transactions):
         with self._write_lock:
             self._writer.close()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     # --- writing -------------------------------------------------------------------------------
 
     def _begin(self, conn: apsw.Connection) -> None:

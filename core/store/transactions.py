@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -52,7 +53,7 @@ class WriteTransaction:
             self.entity_ids.update(int(i) for i in entity_ids)
 
 
-class Transactions:
+class Transactions(ABC):
     """The writer's side of a memory; a backend sets ``_writer`` (its write connection) and ``_closed``, and
     implements :meth:`_begin`."""
 
@@ -64,20 +65,26 @@ class Transactions:
         self._open: list[WriteTransaction] = []  # the writer's open transactions, outermost first
         self._owner: int | None = None  # thread holding an open write transaction
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @abstractmethod
     def _begin(self, conn: Any) -> None:
         """Start the outermost transaction, waiting for this memory's other writers.
 
         Raises:
             StoreBusyError: another writer kept its turn past the timeout.
         """
-        raise NotImplementedError
 
     def _before_commit(self, conn: Any) -> None:
         """What the backend does inside every transaction just before it commits (nothing by default)."""
+        return None
 
     def _announce(self, conn: Any, change_id: int) -> None:
         """Announce the logged change ``change_id`` to other processes, inside the transaction (nothing by
         default: SQLite's other processes poll the file)."""
+        return None
 
     def _rollback(self, conn: Any) -> None:
         if conn.in_transaction:

@@ -145,10 +145,6 @@ class PgDatabase(Transactions):
         with self._write_lock:
             self._writer.close()
 
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
     # --- writing -------------------------------------------------------------------------------
 
     def _begin(self, conn: PgConnection) -> None:

@@ -14,6 +14,7 @@ import time
 import pytest
 from _widgets_helpers import DAY
 
+from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
@@ -36,6 +37,7 @@ def memory(service):
     ])
     service.add_observations([("billing", [O("the billing service listens on port 9090")])])
     assert service.open_conflicts()[0] == 1
+    service.save_retention_params(RetentionParams(grace_days=0))  # the old notes count as written long ago
     return service
 
 

@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _settings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="change a forget/promote setting and save it (beta, half_life_hours, decay_model, alpha, "
-                        "tau_forget, tau_promote, promote_uses, promote_window_days, strength_step, …)")
+                        "tau_forget, tau_promote, promote_uses, promote_window_days, strength_step, grace_days, keep_used_days, "
+                        "protected_types=person,preference,…)")
 
 
 def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams:
@@ -115,7 +116,7 @@ def run_gc(args: argparse.Namespace) -> int:
         return 0
     print(f"{len(names):,} forget candidates {verb} {action}d" + (" (dry run: nothing changed)" if args.dry_run else ""))
     for c in candidates[:50]:
-        print(f"  {c.name}  score {c.score:.4f}  {c.hours_since_use / 24:.1f} days since use")
+        print(f"  {c.name}: {c.reason}")
     if len(candidates) > 50:
         print(f"  … and {len(candidates) - 50:,} more (--json lists them all)")
     return 0

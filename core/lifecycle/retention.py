@@ -7,6 +7,10 @@ impression), ``f`` the decay model (:func:`limbic.core.search.decay.model_curve`
 the last use, ``strength`` 0..2 (default 1, raised by each use, capped at 2). Below ``τ_forget`` a memory is a
 candidate to forget (archive or delete); at ``τ_promote`` or above, or with ``promote_uses`` uses within
 ``promote_window_days``, a candidate to promote (pin). Pure functions over numbers and numpy arrays.
+
+A low score is not enough to propose forgetting: the guards of :mod:`limbic.core.service.retention` keep what
+is new (``grace_days``), used lately (``keep_used_days``), pinned, of a protected type (``protected_types``) or
+tied to such a memory. :func:`duration` words a span of time for the reasons a person reads.
 """
 
 from __future__ import annotations
@@ -30,6 +34,11 @@ def _setting(default: float, low: float, high: float, help_text: str) -> Any:
     return field(default=default, metadata={"min": low, "max": high, "help": help_text})
 
 
+PROTECTED_TYPES = ("person", "preference", "identity", "decision")
+"""Entity types never proposed for forgetting (compared without case): who someone is, what they prefer, what
+was decided."""
+
+
 @dataclass(frozen=True, slots=True)
 class RetentionParams:
     """The constants of the retention score and its thresholds; the defaults are Mnemex's (a 3-day half-life)."""
@@ -46,9 +55,22 @@ class RetentionParams:
     promote_window_days: float = _setting(14, 1, 3_650, "the window of the usage rule, days")
     strength_step: float = _setting(0.1, 0.0, 2.0, "strength added by each use")
     promote_min_uses: float = _setting(2, 1, 10_000, "uses a memory needs before its score can promote it")
+    grace_days: float = _setting(30, 0, 3_650, "never propose forgetting what was written or imported this many "
+                                 "days ago or less")
+    keep_used_days: float = _setting(30, 0, 3_650, "never propose forgetting what was used (or whose related "
+                                     "memories were used) this many days ago or less, on the memory's clock")
+    protected_types: tuple[str, ...] = field(default=PROTECTED_TYPES, metadata={
+        "help": "entity types never proposed for forgetting, comma-separated (compared without case)"})
 
     def __post_init__(self) -> None:
+        types = self.protected_types
+        if isinstance(types, str) or not isinstance(types, tuple | list) \
+                or not all(isinstance(t, str) and t.strip() for t in types):
+            raise ValidationError(f"protected_types must be a list of entity types, got {types!r}")
+        object.__setattr__(self, "protected_types", tuple(dict.fromkeys(t.strip().lower() for t in types)))
         for f in dataclasses.fields(self):
+            if "min" not in f.metadata:
+                continue
             value = getattr(self, f.name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
                     or not f.metadata["min"] <= value <= f.metadata["max"]:
@@ -62,8 +84,12 @@ class RetentionParams:
     def from_dict(cls, data: dict[str, Any]) -> RetentionParams:
         """From a mapping; unknown keys raise :class:`ValidationError`, missing ones keep their defaults."""
         known_keys(data, (f.name for f in dataclasses.fields(cls)), "retention settings")
+        data = dict(data)
+        types = data.pop("protected_types", PROTECTED_TYPES)
+        if isinstance(types, str):  # ``--set protected_types=person,preference``
+            types = [t for t in types.split(",") if t.strip()]
         try:
-            return cls(**{k: float(v) for k, v in data.items()})
+            return cls(**{k: float(v) for k, v in data.items()}, protected_types=tuple(types))
         except (TypeError, ValueError) as exc:
             raise ValidationError(f"retention settings must be numbers: {exc}") from None
 
@@ -100,13 +126,13 @@ def decide(scores: np.ndarray, uses: np.ndarray, recent_uses: np.ndarray,
     for value, used, recent in zip(np.asarray(scores).tolist(), np.asarray(uses).tolist(),
                                    np.asarray(recent_uses).tolist(), strict=True):
         if value >= params.tau_promote and used >= params.promote_min_uses:
-            out.append((PROMOTE, f"score {value:.3g} ≥ {params.tau_promote:g}"))
+            out.append((PROMOTE, f"used often and lately: {times(used)} in all"))
         elif recent >= params.promote_uses:
-            out.append((PROMOTE, f"{recent:g} uses within {params.promote_window_days:g} days"))
+            out.append((PROMOTE, f"used {times(recent)} in the last {params.promote_window_days:g} days"))
         elif value < params.tau_forget:
-            out.append((FORGET, f"score {value:.3g} < {params.tau_forget:g}"))
+            out.append((FORGET, "rarely used and not lately"))
         else:
-            out.append((KEEP, f"score {value:.3g}"))
+            out.append((KEEP, "used lately enough"))
     return out
 
 
@@ -130,3 +156,23 @@ def hours_until_forgotten(uses: np.ndarray, hours: np.ndarray, strengths: np.nda
         if np.all(high - low <= np.maximum(1e-3 * low, 1.0 / 60)):
             break
     return np.where(~above(np.zeros_like(hours)), 0.0, np.where(never, np.inf, high))
+
+
+_UNITS = ((365.25 * 86_400.0, "year"), (30.44 * 86_400.0, "month"), (7 * 86_400.0, "week"), (86_400.0, "day"),
+          (3_600.0, "hour"), (60.0, "minute"))
+
+
+def duration(seconds: float) -> str:
+    """A span of time as a person says it: ``"10 minutes"``, ``"3 days"``, ``"8 months"``, ``"2 years"`` (the
+    largest unit that fits at least once, rounded down); under a minute ``"less than a minute"``."""
+    for size, unit in _UNITS:
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return "less than a minute"
+
+
+def times(count: float) -> str:
+    """``once``, ``twice``, ``7 times``."""
+    count = int(count)
+    return "once" if count == 1 else "twice" if count == 2 else f"{count:,} times"

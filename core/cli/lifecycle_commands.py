@@ -1,9 +1,11 @@
 """``limbic review`` and ``limbic gc``: the lifecycle from the command line (docs/lifecycle.md).
 
-``review [--json]`` lists what needs a person's decision — open contradictions, expired observations, forget and
-promote candidates (with the days until each would be forgotten), and every other kind registered in the queue.
+``review [--json] [--decide KEY OPTION]`` lists what needs a person's decision — open contradictions, expired observations, forget and
+promote candidates (with the days until each would be forgotten), and every other kind registered in the queue;
+``--decide`` settles one of them first, logged as a decision.
 ``gc`` sweeps the text of expired observations out of the indexes; with ``--archive`` or ``--delete`` it also
-acts on the forget candidates, as one transaction, and reports what changed (``--dry-run``: only what would).
+acts on the forget candidates, as one transaction recorded as one decision (``limbic undo`` restores every entity
+with its previous status), and reports what changed (``--dry-run``: only what would).
 Both take ``--set KEY=VALUE`` to change a forget/promote setting (saved for every client).
 """
 
@@ -17,7 +19,7 @@ from limbic.core.cli.common import open_service, print_json
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import MODES
 from limbic.core.lifecycle.retention import RetentionParams
-from limbic.core.service import MemoryService, review
+from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.service import retention as retention_review
 from limbic.core.service.entity_edits import DeleteEntities, SetStatus
 from limbic.core.store import expiry
@@ -29,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     review.add_argument("--kind", action="append", metavar="KIND", help="only this kind (repeatable)")
     review.add_argument("--limit", type=int, default=20, help="items listed per kind (default 20)")
     review.add_argument("--conflict-mode", choices=MODES, help="save the contradiction detector's mode")
+    review.add_argument("--decide", nargs=2, metavar=("KEY", "OPTION"),
+                        help="settle one listed decision with one of its options (logged: `limbic undo` takes it back)")
     _settings(review)
     review.set_defaults(handler=run_review)
 
@@ -70,12 +74,16 @@ def run_review(args: argparse.Namespace) -> int:
         _apply_settings(service, args.set)
         if args.conflict_mode:
             service.set_conflict_mode(args.conflict_mode, origin="cli")
+        decided = review.decide(service, *args.decide, origin="cli") if args.decide else None
         sections = review.review(service, args.kind, args.limit)
     finally:
         service.close()
     if args.json:
-        print_json({"sections": [s.to_dict() for s in sections]})
+        print_json({"sections": [s.to_dict() for s in sections],
+                    **({} if decided is None else {"decision": decided.decision_id})})
         return 0
+    if decided is not None:
+        print(f"{decided.description} (decision {decided.decision_id}; `limbic undo {decided.decision_id}` takes it back)")
     for section in sections:
         print(f"{section.kind}: {section.total:,}")
         for item in section.items:
@@ -95,17 +103,19 @@ def run_gc(args: argparse.Namespace) -> int:
             swept = [e.name for e in service.read_graph().entities if e.id in set(unswept)] if unswept else []
         else:
             swept = list(service.sweep_expired(origin="cli").entities)
+        decided = None
         candidates = retention_review.forget_candidates(service.retention(params, now=now), archived=args.delete) \
             if args.archive or args.delete else []
         names = [c.name for c in candidates]
         if names and not args.dry_run:
             edit = DeleteEntities(names) if args.delete else SetStatus(names, "archived")
-            edit.apply(service, origin="cli")
+            decided = decision_log.apply(service, edit, "forget", names, origin="cli")
     finally:
         service.close()
     action = "delete" if args.delete else "archive" if args.archive else None
     report = {"dryRun": args.dry_run, "swept": swept, "action": action,
-              "forget": [c.to_dict() for c in candidates]}
+              "forget": [c.to_dict() for c in candidates],
+              "decision": None if decided is None else decided.decision_id}
     if args.json:
         print_json(report)
         return 0
@@ -114,7 +124,8 @@ def run_gc(args: argparse.Namespace) -> int:
     if action is None:
         print("forget candidates are listed by `limbic review`; add --archive or --delete to act on them")
         return 0
-    print(f"{len(names):,} forget candidates {verb} {action}d" + (" (dry run: nothing changed)" if args.dry_run else ""))
+    print(f"{len(names):,} forget candidates {verb} {action}d" + (" (dry run: nothing changed)" if args.dry_run else "")
+          + ("" if decided is None else f"; `limbic undo {decided.decision_id}` takes it back"))
     for c in candidates[:50]:
         print(f"  {c.name}: {c.reason}")
     if len(candidates) > 50:

@@ -19,7 +19,7 @@ from limbic.core.paths import database_address
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
                       "eval_commands", "learning_commands", "lifecycle_commands", "curation_commands",
-                      "change_commands", "db_commands")
+                      "change_commands", "decision_commands", "db_commands")
 
 
 def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:

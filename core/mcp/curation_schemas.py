@@ -184,6 +184,7 @@ class SplitDoneOut(BaseModel):
 
     entityName: str
     created: list[str]
+    decision: int = Field(description="The decision's id in the log (undo_decision takes it back)")
     movedObservations: int
     movedRelations: int
     relationsCreated: list[RelationRef]

@@ -42,7 +42,8 @@ from limbic.core.mcp.tooling import (
     tool_annotations,
 )
 from limbic.core.search import presets
-from limbic.core.service import MemoryService
+from limbic.core.service import MemoryService, decision_log
+from limbic.core.service.entity_edits import MergeEntities
 
 
 def add_extended_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
@@ -81,7 +82,9 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
                        targetName: Annotated[Name, Field(description="The entity that absorbs them")]
                        ) -> Annotated[CallToolResult, EntityOut]:
         with refusals():
-            return result(entity_out(service.merge_entities(sourceNames, targetName, origin=current_origin())))
+            decision_log.apply(service, MergeEntities(sourceNames, targetName), "merge", [*sourceNames, targetName],
+                               origin=current_origin())
+            return result(entity_out(service.get_entity(targetName).entity))
 
     def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
                    status: Annotated[Status, Field(description="The new status")]
@@ -135,7 +138,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
         (merge_entities, "Merge Entities",
          "Merge entities into a target: observations and relations move to the target, the sources are "
-         "deleted.", tool_annotations(False, True)),
+         "deleted. Logged as a decision: undo_decision takes it back exactly.", tool_annotations(False, True)),
         (set_status, "Set Status",
          "Set the status of entities: active, paused, completed or archived (archived ones rank lower).", write),
         (end_relation, "End Relation",

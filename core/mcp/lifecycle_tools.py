@@ -1,5 +1,5 @@
-"""The lifecycle's MCP tools and result parts (docs/lifecycle.md): the ``conflicts`` of ``add_observations`` and
-``resolve_conflict``."""
+"""The lifecycle's MCP tools and result parts (docs/lifecycle.md, docs/curation.md "Decisions and undo"): the
+``conflicts`` of ``add_observations``, ``resolve_conflict`` and ``undo_decision``."""
 
 from __future__ import annotations
 
@@ -12,17 +12,23 @@ from pydantic import BaseModel, Field
 from limbic.core.lifecycle.contradictions import OPTIONS
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.tooling import current_origin, refusals, result, tool_annotations
-from limbic.core.service import MemoryService, review
+from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.store.conflicts import ConflictRow
-
-"""How long ``add_observations`` waits for its new observations' vectors to land and be checked; past it the
-result says how many checks are pending (their conflicts go to the review queue)."""
 
 
 class ResolvedOut(BaseModel):
     key: str
     option: str
     settled: bool
+    decision: int = Field(description="The decision's id in the log (undo_decision takes it back)")
+
+
+class UndoneOut(BaseModel):
+    decision: int
+    kind: str
+    description: str
+    madeAt: float
+    undone: bool
 
 
 def conflict_out(row: ConflictRow) -> dict[str, Any]:
@@ -34,7 +40,8 @@ def conflict_out(row: ConflictRow) -> dict[str, Any]:
 
 
 def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register ``resolve_conflict`` on ``server`` (one service call, the caller's origin (``current_origin()``))."""
+    """Register ``resolve_conflict`` and ``undo_decision`` on ``server`` (one service call each, the caller's
+    origin (``current_origin()``))."""
 
     def resolve_conflict(
         key: Annotated[str, Field(max_length=64, description="The conflict's key from add_observations' conflicts")],
@@ -43,9 +50,23 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
             "(the old one is kept as history, superseded by the new one), delete_old"))],
     ) -> Annotated[CallToolResult, ResolvedOut]:
         with refusals():
-            review.decide(service, key, option, origin=current_origin())
-        return result({"key": key, "option": option, "settled": True})
+            decided = review.decide(service, key, option, origin=current_origin())
+        return result({"key": key, "option": option, "settled": True, "decision": decided.decision_id})
+
+    def undo_decision(
+        decision: Annotated[int | None, Field(strict=True, ge=1, description=(
+            "The id of a decision you made (resolve_conflict, merge_entities and execute_entity_split return "
+            "it); default: your newest one still standing"))] = None,
+    ) -> Annotated[CallToolResult, UndoneOut]:
+        with refusals():
+            row = decision_log.undo(service, decision, origin=current_origin(), own=True)
+        return result({"decision": row.id, "kind": row.kind, "description": row.description,
+                       "madeAt": row.made_at, "undone": row.undone})
 
     add_strict_tool(server, resolve_conflict, title="Resolve Conflict", annotations=tool_annotations(False), description=(
         "Settle a contradiction that add_observations reported (its key and one of its options). Ask the user "
-        "which memory is right before choosing; the choice can be undone in Limbic Studio's Review view."))
+        "which memory is right before choosing. The choice is logged as a decision: undo_decision takes it back "
+        "exactly, as do `limbic undo` and the app."))
+    add_strict_tool(server, undo_decision, title="Undo Decision", annotations=tool_annotations(False), description=(
+        "Undo a decision you made (resolve_conflict, merge_entities, execute_entity_split) exactly: every row it "
+        "changed comes back. Default: your newest one not undone yet; another client's decisions are refused."))

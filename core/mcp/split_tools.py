@@ -19,7 +19,8 @@ from limbic.core.mcp.curation_schemas import (
 )
 from limbic.core.mcp.schemas import Content, Name, RelationIn, StrictIn
 from limbic.core.mcp.tooling import current_origin, refusals, relation_inputs, result, tool_annotations
-from limbic.core.service import MemoryService
+from limbic.core.service import MemoryService, decision_log
+from limbic.core.service.curation_edits import SplitEntity
 from limbic.core.service.splitting import SPLIT_RELATIONS, SplitPart
 from limbic.core.validation import MAX_ITEMS
 
@@ -82,8 +83,10 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
         with refusals():
             original = service.get_entity(entityName).entity.entity_type
             chosen = [SplitPart(p.name, p.entity_type or original, p.observations, p.relations) for p in chosen]
-            created = service.split_entity(entityName, chosen, relation_names=relationNames, origin=current_origin())
-        return result({"entityName": entityName, "created": [e.name for e in created],
+            decided = decision_log.apply(service, SplitEntity(entityName, chosen, relationNames), "split",
+                                         [entityName, *(p.name for p in chosen)], origin=current_origin())
+            created = [service.get_entity(p.name).entity for p in chosen]
+        return result({"entityName": entityName, "created": [e.name for e in created], "decision": decided.decision_id,
                        "movedObservations": sum(len(p.observations) for p in chosen),
                        "movedRelations": sum(len(p.relations) for p in chosen),
                        "relationsCreated": _created(entityName, [e.name for e in created], relationNames)})
@@ -104,7 +107,7 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
          "Split an entity into the given parts in one transaction: each part is created with its observations "
          "(moved from the original), related to the original (contains / part_of, or contiene / parte_de) and "
          "given the relations listed for it. Anything refused (a taken name, an observation the entity does not "
-         "have) leaves everything as it was.", write),
+         "have) leaves everything as it was. The split is logged as a decision: undo_decision takes it back.", write),
     ]
     for fn, title, description, annotations in tools:
         for name in (fn.__name__, f"{fn.__name__}_tool"):

@@ -1,18 +1,26 @@
 """Who changed what: the ``changes`` log of :class:`~limbic.core.service.MemoryService` read for people (the
-editor's *History* tab, ``limbic changes``). Each change carries its origin: ``gui`` (the app), ``cli``,
-``import``, ``system``, ``stdio`` (an MCP client over stdio) or ``mcp:NAME`` (over HTTP with the token NAME,
-docs/mcp.md "Teams").
+editor's *History* tab, ``limbic changes``), and the rows of the log of applied decisions (``limbic decisions``;
+applying and undoing them is :mod:`limbic.core.service.decision_log`). Each change carries its origin: ``gui``
+(the app), ``cli``, ``import``, ``system``, ``stdio`` (an MCP client over stdio) or ``mcp:NAME`` (over HTTP with
+the token NAME, docs/mcp.md "Teams").
 
 A mixin of ``MemoryService``; reading records nothing.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
 from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import Changes
-from limbic.core.store import history, reads
-from limbic.core.store.database import Database
+from limbic.core.store import decision_log, history, reads
+from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.decision_log import DecisionRow
+
+Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
 MAX_HISTORY = 10_000
 
@@ -35,6 +43,8 @@ class ChangeHistory:
     """The change log, for people (mixed into ``MemoryService``)."""
 
     database: Database
+    origin: str
+    _write: Write
 
     def recent_changes(self, limit: int = 100) -> list[Changes]:
         """The last ``limit`` (1–10,000) changes of the memory, newest first. Raises ValidationError."""
@@ -54,3 +64,39 @@ class ChangeHistory:
         if name not in ids:
             raise NotFoundError(f"entity {name!r} not found", [name])
         return history.entity_changes(conn, ids[name], limit)
+
+    # --- the log of applied decisions --------------------------------------------------------------
+
+    def log_decision(self, kind: str, description: str, subjects: Sequence[str], edit: str, *,
+                     origin: str | None = None) -> int:
+        """Record an applied decision (``edit``: the JSON of its edit) made by ``origin`` (default the service's);
+        returns its id. Meant inside the transaction that applies it (a savepoint of it)."""
+        by = origin or self.origin
+        return self._write("log_decision", by, lambda txn: decision_log.insert(
+            txn.conn, time.time(), by, kind, description, subjects, edit))
+
+    def decisions(self, limit: int = 100, *, origin: str | None = None) -> list[DecisionRow]:
+        """The last ``limit`` (1–10,000) applied decisions, newest first, only ``origin``'s when given.
+        Raises ValidationError for a bad limit."""
+        return decision_log.recent(self.database.read(), _limit(limit), origin)
+
+    def decision_record(self, decision_id: int | None = None, *, origin: str | None = None) -> tuple[DecisionRow, str]:
+        """The decision ``decision_id`` and its edit's JSON, or (``None``) the newest one still standing, only
+        among ``origin``'s when given. Raises NotFoundError when there is none."""
+        conn = self.database.read()
+        if decision_id is None:
+            row = decision_log.last_standing(conn, origin)
+            if row is None:
+                raise NotFoundError("no decision to undo" + ("" if origin is None else f" made by {origin_label(origin)}"))
+            decision_id = row.id
+        if isinstance(decision_id, bool) or not isinstance(decision_id, int):
+            raise ValidationError(f"a decision id is a whole number, got {decision_id!r}")
+        found = decision_log.by_id(conn, decision_id)
+        if found is None:
+            raise NotFoundError(f"no decision {decision_id}")
+        return found
+
+    def mark_decision_undone(self, decision_id: int, *, origin: str | None = None) -> None:
+        """Record that the decision ``decision_id`` was undone now by ``origin`` (inside the undo's transaction)."""
+        by = origin or self.origin
+        self._write("log_decision", by, lambda txn: decision_log.mark_undone(txn.conn, decision_id, time.time(), by))

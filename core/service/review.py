@@ -5,7 +5,9 @@ are all things a person decides (docs/architecture.md "Review"). Each kind has a
 that finds its :class:`Decision` values (detection never writes) and turns a chosen option into an undoable
 :class:`~limbic.core.service.edits.Edit`. :func:`review` lists them for ``consolidation_report``,
 ``limbic review`` / ``limbic report`` and the app's Review view; :func:`decide` applies one option as one
-transaction and returns the applied edit, so the caller can revert it or keep it on an undo stack.
+transaction and returns the applied edit, so the caller can revert it or keep it on an undo stack. Both give
+the edit wrapped in :class:`~limbic.core.service.decision_log.Decided`: applying it records the decision in the
+log of applied decisions, which ``limbic undo`` and the MCP tool ``undo_decision`` undo from anywhere.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from limbic.core.errors import NotFoundError, ValidationError
-from limbic.core.service import curation_review, lifecycle_review
+from limbic.core.service import curation_review, decision_log, lifecycle_review
 from limbic.core.service.decisions import Decision, DecisionSource, ReviewSection
 
 if TYPE_CHECKING:
@@ -50,9 +52,9 @@ def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: in
 
 
 def decide(service: MemoryService, key: str, option: str, *, origin: str | None = None,
-           sources: Sequence[DecisionSource] | None = None) -> Edit:
-    """Settle the open decision ``key`` with ``option`` as one transaction; returns the applied edit
-    (``edit.revert(service)`` undoes it exactly).
+           sources: Sequence[DecisionSource] | None = None) -> decision_log.Decided:
+    """Settle the open decision ``key`` with ``option`` as one transaction, logged; returns the applied edit
+    (``edit.revert(service)`` undoes it exactly; its ``decision_id`` is its row in the log).
 
     Raises:
         NotFoundError: no open decision has that key (already settled, or the memory changed).
@@ -68,15 +70,14 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
         raise NotFoundError(f"no open decision {key!r}: it was settled or the memory changed")
     if option not in decision.options:
         raise ValidationError(f"{option!r} is not an option of {key!r}; options: {', '.join(decision.options)}")
-    edit = source.edit(service, decision, option)
-    edit.apply(service, origin=origin)
-    return edit
+    return decision_log.apply(service, source.edit(service, decision, option), decision.kind, decision.subjects,
+                              origin=origin)
 
 
 def edit_for(service: MemoryService, decision: Decision, option: str,
              sources: Sequence[DecisionSource] | None = None) -> Edit:
     """The undoable edit that settles ``decision`` with ``option``, not applied (the app's Review view applies it on
-    its undo stack).
+    its undo stack); applying it records the decision in the log.
 
     Raises:
         NotFoundError: no source handles the decision's kind.
@@ -85,4 +86,4 @@ def edit_for(service: MemoryService, decision: Decision, option: str,
     source = next((s for s in (SOURCES if sources is None else sources) if s.kind == decision.kind), None)
     if source is None:
         raise NotFoundError(f"no source of {decision.kind!r} decisions")
-    return source.edit(service, decision, option)
+    return decision_log.Decided(source.edit(service, decision, option), decision.kind, decision.subjects)

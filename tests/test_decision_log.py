@@ -1,0 +1,167 @@
+"""Every decision undoable, wherever it was made: ``resolve_conflict`` and ``execute_entity_split`` over MCP,
+``limbic gc --archive`` and ``limbic review --decide`` from the command line, the app's Review edits — each is one
+row of the decision log, and ``undo_decision`` / ``limbic undo`` take it back exactly (every row, ids and
+statuses included), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from _embedder_helpers import real_model_dir
+from _mcp_helpers import outcome, portal_client
+from _scoring_helpers import DAY
+
+from limbic.core.cli.main import main
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+from limbic.core.errors import ConflictError
+from limbic.core.lifecycle.retention import RetentionParams
+from limbic.core.mcp.server import build_server
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+from limbic.core.models import RelationInput as R
+from limbic.core.service import MemoryService, decision_log, review
+from limbic.core.service.entity_edits import MergeEntities
+from limbic.core.store.backend import open_database
+
+
+def state(service: MemoryService) -> tuple:
+    """Every stored row of every entity (observations, relations, usage, reflections, conflicts) and the open
+    conflicts: what an exact undo must give back."""
+    names = sorted(e.name for e in service.read_graph().entities)
+    return service.snapshot_entities(names), service.open_conflicts()
+
+
+def call(portal, client, tool: str, **arguments) -> dict:
+    return outcome(portal.call(client.call_tool, tool, arguments))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return OnnxEmbedder(real_model_dir())
+
+
+def test_resolve_conflict_over_mcp_is_undone_exactly(model, memory_address):
+    service = MemoryService(open_database(memory_address), model)
+    try:
+        service.create_entities([E("deploys", "Fact", (O("Production deploys go to AWS region us-east-1"),)),
+                                 E("infra", "Team", (O("owns the deploy pipeline"),))])
+        service.create_relations([R("infra", "deploys", "owns")])
+        service.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
+        service.wait_for_vectors()
+        before = state(service)
+        [conflict] = before[1][1]
+        with portal_client(build_server(service)) as (portal, client):
+            settled = call(portal, client, "resolve_conflict", key=f"contradiction:{conflict.id}", option="supersede")
+            assert not settled["error"] and settled["structured"]["settled"]
+            assert state(service) != before and service.open_conflicts()[0] == 0
+            [row] = service.decisions()
+            assert (row.id, row.kind, row.origin, row.undone) == (settled["structured"]["decision"], "contradiction",
+                                                                  "mcp", False)
+            undone = call(portal, client, "undo_decision")
+            assert not undone["error"] and undone["structured"]["undone"]
+            assert state(service) == before  # the old observation live again, weight 1.0, the conflict open
+            again = call(portal, client, "undo_decision")
+            assert again["error"] and "no decision to undo" in again["text"]
+        assert service.decisions()[0].undone_by == "mcp"
+    finally:
+        service.close()
+
+
+def test_a_split_over_mcp_is_undone_exactly_from_the_command_line(service, memory_address, capsys):
+    service.create_entities([E("Harbor", "Project", tuple(O(t) for t in (
+        "ingests buoy telemetry over Kafka", "Kafka consumer lag alerts at 5 minutes",
+        "the dashboard is built with Grafana", "Grafana panels show wave height")), status="paused"),
+        E("Kafka", "Tool", (O("event streaming"),))])
+    service.create_relations([R("Harbor", "Kafka", "uses")])
+    service.mark_used(["Harbor"])
+    service.wait_for_signals()
+    before = state(service)
+    parts = [{"name": "Harbor ingestion", "observations": ["ingests buoy telemetry over Kafka",
+                                                            "Kafka consumer lag alerts at 5 minutes"],
+              "relations": [{"from": "Harbor", "to": "Kafka", "relationType": "uses"}]},
+             {"name": "Harbor dashboards", "observations": ["the dashboard is built with Grafana",
+                                                             "Grafana panels show wave height"]}]
+    with portal_client(build_server(service)) as (portal, client):
+        done = call(portal, client, "execute_entity_split", entityName="Harbor", parts=parts)
+    assert not done["error"] and done["structured"]["created"] == ["Harbor ingestion", "Harbor dashboards"]
+    assert main(["--db", memory_address, "decisions", "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["kind"] == "split" and listed["id"] == done["structured"]["decision"] and not listed["undone"]
+    assert main(["--db", memory_address, "undo", str(listed["id"])]) == 0
+    assert "undone: split: split Harbor into 2 parts" in capsys.readouterr().out
+    assert state(service) == before  # the parts gone, Harbor whole again: ids, status, relation, usage
+    assert main(["--db", memory_address, "undo", str(listed["id"])]) == 2
+    assert "already undone by cli" in capsys.readouterr().err
+
+
+def test_gc_archive_keeps_each_status_and_is_undone_exactly(service, memory_address, capsys):
+    old = time.time() - 200 * DAY
+    service.create_entities([E("done task", "Task", (O("shipped"),), status="completed", created_at=old),
+                             E("paused task", "Task", (O("on hold"),), status="paused", created_at=old),
+                             E("old note", "Note", (O("a note"),), created_at=old),
+                             E("Sofia", "Person", (O("lives in Lisbon"),), created_at=old)])
+    service.save_retention_params(RetentionParams(grace_days=0))
+    before = state(service)
+    assert main(["--db", memory_address, "gc", "--archive", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert sorted(c["name"] for c in report["forget"]) == ["done task", "old note", "paused task"]
+    assert {e.name: e.status for e in service.read_graph().entities} == {
+        "done task": "archived", "paused task": "archived", "old note": "archived", "Sofia": "active"}
+    assert main(["--db", memory_address, "undo"]) == 0
+    assert f"(decision {report['decision']}, made by cli)" in capsys.readouterr().out
+    assert state(service) == before
+    assert {e.name: e.status for e in service.read_graph().entities}["done task"] == "completed"
+
+
+def test_undo_decision_refuses_another_callers_decision(service):
+    service.create_entities([E("a", "Note", (O("one"),)), E("b", "Note", (O("two"),)), E("c", "Note", (O("three"),))])
+    made = decision_log.apply(service, MergeEntities(["a"], "b"), "merge", ["a", "b"], origin="cli")
+    before = state(service)
+    with portal_client(build_server(service)) as (portal, client):
+        merged = call(portal, client, "merge_entities", sourceNames=["c"], targetName="b")
+        assert not merged["error"] and service.decisions()[0].kind == "merge"
+        assert not call(portal, client, "undo_decision")["error"]  # the caller's own merge
+        assert state(service) == before
+        refused = call(portal, client, "undo_decision", decision=made.decision_id)
+        assert refused["error"] and "made by cli" in refused["text"]
+        mine = call(portal, client, "undo_decision")
+        assert mine["error"] and "no decision to undo made by agent (MCP)" in mine["text"]
+    assert sorted(e.name for e in service.read_graph().entities) == ["b", "c"]  # the cli's merge stands
+    assert [d.undone for d in service.decisions() if d.origin == "cli"] == [False]
+
+
+def test_the_apps_undo_stack_and_the_log_agree(service):
+    service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+    service.save_retention_params(RetentionParams(grace_days=0))
+    [section] = review.review(service, ["forget"])
+    edit = review.edit_for(service, section.items[0], "archive")  # what the Review view pushes on its stack
+    edit.apply(service, origin="gui")
+    [row] = service.decisions()
+    assert (row.kind, row.origin, row.subjects, row.description) == ("forget", "gui", ("stale",), "set stale archived")
+    decision_log.undo(service, row.id, origin="cli")  # undone elsewhere …
+    assert service.get_entity("stale").entity.status == "active"
+    with pytest.raises(ConflictError, match="already undone by cli"):
+        edit.revert(service)  # … the app's undo does not undo it twice
+    assert service.get_entity("stale").entity.status == "active"
+
+
+def test_review_decide_from_the_command_line_is_logged(memory_address, capsys):
+    service = MemoryService(open_database(memory_address), HashingEmbedder())
+    try:
+        service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+        service.save_retention_params(RetentionParams(grace_days=0))
+        key = review.review(service, ["forget"])[0].items[0].key
+        before = state(service)
+    finally:
+        service.close()
+    assert main(["--db", memory_address, "review", "--kind", "forget", "--decide", key, "delete"]) == 0
+    assert "delete stale (decision 1;" in capsys.readouterr().out
+    assert main(["--db", memory_address, "undo", "1"]) == 0
+    service = MemoryService(open_database(memory_address), HashingEmbedder())
+    try:
+        assert state(service) == before
+    finally:
+        service.close()

@@ -196,3 +196,14 @@ def test_split_decisions_in_the_review_queue(alex):
     assert review.review(service, kinds=["split"])[0].total == 0
     keep.revert(service)
     assert review.review(service, kinds=["split"])[0].total == 1
+
+
+def test_parts_are_named_by_their_distinctive_terms_as_written():
+    texts = ["The slider animations use CSS transitions", "Slider animation timing is 300 ms",
+             "animations pause on hover in the slider", "Ocean theme colours for the slider",
+             "The ocean theme uses deep blue", "the ocean palette has five colours",
+             "Fixed the GitHub Actions cache", "GitHub Actions runs the tests on push", "added a GitHub Actions badge"]
+    terms = splitting.topic_terms(texts, np.array([0, 0, 0, 1, 1, 1, 2, 2, 2]), "Hero Slider")
+    # never the entity's own name, never two forms of one word, never what was done; a phrase as written
+    assert terms == [["Animations"], ["Ocean Theme"], ["GitHub Actions"]]
+    assert splitting.topic_name("Hero Slider", terms[2], 2, set()) == "Hero Slider - GitHub Actions"

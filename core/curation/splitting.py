@@ -9,12 +9,18 @@ observations each, is the one with the best cosine silhouette), either of their 
 (``TfidfVectorizer``, English and Spanish stop words, words of 4 letters or more) or of their stored embedding
 vectors, centred (an entity's observation vectors all embed its name: the shared part is taken out). Both were
 measured on the labelled entities of ``tests/fixtures/split_entities.json`` (docs/curation.md "Splitting");
-:data:`DEFAULT_METHOD` is the better one. Either way the topic names come from TF-IDF: the terms most
-characteristic of a topic against the others.
+:data:`DEFAULT_METHOD` is the better one. Either way a part is named by its distinctive terms, by class-based
+TF-IDF (c-TF-IDF, as BERTopic names its topics): each topic's observations are one document, a term's weight is its
+frequency in that document times ``log(1 + A / f)`` (``A`` the average number of words per topic, ``f`` the term's
+count in all topics), words and two-word phrases, keeping only terms found in at least two of the topic's
+observations (in one when no such term fits); of the best, a name takes one phrase or two words that are not forms of one another nor of the
+entity's own name, nor words that say what was done rather than what about (:data:`DEED_WORDS`), written as the
+observations write them (``GitHub``, ``CMakeLists``).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import unicodedata
 import warnings
@@ -23,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.cluster import SpectralClustering
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.metrics import silhouette_score
 
 from limbic.core.curation.stop_words import STOP_WORDS
@@ -39,6 +45,18 @@ NAME_TERMS = 2
 METHODS = ("vectors", "tfidf")
 DEFAULT_METHOD = "vectors"
 _WORD = rf"(?u)\b[^\W\d_]{{{MIN_WORD_LENGTH},}}\b"
+PHRASE_BONUS = 1.25
+"""A two-word phrase is preferred to its words when it is about as frequent (``GitHub Actions``, not ``Actions
+GitHub``)."""
+_NAME_WORD = r"(?u)\b[^\W\d_][\w]{2,}\b"  # a name may take a word of three letters or more (API, CLI, SQL)
+DEED_WORDS = frozenset("""
+add added adding adds change changed changes completed create created creates creating done enjoy enjoys fix
+fixed fixes fixing implement implemented implementing improved include included includes including like likes
+made make makes need needed needs remove removed removes set sets update updated updates use used uses using
+work worked working works want wants tried try alongside via within without etc also based new now
+añade añadió añadido añadir arregla arregló cambia cambió crea creó creado usa usó usar actualiza actualizó
+""".split())
+"""Words that say what was done to something rather than what it is about: never a part's name."""
 
 
 def type_key(entity_type: str) -> str:
@@ -100,38 +118,89 @@ def _ordered(labels: np.ndarray) -> np.ndarray:
     return np.array([order[label] for label in labels.tolist()], dtype=np.int64)
 
 
-def topic_terms(weights: np.ndarray, terms: np.ndarray, labels: np.ndarray, count: int = NAME_TERMS) -> list[list[str]]:
-    """The ``count`` most characteristic terms of each topic: highest mean TF-IDF weight inside the topic minus
-    the mean weight outside it (``weights`` ``(n, v)``, ``terms`` ``(v,)``). A topic without terms gets none."""
-    out: list[list[str]] = []
-    for label in range(int(labels.max()) + 1 if len(labels) else 0):
-        inside = labels == label
-        if not weights.shape[1]:
-            out.append([])
-            continue
-        score = weights[inside].mean(axis=0) - (weights[~inside].mean(axis=0) if (~inside).any() else 0.0)
-        best = [i for i in np.argsort(-score, kind="stable")[:count] if score[i] > 0]
-        out.append([str(terms[i]) for i in best])
+def _stem(word: str) -> str:
+    word = word.casefold()
+    for ending in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two words are forms of one another: equal stems, or a shared beginning of at least 4 letters that leaves
+    at most 2 of the shorter one (``immune`` / ``immunity``, ``integrate`` / ``integration``)."""
+    x, y = _stem(a), _stem(b)
+    shared = len(os.path.commonprefix([a.casefold(), b.casefold()]))
+    return x == y or shared >= max(4, min(len(a), len(b)) - 2)
+
+
+def _surface(term: str, texts: Sequence[str]) -> str:
+    """``term`` (lower case) as the texts write it most often; capitalised when they write it in lower case."""
+    pattern = r"\s+".join(re.escape(w) for w in term.split())
+    found = re.findall(rf"(?<!\w){pattern}(?!\w)", " ".join(texts), re.IGNORECASE)
+    best = max(set(found), key=lambda f: (found.count(f), f), default=term) if found else term
+    best = " ".join(best.split())
+    return best if best != best.lower() else " ".join(w.capitalize() for w in best.split())
+
+
+def topic_terms(texts: Sequence[str], labels: np.ndarray, entity: str = "", count: int = NAME_TERMS) -> list[list[str]]:
+    """The name terms of each topic of ``texts`` (``labels`` ``(n,)``): by c-TF-IDF (module docstring), at most
+    ``count`` words in all (one two-word phrase, or words), none a form of another or of a word of ``entity``, none
+    of :data:`DEED_WORDS`; each as the texts write it. A topic without such terms gets none."""
+    k = int(labels.max()) + 1 if len(labels) else 0
+    docs = [" ".join(t for t, label in zip(texts, labels.tolist(), strict=True) if label == i) for i in range(k)]
+    vectorizer = CountVectorizer(token_pattern=_NAME_WORD, stop_words=sorted(STOP_WORDS | DEED_WORDS),
+                                 ngram_range=(1, 2), lowercase=True)
+    try:
+        counts = vectorizer.fit_transform(docs).toarray().astype(np.float64)
+        support = (vectorizer.transform(texts).toarray() > 0)
+    except ValueError:  # no word of three letters or more that is not a stop word
+        return [[] for _ in range(k)]
+    terms = vectorizer.get_feature_names_out()
+    words = counts[:, [i for i, t in enumerate(terms) if " " not in t]].sum(axis=1)
+    frequency = counts / np.maximum(words, 1.0)[:, None]
+    weight = frequency * np.log1p(words.mean() / np.maximum(counts.sum(axis=0), 1.0))[None, :]
+    weight *= np.array([PHRASE_BONUS if " " in t else 1.0 for t in terms])[None, :]
+    own = [w for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", entity) if len(w) >= 3]  # CamelCase, snake_case
+    out = []
+    for i in range(k):
+        inside = labels == i
+        seen = support[inside].sum(axis=0)
+        chosen: list[str] = []
+        for least in sorted({min(2, int(inside.sum())), 1}, reverse=True):  # terms of one observation if need be
+            for j in np.argsort(-(weight[i] * (seen >= least)), kind="stable"):
+                if seen[j] < least or weight[i, j] <= 0 or len(" ".join(chosen).split()) >= count:
+                    break
+                parts = str(terms[j]).split()
+                if len(parts) > count - len(" ".join(chosen).split()) or len(set(map(_stem, parts))) < len(parts) \
+                        or any(_alike(p, o) for p in parts for o in own + " ".join(chosen).split()):
+                    continue
+                chosen.append(str(terms[j]))
+            if chosen:
+                break
+        topic_texts = [t for t, label in zip(texts, labels.tolist(), strict=True) if label == i]
+        out.append([_surface(t, topic_texts) for t in chosen])
     return out
 
 
-def topics(texts: Sequence[str], vectors: np.ndarray | None, method: str = DEFAULT_METHOD) -> tuple[np.ndarray, list[list[str]], float, str]:
-    """Split ``texts`` into topics: ``(labels (n,) int64, terms per topic, silhouette, method used)``. ``method``
-    ``vectors`` clusters ``vectors`` ``(n, d)`` (rows for ``texts``, unit length), ``tfidf`` the TF-IDF rows;
-    ``vectors`` without vectors falls back to ``tfidf``."""
+def topics(texts: Sequence[str], vectors: np.ndarray | None, method: str = DEFAULT_METHOD,
+           entity: str = "") -> tuple[np.ndarray, list[list[str]], float, str]:
+    """Split ``texts`` into topics: ``(labels (n,) int64, name terms per topic, silhouette, method used)``.
+    ``method`` ``vectors`` clusters ``vectors`` ``(n, d)`` (rows for ``texts``, unit length), ``tfidf`` the TF-IDF
+    rows; ``vectors`` without vectors falls back to ``tfidf``. ``entity``: the name the parts' names leave out."""
     if method not in METHODS:
         raise ValueError(f"unknown split method {method!r}")
-    weights, terms = tfidf(texts)
+    weights, _ = tfidf(texts)
     used = method if method == "tfidf" or vectors is not None else "tfidf"
     points = weights if used == "tfidf" else np.asarray(vectors, dtype=np.float64)
     labels, quality = cluster(points - points.mean(axis=0) if used == "vectors" and len(points) else points)
-    return labels, topic_terms(weights, terms, labels), quality, used
+    return labels, topic_terms(texts, labels, entity), quality, used
 
 
 def topic_name(entity: str, terms: Sequence[str], index: int, taken: set[str]) -> str:
     """``"<entity> - Term Term"`` (``"<entity> - topic N"`` without terms), made unique against ``taken``
     (compared ignoring case)."""
-    base = f"{entity} - {' '.join(t.capitalize() for t in terms)}" if terms else f"{entity} - topic {index + 1}"
+    base = f"{entity} - {' '.join(terms)}" if terms else f"{entity} - topic {index + 1}"
     name, extra = base, 2
     while name.casefold() in taken:
         name, extra = f"{base} {extra}", extra + 1

@@ -1,6 +1,6 @@
-"""Stop words for the topics of an entity split: scikit-learn's English list and a Spanish list (the words of
-four letters or more that carry no topic: articles, pronouns, prepositions, conjunctions, common adverbs and
-the forms of ser, estar, haber and tener). Shorter words never count as terms (minimum word length 4)."""
+"""Stop words for the topics of an entity split: scikit-learn's English list and a Spanish list (the words that
+carry no topic: articles, pronouns, prepositions, conjunctions, common adverbs and the forms of ser, estar, haber
+and tener). Topics are found from words of four letters or more; a part's name may take words of three."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ tenía teníais teníamos tenían tenías tenida tenidas tenido tenidos teniendo
 todavía todo todos tras tuve tuviera tuvierais tuviéramos tuvieran tuvieras tuvieron tuviese tuvieseis
 tuviésemos tuviesen tuvieses tuvimos tuviste tuvisteis tuvo tuya tuyas tuyo tuyos unas unos usted ustedes
 vosotras vosotros vuestra vuestras vuestro vuestros
+del las los una uno unos con por que qué sin sus mis tus nos les era eres fue han hay más mas muy ese esa eso
+son ser sea soy ahí allí aún cada dar ver
 """.split())
 
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | SPANISH

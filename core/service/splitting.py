@@ -169,7 +169,7 @@ class Splitting:
             vectors = self._observation_vectors(conn, [o.id for o in live]) if method == "vectors" else None
             taken = {n.casefold() for n, in conn.execute("SELECT name FROM entities")}
         threshold = splitting.threshold_for(entity.entity_type, self.split_thresholds())
-        labels, terms, quality, used = splitting.topics([o.content for o in live], vectors, method)
+        labels, terms, quality, used = splitting.topics([o.content for o in live], vectors, method, entity.name)
         if len(live) == 0 or int(labels.max()) == 0:
             return SplitProposal(entity.name, entity.entity_type, len(live), threshold, (),
                                  tuple(o.content for o in live), (), used, quality)

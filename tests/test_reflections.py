@@ -186,3 +186,15 @@ def test_a_bad_reflection_record_is_skipped_and_reported(service, tmp_path):
     assert report.reflections_added == 1
     assert len(report.skipped) == 3
     assert [r.content for r in service.all_reflections()] == ["fine"]
+
+
+def test_stop_words_match_nothing(memory_address):
+    service = MemoryService(open_database(memory_address))
+    try:
+        seed(service)
+        # "the", "did", "why" are in other reflections too; only "memory" and "cleaning" say what is meant
+        found = service.search_reflections("why did the memory need the cleaning")
+        assert [r.target_type for r, _ in found] == ["global"]
+        assert {r.entity for r, _ in service.search_reflections("the")} == {"Harbor", "Alice"}  # only stop words: kept
+    finally:
+        service.close()

@@ -4,15 +4,18 @@ A reflection is prose about one entity, one relation or the whole memory (mcp-me
 "ReflectionsMixin"). Its ``author`` is free text and its ``mood`` an open list; :data:`SUGGESTED_MOODS` are
 mcp-memory's moods, offered as suggestions only. A search ranks reflections like the memory's hybrid search
 does (mcp-memory docs "Hybrid search"): the full-text (BM25) ranking and the vector (cosine) ranking are
-fused with Reciprocal Rank Fusion, ``Σ 1/(k + rank)``.
+fused with Reciprocal Rank Fusion, ``Σ 1/(k + rank)``. The full-text side looks for the query's content words
+only (:func:`content_terms`): a reflection that shares nothing with the query but "the" or "her" is not a match.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from limbic.core import validation as check
+from limbic.core.curation.stop_words import STOP_WORDS
 from limbic.core.errors import ValidationError
 
 TARGET_TYPES = ("entity", "relation", "global")
@@ -70,3 +73,10 @@ def fuse(text_ranking: Sequence[int], similarities: dict[int, float], k: float, 
               for rid in text_rank.keys() | vector_rank.keys()]
     ranked.sort(key=lambda r: (-r.score, r.id))
     return ranked[:limit]
+
+
+def content_terms(terms: Sequence[str]) -> list[str]:
+    """The pieces of a query that are not stop words (English or Spanish, :mod:`limbic.core.curation.stop_words`,
+    compared without case and punctuation); all of them when every one is a stop word."""
+    kept = [t for t in terms if re.sub(r"[\W_]", "", t).casefold() not in STOP_WORDS]
+    return kept or list(terms)

@@ -19,7 +19,7 @@ from limbic.core.curation import reflections as rules
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import Reflection, RelationInput
-from limbic.core.search.full_text import fts_match_expression, matching, pg_matches
+from limbic.core.search.full_text import fts_terms, match_expression, matching, pg_matches
 from limbic.core.search.params import ScoringParams
 from limbic.core.store import reads, writes
 from limbic.core.store import reflections as rows
@@ -161,7 +161,7 @@ class Reflecting:
 
     def search_reflections(self, query: str, *, author: str | None = None, mood: str | None = None,
                            target_type: str | None = None, limit: int = 10) -> list[tuple[Reflection, rules.Ranked]]:
-        """Reflections matching ``query`` by keyword (FTS5, BM25) and by meaning (cosine of the vectors), the two
+        """Reflections matching ``query``'s content words (stop words left out) by keyword (FTS5, BM25) and by meaning (cosine of the vectors), the two
         rankings fused by RRF with the saved ``rrf_k`` (:func:`limbic.core.curation.reflections.fuse`); only those
         of ``author`` and ``mood`` (case-insensitive) and ``target_type`` when given. Full text only without a
         model. Raises ValidationError for an empty or too long query or a limit outside 1..1000."""
@@ -172,7 +172,7 @@ class Reflecting:
         wanted = self._filtered(author, mood, target_type)
         count = CANDIDATES_PER_RESULT * limit
         conn = self.database.read()
-        expression = fts_match_expression(text)
+        expression = match_expression(rules.content_terms(fts_terms(text)))
         found_text = [] if expression is None else (
             [r for r, _ in pg_matches(conn, "reflection_fts", expression)] if on_postgres(conn)
             else [int(r[0]) for r in matching(

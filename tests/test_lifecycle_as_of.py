@@ -83,5 +83,8 @@ def test_mcp_as_of(history):
         assert [e["name"] for e in found["entities"]] == ["deploys"]
         now = ok("search_nodes", {"query": "us-east-1"})
         assert now["entities"] == []
+        day_five = iso(T0 + 5 * DAY)[:10]  # a date alone is that day as it ended: day five's write is in it
+        assert "late" in [e["name"] for e in ok("read_graph", {"asOf": day_five})["entities"]]
+        assert "late" not in [e["name"] for e in ok("read_graph", {"asOf": iso(T0 + 4 * DAY)[:10]})["entities"]]
         refused = portal.call(client.call_tool, "read_graph", {"asOf": "yesterday"})
         assert refused.is_error and "ISO 8601" in refused.content[0].text

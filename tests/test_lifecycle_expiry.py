@@ -143,6 +143,9 @@ def test_mcp_accepts_expires_at_and_ttl_days(service):
         added = call("add_observations", {"observations": [
             {"entityName": "ticket", "contents": ["gone already"], "expiresAt": "2001-01-01T00:00:00Z"}]})
         assert added.structured_content["results"] == [{"entityName": "ticket", "addedObservations": ["gone already"]}]
+        assert added.structured_content["notes"] == [  # accepted, and the answer says what it means
+            "ticket: expiresAt 2001-01-01T00:00:00Z is in the past; 1 observation stored already expired "
+            "(kept as history, left out of reads and search)"]
         both = call("add_observations", {"observations": [
             {"entityName": "ticket", "contents": ["x"], "expiresAt": "2030-01-01", "ttlDays": 1}]})
         assert both.is_error and "not both" in both.content[0].text
@@ -151,6 +154,8 @@ def test_mcp_accepts_expires_at_and_ttl_days(service):
         assert bad.is_error and "ISO 8601" in bad.content[0].text
         opened = call("open_nodes", {"names": ["ticket"]}).structured_content
         assert opened["entities"][0]["observations"] == ["due soon"]  # the expired one is not current
+        shown = call("get_entity", {"name": "ticket"}).structured_content
+        assert {o["content"]: o["expired"] for o in shown["observations"]} == {"due soon": False, "gone already": True}
     observations = {o.content: o for o in service.get_entity("ticket").entity.observations}
     assert observations["due soon"].expires_at == pytest.approx(time.time() + 2 * 86_400, abs=60)
     assert observations["gone already"].expires_at == 978_307_200.0

@@ -9,6 +9,7 @@ from that moment on (mememory "Scoring & Recall", "Filter expired").
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 
 from limbic.core.errors import ValidationError
@@ -18,9 +19,14 @@ MAX_TTL_DAYS = 36_500.0
 """The longest time to live accepted (100 years)."""
 
 
-def parse_instant(text: object, what: str = "expiresAt") -> float:
+END_OF_DAY = 86_400.0 - 0.001
+"""Where a date without a time ends, in seconds after its midnight: 23:59:59.999."""
+
+
+def parse_instant(text: object, what: str = "expiresAt", *, end_of_day: bool = False) -> float:
     """An ISO 8601 date or date-time (``2026-03-01``, ``2026-03-01T12:00:00Z``, an offset, or naive = UTC) as
-    UTC unix seconds.
+    UTC unix seconds. A date without a time is its midnight (UTC), or with ``end_of_day`` its last millisecond
+    (23:59:59.999 UTC: ``asOf: "2026-11-27"`` is that day as it ended, its writes included).
 
     Raises:
         ValidationError: not a string, or not ISO 8601.
@@ -34,7 +40,11 @@ def parse_instant(text: object, what: str = "expiresAt") -> float:
                               "e.g. 2026-03-01T12:00:00Z") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    whole_day = end_of_day and _DATE_ONLY.fullmatch(text.strip()) is not None
+    return moment.timestamp() + (END_OF_DAY if whole_day else 0.0)
+
+
+_DATE_ONLY = re.compile(r"\d{4}-?\d{2}-?\d{2}")
 
 
 def ttl_seconds(days: object) -> float:

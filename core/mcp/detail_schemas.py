@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +19,7 @@ class ObservationDetailOut(BaseModel):
     supersedes: int | None
     supersededAt: str | None
     expiresAt: str | None
+    expired: bool = Field(default=False, description="Past its expiry: history, left out of reads and search")
     weight: float
     createdAt: str | None
 
@@ -104,10 +106,12 @@ def inverse_relations(detail: EntityDetail) -> list[dict[str, Any]]:
              "active": r.active} for r in detail.relations if r.target == name and r.source != name]
 
 
-def detail_out(detail: EntityDetail) -> dict[str, Any]:
+def detail_out(detail: EntityDetail, now: float | None = None) -> dict[str, Any]:
     """Everything about one entity: ids, ISO timestamps, access (use) and impression statistics, degree,
-    the supersede chain, its project, strength and pin (docs/lifecycle.md)."""
+    the supersede chain, each observation's expiry and whether it has ``expired`` by ``now`` (UTC seconds, default
+    the present), its project, strength and pin (docs/lifecycle.md)."""
     entity = detail.entity
+    at = time.time() if now is None else now
     return {
         "id": entity.id,
         "name": entity.name,
@@ -129,6 +133,7 @@ def detail_out(detail: EntityDetail) -> dict[str, Any]:
                 "supersedes": o.supersedes,
                 "supersededAt": iso(o.superseded_at),
                 "expiresAt": iso(o.expires_at),
+                "expired": o.expires_at is not None and o.expires_at <= at,
                 "weight": o.weight,
                 "createdAt": iso(o.created_at),
             }

@@ -15,7 +15,7 @@ from pydantic import Field
 from limbic.core.lifecycle.expiry import parse_instant
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.detail_schemas import reflection_out
-from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs
+from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs, past_expiry_notes
 from limbic.core.mcp.lifecycle_tools import conflict_out
 from limbic.core.mcp.schemas import (
     AddObservationsOut,
@@ -70,7 +70,8 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                 for e in entities
             ]
             created = [entity_out(e) for e in service.create_entities(items, origin=current_origin())]
-        return result({"entities": created}, created)
+        notes = past_expiry_notes([(i.name, i.observations) for i in items])
+        return result({"entities": created, "notes": notes}) if notes else result({"entities": created}, created)
 
     def create_relations(relations: Annotated[list[RelationIn], Field(max_length=MAX_ITEMS)]
                          ) -> Annotated[CallToolResult, RelationsOut]:
@@ -89,9 +90,12 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
             added = service.add_observations(items, origin=current_origin())
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
         found, pending = service.conflicts_of(added)
-        if not found and not pending:
+        notes = past_expiry_notes(items)
+        if not found and not pending and not notes:
             return result({"results": results}, results)
         out: dict[str, Any] = {"results": results}
+        if notes:
+            out["notes"] = notes
         if found:
             out["conflicts"] = [conflict_out(c) for c in found]
         if pending:
@@ -187,7 +191,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
 
     def read_view(requested: str | None, as_of: str | None) -> dict:
         """The ``project`` / ``as_of`` keywords of a read: the requested project, else the server's."""
-        return {"project": requested or project, "as_of": None if as_of is None else parse_instant(as_of, "asOf")}
+        return {"project": requested or project, "as_of": None if as_of is None else parse_instant(as_of, "asOf", end_of_day=True)}
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
     for fn, title, description, annotations in (

@@ -1,7 +1,7 @@
 """``limbic review`` and ``limbic gc``: the lifecycle from the command line (docs/lifecycle.md).
 
 ``review [--json] [--decide KEY OPTION]`` lists what needs a person's decision — open contradictions, expired observations, forget and
-promote candidates (with the days until each would be forgotten), and every other kind registered in the queue;
+promote candidates (with how long until each would be proposed for forgetting), and every other kind registered in the queue;
 ``--decide`` settles one of them first, logged as a decision.
 ``gc`` sweeps the text of expired observations out of the indexes; with ``--archive`` or ``--delete`` it also
 acts on the forget candidates, as one transaction recorded as one decision (``limbic undo`` restores every entity
@@ -18,7 +18,7 @@ import time
 from limbic.core.cli.common import open_service, print_json
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import MODES
-from limbic.core.lifecycle.retention import RetentionParams
+from limbic.core.lifecycle.retention import RetentionParams, duration
 from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.service import retention as retention_review
 from limbic.core.service.entity_edits import DeleteEntities, SetStatus
@@ -87,8 +87,9 @@ def run_review(args: argparse.Namespace) -> int:
     for section in sections:
         print(f"{section.kind}: {section.total:,}")
         for item in section.items:
-            until = item.evidence.get("daysUntilForgotten") if item.kind in ("forget", "promote") else None
-            extra = f" · forgotten in {until:g} days" if isinstance(until, int | float) else ""
+            until = item.evidence.get("daysUntilForgotten") if item.kind == "promote" else None
+            extra = f" · proposed for forgetting in {duration(until * 86_400)} without use" \
+                if isinstance(until, int | float) and until > 0 else ""
             print(f"  {item.title}{extra}  [{' / '.join(item.options)}]  {item.key}")
     return 0
 

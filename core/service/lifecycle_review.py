@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import OPTIONS as CONFLICT_OPTIONS
+from limbic.core.lifecycle.retention import duration
 from limbic.core.models import iso
 from limbic.core.service import retention
 from limbic.core.service.decisions import Decision
@@ -69,9 +70,11 @@ class ExpiredSource:
     kind = "expired"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
-        total, rows = expiry.expired_rows(service.database.read(), time.time(), limit)
+        now = time.time()
+        total, rows = expiry.expired_rows(service.database.read(), now, limit)
         return total, [_decision(
-            kind=self.kind, key=f"{self.kind}:{oid}", title=f"{name}: “{content}” expired {(iso(at) or '')[:10]}",
+            kind=self.kind, key=f"{self.kind}:{oid}",
+            title=f"{name}: “{content}” expired {duration(now - at)} ago ({(iso(at) or '')[:10]})",
             subjects=(name,), evidence={"entity": name, "observation": content, "expiredAt": iso(at), "weight": weight},
             options=EXPIRED_OPTIONS, created_at=at) for oid, name, content, at, weight in rows]
 
@@ -106,7 +109,8 @@ class RetentionSource:
 
 
 FORGET = RetentionSource("forget", ("archive", "delete", "pin"), retention.forget_candidates)
-"""Memories whose retention score fell below τ_forget: archive (suggested), delete, or pin to keep."""
+"""Memories whose retention score fell below τ_forget and that no guard keeps (new, used lately, pinned, protected,
+tied to a protected or used memory): archive (suggested), delete, or pin to keep."""
 PROMOTE = RetentionSource("promote", ("pin",), retention.promote_candidates)
 """Memories used enough to keep for good: pin them (pinned memories are never forget candidates)."""
 

@@ -141,42 +141,43 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     keep_used = params.keep_used_days * DAY
 
     def guard(k: int, i: int, pinned: bool) -> tuple[str, float] | None:
-        """Why entity ``i`` (row ``k``) is kept whatever its score, and the hours that guard holds from now."""
+        """Why entity ``i`` (row ``k``) is kept whatever its score (the first guard that holds, in the module's
+        order), and the hours from now until no guard holds it any more (``inf``: never)."""
+        held: list[tuple[str, float]] = []
         if pinned:
-            return "pinned", math.inf
+            held.append(("pinned", math.inf))
         if i in protected:
-            return f"a {types[i]}: never proposed for forgetting", math.inf
+            held.append((f"a {types[i]}: never proposed for forgetting", math.inf))
         age = now - float(arrived[k])
         if age < params.grace_days * DAY:
             verb = "imported" if arrived[k] - created[k] > IMPORTED_AFTER else "written"
-            return (f"new: {verb} {_ago(age)}; kept at least {params.grace_days:g} days",
-                    (params.grace_days * DAY - age) / HOUR)
+            held.append((f"new: {verb} {_ago(age)}; kept at least {params.grace_days:g} days",
+                         (params.grace_days * DAY - age) / HOUR))
         idle = clock - last_use[i]
         if idle < keep_used:
-            return f"used {_ago(idle)}", (keep_used - idle) / HOUR
+            held.append((f"used {_ago(idle)}", (keep_used - idle) / HOUR))
         holder = next((n for n in sorted(neighbours[i]) if n in protected), None)
         if holder is not None:
-            return f"related to {names[holder]} (a {types[holder]})", math.inf
+            held.append((f"related to {names[holder]} (a {types[holder]})", math.inf))
         if i in named:
-            return f"named by {names[named[i]]} (a {types[named[i]]})", math.inf
+            held.append((f"named by {names[named[i]]} (a {types[named[i]]})", math.inf))
         busy = max(neighbours[i], key=lambda n: (last_use.get(n, -math.inf), -n), default=None)
         if busy is not None and clock - last_use[busy] < keep_used:
-            return (f"related to {names[busy]}, used {_ago(clock - last_use[busy])}",
-                    (keep_used - (clock - last_use[busy])) / HOUR)
-        return None
+            held.append((f"related to {names[busy]}, used {_ago(clock - last_use[busy])}",
+                         (keep_used - (clock - last_use[busy])) / HOUR))
+        return (held[0][0], max(h for _, h in held)) if held else None
 
     out = []
     for k, r in enumerate(found):
         i, pinned = int(r[0]), r[5] is not None
         decision, reason = decisions[k]
-        hold = math.inf if pinned or i in protected else float(until[k])
+        kept = guard(k, i, pinned)
+        hold = float(until[k]) if kept is None else max(float(until[k]), kept[1])
         if decision == retention.PROMOTE and (pinned or i in protected):
             decision, reason = retention.KEEP, "pinned" if pinned else f"a {types[i]}: kept without pinning"
         elif decision != retention.PROMOTE:
-            kept = guard(k, i, pinned)
             if kept is not None:
                 decision, reason = retention.KEEP, kept[0]
-                hold = max(float(until[k]), kept[1])
             elif decision == retention.FORGET:
                 reason = _forget_reason(int(accesses[k]), now - float(arrived[k]), now - float(created[k]),
                                         clock - last_use[i], arrived[k] - created[k] > IMPORTED_AFTER)

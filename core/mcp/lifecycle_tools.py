@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from limbic.core.lifecycle.contradictions import OPTIONS
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.tooling import current_origin, refusals, result, tool_annotations
+from limbic.core.models import iso
 from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.store.conflicts import ConflictRow
 
@@ -27,7 +28,7 @@ class UndoneOut(BaseModel):
     decision: int
     kind: str
     description: str
-    madeAt: float
+    madeAt: str
     undone: bool
 
 
@@ -61,7 +62,7 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
         with refusals():
             row = decision_log.undo(service, decision, origin=current_origin(), own=True)
         return result({"decision": row.id, "kind": row.kind, "description": row.description,
-                       "madeAt": row.made_at, "undone": row.undone})
+                       "madeAt": iso(row.made_at), "undone": row.undone})
 
     add_strict_tool(server, resolve_conflict, title="Resolve Conflict", annotations=tool_annotations(False), description=(
         "Settle a contradiction that add_observations reported (its key and one of its options). Ask the user "

@@ -172,3 +172,17 @@ def test_the_sample_memory_keeps_what_a_person_would(tmp_path):
         assert all("e-" not in x.reason and "score" not in x.reason for x in later)
     finally:
         service.close()
+
+
+def test_an_import_is_new_even_under_the_id_of_an_entity_deleted_long_ago(service):
+    old = time.time() - 400 * DAY
+    service.create_entities([E("first", "Note", (O("a"),), created_at=old)])
+    later = {x.name: x for x in service.retention(now=time.time() + 40 * DAY)}
+    assert later["first"].decision == "forget"
+    first_id = later["first"].entity_id
+    with service.database.write("cli", "backdate") as txn:  # as if "first" had been written 400 days ago
+        txn.conn.execute("UPDATE changes SET at = ?", (old,))
+    service.delete_entities(["first"])
+    service.create_entities([E("second", "Note", (O("b"),), created_at=old)])  # takes the free id again
+    [again] = service.retention(now=time.time() + 10 * DAY)
+    assert again.entity_id == first_id and again.reason.startswith("new: imported")

@@ -8,7 +8,8 @@ month. A low score proposes forgetting only when no guard keeps the memory, chec
 
 1. pinned (promoted);
 2. its type is protected (``protected_types``: person, preference, identity, decision);
-3. new: written or imported (its first logged change) less than ``grace_days`` ago, on the wall clock;
+3. new: written or imported (:func:`limbic.core.store.retention.arrivals`) less than ``grace_days`` ago, on the
+   wall clock;
 4. used less than ``keep_used_days`` ago;
 5. related (an active relation) to a memory of a protected type, or named in one's current observations;
 6. related to a memory used less than ``keep_used_days`` ago.
@@ -113,7 +114,7 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     if not found:
         return []
     clock = min(now, rows.last_activity(conn) or now)
-    first = rows.first_changes(conn)
+    first = rows.arrivals(conn)
     ids = [int(r[0]) for r in found]
     names = {int(r[0]): str(r[1]) for r in found}
     types = {int(r[0]): str(r[9]) for r in found}

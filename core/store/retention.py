@@ -20,13 +20,17 @@ FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
 ORDER BY e.id
 """
 
-_FIRST_CHANGE_SQLITE = """
-SELECT CAST(j.value AS INTEGER), min(c.at) FROM changes c, json_each(c.entity_ids) j GROUP BY 1
+ARRIVING_OPS = ("create_entities", "upsert_entities", "create_entity", "import_file", "adopt_memory_file")
+"""Change-log ops that write entities anew: creating and importing (a file, or the memory file an MCP server
+adopts)."""
+_ARRIVED = """
+SELECT CAST(j.value AS {id_type}), coalesce(max(c.at) FILTER (WHERE c.op IN ({ops})), min(c.at))
+FROM changes c, {elements} j{alias} GROUP BY 1
 """
-_FIRST_CHANGE_POSTGRES = """
-SELECT CAST(j.value AS bigint), min(c.at) FROM changes c, jsonb_array_elements_text(CAST(c.entity_ids AS jsonb)) j(value)
-GROUP BY 1
-"""
+_OPS = ", ".join(f"'{op}'" for op in ARRIVING_OPS)
+_ARRIVED_SQLITE = _ARRIVED.format(id_type="INTEGER", ops=_OPS, elements="json_each(c.entity_ids)", alias="")
+_ARRIVED_POSTGRES = _ARRIVED.format(id_type="bigint", ops=_OPS, alias="(value)",
+                                    elements="jsonb_array_elements_text(CAST(c.entity_ids AS jsonb))")
 
 
 def usage(conn: apsw.Connection, since_day: str) -> list[tuple[Any, ...]]:
@@ -35,10 +39,12 @@ def usage(conn: apsw.Connection, since_day: str) -> list[tuple[Any, ...]]:
     return conn.execute(_USAGE, (since_day,)).fetchall()
 
 
-def first_changes(conn: apsw.Connection) -> dict[int, float]:
-    """``{entity id: time of the first logged change that touched it}`` (UTC seconds): when it was written or
-    imported into this memory, whatever ``created_at`` the import carried."""
-    sql = _FIRST_CHANGE_POSTGRES if on_postgres(conn) else _FIRST_CHANGE_SQLITE
+def arrivals(conn: apsw.Connection) -> dict[int, float]:
+    """``{entity id: when it was last written anew}`` (UTC seconds): the latest logged change of an
+    :data:`ARRIVING_OPS` op that touched it (an id reused after a deletion counts from its new entity; a
+    re-import counts as new), else its first logged change: when it came into this memory, whatever
+    ``created_at`` an import carried."""
+    sql = _ARRIVED_POSTGRES if on_postgres(conn) else _ARRIVED_SQLITE
     return {int(i): float(at) for i, at in conn.execute(sql)}
 
 

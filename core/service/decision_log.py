@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Changes
 from limbic.core.service.edits import Edit
@@ -50,6 +52,8 @@ def _encode(value: Any) -> Any:
         return {"$d": [[_encode(k), _encode(v)] for k, v in value.items()]}
     if value is None or isinstance(value, bool | int | float | str):
         return value
+    if isinstance(value, np.generic):  # a number that came out of an array
+        return value.item()
     raise ValidationError(f"a decision's edit holds a {type(value).__name__}, which the log cannot keep")
 
 

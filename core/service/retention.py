@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,60 +130,89 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     decisions = retention.decide(scores, uses, recent, params)
     until = retention.hours_until_forgotten(uses, hours, strengths, params)
 
-    protected = {i for i in ids if types[i].lower() in params.protected_types}
-    neighbours: dict[int, set[int]] = defaultdict(set)
-    for a, b in rows.active_pairs(conn):
-        neighbours[a].add(b)
-        neighbours[b].add(a)
-    named = _mentions(rows.texts_of_types(conn, params.protected_types, now), {i: names[i] for i in ids}) \
-        if protected else {}
-    last_use = dict(zip(ids, last.tolist(), strict=True))
-    keep_used = params.keep_used_days * DAY
+    pinned = np.array([r[5] is not None for r in found])
+    protected = np.array([types[i].lower() in params.protected_types for i in ids])
+    graph = _Neighbours(np.array(ids, dtype=np.int64), rows.active_pairs(conn))
+    named = _mentions(rows.texts_of_types(conn, params.protected_types, now), names) if protected.any() else {}
+    named_by = np.array([i in named for i in ids])
+    keep_used, grace = params.keep_used_days * DAY, params.grace_days * DAY
+    age, idle = now - arrived, clock - last
+    busy_idle = clock - graph.latest(last)
+    # the guards (module docstring), each a mask over the rows, and the hours each holds from now
+    new, used, busy = age < grace, idle < keep_used, busy_idle < keep_used
+    held_for_good = pinned | protected | graph.any(protected) | named_by
+    hold = np.maximum.reduce([until, np.where(held_for_good, np.inf, 0.0), np.where(new, (grace - age) / HOUR, 0.0),
+                              np.where(used, (keep_used - idle) / HOUR, 0.0),
+                              np.where(busy, (keep_used - busy_idle) / HOUR, 0.0)])
+    kept = held_for_good | new | used | busy
 
-    def guard(k: int, i: int, pinned: bool) -> tuple[str, float] | None:
-        """Why entity ``i`` (row ``k``) is kept whatever its score (the first guard that holds, in the module's
-        order), and the hours from now until no guard holds it any more (``inf``: never)."""
-        held: list[tuple[str, float]] = []
-        if pinned:
-            held.append(("pinned", math.inf))
-        if i in protected:
-            held.append((f"a {types[i]}: never proposed for forgetting", math.inf))
-        age = now - float(arrived[k])
-        if age < params.grace_days * DAY:
+    def guard(k: int) -> str:
+        """Why row ``k`` is kept whatever its score: the first guard that holds, in the module's order."""
+        i = ids[k]
+        if pinned[k]:
+            return "pinned"
+        if protected[k]:
+            return f"a {types[i]}: never proposed for forgetting"
+        if new[k]:
             verb = "imported" if arrived[k] - created[k] > IMPORTED_AFTER else "written"
-            held.append((f"new: {verb} {_ago(age)}; kept at least {params.grace_days:g} days",
-                         (params.grace_days * DAY - age) / HOUR))
-        idle = clock - last_use[i]
-        if idle < keep_used:
-            held.append((f"used {_ago(idle)}", (keep_used - idle) / HOUR))
-        holder = next((n for n in sorted(neighbours[i]) if n in protected), None)
-        if holder is not None:
-            held.append((f"related to {names[holder]} (a {types[holder]})", math.inf))
-        if i in named:
-            held.append((f"named by {names[named[i]]} (a {types[named[i]]})", math.inf))
-        busy = max(neighbours[i], key=lambda n: (last_use.get(n, -math.inf), -n), default=None)
-        if busy is not None and clock - last_use[busy] < keep_used:
-            held.append((f"related to {names[busy]}, used {_ago(clock - last_use[busy])}",
-                         (keep_used - (clock - last_use[busy])) / HOUR))
-        return (held[0][0], max(h for _, h in held)) if held else None
+            return f"new: {verb} {_ago(age[k])}; kept at least {params.grace_days:g} days"
+        if used[k]:
+            return f"used {_ago(idle[k])}"
+        around = graph.of(k)
+        holders = around[protected[around]]
+        if len(holders):
+            holder = int(holders.min())
+            return f"related to {names[ids[holder]]} (a {types[ids[holder]]})"
+        if named_by[k]:
+            return f"named by {names[named[i]]} (a {types[named[i]]})"
+        j = int(around[np.argmax(last[around])])
+        return f"related to {names[ids[j]]}, used {_ago(busy_idle[k])}"
 
     out = []
     for k, r in enumerate(found):
-        i, pinned = int(r[0]), r[5] is not None
+        i = ids[k]
         decision, reason = decisions[k]
-        kept = guard(k, i, pinned)
-        hold = float(until[k]) if kept is None else max(float(until[k]), kept[1])
-        if decision == retention.PROMOTE and (pinned or i in protected):
-            decision, reason = retention.KEEP, "pinned" if pinned else f"a {types[i]}: kept without pinning"
-        elif decision != retention.PROMOTE:
-            if kept is not None:
-                decision, reason = retention.KEEP, kept[0]
-            elif decision == retention.FORGET:
-                reason = _forget_reason(int(accesses[k]), now - float(arrived[k]), now - float(created[k]),
-                                        clock - last_use[i], arrived[k] - created[k] > IMPORTED_AFTER)
+        if decision == retention.PROMOTE and (pinned[k] or protected[k]):
+            decision, reason = retention.KEEP, "pinned" if pinned[k] else f"a {types[i]}: kept without pinning"
+        elif decision == retention.FORGET and kept[k]:
+            decision, reason = retention.KEEP, guard(k)
+        elif decision == retention.FORGET:
+            reason = _forget_reason(int(accesses[k]), float(age[k]), now - float(created[k]), float(idle[k]),
+                                    arrived[k] - created[k] > IMPORTED_AFTER)
         out.append(Retention(i, names[i], float(scores[k]), decision, reason, int(uses[k]), int(recent[k]),
-                             float(hours[k]), float(strengths[k]), str(r[2]), r[5], hold, types[i], float(arrived[k])))
+                             float(hours[k]), float(strengths[k]), str(r[2]), r[5], float(hold[k]), types[i],
+                             float(arrived[k])))
     return out
+
+
+class _Neighbours:
+    """The active relations as rows' neighbour lists (compressed rows, both directions): ``ids`` ``(n,)`` the
+    entity ids by row, ascending; ``pairs`` ``(from id, to id)``."""
+
+    def __init__(self, ids: np.ndarray, pairs: list[tuple[int, int]]) -> None:
+        ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+        ends = ends[np.isin(ends, ids).all(axis=1)]
+        a, b = np.searchsorted(ids, ends[:, 0]), np.searchsorted(ids, ends[:, 1])
+        source, target = np.concatenate([a, b]), np.concatenate([b, a])
+        order = np.argsort(source, kind="stable")
+        self._source, self._target = source[order], target[order]
+        self._starts = np.searchsorted(self._source, np.arange(len(ids) + 1))
+
+    def of(self, row: int) -> np.ndarray:
+        """The rows related to ``row``, ``(m,) int64``."""
+        return self._target[self._starts[row]:self._starts[row + 1]]
+
+    def latest(self, values: np.ndarray) -> np.ndarray:
+        """Per row, the largest of ``values`` ``(n,)`` over its neighbours (``-inf`` without any)."""
+        out = np.full(len(values), -np.inf)
+        np.maximum.at(out, self._source, values[self._target])
+        return out
+
+    def any(self, mask: np.ndarray) -> np.ndarray:
+        """Per row, whether a neighbour is in ``mask`` ``(n,) bool``."""
+        out = np.zeros(len(mask), dtype=bool)
+        np.logical_or.at(out, self._source, mask[self._target])
+        return out
 
 
 def _forget_reason(accesses: int, since_arrival: float, since_written: float, idle: float, imported: bool) -> str:

@@ -59,7 +59,7 @@ def last_activity(conn: apsw.Connection) -> float | None:
 
 def active_pairs(conn: apsw.Connection) -> list[tuple[int, int]]:
     """``(from id, to id)`` of every active relation."""
-    return [(int(a), int(b)) for a, b in conn.execute("SELECT from_id, to_id FROM relations WHERE active = 1")]
+    return conn.execute("SELECT from_id, to_id FROM relations WHERE active = 1").fetchall()
 
 
 def texts_of_types(conn: apsw.Connection, types: Sequence[str], now: float) -> list[tuple[int, str]]:

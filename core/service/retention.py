@@ -23,6 +23,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -189,7 +190,7 @@ class _Neighbours:
     """The active relations as rows' neighbour lists (compressed rows, both directions): ``ids`` ``(n,)`` the
     entity ids by row, ascending; ``pairs`` ``(from id, to id)``."""
 
-    def __init__(self, ids: np.ndarray, pairs: list[tuple[int, int]]) -> None:
+    def __init__(self, ids: np.ndarray, pairs: list[tuple[Any, ...]]) -> None:
         ends = np.array(pairs, dtype=np.int64).reshape(-1, 2)
         ends = ends[np.isin(ends, ids).all(axis=1)]
         a, b = np.searchsorted(ids, ends[:, 0]), np.searchsorted(ids, ends[:, 1])

@@ -57,7 +57,7 @@ def last_activity(conn: apsw.Connection) -> float | None:
     return max(found) if found else None
 
 
-def active_pairs(conn: apsw.Connection) -> list[tuple[int, int]]:
+def active_pairs(conn: apsw.Connection) -> list[tuple[Any, ...]]:
     """``(from id, to id)`` of every active relation."""
     return conn.execute("SELECT from_id, to_id FROM relations WHERE active = 1").fetchall()
 

@@ -68,6 +68,6 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
         "Settle a contradiction that add_observations reported (its key and one of its options). Ask the user "
         "which memory is right before choosing. The choice is logged as a decision: undo_decision takes it back "
         "exactly, as do `limbic undo` and the app."))
-    add_strict_tool(server, undo_decision, title="Undo Decision", annotations=tool_annotations(False), description=(
+    add_strict_tool(server, undo_decision, title="Undo Decision", annotations=tool_annotations(False, True), description=(
         "Undo a decision you made (resolve_conflict, merge_entities, execute_entity_split) exactly: every row it "
         "changed comes back. Default: your newest one not undone yet; another client's decisions are refused."))

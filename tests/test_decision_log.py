@@ -165,3 +165,20 @@ def test_review_decide_from_the_command_line_is_logged(memory_address, capsys):
         assert state(service) == before
     finally:
         service.close()
+
+
+@pytest.mark.parametrize("how", ["supersede", "merge"])
+def test_a_duplicate_decision_read_back_from_the_log_is_undone_exactly(service, how):
+    from limbic.core.service.curating import Member
+    from limbic.core.service.curation_edits import SupersedeDuplicates, merge_duplicates
+
+    service.create_entities([E("Harbor", "Project", (O("Ingest uses Kafka"), O("Ingest uses Apache Kafka"),
+                                                    O("Owned by the data team")))])
+    before = state(service)
+    members = [Member(o.id, "Harbor", o.content, o.kind, o.created_at)
+               for o in service.get_entity("Harbor").entity.observations[:2]]
+    edit = SupersedeDuplicates(members) if how == "supersede" else merge_duplicates(members)
+    made = decision_log.apply(service, edit, "duplicate", ["Harbor"], origin="gui")
+    assert state(service) != before
+    decision_log.undo(service, made.decision_id, origin="cli")  # the edit as the log keeps it, not the object
+    assert state(service) == before

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
+from limbic.core.store import scope
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import vector_dimension
 
@@ -67,14 +68,10 @@ def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[En
 
 
 def ids_by_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
-    """Exact-name lookup: ``{name: id}`` for the names that exist, in name order (bytewise)."""
-    if not names:
-        return {}
-    rows = conn.execute(  # the order SQLite's plan gives (its name index), written out for PostgreSQL
-        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name",
-        (json.dumps(list(names)),),
-    )
-    return dict(rows)
+    """Exact-name lookup in the view of the project the call is bound to (:mod:`limbic.core.store.scope`):
+    ``{name: id}`` for the names that resolve, in name order (bytewise). Raises ConflictError for a name
+    held by several projects when the call is bound to none."""
+    return scope.resolve(conn, names, scope.current())
 
 
 def entities_by_names(conn: apsw.Connection, names: Sequence[str]) -> list[Entity]:

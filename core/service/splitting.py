@@ -142,7 +142,7 @@ class Splitting:
         merged = {**self.split_thresholds(), **{splitting.type_key(k): v for k, v in (thresholds or {}).items()}}
         kept = self.kept_keys("split:")
         conn = self.database.read()
-        rows = conn.execute(
+        rows: list[tuple[Any, ...]] = conn.execute(
             "SELECT e.id, e.name, e.entity_type, count(*) FROM observations o JOIN entities e ON e.id = o.entity_id "
             "WHERE o.superseded_at IS NULL GROUP BY e.id").fetchall()
         shown = set(scope.visible(conn, [int(r[0]) for r in rows]))  # the project view of a bound call

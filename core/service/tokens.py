@@ -18,9 +18,9 @@ from typing import Any
 
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.store import tokens as rows
-from limbic.core.validation import label
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.tokens import NamedToken
+from limbic.core.validation import label
 
 LOCAL_TOKEN_NAME = "local"
 """The name of the per-install token file's token (never stored in the memory)."""

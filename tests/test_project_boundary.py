@@ -20,6 +20,7 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.service import MemoryService
+from limbic.core.service.review import review
 from limbic.core.store.backend import open_database
 
 
@@ -151,6 +152,8 @@ def test_a_binding_only_narrows(memory):
     with memory.scoped("beta"):
         assert [r.content for r in memory.all_reflections()] == ["projects are kept apart"]
         assert [r.content for r, _ in memory.search_reflections("backend love")] == ["projects are kept apart"]
+        [orphans] = review(memory, ["orphan"], 10)
+        assert [d.subjects for d in orphans.items] == [("Frontend",)]
     assert {e.name for e in memory.read_graph(project="beta").entities} == {"Frontend", "Postgres"}
 
 
@@ -193,6 +196,10 @@ def test_cli_import_and_export_for_a_project(memory_address, tmp_path, capsys):
         assert [o.content for o in alpha_backend(service).entity.observations] == ["alpha's backend is written in Go"]
     finally:
         service.close()
+    assert main(["--db", memory_address, "--project", "alpha", "search", "backend", "--json"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)["results"]] == ["Backend"]
+    assert main(["--db", memory_address, "--project", "beta", "search", "backend", "--project", "alpha"]) == 2
+    assert "out of its scope" in capsys.readouterr().err
     assert main(["--db", memory_address, "export"]) == 2  # two projects hold "Backend": one at a time
     assert "export one project at a time" in capsys.readouterr().err
     assert main(["--db", memory_address, "export", "--project", "beta"]) == 0

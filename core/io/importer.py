@@ -28,6 +28,7 @@ from limbic.core.io.parsers import ParsedEntity, ParsedObservation, ParsedRelati
 from limbic.core.io.reflection_records import apply_reflections
 from limbic.core.io.report import FileReport, ImportReport, ReportEntry
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.store import scope
 from limbic.core.validation import MAX_ITEMS
 
 Item = TypeVar("Item")
@@ -104,7 +105,8 @@ class _Importer:
     """Applies one parsed file; fills a :class:`FileReport`."""
 
     def __init__(self, service, result: ParseResult, counter: _Counter, project: str | None = None) -> None:
-        self.service, self.result, self.counter, self.project = service, result, counter, project
+        self.service, self.result, self.counter = service, result, counter
+        self.project = project if project is not None else scope.current()  # a bound call imports into its project
         self.label = Path(result.path).name if result.path else "input"
         self.report = FileReport(result.path or "input", format=result.format, lines=result.stats["lines"],
                                  parse_stats=Counter(result.stats))

@@ -229,7 +229,8 @@ class Splitting:
                 raise ValidationError(f"a {what} is given twice: {repeated[0][:80]}")
         with self.transaction("split_entity", origin=origin):
             current = self._split_checks(name, clean, names)
-            created = self.create_entities([EntityInput(p.name, p.entity_type) for p in clean])
+            project = self.get_entity(name).entity.project  # the parts belong to the entity's project
+            created = self.create_entities([EntityInput(p.name, p.entity_type, project=project) for p in clean])
             for part in clean:  # the service takes at most 1,000 observations per call
                 for chunk in _chunks(part.observations):
                     self.add_observations([(part.name, [_copy(current[o]) for o in chunk])])

@@ -109,6 +109,8 @@ def test_beta_writing_a_name_alpha_holds_makes_betas_own_entity(memory):
     with pytest.raises(ConflictError, match="'Backend' is held by projects 'alpha', 'beta'"):
         memory.get_entity("Backend")  # unbound, the name is ambiguous: never a silent pick
     assert memory.projects() == {"alpha": 1, "beta": 2}
+    opened = memory.open_nodes(["Backend"], project="alpha", record=False).entities  # a read may name the project
+    assert [(e.name, e.project) for e in opened] == [("Backend", "alpha")]
 
 
 def test_names_are_unique_per_project_and_the_projects_own_wins(service):

@@ -140,7 +140,7 @@ class ReadsAndUses:
         project, as_of = _view(project, as_of)
         conn = self.database.read()
         with conn:
-            found = reads.ids_by_names(conn, [check.name(n) for n in names])
+            found = scope.resolve(conn, [check.name(n) for n in names], project)  # names in the asked project's view
             ids = views.in_view(conn, list(dict.fromkeys(found[n] for n in names if n in found)),
                                 project=project, as_of=as_of)
             graph = Graph(tuple(views.entities(conn, ids, as_of=as_of)),

@@ -105,7 +105,8 @@ def resolve(conn: Any, names: Sequence[str], project: str | None) -> dict[str, i
             owners = ", ".join(repr(owner) for _, owner in holders)
             ambiguous.append(f"{name!r} is held by projects {owners}")
     if ambiguous:
-        raise ConflictError(f"{'; '.join(ambiguous)}; name the project (--project, or the project argument)")
+        raise ConflictError(f"{'; '.join(ambiguous)}; choose the project: --project on the command or the server, "
+                            "or the project argument of a read")
     return found
 
 

@@ -261,3 +261,26 @@ def test_an_old_file_migrates_to_names_per_project(tmp_path):  # SQLite only: th
     with pytest.raises(apsw.ConstraintError):
         raw = apsw.Connection(str(path))
         raw.execute("INSERT INTO entities(name, created_at, updated_at, project) VALUES ('Backend', 1, 1, 'alpha')")
+
+
+def test_a_beta_server_cannot_settle_alphas_contradiction(memory):
+    from limbic.core.store import conflicts
+
+    memory.add_observations([("Backend", [O("alpha's backend runs in eu-west-1"), O("alpha's backend runs in us-east-1")])])
+    ids = [o.id for o in alpha_backend(memory).entity.observations][-2:]
+    with memory.database.maintenance() as conn:
+        conflicts.insert(conn, ids[1], ids[0], 0.9, "region: eu-west-1 → us-east-1", "checkable", 1.0)
+    total, rows = memory.open_conflicts()  # the one inserted, and any the check found on the write
+    row = rows[0]
+    with memory.scoped("beta"):
+        assert memory.open_conflicts() == (0, [])
+        with pytest.raises(NotFoundError):
+            memory.conflict(row.id)
+        with pytest.raises(NotFoundError):
+            memory.settle_conflict(row.id, "delete_old")
+    with portal_client(build_server(memory, project="beta")) as (portal, client):
+        answer = outcome(portal.call(client.call_tool, "resolve_conflict", {"key": f"contradiction:{row.id}",
+                                                                            "option": "delete_old"}))
+        assert answer["error"] and "no open decision" in str(answer["text"])
+    assert memory.open_conflicts()[0] == total >= 1
+    assert len(alpha_backend(memory).entity.observations) == 3

@@ -125,8 +125,9 @@ class Lifecycle:
     def conflict(self, conflict_id: int) -> ConflictRow:
         """One stored conflict (open or settled). Raises NotFoundError when there is none (settled by deleting one
         of its observations, or never found)."""
-        row = conflicts.by_id(self.database.read(), conflict_id)
-        if row is None:
+        conn = self.database.read()
+        row = conflicts.by_id(conn, conflict_id)
+        if row is None or not _in_view(conn, row):
             raise NotFoundError(f"no conflict {conflict_id}")
         return row
 
@@ -142,7 +143,7 @@ class Lifecycle:
 
         def body(txn: WriteTransaction) -> None:
             row = conflicts.by_id(txn.conn, conflict_id)
-            if row is None or row.resolved_at is not None:
+            if row is None or row.resolved_at is not None or not _in_view(txn.conn, row):
                 raise NotFoundError(f"no open conflict {conflict_id}")
             touched = resolve.apply(txn.conn, row, option, time.time())
             conflicts.settle(txn.conn, conflict_id, option, time.time())
@@ -269,3 +270,8 @@ class Lifecycle:
         if self._sweeper is not None:
             self._sweeper.close()
             self._sweeper = None
+
+
+def _in_view(conn: Any, row: ConflictRow) -> bool:
+    """Whether the call's project view holds both observations of the conflict ``row`` (always when unbound)."""
+    return len(scope.visible_observations(conn, [row.observation_id, row.other_id])) == 2

@@ -75,6 +75,9 @@ def test_a_beta_server_cannot_read_or_change_alphas_entity(memory):
         assert "Backend" not in {r["name"] for r in found}
         assert {e["name"] for e in call("read_graph", {})["structured"]["entities"]} == {"Frontend", "Postgres"}
         assert call("read_graph", {"mode": "names"})["structured"]["names"] == ["Frontend", "Postgres"]
+        summary = call("read_graph", {"mode": "summary"})["structured"]["summary"]
+        assert (summary["entities"], summary["relations"], summary["observations"]) == (2, 0, 2)
+        assert summary["entityTypes"] == {"service": 1, "database": 1} and summary["embeddedEntities"] == 2
     after = alpha_backend(memory)
     assert after.entity == before.entity and after.relations == before.relations
 

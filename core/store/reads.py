@@ -166,18 +166,29 @@ def substring_test(text: str) -> tuple[str, str]:
 
 
 def stats(conn: apsw.Connection) -> GraphStats:
-    one = lambda sql: conn.execute(sql).get  # noqa: E731
+    """Counts of the memory, or of the project view of a call bound to a project (:mod:`.scope`: its entities and
+    the global ones, the relations between them, their observations)."""
+    binding = scope.current()
+    one = lambda sql: conn.execute(sql, view).get  # noqa: E731
+    view: tuple[str, ...] = () if binding is None else (binding,)
+    shown = "" if binding is None else "(project IS NULL OR project = ?1)"
+    entities = "entities" if binding is None else f"(SELECT * FROM entities WHERE {shown}) AS e"
+    of_shown = "" if binding is None else f" AND entity_id IN (SELECT id FROM entities WHERE {shown})"
+    ends = "" if binding is None else (f" AND from_id IN (SELECT id FROM entities WHERE {shown}) "
+                                       f"AND to_id IN (SELECT id FROM entities WHERE {shown})")
     has_vectors = vector_dimension(conn) is not None
     model = conn.execute("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
     return GraphStats(
-        entities=one("SELECT count(*) FROM entities"),
-        relations=one("SELECT count(*) FROM relations WHERE active = 1"),
-        observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NULL"),
-        superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
-        entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
-        statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
+        entities=one(f"SELECT count(*) FROM {entities}"),
+        relations=one(f"SELECT count(*) FROM relations WHERE active = 1{ends}"),
+        observations=one(f"SELECT count(*) FROM observations WHERE superseded_at IS NULL{of_shown}"),
+        superseded_observations=one(f"SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL{of_shown}"),
+        entity_types=dict(conn.execute(f"SELECT entity_type, count(*) FROM {entities} GROUP BY 1 ORDER BY 2 DESC",
+                                       view)),
+        statuses=dict(conn.execute(f"SELECT status, count(*) FROM {entities} GROUP BY 1", view)),
         embedded_entities=one(  # an entity vector, or at least one observation vector
-            "SELECT count(*) FROM entities e WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "
+            f"SELECT count(*) FROM {'entities e' if binding is None else entities} "
+            "WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "
             "OR e.id IN (SELECT entity_id FROM observation_embedding_meta)") if has_vectors else 0,
         embedding_model=model[0] if model else None,
     )

@@ -287,3 +287,28 @@ def test_a_beta_server_cannot_settle_alphas_contradiction(memory):
         assert answer["error"] and "no open decision" in str(answer["text"])
     assert memory.open_conflicts()[0] == total >= 1
     assert len(alpha_backend(memory).entity.observations) == 3
+
+
+def test_an_old_postgresql_memory_migrates_to_names_per_project(pg_address, monkeypatch):
+    from limbic.core.store.postgres import schema as pg_schema
+
+    shipped = pg_schema.shipped_migrations()
+    monkeypatch.setattr(pg_schema, "shipped_migrations", lambda: [m for m in shipped if m[0] <= 13])
+    old = MemoryService(open_database(pg_address), None)  # the memory as schema 13 left it
+    old.create_entities([E("Backend", "service", (O("written in Go"),), project="alpha")])
+    assert old.database.read().execute("SELECT max(version) FROM limbic_schema").get == 13
+    old.close()
+    monkeypatch.setattr(pg_schema, "shipped_migrations", lambda: shipped)
+    service = MemoryService(open_database(pg_address), None)
+    try:
+        assert service.database.read().execute("SELECT max(version) FROM limbic_schema").get == shipped[-1][0]
+        service.create_entities([E("Backend", "service", (O("written in Rust"),), project="beta")])
+        for project, text in (("alpha", "written in Go"), ("beta", "written in Rust")):
+            with service.scoped(project):
+                assert [o.content for o in service.get_entity("Backend").entity.observations] == [text]
+        service.add_token("ci", project="beta")
+        assert service.token_project("ci") == "beta"
+        with pytest.raises(ConflictError):
+            service.rename_entity("Backend", "Other")  # unbound: two projects hold the name
+    finally:
+        service.close()

@@ -5,6 +5,7 @@ entities, and names are unique per project, so beta writing a name alpha holds m
 from __future__ import annotations
 
 import json
+import os
 
 import anyio
 import apsw
@@ -289,9 +290,30 @@ def test_a_beta_server_cannot_settle_alphas_contradiction(memory):
     assert len(alpha_backend(memory).entity.observations) == 3
 
 
-def test_an_old_postgresql_memory_migrates_to_names_per_project(pg_address, monkeypatch):
+@pytest.fixture
+def empty_pg_address():
+    """A new PostgreSQL database without any schema (not made from the migrated template); skips without a
+    server."""
+    import psycopg
+    from _pg import _with_database, drop_database, server_dsn
+
+    try:
+        dsn = server_dsn()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    name = f"limbic_schema_13_{os.getpid()}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    address = _with_database(dsn, name)
+    yield address
+    drop_database(address)
+
+
+def test_an_old_postgresql_memory_migrates_to_names_per_project(empty_pg_address, monkeypatch):
     from limbic.core.store.postgres import schema as pg_schema
 
+    pg_address = empty_pg_address
     shipped = pg_schema.shipped_migrations()
     monkeypatch.setattr(pg_schema, "shipped_migrations", lambda: [m for m in shipped if m[0] <= 13])
     old = MemoryService(open_database(pg_address), None)  # the memory as schema 13 left it

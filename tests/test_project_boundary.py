@@ -160,6 +160,11 @@ def test_a_binding_only_narrows(memory):
         assert [r.content for r, _ in memory.search_reflections("backend love")] == ["projects are kept apart"]
         [orphans] = review(memory, ["orphan"], 10)
         assert [d.subjects for d in orphans.items] == [("Frontend",)]
+    memory.add_observations([("Backend", [O("alpha's secret expired", expires_at=1.0)]),
+                             ("Frontend", [O("beta's secret expired", expires_at=1.0)])])
+    with memory.scoped("beta"):
+        [expired] = review(memory, ["expired"], 10)
+        assert (expired.total, [d.subjects for d in expired.items]) == (1, [("Frontend",)])
     assert {e.name for e in memory.read_graph(project="beta").entities} == {"Frontend", "Postgres"}
 
 

@@ -3,6 +3,7 @@ report, entities stored, graph view updated live), exports in the three formats 
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -94,3 +95,29 @@ def test_export_failure_is_shown(qtbot, controller, tmp_path):
     dialog.export_button.click()
     qtbot.waitUntil(lambda: dialog.message.text().startswith("Export failed"), timeout=5000)
     assert dialog.export_button.isEnabled()
+
+
+def test_the_import_dialog_gives_each_file_its_project(qtbot, controller, service, tmp_path):
+    paths = []
+    for project in ("alpha", "beta"):
+        path = tmp_path / f"{project}.jsonl"
+        path.write_text(json.dumps({"type": "entity", "name": "Notes", "entityType": "doc",
+                                    "observations": [f"{project} notes"]}) + "\n")
+        paths.append(path)
+    dialog = ImportDialog(controller)
+    qtbot.addWidget(dialog)
+    dialog.set_paths(paths)
+    dialog.files.topLevelItem(0).setSelected(True)
+    dialog.set_project("alpha")
+    dialog.files.clearSelection()
+    dialog.files.topLevelItem(1).setSelected(True)
+    dialog.project_box.setEditText("beta")
+    dialog.set_project(dialog.project_box.currentText())
+    assert dialog.projects() == ["alpha", "beta"]
+    with qtbot.waitSignal(dialog.finished_import, timeout=10_000):
+        dialog.import_button.click()
+    assert dialog.report.ok
+    for project in ("alpha", "beta"):
+        with service.scoped(project):
+            entity = service.get_entity("Notes").entity
+        assert entity.project == project and [o.content for o in entity.observations] == [f"{project} notes"]

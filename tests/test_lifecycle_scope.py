@@ -69,8 +69,8 @@ def test_mcp_server_with_a_project(projects):
 
         names = {r["name"] for r in ok("search_semantic", {"query": "kubernetes helm"})["results"]}
         assert names == {"alpha deploy", "shared deploy"}
-        names = {r["name"] for r in ok("search_semantic", {"query": "kubernetes helm", "project": "beta"})["results"]}
-        assert names == {"beta deploy", "shared deploy"}
+        refused = portal.call(client.call_tool, "search_semantic", {"query": "kubernetes helm", "project": "beta"})
+        assert refused.is_error and "served for project 'alpha'" in refused.content[0].text
         assert {e["name"] for e in ok("read_graph", {})["entities"]} == {"alpha deploy", "shared deploy"}
         assert ok("open_nodes", {"names": ["beta deploy"]})["entities"] == []
         assert {e["name"] for e in ok("search_nodes", {"query": "deploy"})["entities"]} == {"alpha deploy", "shared deploy"}

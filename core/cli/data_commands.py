@@ -1,4 +1,5 @@
-"""``limbic import FILE... [--json]`` and ``limbic export [--format jsonl|graphml|gexf] [-o FILE] [--plain]``."""
+"""``limbic import FILE... [--json] [--project NAME]`` and ``limbic export [--format jsonl|graphml|gexf] [-o FILE]
+[--plain] [--project NAME]``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     importer.add_argument("files", nargs="+", metavar="FILE", help="memory file(s) to import")
     importer.add_argument("--json", action="store_true", help="print the full report as JSON")
+    importer.add_argument("--project", metavar="NAME", help="import into this project: entities without a project "
+                          "of their own belong to it, and names resolve to its entities and the global ones")
     importer.set_defaults(handler=run_import)
 
     exporter = subparsers.add_parser(
@@ -35,6 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     exporter.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: standard output)")
     exporter.add_argument("--plain", action="store_true",
                           help="JSONL without our extra fields (and without ended relations)")
+    exporter.add_argument("--project", metavar="NAME",
+                          help="export this project's memories and the global ones only")
     exporter.set_defaults(handler=run_export)
 
 
@@ -55,7 +60,7 @@ def run_import(args: argparse.Namespace) -> int:
 
     try:
         with service.deferred_vectors():
-            report = import_files(service, args.files, progress=progress)
+            report = import_files(service, args.files, progress=progress, project=args.project)
         bar.close()
         vectors = tqdm(total=service.pending_vectors(), unit="entity", desc="vectors", file=sys.stderr,
                        disable=not tty or not service.pending_vectors())
@@ -82,7 +87,8 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         if not args.output:
             try:
-                export_graph(service, args.format, sys.stdout.buffer, extras=not args.plain)
+                with service.scoped(args.project):
+                    export_graph(service, args.format, sys.stdout.buffer, extras=not args.plain)
                 sys.stdout.buffer.flush()
             except BrokenPipeError:  # the reader (e.g. ``head``) stopped early
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -91,7 +97,7 @@ def run_export(args: argparse.Namespace) -> int:
         target = Path(args.output)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
         try:
-            with os.fdopen(handle, "wb") as out:
+            with os.fdopen(handle, "wb") as out, service.scoped(args.project):
                 summary = export_graph(service, args.format, out, extras=not args.plain)
             os.replace(temporary, target)
         except BaseException:

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from limbic.core.errors import LimbicError
 from limbic.core.paths import database_address
+from limbic.core.store import scope
+from limbic.core.validation import label
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
                       "eval_commands", "learning_commands", "lifecycle_commands", "curation_commands",
@@ -31,6 +33,9 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
     )
     parser.add_argument("--db", metavar="ADDRESS", help="the memory: a database file, or a PostgreSQL URL "
                         "postgresql://user@host/database (default: the embedded file in the user data dir)")
+    parser.add_argument("--project", dest="bound_project", metavar="NAME",
+                        help="bind a sub-command to a project: it sees and changes that project's memories and the "
+                        "global ones only (docs/lifecycle.md \"Project scope\")")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
@@ -58,7 +63,9 @@ def run_command(args: argparse.Namespace) -> int:
         print(refused, file=sys.stderr)
         return 2
     try:
-        return int(args.handler(args) or 0)
+        project = None if args.bound_project is None else label(args.bound_project, "project")
+        with scope.bound(project):
+            return int(args.handler(args) or 0)
     except LimbicError as exc:
         print(f"limbic: error: {exc}", file=sys.stderr)
         return 2

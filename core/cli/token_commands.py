@@ -1,8 +1,9 @@
 """``limbic mcp token``: the bearer tokens of the MCP HTTP transport (docs/mcp.md "Teams").
 
 - ``limbic mcp token [--rotate]``: print (or replace) this machine's token file, the token named ``local``.
-- ``limbic mcp token add NAME``: a new named token, kept in the memory (``--db``) so that every
-  ``limbic mcp --http`` server on that memory accepts it; the secret is printed once.
+- ``limbic mcp token add NAME [--project P]``: a new named token, kept in the memory (``--db``) so that every
+  ``limbic mcp --http`` server on that memory accepts it; the secret is printed once. With ``--project`` every
+  call made with it is bound to that project (docs/lifecycle.md "Project scope").
 - ``limbic mcp token list [--json]``: the named tokens (names and dates, never secrets).
 - ``limbic mcp token revoke NAME``: servers refuse the token within seconds.
 """
@@ -28,6 +29,8 @@ def register(mcp_commands: argparse._SubParsersAction) -> None:
     sub = token.add_subparsers(dest="token_command", metavar="{add,list,revoke}")
     add = sub.add_parser("add", help="create a named token and print its secret (shown once)")
     add.add_argument("name", help="1-64 letters, digits, '-', '_' or '.' (who uses it: alice, ci-bot)")
+    add.add_argument("--project", metavar="NAME", help="bind the token to this project: its calls see and change "
+                     "that project's memories and the global ones only")
     add.set_defaults(handler=add_command)
     listing = sub.add_parser("list", help="list the named tokens (never their secrets)")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -54,12 +57,13 @@ def _service(args: argparse.Namespace):
 def add_command(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
-        secret = service.add_token(args.name)
+        secret = service.add_token(args.name, project=args.project)
     finally:
         service.close()
     print(secret)
+    bound = f"; its calls are bound to project {args.project!r}" if args.project else ""
     print(f"limbic: token {args.name!r} created; it will not be shown again. Clients send it as "
-          "'Authorization: Bearer <token>'; their writes are logged as mcp:" + args.name, file=sys.stderr)
+          "'Authorization: Bearer <token>'; their writes are logged as mcp:" + args.name + bound, file=sys.stderr)
     return 0
 
 
@@ -70,12 +74,13 @@ def list_command(args: argparse.Namespace) -> int:
     finally:
         service.close()
     if args.json:
-        print_json([{"name": t.name, "created": iso(t.created_at), "revoked": iso(t.revoked_at)} for t in tokens])
+        print_json([{"name": t.name, "created": iso(t.created_at), "revoked": iso(t.revoked_at), "project": t.project}
+                    for t in tokens])
         return 0
-    print(f"{'name':<24} {'created':<20} revoked")
-    print(f"{'local':<24} {'-':<20} -   (this machine's token file: `limbic mcp token`)")
+    print(f"{'name':<24} {'created':<20} {'revoked':<20} project")
+    print(f"{'local':<24} {'-':<20} {'-':<20} -   (this machine's token file: `limbic mcp token`)")
     for t in tokens:
-        print(f"{t.name:<24} {_when(t.created_at):<20} {_when(t.revoked_at) if t.revoked else '-'}")
+        print(f"{t.name:<24} {_when(t.created_at):<20} {_when(t.revoked_at) if t.revoked else '-':<20} {t.project or '-'}")
     return 0
 
 

@@ -43,13 +43,17 @@ class ExportSummary:
 
 
 def export_graph(service, fmt: str, out: BinaryIO, *, extras: bool = True) -> ExportSummary:
-    """Write the whole graph (ended relations included) to the binary stream ``out``.
+    """Write the whole graph (ended relations included) to the binary stream ``out``; in a call bound to a
+    project (``MemoryService.scoped``), that project's entities and the global ones.
 
-    ``fmt`` is one of ``jsonl``, ``graphml``, ``gexf``; anything else raises ValidationError.
+    ``fmt`` is one of ``jsonl``, ``graphml``, ``gexf``; anything else raises ValidationError. Relations name
+    their ends by name, so a graph in which projects share a name is refused (ValidationError naming them):
+    export it one project at a time.
     """
     if fmt not in FORMATS:
         raise ValidationError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
     graph = service.read_graph(include_ended=True)
+    _refuse_shared_names(graph)
     thoughts = service.all_reflections() if extras else []
     if fmt == "jsonl":
         for line in jsonl_lines(graph, extras=extras, reflections=thoughts):
@@ -61,6 +65,18 @@ def export_graph(service, fmt: str, out: BinaryIO, *, extras: bool = True) -> Ex
         else:
             nx.write_gexf(network, out, encoding="utf-8")
     return ExportSummary(fmt, len(graph.entities), len(graph.relations))
+
+
+def _refuse_shared_names(graph: Graph) -> None:
+    """Raise ValidationError when two entities of ``graph`` have one name (projects holding the same name)."""
+    holders: dict[str, list[str]] = defaultdict(list)
+    for entity in graph.entities:
+        holders[entity.name].append(entity.project or "global")
+    shared = sorted(name for name, owners in holders.items() if len(owners) > 1)
+    if shared:
+        owners = ", ".join(holders[shared[0]])
+        raise ValidationError(f"{len(shared)} name(s) are held by several projects (e.g. {shared[0]!r}: {owners}); "
+                              "relations name their ends by name, so export one project at a time (--project)")
 
 
 def jsonl_lines(graph: Graph, *, extras: bool = True, reflections: Sequence[Reflection] = ()) -> Iterator[str]:

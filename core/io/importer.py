@@ -8,6 +8,11 @@ endpoints (and entities only named by observation records) are matched case-inse
 the file and the database when exactly one name matches; otherwise a placeholder entity of type
 ``Unknown`` is created and listed. A second import of the same file adds nothing (duplicates of
 observations and active relations are skipped by the service; ended relations are looked up first).
+
+An import for a project (``project``) runs bound to it (``MemoryService.scoped``, docs/lifecycle.md "Project
+scope"): the file's entities that name no project of their own belong to it, names (relation endpoints too)
+resolve to that project's entities and the global ones, and another project's entities are neither seen nor
+changed (a record naming another project is refused and reported).
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from limbic.core.errors import ImportFormatError, LimbicError
+from limbic.core.errors import ImportFormatError, LimbicError, ValidationError
 from limbic.core.io.parsers import ParsedEntity, ParsedObservation, ParsedRelation, ParseResult, parse_file
 from limbic.core.io.reflection_records import apply_reflections
 from limbic.core.io.report import FileReport, ImportReport, ReportEntry
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.store import scope
 from limbic.core.validation import MAX_ITEMS
 
 Item = TypeVar("Item")
@@ -33,8 +39,12 @@ PLACEHOLDER_TYPE = "Unknown"
 Progress = Callable[[int, int, str], None]
 
 
-def import_files(service, paths: Sequence[str | Path], progress: Progress | None = None) -> ImportReport:
+def import_files(service, paths: Sequence[str | Path], progress: Progress | None = None,
+                 project: str | None | Sequence[str | None] = None) -> ImportReport:
     """Import several files in order; returns one :class:`ImportReport` with a :class:`FileReport` each.
+
+    ``project``: the project of every file (a name), or one per file (a sequence as long as ``paths``; ``None``
+    for a file imported unbound). Raises ValidationError for a sequence of another length.
 
     A file that cannot be read at all (binary, not UTF-8/16, empty, missing) gets ``error`` set in
     its report and the others are still imported; check :attr:`ImportReport.ok`. ``progress`` is
@@ -46,22 +56,27 @@ def import_files(service, paths: Sequence[str | Path], progress: Progress | None
             parsed.append((path, parse_file(path), None))
         except ImportFormatError as exc:
             parsed.append((path, None, str(exc)))
+    projects = [project] * len(parsed) if project is None or isinstance(project, str) else list(project)
+    if len(projects) != len(parsed):
+        raise ValidationError(f"{len(projects)} projects given for {len(parsed)} files; give one per file")
     total = sum(len(r.entities) + len(r.relations) for _, r, _ in parsed if r is not None)
     counter = _Counter(progress, total)
     reports = []
-    for path, result, error in parsed:
+    for (path, result, error), file_project in zip(parsed, projects, strict=True):
         if result is None:
             reports.append(FileReport(str(path), error=error))
             counter.message(f"{path.name}: {error}")
             continue
-        reports.append(_Importer(service, result, counter).run())
+        reports.append(_Importer(service, result, counter, file_project).run())
     return ImportReport(reports)
 
 
-def import_file(service, path: str | Path, progress: Progress | None = None) -> FileReport:
-    """Import one file. Raises :class:`ImportFormatError` when it cannot be read at all."""
+def import_file(service, path: str | Path, progress: Progress | None = None, project: str | None = None) -> FileReport:
+    """Import one file (for ``project``, as :func:`import_files`). Raises :class:`ImportFormatError` when it
+    cannot be read at all."""
     result = parse_file(path)
-    return _Importer(service, result, _Counter(progress, len(result.entities) + len(result.relations))).run()
+    return _Importer(service, result, _Counter(progress, len(result.entities) + len(result.relations)),
+                     project).run()
 
 
 class _Counter:
@@ -89,8 +104,9 @@ def _observation_input(o: ParsedObservation) -> ObservationInput:
 class _Importer:
     """Applies one parsed file; fills a :class:`FileReport`."""
 
-    def __init__(self, service, result: ParseResult, counter: _Counter) -> None:
+    def __init__(self, service, result: ParseResult, counter: _Counter, project: str | None = None) -> None:
         self.service, self.result, self.counter = service, result, counter
+        self.project = project if project is not None else scope.current()  # a bound call imports into its project
         self.label = Path(result.path).name if result.path else "input"
         self.report = FileReport(result.path or "input", format=result.format, lines=result.stats["lines"],
                                  parse_stats=Counter(result.stats))
@@ -106,7 +122,7 @@ class _Importer:
     def run(self) -> FileReport:
         """Apply the file in one transaction: a crash part-way leaves nothing of it behind."""
         started = time.perf_counter()
-        with self.service.transaction("import_file", origin="import"):
+        with self.service.scoped(self.project), self.service.transaction("import_file", origin="import"):
             self.stored = set(self.service.entity_names())
             self.known = self.stored | {e.name for e in self.result.entities if e.declared}
             for name in self.known:
@@ -164,7 +180,7 @@ class _Importer:
         """Create entities (with up to 1,000 observations each; the rest follow through add_observations)."""
         items = [EntityInput(e.name, e.entity_type or PLACEHOLDER_TYPE,
                              tuple(_observation_input(o) for o in e.observations[:MAX_ITEMS]),
-                             e.status, e.created_at, e.updated_at, e.project) for e in batch]
+                             e.status, e.created_at, e.updated_at, e.project or self.project) for e in batch]
         done, _ = self._call(lambda part: self.service.upsert_entities(part, origin="import"), items, batch)
         for report, entities in done:
             self.report.entities_created.extend(report.created)

@@ -48,7 +48,7 @@ from limbic.core.service.entity_edits import MergeEntities
 
 def add_extended_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
     """Register the extended tools on ``server``, each one service call with the caller's origin (``current_origin()``); ``project``: the
-    default project of searches (docs/lifecycle.md "Project scope")."""
+    server's project, the default of searches (every call is bound to it by the server: docs/lifecycle.md "Project scope")."""
     default = project
     def search_semantic(
         query: Annotated[Query, Field(description="What to look for, in plain words")],

@@ -60,7 +60,8 @@ from limbic.core.validation import MAX_ITEMS
 
 def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
     """Register the reference tools on ``server``, each one service call (one transaction) with the caller's origin (``current_origin()``);
-    ``project``: the default project of new entities and of reads (docs/lifecycle.md "Project scope")."""
+    ``project``: the server's project, the default of new entities and of reads; every call is bound to it by the
+    server (docs/lifecycle.md "Project scope"), so naming another is refused."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
                         ) -> Annotated[CallToolResult, EntitiesOut]:
         with refusals():
@@ -190,8 +191,10 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
         return result(out)
 
     def read_view(requested: str | None, as_of: str | None) -> dict:
-        """The ``project`` / ``as_of`` keywords of a read: the requested project, else the server's."""
-        return {"project": requested or project, "as_of": None if as_of is None else parse_instant(as_of, "asOf", end_of_day=True)}
+        """The ``project`` / ``as_of`` keywords of a read: the requested project (refused by the service when the call
+        is bound to another), else the server's."""
+        return {"project": requested or project,
+                "as_of": None if as_of is None else parse_instant(as_of, "asOf", end_of_day=True)}
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
     for fn, title, description, annotations in (

@@ -73,7 +73,8 @@ class EntityIn(StrictIn):
     weight: Weight = None
     project: Annotated[str | None, Field(
         max_length=MAX_NAME, description="Optional (Limbic): the project the entity belongs to; \"\" makes it "
-        "global (seen from every project). Default: the server's project, else global")] = None
+        "global (seen from every project). Default: the server's project, else global; a server bound to a project "
+        "refuses another")] = None
 
 
 class RelationIn(StrictIn):

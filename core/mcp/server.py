@@ -38,7 +38,7 @@ from limbic.core.mcp.extended_tools import add_extended_tools
 from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
 from limbic.core.mcp.reference_tools import add_reference_tools
 from limbic.core.mcp.schemas import graph_out
-from limbic.core.mcp.tooling import pretty
+from limbic.core.mcp.tooling import caller_name, pretty
 from limbic.core.service import MemoryService
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
@@ -65,11 +65,29 @@ def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
 
 
 class _LimbicServer(MCPServer):
-    """``MCPServer`` whose refusals of malformed arguments name the fields and why, in plain words."""
+    """``MCPServer`` whose refusals of malformed arguments name the fields and why, in plain words, and whose
+    every tool call is bound to the server's project or its token's (docs/lifecycle.md "Project scope")."""
+
+    service: MemoryService
+    project: str | None = None
+
+    def _call_project(self) -> str | None:
+        """The project this call is bound to: the server's, or the one its named token is bound to.
+
+        Raises:
+            ToolError: the token is bound to another project than the server's.
+        """
+        name = caller_name.get()
+        token_project = self.service.token_project(name) if name else None
+        if token_project is not None and self.project is not None and token_project != self.project:
+            raise ToolError(f"the token {name!r} is bound to project {token_project!r}; this server serves project "
+                            f"{self.project!r}")
+        return token_project or self.project
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            return await super().call_tool(name, arguments, context)
+            with self.service.scoped(self._call_project()):
+                return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):
                 raise
@@ -87,9 +105,11 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         service: the memory service; one instance may back several servers and the GUI at once.
         on_call: called after every tool call with a :class:`ToolCallRecord`, on the server's event
             loop thread; it must be quick and must not block (the GUI re-emits it as a Qt signal).
-        project: the server's project (``limbic mcp --project``): new entities belong to it and reads and
-            searches see its memories and the global ones only, unless a call names another
-            (docs/lifecycle.md "Project scope"). ``None``: every memory, as the reference server.
+        project: the server's project (``limbic mcp --project``): every call is bound to it
+            (:meth:`MemoryService.scoped`): new entities belong to it, and reads, searches, writes, renames, merges,
+            deletes and curation see and touch its entities and the global ones only; a call naming another
+            project is refused (docs/lifecycle.md "Project scope"). A named token bound to a project binds the
+            calls made with it the same way. ``None``: every memory, as the reference server.
     """
     bus = InMemorySubscriptionBus()
     notifier = GraphNotifier(service, bus)
@@ -109,6 +129,7 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         subscriptions=bus,
         middleware=[activity_middleware(on_call)] if on_call else None,
     )
+    server.service, server.project = service, project
     add_reference_tools(server, service, project)
     add_extended_tools(server, service, project)
     add_lifecycle_tools(server, service)
@@ -118,7 +139,8 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
                      description="The full knowledge graph with all entities and relations",
                      mime_type="application/json")
     def knowledge_graph() -> str:
-        graph = service.read_graph(project=project)
+        with service.scoped(server._call_project()):
+            graph = service.read_graph()
         return pretty(graph_out(graph.entities, graph.relations))
 
     @server.resource(TUNING_URI, name="tuning", title="Ranking tuning state",

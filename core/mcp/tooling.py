@@ -75,7 +75,8 @@ MaxObservations = Annotated[int | None, Field(
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 ProjectArg = Annotated[str | None, Field(
     min_length=1, max_length=512, description="Optional (Limbic): only this project's memories and the global ones "
-    "(global ones rank ×0.8 in search_semantic); other projects' are never returned. Default: the server's project")]
+    "(global ones rank ×0.8 in search_semantic); other projects' are never returned. Default: the server's project; "
+    "a server bound to a project refuses another")]
 AsOf = Annotated[str | None, Field(
     max_length=64, description="Optional (Limbic): the memory as it was at this ISO 8601 date or date-time (a date "
     "alone: the end of that day, UTC): observations live then, relations active then, superseded ones as they stood")]

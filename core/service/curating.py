@@ -22,7 +22,7 @@ from limbic.core.curation import duplicates, entities
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, iso
-from limbic.core.store import reads, writes
+from limbic.core.store import reads, scope, writes
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.vectors.upkeep import VectorUpkeep
 
@@ -162,12 +162,13 @@ class Curating:
         model = self._stored_model()
         with conn:  # one snapshot
             only = _entity_id(conn, entity_name)
-            key = (model, threshold, only, approximate, reads.last_change_id(conn))
+            key = (model, threshold, only, approximate, reads.last_change_id(conn), scope.current())
             cached = getattr(self, "_duplicates", None)
             if cached is not None and cached[0] == key:
                 rows, found = cached[1], cached[2]
             else:
                 rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
+                rows = None if rows is None else _in_view(conn, rows)
                 if rows is None or len(rows) == 0:
                     return DuplicateReport(threshold, 0, (), 0, self.vectors.pending(), model,
                                            time.perf_counter() - started)
@@ -217,6 +218,8 @@ class Curating:
         kept = self._kept_pairs("entities")
         with conn:
             named: list[tuple[Any, ...]] = conn.execute("SELECT id, name FROM entities ORDER BY id").fetchall()
+            shown = set(scope.visible(conn, [int(r[0]) for r in named]))  # the project view of a bound call
+            named = [r for r in named if int(r[0]) in shown]
             only = _entity_id(conn, entity_name)
             groups = entities.same_names((int(i), str(n)) for i, n in named)
             if only is not None:
@@ -226,7 +229,7 @@ class Curating:
                 for group in entities.close_vectors(conn, model, threshold, None if only is None else [only]):
                     if not any(group.ids[0] in s and group.ids[1] in s for s in seen):
                         groups.append(group)
-            groups = [g for g in groups if not _all_kept(g.ids, kept)]
+            groups = [g for g in groups if not _all_kept(g.ids, kept) and shown.issuperset(g.ids)]
             found = [self._entity_duplicate(conn, g) for g in groups]
         return len(found), found[:limit]
 
@@ -310,6 +313,14 @@ def _key(value: object) -> str:
     if ":" not in key:
         raise ValidationError(f"malformed key {key!r}")
     return key
+
+
+def _in_view(conn: Any, rows: duplicates.ObservationRows) -> duplicates.ObservationRows:
+    """``rows`` of the entities the call's project view holds (all of them when the call is unbound)."""
+    if scope.current() is None:
+        return rows
+    keep = np.isin(rows.entity, scope.visible(conn, sorted({int(e) for e in rows.entity})))
+    return duplicates.ObservationRows(rows.observation[keep], rows.entity[keep], rows.unit[keep])
 
 
 def _all_kept(ids: tuple[int, ...], kept: frozenset[tuple[int, int]]) -> bool:

@@ -26,7 +26,7 @@ from limbic.core.service.curation_edits import (
 from limbic.core.service.decisions import Decision
 from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
-from limbic.core.store import curation_reads
+from limbic.core.store import curation_reads, scope
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
@@ -155,7 +155,8 @@ class Placeholders:
         total, rows = curation_reads.of_type(conn, PLACEHOLDER_TYPE, limit)
         by_key: dict[str, list[str]] = {}
         if rows:
-            for other, kind in conn.execute("SELECT name, entity_type FROM entities"):
+            for other, kind in conn.execute("SELECT name, entity_type FROM entities "  # the bound project's view
+                                            "WHERE ?1 IS NULL OR project IS NULL OR project = ?1", (scope.current(),)):
                 if kind != PLACEHOLDER_TYPE:
                     by_key.setdefault(normalise_name(other), []).append(other)
         decisions = []

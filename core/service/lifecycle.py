@@ -25,7 +25,7 @@ from limbic.core.service import retention
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
 from limbic.core.service.retention import Retention
-from limbic.core.store import conflicts, expiry, graph, reads, views, writes
+from limbic.core.store import conflicts, expiry, graph, reads, scope, views, writes
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
@@ -99,9 +99,10 @@ class Lifecycle:
         milliseconds with MiniLM), so a write returns its conflicts; an observation with many neighbours still
         without vectors is checked again when they land. Without a model nothing is checked."""
         conn = self.database.read()
-        ids = [int(r[0]) for name, contents in items for r in conn.execute(
-            "SELECT o.id FROM observations o JOIN entities e ON e.id = o.entity_id WHERE e.name = ? "
-            "AND o.content IN (SELECT value FROM json_each(?))", (name, json.dumps(list(contents))))]
+        entity_ids = reads.ids_by_names(conn, [name for name, _ in items])  # in the call's project view
+        ids = [int(r[0]) for name, contents in items if name in entity_ids for r in conn.execute(
+            "SELECT id FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))",
+            (entity_ids[name], json.dumps(list(contents))))]
         pending = conflicts.queued(self.database.read(), ids)
         if pending and self.embedder is not None:
             model = self.embedder.name
@@ -111,14 +112,22 @@ class Lifecycle:
         return [c for c in conflicts.of_observations(self.database.read(), ids) if c.resolved_at is None], len(pending)
 
     def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:
-        """The number of open conflicts and the newest ``limit`` (all with -1), both observations current."""
-        return conflicts.open_rows(self.database.read(), time.time(), limit)
+        """The number of open conflicts and the newest ``limit`` (all with -1), both observations current; in a
+        call bound to a project, those whose two observations it sees."""
+        conn = self.database.read()
+        if scope.current() is None:
+            return conflicts.open_rows(conn, time.time(), limit)
+        found = conflicts.open_rows(conn, time.time())[1]
+        shown = scope.visible_observations(conn, [i for c in found for i in (c.observation_id, c.other_id)])
+        found = [c for c in found if c.observation_id in shown and c.other_id in shown]
+        return len(found), found if limit < 0 else found[:limit]
 
     def conflict(self, conflict_id: int) -> ConflictRow:
         """One stored conflict (open or settled). Raises NotFoundError when there is none (settled by deleting one
         of its observations, or never found)."""
-        row = conflicts.by_id(self.database.read(), conflict_id)
-        if row is None:
+        conn = self.database.read()
+        row = conflicts.by_id(conn, conflict_id)
+        if row is None or not _in_view(conn, row):
             raise NotFoundError(f"no conflict {conflict_id}")
         return row
 
@@ -134,7 +143,7 @@ class Lifecycle:
 
         def body(txn: WriteTransaction) -> None:
             row = conflicts.by_id(txn.conn, conflict_id)
-            if row is None or row.resolved_at is not None:
+            if row is None or row.resolved_at is not None or not _in_view(txn.conn, row):
                 raise NotFoundError(f"no open conflict {conflict_id}")
             touched = resolve.apply(txn.conn, row, option, time.time())
             conflicts.settle(txn.conn, conflict_id, option, time.time())
@@ -160,7 +169,9 @@ class Lifecycle:
     def retention(self, params: RetentionParams | None = None, *, now: float | None = None) -> list[Retention]:
         """Every entity's retention score and suggestion (keep / forget / promote) at ``now`` (UTC seconds), with
         ``params`` (default the saved ones); :mod:`limbic.core.service.retention`. Reading it records nothing."""
-        return retention.review(self.database, params or self.retention_params(), time.time() if now is None else now)
+        found = retention.review(self.database, params or self.retention_params(), time.time() if now is None else now)
+        shown = set(scope.visible(self.database.read(), [r.entity_id for r in found]))  # a bound call's view
+        return [r for r in found if r.entity_id in shown]
 
     def set_pinned(self, names: Sequence[str], pinned: bool, *, origin: str | None = None) -> list[Entity]:
         """Pin (promote) or unpin entities, one transaction. Raises NotFoundError naming unknown entities."""
@@ -259,3 +270,8 @@ class Lifecycle:
         if self._sweeper is not None:
             self._sweeper.close()
             self._sweeper = None
+
+
+def _in_view(conn: Any, row: ConflictRow) -> bool:
+    """Whether the call's project view holds both observations of the conflict ``row`` (always when unbound)."""
+    return len(scope.visible_observations(conn, [row.observation_id, row.other_id])) == 2

@@ -49,6 +49,7 @@ from limbic.core.service.searching import SearchAndVectors
 from limbic.core.service.splitting import Splitting
 from limbic.core.service.tokens import Tokens
 from limbic.core.service.usage import SignalRecorder
+from limbic.core.store import scope
 from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
@@ -128,6 +129,14 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self.vectors.close()
         self._signals.shutdown()
         self.database.close()
+
+    def scoped(self, project: str | None) -> AbstractContextManager[None]:
+        """Bind every call made inside the block (on this thread, and in worker threads started with its context)
+        to ``project``: reads, searches, name lookups and writes then see and touch that project's entities and
+        the global ones only; another project's entity is unknown (docs/lifecycle.md "Project scope").
+        ``None`` keeps the current binding. Raises ValidationError for a bad name, or another project than the
+        one the call is bound to already (a binding only narrows)."""
+        return scope.bound(None if project is None else check.label(project, "project"))
 
     # --- notifications -------------------------------------------------------------------------
 

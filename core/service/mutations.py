@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from limbic.core.errors import ConflictError, NotFoundError
 from limbic.core.models import Entity, EntityInput, Observation, ObservationInput, Relation, RelationInput
 from limbic.core.service.inputs import add_observations as insert_observations
-from limbic.core.store import reads, writes
+from limbic.core.store import reads, scope, writes
 from limbic.core.store.database import WriteTransaction
 from limbic.core.store.indexing import drop_index_rows
 
@@ -38,16 +38,31 @@ def _insert(txn: WriteTransaction, item: EntityInput, now: float) -> int:
     )
 
 
+def existing_ids(txn: WriteTransaction, items: Sequence[EntityInput]) -> dict[tuple[str, str | None], int]:
+    """``{(name, project): id}`` of the items' names that already name an entity in the view of the item's
+    project (its own entity, else the global one; an item without a project: the call's view), after checking
+    that the call may place entities in those projects (:mod:`limbic.core.store.scope`)."""
+    found: dict[tuple[str, str | None], int] = {}
+    for project in dict.fromkeys(item.project for item in items):
+        scope.check_writable(project)
+        names = [item.name for item in items if item.project == project]
+        held = reads.ids_by_names(txn.conn, names) if project is None else scope.resolve(txn.conn, names, project)
+        found.update({(name, project): eid for name, eid in held.items()})
+    return found
+
+
 def create_entities(txn: WriteTransaction, items: Sequence[EntityInput], reindex: Reindex) -> list[Entity]:
-    """Insert the entities whose names are new (with their observations); existing names are skipped."""
-    existing = reads.ids_by_names(txn.conn, [p.name for p in items])
-    created: dict[str, int] = {}
+    """Insert the entities whose names are new in their project's view (with their observations); existing
+    names are skipped."""
+    existing = existing_ids(txn, items)
+    created: dict[tuple[str, str | None], int] = {}
     now = time.time()
     for item in items:
-        if item.name in existing or item.name in created:
+        key = (item.name, item.project)
+        if key in existing or key in created:
             continue
-        created[item.name] = _insert(txn, item, now)
-        insert_observations(txn.conn, created[item.name], item.name, item.observations, now)
+        created[key] = _insert(txn, item, now)
+        insert_observations(txn.conn, created[key], item.name, item.observations, now)
     txn.touch(created.values())
     reindex(txn, created.values())
     return reads.entities_by_ids(txn.conn, list(created.values()))
@@ -56,17 +71,18 @@ def create_entities(txn: WriteTransaction, items: Sequence[EntityInput], reindex
 def upsert_entities(txn: WriteTransaction, items: Sequence[EntityInput], reindex: Reindex) -> UpsertReport:
     """Insert new entities; on existing ones set type/status when given and add new observations."""
     created, updated, added_count = [], [], 0
-    ids: dict[str, int] = reads.ids_by_names(txn.conn, [p.name for p in items])
+    ids = existing_ids(txn, items)
     now = time.time()
     changed: set[int] = set()
     for item in items:
-        if item.name in ids:
-            eid = ids[item.name]
+        key = (item.name, item.project)
+        if key in ids:
+            eid = ids[key]
             if writes.update_entity(txn.conn, eid, entity_type=item.entity_type, status=item.status, at=now):
                 changed.add(eid)
                 updated.append(item.name)
         else:
-            eid = ids[item.name] = _insert(txn, item, now)
+            eid = ids[key] = _insert(txn, item, now)
             changed.add(eid)
             created.append(item.name)
         added = insert_observations(txn.conn, eid, item.name, item.observations, now)
@@ -90,9 +106,11 @@ def delete_entities(txn: WriteTransaction, names: Sequence[str]) -> int:
 
 def rename_entity(txn: WriteTransaction, old: str, new: str, reindex: Reindex) -> Entity:
     eid = writes.require_ids(txn.conn, [old])[old]
-    other = reads.ids_by_names(txn.conn, [new]).get(new)
+    project = txn.conn.execute("SELECT project FROM entities WHERE id = ?", (eid,)).get
+    other = scope.in_slot(txn.conn, [new], project).get(new)
     if other is not None and other != eid:
-        raise ConflictError(f"an entity named {new!r} already exists; merge instead of renaming")
+        where = "" if project is None else f" in project {project!r}"
+        raise ConflictError(f"an entity named {new!r} already exists{where}; merge instead of renaming")
     txn.conn.execute("UPDATE entities SET name = ?, updated_at = ? WHERE id = ?", (new, time.time(), eid))
     txn.touch(eid)
     reindex(txn, [eid])

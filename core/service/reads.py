@@ -16,15 +16,17 @@ from limbic.core.learning.loop import LearningLoop
 from limbic.core.models import Changes, EntityDetail, Graph, GraphPage, GraphStats
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays, patch_graph_arrays
 from limbic.core.service.usage import SignalRecorder, record_use
-from limbic.core.store import graph, reads, views, writes
+from limbic.core.store import graph, reads, scope, views, writes
 from limbic.core.store.database import Database
 from limbic.core.store.schema import LANDED_OP
 from limbic.core.store.search_log import impression_stats
 
 
 def _view(project: str | None, as_of: float | None) -> tuple[str | None, float | None]:
-    """Validated view arguments: a project name (or ``None``), a time in UTC seconds (or ``None``)."""
-    return (None if project is None else check.label(project, "project"),
+    """Validated view arguments: a project name (or ``None``) narrowed by the project the call is bound to
+    (:func:`limbic.core.store.scope.narrow`: the binding when none is asked, a refusal for another one), a time
+    in UTC seconds (or ``None``)."""
+    return (scope.narrow(None if project is None else check.label(project, "project")),
             check.timestamp(as_of, "asOf"))
 
 
@@ -63,8 +65,11 @@ class ReadsAndUses:
         return [e.name for e in reads.entities_by_ids(conn, ids)]
 
     def projects(self) -> dict[str, int]:
-        """``{project: number of entities}`` of every project named in the memory (global entities aside)."""
-        return views.projects(self.database.read())
+        """``{project: number of entities}`` of every project named in the memory (global entities aside); a call
+        bound to a project sees that one only."""
+        found = views.projects(self.database.read())
+        binding = scope.current()
+        return found if binding is None else {p: n for p, n in found.items() if p == binding}
 
     def read_graph_page(self, offset: int = 0, limit: int = 100, *, project: str | None = None,
                         as_of: float | None = None) -> GraphPage:
@@ -135,7 +140,7 @@ class ReadsAndUses:
         project, as_of = _view(project, as_of)
         conn = self.database.read()
         with conn:
-            found = reads.ids_by_names(conn, [check.name(n) for n in names])
+            found = scope.resolve(conn, [check.name(n) for n in names], project)  # names in the asked project's view
             ids = views.in_view(conn, list(dict.fromkeys(found[n] for n in names if n in found)),
                                 project=project, as_of=as_of)
             graph = Graph(tuple(views.entities(conn, ids, as_of=as_of)),

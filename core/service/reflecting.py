@@ -21,7 +21,7 @@ from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import Reflection, RelationInput
 from limbic.core.search.full_text import fts_terms, match_expression, matching, pg_matches
 from limbic.core.search.params import ScoringParams
-from limbic.core.store import reads, writes
+from limbic.core.store import reads, scope, writes
 from limbic.core.store import reflections as rows
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.postgres.connection import on_postgres
@@ -156,8 +156,10 @@ class Reflecting:
         return rows.touching(conn, [found])
 
     def all_reflections(self) -> list[Reflection]:
-        """Every reflection, oldest first."""
-        return rows.every(self.database.read())
+        """Every reflection, oldest first (in a call bound to a project: the global ones and those about the
+        entities it sees)."""
+        conn = self.database.read()
+        return _in_view(conn, rows.every(conn))
 
     def search_reflections(self, query: str, *, author: str | None = None, mood: str | None = None,
                            target_type: str | None = None, limit: int = 10) -> list[tuple[Reflection, rules.Ranked]]:
@@ -180,7 +182,7 @@ class Reflecting:
         ranking = [i for i in found_text if wanted is None or i in wanted][:count]
         similarities = self._similarities(text, wanted, count)
         ranked = rules.fuse(ranking, similarities, self.scoring_params().rrf_k, limit)
-        found = {r.id: r for r in rows.by_ids(conn, [r.id for r in ranked])}
+        found = {r.id: r for r in _in_view(conn, rows.by_ids(conn, [r.id for r in ranked]))}
         return [(found[r.id], r) for r in ranked if r.id in found]
 
     def _filtered(self, author: str | None, mood: str | None, target_type: str | None) -> set[int] | None:
@@ -229,3 +231,10 @@ class Reflecting:
         ids = reads.ids_by_names(conn, list(names))
         found = rows.touching(conn, list(ids.values()))
         return {name: [r for r in found if eid in (r.entity_id, r.target_id)] for name, eid in ids.items()}
+
+
+def _in_view(conn: Any, found: list[Reflection]) -> list[Reflection]:
+    """``found`` without the reflections about an entity the call's project view does not hold."""
+    ends = [i for r in found for i in (r.entity_id, r.target_id) if i is not None]
+    shown = set(scope.visible(conn, ends))
+    return [r for r in found if all(i is None or i in shown for i in (r.entity_id, r.target_id))]

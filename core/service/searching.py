@@ -18,6 +18,7 @@ from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.service.usage import SignalRecorder
+from limbic.core.store import scope
 from limbic.core.store.database import Database
 from limbic.core.store.schema import vector_dimension
 from limbic.core.vectors.upkeep import VectorUpkeep
@@ -59,7 +60,8 @@ class SearchAndVectors:
         Being returned is not a use: no access, access day or co-occurrence is recorded (docs/mcp.md "Uses and impressions").
         ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
         ``project``: search that project's memories and the global ones (weighed 1.0 and 0.8), never another
-        project's (docs/lifecycle.md "Project scope").
+        project's (docs/lifecycle.md "Project scope"); a call bound to a project searches that one, and naming
+        another is refused (:func:`limbic.core.store.scope.narrow`).
         Raises ValidationError for an empty or too long query, a limit outside 1..1000 or a bad project name.
         """
         from limbic.core.search.pipeline import run_search
@@ -69,7 +71,7 @@ class SearchAndVectors:
         pending = self.pending_vectors() if embedder is not None else 0
         config = self.learning.config()
         logged = record and config.enabled
-        project = None if project is None else check.label(project, "project")
+        project = scope.narrow(None if project is None else check.label(project, "project"))
         outcome = run_search(self.database.read(), embedder, query, limit, params, vectors=self._vectors,
                              search_id=self.learning.new_search_id() if logged else None, pending_vectors=pending,
                              project=project)

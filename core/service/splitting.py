@@ -22,7 +22,7 @@ from limbic.core import validation as check
 from limbic.core.curation import relation_types, splitting
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, EntityInput, ObservationInput, RelationInput
-from limbic.core.store import reads, vec_rows
+from limbic.core.store import reads, scope, vec_rows
 from limbic.core.store.database import Database
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
 from limbic.core.validation import MAX_ITEMS
@@ -141,11 +141,13 @@ class Splitting:
         limit = check.limit(limit, low=0, high=1_000_000)
         merged = {**self.split_thresholds(), **{splitting.type_key(k): v for k, v in (thresholds or {}).items()}}
         kept = self.kept_keys("split:")
-        rows = self.database.read().execute(
+        conn = self.database.read()
+        rows: list[tuple[Any, ...]] = conn.execute(
             "SELECT e.id, e.name, e.entity_type, count(*) FROM observations o JOIN entities e ON e.id = o.entity_id "
-            "WHERE o.superseded_at IS NULL GROUP BY e.id")
+            "WHERE o.superseded_at IS NULL GROUP BY e.id").fetchall()
+        shown = set(scope.visible(conn, [int(r[0]) for r in rows]))  # the project view of a bound call
         found = []
-        for entity_id, name, entity_type, count in rows:
+        for entity_id, name, entity_type, count in (r for r in rows if int(r[0]) in shown):
             threshold = splitting.threshold_for(entity_type, merged)
             if count > threshold and f"split:{entity_id}" not in kept:
                 found.append(SplitCandidate(name, entity_type, int(count), threshold, int(entity_id)))
@@ -227,7 +229,8 @@ class Splitting:
                 raise ValidationError(f"a {what} is given twice: {repeated[0][:80]}")
         with self.transaction("split_entity", origin=origin):
             current = self._split_checks(name, clean, names)
-            created = self.create_entities([EntityInput(p.name, p.entity_type) for p in clean])
+            project = self.get_entity(name).entity.project  # the parts belong to the entity's project
+            created = self.create_entities([EntityInput(p.name, p.entity_type, project=project) for p in clean])
             for part in clean:  # the service takes at most 1,000 observations per call
                 for chunk in _chunks(part.observations):
                     self.add_observations([(part.name, [_copy(current[o]) for o in chunk])])

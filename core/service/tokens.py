@@ -20,6 +20,7 @@ from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.store import tokens as rows
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.tokens import NamedToken
+from limbic.core.validation import label
 
 LOCAL_TOKEN_NAME = "local"
 """The name of the per-install token file's token (never stored in the memory)."""
@@ -51,22 +52,24 @@ class Tokens:
     database: Database
     _write: Callable[..., Any]
 
-    def add_token(self, name: str, *, origin: str | None = None) -> str:
+    def add_token(self, name: str, *, project: str | None = None, origin: str | None = None) -> str:
         """Create the token ``name`` and return its secret (shown this once: only its hash is stored).
-        One transaction.
+        One transaction. ``project``: every call made with the token is bound to that project (its entities and
+        the global ones only; docs/lifecycle.md "Project scope"); ``None``: the server's scope.
 
         Raises:
             ValidationError: a malformed or reserved name (see :func:`check_token_name`).
             ValidationError: also when a token of that name exists, revoked or not.
         """
         name = check_token_name(name)
+        project = None if project is None else label(project, "project")
         secret = secrets.token_urlsafe(32)
 
         def body(txn: WriteTransaction) -> None:
             if rows.find(txn.conn, name) is not None:
                 raise ValidationError(f"a token named {name!r} exists already (a revoked token keeps its name); "
                                     "choose another name")
-            rows.insert(txn.conn, name, token_hash(secret), time.time())
+            rows.insert(txn.conn, name, token_hash(secret), time.time(), project)
 
         self._write("add_token", origin, body)
         return secret
@@ -100,6 +103,11 @@ class Tokens:
 
         result: NamedToken = self._write("revoke_token", origin, body)
         return result
+
+    def token_project(self, name: str) -> str | None:
+        """The project the named token ``name`` is bound to (``None``: not bound, or no such token)."""
+        found = rows.find(self.database.read(), name)
+        return None if found is None else found.project
 
     def token_name(self, secret: str) -> str | None:
         """The name of the unrevoked named token ``secret``, else None. The secret is hashed first and the

@@ -1,5 +1,6 @@
 """Reads of the consolidation report: entities without relations and entities of one type (the placeholders an
-import leaves), without those a person chose to keep (``curation_kept``, schema 12)."""
+import leaves), without those a person chose to keep (``curation_kept``, schema 12); in a call bound to a
+project (:mod:`limbic.core.store.scope`), that project's entities and the global ones."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ from typing import Any
 
 import apsw
 
+from limbic.core.store import scope
+
 _LIVE = "(SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND o.superseded_at IS NULL)"
 _RELATIONS = "(SELECT count(*) FROM relations r WHERE r.active = 1 AND (r.from_id = e.id OR r.to_id = e.id))"
+
+
+def _in_view() -> tuple[str, tuple[str, ...]]:
+    """The ``AND`` clause keeping the entities ``e`` of the bound project's view, and its parameters."""
+    binding = scope.current()
+    return ("", ()) if binding is None else (" AND (e.project IS NULL OR e.project = ?)", (binding,))
 
 
 def orphans(conn: apsw.Connection, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
@@ -17,9 +26,11 @@ def orphans(conn: apsw.Connection, limit: int) -> tuple[int, list[tuple[Any, ...
     where = ("WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.active = 1 AND r.from_id = e.id) "
              "AND NOT EXISTS (SELECT 1 FROM relations r WHERE r.active = 1 AND r.to_id = e.id) "
              "AND NOT EXISTS (SELECT 1 FROM curation_kept k WHERE k.key = 'orphan:' || e.id)")
-    total = conn.execute(f"SELECT count(*) FROM entities e {where}").get
+    clause, view = _in_view()
+    where += clause
+    total = conn.execute(f"SELECT count(*) FROM entities e {where}", view).get
     rows = conn.execute(f"SELECT e.id, e.name, e.entity_type, {_LIVE} AS n, e.created_at FROM entities e {where} "
-                        "ORDER BY n, e.created_at, e.id LIMIT ?", (limit,)).fetchall()
+                        "ORDER BY n, e.created_at, e.id LIMIT ?", (*view, limit)).fetchall()
     return int(total), rows
 
 
@@ -28,7 +39,9 @@ def of_type(conn: apsw.Connection, entity_type: str, limit: int) -> tuple[int, l
     as ``(id, name, live observations, active relations, created_at)``, oldest first."""
     where = ("WHERE e.entity_type = ? AND NOT EXISTS (SELECT 1 FROM curation_kept k "
              "WHERE k.key = 'placeholder:' || e.id)")
-    total = conn.execute(f"SELECT count(*) FROM entities e {where}", (entity_type,)).get
+    clause, view = _in_view()
+    where += clause
+    total = conn.execute(f"SELECT count(*) FROM entities e {where}", (entity_type, *view)).get
     rows = conn.execute(f"SELECT e.id, e.name, {_LIVE}, {_RELATIONS}, e.created_at FROM entities e {where} "
-                        "ORDER BY e.created_at, e.id LIMIT ?", (entity_type, limit)).fetchall()
+                        "ORDER BY e.created_at, e.id LIMIT ?", (entity_type, *view, limit)).fetchall()
     return int(total), rows

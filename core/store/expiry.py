@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import apsw
 
-from limbic.core.store import vec_rows
+from limbic.core.store import scope, vec_rows
 from limbic.core.store.schema import VECTOR_TABLE, put_setting, vector_dimension
 
 SWEPT_KEY = "expiry_swept_until"
@@ -82,9 +82,17 @@ def expired_count(conn: apsw.Connection, now: float) -> int:
 
 def expired_rows(conn: apsw.Connection, now: float, limit: int = -1) -> tuple[int, list[tuple[int, str, str, float, float]]]:
     """The number of live observations expired at ``now`` and the most recently expired ``limit`` of them, as
-    ``(observation id, entity name, content, expires_at, weight)``."""
+    ``(observation id, entity name, content, expires_at, weight)``; in a call bound to a project (:mod:`.scope`),
+    those of its entities and the global ones."""
+    binding = scope.current()
+    if binding is None:
+        total = expired_count(conn, now)
+    else:
+        total = conn.execute(
+            "SELECT count(*) FROM observations o JOIN entities e ON e.id = o.entity_id WHERE o.expires_at <= ?1 "
+            "AND o.superseded_at IS NULL AND (e.project IS NULL OR e.project = ?2)", (now, binding)).get
     rows = conn.execute(
         "SELECT o.id, e.name, o.content, o.expires_at, o.weight FROM observations o JOIN entities e ON e.id = o.entity_id "
-        "WHERE o.expires_at <= ?1 AND o.superseded_at IS NULL ORDER BY o.expires_at DESC, o.id DESC LIMIT ?2",
-        (now, limit))
-    return expired_count(conn, now), [(int(r[0]), r[1], r[2], float(r[3]), float(r[4])) for r in rows]
+        "WHERE o.expires_at <= ?1 AND o.superseded_at IS NULL AND (?3 IS NULL OR e.project IS NULL OR e.project = ?3) "
+        "ORDER BY o.expires_at DESC, o.id DESC LIMIT ?2", (now, limit, binding))
+    return int(total), [(int(r[0]), r[1], r[2], float(r[3]), float(r[4])) for r in rows]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 import apsw
 
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
+from limbic.core.store import scope
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import vector_dimension
 
@@ -67,14 +68,10 @@ def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[En
 
 
 def ids_by_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
-    """Exact-name lookup: ``{name: id}`` for the names that exist, in name order (bytewise)."""
-    if not names:
-        return {}
-    rows = conn.execute(  # the order SQLite's plan gives (its name index), written out for PostgreSQL
-        "SELECT name, id FROM entities WHERE name IN (SELECT value FROM json_each(?)) ORDER BY name",
-        (json.dumps(list(names)),),
-    )
-    return dict(rows)
+    """Exact-name lookup in the view of the project the call is bound to (:mod:`limbic.core.store.scope`):
+    ``{name: id}`` for the names that resolve, in name order (bytewise). Raises ConflictError for a name
+    held by several projects when the call is bound to none."""
+    return scope.resolve(conn, names, scope.current())
 
 
 def entities_by_names(conn: apsw.Connection, names: Sequence[str]) -> list[Entity]:
@@ -169,18 +166,29 @@ def substring_test(text: str) -> tuple[str, str]:
 
 
 def stats(conn: apsw.Connection) -> GraphStats:
-    one = lambda sql: conn.execute(sql).get  # noqa: E731
+    """Counts of the memory, or of the project view of a call bound to a project (:mod:`.scope`: its entities and
+    the global ones, the relations between them, their observations)."""
+    binding = scope.current()
+    one = lambda sql: conn.execute(sql, view).get  # noqa: E731
+    view: tuple[str, ...] = () if binding is None else (binding,)
+    shown = "" if binding is None else "(project IS NULL OR project = ?1)"
+    entities = "entities" if binding is None else f"(SELECT * FROM entities WHERE {shown}) AS e"
+    of_shown = "" if binding is None else f" AND entity_id IN (SELECT id FROM entities WHERE {shown})"
+    ends = "" if binding is None else (f" AND from_id IN (SELECT id FROM entities WHERE {shown}) "
+                                       f"AND to_id IN (SELECT id FROM entities WHERE {shown})")
     has_vectors = vector_dimension(conn) is not None
     model = conn.execute("SELECT value FROM settings WHERE key = 'embedding_model'").fetchone()
     return GraphStats(
-        entities=one("SELECT count(*) FROM entities"),
-        relations=one("SELECT count(*) FROM relations WHERE active = 1"),
-        observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NULL"),
-        superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
-        entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
-        statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
+        entities=one(f"SELECT count(*) FROM {entities}"),
+        relations=one(f"SELECT count(*) FROM relations WHERE active = 1{ends}"),
+        observations=one(f"SELECT count(*) FROM observations WHERE superseded_at IS NULL{of_shown}"),
+        superseded_observations=one(f"SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL{of_shown}"),
+        entity_types=dict(conn.execute(f"SELECT entity_type, count(*) FROM {entities} GROUP BY 1 ORDER BY 2 DESC",
+                                       view)),
+        statuses=dict(conn.execute(f"SELECT status, count(*) FROM {entities} GROUP BY 1", view)),
         embedded_entities=one(  # an entity vector, or at least one observation vector
-            "SELECT count(*) FROM entities e WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "
+            f"SELECT count(*) FROM {'entities e' if binding is None else entities} "
+            "WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "
             "OR e.id IN (SELECT entity_id FROM observation_embedding_meta)") if has_vectors else 0,
         embedding_model=model[0] if model else None,
     )

@@ -57,8 +57,17 @@ def put_setting(conn: apsw.Connection, key: str, value: str) -> None:
     conn.execute("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
 
+REBUILDS_TABLES = "-- limbic: rebuilds tables"
+"""The line that marks a migration rebuilding a table others point at: it runs with foreign keys off (a dropped
+table would otherwise cascade its deletes), and every foreign key is checked before it commits."""
+
+
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Apply every shipped migration newer than the file's ``PRAGMA user_version``, each in one transaction.
+
+    A migration carrying :data:`REBUILDS_TABLES` runs with ``PRAGMA foreign_keys`` off (SQLite's table rebuild:
+    the pragma is set outside the transaction) and is refused when ``PRAGMA foreign_key_check`` finds a row
+    pointing nowhere afterwards.
 
     Raises:
         MigrationError: a step failed; nothing of that step was applied.
@@ -67,6 +76,9 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
     for version, name, sql in shipped_migrations():
         if version <= current:
             continue
+        rebuilds = REBUILDS_TABLES in sql
+        if rebuilds:
+            conn.execute("PRAGMA foreign_keys = OFF")
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Another process may have migrated between our read and the lock.
@@ -74,6 +86,8 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
                 conn.execute("ROLLBACK")
                 continue
             conn.execute(sql)
+            if rebuilds and conn.execute("PRAGMA foreign_key_check").fetchall():
+                raise apsw.ConstraintError("a row points at a missing entity after the rebuild")
             conn.execute(f"PRAGMA user_version = {version}")
             conn.execute("COMMIT")
         except apsw.Error as exc:
@@ -85,6 +99,9 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+        finally:
+            if rebuilds:
+                conn.execute("PRAGMA foreign_keys = ON")
 
 
 def ensure_vector_table(conn: apsw.Connection, dimension: int, model: str) -> bool:

@@ -21,7 +21,7 @@ import apsw
 
 from limbic.core.errors import ConflictError, NotFoundError
 from limbic.core.models import Entity, Observation, Reflection, Relation
-from limbic.core.store import conflicts, reads, reflections
+from limbic.core.store import conflicts, reads, reflections, scope
 from limbic.core.store.conflicts import ConflictRow
 
 
@@ -96,8 +96,8 @@ def _free(conn: apsw.Connection, table: str, row_id: int) -> int | None:
     return None if taken else row_id
 
 
-def _require_free_name(conn: apsw.Connection, name: str, entity_id: int | None) -> None:
-    holder = reads.ids_by_names(conn, [name]).get(name)
+def _require_free_name(conn: apsw.Connection, name: str, project: str | None, entity_id: int | None) -> None:
+    holder = scope.in_slot(conn, [name], project).get(name)
     if holder is not None and holder != entity_id:
         raise ConflictError(f"cannot restore {name!r}: another entity has that name now")
 
@@ -107,8 +107,8 @@ def put_entity_row(conn: apsw.Connection, entity: Entity, entity_id: int | None 
     entity ``entity_id``, or insert it (under its old id when free) when ``entity_id`` is None. Returns the
     entity's id.
 
-    Raises ConflictError when another entity holds the name."""
-    _require_free_name(conn, entity.name, entity_id)
+    Raises ConflictError when another entity of its project (or another global one) holds the name."""
+    _require_free_name(conn, entity.name, entity.project, entity_id)
     values = (entity.name, entity.entity_type, entity.status, entity.created_at, entity.updated_at, entity.project,
               entity.strength, entity.pinned_at)
     if entity_id is not None:

@@ -1,7 +1,9 @@
 """Import and export dialogs: memory files in (JSONL / JSON, with progress and the import report),
 the graph out (JSONL, GraphML, GEXF).
 
-The work runs off the UI thread through ``controller.run`` with :mod:`limbic.core.io.importer` and
+Each file of an import may be given a project (docs/lifecycle.md "Project scope"): its entities then belong to
+that project, and its names resolve to that project's entities and the global ones. The work runs off the UI
+thread through ``controller.run`` with :mod:`limbic.core.io.importer` and
 :mod:`limbic.core.io.exporter`; the importer's progress callback (called on the worker thread) reaches
 the progress bar through a queued signal. The imported entities reach every view through the service's
 change notifications, like any other write.
@@ -9,6 +11,7 @@ change notifications, like any other write.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +26,12 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -65,15 +70,32 @@ class ImportDialog(QDialog):
         self.report: Any = None
         self.setWindowTitle("Import memory files")
         self.resize(720, 520)
-        self.files = QListWidget()
+        self.files = QTreeWidget()
+        self.files.setHeaderLabels(["File", "Project"])
+        self.files.setRootIsDecorated(False)
+        self.files.setSelectionMode(QTreeWidget.SelectionMode.ExtendedSelection)
+        self.files.setColumnWidth(0, 520)
         add = QPushButton("Add files…")
         add.clicked.connect(self._browse)
         remove = QPushButton("Remove")
         remove.clicked.connect(self._remove_selected)
+        self.project_box = QComboBox(editable=True)
+        self.project_box.setToolTip("The project of the selected files (of every file when none is selected); "
+                                    "empty: no project (global entities, or the projects the file names)")
+        editor = self.project_box.lineEdit()
+        if editor is not None:
+            editor.setPlaceholderText("no project")
+        self.project_box.addItems(["", *controller.service.projects()])
+        self.project_box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        assign = QPushButton("Set project")
+        assign.clicked.connect(lambda: self.set_project(self.project_box.currentText()))
         picks = QHBoxLayout()
         picks.addWidget(add)
         picks.addWidget(remove)
         picks.addStretch(1)
+        picks.addWidget(QLabel("Project:"))
+        picks.addWidget(self.project_box)
+        picks.addWidget(assign)
         self.progress_bar = QProgressBar()
         self.progress_bar.setValue(0)
         self.progress_label = QLabel("Choose one or more files: reference JSONL, JSON documents, graph dumps.")
@@ -96,21 +118,40 @@ class ImportDialog(QDialog):
         self._progress = _Progress(self)
         self._progress.changed.connect(self._on_progress)
 
-    def paths(self) -> list[str]:
-        return [self.files.item(i).text() for i in range(self.files.count())]
+    def _rows(self) -> list[QTreeWidgetItem]:
+        rows = (self.files.topLevelItem(i) for i in range(self.files.topLevelItemCount()))
+        return [row for row in rows if row is not None]
 
-    def set_paths(self, paths: list[str | Path]) -> None:
+    def paths(self) -> list[str]:
+        return [row.text(0) for row in self._rows()]
+
+    def projects(self) -> list[str | None]:
+        """The project of each listed file, in order (``None``: no project)."""
+        return [row.text(1).strip() or None for row in self._rows()]
+
+    def set_paths(self, paths: list[str | Path], project: str | None = None) -> None:
         self.files.clear()
-        self.files.addItems([str(p) for p in paths])
+        self._add(paths, project)
+
+    def set_project(self, project: str | None) -> None:
+        """Give the selected files (every file when none is selected) ``project`` (empty or ``None``: none)."""
+        rows = self.files.selectedItems() or self._rows()
+        for row in rows:
+            row.setText(1, (project or "").strip())
+
+    def _add(self, paths: Sequence[str | Path], project: str | None) -> None:
+        existing = set(self.paths())
+        for path in (str(p) for p in paths):
+            if path not in existing:
+                self.files.addTopLevelItem(QTreeWidgetItem([path, (project or "").strip()]))
 
     def _remove_selected(self) -> None:
         for item in self.files.selectedItems():
-            self.files.takeItem(self.files.row(item))
+            self.files.takeTopLevelItem(self.files.indexOfTopLevelItem(item))
 
     def _browse(self) -> None:
         chosen, _ = QFileDialog.getOpenFileNames(self, "Import memory files", "", MEMORY_FILES)
-        existing = set(self.paths())
-        self.files.addItems([p for p in chosen if p not in existing])
+        self._add(chosen, self.project_box.currentText())
 
     def start_import(self) -> None:
         """Import the listed files (off the UI thread)."""
@@ -121,7 +162,7 @@ class ImportDialog(QDialog):
         self.import_button.setEnabled(False)
         self.progress_bar.setRange(0, 0)  # busy until the parser reports a total
         self.progress_label.setText(f"Reading {len(paths)} file(s)…")
-        self.controller.run(import_files, self.controller.service, paths, self._progress,
+        self.controller.run(import_files, self.controller.service, paths, self._progress, self.projects(),
                             on_success=self._done, on_failure=self._failed)
 
     def _on_progress(self, done: int, total: int, message: str) -> None:

@@ -35,7 +35,7 @@ TABLES = ("settings", "entities", "observations", "relations", "entity_access", 
           "co_occurrences", "logged_params", "search_events", "search_results", "search_candidates",
           "search_query_vectors", "implicit_feedback", "entity_impressions", "tuning_applications", "changes",
           "entity_embedding_meta", "observation_embedding_meta", "pending_vectors", "conflict_checks", "conflicts",
-          "curation_kept", "reflections", "reflection_vectors", "mcp_tokens")
+          "curation_kept", "reflections", "reflection_vectors", "mcp_tokens", "decisions")
 BATCH = 2_000
 
 

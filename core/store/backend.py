@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from limbic.core.paths import database_address
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import is_postgres, masked, without_password
+from limbic.core.store.postgres.address import checked, is_postgres, masked, without_password
 from limbic.core.store.postgres.database import PgDatabase
 
 Memory = Database | PgDatabase
@@ -32,6 +33,18 @@ def open_database(address: str | Path) -> Database:
     return Database(address)
 
 
+def checked_address(text: str) -> str:
+    """A ``--db`` address checked before anything is opened or created: a file path (``~`` expanded) or a
+    PostgreSQL URL (its scheme lower-cased).
+
+    Raises:
+        ValueError: empty, another scheme, or a malformed PostgreSQL address (bad host, IPv6 address or port, a
+            connection parameter libpq does not know); one line, the address masked.
+    """
+    address = database_address(text)
+    return checked(address) if is_postgres(address) else address
+
+
 def shown_address(database: Database) -> str:
     """What to show of ``database``'s address: the file path, or the URL with its password masked."""
     return str(getattr(database, "display_address", database.path))
@@ -43,4 +56,4 @@ def shareable_address(database: Database) -> str:
     return without_password(address) if isinstance(address, str) else str(database.path)
 
 
-__all__ = ["Memory", "masked", "open_database", "shown_address"]
+__all__ = ["Memory", "checked_address", "masked", "open_database", "shown_address"]

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -215,28 +217,75 @@ class PgCursor:
         return rows[0] if len(rows) == 1 else rows
 
 
+_PREPARED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+_VECTORS: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+
+
+def prepare(raw: psycopg.Connection[Any]) -> None:
+    """Make ``raw`` ready for the store's SQL (autocommit, ``numeric`` read as SQLite returns it); once per
+    connection, so a pooled one leased again costs nothing."""
+    if raw in _PREPARED:
+        return
+    raw.autocommit = True
+    raw.adapters.register_loader("numeric", _NumericLoader)
+    _PREPARED.add(raw)
+
+
+def is_lost(raw: psycopg.Connection[Any]) -> bool:
+    """Whether ``raw`` can no longer be used: closed, or broken by the server going away or ending it."""
+    return raw.closed or raw.broken
+
+
+LostHandler = Callable[[BaseException], Exception]
+"""Turns the error of a lost connection into the error to raise (a one-line ``DatabaseUnavailableError``)."""
+
+
 class PgConnection:
     """One ``psycopg`` connection in autocommit mode with apsw's calling conventions (module docstring).
 
     Transactions are explicit (``BEGIN`` … ``COMMIT``), as on apsw; outside one each statement commits.
+    When the connection is lost (the server stopped, restarted or ended it), a statement raises what
+    ``on_lost`` makes of the error (the database's one-line ``DatabaseUnavailableError``) rather than
+    psycopg's; without ``on_lost`` psycopg's error passes through.
     """
 
     backend = "postgresql"
 
-    def __init__(self, raw: psycopg.Connection[Any]) -> None:
-        raw.autocommit = True
-        raw.adapters.register_loader("numeric", _NumericLoader)
+    def __init__(self, raw: psycopg.Connection[Any], on_lost: LostHandler | None = None) -> None:
+        prepare(raw)
         self.raw = raw
+        self._on_lost = on_lost
         self._changes = 0
         self._depth = 0
         self._owns_snapshot = False
-        self._vectors = False
+
+    def replace(self, raw: psycopg.Connection[Any]) -> None:
+        """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
+        self.raw.close()
+        prepare(raw)
+        self.raw = raw
+        self._depth = 0
+        self._owns_snapshot = False
+
+    @property
+    def lost(self) -> bool:
+        return is_lost(self.raw)
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if self._on_lost is None or not self.lost:
+                raise
+            raise self._on_lost(exc) from None
 
     def __enter__(self) -> PgConnection:
         """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
         open transaction (the writer's) it is part of that transaction."""
         if self._depth == 0 and not self.in_transaction:
-            self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            with self._guard():
+                self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             self._owns_snapshot = True
         self._depth += 1
         return self
@@ -245,22 +294,27 @@ class PgConnection:
         self._depth -= 1
         if self._depth == 0 and self._owns_snapshot:
             self._owns_snapshot = False
-            self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if exc_type is not None and self.lost:
+                return  # nothing to end: the server ended the snapshot with the connection
+            with self._guard():
+                self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
     def register_vectors(self) -> None:
         """Let numpy arrays bind as pgvector ``vector`` values on this connection (once the extension exists)."""
-        if not self._vectors:
-            register_vector(self.raw)
-            self._vectors = True
+        if self.raw not in _VECTORS:
+            with self._guard():
+                register_vector(self.raw)
+            _VECTORS.add(self.raw)
 
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> PgCursor:
         """Run one statement (or, without bindings, several separated by ``;``) and return its rows.
 
         Raises:
-            UnsupportedSql: SQLite-only syntax. psycopg's errors pass through otherwise.
+            UnsupportedSql: SQLite-only syntax. The ``on_lost`` error when the connection was lost;
+            psycopg's errors pass through otherwise.
         """
         text, bound = _bind(sql, bindings)
-        with (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
+        with self._guard(), (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
             # without bindings: the simple protocol, where several statements may be given
             cursor.execute(text, bound or None)
             self._changes = max(cursor.rowcount, 0)
@@ -274,7 +328,7 @@ class PgConnection:
             self._changes = 0
             return
         text = translate(sql)[0]
-        with psycopg.RawCursor(self.raw) as cursor:
+        with self._guard(), psycopg.RawCursor(self.raw) as cursor:
             cursor.executemany(text, bound)
             self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
 

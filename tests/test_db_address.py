@@ -68,12 +68,9 @@ def test_an_unreachable_server_is_one_line_without_the_password(tmp_path, limbic
 
 
 def test_a_wrong_password_is_one_line_without_the_password(tmp_path, limbic_home):
-    from _pg import PASSWORD, password_address, server_dsn
+    from _pg import PASSWORD, password_address, server_or_skip
 
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+    server_or_skip()
     address = password_address()
     if address is None:
         pytest.skip("the PostgreSQL server of LIMBIC_TEST_PG_DSN is not ours to configure")

@@ -238,6 +238,38 @@ def is_lost(raw: psycopg.Connection[Any]) -> bool:
 
 LostHandler = Callable[[BaseException], Exception]
 """Turns the error of a lost connection into the error to raise (a one-line ``DatabaseUnavailableError``)."""
+_ON_LOST: weakref.WeakKeyDictionary[psycopg.Connection[Any], LostHandler] = weakref.WeakKeyDictionary()
+
+
+class _GuardedCursor(psycopg.Cursor[Any]):
+    """psycopg's cursor, raising the ``on_lost`` error of its connection when the connection was lost: store code
+    that runs psycopg directly (full text, vector rows) tells an outage as plainly as :class:`PgConnection`."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().execute(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            raise _named(self.connection, exc) from None
+
+    def executemany(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().executemany(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            raise _named(self.connection, exc) from None
+
+
+def _named(raw: psycopg.Connection[Any], exc: psycopg.OperationalError) -> Exception:
+    handler = _ON_LOST.get(raw)
+    return handler(exc) if handler is not None and is_lost(raw) else exc
+
+
+def watch(raw: psycopg.Connection[Any], on_lost: LostHandler | None) -> None:
+    """Raise ``on_lost(error)`` from every statement on ``raw`` that fails because ``raw`` was lost (None: stop)."""
+    if on_lost is None:
+        _ON_LOST.pop(raw, None)
+        return
+    _ON_LOST[raw] = on_lost
+    raw.cursor_factory = _GuardedCursor
 
 
 class PgConnection:
@@ -253,6 +285,7 @@ class PgConnection:
 
     def __init__(self, raw: psycopg.Connection[Any], on_lost: LostHandler | None = None) -> None:
         prepare(raw)
+        watch(raw, on_lost)
         self.raw = raw
         self._on_lost = on_lost
         self._changes = 0
@@ -263,6 +296,7 @@ class PgConnection:
         """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
         self.raw.close()
         prepare(raw)
+        watch(raw, self._on_lost)
         self.raw = raw
         self._depth = 0
         self._owns_snapshot = False
@@ -272,7 +306,8 @@ class PgConnection:
         return is_lost(self.raw)
 
     @contextmanager
-    def _guard(self) -> Iterator[None]:
+    def guard(self) -> Iterator[None]:
+        """Inside the block, psycopg's error for this connection being lost becomes the ``on_lost`` error."""
         try:
             yield
         except psycopg.OperationalError as exc:
@@ -284,7 +319,7 @@ class PgConnection:
         """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
         open transaction (the writer's) it is part of that transaction."""
         if self._depth == 0 and not self.in_transaction:
-            with self._guard():
+            with self.guard():
                 self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             self._owns_snapshot = True
         self._depth += 1
@@ -296,13 +331,13 @@ class PgConnection:
             self._owns_snapshot = False
             if exc_type is not None and self.lost:
                 return  # nothing to end: the server ended the snapshot with the connection
-            with self._guard():
+            with self.guard():
                 self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
     def register_vectors(self) -> None:
         """Let numpy arrays bind as pgvector ``vector`` values on this connection (once the extension exists)."""
         if self.raw not in _VECTORS:
-            with self._guard():
+            with self.guard():
                 register_vector(self.raw)
             _VECTORS.add(self.raw)
 
@@ -314,7 +349,7 @@ class PgConnection:
             psycopg's errors pass through otherwise.
         """
         text, bound = _bind(sql, bindings)
-        with self._guard(), (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
+        with self.guard(), (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
             # without bindings: the simple protocol, where several statements may be given
             cursor.execute(text, bound or None)
             self._changes = max(cursor.rowcount, 0)
@@ -328,7 +363,7 @@ class PgConnection:
             self._changes = 0
             return
         text = translate(sql)[0]
-        with self._guard(), psycopg.RawCursor(self.raw) as cursor:
+        with self.guard(), psycopg.RawCursor(self.raw) as cursor:
             cursor.executemany(text, bound)
             self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
 

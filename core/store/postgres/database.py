@@ -37,7 +37,7 @@ from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, StoreBusyError
 from limbic.core.paths import cache_dir
 from limbic.core.store.postgres import address as pg_address
-from limbic.core.store.postgres.connection import PgConnection, prepare
+from limbic.core.store.postgres.connection import PgConnection, prepare, watch
 from limbic.core.store.postgres.reach import Reachability
 from limbic.core.store.postgres.schema import migrate
 from limbic.core.store.postgres.text_index import flush_pending_text
@@ -181,6 +181,7 @@ class PgDatabase(Transactions):
             return conn
 
     def _checkin(self, pool: ConnectionPool, raw: psycopg.Connection[Any]) -> None:
+        watch(raw, None)
         with self._leased_lock:
             self._leased -= 1
         if self._closed or pool.closed:
@@ -222,16 +223,11 @@ class PgDatabase(Transactions):
             self._reopen_writer(conn)
         try:
             self._start(conn)
-        except psycopg.OperationalError:
+        except (psycopg.OperationalError, DatabaseUnavailableError):
             if not conn.lost:
                 raise
             self._reopen_writer(conn)  # ended while idle: once more on a new connection (nothing was done)
-            try:
-                self._start(conn)
-            except psycopg.OperationalError as exc:
-                if conn.lost:
-                    raise self._lost(exc) from None
-                raise
+            self._start(conn)  # lost again: the connection's own error (DatabaseUnavailableError)
 
     def _start(self, conn: PgConnection) -> None:
         raw = conn.raw
@@ -244,11 +240,11 @@ class PgDatabase(Transactions):
             raise StoreBusyError("another writer held the memory for more than 10 s; try again") from exc
 
     def _before_commit(self, conn: PgConnection) -> None:
-        with conn._guard():
+        with conn.guard():
             flush_pending_text(conn.raw)
 
     def _announce(self, conn: PgConnection, change_id: int) -> None:
-        with conn._guard():
+        with conn.guard():
             conn.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(change_id)))
 
     def _rollback(self, conn: PgConnection) -> None:
@@ -256,6 +252,8 @@ class PgDatabase(Transactions):
             conn.execute("ROLLBACK")
 
     def _not_stored(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, psycopg.OperationalError) and self._writer.lost:
+            exc = self._lost(exc)
         if isinstance(exc, DatabaseUnavailableError):
             return DatabaseUnavailableError(f"nothing was stored: {exc}")
         return exc
@@ -267,7 +265,7 @@ class PgDatabase(Transactions):
         try:
             conn.raw.execute("COMMIT")
             return
-        except psycopg.Error:
+        except (psycopg.Error, DatabaseUnavailableError):
             if not conn.lost:
                 self._rollback(conn)
                 raise

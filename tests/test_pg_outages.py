@@ -1,0 +1,156 @@
+"""A team server survives its database: two ``limbic mcp --http`` servers on one PostgreSQL memory, four
+writers (named tokens) and a reader, while the real server is stopped and started again, or ends the servers'
+connections (``pg_terminate_backend``). Every acknowledged write is stored once, no committed write is answered
+as an error, calls during the outage fail at once with one clear reason (503, never 401, for a token that could
+not be checked), every call after the database is back succeeds within seconds, and the servers' logs hold a
+few lines, not a traceback per attempt."""
+
+from __future__ import annotations
+
+import re
+import time
+from urllib.parse import urlsplit
+
+import psycopg
+import pytest
+from _outage_helpers import Load, RawClient, Reader, ServerProcess, Writer
+
+from limbic.core.models import EntityInput as E
+from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
+
+WRITERS = 4
+CLEAR = re.compile(r"unreachable; retrying|was lost|nothing was stored|may be stored|could not be checked")
+BACK_WITHIN_SECONDS = 2.0
+ERROR_WITHIN_SECONDS = 1.0
+LOG_LINES_PER_OUTAGE = 5
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    """A new memory with an entity per writer and named tokens, served by two HTTP server processes."""
+    from _pg import bundled_server, drop_database, new_database
+
+    if bundled_server() is None:
+        pytest.skip("the server of LIMBIC_TEST_PG_DSN is not ours to stop")
+    address = new_database("outage")
+    service = MemoryService(open_database(address), None, origin="cli")
+    try:
+        service.create_entities([E(f"w{n}", "writer") for n in range(WRITERS)])
+        tokens = {name: service.add_token(name) for name in [*(f"writer-{n}" for n in range(WRITERS)), "reader"]}
+    finally:
+        service.close()
+    home = tmp_path_factory.mktemp("outage_home")
+    servers = [ServerProcess(address, home, home / f"server-{n}.log") for n in range(2)]
+    try:
+        urls = [server.url() for server in servers]
+        assert all(url.startswith("http://") for url in urls), [s.log_lines() for s in servers]
+        yield address, servers, urls, tokens
+    finally:
+        for server in servers:
+            server.process.terminate()
+        for server in servers:
+            server.stop()
+        drop_database(address)
+
+
+def _workers(urls, tokens, tag: str) -> list:
+    writers = [Writer(f"w{n}", tag, RawClient(urls[n % 2], tokens[f"writer-{n}"])) for n in range(WRITERS)]
+    return [*writers, Reader(RawClient(urls[0], tokens["reader"]))]
+
+
+def _stored(address: str) -> dict[str, list[str]]:
+    with psycopg.connect(address) as conn:
+        rows = conn.execute("SELECT e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
+                            "WHERE e.entity_type = 'writer'").fetchall()
+    found: dict[str, list[str]] = {}
+    for name, content in rows:
+        found.setdefault(name, []).append(content)
+    return found
+
+
+def _check_writes(address: str, workers: list) -> None:
+    """Every acknowledged content stored exactly once, none stored unacknowledged, none answered as an error
+    after it had committed (its retry would have found it already there)."""
+    stored = _stored(address)
+    for writer in (w for w in workers if isinstance(w, Writer)):
+        kept = [c for c in stored.get(writer.name, []) if c.startswith(writer.prefix + " ")]
+        assert len(kept) == len(set(kept)), f"{writer.name}: a content stored twice"
+        assert sorted(kept) == sorted(writer.acknowledged), f"{writer.name}: stored {len(kept)}, " \
+                                                            f"acknowledged {len(writer.acknowledged)}"
+        assert writer.answered_as_present == [], f"{writer.name}: committed writes answered as errors"
+
+
+def _log_since(servers, marks) -> list[str]:
+    return [line for server, mark in zip(servers, marks, strict=True) for line in server.log_lines()[mark:]]
+
+
+def test_a_restarted_database_is_served_again_within_two_seconds(team):
+    from _pg import start_server, stop_server
+
+    address, servers, urls, tokens = team
+    marks = [len(s.log_lines()) for s in servers]
+    workers = _workers(urls, tokens, "restart")
+    with Load(workers) as load:
+        time.sleep(1.0)
+        down = time.monotonic()
+        stop_server()
+        time.sleep(2.0)
+        start_server()
+        back = time.monotonic()
+        time.sleep(BACK_WITHIN_SECONDS + 2.0)
+    calls = load.calls()
+    failed = [c for c in calls if not c.ok]
+    assert failed, "the outage was not seen"
+    assert all(c.status != 401 for c in calls), "a good token was refused"
+    unclear = [c.text[:120] for c in failed if not CLEAR.search(c.text)]
+    assert not unclear, unclear
+    slow = [round(c.seconds, 2) for c in failed if c.seconds > ERROR_WITHIN_SECONDS]
+    assert not slow, f"errors slower than {ERROR_WITHIN_SECONDS} s: {slow}"
+    late = [c for c in calls if c.started > back + BACK_WITHIN_SECONDS and not c.ok]
+    assert not late, [c.text[:120] for c in late]
+    for url_index in range(2):  # each server serves again within the bound, named tokens included
+        served = [c for w in workers if w.client.url == urls[url_index] for c in w.calls if c.ok and c.started > back]
+        assert served and min(c.ended for c in served) - back <= BACK_WITHIN_SECONDS
+    assert any(c.ok and c.started > back and c.tool == "add_observations" for c in calls)
+    first = [min(c.ended for w in workers if w.client.url == url for c in w.calls if c.ok and c.started > back) - back
+             for url in urls]
+    print(f"\nrestart: {len(calls)} calls, {len(failed)} failed (slowest failure {max(c.seconds for c in failed):.3f} s), "
+          f"served again {max(first):.2f} s after the database was back, "
+          f"{sum(len(w.acknowledged) for w in workers if isinstance(w, Writer))} writes acknowledged")
+    assert all(c.started > down or c.ok for c in calls[:5])
+    _check_writes(address, workers)
+    lines = _log_since(servers, marks)
+    print(f"log lines: {len(lines)}: {lines}")
+    assert len(lines) <= 2 * LOG_LINES_PER_OUTAGE, lines  # two servers
+
+
+def test_connections_ended_by_the_server_are_replaced_at_once(team):
+    from _pg import server_dsn
+
+    address, servers, urls, tokens = team
+    database = urlsplit(address).path.lstrip("/")
+    marks = [len(s.log_lines()) for s in servers]
+    workers = _workers(urls, tokens, "terminate")
+    kills = []
+    with Load(workers) as load, psycopg.connect(server_dsn(), autocommit=True) as admin:
+        time.sleep(1.0)
+        for _ in range(2):
+            kills.append(time.monotonic())
+            ended = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                  "WHERE datname = %s AND application_name = 'limbic'", (database,)).fetchone()[0]
+            assert ended >= 4  # each server's writer, listener and read connections
+            time.sleep(1.5)
+    calls = load.calls()
+    in_flight = [c for c in calls if any(c.started <= at <= c.ended for at in kills)]
+    failed = [c for c in calls if not c.ok]
+    assert all(c in in_flight for c in failed), [(c.tool, c.text[:120]) for c in failed if c not in in_flight]
+    assert all(CLEAR.search(c.text) for c in failed), [c.text[:120] for c in failed]
+    assert all(c.status != 401 for c in calls)
+    assert sum(c.ok and c.started > kills[-1] for c in calls) >= 10
+    print(f"\nterminate: {len(calls)} calls, {len(failed)} failed (all in flight at a termination), "
+          f"{sum(len(w.acknowledged) for w in workers if isinstance(w, Writer))} writes acknowledged")
+    _check_writes(address, workers)
+    lines = _log_since(servers, marks)
+    print(f"log lines: {len(lines)}: {lines}")
+    assert len(lines) <= LOG_LINES_PER_OUTAGE, lines

@@ -154,3 +154,49 @@ def test_connections_ended_by_the_server_are_replaced_at_once(team):
     lines = _log_since(servers, marks)
     print(f"log lines: {len(lines)}: {lines}")
     assert len(lines) <= LOG_LINES_PER_OUTAGE, lines
+
+
+def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg_address):
+    """The database goes away right after ``add_observations`` committed (a subscriber stops it): the answer says
+    the observation was added, its conflicts ``"unavailable"``; the observation is there once it is back."""
+    from _mcp_helpers import outcome, portal_client
+    from _pg import bundled_server, start_server, stop_server
+
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.mcp.server import build_server
+
+    if bundled_server() is None:
+        pytest.skip("the server of LIMBIC_TEST_PG_DSN is not ours to stop")
+    service = MemoryService(open_database(pg_address), HashingEmbedder())
+    stopped = []
+
+    def stop_after_commit(changes) -> None:
+        if any(c.op == "add_observations" for c in changes) and not stopped:
+            stopped.append(True)
+            stop_server()
+
+    try:
+        service.create_entities([E("Ada", "person")])
+        service.subscribe(stop_after_commit)
+        with portal_client(build_server(service)) as (portal, client):
+            try:
+                answer = outcome(portal.call(client.call_tool, "add_observations", {
+                    "observations": [{"entityName": "Ada", "contents": ["writes the first program"]}]}))
+            finally:
+                start_server()
+            assert stopped and not answer["error"], answer
+            assert answer["structured"] == {"results": [{"entityName": "Ada",
+                                                         "addedObservations": ["writes the first program"]}],
+                                            "conflicts": "unavailable"}
+            deadline = time.monotonic() + 10
+            while True:  # the database answers again within a retry step
+                try:
+                    found = service.open_nodes(["Ada"]).entities[0]
+                    break
+                except Exception:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+        assert [o.content for o in found.observations] == ["writes the first program"]
+    finally:
+        service.close()

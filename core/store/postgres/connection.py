@@ -8,7 +8,9 @@ iteration, ``executemany``, ``changes()``, ``in_transaction``) and rewrites, onc
 text, the few idioms of the shared subset PostgreSQL spells differently:
 
 - ``?`` and ``?N`` placeholders become PostgreSQL's own ``$N`` (run through psycopg's ``RawCursor``), so a
-  repeated ``?N`` is one parameter whose type the server infers from all its uses;
+  repeated ``?N`` is one parameter whose type the server infers from all its uses; a bare ``?`` is numbered as
+  SQLite numbers it (one above the highest so far); string literals, quoted identifiers and comments
+  (``--``, ``/* */``) are kept as they are (a ``?``, ``$1`` or apostrophe inside them is text);
 - an id list ``x IN (SELECT value FROM json_each(?N))`` (a JSON array bound as text) becomes
   ``x = ANY(%s)`` with the array bound as a PostgreSQL array; ``NOT IN`` becomes ``<> ALL``;
 - ``?N IS NULL`` / ``?N IS NOT NULL`` become ``TRUE`` or ``FALSE`` as the value bound is None or not (the
@@ -40,10 +42,10 @@ from psycopg.pq import TransactionStatus
 
 SQLITE_ONLY = re.compile(r"\bPRAGMA\b|\bsqlite_master\b|\bMATCH\b|\bbm25\(|\bfts5vocab\b", re.IGNORECASE)
 _ID_LIST = re.compile(r"(\bNOT\s+)?\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*(\?\d*)\s*\)\s*\)", re.IGNORECASE)
-_NULL_TEST = re.compile(r"\?(\d+)\s+IS\s+(NOT\s+)?NULL\b", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"\?(\d*)(::LIST)?(\s+IS\s+(NOT\s+)?NULL\b)?", re.IGNORECASE)
 _NULL_MARK = re.compile("\x00(\\d+)([=!])\x00")
 _LIMIT_BEFORE = re.compile(r"\bLIMIT\s+$", re.IGNORECASE)
-_DOLLAR = re.compile(r"\$(\d+)")
+_PARAM_MARK = re.compile("\x01(\\d+)\x02")  # a placeholder in translated code, numbered later (never in a literal)
 _UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
 
@@ -89,29 +91,36 @@ def _scalar_min_max(code: str) -> str:
     return "".join(out)
 
 
+_QUOTES = {"'": "'", '"': '"', "--": "\n", "/*": "*/"}
+_OPENING = re.compile(r"'|\"|--|/\*")
+
+
 def _split_literals(sql: str) -> list[tuple[bool, str]]:
-    """``(is_literal, text)`` pieces of ``sql``: single-quoted literals apart from the code around them."""
+    """``(kept, text)`` pieces of ``sql``: string literals, quoted identifiers and comments (``--`` to the end of
+    the line, ``/* */``), kept as they are, apart from the code around them, which is rewritten."""
     pieces: list[tuple[bool, str]] = []
     at = 0
     while at < len(sql):
-        quote = sql.find("'", at)
-        if quote < 0:
+        found = _OPENING.search(sql, at)
+        if found is None:
             pieces.append((False, sql[at:]))
             break
-        pieces.append((False, sql[at:quote]))
-        end = quote + 1
+        pieces.append((False, sql[at:found.start()]))
+        closing = _QUOTES[found.group()]
+        end = found.end()
         while True:
-            end = sql.find("'", end)
+            end = sql.find(closing, end)
             if end < 0:
-                end = len(sql) - 1
+                end = len(sql)
                 break
-            if end + 1 < len(sql) and sql[end + 1] == "'":
-                end += 2
+            end += len(closing)
+            if closing in "'\"" and sql.startswith(closing, end):  # a doubled quote stays inside
+                end += 1
                 continue
             break
-        pieces.append((True, sql[quote:end + 1]))
-        at = end + 1
-    return pieces
+        pieces.append((True, sql[found.start():end]))
+        at = end
+    return [(kept, text) for kept, text in pieces if text]
 
 
 @lru_cache(maxsize=4096)
@@ -133,37 +142,47 @@ def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
     def placeholder(found: re.Match[str]) -> str:
         nonlocal next_index
         index = int(found.group(1)) - 1 if found.group(1) else next_index
-        next_index = max(next_index, index + 1)
+        next_index = max(next_index, index + 1)  # SQLite's numbering: a bare ? follows the highest so far
+        if found.group(3):  # ``?N IS [NOT] NULL``: TRUE or FALSE once the value is known (_bind)
+            return f"\x00{index}{'!' if found.group(4) else '='}\x00"
         if found.group(2):
             lists.add(index)
         if _LIMIT_BEFORE.search(found.string, 0, found.start()):
             limits.add(index)
-        return f"${index + 1}"
+        return f"\x01{index + 1}\x02"
 
-    def null_test(found: re.Match[str]) -> str:
-        index = int(found.group(1)) - 1 if found.group(1) else next_index
-        return f"\x00{index}{'!' if found.group(2) else '='}\x00"
-
-    for literal, piece in _split_literals(sql):
-        if literal:
+    for kept, piece in _split_literals(sql):
+        if kept:
             out.append(piece)
             continue
-        code = _NULL_TEST.sub(null_test, piece)
-        code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", code)
+        code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", piece)
         code = _UNARY_PLUS.sub(r"\1", code)
         code = re.sub(r"\binstr\(", "strpos(", code, flags=re.IGNORECASE)
         code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
         code = _scalar_min_max(code)
-        out.append(re.sub(r"\?(\d*)(::LIST)?", placeholder, code))
+        out.append(_PLACEHOLDER.sub(placeholder, code))
     return "".join(out), frozenset(lists), frozenset(limits)
 
 
 @lru_cache(maxsize=4096)
 def _referenced(text: str) -> list[int]:
-    return sorted({int(n) for n in _DOLLAR.findall(text)})
+    return sorted({int(n) for n in _PARAM_MARK.findall(text)})
 
 
-def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
+@lru_cache(maxsize=4096)
+def _numbered(text: str) -> str:
+    """``text`` with its placeholders as PostgreSQL's ``$N``, numbered as translated."""
+    return _PARAM_MARK.sub(lambda m: f"${m.group(1)}", text)
+
+
+def bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
+    """The PostgreSQL text of ``sql`` and the values to send for ``bindings`` (SQLite's): JSON id lists as
+    arrays, a negative ``LIMIT`` as NULL, ``?N IS [NOT] NULL`` decided here, and only the parameters the text
+    uses, renumbered ``$1``, ``$2``… in order.
+
+    Raises:
+        UnsupportedSql: ``sql`` uses SQLite-only syntax.
+    """
     text, lists, limits = translate(sql)
     values = list(bindings or ())
     for index in lists:
@@ -178,9 +197,8 @@ def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
     used = _referenced(text)
     if len(used) < len(values):  # renumber what is used: the server must type every parameter it is given
         number = {old: new for new, old in enumerate(used, 1)}
-        text = _DOLLAR.sub(lambda m: f"${number[int(m.group(1))]}", text)
-        values = [values[old - 1] for old in used]
-    return text, values
+        return _PARAM_MARK.sub(lambda m: f"${number[int(m.group(1))]}", text), [values[old - 1] for old in used]
+    return _numbered(text), values
 
 
 class PgCursor:
@@ -348,7 +366,7 @@ class PgConnection:
             UnsupportedSql: SQLite-only syntax. The ``on_lost`` error when the connection was lost;
             psycopg's errors pass through otherwise.
         """
-        text, bound = _bind(sql, bindings)
+        text, bound = bind(sql, bindings)
         with self.guard(), (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
             # without bindings: the simple protocol, where several statements may be given
             cursor.execute(text, bound or None)
@@ -357,15 +375,22 @@ class PgConnection:
         return PgCursor(rows)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Run ``sql`` once for each of ``rows`` (psycopg's pipeline: one round trip for all)."""
-        bound = [_bind(sql, row)[1] for row in rows]
+        """Run ``sql`` once for each of ``rows`` (psycopg's pipeline: one round trip for all; rows whose
+        ``?N IS NULL`` tests come out differently run one by one, in order)."""
+        bound = [bind(sql, row) for row in rows]
         if not bound:
             self._changes = 0
             return
-        text = translate(sql)[0]
         with self.guard(), psycopg.RawCursor(self.raw) as cursor:
-            cursor.executemany(text, bound)
-            self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
+            if len({text for text, _ in bound}) == 1:
+                cursor.executemany(bound[0][0], [values for _, values in bound])
+                self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
+                return
+            changed = 0
+            for text, values in bound:
+                cursor.execute(text, values)
+                changed += max(cursor.rowcount, 0)
+            self._changes = changed
 
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""

@@ -177,3 +177,11 @@ def test_open_connections_stay_bounded_across_expiring_qt_pool_threads(qtbot, se
         qtbot.wait(5)
     assert len(apsw.connections()) <= before + 1
     assert service.database.open_read_connections() <= POOL_SIZE[backend]
+
+
+def test_stats_order_equal_counts_by_name_on_both_backends(service):
+    service.create_entities([E(f"{kind} {n}", kind) for kind, count in
+                             (("beta", 2), ("Alpha", 2), ("alpha", 2), ("émigré", 2), ("zeta", 3), ("gamma", 1))
+                             for n in range(count)])
+    assert list(service.stats().entity_types.items()) == [
+        ("zeta", 3), ("Alpha", 2), ("alpha", 2), ("beta", 2), ("émigré", 2), ("gamma", 1)]

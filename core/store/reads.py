@@ -168,6 +168,12 @@ def substring_test(text: str) -> tuple[str, str]:
     return "instr(unicode_lower({column}), ?1) > 0", text.lower()
 
 
+def _by_count(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """``{name: count}``, most first, equal counts by name in code point order (in Python: the same on both
+    backends, whatever the server's collation)."""
+    return dict(sorted(((str(name), int(count)) for name, count in rows), key=lambda item: (-item[1], item[0])))
+
+
 def stats(conn: apsw.Connection) -> GraphStats:
     one = lambda sql: conn.execute(sql).get  # noqa: E731
     has_vectors = vector_dimension(conn) is not None
@@ -177,8 +183,8 @@ def stats(conn: apsw.Connection) -> GraphStats:
         relations=one("SELECT count(*) FROM relations WHERE active = 1"),
         observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NULL"),
         superseded_observations=one("SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL"),
-        entity_types=dict(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1 ORDER BY 2 DESC")),
-        statuses=dict(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
+        entity_types=_by_count(conn.execute("SELECT entity_type, count(*) FROM entities GROUP BY 1")),
+        statuses=_by_count(conn.execute("SELECT status, count(*) FROM entities GROUP BY 1")),
         embedded_entities=one(  # an entity vector, or at least one observation vector
             "SELECT count(*) FROM entities e WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "
             "OR e.id IN (SELECT entity_id FROM observation_embedding_meta)") if has_vectors else 0,

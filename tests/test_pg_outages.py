@@ -24,6 +24,7 @@ CLEAR = re.compile(r"unreachable; retrying|was lost|nothing was stored|may be st
 BACK_WITHIN_SECONDS = 2.0
 ERROR_WITHIN_SECONDS = 1.0
 LOG_LINES_PER_OUTAGE = 5
+TERMINATION_SECONDS = 0.5
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,8 @@ def _check_writes(address: str, workers: list) -> None:
 
 
 def _log_since(servers, marks) -> list[str]:
-    return [line for server, mark in zip(servers, marks, strict=True) for line in server.log_lines()[mark:]]
+    return [line for server, mark in zip(servers, marks, strict=True) for line in server.log_lines()[mark:]
+            if not line.startswith("limbic: MCP over Streamable HTTP")]  # a late start-up line
 
 
 def test_a_restarted_database_is_served_again_within_two_seconds(team):
@@ -142,13 +144,15 @@ def test_connections_ended_by_the_server_are_replaced_at_once(team):
             assert ended >= 4  # each server's writer, listener and read connections
             time.sleep(1.5)
     calls = load.calls()
-    in_flight = [c for c in calls if any(c.started <= at <= c.ended for at in kills)]
+    # a call under way when its server's connections were ended may fail ("lost; try again"); the server ends
+    # them asynchronously (each backend when it next runs), so "under way" reaches a little past the command
+    in_flight = [c for c in calls if any(c.started <= at + TERMINATION_SECONDS and c.ended >= at for at in kills)]
     failed = [c for c in calls if not c.ok]
     assert all(c in in_flight for c in failed), [(c.tool, c.text[:120]) for c in failed if c not in in_flight]
     assert all(CLEAR.search(c.text) for c in failed), [c.text[:120] for c in failed]
     assert all(c.status != 401 for c in calls)
     assert sum(c.ok and c.started > kills[-1] for c in calls) >= 10
-    print(f"\nterminate: {len(calls)} calls, {len(failed)} failed (all in flight at a termination), "
+    print(f"\nterminate: {len(calls)} calls, {len(failed)} failed (of {len(in_flight)} under way at a termination), "
           f"{sum(len(w.acknowledged) for w in workers if isinstance(w, Writer))} writes acknowledged")
     _check_writes(address, workers)
     lines = _log_since(servers, marks)
@@ -200,3 +204,17 @@ def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg
         assert [o.content for o in found.observations] == ["writes the first program"]
     finally:
         service.close()
+
+
+def test_32_clients_at_once_on_one_server_all_succeed(team):
+    """32 concurrent clients (searches and writes) on one server: none fails, none waits for a connection
+    (the long run is tests/bench/bench_team_writes.py --clients 32 --seconds 60)."""
+    address, servers, urls, tokens = team
+    workers = [Writer(f"w{n % WRITERS}", f"load{n}", RawClient(urls[0], tokens[f"writer-{n % WRITERS}"]))
+               if n % 4 == 0 else Reader(RawClient(urls[0], tokens["reader"])) for n in range(32)]
+    with Load(workers) as load:
+        time.sleep(4.0)
+    calls = load.calls()
+    assert len(calls) >= 32 and all(c.ok for c in calls), [c.text[:120] for c in calls if not c.ok][:5]
+    _check_writes(address, workers)
+    print(f"\n32 clients: {len(calls)} calls, slowest {max(c.seconds for c in calls):.2f} s")

@@ -301,23 +301,34 @@ class PgConnection:
 
     backend = "postgresql"
 
-    def __init__(self, raw: psycopg.Connection[Any], on_lost: LostHandler | None = None) -> None:
+    def __init__(self, raw: psycopg.Connection[Any], on_lost: LostHandler | None = None,
+                 renew: Callable[[], psycopg.Connection[Any]] | None = None) -> None:
         prepare(raw)
         watch(raw, on_lost)
         self.raw = raw
         self._on_lost = on_lost
+        self._renew = renew
         self._changes = 0
+        self._depth = 0
+        self._owns_snapshot = False
+
+    def _adopt(self, raw: psycopg.Connection[Any]) -> None:
+        prepare(raw)
+        watch(raw, self._on_lost)
+        self.raw = raw
         self._depth = 0
         self._owns_snapshot = False
 
     def replace(self, raw: psycopg.Connection[Any]) -> None:
         """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
         self.raw.close()
-        prepare(raw)
-        watch(raw, self._on_lost)
-        self.raw = raw
-        self._depth = 0
-        self._owns_snapshot = False
+        self._adopt(raw)
+
+    def _may_retry(self, text: str) -> bool:
+        """Whether a statement that failed because the connection was lost may run again on a new one: a
+        read (``SELECT``/``WITH``) outside any snapshot or transaction, on a connection that can be renewed."""
+        return (self._renew is not None and self._depth == 0 and self.lost
+                and text.lstrip().upper().startswith(("SELECT", "WITH")))
 
     @property
     def lost(self) -> bool:
@@ -367,9 +378,24 @@ class PgConnection:
             psycopg's errors pass through otherwise.
         """
         text, bound = bind(sql, bindings)
-        with self.guard(), (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
+        try:
+            return self._run(text, bound)
+        except psycopg.OperationalError:
+            if not self._may_retry(text):
+                raise
+        assert self._renew is not None
+        self._adopt(self._renew())  # ended by the server since it was checked: once more on a checked one
+        return self._run(text, bound)
+
+    def _run(self, text: str, bound: list[Any]) -> PgCursor:
+        with (psycopg.RawCursor(self.raw) if bound else psycopg.Cursor(self.raw)) as cursor:
             # without bindings: the simple protocol, where several statements may be given
-            cursor.execute(text, bound or None)
+            try:
+                cursor.execute(text, bound or None)
+            except psycopg.OperationalError as exc:
+                if self._on_lost is None or not self.lost or self._may_retry(text):
+                    raise
+                raise self._on_lost(exc) from None
             self._changes = max(cursor.rowcount, 0)
             rows = cursor.fetchall() if cursor.description is not None else []
         return PgCursor(rows)

@@ -147,6 +147,16 @@ class PgDatabase(Transactions):
         return conn
 
     def _lease(self) -> PgConnection:
+        pool, raw = self._checked()
+        held = [pool, raw]  # what the lease holds now: a statement may renew it (PgConnection's renew)
+        conn = PgConnection(raw, self._lost, renew=lambda: self._renew(held))
+        with self._leased_lock:
+            self._leased += 1
+        weakref.finalize(conn, self._checkin, held)
+        return conn
+
+    def _checked(self) -> tuple[ConnectionPool, psycopg.Connection[Any]]:
+        """A pooled connection that answered an empty query, and its pool."""
         self._reach.check()
         deadline = time.monotonic() + POOL_WAIT_SECONDS
         swept = False
@@ -174,16 +184,23 @@ class PgDatabase(Transactions):
                         raise self._reach.lost() from None
                     pool.check()
                 continue
-            conn = PgConnection(raw, self._lost)
-            with self._leased_lock:
-                self._leased += 1
-            weakref.finalize(conn, self._checkin, pool, raw)
-            return conn
+            return pool, raw
 
-    def _checkin(self, pool: ConnectionPool, raw: psycopg.Connection[Any]) -> None:
-        watch(raw, None)
+    def _renew(self, held: list[Any]) -> psycopg.Connection[Any]:
+        """Give back the lost connection of a lease and put a checked one in its place."""
+        pool, raw = self._checked()
+        lost_pool, lost = held
+        held[:] = [pool, raw]
+        self._give_back(lost_pool, lost)
+        return raw
+
+    def _checkin(self, held: list[Any]) -> None:
         with self._leased_lock:
             self._leased -= 1
+        self._give_back(*held)
+
+    def _give_back(self, pool: ConnectionPool, raw: psycopg.Connection[Any]) -> None:
+        watch(raw, None)
         if self._closed or pool.closed:
             raw.close()
             return

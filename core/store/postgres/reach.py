@@ -13,6 +13,7 @@ to errors only).
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -30,6 +31,8 @@ MAX_RETRY_SECONDS = 0.5
 """Longest wait between two attempts to reconnect: the server serves again at most this long (plus one
 connection) after its database is back."""
 PROBE_TIMEOUT_SECONDS = 2  # libpq's shortest connect_timeout
+_REFUSAL = re.compile(r"sorry, too many clients already|remaining connection slots are reserved[^\n]*|"
+                      r"too many connections for (role|database)[^\n]*", re.IGNORECASE)
 
 
 class Reachability:
@@ -48,12 +51,16 @@ class Reachability:
         self._down_since: float | None = None
         self._closed = threading.Event()
         self._retrying: threading.Thread | None = None
+        self._refusal: str | None = None  # the server's own reason when it answered but refused (its limit)
 
     @property
     def down(self) -> bool:
         return self._down_since is not None
 
     def error(self) -> DatabaseUnavailableError:
+        if self._refusal:
+            return DatabaseUnavailableError(f"the database at {self.where} refuses connections "
+                                            f"({self._refusal}); retrying")
         return DatabaseUnavailableError(f"the database at {self.where} is unreachable; retrying")
 
     def check(self) -> None:
@@ -69,8 +76,12 @@ class Reachability:
         """Whether the server takes a new connection now (one attempt, closed again at once)."""
         try:
             psycopg.connect(self._address, connect_timeout=PROBE_TIMEOUT_SECONDS, application_name="limbic").close()
-        except psycopg.Error:
+        except psycopg.Error as exc:
+            text = pg_address.scrub(str(exc), self._address)
+            found = _REFUSAL.search(text)
+            self._refusal = found.group(0) if found else None
             return False
+        self._refusal = None
         return True
 
     def lost(self) -> DatabaseUnavailableError:

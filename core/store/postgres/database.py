@@ -82,7 +82,6 @@ class PgDatabase(Transactions):
     """
 
     backend = "postgresql"
-    read_pool_size = READ_POOL_SIZE
 
     def __init__(self, address: str) -> None:
         self.address = address

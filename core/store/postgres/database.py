@@ -113,6 +113,8 @@ class PgDatabase(Transactions):
     def _renew_pool(self) -> None:
         """A new read pool once the server answers again (the old one's connections died with the server, and
         its own reconnection waits grow long); the old pool closes as its leases come back."""
+        if self._closed:
+            return
         old, self._pool = self._pool, self._new_pool()
         threading.Thread(target=old.close, kwargs={"timeout": 1.0}, name="limbic-pool-close", daemon=True).start()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from limbic.core.errors import ValidationError
 from limbic.core.paths import database_address
 from limbic.core.store.database import Database
 from limbic.core.store.postgres.address import checked, is_postgres, masked, without_password
@@ -23,10 +24,15 @@ def open_database(address: str | Path) -> Database:
     """Open (creating and migrating as needed) the memory at ``address``.
 
     Raises:
+        ValidationError: a malformed PostgreSQL address (:func:`checked_address`; one line, no password).
         DatabaseUnavailableError: a PostgreSQL server could not be used (reason in the message, no password).
         StoreBusyError, MigrationError: as :class:`~limbic.core.store.database.Database` raises them.
     """
     if isinstance(address, str) and is_postgres(address):
+        try:
+            address = checked(address)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
         # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
         # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
         return cast(Database, PgDatabase(address))

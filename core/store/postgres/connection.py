@@ -125,7 +125,8 @@ def _split_literals(sql: str) -> list[tuple[bool, str]]:
 
 @lru_cache(maxsize=4096)
 def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
-    """The PostgreSQL text of ``sql`` (placeholders ``$1``, ``$2``… numbered as SQLite numbers them), the
+    """The PostgreSQL text of ``sql`` with its placeholders marked (``\\x01N\\x02``, N numbered as SQLite numbers
+    them; :func:`bind` makes them ``$N``) and each ``?N IS [NOT] NULL`` marked for :func:`bind` to decide, the
     0-based binding indexes that are JSON id lists (bound as arrays) and those that are ``LIMIT`` counts (a
     negative one, SQLite's "no limit", is bound as NULL, PostgreSQL's). Cached per SQL text.
 

@@ -219,3 +219,58 @@ def test_32_clients_at_once_on_one_server_all_succeed(team):
     assert len(calls) >= 32 and all(c.ok for c in calls), [c.text[:120] for c in calls if not c.ok][:5]
     _check_writes(address, workers)
     print(f"\n32 clients: {len(calls)} calls, slowest {max(c.seconds for c in calls):.2f} s")
+
+
+def test_a_database_that_refuses_more_connections_says_so_and_serves_when_one_is_free():
+    """The server's own limit (a role allowed 3 connections): a read that needs a fourth fails within a second
+    with the server's reason, nothing is marked away, and the next read after a connection was given back works."""
+    import threading
+
+    from _pg import PASSWORD, password_address, server_dsn, with_password
+
+    from limbic.core.errors import DatabaseUnavailableError
+    from limbic.core.store.postgres.database import PgDatabase
+
+    address = password_address()
+    if address is None:
+        pytest.skip("the server of LIMBIC_TEST_PG_DSN is not ours to configure")
+    with psycopg.connect(server_dsn(), autocommit=True) as admin:
+        admin.execute("ALTER ROLE limbic_pw CONNECTION LIMIT 3")
+    database = PgDatabase(with_password(address, PASSWORD))  # the writer and one pooled connection
+    try:
+        held, release = threading.Barrier(3), threading.Event()
+
+        def hold() -> None:
+            conn = database.read()
+            conn.execute("SELECT 1")
+            held.wait(timeout=30)
+            release.wait(timeout=30)
+
+        holders = [threading.Thread(target=hold) for _ in range(2)]
+        for thread in holders:
+            thread.start()
+        held.wait(timeout=30)  # writer + 2 leases: the role's 3
+        refused: list[BaseException] = []
+        started = time.monotonic()
+
+        def fourth() -> None:
+            try:
+                database.read().execute("SELECT 1")
+            except DatabaseUnavailableError as exc:
+                refused.append(exc)
+
+        thread = threading.Thread(target=fourth)
+        thread.start()
+        thread.join()
+        took = time.monotonic() - started
+        release.set()
+        for holder in holders:
+            holder.join()
+        assert len(refused) == 1 and took < ERROR_WITHIN_SECONDS + 0.5, (refused, took)
+        assert "refuses connections (too many connections for role" in str(refused[0])
+        assert PASSWORD not in str(refused[0]) and not database._reach.down
+        assert database.read().execute("SELECT 1").get == 1  # a connection came back: served
+    finally:
+        database.close()
+        with psycopg.connect(server_dsn(), autocommit=True) as admin:
+            admin.execute("ALTER ROLE limbic_pw CONNECTION LIMIT -1")

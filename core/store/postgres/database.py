@@ -121,8 +121,10 @@ class PgDatabase(Transactions):
     def _lost(self, exc: BaseException) -> DatabaseUnavailableError:
         """The error for a connection found lost: the server is away (and then retried), or it answers and
         just this connection was ended (the call may be made again)."""
-        if self._reach.down or not self._reach.answers():
-            return self._reach.lost()
+        if self._reach.down:
+            return self._reach.error()
+        if not self._reach.answers():
+            return self._reach.unavailable()
         return DatabaseUnavailableError(f"the connection to the database at {self._reach.where} was lost; "
                                         "try again")
 
@@ -171,7 +173,7 @@ class PgDatabase(Transactions):
                 continue  # renewed meanwhile
             except PoolTimeout:
                 if not self._reach.answers():
-                    raise self._reach.lost() from None
+                    raise self._reach.unavailable() from None
                 if time.monotonic() >= deadline:
                     raise StoreBusyError("every connection to the database server is in use; try again") from None
                 continue
@@ -182,7 +184,7 @@ class PgDatabase(Transactions):
                 if not swept:  # the server restarted or ended its connections: drop every dead one now
                     swept = True
                     if not self._reach.answers():
-                        raise self._reach.lost() from None
+                        raise self._reach.unavailable() from None
                     pool.check()
                 continue
             return pool, raw
@@ -231,8 +233,8 @@ class PgDatabase(Transactions):
         try:
             raw = psycopg.connect(self.address, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS,
                                   application_name="limbic")
-        except psycopg.Error:
-            raise self._reach.lost() from None
+        except psycopg.Error as exc:
+            raise self._reach.unavailable(exc) from None
         conn.replace(raw)
 
     def _begin(self, conn: PgConnection) -> None:

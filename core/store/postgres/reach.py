@@ -51,16 +51,13 @@ class Reachability:
         self._down_since: float | None = None
         self._closed = threading.Event()
         self._retrying: threading.Thread | None = None
-        self._refusal: str | None = None  # the server's own reason when it answered but refused (its limit)
+        self._last_failure: BaseException | None = None  # why the last attempt to connect failed
 
     @property
     def down(self) -> bool:
         return self._down_since is not None
 
     def error(self) -> DatabaseUnavailableError:
-        if self._refusal:
-            return DatabaseUnavailableError(f"the database at {self.where} refuses connections "
-                                            f"({self._refusal}); retrying")
         return DatabaseUnavailableError(f"the database at {self.where} is unreachable; retrying")
 
     def check(self) -> None:
@@ -77,12 +74,20 @@ class Reachability:
         try:
             psycopg.connect(self._address, connect_timeout=PROBE_TIMEOUT_SECONDS, application_name="limbic").close()
         except psycopg.Error as exc:
-            text = pg_address.scrub(str(exc), self._address)
-            found = _REFUSAL.search(text)
-            self._refusal = found.group(0) if found else None
+            self._last_failure = exc
             return False
-        self._refusal = None
         return True
+
+    def unavailable(self, exc: BaseException | None = None) -> DatabaseUnavailableError:
+        """The error for a connection that could not be made (``exc``, else the last failed :meth:`answers`):
+        the server's own refusal when it answered but refused (its connection limit reached: the server is
+        there, so nothing is marked away), else :meth:`lost`."""
+        failure = exc if exc is not None else self._last_failure
+        found = _REFUSAL.search(pg_address.scrub(str(failure), self._address)) if failure is not None else None
+        if found:
+            return DatabaseUnavailableError(f"the database at {self.where} refuses connections ({found.group(0)}); "
+                                            "try again")
+        return self.lost()
 
     def lost(self) -> DatabaseUnavailableError:
         """Record that the server stopped answering (the first time: one warning, and the retrying thread

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 BACKENDS = ("sqlite", "postgresql")
 
 
@@ -18,12 +16,9 @@ def address_on(backend: str, file: Path) -> Iterator[str]:
     if backend == "sqlite":
         yield str(file)
         return
-    from _pg import drop_database, new_database, server_dsn
+    from _pg import drop_database, new_database, server_or_skip
 
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+    server_or_skip()
     address = new_database(file.stem)
     try:
         yield address

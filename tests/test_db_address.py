@@ -68,12 +68,9 @@ def test_an_unreachable_server_is_one_line_without_the_password(tmp_path, limbic
 
 
 def test_a_wrong_password_is_one_line_without_the_password(tmp_path, limbic_home):
-    from _pg import PASSWORD, password_address, server_dsn
+    from _pg import PASSWORD, password_address, server_or_skip
 
-    try:
-        server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+    server_or_skip()
     address = password_address()
     if address is None:
         pytest.skip("the PostgreSQL server of LIMBIC_TEST_PG_DSN is not ours to configure")
@@ -102,3 +99,63 @@ def test_debug_logging_of_a_working_memory_never_shows_the_password(tmp_path, pg
         done = _limbic("-v", "--db", address, *command, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "pw-in-url" not in done.stdout + done.stderr
+
+
+SECRET = "pa55-w0rd"
+MALFORMED = {
+    "port out of range": f"postgresql://bob:{SECRET}@db.example:99999/team",
+    "port not a number": f"postgresql://bob:{SECRET}@db.example:54x/team",
+    "broken IPv6": f"postgresql://bob:{SECRET}@[::1/team",
+    "not an IPv6 address": f"postgresql://bob:{SECRET}@[fe80::zz]:5432/team",
+    "IPv6 without brackets": f"postgresql://bob:{SECRET}@::1:5432/team",
+    "unknown parameter": f"postgresql://bob@db.example/team?password={SECRET}&colour=blue",
+    "bad port parameter": f"postgresql://bob@db.example/team?sslpassword={SECRET}&port=70000",
+    "unknown scheme, upper case": f"MYSQL://bob:{SECRET}@db.example/team",
+    "unknown scheme, mixed case": f"PostgreSQLx://bob:{SECRET}@db.example/team",
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_address_is_one_line_exit_2_no_files_no_secret(tmp_path, limbic_home, case, capsys,
+                                                                     monkeypatch):
+    from limbic.core.cli.main import main
+
+    monkeypatch.setenv("PGPASSWORD", f"env-{SECRET}")
+    monkeypatch.chdir(tmp_path)
+    assert main(["-v", "--db", MALFORMED[case], "mcp", "--http"]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("limbic: error: --db: "), lines
+    assert "Error:" not in lines[0]
+    assert SECRET not in out + err
+    assert list(tmp_path.iterdir()) == [] and list(limbic_home.iterdir()) == []
+
+
+def test_an_unreachable_server_leaves_no_folders_behind_when_serving(tmp_path, limbic_home):
+    done = _limbic("-v", "--db", f"postgresql://bob:{SECRET}@127.0.0.1:1/x", "mcp", "--http", cwd=tmp_path,
+                   env=dict(os.environ, PGPASSWORD=SECRET))
+    assert done.returncode == 2
+    assert [line for line in done.stderr.splitlines() if "error" in line] == [
+        "limbic: error: cannot reach the database server at postgresql://bob:***@127.0.0.1:1/x: Connection refused"]
+    assert SECRET not in done.stderr + done.stdout
+    assert list(tmp_path.iterdir()) == [] and list(limbic_home.iterdir()) == []
+
+
+def test_the_scheme_may_be_written_in_capitals(tmp_path, pg_address):
+    upper = "POSTGRESQL" + pg_address[len("postgresql"):]
+    done = _limbic("--db", upper, "stats", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+
+def test_every_secret_of_an_address_is_masked(monkeypatch):
+    from limbic.core.store.postgres.address import explain, masked, scrub, without_password
+
+    monkeypatch.setenv("PGPASSWORD", "from-env")
+    address = "postgresql://bob:p%40ss@h:5433/db?password=q1&sslpassword=q2&oauth_client_secret=q3&sslmode=require"
+    assert masked(address) == ("postgresql://bob:***@h:5433/db?password=***&sslpassword=***"
+                               "&oauth_client_secret=***&sslmode=require")
+    assert without_password(address) == "postgresql://bob@h:5433/db?sslmode=require"
+    said = scrub("login as bob with p@ss, q1, q2, q3 or from-env; password=other", address)
+    assert not any(s in said for s in ("p@ss", "q1", "q2", "q3", "from-env", "other")), said
+    assert "q1" not in explain(address, RuntimeError("bad password q1"))
+    assert masked("postgresql://bob:x@[::1/db") == "postgresql://bob:***@[::1/db"  # even a malformed one

@@ -201,12 +201,9 @@ def test_unknown_conversation_is_refused():
 def test_the_questions_asked_of_postgresql_score_as_on_sqlite(replay):
     """``limbic --db postgresql://… eval locomo``: each conversation copied to a schema of its own on the server
     (dropped afterwards), the same figures for every variant, with and without replayed use."""
-    from _pg import server_dsn
+    from _pg import server_or_skip
 
-    try:
-        server = server_dsn()
-    except RuntimeError as exc:
-        pytest.skip(str(exc))
+    server = server_or_skip()
     import psycopg
 
     options = _options(replay=replay)

@@ -267,3 +267,34 @@ def test_a_failed_step_is_retried_and_its_vectors_still_land(memory_address, mon
         assert isinstance(service.vectors._filler.last_error, RuntimeError)
     finally:
         service.close()
+
+
+class BrokenEmbedder(HashingEmbedder):
+    """A real embedder that always fails (a model gone bad), counting its calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        raise RuntimeError("the model is broken")
+
+
+def test_a_failing_step_waits_between_attempts_however_often_writes_wake_it(tmp_path, caplog):
+    embedder = BrokenEmbedder()
+    service = MemoryService(open_database(str(tmp_path / "memory.db")), embedder, background_vectors=True)
+    try:
+        started = time.monotonic()
+        n = 0
+        while time.monotonic() - started < 2.0:  # a write every 10 ms, each waking the filler
+            n += 1
+            service.create_entities([E(f"note {n}", "T", (O(f"text {n}"),))])
+            time.sleep(0.01)
+        attempts = embedder.calls
+    finally:
+        service.close()
+    # 0.25 s, then 0.5, 1, 2 s between attempts: a handful in 2 s, not one per wake (a spin made thousands)
+    assert 2 <= attempts <= 6, attempts
+    failures = [r for r in caplog.records if "computing pending vectors failed" in r.getMessage()]
+    assert len(failures) == 1

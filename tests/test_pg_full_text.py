@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("psycopg", reason="psycopg is not installed")
 
+from _pg import server_or_skip  # noqa: E402
 from _pg_helpers import NoServer, fresh_database, fts5_ranked, fts5_twin  # noqa: E402
 
 from limbic.core.embedding.base import HashingEmbedder  # noqa: E402
@@ -54,8 +55,9 @@ def pg():
             pg_fts.create_schema(conn)
             conn.commit()
             yield conn
-    except NoServer as exc:
-        pytest.skip(str(exc))
+    except NoServer:
+        server_or_skip()  # skips with the reason, or fails under CI
+        raise
 
 
 @pytest.fixture(scope="module")

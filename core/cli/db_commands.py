@@ -7,7 +7,6 @@ import sys
 
 from limbic.core.cli.common import print_json
 from limbic.core.errors import ValidationError
-from limbic.core.paths import database_address
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,10 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_copy(args: argparse.Namespace) -> int:
     from limbic.core.io.copying import copy_memory
-    from limbic.core.store.backend import open_database, shown_address
+    from limbic.core.store.backend import checked_address, open_database, shown_address
 
     try:
-        source_address, target_address = database_address(args.source), database_address(args.destination)
+        source_address, target_address = checked_address(args.source), checked_address(args.destination)
     except ValueError as exc:
         raise ValidationError(str(exc)) from None
     if source_address == target_address:

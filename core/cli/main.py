@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 
 from limbic.core.errors import LimbicError
-from limbic.core.paths import database_address
 from limbic.core.store import scope
 from limbic.core.validation import label
 
@@ -44,12 +43,14 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
 
 
 def check_database_address(args: argparse.Namespace) -> str | None:
-    """Check ``args.db`` in place (see :func:`limbic.core.paths.database_address`); the error line to print
+    """Check ``args.db`` in place (see :func:`limbic.core.store.backend.checked_address`); the error line to print
     when it is refused (nothing has been opened or created then), else ``None``."""
     if args.db is None:
         return None
+    from limbic.core.store.backend import checked_address
+
     try:
-        args.db = database_address(args.db)
+        args.db = checked_address(args.db)
     except ValueError as exc:
         return f"limbic: error: --db: {exc}"
     return None

@@ -21,13 +21,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+import anyio.to_thread
 import uvicorn
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from limbic.core.errors import ValidationError
+from limbic.core.errors import LimbicError, ValidationError
 from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.server import ToolCallRecord, build_server
 from limbic.core.mcp.token import FileToken
@@ -40,6 +41,9 @@ logger = logging.getLogger(__name__)
 MCP_PATH = "/mcp"
 _LOOPBACK_NAMES = ("localhost",)
 NAME_CACHE_SECONDS = 2.0
+WORKER_THREADS = 16
+"""Tool calls served at once by one server (anyio worker threads); the PostgreSQL read pool is larger
+(``READ_POOL_SIZE``, 24), so a call never waits for a connection held by another."""
 """How long (seconds) a server trusts its answer about a named token: a revocation applies within this time."""
 _NAME_CACHE_SIZE = 1024
 
@@ -51,26 +55,42 @@ class BearerTokenMiddleware:
     app; its name is ``local``) and, when ``names`` is given, every unrevoked named token of the memory
     (``names(secret)`` returns its name or None: ``MemoryService.token_name``). A named token's answer is
     kept for ``cache_seconds`` seconds, so a revocation takes effect within that time and a client making
-    many requests costs one lookup per window. The file token is compared in constant time
+    many requests costs one lookup per window; the lookup runs on a worker thread, never on the event loop.
+    When it fails (the database is away, busy or closing) the request gets **503** with the reason and
+    ``Retry-After``, not 401: the token may well be good. The file token is compared in constant time
     (``hmac.compare_digest``); a named one is hashed first and the hash looked up.
 
     The accepted token's name is in :data:`~limbic.core.mcp.tooling.caller_name` while the request is served
-    (so its tool calls log their writes with the origin ``mcp:NAME``).
+    (so its tool calls log their writes with the origin ``mcp:NAME``). At start-up (ASGI ``lifespan``) the
+    worker threads that run tool calls are bounded to ``workers`` (anyio's default is 40), fewer than the
+    database's read connections, so no call waits for a connection another worker keeps.
     """
 
     def __init__(self, app: ASGIApp, token: Callable[[], str], names: Callable[[str], str | None] | None = None,
-                 *, cache_seconds: float = NAME_CACHE_SECONDS) -> None:
+                 *, cache_seconds: float = NAME_CACHE_SECONDS, workers: int | None = None) -> None:
         self.app = app
         self._token = token
         self._names = names
         self._cache_seconds = cache_seconds
         self._cache: dict[str, tuple[float, str | None]] = {}
+        self._workers = workers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan" and self._workers:
+            anyio.to_thread.current_default_thread_limiter().total_tokens = self._workers
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        name = self.authenticate(Headers(scope=scope))
+        headers = Headers(scope=scope)
+        try:
+            known, name = self._known(headers)
+            if not known:
+                name = await anyio.to_thread.run_sync(self.authenticate, headers)
+        except TokenLookupError as exc:
+            response = JSONResponse({"error": "temporarily_unavailable", "error_description": str(exc)},
+                                    status_code=503, headers={"Retry-After": "1"})
+            await response(scope, receive, send)
+            return
         if name is None:
             response = JSONResponse(
                 {"error": "invalid_token", "error_description": "missing, wrong or revoked bearer token"},
@@ -85,33 +105,53 @@ class BearerTokenMiddleware:
         finally:
             caller_name.reset(reset)
 
-    def authenticate(self, headers: Headers) -> str | None:
-        """The name of the bearer token in ``headers`` (``local`` for the token file), None if it is missing,
-        unknown or revoked."""
+    def _known(self, headers: Headers) -> tuple[bool, str | None]:
+        """``(True, name)`` when the answer needs no lookup (no token, the file's, or a cached one), else
+        ``(False, None)``."""
         scheme, _, supplied = headers.get("authorization", "").partition(" ")
         supplied = supplied.strip()
         if scheme.lower() != "bearer" or not supplied:
-            return None
+            return True, None
         if hmac.compare_digest(supplied.encode("utf-8"), self._token().encode("utf-8")):
-            return LOCAL_TOKEN_NAME
-        return None if self._names is None else self._named(supplied)
+            return True, LOCAL_TOKEN_NAME
+        if self._names is None:
+            return True, None
+        cached = self._cache.get(supplied)
+        if cached is not None and cached[0] > time.monotonic():
+            return True, cached[1]
+        return False, None
+
+    def authenticate(self, headers: Headers) -> str | None:
+        """The name of the bearer token in ``headers`` (``local`` for the token file), None if it is missing,
+        unknown or revoked.
+
+        Raises:
+            TokenLookupError: a named token could not be looked up (the database is away, busy or closing).
+        """
+        known, name = self._known(headers)
+        if known:
+            return name
+        return self._named(headers.get("authorization", "").partition(" ")[2].strip())
 
     def _named(self, secret: str) -> str | None:
-        now = time.monotonic()
-        cached = self._cache.get(secret)
-        if cached is not None and cached[0] > now:
-            return cached[1]
         try:
             name = self._names(secret) if self._names is not None else None
-        except Exception:  # a closed or busy database refuses the request rather than the server
-            logger.exception("looking up a named MCP token failed")
-            return None
+        except LimbicError as exc:
+            raise TokenLookupError(f"the bearer token could not be checked: {exc}") from None
+        except Exception as exc:
+            logger.warning("looking up a named MCP token failed: %s", type(exc).__name__)
+            raise TokenLookupError("the bearer token could not be checked; try again") from None
+        now = time.monotonic()
         if len(self._cache) >= _NAME_CACHE_SIZE:
             self._cache = {k: v for k, v in self._cache.items() if v[0] > now}
             if len(self._cache) >= _NAME_CACHE_SIZE:
                 self._cache.clear()
         self._cache[secret] = (now + self._cache_seconds, name)
         return name
+
+
+class TokenLookupError(LimbicError):
+    """A named bearer token could not be looked up; the request is answered 503, not 401."""
 
 
 # --- the server ---------------------------------------------------------------------------------
@@ -316,7 +356,7 @@ class HttpMcpServer:
         names = getattr(self._service, "token_name", None)
         config = uvicorn.Config(
             BearerTokenMiddleware(SurrogateRefusalMiddleware(app), self._token, names,
-                                  cache_seconds=self._cache_seconds),
+                                  cache_seconds=self._cache_seconds, workers=WORKER_THREADS),
             log_level="warning",
             access_log=False,
             lifespan="on",

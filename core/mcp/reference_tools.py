@@ -3,6 +3,7 @@ schemas, result shapes, titles, descriptions and annotations; Limbic's extras ar
 (:mod:`limbic.core.mcp.schemas`), so with them unused every result is byte-identical to the reference's.
 """
 
+import logging
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -57,6 +58,8 @@ from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
+log = logging.getLogger(__name__)
+
 
 def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
     """Register the reference tools on ``server``, each one service call (one transaction) with the caller's origin (``current_origin()``);
@@ -90,8 +93,15 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
             items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
             added = service.add_observations(items, origin=current_origin())
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
-        found, pending = service.conflicts_of(added)
         notes = past_expiry_notes(items)
+        try:
+            found, pending = service.conflicts_of(added)
+        except Exception as exc:  # noqa: BLE001 - stored is stored: the answer says so, without its conflicts
+            log.warning("observations stored; reading their conflicts failed: %s", exc)
+            unavailable: dict[str, Any] = {"results": results, "conflicts": "unavailable"}
+            if notes:
+                unavailable["notes"] = notes
+            return result(unavailable)
         if not found and not pending and not notes:
             return result({"results": results}, results)
         out: dict[str, Any] = {"results": results}

@@ -149,12 +149,13 @@ class AddedObservationsOut(BaseModel):
 
 class AddObservationsOut(BaseModel):
     """``results`` as the reference server's; ``conflicts`` (only when some) the current observations the new ones
-    contradict (docs/lifecycle.md "Contradictions"), ``pendingConflictChecks`` (only when some) new observations
-    whose check waits for their vectors (its conflicts go to the review queue), ``notes`` (only when some) what a
-    person should know, e.g. an ``expiresAt`` already past."""
+    contradict (docs/lifecycle.md "Contradictions"), or ``"unavailable"`` when the observations were stored but
+    their conflicts could not be read (the database went away after the commit); ``pendingConflictChecks``
+    (only when some) new observations whose check waits for their vectors (its conflicts go to the review
+    queue); ``notes`` (only when some) what a person should know, e.g. an ``expiresAt`` already past."""
 
     results: list[AddedObservationsOut]
-    conflicts: list[dict[str, Any]] | None = None
+    conflicts: list[dict[str, Any]] | Literal["unavailable"] | None = None
     pendingConflictChecks: int | None = None
     notes: list[str] | None = None
 

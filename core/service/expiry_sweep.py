@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from limbic.core.errors import DatabaseClosedError, StoreBusyError
+from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, StoreBusyError
 from limbic.core.store import expiry
 from limbic.core.store.database import Database, WriteTransaction
 
@@ -71,7 +71,7 @@ class ExpirySweeper:
             try:
                 if expiry.unswept_entities(self._database.read(), time.time()):
                     self._run()
-            except (DatabaseClosedError, StoreBusyError):
+            except (DatabaseClosedError, DatabaseUnavailableError, StoreBusyError):  # the database logs an outage
                 continue
             except Exception:
                 log.exception("sweeping expired observations failed; trying again later")

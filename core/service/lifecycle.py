@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
-from limbic.core.errors import DatabaseClosedError, NotFoundError, StoreBusyError, ValidationError
+from limbic.core.errors import (
+    DatabaseClosedError,
+    DatabaseUnavailableError,
+    NotFoundError,
+    StoreBusyError,
+    ValidationError,
+)
 from limbic.core.lifecycle import confidence, contradictions
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import Entity, Observation
@@ -87,7 +93,7 @@ class Lifecycle:
     def _after_land(self, _entity_ids: list[int]) -> None:
         try:
             self.check_conflicts()
-        except (DatabaseClosedError, StoreBusyError):
+        except (DatabaseClosedError, DatabaseUnavailableError, StoreBusyError):  # checked at the next landing
             pass
         except Exception:
             log.exception("the contradiction check failed; its observations stay queued")

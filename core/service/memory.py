@@ -113,11 +113,16 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         ``background_vectors``: see the class docstring."""
         from limbic.core.paths import default_db_path
 
-        if embedder is _AUTO:
-            from limbic.core.embedding.onnx_embedder import load_active_embedder
+        database = open_database(path or default_db_path())  # first: nothing is made locally for a memory out of reach
+        try:
+            if embedder is _AUTO:
+                from limbic.core.embedding.onnx_embedder import load_active_embedder
 
-            embedder = load_active_embedder()
-        return cls(open_database(path or default_db_path()), embedder, origin=origin, background_vectors=background_vectors)
+                embedder = load_active_embedder()
+            return cls(database, embedder, origin=origin, background_vectors=background_vectors)
+        except BaseException:
+            database.close()
+            raise
 
     def close(self) -> None:
         """Wait for a warm-up under way, stop the change feed's watcher, finish pending signal writes, then
@@ -151,12 +156,17 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
 
     def _publish(self, txn: WriteTransaction, origin: str, op: str) -> Changes:
         """The change record of ``txn``, published (and the vector filler woken) when it is the outermost
-        transaction; a savepoint's record (``change_id`` 0) is only returned."""
+        transaction; a savepoint's record (``change_id`` 0) is only returned. The write has committed: a failure
+        here (the database gone meanwhile, a model error) is logged, never raised."""
         record = Changes(txn.change_id, origin, op, frozenset(txn.entity_ids), time.time())
         if not txn.nested:
-            self.changes.publish(record)
-            if txn.pending_vectors:
-                self.vectors.after_commit(sorted(txn.entity_ids))
+            try:
+                self.changes.publish(record)
+                if txn.pending_vectors:
+                    self.vectors.after_commit(sorted(txn.entity_ids))
+            except Exception as exc:  # noqa: BLE001 - the write is stored: what follows it never makes it an error
+                log.warning("change %d is stored; what follows it failed (%s), its vectors stay pending",
+                            txn.change_id, exc)
         return record
 
     def deferred_vectors(self) -> AbstractContextManager[None]:

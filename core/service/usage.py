@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import apsw
 import numpy as np
 
+from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError
 from limbic.core.learning import codec
 from limbic.core.store import search_log, writes
 from limbic.core.store.database import Database
@@ -65,6 +66,8 @@ class SignalRecorder:
         def guarded() -> None:
             try:
                 task()
+            except (DatabaseClosedError, DatabaseUnavailableError) as exc:  # the database logs an outage itself
+                log.debug("usage signals not recorded: %s", exc)
             except Exception:  # best effort: a lost signal must not fail a read
                 log.exception("recording usage signals failed")
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
+from limbic.core.errors import ValidationError
+from limbic.core.paths import database_address
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import is_postgres, masked, without_password
+from limbic.core.store.postgres.address import checked, is_postgres, masked, without_password
 from limbic.core.store.postgres.database import PgDatabase
 
 Memory = Database | PgDatabase
@@ -22,14 +24,31 @@ def open_database(address: str | Path) -> Database:
     """Open (creating and migrating as needed) the memory at ``address``.
 
     Raises:
+        ValidationError: a malformed PostgreSQL address (:func:`checked_address`; one line, no password).
         DatabaseUnavailableError: a PostgreSQL server could not be used (reason in the message, no password).
         StoreBusyError, MigrationError: as :class:`~limbic.core.store.database.Database` raises them.
     """
     if isinstance(address, str) and is_postgres(address):
+        try:
+            address = checked(address)
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
         # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
         # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
         return cast(Database, PgDatabase(address))
     return Database(address)
+
+
+def checked_address(text: str) -> str:
+    """A ``--db`` address checked before anything is opened or created: a file path (``~`` expanded) or a
+    PostgreSQL URL (its scheme lower-cased).
+
+    Raises:
+        ValueError: empty, another scheme, or a malformed PostgreSQL address (bad host, IPv6 address or port, a
+            connection parameter libpq does not know); one line, the address masked.
+    """
+    address = database_address(text)
+    return checked(address) if is_postgres(address) else address
 
 
 def shown_address(database: Database) -> str:
@@ -43,4 +62,4 @@ def shareable_address(database: Database) -> str:
     return without_password(address) if isinstance(address, str) else str(database.path)
 
 
-__all__ = ["Memory", "masked", "open_database", "shown_address"]
+__all__ = ["Memory", "checked_address", "masked", "open_database", "shown_address"]

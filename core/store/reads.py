@@ -165,6 +165,12 @@ def substring_test(text: str) -> tuple[str, str]:
     return "instr(unicode_lower({column}), ?1) > 0", text.lower()
 
 
+def _by_count(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
+    """``{name: count}``, most first, equal counts by name in code point order (in Python: the same on both
+    backends, whatever the server's collation)."""
+    return dict(sorted(((str(name), int(count)) for name, count in rows), key=lambda item: (-item[1], item[0])))
+
+
 def stats(conn: apsw.Connection) -> GraphStats:
     """Counts of the memory, or of the project view of a call bound to a project (:mod:`.scope`: its entities and
     the global ones, the relations between them, their observations)."""
@@ -183,9 +189,8 @@ def stats(conn: apsw.Connection) -> GraphStats:
         relations=one(f"SELECT count(*) FROM relations WHERE active = 1{ends}"),
         observations=one(f"SELECT count(*) FROM observations WHERE superseded_at IS NULL{of_shown}"),
         superseded_observations=one(f"SELECT count(*) FROM observations WHERE superseded_at IS NOT NULL{of_shown}"),
-        entity_types=dict(conn.execute(f"SELECT entity_type, count(*) FROM {entities} GROUP BY 1 ORDER BY 2 DESC",
-                                       view)),
-        statuses=dict(conn.execute(f"SELECT status, count(*) FROM {entities} GROUP BY 1", view)),
+        entity_types=_by_count(conn.execute(f"SELECT entity_type, count(*) FROM {entities} GROUP BY 1", view)),
+        statuses=_by_count(conn.execute(f"SELECT status, count(*) FROM {entities} GROUP BY 1", view)),
         embedded_entities=one(  # an entity vector, or at least one observation vector
             f"SELECT count(*) FROM {'entities e' if binding is None else entities} "
             "WHERE e.id IN (SELECT entity_id FROM entity_embedding_meta) "

@@ -3,8 +3,12 @@
 :class:`Transactions` holds the writer's state and runs :meth:`~Transactions.write` and
 :meth:`~Transactions.maintenance`; a backend says how a transaction starts (:meth:`~Transactions._begin`:
 SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's ``BEGIN`` and an advisory lock), what it does before it commits
-(:meth:`~Transactions._before_commit`: PostgreSQL indexes the text its statements queued) and how a committed
-change is announced (:meth:`~Transactions._announce`: PostgreSQL's ``NOTIFY``).
+(:meth:`~Transactions._before_commit`: PostgreSQL indexes the text its statements queued), how a committed
+change is announced (:meth:`~Transactions._announce`: PostgreSQL's ``NOTIFY``) and how it commits
+(:meth:`~Transactions._commit`: PostgreSQL reads back a write whose connection was lost as it committed).
+
+Every write's outcome is told truly: an error raised before the commit means nothing of the write was stored
+(a lost server connection says so in its message); once committed, the write is reported as stored.
 """
 
 from __future__ import annotations
@@ -90,6 +94,22 @@ class Transactions(ABC):
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 
+    def _not_stored(self, exc: BaseException) -> BaseException:
+        """The error to raise for ``exc``, raised before the commit (the default: ``exc`` itself)."""
+        return exc
+
+    def _commit(self, conn: Any, change_id: int) -> None:
+        """Commit the outermost transaction whose ``changes`` row is ``change_id`` (0 for :meth:`maintenance`).
+
+        Raises:
+            whatever the commit raised when the write was not stored (then rolled back).
+        """
+        try:
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback(conn)
+            raise
+
     @contextmanager
     def write(self, origin: str, op: str) -> Iterator[WriteTransaction]:
         """One transaction on the write connection, logged in ``changes``.
@@ -121,10 +141,14 @@ class Transactions(ABC):
                     "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?) RETURNING id",
                     (time.time(), origin, op, json.dumps(sorted(txn.entity_ids)))).get)
                 self._announce(conn, txn.change_id)
-                conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 self._rollback(conn)
-                raise
+                failure = self._not_stored(exc)
+                if failure is exc:
+                    raise
+                raise failure from None
+            else:
+                self._commit(conn, txn.change_id)
             finally:
                 self._open.clear()
                 self._owner = None
@@ -165,7 +189,10 @@ class Transactions(ABC):
             try:
                 yield conn
                 self._before_commit(conn)
-                conn.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 self._rollback(conn)
-                raise
+                failure = self._not_stored(exc)
+                if failure is exc:
+                    raise
+                raise failure from None
+            self._commit(conn, 0)

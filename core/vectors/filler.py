@@ -10,9 +10,12 @@ Several processes write to one file (the app and agents' ``limbic mcp`` servers)
 shared: each thread fills the entities its own process wrote, and marks of others only once they are
 :data:`ORPHAN_SECONDS` old (their writer may have stopped), or all of them when asked to (``wake()``
 with no ids: start, ``wait``). Four servers all taking the oldest marks embedded every text four times
-(400 writes: 2,932 texts for 372 entities). A failing step is logged and reported to
-``on_error`` and retried after a pause, so one bad batch never stops the thread; the marks stay until
-a step succeeds.
+(400 writes: 2,932 texts for 372 entities). A failing step is reported to ``on_error`` and retried after
+a pause that doubles from :data:`FIRST_RETRY_SECONDS` up to :data:`RETRY_SECONDS` (a wake meanwhile does not
+cut it short), so one bad batch never stops the thread and a database away for a while costs a few
+attempts, not a spin; the log gets one line when steps start failing (with the traceback only for an
+unexpected error) and one when they work again, with how long they failed. The marks stay until a step
+succeeds.
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ import time
 from collections.abc import Callable, Iterable
 
 from limbic.core.embedding.base import Embedder
+from limbic.core.errors import LimbicError
 from limbic.core.store.database import Database
 from limbic.core.vectors.pending import Writer, fill_step, pending_count
 
 log = logging.getLogger(__name__)
 
+FIRST_RETRY_SECONDS = 0.25
 RETRY_SECONDS = 2.0
+"""The longest pause between two attempts of a failing step."""
 
 
 ORPHAN_SECONDS = 30.0
@@ -72,6 +78,7 @@ class VectorFiller:
         self._on_landed = on_landed
         self._on_error = on_error
         self._wake = threading.Event()
+        self._stopping = threading.Event()  # set by close(): cuts a retry pause short
         self._idle = threading.Condition()
         self._busy = False
         self._closed = False
@@ -106,6 +113,7 @@ class VectorFiller:
     def close(self, timeout: float = 10.0) -> None:
         """Stop the thread after the step in flight (pending marks stay for the next start)."""
         self._closed = True
+        self._stopping.set()
         self._wake.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -115,6 +123,8 @@ class VectorFiller:
 
     def _run(self) -> None:
         _lower_priority()
+        failing_since: float | None = None
+        pause = FIRST_RETRY_SECONDS
         while not self._closed:
             self._wake.wait()
             self._wake.clear()
@@ -122,12 +132,22 @@ class VectorFiller:
                 try:
                     step = self._step()
                 except Exception as exc:  # noqa: BLE001 — reported, then retried: the thread must not die
-                    log.exception("computing pending vectors failed; retrying in %.0f s", RETRY_SECONDS)
+                    if failing_since is None:
+                        failing_since = time.monotonic()
+                        if isinstance(exc, LimbicError):  # a named condition (the database is away): its message
+                            log.warning("computing pending vectors failed: %s; retrying", exc)
+                        else:
+                            log.exception("computing pending vectors failed; retrying")
                     self.last_error = exc
                     if self._on_error is not None:
                         self._on_error(exc)
-                    self._wake.wait(RETRY_SECONDS)
+                    self._stopping.wait(pause)  # not the wake event: set by every write, it would end the pause
+                    pause = min(pause * 2, RETRY_SECONDS)
                     continue
+                if failing_since is not None:
+                    log.warning("computing pending vectors works again (failed for %.1f s)",
+                                time.monotonic() - failing_since)
+                    failing_since, pause = None, FIRST_RETRY_SECONDS
                 if step is None:
                     break
                 if step[0] and self._on_landed is not None:

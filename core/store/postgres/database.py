@@ -1,13 +1,21 @@
 """A memory on a PostgreSQL server: connections, migrations and the one write transaction.
 
 The same contract as the SQLite :class:`~limbic.core.store.database.Database` (docs/architecture.md "Storage
-backends"): each thread reads on a connection leased from a bounded ``psycopg_pool`` pool for as long as the
-thread lives; every mutation runs in :meth:`PgDatabase.write`, one transaction that appends its ``changes``
-row and commits, or rolls back leaving nothing. Writers take turns through a transaction-scoped advisory
-lock (``pg_advisory_xact_lock``), across every process and machine on the memory, as SQLite's
-``BEGIN IMMEDIATE`` makes them take turns on one file: the store's read-then-write steps stay correct, and
-change ids grow in commit order, so a follower reading ``id > last seen`` misses nothing. Each commit
-sends ``NOTIFY limbic_changes`` with its change id (:mod:`limbic.core.store.postgres.listen`).
+backends"): reads run on a connection leased from a bounded ``psycopg_pool`` pool for one request (the lease
+goes back when the last reference to the connection :meth:`PgDatabase.read` returned is dropped, so calls
+nested in one request share it); every mutation runs in :meth:`PgDatabase.write`, one transaction that appends
+its ``changes`` row and commits, or rolls back leaving nothing. Writers take turns through a
+transaction-scoped advisory lock (``pg_advisory_xact_lock``), across every process and machine on the memory,
+as SQLite's ``BEGIN IMMEDIATE`` makes them take turns on one file: the store's read-then-write steps stay
+correct, and change ids grow in commit order, so a follower reading ``id > last seen`` misses nothing. Each
+commit sends ``NOTIFY limbic_changes`` with its change id (:mod:`limbic.core.store.postgres.listen`).
+
+Every connection is checked before use and replaced when the server ended it (a restart, an idle timeout, a
+proxy, ``pg_terminate_backend``, a failover): a leased read connection answers an empty query first; the
+write connection is opened again when it was lost. When the server does not answer at all, calls fail at once
+with "the database at host:port is unreachable; retrying" until it answers again
+(:mod:`limbic.core.store.postgres.reach`). A write whose connection was lost while it committed is looked up
+by its change id once the server answers: found, it is reported as stored.
 
 Files that belong to one machine (the KNN graph, the turn locks of the embedder) live under
 ``cache_dir()/servers/<hash of the address without its password>/``, made only once the server answered.
@@ -16,34 +24,36 @@ Files that belong to one machine (the KNN graph, the turn locks of the embedder)
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
 from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, StoreBusyError
 from limbic.core.paths import cache_dir
 from limbic.core.store.postgres import address as pg_address
-from limbic.core.store.postgres.connection import PgConnection
+from limbic.core.store.postgres.connection import PgConnection, prepare, watch
+from limbic.core.store.postgres.reach import Reachability
 from limbic.core.store.postgres.schema import migrate
 from limbic.core.store.postgres.text_index import flush_pending_text
 from limbic.core.store.transactions import Transactions
 
+log = logging.getLogger(__name__)
+
 CHANNEL = "limbic_changes"
 WRITE_LOCK_KEY = 0x6C696D626963  # "limbic": the advisory lock writers take turns on
 CONNECT_TIMEOUT_SECONDS = 10
-READ_POOL_SIZE = 16  # read connections at most (threads beyond wait for one, then StoreBusyError)
+READ_POOL_SIZE = 24
+"""Read connections at most: the HTTP server's worker threads (``WORKER_THREADS`` in core/mcp/http.py, 16)
+plus the background ones (vector filler, contradiction checks, sweeps, token lookups) never wait for one."""
+POOL_WAIT_SECONDS = 30.0  # a busy pool: how long a read waits for a connection before StoreBusyError
+_WAIT_STEP_SECONDS = 0.5  # while waiting, the server is asked whether it still answers this often
 LOCK_TIMEOUT_MS = 10_000
-
-
-class _Lease:
-    __slots__ = ("__weakref__", "conn")
-
-    def __init__(self, conn: PgConnection) -> None:
-        self.conn = conn
 
 
 def connect(address: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
@@ -79,7 +89,8 @@ class PgDatabase(Transactions):
         self._init_transactions()
         self._local = threading.local()
         self._closed = False
-        self._writer = PgConnection(connect(address))
+        self._reach = Reachability(address, on_back=self._renew_pool)
+        self._writer = PgConnection(connect(address), self._lost)
         try:
             migrate(self._writer, self.display_address)
         except BaseException:
@@ -87,82 +98,214 @@ class PgDatabase(Transactions):
             self._writer.close()
             raise
         self.path = _local_folder(address) / "memory"
-        self._pool = ConnectionPool(address, min_size=1, max_size=READ_POOL_SIZE, open=True, timeout=30,
-                                    kwargs={"autocommit": True, "application_name": "limbic",
-                                            "connect_timeout": CONNECT_TIMEOUT_SECONDS},
-                                    name="limbic-read")
-        self._leased: set[PgConnection] = set()
+        self._leased = 0
         self._leased_lock = threading.Lock()
+        self._pool = self._new_pool()
 
     # --- connections ---------------------------------------------------------------------------
 
+    def _new_pool(self) -> ConnectionPool:
+        return ConnectionPool(self.address, min_size=1, max_size=READ_POOL_SIZE, open=True, timeout=POOL_WAIT_SECONDS,
+                              kwargs={"autocommit": True, "application_name": "limbic",
+                                      "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+                              configure=prepare, name="limbic-read")
+
+    def _renew_pool(self) -> None:
+        """A new read pool once the server answers again (the old one's connections died with the server, and
+        its own reconnection waits grow long); the old pool closes as its leases come back."""
+        if self._closed:
+            return
+        old, self._pool = self._pool, self._new_pool()
+        threading.Thread(target=old.close, kwargs={"timeout": 1.0}, name="limbic-pool-close", daemon=True).start()
+
+    def _lost(self, exc: BaseException) -> DatabaseUnavailableError:
+        """The error for a connection found lost: the server is away (and then retried), or it answers and
+        just this connection was ended (the call may be made again)."""
+        if self._reach.down:
+            return self._reach.error()
+        if not self._reach.answers():
+            return self._reach.unavailable()
+        return DatabaseUnavailableError(f"the connection to the database at {self._reach.where} was lost; "
+                                        "try again")
+
     def read(self) -> PgConnection:
-        """This thread's read connection (leased from the pool until the thread ends); the write connection
-        inside this thread's write transaction.
+        """This request's read connection: the one this thread already holds, else one leased from the pool
+        (checked first, and given back when the last reference to it is dropped); the write connection inside
+        this thread's write transaction.
 
         Raises:
             DatabaseClosedError: :meth:`close` was called.
-            StoreBusyError: every pooled connection stayed leased for 30 s.
+            DatabaseUnavailableError: the server does not answer (at once while it is known to be away).
+            StoreBusyError: every pooled connection stayed leased for ``POOL_WAIT_SECONDS``.
         """
         if self._closed:
             raise DatabaseClosedError("the database is closed")
         if self._owner == threading.get_ident():
             return self._writer
-        lease: _Lease | None = getattr(self._local, "lease", None)
-        if lease is None:
-            try:
-                raw = self._pool.getconn()
-            except PoolTimeout as exc:
-                raise StoreBusyError("every connection to the database server is in use; try again") from exc
-            conn = PgConnection(raw)
-            lease = _Lease(conn)
-            with self._leased_lock:
-                self._leased.add(conn)
-            weakref.finalize(lease, self._checkin, conn)
-            self._local.lease = lease
-        return lease.conn
+        held = getattr(self._local, "lease", None)
+        conn: PgConnection | None = held() if held is not None else None
+        if conn is None or conn.lost:
+            conn = self._lease()
+            self._local.lease = weakref.ref(conn)
+        return conn
 
-    def _checkin(self, conn: PgConnection) -> None:
+    def _lease(self) -> PgConnection:
+        pool, raw = self._checked()
+        held = [pool, raw]  # what the lease holds now: a statement may renew it (PgConnection's renew)
+        conn = PgConnection(raw, self._lost, renew=lambda: self._renew(held))
         with self._leased_lock:
-            if conn not in self._leased:
-                return
-            self._leased.discard(conn)
-        if not self._closed:
-            self._pool.putconn(conn.raw)
+            self._leased += 1
+        weakref.finalize(conn, self._checkin, held)
+        return conn
+
+    def _checked(self) -> tuple[ConnectionPool, psycopg.Connection[Any]]:
+        """A pooled connection that answered an empty query, and its pool."""
+        self._reach.check()
+        deadline = time.monotonic() + POOL_WAIT_SECONDS
+        swept = False
+        while True:
+            pool = self._pool
+            try:
+                raw = pool.getconn(timeout=max(0.01, min(_WAIT_STEP_SECONDS, deadline - time.monotonic())))
+            except PoolClosed:
+                if self._closed:
+                    raise DatabaseClosedError("the database is closed") from None
+                continue  # renewed meanwhile
+            except PoolTimeout:
+                if not self._reach.answers():
+                    raise self._reach.unavailable() from None
+                if time.monotonic() >= deadline:
+                    raise StoreBusyError("every connection to the database server is in use; try again") from None
+                continue
+            try:
+                raw.execute("")
+            except psycopg.Error:
+                pool.putconn(raw)  # a lost connection is discarded by the pool
+                if not swept:  # the server restarted or ended its connections: drop every dead one now
+                    swept = True
+                    if not self._reach.answers():
+                        raise self._reach.unavailable() from None
+                    pool.check()
+                continue
+            return pool, raw
+
+    def _renew(self, held: list[Any]) -> psycopg.Connection[Any]:
+        """Give back the lost connection of a lease and put a checked one in its place."""
+        pool, raw = self._checked()
+        lost_pool, lost = held
+        held[:] = [pool, raw]
+        self._give_back(lost_pool, lost)
+        return raw
+
+    def _checkin(self, held: list[Any]) -> None:
+        with self._leased_lock:
+            self._leased -= 1
+        self._give_back(*held)
+
+    def _give_back(self, pool: ConnectionPool, raw: psycopg.Connection[Any]) -> None:
+        watch(raw, None)
+        if self._closed or pool.closed:
+            raw.close()
+            return
+        try:
+            pool.putconn(raw)
+        except Exception:  # noqa: BLE001 - a connection the pool no longer wants: closed instead
+            raw.close()
 
     def open_read_connections(self) -> int:
+        """Read connections leased now."""
         with self._leased_lock:
-            return len(self._leased)
+            return self._leased
 
     def close(self) -> None:
         """Close the pool and the write connection."""
         if self._closed:
             return
         self._closed = True
-        with self._leased_lock:
-            self._leased.clear()
+        self._reach.close()
         self._pool.close()
         with self._write_lock:
             self._writer.close()
 
     # --- writing -------------------------------------------------------------------------------
 
-    def _begin(self, conn: PgConnection) -> None:
+    def _reopen_writer(self, conn: PgConnection) -> None:
         try:
-            conn.execute("BEGIN")
-            conn.raw.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
-            conn.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            raw = psycopg.connect(self.address, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                                  application_name="limbic")
+        except psycopg.Error as exc:
+            raise self._reach.unavailable(exc) from None
+        conn.replace(raw)
+
+    def _begin(self, conn: PgConnection) -> None:
+        self._reach.check()
+        if conn.lost:
+            self._reopen_writer(conn)
+        try:
+            self._start(conn)
+        except (psycopg.OperationalError, DatabaseUnavailableError):
+            if not conn.lost:
+                raise
+            self._reopen_writer(conn)  # ended while idle: once more on a new connection (nothing was done)
+            self._start(conn)  # lost again: the connection's own error (DatabaseUnavailableError)
+
+    def _start(self, conn: PgConnection) -> None:
+        raw = conn.raw
+        raw.execute("BEGIN")
+        try:
+            raw.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
+            raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
         except psycopg.errors.LockNotAvailable as exc:
-            conn.raw.execute("ROLLBACK")
+            raw.execute("ROLLBACK")
             raise StoreBusyError("another writer held the memory for more than 10 s; try again") from exc
-        except psycopg.OperationalError as exc:
-            raise DatabaseUnavailableError(pg_address.explain(self.address, exc)) from None
 
     def _before_commit(self, conn: PgConnection) -> None:
-        flush_pending_text(conn.raw)
+        with conn.guard():
+            flush_pending_text(conn.raw)
 
     def _announce(self, conn: PgConnection, change_id: int) -> None:
-        conn.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(change_id)))
+        with conn.guard():
+            conn.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(change_id)))
+
+    def _rollback(self, conn: PgConnection) -> None:
+        if not conn.lost and conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+    def _not_stored(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, psycopg.OperationalError) and self._writer.lost:
+            exc = self._lost(exc)
+        if isinstance(exc, DatabaseUnavailableError):
+            return DatabaseUnavailableError(f"nothing was stored: {exc}")
+        return exc
+
+    def _commit(self, conn: PgConnection, change_id: int) -> None:
+        """``COMMIT``; when the connection is lost meanwhile, whether the write was stored is read back by its
+        change id on a new connection (stored: this returns; not stored: DatabaseUnavailableError saying so;
+        unknown: DatabaseUnavailableError saying the write may be stored and sending it again is safe)."""
+        try:
+            conn.raw.execute("COMMIT")
+            return
+        except (psycopg.Error, DatabaseUnavailableError):
+            if not conn.lost:
+                self._rollback(conn)
+                raise
+        where = self._reach.where
+        try:
+            if not change_id:
+                raise psycopg.OperationalError("a maintenance step has no change id to look up")
+            with psycopg.connect(self.address, connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                                 application_name="limbic") as raw:
+                stored = raw.execute("SELECT 1 FROM changes WHERE id = %s", (change_id,)).fetchone() is not None
+        except psycopg.Error:
+            self._reach.lost()
+            raise DatabaseUnavailableError(
+                f"the connection to the database at {where} was lost while the write committed: it may be "
+                "stored; sending it again stores it once") from None
+        if not stored:
+            raise DatabaseUnavailableError(f"nothing was stored: the connection to the database at {where} was "
+                                           "lost before the write committed; try again")
+        log.info("the connection to the database at %s was lost as change %d committed; it is stored",
+                 where, change_id)
 
     @property
     def schema_version(self) -> int:

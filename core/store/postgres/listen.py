@@ -4,7 +4,8 @@ Every write transaction sends ``NOTIFY limbic_changes, '<change id>'`` as it com
 (:class:`~limbic.core.store.postgres.database.PgDatabase`); a :class:`ChangeListener` waits for those on a
 connection of its own and then reads the ``changes`` log past the last id it delivered, so a notification
 lost to a dropped connection is made up by the next one (or by the poll every ``interval`` seconds). Another
-machine's write reaches the callback within milliseconds.
+machine's write reaches the callback within milliseconds. A lost connection is made again every ``interval``
+seconds, with one log line when it is lost and one when it is back (not one per attempt).
 """
 
 from __future__ import annotations
@@ -84,18 +85,24 @@ class ChangeListener:
         self._raw = self._conn = None
 
     def _run(self) -> None:
+        away = False
         try:
             while not self._stop.is_set():
                 try:
                     if self._raw is None:
                         self._connect()
+                        if away:
+                            log.info("change listener connected again")
+                            away = False
                     assert self._raw is not None
                     for _ in self._raw.notifies(timeout=self._interval, stop_after=1):
                         pass
                     if not self._stop.is_set():
                         self.poll()
                 except (psycopg.OperationalError, LimbicError) as exc:  # the server is away: try again later
-                    log.info("change listener waiting for the server: %s", type(exc).__name__)
+                    if not away:
+                        log.info("change listener waiting for the server: %s", type(exc).__name__)
+                        away = True
                     self._close()
                     self._stop.wait(self._interval)
                 except Exception:

@@ -1,6 +1,9 @@
 """Entities that may be one thing under two names: the same name once normalised (case, white space,
 punctuation, plural, accents), an acronym and its expansion (``NYC`` / ``New York City``), or close entity
-vectors. Detection only: nothing here writes.
+vectors *and* shared evidence (an observation said alike and a neighbour in common). Names that differ in one
+part only (``libreoffice-l10n-lt`` / ``libreoffice-l10n-pl``, ``libgcc-12-dev-mips64-cross`` /
+``libgcc-12-dev-sh4-cross``: a language, an architecture, a version) are *siblings*: alike by design, never
+proposed as one. Detection only: nothing here writes.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ ENTITY_THRESHOLD = 0.92
 """Cosine similarity of two entity (passage) vectors from which the entities are proposed as one; an entity
 vector embeds the name, type and observations, so two entities this close say nearly the same things."""
 
-_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_NON_WORD = re.compile(r"[^\w+#]+|_+", re.UNICODE)  # "+" and "#" stay: C++ is not C, libflac++ not libflac
+_PARTS = re.compile(r"[\s._:/-]+")
 
 
 def _singular(word: str) -> str:
@@ -40,8 +44,9 @@ def _singular(word: str) -> str:
 
 
 def normalise_name(name: str) -> str:
-    """``name`` as compared for sameness: accents removed (NFKD), case folded, punctuation and runs of white
-    space turned into one space, each word made singular. ``"Café  Owners!"`` → ``"cafe owner"``."""
+    """``name`` as compared for sameness: accents removed (NFKD), case folded, punctuation (but ``+`` and ``#``)
+    and runs of white space turned into one space, each word made singular. ``"Café  Owners!"`` → ``"cafe owner"``,
+    ``"NIMCP_Project"`` → ``"nimcp project"``, ``"libflac++-dev"`` → ``"libflac++ dev"``."""
     decomposed = unicodedata.normalize("NFKD", name)
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     return " ".join(_singular(word) for word in _NON_WORD.sub(" ", plain).split())
@@ -92,6 +97,20 @@ def same_names(entities: Iterable[tuple[int, str]]) -> list[NameGroup]:
         if short:
             groups.append(NameGroup(tuple(sorted({*short, *expanded})), "acronym"))
     return sorted(groups, key=lambda g: g.ids)
+
+
+def siblings(a: str, b: str) -> bool:
+    """Whether two names are variants of one pattern: written as identifiers (no spaces), split into the same
+    number of parts (at ``-``, ``_``, ``.``, ``:``, ``/``) that differ in exactly one part (a language, an
+    architecture, a version: ``libreoffice-l10n-lt`` / ``libreoffice-l10n-pl``), or one is the other with one
+    more part (``libfoo-dev`` / ``libfoo-doc`` differ in one; ``python3-foo`` / ``python3-foo-dbg``)."""
+    if " " in a.strip() or " " in b.strip():
+        return False
+    left, right = _PARTS.split(a.casefold()), _PARTS.split(b.casefold())
+    if len(left) == len(right):
+        return len(left) > 1 and sum(x != y for x, y in zip(left, right, strict=True)) == 1
+    short, long = (left, right) if len(left) < len(right) else (right, left)
+    return len(long) == len(short) + 1 and len(short) >= 1 and (long[:len(short)] == short or long[1:] == short)
 
 
 def close_vectors(conn: apsw.Connection, model: str, threshold: float = ENTITY_THRESHOLD,

@@ -2,9 +2,11 @@
 :mod:`limbic.core.curation`), what a person chose to keep apart, and the writes the curation edits need
 (:mod:`limbic.core.service.curation_edits`).
 
-A mixin of ``MemoryService``. Finding never writes and is not a use (no access is recorded). The vectors
-compared are the stored ones of the attached model (of the model that wrote them when none is attached):
-observations still waiting for their vectors are not compared yet (``pending`` in the report).
+A mixin of ``MemoryService``. Finding is not a use (no access is recorded) and changes no text. The vectors
+compared are the stored ones of the attached model (of the model that wrote them when none is attached). What
+was written a moment ago is compared too: before finding, the vectors still pending for the entities in scope
+are computed and stored (at most :data:`INLINE_ENTITIES` entities, one step of the vector upkeep); when more
+are pending, the report says the comparison is incomplete (``complete: false``) instead of "none found".
 """
 
 from __future__ import annotations
@@ -18,16 +20,21 @@ from typing import Any
 import numpy as np
 
 from limbic.core import validation as check
-from limbic.core.curation import duplicates, entities
+from limbic.core.curation import duplicates, entities, statements
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, iso
 from limbic.core.store import reads, writes
 from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.vectors.pending import fill_step, pending_entities
 from limbic.core.vectors.upkeep import VectorUpkeep
 
 MAX_CLUSTER_SHOWN = 25  # members of one cluster listed in full; the rest are counted
 MAX_LISTED = 1_000_000  # decisions one call may list (the review queue looks a decision up among all)
+INLINE_ENTITIES = 64
+"""Entities whose pending vectors a finding call computes first (one step of the upkeep, a few hundred ms)."""
+SHARED_SHOWN = 10  # entities listed per shared fact
+SIDE_OBSERVATIONS = 3  # observations shown per side of a proposed entity merge
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +56,28 @@ class Member:
 class DuplicateCluster:
     """Observations that repeat one another. ``members`` (oldest first, at most 25 listed), ``size`` (all of
     them), ``pairs`` ``(id, id, similarity)`` most similar first (those among the listed members),
-    ``best``/``lowest`` similarity of its pairs."""
+    ``best``/``lowest`` similarity of its pairs, ``relation``: ``"duplicate"`` (each says one fact) or
+    ``"more specific"`` (the longer adds facts to the other's: keep both is suggested)."""
 
     members: tuple[Member, ...]
     size: int
     pairs: tuple[tuple[int, int, float], ...]
     best: float
     lowest: float
+    relation: str = duplicates.DUPLICATE
+
+    @property
+    def survivor(self) -> Member:
+        """The member a merge keeps: the one that says the most (longest text), the oldest among equals."""
+        return min(self.members, key=lambda m: (-len(m.content), m.created_at, m.id))
+
+    @property
+    def reason(self) -> str:
+        """Why these are proposed, in plain words."""
+        where = "in one entity" if len(self.entities) == 1 else f"in {len(self.entities)} entities of one name"
+        if self.relation == duplicates.MORE_SPECIFIC:
+            return f"one says more than the other {where} — keep both, or keep the more specific one"
+        return f"{self.size} observations say the same fact {where}, with the same values"
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -67,16 +89,33 @@ class DuplicateCluster:
         return "duplicate:" + "-".join(str(m.id) for m in sorted(self.members, key=lambda m: m.id))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "size": self.size, "best": round(self.best, 4), "lowest": round(self.lowest, 4),
-                "entities": list(self.entities), "members": [m.to_dict() for m in self.members],
+        return {"key": self.key, "relation": self.relation, "reason": self.reason, "size": self.size,
+                "best": round(self.best, 4), "lowest": round(self.lowest, 4), "entities": list(self.entities),
+                "keeps": self.survivor.content, "members": [m.to_dict() for m in self.members],
                 "pairs": [{"a": a, "b": b, "similarity": round(s, 4)} for a, b, s in self.pairs]}
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFact:
+    """One text said alike of several entities (``entities``: the first :data:`SHARED_SHOWN`, ``count``: all):
+    each entity's own field or fact, never merged."""
+
+    text: str
+    entities: tuple[str, ...]
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "entities": list(self.entities), "entityCount": self.count,
+                "reason": f"the same text on {self.count} entities — each entity's own, not duplicates"}
 
 
 @dataclass(frozen=True, slots=True)
 class DuplicateReport:
     """What :meth:`Curating.find_duplicate_observations` found: the ``threshold`` used, the number of clusters
-    (``total``) and the first ``limit`` of them, the observations compared, those still ``pending`` a vector,
-    the ``model`` whose vectors were compared and the ``seconds`` taken."""
+    (``total``: duplicates and more specific ones) and the first ``limit`` of them, the texts said alike of
+    several entities (``shared``, the first ``limit``; ``shared_total``), the observations compared, the
+    entities still ``pending`` a vector (``complete`` when none is), the ``model`` whose vectors were compared
+    and the ``seconds`` taken."""
 
     threshold: float
     total: int
@@ -85,30 +124,89 @@ class DuplicateReport:
     pending: int
     model: str | None
     seconds: float
+    shared: tuple[SharedFact, ...] = ()
+    shared_total: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.pending == 0 and self.model is not None
+
+    @property
+    def note(self) -> str | None:
+        """Why the answer may miss something, in plain words (None when it does not)."""
+        if self.model is None:
+            return "no embedding model: observations were not compared"
+        if self.pending:
+            return (f"incomplete: {self.pending} entities have observations whose vectors are still being computed; "
+                    "they were not compared yet — ask again in a moment")
+        return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "total": self.total, "clusters": [c.to_dict() for c in self.clusters],
-                "compared": self.compared, "pendingVectors": self.pending, "model": self.model,
-                "seconds": round(self.seconds, 3)}
+        out: dict[str, Any] = {
+            "threshold": self.threshold, "total": self.total, "complete": self.complete,
+            "clusters": [c.to_dict() for c in self.clusters],
+            "sharedFacts": {"total": self.shared_total, "items": [f.to_dict() for f in self.shared]},
+            "compared": self.compared, "pendingVectors": self.pending, "model": self.model,
+            "seconds": round(self.seconds, 3)}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One entity of a proposed entity merge: its name, type, live observation count and first observations."""
+
+    name: str
+    entity_type: str
+    observations: int
+    first: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "entityType": self.entity_type, "observationCount": self.observations,
+                "firstObservations": list(self.first)}
 
 
 @dataclass(frozen=True, slots=True)
 class EntityDuplicate:
     """Entities that may be one thing: their ``names`` (the suggested survivor first: most observations, then
-    oldest), why (``reason``), the entity vectors' ``similarity`` when that is the reason, and their ``ids``."""
+    oldest), why (``reason``: ``same name``, ``acronym`` or ``close vectors``), the entity vectors'
+    ``similarity`` when that is the reason, their ``ids``, both ``sides`` and, for close vectors, the
+    observations said alike and related entities in common."""
 
     names: tuple[str, ...]
     reason: str
     similarity: float | None = None
     ids: tuple[int, ...] = field(default=(), compare=False)
+    sides: tuple[Side, ...] = field(default=(), compare=False)
+    shared_observations: int = field(default=0, compare=False)
+    shared_neighbours: int = field(default=0, compare=False)
 
     @property
     def key(self) -> str:
         return "duplicate_entity:" + "-".join(str(i) for i in sorted(self.ids))
 
+    @property
+    def why(self) -> str:
+        """The reason in plain words."""
+        if self.reason == "same name":
+            return "the same name once case, spaces, punctuation and plurals are set aside"
+        if self.reason == "acronym":
+            return f"“{min(self.names, key=len)}” is the initials of “{max(self.names, key=len)}”"
+        similarity = "" if self.similarity is None else f" (similarity {self.similarity:.2f})"
+        return (f"they say nearly the same{similarity}, with {self.shared_observations} observations "
+                f"and {self.shared_neighbours} related entities in common")
+
+    @property
+    def merge_note(self) -> str:
+        """What a merge keeps, in plain words."""
+        others = ", ".join(f"“{n}”" for n in self.names[1:])
+        return f"keeps the name “{self.names[0]}”; the observations and relations of {others} move to it"
+
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "names": list(self.names), "reason": self.reason,
-                "similarity": None if self.similarity is None else round(self.similarity, 4)}
+        return {"key": self.key, "names": list(self.names), "reason": self.reason, "why": self.why,
+                "similarity": None if self.similarity is None else round(self.similarity, 4),
+                "merge": self.merge_note, "sides": [side.to_dict() for side in self.sides]}
 
 
 def pair_key(kind: str, a: int, b: int) -> str:
@@ -122,7 +220,7 @@ class Curating:
     database: Database
     embedder: Embedder | None
     vectors: VectorUpkeep
-    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster]]
+    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster], list[np.ndarray]]
     _write: Callable[..., Any]
     _reindex: Callable[[WriteTransaction, Iterable[int]], None]
 
@@ -144,14 +242,15 @@ class Curating:
         return frozenset(out)
 
     def find_duplicate_observations(self, entity_name: str | None = None, threshold: float | None = None,
-                                    limit: int = 20, *, approximate: bool = False) -> DuplicateReport:
-        """Clusters of live observations that repeat one another (:mod:`limbic.core.curation.duplicates`):
-        across all entities, or those involving ``entity_name``'s observations (within it and with other
-        entities). ``threshold``: cosine similarity, default :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`.
-        Most similar first; pairs kept apart by a person are left out. The last answer is kept until the memory
-        changes (any logged change, vectors landing included). ``approximate`` (across all entities, from
-        20,000 observations) compares each observation with its nearest part of the memory only
-        (:func:`~limbic.core.curation.duplicates.approximate_pairs`): the consolidation report's quick look.
+                                    limit: int = 20) -> DuplicateReport:
+        """Clusters of live observations that say one fact (:mod:`limbic.core.curation.duplicates`): observations
+        of one entity (or of entities whose names are equal once normalised) only — the same text on two
+        different entities is reported as a shared fact, never as a duplicate. With ``entity_name``, those
+        involving its observations. ``threshold``: cosine similarity, default
+        :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`. Duplicates most similar first, then the
+        *more specific* pairs; pairs kept apart by a person are left out. Vectors pending for the entities in
+        scope are computed first (at most :data:`INLINE_ENTITIES`; see the module). The last answer is kept until
+        the memory changes.
 
         Raises ValidationError for a threshold outside 0.5..1 or a negative limit, NotFoundError for
         an unknown entity."""
@@ -160,12 +259,14 @@ class Curating:
         limit = check.limit(limit, low=0, high=MAX_LISTED)
         conn = self.database.read()
         model = self._stored_model()
+        only = _entity_id(conn, entity_name)
+        self._land_pending(only)
+        conn = self.database.read()
         with conn:  # one snapshot
-            only = _entity_id(conn, entity_name)
-            key = (model, threshold, only, approximate, reads.last_change_id(conn))
+            key = (model, threshold, only, reads.last_change_id(conn))
             cached = getattr(self, "_duplicates", None)
             if cached is not None and cached[0] == key:
-                rows, found = cached[1], cached[2]
+                rows, found, shared = cached[1], cached[2], cached[3]
             else:
                 rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
                 if rows is None or len(rows) == 0:
@@ -173,13 +274,25 @@ class Curating:
                                            time.perf_counter() - started)
                 queries = None if only is None else np.flatnonzero(rows.entity == only)
                 texts = dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
-                found = duplicates.duplicate_clusters(rows, texts, threshold, queries=queries,
-                                                      kept=self._kept_pairs("observations"), approximate=approximate)
-                self._duplicates = (key, rows, found)  # the same question until the memory changes: the same answer
+                owners = _owners(conn, rows.entity)
+                found = duplicates.duplicate_clusters(rows, texts, threshold, owners=owners, queries=queries,
+                                                      kept=self._kept_pairs("observations"))
+                shared = duplicates.shared_texts(rows, texts, owners, queries)
+                self._duplicates = (key, rows, found, shared)  # the same question until the memory changes: the same answer
             clusters = self._clusters(conn, rows, found[:limit])
+            facts = _shared_facts(conn, rows, shared[:limit])
             compared = len(rows)
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
-                               time.perf_counter() - started)
+                               time.perf_counter() - started, facts, len(shared))
+
+    def _land_pending(self, only: int | None) -> None:
+        """Compute and store the pending vectors of the entities in scope (``only``, else any), at most
+        :data:`INLINE_ENTITIES`: what was written a moment ago is then compared too."""
+        if self.embedder is None:
+            return
+        scope = None if only is None else [only]
+        if pending_entities(self.database.read(), 1, scope):
+            fill_step(self.database, self.embedder, self.vectors.land, INLINE_ENTITIES, scope)
 
     @staticmethod
     def _clusters(conn: Any, rows: duplicates.ObservationRows, found: list[duplicates.Cluster]) -> tuple[DuplicateCluster, ...]:
@@ -188,7 +301,7 @@ class Curating:
         members = {int(r[0]): Member(int(r[0]), r[1], r[2], r[3], float(r[4])) for r in conn.execute(
             "SELECT o.id, e.name, o.content, o.kind, o.created_at FROM observations o JOIN entities e "
             "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?))", (_json(wanted),))}
-        return tuple(Curating._cluster(rows, c, members) for c in found)
+        return tuple(Curating._cluster(rows, c, members) for c in found if c.rows.size)
 
     @staticmethod
     def _cluster(rows: duplicates.ObservationRows, cluster: duplicates.Cluster,
@@ -200,14 +313,16 @@ class Curating:
         left, right = rows.observation[cluster.a], rows.observation[cluster.b]
         listed = np.flatnonzero(np.isin(left, shown) & np.isin(right, shown))
         pairs = tuple((int(left[k]), int(right[k]), float(cluster.sims[k])) for k in listed)
-        return DuplicateCluster(members, len(ids), pairs, cluster.best, cluster.lowest)
+        return DuplicateCluster(members, len(ids), pairs, cluster.best, cluster.lowest, cluster.relation)
 
     def find_duplicate_entities(self, threshold: float | None = None, limit: int = 20,
                                 entity_name: str | None = None) -> tuple[int, list[EntityDuplicate]]:
         """Entities that may be one thing (:mod:`limbic.core.curation.entities`): same normalised name, an
         acronym and its expansion, or entity vectors at least ``threshold`` similar (default
-        :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`); with ``entity_name``, those involving it.
-        Returns the number found and the first ``limit``; groups kept apart are left out.
+        :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`) that also share an observation said alike and a
+        neighbour (or neither has relations) and are not siblings (names differing in one part only); with
+        ``entity_name``, those involving it. Returns the number found and the first ``limit``; groups kept apart
+        are left out.
 
         Raises ValidationError / NotFoundError as :meth:`find_duplicate_observations`."""
         threshold = _threshold(threshold, entities.ENTITY_THRESHOLD)
@@ -217,26 +332,22 @@ class Curating:
         kept = self._kept_pairs("entities")
         with conn:
             named: list[tuple[Any, ...]] = conn.execute("SELECT id, name FROM entities ORDER BY id").fetchall()
+            names = {int(i): str(n) for i, n in named}
             only = _entity_id(conn, entity_name)
-            groups = entities.same_names((int(i), str(n)) for i, n in named)
+            groups = entities.same_names(names.items())
             if only is not None:
                 groups = [g for g in groups if only in g.ids]
             seen = {frozenset(g.ids) for g in groups}
+            evidence: dict[tuple[int, ...], tuple[int, int]] = {}
             if model:
-                for group in entities.close_vectors(conn, model, threshold, None if only is None else [only]):
-                    if not any(group.ids[0] in s and group.ids[1] in s for s in seen):
-                        groups.append(group)
+                close = [g for g in entities.close_vectors(conn, model, threshold, None if only is None else [only])
+                         if not any(g.ids[0] in s and g.ids[1] in s for s in seen)
+                         and not entities.siblings(names[g.ids[0]], names[g.ids[1]])]
+                evidence = _shared_evidence(conn, [g.ids for g in close])
+                groups += [g for g in close if _supported(*evidence[g.ids])]
             groups = [g for g in groups if not _all_kept(g.ids, kept)]
-            found = [self._entity_duplicate(conn, g) for g in groups]
+            found = _entity_duplicates(conn, groups, evidence)
         return len(found), found[:limit]
-
-    @staticmethod
-    def _entity_duplicate(conn: Any, group: entities.NameGroup) -> EntityDuplicate:
-        rows = conn.execute(
-            "SELECT e.id, e.name, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id "
-            "AND o.superseded_at IS NULL) AS n FROM entities e WHERE e.id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY n DESC, e.created_at, e.id", (_json(list(group.ids)),)).fetchall()
-        return EntityDuplicate(tuple(r[1] for r in rows), group.reason, group.similarity, tuple(int(r[0]) for r in rows))
 
     # --- writes of the curation edits -------------------------------------------------------------
 
@@ -314,6 +425,91 @@ def _key(value: object) -> str:
 
 def _all_kept(ids: tuple[int, ...], kept: frozenset[tuple[int, int]]) -> bool:
     return all((a, b) in kept for i, a in enumerate(ids) for b in ids[i + 1:])
+
+
+def _shared_evidence(conn: Any, pairs: list[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[int, int]]:
+    """For each pair of entity ids: ``(observations said alike, related entities in common)`` (live
+    observations compared normalised; active relations either way); related entities ``-1`` when neither
+    entity has a relation."""
+    involved = sorted({i for pair in pairs for i in pair})
+    if not involved:
+        return {}
+    said: dict[int, set[str]] = {}
+    for entity_id, content in conn.execute(
+            "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
+            "(SELECT value FROM json_each(?))", (_json(involved),)):
+        said.setdefault(int(entity_id), set()).add(statements.normalised(str(content)))
+    near: dict[int, set[int]] = {}
+    for a, b in conn.execute(
+            "SELECT from_id, to_id FROM relations WHERE active = 1 AND (from_id IN (SELECT value FROM json_each(?1)) "
+            "OR to_id IN (SELECT value FROM json_each(?1)))", (_json(involved),)):
+        near.setdefault(int(a), set()).add(int(b))
+        near.setdefault(int(b), set()).add(int(a))
+    out = {}
+    for pair in pairs:
+        x, y = pair[0], pair[1]
+        mine, theirs = near.get(x, set()) - {y}, near.get(y, set()) - {x}
+        neighbours = -1 if not mine and not theirs else len(mine & theirs)
+        out[pair] = (len(said.get(x, set()) & said.get(y, set())), neighbours)
+    return out
+
+
+def _supported(observations: int, neighbours: int) -> bool:
+    """Close vectors are enough with an observation said alike and a related entity in common (or no relations)."""
+    return observations >= 1 and neighbours != 0
+
+
+def _entity_duplicates(conn: Any, groups: list[entities.NameGroup],
+                       evidence: dict[tuple[int, ...], tuple[int, int]]) -> list[EntityDuplicate]:
+    """The groups with both sides read (two queries for all): names ordered survivor first (most live
+    observations, then oldest), each side's type, count and first observations."""
+    involved = sorted({i for g in groups for i in g.ids})
+    if not involved:
+        return []
+    info = {int(r[0]): (str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in conn.execute(
+        "SELECT e.id, e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND "
+        "o.superseded_at IS NULL), e.created_at FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))",
+        (_json(involved),))}
+    first: dict[int, list[str]] = {}
+    for entity_id, content in conn.execute(
+            "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
+            "(SELECT value FROM json_each(?)) ORDER BY entity_id, created_at, id", (_json(involved),)):
+        listed = first.setdefault(int(entity_id), [])
+        if len(listed) < SIDE_OBSERVATIONS:
+            listed.append(str(content))
+    out = []
+    for group in groups:
+        ids = sorted((i for i in group.ids if i in info), key=lambda i: (-info[i][2], info[i][3], i))
+        sides = tuple(Side(info[i][0], info[i][1], info[i][2], tuple(first.get(i, ()))) for i in ids)
+        shared = evidence.get(group.ids, (0, 0))
+        out.append(EntityDuplicate(tuple(side.name for side in sides), group.reason, group.similarity, tuple(ids),
+                                   sides, max(shared[0], 0), max(shared[1], 0)))
+    return out
+
+
+def _owners(conn: Any, entity: np.ndarray) -> np.ndarray:
+    """Each row's owner ``(n,) int64``: the smallest id among the entities whose names are equal to its
+    entity's once normalised (:func:`~limbic.core.curation.entities.normalise_name`)."""
+    first: dict[str, int] = {}
+    owner_of: dict[int, int] = {}
+    for entity_id, name in conn.execute("SELECT id, name FROM entities ORDER BY id"):
+        owner_of[int(entity_id)] = first.setdefault(entities.normalise_name(str(name)) or str(entity_id), int(entity_id))
+    return np.array([owner_of.get(int(e), int(e)) for e in entity.tolist()], dtype=np.int64)
+
+
+def _shared_facts(conn: Any, rows: duplicates.ObservationRows, groups: list[np.ndarray]) -> tuple[SharedFact, ...]:
+    """The shared texts ``groups`` (rows) with their text and entity names read."""
+    wanted = sorted({int(e) for g in groups for e in rows.entity[g].tolist()})
+    names = dict(conn.execute("SELECT id, name FROM entities WHERE id IN (SELECT value FROM json_each(?))",
+                              (_json(wanted),))) if wanted else {}
+    ids = [int(rows.observation[g[0]]) for g in groups]
+    texts = dict(conn.execute("SELECT id, content FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+                              (_json(ids),))) if ids else {}
+    out = []
+    for group, first in zip(groups, ids, strict=True):
+        holders = list(dict.fromkeys(names.get(int(e), "?") for e in rows.entity[group].tolist()))
+        out.append(SharedFact(texts.get(first, ""), tuple(holders[:SHARED_SHOWN]), len(holders)))
+    return tuple(out)
 
 
 def _json(ids: list[int]) -> str:

@@ -3,6 +3,10 @@ per kind, and the :class:`DecisionSource` each kind provides (docs/architecture.
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,7 +23,9 @@ class Decision:
     ``expired``, …); ``key``: a stable id within the memory (``"contradiction:123:456"``); ``title``: one line;
     ``subjects``: the entity names it concerns; ``evidence``: JSON-able details shown beside it (texts side by
     side, similarity, reason, …); ``options``: the ways to settle it, the suggested one first;
-    ``created_at``: when it arose (UTC seconds), ``None`` when unknown.
+    ``created_at``: when it arose (UTC seconds), ``None`` when unknown; ``worth``: what deciding it is worth
+    (:func:`worth`: the detector's confidence by how much its entities are used and found), the queue's order;
+    ``family``: decisions alike enough to be settled together share it (:func:`family`), ``None`` for none.
     """
 
     kind: str
@@ -29,23 +35,100 @@ class Decision:
     evidence: dict[str, Any] = field(default_factory=dict)
     options: tuple[str, ...] = ()
     created_at: float | None = None
+    worth: float = 0.0
+    family: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (camelCase keys, as MCP results use)."""
         return {"kind": self.kind, "key": self.key, "title": self.title, "subjects": list(self.subjects),
-                "evidence": self.evidence, "options": list(self.options), "createdAt": self.created_at}
+                "evidence": self.evidence, "options": list(self.options), "createdAt": self.created_at,
+                "worth": round(self.worth, 3), "family": self.family}
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """Decisions of one kind alike enough to settle together (same :func:`family` key): how many (``count``),
+    one ``title`` for them all, the ``options`` every member has, and their ``keys`` (most worth first)."""
+
+    key: str
+    count: int
+    title: str
+    options: tuple[str, ...]
+    keys: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"family": self.key, "count": self.count, "title": self.title, "options": list(self.options),
+                "keys": list(self.keys)}
+
+
+FAMILY_WORDS = 6  # words of a decision's text that make its family key
+_DIGITS = re.compile(r"\S*\d\S*")
+
+
+def family(kind: str, relation: str, text: str) -> str:
+    """The family key of a decision: its kind, its relation and the first :data:`FAMILY_WORDS` words of its
+    text with every token holding a digit masked (``Priority: high`` on many tasks, ``Version 1.2`` / ``Version
+    2.0`` are one family)."""
+    words = _DIGITS.sub("#", text.casefold()).split()[:FAMILY_WORDS]
+    return f"{kind}:{relation}:{' '.join(words)}"
+
+
+def families(decisions: Sequence[Decision], title: str = "{count} alike: {example}") -> tuple[Family, ...]:
+    """The families of two decisions or more among ``decisions``, largest first. ``title`` is formatted with
+    ``count`` and ``example`` (the most worth member's title)."""
+    groups: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        if decision.family is not None:
+            groups.setdefault(decision.family, []).append(decision)
+    out = []
+    for key, members in groups.items():
+        if len(members) < 2:
+            continue
+        members = ranked(members)
+        options = tuple(o for o in members[0].options if all(o in m.options for m in members))
+        out.append(Family(key, len(members), title.format(count=len(members), example=members[0].title),
+                          options, tuple(m.key for m in members)))
+    return tuple(sorted(out, key=lambda f: (-f.count, f.key)))
+
+
+def usage(service: MemoryService, names: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """``{entity name: (uses, times found by a search)}`` of ``names`` (entity_access, entity_impressions)."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    rows = service.database.read().execute(
+        "SELECT e.name, COALESCE(a.access_count, 0), COALESCE(i.impression_count, 0) FROM entities e "
+        "LEFT JOIN entity_access a ON a.entity_id = e.id LEFT JOIN entity_impressions i ON i.entity_id = e.id "
+        "WHERE e.name IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
+    return {str(n): (int(u), int(f)) for n, u, f in rows}
+
+
+def worth(confidence: float, names: Iterable[str], uses: dict[str, tuple[int, int]]) -> float:
+    """What deciding is worth: ``confidence × (1 + ln(1 + uses) + ½·ln(1 + found))``, uses and times found
+    summed over the decision's entities (a decision about what people open and search for comes first)."""
+    used = sum(uses.get(n, (0, 0))[0] for n in names)
+    found = sum(uses.get(n, (0, 0))[1] for n in names)
+    return confidence * (1.0 + math.log1p(used) + 0.5 * math.log1p(found))
+
+
+def ranked(decisions: Iterable[Decision]) -> list[Decision]:
+    """Most worth first (then the key, for a stable order)."""
+    return sorted(decisions, key=lambda d: (-d.worth, d.key))
 
 
 @dataclass(frozen=True, slots=True)
 class ReviewSection:
-    """The decisions of one ``kind``: how many there are in all (``total``) and the first ``items``."""
+    """The decisions of one ``kind``: how many there are in all (``total``), the first ``items`` (most worth
+    first) and the ``families`` of alike decisions among them."""
 
     kind: str
     total: int
     items: tuple[Decision, ...]
+    families: tuple[Family, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "total": self.total, "items": [d.to_dict() for d in self.items]}
+        return {"kind": self.kind, "total": self.total, "items": [d.to_dict() for d in self.items],
+                "families": [f.to_dict() for f in self.families]}
 
 
 class DecisionSource(Protocol):

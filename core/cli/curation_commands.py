@@ -55,6 +55,8 @@ def run_report(args: argparse.Namespace) -> int:
             print(f"  {decision.title}  [{' / '.join(decision.options)}]  {decision.key}")
         if section.total > len(section.items):
             print(f"  … {section.total - len(section.items):,} more")
+        for alike in section.families:
+            print(f"  ▸ {alike.title}  [{' / '.join(alike.options)}]")
     return 0
 
 

@@ -194,8 +194,8 @@ class EntityDuplicate:
         if self.reason == "acronym":
             return f"“{min(self.names, key=len)}” is the initials of “{max(self.names, key=len)}”"
         similarity = "" if self.similarity is None else f" (similarity {self.similarity:.2f})"
-        return (f"they say nearly the same{similarity}, with {self.shared_observations} observations "
-                f"and {self.shared_neighbours} related entities in common")
+        return (f"they say nearly the same{similarity}, with {_count(self.shared_observations, 'observation')} "
+                f"and {_count(self.shared_neighbours, 'related entity', 'related entities')} in common")
 
     @property
     def merge_note(self) -> str:
@@ -406,6 +406,10 @@ class Curating:
             return reads.entities_by_ids(txn.conn, [ids[entity]])[0]
 
         return self._write("supersede_duplicates", origin, body)
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _threshold(value: float | None, default: float) -> float:

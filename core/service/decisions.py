@@ -147,3 +147,56 @@ class DecisionSource(Protocol):
             ValidationError: ``option`` is not one of ``decision.options``.
         """
         ...
+
+
+def _plain_value(value: Any) -> str | None:
+    """A value as a person reads it: numbers rounded (tiny ones as 0), lists joined, mappings left out."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return "0" if abs(value) < 0.005 else f"{value:.2f}"
+    if isinstance(value, int | str):
+        return str(value)
+    if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+        return ", ".join(_plain_value(v) or "" for v in value)
+    return None
+
+
+def _words(key: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").capitalize()
+
+
+def describe(decision: Decision) -> str:
+    """The decision's evidence in plain words for a person (the Review view's detail): the reason, what an
+    option keeps, the texts side by side or each entity with its first observations; no ids, no JSON."""
+    evidence = decision.evidence
+    lines: list[str] = []
+    reason = evidence.get("why") or evidence.get("reason")
+    if isinstance(reason, str):
+        lines.append(reason[:1].upper() + reason[1:] + ".")
+    if isinstance(evidence.get("keeps"), str):
+        lines.append(f"Merging keeps: “{evidence['keeps']}”")
+    if isinstance(evidence.get("merge"), str):
+        lines.append(f"Merging {evidence['merge']}.")
+    members = evidence.get("members")
+    if isinstance(members, list) and members:
+        entities = list(dict.fromkeys(m.get("entityName", "") for m in members))
+        lines.append("")
+        if len(entities) == 1:
+            lines.append(f"In {entities[0]}:")
+        for m in members:
+            prefix = "" if len(entities) == 1 else f"{m.get('entityName', '')}: "
+            lines.append(f"  • {prefix}{m.get('content', '')}")
+        if evidence.get("size", len(members)) > len(members):
+            lines.append(f"  … and {evidence['size'] - len(members)} more")
+    for side in evidence.get("sides", []) or []:
+        lines.append("")
+        lines.append(f"{side['name']} ({side['entityType']}, {side['observationCount']} observations)")
+        lines.extend(f"  • {text}" for text in side.get("firstObservations", []))
+    if not members and not evidence.get("sides"):
+        skip = {"why", "reason", "keeps", "merge", "members", "sides", "pairs", "key", "ids", "id"}
+        for key, value in evidence.items():
+            shown = None if key in skip or key.endswith(("Id", "Ids")) else _plain_value(value)
+            if shown:
+                lines.append(f"{_words(key)}: {shown}")
+    return "\n".join(lines).strip()

@@ -17,7 +17,6 @@ from limbic.core.service import MemoryService, review
 from limbic.core.service.curation_edits import SupersedeDuplicates, keep_observations_apart, merge_duplicates
 from limbic.core.store.backend import open_database
 
-
 # --- what two statements can differ in --------------------------------------------------------------
 
 

@@ -191,7 +191,8 @@ def describe(decision: Decision) -> str:
             lines.append(f"  … and {evidence['size'] - len(members)} more")
     for side in evidence.get("sides", []) or []:
         lines.append("")
-        lines.append(f"{side['name']} ({side['entityType']}, {side['observationCount']} observations)")
+        count = side["observationCount"]
+        lines.append(f"{side['name']} ({side['entityType']}, {count} observation{'' if count == 1 else 's'})")
         lines.extend(f"  • {text}" for text in side.get("firstObservations", []))
     if not members and not evidence.get("sides"):
         skip = {"why", "reason", "keeps", "merge", "members", "sides", "pairs", "key", "ids", "id"}

@@ -73,6 +73,7 @@ def test_names_are_normalised_for_case_spacing_punctuation_plurals_and_accents()
     assert normalise_name("  Café   Owners! ") == normalise_name("cafe owner") == "cafe owner"
     assert normalise_name("Libraries") == normalise_name("library")
     assert normalise_name("user_settings") == normalise_name("User Setting")
+    assert normalise_name("libtest-files-perl") != normalise_name("libtest-file-perl")
     assert normalise_name("Boxes") == "box" and normalise_name("class") == "class"
     assert acronym("New York City") == "nyc" and acronym("Berlin") is None
     groups = same_names([(1, "NYC"), (2, "New York City"), (3, "Projects"), (4, "project"), (5, "Alice")])

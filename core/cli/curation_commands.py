@@ -50,7 +50,8 @@ def run_report(args: argparse.Namespace) -> int:
                     "seconds": round(time.perf_counter() - started, 3)})
         return 0
     for section in sections:
-        print(f"{section.kind}: {section.total:,}")
+        grouped = f" in {section.rows:,} rows" if section.rows != section.total else ""
+        print(f"{section.kind}: {section.total:,}{grouped}")
         for decision in section.items:
             print(f"  {decision.title}  [{' / '.join(decision.options)}]  {decision.key}")
         if section.total > len(section.items):

@@ -24,6 +24,7 @@ two of them:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -65,6 +66,8 @@ DONE = frozenset({
 _FIELD = re.compile(r"^\s*([^\W\d][\w .\-/]{0,40}?)\s*[:=]\s+(\S.*)$", re.UNICODE | re.DOTALL)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_NON_LATIN = re.compile(r"[^\W\d_A-Za-z\u00C0-\u024F\u1E00-\u1EFF]", re.UNICODE)  # letters outside Latin blocks
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +94,7 @@ def normalised(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip(" .;,")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A light English stem: plural and verb endings off (``managed``/``management``/``manages`` → ``manag``)."""
     for ending in ("ations", "ation", "ments", "ment", "ings", "ing", "ied", "ies", "ed", "es", "s"):
@@ -101,11 +105,10 @@ def _stem(word: str) -> str:
 
 
 def _foreign(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    if not letters:
+    if text.isascii():
         return False
-    latin = sum(1 for c in letters if c.isascii() or "LATIN" in unicodedata.name(c, ""))
-    return (len(letters) - latin) / len(letters) >= FOREIGN_SHARE
+    letters = len(_LETTER.findall(text))
+    return bool(letters) and len(_NON_LATIN.findall(text)) / letters >= FOREIGN_SHARE
 
 
 def _stage(words: list[str]) -> str | None:

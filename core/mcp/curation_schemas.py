@@ -240,8 +240,11 @@ class FamilyOut(BaseModel):
 
 
 class SectionOut(BaseModel):
+    """``rows``: lines the queue needs for all ``total`` decisions (a family is one line)."""
+
     kind: str
     total: int
+    rows: int = 0
     items: list[DecisionOut]
     families: list[FamilyOut] = []
 

@@ -320,7 +320,7 @@ class Curating:
         """Entities that may be one thing (:mod:`limbic.core.curation.entities`): same normalised name, an
         acronym and its expansion, or entity vectors at least ``threshold`` similar (default
         :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`) that also share an observation said alike and a
-        neighbour (or neither has relations) and are not siblings (names differing in one part only); with
+        neighbour (or neither has relations) and are not siblings (two different identifiers); with
         ``entity_name``, those involving it. Returns the number found and the first ``limit``; groups kept apart
         are left out.
 
@@ -342,7 +342,7 @@ class Curating:
             if model:
                 close = [g for g in entities.close_vectors(conn, model, threshold, None if only is None else [only])
                          if not any(g.ids[0] in s and g.ids[1] in s for s in seen)
-                         and not entities.siblings(names[g.ids[0]], names[g.ids[1]])]
+                         and not (entities.identifier(names[g.ids[0]]) and entities.identifier(names[g.ids[1]]))]
                 evidence = _shared_evidence(conn, [g.ids for g in close])
                 groups += [g for g in close if _supported(*evidence[g.ids])]
             groups = [g for g in groups if not _all_kept(g.ids, kept)]

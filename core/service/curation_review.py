@@ -24,7 +24,7 @@ from limbic.core.service.curation_edits import (
     longest,
     merge_duplicates,
 )
-from limbic.core.service.decisions import Decision, family, ranked, usage, worth
+from limbic.core.service.decisions import Decision, entity_types, family, ranked, usage, worth
 from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
 from limbic.core.store import curation_reads
@@ -53,40 +53,37 @@ def _short(text: str, length: int = 60) -> str:
 
 
 class DuplicateObservations:
-    """Observations of one entity that say one fact, and pairs where one says more than the other. Either way
-    the text that stays is the one that says the most (:attr:`~limbic.core.service.curating.DuplicateCluster.survivor`),
-    so no option suggested loses a fact. Options of a duplicate cluster: ``supersede`` (it stays live, the others
-    become its history), ``merge`` (it stays, the others are deleted), ``keep`` (all stay; not proposed together
-    again). Of a *more specific* pair: ``keep`` first, then ``supersede`` (the general one becomes history of the
-    specific one)."""
+    """Observations of one entity that say one fact (duplicate clusters; *more specific* pairs, whose suggestion
+    is to keep both, are listed by ``find_duplicate_observations`` and the merge queue, not here). The text that
+    stays is the one that says the most (:attr:`~limbic.core.service.curating.DuplicateCluster.survivor`), so no
+    option loses a fact. Options: ``supersede`` (it stays live, the others become its history), ``merge`` (it
+    stays, the others are deleted), ``keep`` (all stay; not proposed together again). Clusters of entities of
+    one type form a family."""
 
     kind = "duplicate"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
         report = service.find_duplicate_observations(limit=MAX_CONSIDERED)
-        uses = usage(service, {e for c in report.clusters for e in c.entities})
+        clusters = [c for c in report.clusters if c.relation == "duplicate"]
+        names = {e for c in clusters for e in c.entities}
+        uses, kinds = usage(service, names), entity_types(service, names)
         decisions = []
-        for cluster in report.clusters:
+        for cluster in clusters:
             evidence: dict[str, Any] = {**cluster.to_dict(), "threshold": report.threshold}
-            where = cluster.entities[0] if len(cluster.entities) == 1 else " / ".join(cluster.entities)
-            if cluster.relation == "duplicate":
-                title = f"{where}: {cluster.size} observations say the same — keeps “{_short(cluster.survivor.content)}”"
-                options: tuple[str, ...] = ("supersede", "merge", "keep")
-            else:
-                general = min(cluster.members, key=lambda m: len(m.content))
-                title = f"{where}: “{_short(general.content, 40)}” is said more fully in “{_short(cluster.survivor.content, 40)}”"
-                options = ("keep", "supersede")
+            where = " / ".join(cluster.entities)
             decisions.append(Decision(
-                self.kind, cluster.key, title, cluster.entities, evidence, options,
-                max(m.created_at for m in cluster.members), worth(cluster.best, cluster.entities, uses),
-                family(self.kind, cluster.relation, cluster.survivor.content)))
-        return report.total, ranked(decisions)[:limit]
+                self.kind, cluster.key,
+                f"{where}: {cluster.size} observations say the same — keeps “{_short(cluster.survivor.content)}”",
+                cluster.entities, evidence, ("supersede", "merge", "keep"), max(m.created_at for m in cluster.members),
+                worth(cluster.best, cluster.entities, uses),
+                family(self.kind, " / ".join(sorted({kinds.get(e, "") for e in cluster.entities})))))
+        return len(clusters), ranked(decisions)[:limit]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _refuse(decision, option)
         members = _members(decision)
-        keeper = longest(members)
+        keeper = longest(members)  # the one that says the most
         if option == "supersede":
             return SupersedeDuplicates(members, keeper)
         if option == "merge":
@@ -112,7 +109,7 @@ class DuplicateEntities:
             decisions.append(Decision(
                 self.kind, group.key, f"{' / '.join(group.names)} may be one entity: {group.why}", group.names,
                 evidence, ("merge", "keep"), None, worth(confidence, group.names, uses),
-                family(self.kind, group.reason, " ".join(s.entity_type for s in group.sides))))
+                family(self.kind, f"{group.reason}, {' / '.join(sorted({s.entity_type for s in group.sides}))}")))
         return total, ranked(decisions)[:limit]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:

@@ -65,17 +65,17 @@ FAMILY_WORDS = 6  # words of a decision's text that make its family key
 _DIGITS = re.compile(r"\S*\d\S*")
 
 
-def family(kind: str, relation: str, text: str) -> str:
-    """The family key of a decision: its kind, its relation and the first :data:`FAMILY_WORDS` words of its
-    text with every token holding a digit masked (``Priority: high`` on many tasks, ``Version 1.2`` / ``Version
-    2.0`` are one family)."""
+def family(kind: str, what: str, text: str = "") -> str:
+    """The family key of a decision: its kind, what it is about (e.g. ``"task"``: duplicates within entities of
+    type task; ``"same name, package"``; no ``:`` in it) and the first :data:`FAMILY_WORDS` words of ``text`` with every token
+    holding a digit masked (``Version 1.2`` / ``Version 2.0`` are one family)."""
     words = _DIGITS.sub("#", text.casefold()).split()[:FAMILY_WORDS]
-    return f"{kind}:{relation}:{' '.join(words)}"
+    return f"{kind}:{what.replace(':', ' ')}:{' '.join(words)}"
 
 
 def families(decisions: Sequence[Decision], title: str = "{count} alike: {example}") -> tuple[Family, ...]:
     """The families of two decisions or more among ``decisions``, largest first. ``title`` is formatted with
-    ``count`` and ``example`` (the most worth member's title)."""
+    ``count``, ``what`` (the second part of the family key) and ``example`` (the most worth member's title)."""
     groups: dict[str, list[Decision]] = {}
     for decision in decisions:
         if decision.family is not None:
@@ -86,7 +86,8 @@ def families(decisions: Sequence[Decision], title: str = "{count} alike: {exampl
             continue
         members = ranked(members)
         options = tuple(o for o in members[0].options if all(o in m.options for m in members))
-        out.append(Family(key, len(members), title.format(count=len(members), example=members[0].title),
+        what = key.split(":")[1] if key.count(":") >= 2 else ""
+        out.append(Family(key, len(members), title.format(count=len(members), what=what, example=members[0].title),
                           options, tuple(m.key for m in members)))
     return tuple(sorted(out, key=lambda f: (-f.count, f.key)))
 
@@ -101,6 +102,16 @@ def usage(service: MemoryService, names: Iterable[str]) -> dict[str, tuple[int, 
         "LEFT JOIN entity_access a ON a.entity_id = e.id LEFT JOIN entity_impressions i ON i.entity_id = e.id "
         "WHERE e.name IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
     return {str(n): (int(u), int(f)) for n, u, f in rows}
+
+
+def entity_types(service: MemoryService, names: Iterable[str]) -> dict[str, str]:
+    """``{entity name: entity type}`` of ``names``."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    rows = service.database.read().execute(
+        "SELECT name, entity_type FROM entities WHERE name IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
+    return {str(n): str(t) for n, t in rows}
 
 
 def worth(confidence: float, names: Iterable[str], uses: dict[str, tuple[int, int]]) -> float:
@@ -126,8 +137,13 @@ class ReviewSection:
     items: tuple[Decision, ...]
     families: tuple[Family, ...] = ()
 
+    @property
+    def rows(self) -> int:
+        """Lines the queue needs for all of its decisions: one per family, one per other decision."""
+        return self.total - sum(f.count for f in self.families) + len(self.families)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "total": self.total, "items": [d.to_dict() for d in self.items],
+        return {"kind": self.kind, "total": self.total, "rows": self.rows, "items": [d.to_dict() for d in self.items],
                 "families": [f.to_dict() for f in self.families]}
 
 

@@ -26,11 +26,12 @@ if TYPE_CHECKING:
 __all__ = ["SOURCES", "Decision", "DecisionSource", "Family", "ReviewSection", "decide", "decide_all", "edit_for",
            "review"]
 
-FAMILY_SCAN = 500
-"""Decisions of one kind looked at to find its families (more than are listed)."""
+FAMILY_SCAN = 10_000
+"""Decisions of one kind looked at to find its families (more than are listed; past this many, the rest count
+as one row each)."""
 FAMILY_TITLES = {
-    "duplicate": "{count} alike: {example}",
-    "duplicate_entity": "{count} alike pairs of entities, e.g. {example}",
+    "duplicate": "{count} entities of type {what} each say a fact twice — e.g. {example}",
+    "duplicate_entity": "{count} pairs of entities ({what}) — e.g. {example}",
 }
 
 SOURCES: tuple[DecisionSource, ...] = (*lifecycle_review.LIFECYCLE_SOURCES, *curation_review.SOURCES)

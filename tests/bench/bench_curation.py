@@ -1,5 +1,5 @@
 """Curation at scale: the duplicate finders (observations, entities) and the consolidation report, with seconds,
-peak memory and what they propose (duplicate clusters, entity pairs, and how many entity pairs are siblings);
+peak memory and what they propose (duplicate clusters, entity pairs, and how many of those are between two identifiers: siblings);
 and the duplicate finder's precision and recall on the hand-labelled pairs from real agent memory.
 
     python tests/bench/bench_curation.py --db <database with vectors> [--corpus DIR] [--pairs]
@@ -34,7 +34,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 def measure(name: str, db: Path) -> dict:
     """One timing, in this process (run by :func:`in_process`)."""
-    from limbic.core.curation.entities import siblings
+    from limbic.core.curation.entities import identifier
     from limbic.core.service import MemoryService, review
     from limbic.core.store.database import Database
 
@@ -50,12 +50,11 @@ def measure(name: str, db: Path) -> dict:
     elif name == "duplicate_entities":
         total, found = service.find_duplicate_entities(limit=100_000)
         out = {"pairs": total, "by_reason": {r: sum(g.reason == r for g in found) for r in {g.reason for g in found}},
-               "siblings": sum(any(siblings(a, b) for i, a in enumerate(g.names) for b in g.names[i + 1:])
-                               for g in found)}
+               "between_identifiers": sum(g.reason == "close vectors" and all(identifier(n) for n in g.names)
+                                          for g in found)}
     elif name == "consolidation_report":
         sections = review.review(service, limit=10)
-        out = {"totals": {s.kind: s.total for s in sections},
-               "families": {s.kind: len(s.families) for s in sections if s.families}}
+        out = {"totals": {s.kind: s.total for s in sections}, "rows": {s.kind: s.rows for s in sections}}
     seconds = time.perf_counter() - started
     used = resource.getrusage(resource.RUSAGE_SELF)
     cpu_seconds = used.ru_utime + used.ru_stime - cpu.ru_utime - cpu.ru_stime

@@ -47,7 +47,7 @@ from limbic.gui.controller import AppController
 from limbic.gui.edit.undo import EditCommand, EditQueue
 from limbic.gui.widgets import single_shot_timer
 
-LISTED = 200  # clusters listed at once
+LISTED = 100_000  # clusters read at once (the lists hold them all, so that the counts are the Review's)
 
 
 def _percent(value: float) -> int:
@@ -211,7 +211,10 @@ class MergeQueue(QWidget):
         shared = f"; {report.shared_total:,} texts said alike of several entities (each entity's own)" \
             if report.shared_total else ""
         note = f" {report.note}." if report.note else ""
-        self.summary.setText(f"{report.total:,} duplicate clusters among {report.compared:,} observations and "
+        duplicates = sum(c.relation == "duplicate" for c in report.clusters)
+        specific = f" and {len(report.clusters) - duplicates:,} more specific pairs" \
+            if len(report.clusters) > duplicates else ""
+        self.summary.setText(f"{duplicates:,} duplicate clusters{specific} among {report.compared:,} observations and "
                              f"{entity_total:,} possible duplicate entities ({report.seconds:.1f} s){shared}.{note}")
         self._enable()
 

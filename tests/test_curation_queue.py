@@ -104,3 +104,33 @@ def test_evidence_is_described_in_plain_words():
     forget = Decision("forget", "forget:5", "t", ("X",), {"score": 7e-61, "entityId": 5, "threshold": 0.05,
                                                           "reason": "never used since it was imported"})
     assert describe(forget) == "Never used since it was imported.\nScore: 0\nThreshold: 0.05"
+
+
+def test_an_agent_that_writes_and_asks_at_once_is_told_about_its_duplicates(memory_address):
+    """Over MCP, with vectors computed in the background as the server does: two rewordings written in one call
+    and asked about at once are found (their pending vectors are computed first), and the report says it is
+    complete."""
+    from _mcp_helpers import outcome, portal_client
+
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.mcp.server import build_server
+    from limbic.core.service import MemoryService
+    from limbic.core.store.backend import open_database
+
+    service = MemoryService(open_database(memory_address), HashingEmbedder(), background_vectors=True)
+    try:
+        with portal_client(build_server(service)) as (portal, client):
+            created = outcome(portal.call(client.call_tool, "create_entities", {"entities": [{
+                "name": "Deploy", "entityType": "task", "observations": [
+                    "The staging database is already compatible with the new schema",
+                    "The staging database is already compatible with the new schema of the game"]}]}))
+            assert not created["error"]
+            found = outcome(portal.call(client.call_tool, "find_duplicate_observations", {"threshold": 0.6}))
+            report = outcome(portal.call(client.call_tool, "consolidation_report", {"kinds": ["duplicate"]}))
+        answer = found["structured"]
+        assert answer["complete"] and answer["total"] == 1 and answer["compared"] == 2 and "note" not in answer
+        [cluster] = answer["clusters"]
+        assert cluster["keeps"] == "The staging database is already compatible with the new schema of the game"
+        assert report["structured"]["complete"] and report["structured"]["sections"][0]["rows"] >= 0
+    finally:
+        service.close()

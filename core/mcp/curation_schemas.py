@@ -251,8 +251,11 @@ class SectionOut(BaseModel):
 
 class ReportOut(BaseModel):
     """``consolidation_report``: one section per kind of decision (its total, first items most worth first, and
-    families of alike items) and the totals."""
+    families of alike items) and the totals; ``complete`` is false (with a ``note``) while vectors of recent
+    writes are still being computed."""
 
     sections: list[SectionOut]
     totals: dict[str, int]
+    complete: bool = True
     seconds: float
+    note: str | None = None

@@ -101,8 +101,13 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         for section in out:
             for item in section["items"]:
                 item["createdAt"] = iso(item["createdAt"])
-        return result({"sections": out, "totals": {s.kind: s.total for s in sections},
-                       "seconds": round(time.perf_counter() - started, 3)})
+        pending = service.vectors.pending()
+        answer: dict[str, Any] = {"sections": out, "totals": {s.kind: s.total for s in sections},
+                                  "complete": pending == 0, "seconds": round(time.perf_counter() - started, 3)}
+        if pending:
+            answer["note"] = (f"incomplete: {pending} entities have observations whose vectors are still being "
+                              "computed; they were not compared yet — ask again in a moment")
+        return result(answer)
 
     read = tool_annotations(True, idempotent=True)
     tools: list[tuple[Any, str, str, Any]] = [

@@ -322,11 +322,12 @@ class Curating:
         :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`) that also share an observation said alike and a
         neighbour (or neither has relations) and are not siblings (two different identifiers); with
         ``entity_name``, those involving it. Returns the number found and the first ``limit``; groups kept apart
-        are left out.
+        are left out. Pending vectors in scope are computed first, as by :meth:`find_duplicate_observations`.
 
         Raises ValidationError / NotFoundError as :meth:`find_duplicate_observations`."""
         threshold = _threshold(threshold, entities.ENTITY_THRESHOLD)
         limit = check.limit(limit, low=0, high=MAX_LISTED)
+        self._land_pending(_entity_id(self.database.read(), entity_name))
         conn = self.database.read()
         model = self._stored_model()
         kept = self._kept_pairs("entities")

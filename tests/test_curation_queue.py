@@ -134,3 +134,16 @@ def test_an_agent_that_writes_and_asks_at_once_is_told_about_its_duplicates(memo
         assert report["structured"]["complete"] and report["structured"]["sections"][0]["rows"] >= 0
     finally:
         service.close()
+
+
+def test_the_survivor_repeats_every_other_member():
+    """A member that repeats only the centre is never the survivor, however long: keeping it would lose a fact."""
+    from limbic.core.service.curating import DuplicateCluster, Member
+
+    centre = Member(1, "Dotfiles", "~/.aim directory now managed via stow symlink", None, 1.0)
+    general = Member(2, "Dotfiles", "Uses GNU Stow for symlink management of every package", None, 2.0)
+    aim = Member(3, "Dotfiles", "Aim package configured for GNU Stow management", None, 3.0)
+    cluster = DuplicateCluster((centre, general, aim), 3, ((1, 2, 0.79), (1, 3, 0.80)), 0.80, 0.79)
+    assert cluster.survivor == centre
+    whole = DuplicateCluster((centre, general, aim), 3, ((1, 2, 0.79), (1, 3, 0.80), (2, 3, 0.9)), 0.9, 0.79)
+    assert whole.survivor == general  # every member repeats every other: the one that says the most

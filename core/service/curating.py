@@ -68,8 +68,17 @@ class DuplicateCluster:
 
     @property
     def survivor(self) -> Member:
-        """The member a merge keeps: the one that says the most (longest text), the oldest among equals."""
-        return min(self.members, key=lambda m: (-len(m.content), m.created_at, m.id))
+        """The member a merge keeps: among the members that repeat every other member (the cluster's centre
+        always does), the one that says the most (longest text), the oldest among equals. Keeping it loses no
+        fact: every other member says what it says."""
+        partners: dict[int, set[int]] = {m.id: set() for m in self.members}
+        for a, b, _ in self.pairs:
+            if a in partners and b in partners:
+                partners[a].add(b)
+                partners[b].add(a)
+        everyone = set(partners)
+        whole = [m for m in self.members if partners[m.id] | {m.id} == everyone] or list(self.members)
+        return min(whole, key=lambda m: (-len(m.content), m.created_at, m.id))
 
     @property
     def reason(self) -> str:

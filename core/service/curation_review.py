@@ -83,7 +83,8 @@ class DuplicateObservations:
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _refuse(decision, option)
         members = _members(decision)
-        keeper = longest(members)  # the one that says the most
+        keeps = decision.evidence.get("keeps")
+        keeper = next((m for m in members if m.content == keeps), None) or longest(members)
         if option == "supersede":
             return SupersedeDuplicates(members, keeper)
         if option == "merge":

@@ -124,6 +124,7 @@ class MergeQueue(QWidget):
         self.group_list.currentRowChanged.connect(self._show_group)
         self.names = QListWidget()
         self.names.setToolTip("Select the name that stays (default: the first)")
+        self.names.setMaximumHeight(self.names.fontMetrics().lineSpacing() * 6)
         self.group_reason = QLabel(wordWrap=True)
         self.sides = QTextBrowser()
         self.sides.setOpenLinks(False)

@@ -11,7 +11,8 @@ two of them:
   a duplicate of a sentence;
 - **values and polarity** — numbers, versions, identifiers, paths, times (:mod:`limbic.core.curation.values`)
   must agree, and both be negated or neither;
-- **labels** — two texts under different labels (``critical_tasks: …`` / ``completed_tasks: …``) differ;
+- **labels** — two texts under different labels (``critical_tasks: …`` / ``completed_tasks: …``, list items
+  ``avantgar -- URW font pack`` / ``bookman -- URW font pack``) differ;
 - **stage** — a plan or task (``Need to add …``, ``TODO``, ``Extract …``) is not its completion (``Added …``,
   ``Extracted …``, ``Successfully …``), a problem not its fix, a rule (``Must …``) not a report of an event;
 - **script** — a text mostly in a script the English model does not read (Chinese, Japanese, Korean, Cyrillic,
@@ -39,7 +40,8 @@ DIFFERENT = "different"
 FIELD_VALUE_WORDS = 6
 """A ``Key: value`` text is a field when its value has at most this many words (longer: a sentence with a label)."""
 LABEL_WORDS = 3
-"""A ``Key: …`` prefix of at most this many words is a label (``Root cause: …``, ``critical_tasks: …``)."""
+"""A ``Key: …`` (or ``name -- …``) prefix of at most this many words is a label (``Root cause: …``,
+``critical_tasks: …``, ``bookman -- …``)."""
 FOREIGN_SHARE = 0.3
 """Share of letters outside the Latin script from which a text is compared by its characters only."""
 CHARACTER_OVERLAP = 0.6
@@ -63,7 +65,8 @@ DONE = frozenset({
     "done", "completed", "complete", "finished", "fixed", "resolved", "implemented", "successfully", "added",
     "created", "merged", "shipped", "released", "debugged", "extracted", "removed", "deployed"})
 
-_FIELD = re.compile(r"^\s*([^\W\d][\w .\-/]{0,40}?)\s*[:=]\s+(\S.*)$", re.UNICODE | re.DOTALL)
+_FIELD = re.compile(r"^[\s\-*•]*([^\W\d][\w .\-/+]{0,40}?)(?:\s*[:=]|\s+(?:--|—|–))\s+(\S.*)$",
+                    re.UNICODE | re.DOTALL)  # "Key: value", "key = value", "name -- what it is" (after a bullet)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)

@@ -31,7 +31,7 @@ _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _VALUE = re.compile(r"(?<![\w.:/-])[\w.:/-]*\d[\w.:/-]*", re.UNICODE)  # a token holding a digit
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_CODE = re.compile(r"(?<![\w])(?:\w+:\w[\w:-]*|[~.$]?[\w-]*[/\\][\w./\\*{}$-]*|--?[a-z][\w-]*|[\w-]*[._][\w.-]*\w(?:\(\))?|\w+\(\)|"
+_CODE = re.compile(r"(?<![\w])(?:\w+(?:::\w+)+|\w+:\w[\w:-]*|[~.$]?[\w-]*[/\\][\w./\\*{}$-]*|--?[a-z][\w-]*|[\w-]*[._][\w.-]*\w(?:\(\))?|\w+\(\)|"
                    r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)", re.UNICODE)  # paths, flags, dotted/underscored, calls, camelCase, a:b
 _NAME = re.compile(r"(?<=[\w,;)] )[A-Z][\w+#-]*", re.UNICODE)  # a capitalised word after a word: inside a sentence
 SHOUTING = 4  # a word in capitals this long or longer is emphasis (REPEATEDLY), not a name

@@ -39,7 +39,7 @@ def test_a_family_is_one_row_settled_at_once_and_undone_at_once(qtbot, review, s
     [top] = [view.tree.topLevelItem(i) for i in range(view.tree.topLevelItemCount())
              if view.tree.topLevelItem(i).text(0).startswith("duplicate (")]
     family = top.child(0)
-    assert family.text(0).startswith("3 entities of type task each say a fact twice — e.g. Task ") and family.childCount() == 3
+    assert family.text(0).startswith("3 facts said twice in entities of type task — e.g. Task ") and family.childCount() == 3
     view.tree.clearSelection()
     family.setSelected(True)
     assert len(view.selected()) == 3

@@ -30,7 +30,7 @@ FAMILY_SCAN = 10_000
 """Decisions of one kind looked at to find its families (more than are listed; past this many, the rest count
 as one row each)."""
 FAMILY_TITLES = {
-    "duplicate": "{count} entities of type {what} each say a fact twice — e.g. {example}",
+    "duplicate": "{count} facts said twice in entities of type {what} — e.g. {example}",
     "duplicate_entity": "{count} pairs of entities ({what}) — e.g. {example}",
 }
 

@@ -21,7 +21,8 @@ KINDS = ["duplicate", "duplicate_entity", "split", "orphan", "placeholder"]
 @pytest.fixture
 def memory(service, tmp_path):
     service.create_entities([
-        EntityInput("Widget A", "product", (ObservationInput("the blue widget is made in Ohio"),)),
+        EntityInput("Widget A", "product", (ObservationInput("the blue widget is made in Ohio"),
+                                            ObservationInput("the blue widget is made in Ohio by hand"))),
         EntityInput("Widget B", "product", (ObservationInput("the blue widget is made in Ohio"),)),
         EntityInput("Café Owners", "group", (ObservationInput("meet on Mondays"),)),
         EntityInput("cafe owner", "group", (ObservationInput("run small shops"),)),
@@ -31,7 +32,8 @@ def memory(service, tmp_path):
     ])
     service.create_relations([RelationInput("Widget A", "Widget B", "variant_of"),
                               RelationInput("Café Owners", "cafe owner", "same_as"),
-                              RelationInput("Big", "Widget A", "sells"), RelationInput("Acme Corp", "Big", "owns")])
+                              RelationInput("Big", "Widget A", "sells"), RelationInput("Big", "Widget B", "sells"),
+                              RelationInput("Acme Corp", "Big", "owns")])
     path = tmp_path / "import.jsonl"
     path.write_text(json.dumps({"type": "relation", "from": "Big", "to": "Acme Corp.", "relationType": "supplied_by"})
                     + "\n", encoding="utf-8")
@@ -44,7 +46,7 @@ def test_each_category_lists_the_expected_items(memory):
     sections = {s.kind: s for s in review.review(memory, kinds=KINDS, limit=5)}
     assert list(sections) == KINDS
     assert [s.kind for s in review.review(memory, limit=0)][-5:] == KINDS  # after the lifecycle's kinds
-    assert [d.subjects for d in sections["duplicate"].items] == [("Widget A", "Widget B")]
+    assert [d.subjects for d in sections["duplicate"].items] == [("Widget A",)]  # B's copy is B's own
     assert {(d.subjects, d.evidence["reason"]) for d in sections["duplicate_entity"].items} == {
         (("Café Owners", "cafe owner"), "same name"), (("Acme Corp", "Acme Corp."), "same name"),
         (("Widget A", "Widget B"), "close vectors")}  # one observation each, the same

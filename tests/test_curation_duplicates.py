@@ -1,25 +1,21 @@
-"""Semantic duplicates: the checkable-value rule, name normalisation, the exact pair finder, the calibrated
-threshold on the labelled pairs (real model), and the duplicate decisions settled and undone exactly."""
+"""Duplicate observations: the checkable-value and statement rules, name normalisation, the exact pair finders,
+precision and recall on the hand-labelled pairs from real agent memory (real model), fields on many entities,
+reading one's own writes, and the duplicate decisions settled and undone exactly."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from _duplicate_pairs import load_pairs, score, store_pairs
 from _embedder_helpers import real_model_dir
 
-from limbic.core.curation import duplicates, values
+from limbic.core.curation import duplicates, statements, values
 from limbic.core.curation.entities import acronym, normalise_name, same_names
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService, review
 from limbic.core.service.curation_edits import SupersedeDuplicates, keep_observations_apart, merge_duplicates
 from limbic.core.store.backend import open_database
-
-PAIRS = json.loads((Path(__file__).parent / "fixtures" / "duplicate_pairs.json").read_text(encoding="utf-8"))["pairs"]
-
 
 # --- what two statements can differ in --------------------------------------------------------------
 
@@ -35,15 +31,49 @@ PAIRS = json.loads((Path(__file__).parent / "fixtures" / "duplicate_pairs.json")
     ("lives in Berlin since 2019", "is based in Berlin", False),  # detail on one side only
     ("migrated from Python 2 to Python 3", "was moved from Python 2 to Python 3", False),
     ("prefers dark mode", "likes a dark theme", False),
+    ("Used in AddSingleExerciseDialog.tsx", "Used in WorkoutExerciseView.tsx", True),  # file names
+    ("Headers in include/core/directives/", "Implementations in src/core/directives/", True),  # paths
+    ("calls executeBuyTransaction() on confirm", "calls executeSellTransaction() on confirm", True),  # code names
+    ("The developer lived in Ohio.", "The developer lives in New York.", True),  # names inside a sentence
+    ("REPEATEDLY violated the Godot rules", "Broke the Godot rules", False),  # capitals for emphasis
 ])
 def test_checkable_differences(a, b, different):
     assert values.differ(values.signature(a), values.signature(b)) is different
+
+
+@pytest.mark.parametrize(("a", "b", "relation"), [
+    ("Priority: high", "Priority: low", statements.DIFFERENT),  # one field, two values
+    ("Priority: high", "priority:  High.", statements.SAME),  # the same value once normalised
+    ("Created: 2026-01-04T10:00:00Z", "Created: 2026-01-05T09:12:44Z", statements.DIFFERENT),
+    ("status: planning", "priority: high", statements.DIFFERENT),  # two fields
+    ("status: planning", "Comprehensive audit and plan for the documentation", statements.DIFFERENT),
+    ("critical_tasks: cleanup of the root folder, changelog", "completed_tasks: changelog, cleanup of the root "
+     "folder", statements.DIFFERENT),  # two labels
+    ("Extract the parser into its own module", "Extracted the parser into its own module", statements.DIFFERENT),
+    ("Need to add the export macros to the header", "Added the export macros to the header", statements.DIFFERENT),
+    ("Encountered a linking error in the Windows build", "Fixed the linking error in the Windows build",
+     statements.DIFFERENT),
+    ("Must always use the Godot tools for scenes", "Ignored the Godot tools for scenes", statements.DIFFERENT),
+    ("npm run test:unit", "npm run test:e2e", statements.DIFFERENT),
+    ("The user enjoys 3D printing.", "User enjoys 3D printing, smart home technology and bike riding as hobbies.",
+     statements.MORE_SPECIFIC),
+    ("Values maintainability, extensibility and DRY principles in all code.",
+     "Prefers maintainability, extensibility and DRY principles in all code.", statements.SAME),
+    ("Organizes code for maintainability with clear separation of concerns.",
+     "Values maintainability, extensibility and DRY principles in all code.", statements.DIFFERENT),
+    ("路由无冲突", "可以同时提供服务", statements.DIFFERENT),  # compared by characters, not by the English model
+    ("路由无冲突", "路由无冲突。", statements.SAME),
+])
+def test_statement_relations(a, b, relation):
+    assert statements.relation(statements.read(a), statements.read(b)) == relation
+    assert statements.relation(statements.read(b), statements.read(a)) == relation
 
 
 def test_names_are_normalised_for_case_spacing_punctuation_plurals_and_accents():
     assert normalise_name("  Café   Owners! ") == normalise_name("cafe owner") == "cafe owner"
     assert normalise_name("Libraries") == normalise_name("library")
     assert normalise_name("user_settings") == normalise_name("User Setting")
+    assert normalise_name("libtest-files-perl") != normalise_name("libtest-file-perl")
     assert normalise_name("Boxes") == "box" and normalise_name("class") == "class"
     assert acronym("New York City") == "nyc" and acronym("Berlin") is None
     groups = same_names([(1, "NYC"), (2, "New York City"), (3, "Projects"), (4, "project"), (5, "Alice")])
@@ -67,39 +97,83 @@ def test_the_pair_finder_is_exact_in_blocks(monkeypatch):
     assert set(zip(a.tolist(), b.tolist(), strict=True)) == {p for p in expected if p[0] in queries or p[1] in queries}
 
 
+def test_owner_pairs_compares_within_each_owner_exactly():
+    rng = np.random.default_rng(3)
+    unit = rng.standard_normal((30, 8)).astype(np.float32)
+    unit[10:20] = unit[0] + 0.05 * rng.standard_normal((10, 8)).astype(np.float32)
+    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
+    owners = np.arange(30) % 3
+    full = unit @ unit.T
+    expected = {(i, j) for i in range(30) for j in range(i + 1, 30) if owners[i] == owners[j] and full[i, j] >= 0.8}
+    a, b, sims = duplicates.owner_pairs(unit, owners, 0.8)
+    assert set(zip(a.tolist(), b.tolist(), strict=True)) == expected and len(a) == len(expected)
+    assert np.allclose(sims, full[a, b], atol=1e-5)
+    a, b, _ = duplicates.owner_pairs(unit, owners, 0.8, np.array([10]))
+    assert set(zip(a.tolist(), b.tolist(), strict=True)) == {p for p in expected if 10 in p}
+
+
 # --- with the real model ------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def real_service(memory_address):
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """The labelled pairs stored once with the real model (SQLite): ``(service, pairs, ids)``."""
     from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 
-    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
-    yield service
+    service = MemoryService(open_database(str(tmp_path_factory.mktemp("pairs") / "pairs.db")),
+                            OnnxEmbedder(real_model_dir()))
+    pairs = load_pairs()
+    yield service, pairs, store_pairs(service, pairs)
     service.close()
 
 
-def test_default_threshold_reaches_precision_and_recall_on_the_labelled_pairs(real_service):
-    """The pairs of tests/fixtures/duplicate_pairs.json, stored as observations of their entities: a labelled pair
-    counts as found when the finder pairs its two observations (docs/curation.md "Calibration")."""
-    assert len(PAIRS) >= 40
-    texts: dict[str, list[str]] = {}
-    for pair in PAIRS:
-        for entity, text in (pair["a"], pair["b"]):
-            texts.setdefault(entity, [])
-            if text not in texts[entity]:
-                texts[entity].append(text)
-    real_service.create_entities([EntityInput(name, "Thing", tuple(ObservationInput(t) for t in found))
-                                  for name, found in texts.items()])
-    ids = {(e.name, o.content): o.id for e in real_service.read_graph().entities for o in e.observations}
-    report = real_service.find_duplicate_observations(limit=1000)
-    assert report.threshold == duplicates.DEFAULT_THRESHOLD and report.compared == len(ids)
-    found = {frozenset((a, b)) for cluster in report.clusters for a, b, _ in cluster.pairs}
-    predicted = [frozenset((ids[tuple(p["a"])], ids[tuple(p["b"])])) in found for p in PAIRS]
-    labelled = [p["duplicate"] for p in PAIRS]
-    true_positives = sum(p and t for p, t in zip(predicted, labelled, strict=True))
-    precision, recall = true_positives / sum(predicted), true_positives / sum(labelled)
-    assert precision >= 0.9 and recall >= 0.9, (precision, recall)
+def test_the_labelled_pairs_are_real_and_enough():
+    pairs = load_pairs()
+    labels = [p["label"] for p in pairs]
+    assert len(pairs) >= 200 and labels.count("duplicate") >= 15
+    assert {p["band"] for p in pairs} == {"<0.70", "0.70-0.80", "0.80-0.90", "0.90-0.95", ">=0.95"}
+    assert any(p["same_entity"] for p in pairs) and any(not p["same_entity"] for p in pairs)
+    assert all(p["note"] and p["label"] in ("duplicate", "specific", "shared", "different") for p in pairs)
+
+
+def test_default_threshold_reaches_precision_and_recall_on_real_agent_memory(labelled):
+    """Precision ≥ 0.8 and recall ≥ 0.5 at the default setting on the hand-labelled pairs from real agent memory
+    (docs/curation.md "Calibration"); the counts are in the message."""
+    service, pairs, ids = labelled
+    found = score(service, pairs, ids)
+    assert found.threshold == duplicates.DEFAULT_THRESHOLD
+    assert found.precision >= 0.8 and found.recall >= 0.5, (found.to_dict(), found.false_positives)
+
+
+def test_fields_of_many_tasks_are_not_duplicates_but_a_reworded_fact_is(memory_address):
+    """16 tasks with ``Priority: high|medium|low`` and ``Created: <time>`` give no duplicate cluster (each task's
+    own field; the shared values are reported as shared facts); two rewordings of one fact inside one entity
+    are one cluster, found by a call made right after writing them."""
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
+    try:
+        priorities = ["high"] * 8 + ["medium"] * 4 + ["low"] * 4
+        service.create_entities([EntityInput(f"Task {n}", "task", (
+            ObservationInput(f"Priority: {priority}"), ObservationInput(f"Created: 2026-11-{10 + n % 9:02d}T0{n % 10}:15:00Z"),
+            ObservationInput(f"Implement step {n} of the importer"))) for n, priority in enumerate(priorities)])
+        report = service.find_duplicate_observations(limit=100)
+        assert report.total == 0 and report.complete and report.compared == 48
+        assert {f.text: f.count for f in report.shared} == {"Priority: high": 8, "Priority: medium": 4, "Priority: low": 4}
+        assert report.shared[0].to_dict()["reason"] == "the same text on 8 entities — each entity's own, not duplicates"
+        with service.deferred_vectors():  # the vectors of what follows are still pending when the finder is asked
+            service.add_observations([("Task 3", (
+                ObservationInput("Database is already compatible with the new game logic modules"),
+                ObservationInput("The database already supports the new game logic modules")))])
+        assert service.vectors.pending() == 1
+        report = service.find_duplicate_observations(limit=100)
+        assert report.complete and report.pending == 0
+        [cluster] = report.clusters
+        assert cluster.relation == "duplicate" and cluster.entities == ("Task 3",) and cluster.size == 2
+        assert cluster.survivor.content == "Database is already compatible with the new game logic modules"
+        assert service.find_duplicate_observations(entity_name="Task 5").total == 0
+    finally:
+        service.close()
 
 
 def test_paraphrases_are_found_unrelated_ones_not_and_settling_undoes_exactly(memory_address):
@@ -139,13 +213,15 @@ def test_paraphrases_are_found_unrelated_ones_not_and_settling_undoes_exactly(me
 # --- edits and decisions with the hashing embedder ---------------------------------------------------------
 
 
-def test_supersede_and_merge_across_entities_and_hostile_arguments(service):
+def test_supersede_merge_and_keep_undo_exactly_and_hostile_arguments(service):
     service.create_entities([EntityInput("A", "t", (ObservationInput("the blue widget is made in Ohio"),)),
                              EntityInput("B", "t", (ObservationInput("the blue widget is made in Ohio"),
+                                                    ObservationInput("the blue widget is built in Ohio"),
                                                     ObservationInput("something else entirely")))])
     report = service.find_duplicate_observations(threshold=0.6)
-    [cluster] = report.clusters
-    assert cluster.entities == ("A", "B") and cluster.size == 2
+    [cluster] = report.clusters  # within B; A's copy is A's own (a shared fact)
+    assert cluster.entities == ("B",) and cluster.size == 2 and report.shared_total == 1
+    assert report.shared[0].entities == ("A", "B")
     before = service.read_graph()
     edit = SupersedeDuplicates(cluster.members)
     edit.apply(service)
@@ -199,16 +275,3 @@ def test_duplicate_entities_by_name_merge_and_keep_undo_exactly(service):
     assert service.find_duplicate_entities()[0] == 1
     keep.revert(service)
     assert service.find_duplicate_entities()[0] == 2
-
-
-def test_the_approximate_scan_finds_the_exact_pairs_on_clustered_vectors(monkeypatch):
-    monkeypatch.setattr(duplicates, "APPROXIMATE_FROM", 100)
-    rng = np.random.default_rng(5)
-    centres = rng.standard_normal((40, 32)).astype(np.float32)
-    unit = np.repeat(centres, 10, axis=0) + 0.2 * rng.standard_normal((400, 32)).astype(np.float32)
-    unit /= np.linalg.norm(unit, axis=1, keepdims=True)
-    exact = set(zip(*[x.tolist() for x in duplicates.similar_pairs(unit, 0.9)[:2]], strict=True))
-    a, b, sims = duplicates.approximate_pairs(unit, 0.9)
-    found = set(zip(a.tolist(), b.tolist(), strict=True))
-    assert found <= exact and len(found) >= 0.95 * len(exact)
-    assert np.allclose(sims, (unit[a] * unit[b]).sum(axis=1), atol=1e-5)

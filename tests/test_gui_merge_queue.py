@@ -1,5 +1,6 @@
-"""The merge queue in a real window: duplicates found at the slider's threshold, each action applied through
-the core's edits and undone exactly from the queue's undo stack."""
+"""The merge queue in a real window: duplicates found at the slider's threshold, members one per row with the
+reason and the text a merge keeps, both sides of an entity pair, each action applied through the core's edits
+and undone exactly from the queue's undo stack."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ pytestmark = pytest.mark.gui
 @pytest.fixture
 def queue(qtbot, controller, service):
     service.create_entities([
-        EntityInput("A", "t", (ObservationInput("the blue widget is made in Ohio"), ObservationInput("alpha beta"))),
+        EntityInput("A", "t", (ObservationInput("the blue widget is made in Ohio"), ObservationInput("alpha beta"),
+                               ObservationInput("the blue widget is made in Ohio by hand"))),
         EntityInput("B", "t", (ObservationInput("the blue widget is made in Ohio"),)),
         EntityInput("NYC", "city", (ObservationInput("big apple"),)),
         EntityInput("New York City", "city", (ObservationInput("five boroughs"),)),
@@ -45,9 +47,14 @@ def settled(qtbot, widget) -> None:
 def test_clusters_show_side_by_side_and_each_action_undoes_exactly(qtbot, queue, service):
     found(qtbot, queue)
     assert len(queue.clusters) == 1 and queue.threshold == 0.6
-    assert queue.members.columnCount() == 2
-    assert [queue.members.item(1, c).text() for c in range(2)] == ["the blue widget is made in Ohio"] * 2
+    assert queue.members.rowCount() == 2 and queue.members.columnCount() == 3  # one row per member
+    assert [queue.members.item(r, 1).text() for r in range(2)] == [
+        "the blue widget is made in Ohio", "the blue widget is made in Ohio by hand"]
+    assert "Merging keeps: “the blue widget is made in Ohio by hand”" in queue.cluster_reason.text()
+    assert "texts said alike of several entities" in queue.summary.text()  # A's and B's copies: each its own
     assert [queue.names.item(i).text() for i in range(queue.names.count())] == ["NYC", "New York City"]
+    assert "initials" in queue.group_reason.text() and "keeps the name “NYC”" in queue.group_reason.text()
+    assert "five boroughs" in queue.sides.toPlainText() and "big apple" in queue.sides.toPlainText()
     before = service.read_graph(include_ended=True)
     for option in ("merge", "supersede", "keep"):
         queue.settle_cluster(option)

@@ -50,11 +50,14 @@ def run_report(args: argparse.Namespace) -> int:
                     "seconds": round(time.perf_counter() - started, 3)})
         return 0
     for section in sections:
-        print(f"{section.kind}: {section.total:,}")
+        grouped = f" in {section.rows:,} rows" if section.rows != section.total else ""
+        print(f"{section.kind}: {section.total:,}{grouped}")
         for decision in section.items:
             print(f"  {decision.title}  [{' / '.join(decision.options)}]  {decision.key}")
         if section.total > len(section.items):
             print(f"  … {section.total - len(section.items):,} more")
+        for alike in section.families:
+            print(f"  ▸ {alike.title}  [{' / '.join(alike.options)}]")
     return 0
 
 

@@ -1,16 +1,21 @@
-"""Semantic duplicates among observations: pairs of live observations whose stored vectors are close, grouped
-into clusters. Detection only: nothing here writes.
+"""Duplicate observations: two statements of one entity that say one fact, found from their stored vectors and
+their words, grouped into clusters. Detection only: nothing here writes.
 
-Each observation's vector embeds ``"<entity name>: <content>"`` (:func:`~limbic.core.store.indexing.observation_passage`),
-so the same words said of two different entities are further apart than a paraphrase about one. A pair is a
-duplicate when its cosine similarity reaches the threshold and the two do not differ in a checkable value or in
-polarity (:mod:`limbic.core.curation.values`: those pairs disagree rather than repeat). The default threshold,
-:data:`DEFAULT_THRESHOLD`, was calibrated with all-MiniLM-L6-v2 on the labelled pairs of
-``tests/fixtures/duplicate_pairs.json`` (docs/curation.md "Calibration").
+Each observation's vector embeds ``"<entity name>: <content>"`` (:func:`~limbic.core.store.indexing.observation_passage`).
+Only observations of one *owner* are compared: an entity, or entities whose names are equal once normalised
+(:func:`~limbic.core.curation.entities.normalise_name`, ``NIMCP Project`` / ``NIMCP_Project``). The same field
+or sentence on two different entities is each entity's own (:func:`shared_texts` reports it as a shared fact,
+never as something to merge). A pair is a duplicate when its cosine similarity reaches the threshold (plus
+:data:`SHORT_MARGIN` when a side has :data:`SHORT_WORDS` content words or fewer: the entity's name then makes
+most of the vector) and its words say the same (:func:`limbic.core.curation.statements.relation`: fields,
+values, identifiers, names, polarity, stage and wording agree). A pair where one side adds facts to all of the
+other's is *more specific*, reported apart with "keep both" first. The default threshold and the margin were
+calibrated with all-MiniLM-L6-v2 on hand-labelled pairs from real agent memory,
+``tests/fixtures/duplicate_pairs_corpus.jsonl`` (docs/curation.md "Calibration").
 
-All pairs are found exactly, by a blocked matrix product over the unit vectors (:func:`similar_pairs`:
-``ROW_BLOCK × COLUMN_BLOCK`` similarities at a time, the upper triangle only); a cluster is a centre and its
-duplicates (:func:`star_clusters`), so that a chain of pairs never joins statements that are not alike.
+Pairs are found exactly, owner by owner (:func:`owner_pairs`: one small matrix product per owner); a cluster
+is a centre and its duplicates (:func:`star_clusters`), so that a chain of pairs never joins statements that
+are not alike. :func:`similar_pairs` (a blocked product over all rows) serves the entity vectors.
 """
 
 from __future__ import annotations
@@ -23,15 +28,18 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from limbic.core.curation import values
+from limbic.core.curation import statements
 from limbic.core.store import vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
-DEFAULT_THRESHOLD = 0.80
-"""Cosine similarity from which two observations are proposed as duplicates (docs/curation.md "Calibration")."""
-APPROXIMATE_FROM = 20_000  # rows from which an approximate scan may be asked for (the consolidation report)
-PROBED = 6  # inverted lists searched per row by the approximate scan
-TRAINING_PER_LIST = 64  # rows sampled per inverted list to place the lists
+DEFAULT_THRESHOLD = 0.77
+"""Cosine similarity from which two observations of one owner may be duplicates (docs/curation.md "Calibration")."""
+SHORT_WORDS = 4
+"""A statement of this many content words or fewer is short (its vector is mostly its entity's name)."""
+SHORT_MARGIN = 0.08
+"""Added to the threshold for a pair with a short side (docs/curation.md "Calibration")."""
+DUPLICATE = "duplicate"
+MORE_SPECIFIC = statements.MORE_SPECIFIC
 ROW_BLOCK = 1024
 COLUMN_BLOCK = 8192  # a block of similarities is 1024 × 8192 float32 = 32 MB
 
@@ -130,38 +138,18 @@ def star_clusters(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> np.
     return group
 
 
-def approximate_pairs(unit: np.ndarray, threshold: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """As :func:`similar_pairs` without queries, but each row compared only with the rows of the
-    :data:`PROBED` inverted lists nearest to it (faiss ``IndexIVFFlat``, inner product, about √n lists): every
-    similarity returned is exact, a few pairs may be missed (recall 0.997 at 0.80 on 50,044 Debian
-    observations, docs/performance.md). Below :data:`APPROXIMATE_FROM` rows it is :func:`similar_pairs`."""
-    n, d = unit.shape
-    if n < APPROXIMATE_FROM:
-        return similar_pairs(unit, threshold)
-    import faiss
-
-    rows = np.ascontiguousarray(unit, dtype=np.float32)
-    lists = int(np.sqrt(n))
-    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(d), d, lists, faiss.METRIC_INNER_PRODUCT)
-    sample = np.random.default_rng(0).choice(n, min(n, TRAINING_PER_LIST * lists), replace=False)
-    index.train(rows[np.sort(sample)])  # the lists' centres from a sample: 0.2 s instead of 4 s at 50,000 rows
-    index.add(rows)
-    index.nprobe = PROBED
-    limits, sims, found = index.range_search(rows, float(threshold))
-    left = np.repeat(np.arange(n, dtype=np.int64), np.diff(limits).astype(np.int64))
-    keep = left < found
-    return left[keep], found[keep].astype(np.int64), sims[keep].astype(np.float32)
-
-
 @dataclass(frozen=True, slots=True)
 class Cluster:
-    """Rows that repeat one another: ``rows`` ``(m,) int64`` (m ≥ 2, ascending) and the duplicate pairs among
-    them, most similar first: ``a``, ``b`` ``(p,) int64`` rows and ``sims`` ``(p,) float32``."""
+    """Rows that repeat one another: ``rows`` ``(m,) int64`` (m ≥ 2, ascending) and the pairs among them, most
+    similar first: ``a``, ``b`` ``(p,) int64`` rows and ``sims`` ``(p,) float32``. ``relation``:
+    :data:`DUPLICATE` (each member says its centre's fact) or :data:`MORE_SPECIFIC` (two rows, the longer one
+    adds facts to the other's)."""
 
     rows: np.ndarray
     a: np.ndarray
     b: np.ndarray
     sims: np.ndarray
+    relation: str = DUPLICATE
 
     @property
     def best(self) -> float:
@@ -172,46 +160,90 @@ class Cluster:
         return float(self.sims[-1])
 
 
-def _differ(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Which pairs ``(a, b)`` (rows) differ checkably (:func:`limbic.core.curation.values.differ`), ``(p,) bool``:
-    each row's signature is read once and numbered, then the pairs are compared as arrays."""
-    involved = np.unique(np.concatenate([a, b]))
-    numbers: dict[values.Signature, int] = {}
-    code = np.zeros(int(involved.max()) + 1 if len(involved) else 0, dtype=np.int64)
-    has_values = np.zeros(len(code), dtype=bool)
-    negated = np.zeros(len(code), dtype=bool)
-    for row in involved.tolist():
-        signature = values.signature(texts.get(int(rows.observation[row]), ""))
-        code[row] = numbers.setdefault(signature, len(numbers))
-        has_values[row], negated[row] = bool(signature.values), signature.negation
-    return (negated[a] != negated[b]) | (has_values[a] & has_values[b] & (code[a] != code[b]))
+def owner_pairs(unit: np.ndarray, owners: np.ndarray, threshold: float,
+                queries: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of rows ``i < j`` of ``unit`` ``(n, d) float32`` (unit rows) with the same ``owners`` ``(n,)
+    int64`` value and a cosine similarity of at least ``threshold``: ``(i, j, similarity)`` as in
+    :func:`similar_pairs`; with ``queries`` (row indices), only those touching them. Exact: one matrix product
+    per owner of two rows or more (the sum of their squared sizes, not n²)."""
+    order = np.argsort(owners, kind="stable")
+    bounds = np.flatnonzero(np.r_[True, owners[order][1:] != owners[order][:-1], True])
+    lefts, rights, sims = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0, np.float32)]
+    asked = None if queries is None else np.zeros(len(unit), dtype=bool)
+    if asked is not None:
+        asked[np.asarray(queries, dtype=np.int64)] = True
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        if end - start < 2:
+            continue
+        members = np.sort(order[start:end])
+        if asked is not None and not asked[members].any():
+            continue
+        block = unit[members] @ unit[members].T
+        i, j = np.nonzero(np.triu(block >= threshold, 1))
+        lefts.append(members[i])
+        rights.append(members[j])
+        sims.append(block[i, j].astype(np.float32))
+    a, b, s = np.concatenate(lefts), np.concatenate(rights), np.concatenate(sims)
+    if asked is not None:
+        touching = asked[a] | asked[b]
+        a, b, s = a[touching], b[touching], s[touching]
+    return a, b, s
+
+
+def _relations(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: np.ndarray, sims: np.ndarray,
+               threshold: float) -> np.ndarray:
+    """Each pair's verdict, ``(p,) object``: :data:`DUPLICATE`, :data:`MORE_SPECIFIC` or ``""`` (neither, or
+    too far apart for a short statement). Each row's text is read once (:func:`statements.read`)."""
+    read: dict[int, statements.Statement] = {}
+    for row in np.unique(np.concatenate([a, b])).tolist():
+        read[row] = statements.read(texts.get(int(rows.observation[row]), ""))
+    out = np.full(len(a), "", dtype=object)
+    for k, (x, y, sim) in enumerate(zip(a.tolist(), b.tolist(), sims.tolist(), strict=True)):
+        left, right = read[x], read[y]
+        relation = statements.relation(left, right)
+        if relation == statements.SAME:
+            short = min(len(left.words), len(right.words)) <= SHORT_WORDS and left.field is None \
+                and not (left.foreign or right.foreign)
+            if sim >= threshold + (SHORT_MARGIN if short else 0.0):
+                out[k] = DUPLICATE
+        elif relation == statements.MORE_SPECIFIC:
+            out[k] = MORE_SPECIFIC
+    return out
 
 
 def duplicate_clusters(rows: ObservationRows, texts: dict[int, str], threshold: float, *,
-                       queries: np.ndarray | None = None, kept: frozenset[tuple[int, int]] = frozenset(),
-                       approximate: bool = False) -> list[Cluster]:
-    """Clusters of duplicate observations among ``rows`` (``texts`` maps observation id → content): pairs at or
-    above ``threshold`` that do not differ checkably and that a person has not kept apart (``kept``:
-    ``(smaller, larger)`` observation ids), grouped around centres (:func:`star_clusters`). With ``queries``
-    (row indices), only pairs touching them; ``approximate`` (without queries) finds the pairs with
-    :func:`approximate_pairs`. Most similar first, then larger first."""
-    if approximate and queries is None:
-        a, b, sims = approximate_pairs(rows.unit, threshold)
-    else:
-        a, b, sims = similar_pairs(rows.unit, threshold, queries)
-    if not len(a):
-        return []
-    keep = ~_differ(rows, texts, a, b)
-    if kept:
+                       owners: np.ndarray | None = None, queries: np.ndarray | None = None,
+                       kept: frozenset[tuple[int, int]] = frozenset()) -> list[Cluster]:
+    """Clusters of duplicate observations among ``rows`` (``texts`` maps observation id → content): pairs of one
+    owner (``owners`` ``(n,) int64`` per row, default each row's entity) at or above ``threshold`` whose words
+    say one fact (:func:`_relations`), that a person has not kept apart (``kept``: ``(smaller, larger)``
+    observation ids), grouped around centres (:func:`star_clusters`); then the *more specific* pairs, one
+    cluster each. With ``queries`` (row indices), only pairs touching them. Duplicates first, each kind most
+    similar first, then larger first."""
+    a, b, sims = owner_pairs(rows.unit, rows.entity if owners is None else owners, threshold, queries)
+    if kept and len(a):
         n = int(rows.observation.max()) + 1
         ids_a, ids_b = rows.observation[a], rows.observation[b]
         pair = np.minimum(ids_a, ids_b) * n + np.maximum(ids_a, ids_b)
         kept_pairs = np.array([x * n + y for x, y in kept if y < n], dtype=np.int64)
-        keep &= ~np.isin(pair, kept_pairs)
-    a, b, sims = a[keep], b[keep], sims[keep]
+        free = ~np.isin(pair, kept_pairs)
+        a, b, sims = a[free], b[free], sims[free]
     if not len(a):
         return []
-    group = star_clusters(len(rows), a, b, sims)
+    verdict = _relations(rows, texts, a, b, sims, threshold)
+    clusters = _stars(len(rows), *(x[verdict == DUPLICATE] for x in (a, b, sims)))
+    specific = np.flatnonzero(verdict == MORE_SPECIFIC)
+    clusters.sort(key=lambda c: (-c.best, -len(c.rows), int(c.rows[0])))
+    more = [Cluster(np.sort(np.array([a[k], b[k]], dtype=np.int64)), a[k:k + 1], b[k:k + 1], sims[k:k + 1],
+                    MORE_SPECIFIC) for k in specific[np.argsort(-sims[specific], kind="stable")].tolist()]
+    return clusters + more
+
+
+def _stars(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> list[Cluster]:
+    """The duplicate pairs ``(a, b, sims)`` grouped around centres (:func:`star_clusters`), pairs most similar first."""
+    if not len(a):
+        return []
+    group = star_clusters(n, a, b, sims)
     inside = (group[a] >= 0) & (group[a] == group[b])
     a, b, sims = a[inside], b[inside], sims[inside]
     if not len(a):
@@ -226,5 +258,20 @@ def duplicate_clusters(rows: ObservationRows, texts: dict[int, str], threshold: 
         label = int(group[a[start]])
         members = rows_by_group[starts[label]:starts[label + 1]]
         clusters.append(Cluster(np.sort(members), a[start:end], b[start:end], sims[start:end]))
-    clusters.sort(key=lambda c: (-c.best, -len(c.rows), int(c.rows[0])))
     return clusters
+
+
+def shared_texts(rows: ObservationRows, texts: dict[int, str], owners: np.ndarray | None = None,
+                 queries: np.ndarray | None = None) -> list[np.ndarray]:
+    """Rows whose texts are equal once normalised (case, white space, Unicode form, edge punctuation) on two
+    owners or more: each entity's own field or fact, said alike (``Priority: high`` on many tasks). Each group
+    ``(m,) int64`` ascending, most owners first; with ``queries``, groups holding one of them."""
+    owner = rows.entity if owners is None else owners
+    groups: dict[str, list[int]] = {}
+    for row, observation in enumerate(rows.observation.tolist()):
+        groups.setdefault(statements.normalised(texts.get(int(observation), "")), []).append(row)
+    asked = None if queries is None else set(np.asarray(queries).tolist())
+    found = [np.array(g, dtype=np.int64) for key, g in groups.items()
+             if key and len(g) > 1 and len(set(owner[g].tolist())) > 1 and (asked is None or asked & set(g))]
+    found.sort(key=lambda g: (-len(set(owner[g].tolist())), int(g[0])))
+    return found

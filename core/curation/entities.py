@@ -1,6 +1,10 @@
 """Entities that may be one thing under two names: the same name once normalised (case, white space,
 punctuation, plural, accents), an acronym and its expansion (``NYC`` / ``New York City``), or close entity
-vectors. Detection only: nothing here writes.
+vectors *and* shared evidence (an observation said alike and a neighbour in common). Two different names
+written as identifiers (:func:`identifier`: ``libreoffice-l10n-lt`` / ``libreoffice-l10n-pl``,
+``libgcc-12-dev-mips64-cross`` / ``libgcc-12-dev-sh4-cross``, ``soapdenovo`` / ``soapdenovo2``) are *siblings*:
+alike by design, never proposed as one by their vectors (only by the same normalised name). Detection only:
+nothing here writes.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ ENTITY_THRESHOLD = 0.92
 """Cosine similarity of two entity (passage) vectors from which the entities are proposed as one; an entity
 vector embeds the name, type and observations, so two entities this close say nearly the same things."""
 
-_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_NON_WORD = re.compile(r"[^\w+#]+|_+", re.UNICODE)  # "+" and "#" stay: C++ is not C, libflac++ not libflac
+_SEPARATED = re.compile(r"[-_.:/+\d]")
+_PACKAGED = re.compile(r"[-.+/:\d]")
 
 
 def _singular(word: str) -> str:
@@ -40,11 +46,15 @@ def _singular(word: str) -> str:
 
 
 def normalise_name(name: str) -> str:
-    """``name`` as compared for sameness: accents removed (NFKD), case folded, punctuation and runs of white
-    space turned into one space, each word made singular. ``"Café  Owners!"`` → ``"cafe owner"``."""
+    """``name`` as compared for sameness: accents removed (NFKD), case folded, punctuation (but ``+`` and ``#``)
+    and runs of white space turned into one space, each word made singular unless the name is written as an
+    :func:`identifier` (``libtest-files-perl`` is not ``libtest-file-perl``). ``"Café  Owners!"`` → ``"cafe owner"``,
+    ``"NIMCP_Project"`` → ``"nimcp project"``, ``"libflac++-dev"`` → ``"libflac++ dev"``."""
     decomposed = unicodedata.normalize("NFKD", name)
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-    return " ".join(_singular(word) for word in _NON_WORD.sub(" ", plain).split())
+    words = _NON_WORD.sub(" ", plain).split()
+    packaged = not any(c.isspace() for c in name.strip()) and bool(_PACKAGED.search(name))
+    return " ".join(words if packaged else (_singular(word) for word in words))
 
 
 def acronym(name: str) -> str | None:
@@ -92,6 +102,17 @@ def same_names(entities: Iterable[tuple[int, str]]) -> list[NameGroup]:
         if short:
             groups.append(NameGroup(tuple(sorted({*short, *expanded})), "acronym"))
     return sorted(groups, key=lambda g: g.ids)
+
+
+def identifier(name: str) -> bool:
+    """Whether ``name`` is written as an identifier: no white space, and a separator (``-``, ``_``, ``.``, ``:``,
+    ``/``, ``+``), a digit, or lower case only (``libreoffice-l10n-lt``, ``soapdenovo2``, ``jellyfish``; not
+    ``Alice``, ``NYC`` or ``New York City``). Two different identifiers were chosen to name two things: a
+    language, an architecture or a version apart they are siblings, never one entity by their vectors."""
+    text = name.strip()
+    if not text or any(c.isspace() for c in text):
+        return False
+    return bool(_SEPARATED.search(text)) or text.islower()
 
 
 def close_vectors(conn: apsw.Connection, model: str, threshold: float = ENTITY_THRESHOLD,

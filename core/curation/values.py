@@ -1,5 +1,6 @@
 """What two statements can be checked to differ in: values (numbers, versions, regions, times, months,
-weekdays) and polarity (a negation).
+weekdays), identifiers (paths, file names, code names, command flags), names (capitalised words inside a
+sentence) and polarity (a negation).
 
 Two close observations that differ in such a value ("rate limited to 100 requests" / "… 1000 requests") or
 in polarity ("likes coffee" / "does not like coffee") are not duplicates: they disagree, which is a
@@ -30,6 +31,10 @@ _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _VALUE = re.compile(r"(?<![\w.:/-])[\w.:/-]*\d[\w.:/-]*", re.UNICODE)  # a token holding a digit
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_CODE = re.compile(r"(?<![\w])(?:\w+(?:::\w+)+|\w+:\w[\w:-]*|[~.$]?[\w-]*[/\\][\w./\\*{}$-]*|--?[a-z][\w-]*|[\w-]*[._][\w.-]*\w(?:\(\))?|\w+\(\)|"
+                   r"[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*)", re.UNICODE)  # paths, flags, dotted/underscored, calls, camelCase, a:b
+_NAME = re.compile(r"(?<=[\w,;)] )[A-Z][\w+#-]*", re.UNICODE)  # a capitalised word after a word: inside a sentence
+SHOUTING = 4  # a word in capitals this long or longer is emphasis (REPEATEDLY), not a name
 _CALENDAR = MONTHS | WEEKDAYS
 _EDGES = ".:/-"
 
@@ -46,10 +51,13 @@ def _clock(match: re.Match[str]) -> str:
 @dataclass(frozen=True, slots=True)
 class Signature:
     """The checkable part of a text: its ``values`` (lower-cased tokens holding a digit, month and weekday
-    names) and whether it holds a ``negation``."""
+    names), its ``codes`` (paths, file names, dotted or underscored identifiers, calls, camelCase, a:b, flags), its
+    ``names`` (capitalised words inside a sentence, lower-cased) and whether it holds a ``negation``."""
 
     values: frozenset[str]
     negation: bool
+    codes: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
 
 
 def signature(text: str) -> Signature:
@@ -59,10 +67,15 @@ def signature(text: str) -> Signature:
     words = set(_WORD.findall(lowered))
     values = {token.strip(_EDGES) for token in _VALUE.findall(lowered)} | (words & _CALENDAR)
     negation = bool(words & NEGATIONS) or "n't" in lowered or "n’t" in lowered
-    return Signature(frozenset(values), negation)
+    codes = {c.strip(".:/").lower() for c in _CODE.findall(text)} - values - {""}
+    names = {n.lower() for n in _NAME.findall(text) if not (n.isupper() and len(n) >= SHOUTING)}
+    return Signature(frozenset(values), negation, frozenset(c for c in codes if not c.isdigit()),
+                     frozenset(names - codes - values))
 
 
 def differ(a: Signature, b: Signature) -> bool:
-    """Whether two texts differ checkably: both name values and not the same ones, or one is negated and
-    the other not. A value named on one side only (more detail) is not a difference."""
-    return a.negation != b.negation or (bool(a.values) and bool(b.values) and a.values != b.values)
+    """Whether two texts differ checkably: both name values or identifiers (compared as one set), or both name
+    names, and not the same ones,
+    or one is negated and the other not. A value named on one side only (more detail) is not a difference."""
+    return a.negation != b.negation or any(bool(x) and bool(y) and x != y for x, y in (
+        (a.values | a.codes, b.values | b.codes), (a.names, b.names)))

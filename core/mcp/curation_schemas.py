@@ -23,27 +23,51 @@ class PairOut(BaseModel):
 
 
 class ClusterOut(BaseModel):
+    """``relation``: duplicate (one fact said twice) or "more specific" (keep both is suggested); ``keeps``: the
+    text a merge keeps; ``reason`` in plain words."""
+
     key: str
+    relation: str
+    reason: str
     size: int
     best: float
     lowest: float
     entities: list[str]
+    keeps: str
     members: list[MemberOut]
     pairs: list[PairOut]
 
 
+class SharedFactOut(BaseModel):
+    text: str
+    entities: list[str]
+    entityCount: int
+    reason: str
+
+
+class SharedFactsOut(BaseModel):
+    """Texts said alike of several entities: each entity's own field or fact, never merged."""
+
+    total: int
+    items: list[SharedFactOut]
+
+
 class DuplicatesOut(BaseModel):
-    """``find_duplicate_observations``: clusters most similar first (members oldest first, at most 25 listed,
-    ``size`` counts all), how many there are in all (``total``), the observations compared and those still
-    waiting for their vectors (``pendingVectors``)."""
+    """``find_duplicate_observations``: duplicate clusters most similar first, then "more specific" pairs
+    (members oldest first, at most 25 listed, ``size`` counts all), how many in all (``total``), shared facts,
+    the observations compared and the entities still waiting for vectors (``pendingVectors``); ``complete`` is
+    false (with a ``note``) when some were not compared yet."""
 
     threshold: float
     total: int
+    complete: bool
     clusters: list[ClusterOut]
+    sharedFacts: SharedFactsOut
     compared: int
     pendingVectors: int
     model: str | None
     seconds: float
+    note: str | None = None
 
 
 class MigrateOut(BaseModel):
@@ -202,17 +226,37 @@ class DecisionOut(BaseModel):
     evidence: dict[str, Any]
     options: list[str]
     createdAt: str | None
+    worth: float = 0.0
+    family: str | None = None
+
+
+class FamilyOut(BaseModel):
+    """Alike decisions of one kind: settle them all with one of ``options`` by their ``keys``."""
+
+    family: str
+    count: int
+    title: str
+    options: list[str]
+    keys: list[str]
 
 
 class SectionOut(BaseModel):
+    """``rows``: lines the queue needs for all ``total`` decisions (a family is one line)."""
+
     kind: str
     total: int
+    rows: int = 0
     items: list[DecisionOut]
+    families: list[FamilyOut] = []
 
 
 class ReportOut(BaseModel):
-    """``consolidation_report``: one section per kind of decision (its total and first items) and the totals."""
+    """``consolidation_report``: one section per kind of decision (its total, first items most worth first, and
+    families of alike items) and the totals; ``complete`` is false (with a ``note``) while vectors of recent
+    writes are still being computed."""
 
     sections: list[SectionOut]
     totals: dict[str, int]
+    complete: bool = True
     seconds: float
+    note: str | None = None

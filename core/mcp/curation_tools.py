@@ -31,8 +31,8 @@ from limbic.core.models import iso
 from limbic.core.service import MemoryService, review
 
 Threshold = Annotated[float | None, Field(
-    ge=0.5, le=1.0, description="Cosine similarity from which observations count as duplicates "
-    "(default 0.80, calibrated on labelled pairs)")]
+    ge=0.5, le=1.0, description="Cosine similarity from which observations may be duplicates "
+    "(default 0.77, calibrated on labelled pairs)")]
 Limit = Annotated[int, Field(strict=True, ge=1, le=100, description="At most this many clusters")]
 
 
@@ -41,8 +41,7 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
 
     def find_duplicate_observations(
         entityName: Annotated[Name | None, Field(
-            description="Only duplicates involving this entity's observations (within it and with other entities); "
-                        "default: across all entities")] = None,
+            description="Only this entity's duplicates; default: every entity")] = None,
         threshold: Threshold = None,
         limit: Limit = 20,
     ) -> Annotated[CallToolResult, DuplicatesOut]:
@@ -102,8 +101,13 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         for section in out:
             for item in section["items"]:
                 item["createdAt"] = iso(item["createdAt"])
-        return result({"sections": out, "totals": {s.kind: s.total for s in sections},
-                       "seconds": round(time.perf_counter() - started, 3)})
+        pending = service.vectors.pending()
+        answer: dict[str, Any] = {"sections": out, "totals": {s.kind: s.total for s in sections},
+                                  "complete": pending == 0, "seconds": round(time.perf_counter() - started, 3)}
+        if pending:
+            answer["note"] = (f"incomplete: {pending} entities have observations whose vectors are still being "
+                              "computed; they were not compared yet — ask again in a moment")
+        return result(answer)
 
     read = tool_annotations(True, idempotent=True)
     tools: list[tuple[Any, str, str, Any]] = [
@@ -114,11 +118,9 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
          "observations). Each item has a key, evidence and options; settle them in Limbic Studio's Review view. "
          "Changes nothing.", read),
         (find_duplicate_observations, "Find Duplicate Observations",
-         "Find observations that say the same thing in other words (semantic duplicates), within an entity and "
-         "across entities, as clusters with their texts side by side and their cosine similarity. Pairs that "
-         "differ in a number, date or other checkable value, or in a negation, are not duplicates (they "
-         "disagree). Nothing is changed: settle a cluster in Limbic Studio's merge queue or through "
-         "consolidation_report.", read),
+         "Find observations of one entity that say the same fact twice, as clusters with the text a merge keeps. "
+         "Fields, values, names or negations that differ are never duplicates; the same text on different "
+         "entities is listed as a shared fact. Compares what was just written. Changes no text.", read),
         (migrate, "Migrate Memory File",
          "Import a memory file (the reference server's JSONL, or the other shapes its forks write) into this "
          "memory, in one transaction: entities, observations and relations are added, what is already stored is "

@@ -2,9 +2,11 @@
 :mod:`limbic.core.curation`), what a person chose to keep apart, and the writes the curation edits need
 (:mod:`limbic.core.service.curation_edits`).
 
-A mixin of ``MemoryService``. Finding never writes and is not a use (no access is recorded). The vectors
-compared are the stored ones of the attached model (of the model that wrote them when none is attached):
-observations still waiting for their vectors are not compared yet (``pending`` in the report).
+A mixin of ``MemoryService``. Finding is not a use (no access is recorded) and changes no text. The vectors
+compared are the stored ones of the attached model (of the model that wrote them when none is attached). What
+was written a moment ago is compared too: before finding, the vectors still pending for the entities in scope
+are computed and stored (at most :data:`INLINE_ENTITIES` entities, one step of the vector upkeep); when more
+are pending, the report says the comparison is incomplete (``complete: false``) instead of "none found".
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,12 +24,22 @@ from limbic.core.curation import duplicates, entities
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, iso
+from limbic.core.service.entity_duplicates import (
+    EntityDuplicate,
+    entity_duplicates,
+    shared_evidence,
+    supported,
+)
 from limbic.core.store import reads, scope, writes
 from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.vectors.pending import fill_step, pending_entities
 from limbic.core.vectors.upkeep import VectorUpkeep
 
 MAX_CLUSTER_SHOWN = 25  # members of one cluster listed in full; the rest are counted
 MAX_LISTED = 1_000_000  # decisions one call may list (the review queue looks a decision up among all)
+INLINE_ENTITIES = 64
+"""Entities whose pending vectors a finding call computes first (one step of the upkeep, a few hundred ms)."""
+SHARED_SHOWN = 10  # entities listed per shared fact
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +61,37 @@ class Member:
 class DuplicateCluster:
     """Observations that repeat one another. ``members`` (oldest first, at most 25 listed), ``size`` (all of
     them), ``pairs`` ``(id, id, similarity)`` most similar first (those among the listed members),
-    ``best``/``lowest`` similarity of its pairs."""
+    ``best``/``lowest`` similarity of its pairs, ``relation``: ``"duplicate"`` (each says one fact) or
+    ``"more specific"`` (the longer adds facts to the other's: keep both is suggested)."""
 
     members: tuple[Member, ...]
     size: int
     pairs: tuple[tuple[int, int, float], ...]
     best: float
     lowest: float
+    relation: str = duplicates.DUPLICATE
+
+    @property
+    def survivor(self) -> Member:
+        """The member a merge keeps: among the members that repeat every other member (the cluster's centre
+        always does), the one that says the most (longest text), the oldest among equals. Keeping it loses no
+        fact: every other member says what it says."""
+        partners: dict[int, set[int]] = {m.id: set() for m in self.members}
+        for a, b, _ in self.pairs:
+            if a in partners and b in partners:
+                partners[a].add(b)
+                partners[b].add(a)
+        everyone = set(partners)
+        whole = [m for m in self.members if partners[m.id] | {m.id} == everyone] or list(self.members)
+        return min(whole, key=lambda m: (-len(m.content), m.created_at, m.id))
+
+    @property
+    def reason(self) -> str:
+        """Why these are proposed, in plain words."""
+        where = "in one entity" if len(self.entities) == 1 else f"in {len(self.entities)} entities of one name"
+        if self.relation == duplicates.MORE_SPECIFIC:
+            return f"one says more than the other {where} — keep both, or keep the more specific one"
+        return f"{self.size} observations say the same fact {where}, with the same values"
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -67,16 +103,33 @@ class DuplicateCluster:
         return "duplicate:" + "-".join(str(m.id) for m in sorted(self.members, key=lambda m: m.id))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "size": self.size, "best": round(self.best, 4), "lowest": round(self.lowest, 4),
-                "entities": list(self.entities), "members": [m.to_dict() for m in self.members],
+        return {"key": self.key, "relation": self.relation, "reason": self.reason, "size": self.size,
+                "best": round(self.best, 4), "lowest": round(self.lowest, 4), "entities": list(self.entities),
+                "keeps": self.survivor.content, "members": [m.to_dict() for m in self.members],
                 "pairs": [{"a": a, "b": b, "similarity": round(s, 4)} for a, b, s in self.pairs]}
+
+
+@dataclass(frozen=True, slots=True)
+class SharedFact:
+    """One text said alike of several entities (``entities``: the first :data:`SHARED_SHOWN`, ``count``: all):
+    each entity's own field or fact, never merged."""
+
+    text: str
+    entities: tuple[str, ...]
+    count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "entities": list(self.entities), "entityCount": self.count,
+                "reason": f"the same text on {self.count} entities — each entity's own, not duplicates"}
 
 
 @dataclass(frozen=True, slots=True)
 class DuplicateReport:
     """What :meth:`Curating.find_duplicate_observations` found: the ``threshold`` used, the number of clusters
-    (``total``) and the first ``limit`` of them, the observations compared, those still ``pending`` a vector,
-    the ``model`` whose vectors were compared and the ``seconds`` taken."""
+    (``total``: duplicates and more specific ones) and the first ``limit`` of them, the texts said alike of
+    several entities (``shared``, the first ``limit``; ``shared_total``), the observations compared, the
+    entities still ``pending`` a vector (``complete`` when none is), the ``model`` whose vectors were compared
+    and the ``seconds`` taken."""
 
     threshold: float
     total: int
@@ -85,30 +138,33 @@ class DuplicateReport:
     pending: int
     model: str | None
     seconds: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"threshold": self.threshold, "total": self.total, "clusters": [c.to_dict() for c in self.clusters],
-                "compared": self.compared, "pendingVectors": self.pending, "model": self.model,
-                "seconds": round(self.seconds, 3)}
-
-
-@dataclass(frozen=True, slots=True)
-class EntityDuplicate:
-    """Entities that may be one thing: their ``names`` (the suggested survivor first: most observations, then
-    oldest), why (``reason``), the entity vectors' ``similarity`` when that is the reason, and their ``ids``."""
-
-    names: tuple[str, ...]
-    reason: str
-    similarity: float | None = None
-    ids: tuple[int, ...] = field(default=(), compare=False)
+    shared: tuple[SharedFact, ...] = ()
+    shared_total: int = 0
 
     @property
-    def key(self) -> str:
-        return "duplicate_entity:" + "-".join(str(i) for i in sorted(self.ids))
+    def complete(self) -> bool:
+        return self.pending == 0 and self.model is not None
+
+    @property
+    def note(self) -> str | None:
+        """Why the answer may miss something, in plain words (None when it does not)."""
+        if self.model is None:
+            return "no embedding model: observations were not compared"
+        if self.pending:
+            return (f"incomplete: {self.pending} entities have observations whose vectors are still being computed; "
+                    "they were not compared yet — ask again in a moment")
+        return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "names": list(self.names), "reason": self.reason,
-                "similarity": None if self.similarity is None else round(self.similarity, 4)}
+        out: dict[str, Any] = {
+            "threshold": self.threshold, "total": self.total, "complete": self.complete,
+            "clusters": [c.to_dict() for c in self.clusters],
+            "sharedFacts": {"total": self.shared_total, "items": [f.to_dict() for f in self.shared]},
+            "compared": self.compared, "pendingVectors": self.pending, "model": self.model,
+            "seconds": round(self.seconds, 3)}
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 def pair_key(kind: str, a: int, b: int) -> str:
@@ -122,7 +178,7 @@ class Curating:
     database: Database
     embedder: Embedder | None
     vectors: VectorUpkeep
-    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster]]
+    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster], list[np.ndarray]]
     _write: Callable[..., Any]
     _reindex: Callable[[WriteTransaction, Iterable[int]], None]
 
@@ -144,14 +200,15 @@ class Curating:
         return frozenset(out)
 
     def find_duplicate_observations(self, entity_name: str | None = None, threshold: float | None = None,
-                                    limit: int = 20, *, approximate: bool = False) -> DuplicateReport:
-        """Clusters of live observations that repeat one another (:mod:`limbic.core.curation.duplicates`):
-        across all entities, or those involving ``entity_name``'s observations (within it and with other
-        entities). ``threshold``: cosine similarity, default :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`.
-        Most similar first; pairs kept apart by a person are left out. The last answer is kept until the memory
-        changes (any logged change, vectors landing included). ``approximate`` (across all entities, from
-        20,000 observations) compares each observation with its nearest part of the memory only
-        (:func:`~limbic.core.curation.duplicates.approximate_pairs`): the consolidation report's quick look.
+                                    limit: int = 20) -> DuplicateReport:
+        """Clusters of live observations that say one fact (:mod:`limbic.core.curation.duplicates`): observations
+        of one entity (or of entities whose names are equal once normalised) only — the same text on two
+        different entities is reported as a shared fact, never as a duplicate. With ``entity_name``, those
+        involving its observations. ``threshold``: cosine similarity, default
+        :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`. Duplicates most similar first, then the
+        *more specific* pairs; pairs kept apart by a person are left out. Vectors pending for the entities in
+        scope are computed first (at most :data:`INLINE_ENTITIES`; see the module). The last answer is kept until
+        the memory changes.
 
         Raises ValidationError for a threshold outside 0.5..1 or a negative limit, NotFoundError for
         an unknown entity."""
@@ -160,12 +217,14 @@ class Curating:
         limit = check.limit(limit, low=0, high=MAX_LISTED)
         conn = self.database.read()
         model = self._stored_model()
+        only = _entity_id(conn, entity_name)
+        self._land_pending(only)
+        conn = self.database.read()
         with conn:  # one snapshot
-            only = _entity_id(conn, entity_name)
-            key = (model, threshold, only, approximate, reads.last_change_id(conn), scope.current())
+            key = (model, threshold, only, reads.last_change_id(conn), scope.current())
             cached = getattr(self, "_duplicates", None)
             if cached is not None and cached[0] == key:
-                rows, found = cached[1], cached[2]
+                rows, found, shared = cached[1], cached[2], cached[3]
             else:
                 rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
                 rows = None if rows is None else _in_view(conn, rows)
@@ -174,13 +233,25 @@ class Curating:
                                            time.perf_counter() - started)
                 queries = None if only is None else np.flatnonzero(rows.entity == only)
                 texts = dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
-                found = duplicates.duplicate_clusters(rows, texts, threshold, queries=queries,
-                                                      kept=self._kept_pairs("observations"), approximate=approximate)
-                self._duplicates = (key, rows, found)  # the same question until the memory changes: the same answer
+                owners = _owners(conn, rows.entity)
+                found = duplicates.duplicate_clusters(rows, texts, threshold, owners=owners, queries=queries,
+                                                      kept=self._kept_pairs("observations"))
+                shared = duplicates.shared_texts(rows, texts, owners, queries)
+                self._duplicates = (key, rows, found, shared)  # the same question until the memory changes: the same answer
             clusters = self._clusters(conn, rows, found[:limit])
+            facts = _shared_facts(conn, rows, shared[:limit])
             compared = len(rows)
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
-                               time.perf_counter() - started)
+                               time.perf_counter() - started, facts, len(shared))
+
+    def _land_pending(self, only: int | None) -> None:
+        """Compute and store the pending vectors of the entities in scope (``only``, else any), at most
+        :data:`INLINE_ENTITIES`: what was written a moment ago is then compared too."""
+        if self.embedder is None:
+            return
+        scope = None if only is None else [only]
+        if pending_entities(self.database.read(), 1, scope):
+            fill_step(self.database, self.embedder, self.vectors.land, INLINE_ENTITIES, scope)
 
     @staticmethod
     def _clusters(conn: Any, rows: duplicates.ObservationRows, found: list[duplicates.Cluster]) -> tuple[DuplicateCluster, ...]:
@@ -189,7 +260,7 @@ class Curating:
         members = {int(r[0]): Member(int(r[0]), r[1], r[2], r[3], float(r[4])) for r in conn.execute(
             "SELECT o.id, e.name, o.content, o.kind, o.created_at FROM observations o JOIN entities e "
             "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?))", (_json(wanted),))}
-        return tuple(Curating._cluster(rows, c, members) for c in found)
+        return tuple(Curating._cluster(rows, c, members) for c in found if c.rows.size)
 
     @staticmethod
     def _cluster(rows: duplicates.ObservationRows, cluster: duplicates.Cluster,
@@ -201,18 +272,21 @@ class Curating:
         left, right = rows.observation[cluster.a], rows.observation[cluster.b]
         listed = np.flatnonzero(np.isin(left, shown) & np.isin(right, shown))
         pairs = tuple((int(left[k]), int(right[k]), float(cluster.sims[k])) for k in listed)
-        return DuplicateCluster(members, len(ids), pairs, cluster.best, cluster.lowest)
+        return DuplicateCluster(members, len(ids), pairs, cluster.best, cluster.lowest, cluster.relation)
 
     def find_duplicate_entities(self, threshold: float | None = None, limit: int = 20,
                                 entity_name: str | None = None) -> tuple[int, list[EntityDuplicate]]:
         """Entities that may be one thing (:mod:`limbic.core.curation.entities`): same normalised name, an
         acronym and its expansion, or entity vectors at least ``threshold`` similar (default
-        :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`); with ``entity_name``, those involving it.
-        Returns the number found and the first ``limit``; groups kept apart are left out.
+        :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`) that also share an observation said alike and a
+        neighbour (or neither has relations) and are not siblings (two different identifiers); with
+        ``entity_name``, those involving it. Returns the number found and the first ``limit``; groups kept apart
+        are left out. Pending vectors in scope are computed first, as by :meth:`find_duplicate_observations`.
 
         Raises ValidationError / NotFoundError as :meth:`find_duplicate_observations`."""
         threshold = _threshold(threshold, entities.ENTITY_THRESHOLD)
         limit = check.limit(limit, low=0, high=MAX_LISTED)
+        self._land_pending(_entity_id(self.database.read(), entity_name))
         conn = self.database.read()
         model = self._stored_model()
         kept = self._kept_pairs("entities")
@@ -220,26 +294,22 @@ class Curating:
             named: list[tuple[Any, ...]] = conn.execute("SELECT id, name FROM entities ORDER BY id").fetchall()
             shown = set(scope.visible(conn, [int(r[0]) for r in named]))  # the project view of a bound call
             named = [r for r in named if int(r[0]) in shown]
+            names = {int(i): str(n) for i, n in named}
             only = _entity_id(conn, entity_name)
-            groups = entities.same_names((int(i), str(n)) for i, n in named)
+            groups = entities.same_names(names.items())
             if only is not None:
                 groups = [g for g in groups if only in g.ids]
             seen = {frozenset(g.ids) for g in groups}
+            evidence: dict[tuple[int, ...], tuple[int, int]] = {}
             if model:
-                for group in entities.close_vectors(conn, model, threshold, None if only is None else [only]):
-                    if not any(group.ids[0] in s and group.ids[1] in s for s in seen):
-                        groups.append(group)
+                close = [g for g in entities.close_vectors(conn, model, threshold, None if only is None else [only])
+                         if not any(g.ids[0] in s and g.ids[1] in s for s in seen)
+                         and not (entities.identifier(names[g.ids[0]]) and entities.identifier(names[g.ids[1]]))]
+                evidence = shared_evidence(conn, [g.ids for g in close])
+                groups += [g for g in close if supported(*evidence[g.ids])]
             groups = [g for g in groups if not _all_kept(g.ids, kept) and shown.issuperset(g.ids)]
-            found = [self._entity_duplicate(conn, g) for g in groups]
+            found = entity_duplicates(conn, groups, evidence)
         return len(found), found[:limit]
-
-    @staticmethod
-    def _entity_duplicate(conn: Any, group: entities.NameGroup) -> EntityDuplicate:
-        rows = conn.execute(
-            "SELECT e.id, e.name, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id "
-            "AND o.superseded_at IS NULL) AS n FROM entities e WHERE e.id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY n DESC, e.created_at, e.id", (_json(list(group.ids)),)).fetchall()
-        return EntityDuplicate(tuple(r[1] for r in rows), group.reason, group.similarity, tuple(int(r[0]) for r in rows))
 
     # --- writes of the curation edits -------------------------------------------------------------
 
@@ -325,6 +395,31 @@ def _in_view(conn: Any, rows: duplicates.ObservationRows) -> duplicates.Observat
 
 def _all_kept(ids: tuple[int, ...], kept: frozenset[tuple[int, int]]) -> bool:
     return all((a, b) in kept for i, a in enumerate(ids) for b in ids[i + 1:])
+
+
+def _owners(conn: Any, entity: np.ndarray) -> np.ndarray:
+    """Each row's owner ``(n,) int64``: the smallest id among the entities whose names are equal to its
+    entity's once normalised (:func:`~limbic.core.curation.entities.normalise_name`)."""
+    first: dict[str, int] = {}
+    owner_of: dict[int, int] = {}
+    for entity_id, name in conn.execute("SELECT id, name FROM entities ORDER BY id"):
+        owner_of[int(entity_id)] = first.setdefault(entities.normalise_name(str(name)) or str(entity_id), int(entity_id))
+    return np.array([owner_of.get(int(e), int(e)) for e in entity.tolist()], dtype=np.int64)
+
+
+def _shared_facts(conn: Any, rows: duplicates.ObservationRows, groups: list[np.ndarray]) -> tuple[SharedFact, ...]:
+    """The shared texts ``groups`` (rows) with their text and entity names read."""
+    wanted = sorted({int(e) for g in groups for e in rows.entity[g].tolist()})
+    names = dict(conn.execute("SELECT id, name FROM entities WHERE id IN (SELECT value FROM json_each(?))",
+                              (_json(wanted),))) if wanted else {}
+    ids = [int(rows.observation[g[0]]) for g in groups]
+    texts = dict(conn.execute("SELECT id, content FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+                              (_json(ids),))) if ids else {}
+    out = []
+    for group, first in zip(groups, ids, strict=True):
+        holders = list(dict.fromkeys(names.get(int(e), "?") for e in rows.entity[group].tolist()))
+        out.append(SharedFact(texts.get(first, ""), tuple(holders[:SHARED_SHOWN]), len(holders)))
+    return tuple(out)
 
 
 def _json(ids: list[int]) -> str:

@@ -21,9 +21,10 @@ from limbic.core.service.curation_edits import (
     SupersedeDuplicates,
     keep_entities_apart,
     keep_observations_apart,
+    longest,
     merge_duplicates,
 )
-from limbic.core.service.decisions import Decision
+from limbic.core.service.decisions import Decision, entity_types, family, ranked, usage, worth
 from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
 from limbic.core.store import curation_reads, scope
@@ -43,56 +44,74 @@ def _refuse(decision: Decision, option: str) -> None:
         raise ValidationError(f"{option!r} is not an option of {decision.key!r}; options: {', '.join(decision.options)}")
 
 
+MAX_CONSIDERED = 100_000
+"""Decisions of one kind read before ranking (all of them on any real memory; the first ``limit`` are listed)."""
+
+
 def _short(text: str, length: int = 60) -> str:
     return text if len(text) <= length else text[: length - 1] + "…"
 
 
 class DuplicateObservations:
-    """Clusters of observations that repeat one another. Options: ``supersede`` (the newest stays live, the
-    others become its history), ``merge`` (the longest stays, the others are deleted), ``keep`` (they stay
-    as they are and are not proposed together again)."""
+    """Observations of one entity that say one fact (duplicate clusters; *more specific* pairs, whose suggestion
+    is to keep both, are listed by ``find_duplicate_observations`` and the merge queue, not here). The text that
+    stays is the one that says the most (:attr:`~limbic.core.service.curating.DuplicateCluster.survivor`), so no
+    option loses a fact. Options: ``supersede`` (it stays live, the others become its history), ``merge`` (it
+    stays, the others are deleted), ``keep`` (all stay; not proposed together again). Clusters of entities of
+    one type form a family."""
 
     kind = "duplicate"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
-        report = service.find_duplicate_observations(limit=limit, approximate=True)
+        report = service.find_duplicate_observations(limit=MAX_CONSIDERED)
+        clusters = [c for c in report.clusters if c.relation == "duplicate"]
+        names = {e for c in clusters for e in c.entities}
+        uses, kinds = usage(service, names), entity_types(service, names)
         decisions = []
-        for cluster in report.clusters:
+        for cluster in clusters:
             evidence: dict[str, Any] = {**cluster.to_dict(), "threshold": report.threshold}
-            first = cluster.members[0].content
+            where = " / ".join(cluster.entities)
             decisions.append(Decision(
-                self.kind, cluster.key, f"{cluster.size} observations repeat “{_short(first)}”", cluster.entities,
-                evidence, ("supersede", "merge", "keep"), max(m.created_at for m in cluster.members)))
-        return report.total, decisions
+                self.kind, cluster.key,
+                f"{where}: {cluster.size} observations say the same — keeps “{_short(cluster.survivor.content)}”",
+                cluster.entities, evidence, ("supersede", "merge", "keep"), max(m.created_at for m in cluster.members),
+                worth(cluster.best, cluster.entities, uses),
+                family(self.kind, " / ".join(sorted({kinds.get(e, "") for e in cluster.entities})))))
+        return len(clusters), ranked(decisions)[:limit]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _refuse(decision, option)
         members = _members(decision)
+        keeps = decision.evidence.get("keeps")
+        keeper = next((m for m in members if m.content == keeps), None) or longest(members)
         if option == "supersede":
-            return SupersedeDuplicates(members)
+            return SupersedeDuplicates(members, keeper)
         if option == "merge":
-            return merge_duplicates(members)
+            return merge_duplicates(members, keeper)
         return keep_observations_apart(members)
 
 
 class DuplicateEntities:
-    """Entities that may be one thing (same normalised name, an acronym, close vectors). Options: ``merge``
-    (into the first name: observations, relations and usage history move to it), ``keep`` (not proposed
-    again)."""
+    """Entities that may be one thing (same normalised name, an acronym, close vectors with shared evidence;
+    siblings never). Options: ``merge`` (into the first name: observations, relations and usage history move to
+    it; the evidence says so), ``keep`` (not proposed again)."""
 
     kind = "duplicate_entity"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
-        total, found = service.find_duplicate_entities(limit=limit)
+        total, found = service.find_duplicate_entities(limit=MAX_CONSIDERED)
+        uses = usage(service, {n for g in found for n in g.names})
         decisions = []
         for group in found:
             evidence = {**group.to_dict(), "ids": list(group.ids)}
-            why = group.reason if group.similarity is None else f"{group.reason} {group.similarity:.2f}"
-            decisions.append(Decision(self.kind, group.key, f"{' / '.join(group.names)} may be one entity ({why})",
-                                      group.names, evidence, ("merge", "keep")))
-        return total, decisions
+            confidence = 1.0 if group.similarity is None else group.similarity
+            decisions.append(Decision(
+                self.kind, group.key, f"{' / '.join(group.names)} may be one entity: {group.why}", group.names,
+                evidence, ("merge", "keep"), None, worth(confidence, group.names, uses),
+                family(self.kind, f"{group.reason}, {' / '.join(sorted({s.entity_type for s in group.sides}))}")))
+        return total, ranked(decisions)[:limit]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _refuse(decision, option)

@@ -17,14 +17,24 @@ from typing import TYPE_CHECKING
 
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.service import curation_review, decision_log, lifecycle_review
-from limbic.core.service.decisions import Decision, DecisionSource, ReviewSection
+from limbic.core.service.decisions import Decision, DecisionSource, Family, ReviewSection, families
+from limbic.core.service.edits import Compound
 
 if TYPE_CHECKING:
     from limbic.core.service.edits import Edit
     from limbic.core.service.memory import MemoryService
 
 
-__all__ = ["SOURCES", "Decision", "DecisionSource", "ReviewSection", "decide", "edit_for", "review"]
+__all__ = ["SOURCES", "Decision", "DecisionSource", "Family", "ReviewSection", "decide", "decide_all", "edit_for",
+           "review"]
+
+FAMILY_SCAN = 10_000
+"""Decisions of one kind looked at to find its families (more than are listed; past this many, the rest count
+as one row each)."""
+FAMILY_TITLES = {
+    "duplicate": "{count} facts said twice in entities of type {what} — e.g. {example}",
+    "duplicate_entity": "{count} pairs of entities ({what}) — e.g. {example}",
+}
 
 SOURCES: tuple[DecisionSource, ...] = (*lifecycle_review.LIFECYCLE_SOURCES, *curation_review.SOURCES)
 """Every kind of decision, in the order the report lists them."""
@@ -46,8 +56,9 @@ def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: in
         raise ValidationError(f"unknown kind of decision: {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
     sections = []
     for kind in wanted:
-        total, items = known[kind].find(service, limit)
-        sections.append(ReviewSection(kind, total, tuple(items[:limit])))
+        total, items = known[kind].find(service, max(limit, FAMILY_SCAN))
+        alike = families(items, FAMILY_TITLES.get(kind, "{count} alike: {example}"))
+        sections.append(ReviewSection(kind, total, tuple(items[:limit]), alike))
     return sections
 
 
@@ -71,6 +82,38 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
     if option not in decision.options:
         raise ValidationError(f"{option!r} is not an option of {key!r}; options: {', '.join(decision.options)}")
     return decision_log.apply(service, source.edit(service, decision, option), decision.kind, decision.subjects,
+                              origin=origin)
+
+
+def decide_all(service: MemoryService, keys: Sequence[str], option: str, *, origin: str | None = None,
+               sources: Sequence[DecisionSource] | None = None) -> Edit:
+    """Settle every open decision of ``keys`` (of one kind, e.g. a :class:`Family`'s) with ``option`` as one
+    edit (one undo takes back all of them); returns the applied edit.
+
+    Raises:
+        ValidationError: no keys, keys of several kinds, or ``option`` not an option of one of them.
+        NotFoundError: one of the keys is not an open decision.
+    """
+    keys = list(dict.fromkeys(keys))
+    kinds = {key.split(":", 1)[0] for key in keys}
+    if len(kinds) != 1:
+        raise ValidationError("name the keys of open decisions of one kind")
+    [kind] = kinds
+    source = next((s for s in (SOURCES if sources is None else sources) if s.kind == kind), None)
+    if source is None:
+        raise NotFoundError(f"no open decision {keys[0]!r}")
+    _, found = source.find(service, limit=10_000)
+    by_key = {d.key: d for d in found}
+    missing = [key for key in keys if key not in by_key]
+    if missing:
+        raise NotFoundError(f"no open decision {missing[0]!r}: it was settled or the memory changed")
+    steps = []
+    for key in keys:
+        if option not in by_key[key].options:
+            raise ValidationError(f"{option!r} is not an option of {key!r}; options: {', '.join(by_key[key].options)}")
+        steps.append(source.edit(service, by_key[key], option))
+    edit = steps[0] if len(steps) == 1 else Compound(f"{option} {len(steps)} alike decisions", steps)
+    return decision_log.apply(service, edit, kind, [name for key in keys for name in by_key[key].subjects],
                               origin=origin)
 
 

@@ -1,5 +1,8 @@
 """The merge queue: duplicate observations and duplicate entities, found at a chosen similarity and settled
-with one click each — merge, supersede, keep both — every action an undoable core edit.
+with one click each — merge, supersede, keep both — every action an undoable core edit. A cluster's members
+are listed one per row (any number of them stays readable), with the reason and the text a merge keeps above
+them; a "more specific" pair offers keep both and supersede only. An entity pair shows both sides: each
+entity's type, observation count and first observations, and which name a merge keeps.
 
 Finding runs off the UI thread (:meth:`~limbic.core.service.MemoryService.find_duplicate_observations`,
 ``find_duplicate_entities``) and never writes; an action applies one edit of
@@ -10,6 +13,7 @@ The queue looks again after each edit, undo or redo made through its edit queue 
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -28,6 +32,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -42,7 +47,7 @@ from limbic.gui.controller import AppController
 from limbic.gui.edit.undo import EditCommand, EditQueue
 from limbic.gui.widgets import single_shot_timer
 
-LISTED = 200  # clusters listed at once
+LISTED = 100_000  # clusters read at once (the lists hold them all, so that the counts are the Review's)
 
 
 def _percent(value: float) -> int:
@@ -73,7 +78,7 @@ class MergeQueue(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(60, 99)
         self.slider.setValue(_percent(DEFAULT_THRESHOLD))
-        self.slider.setToolTip("Cosine similarity from which two observations count as duplicates")
+        self.slider.setToolTip("Cosine similarity from which two observations of one entity may be duplicates")
         self.slider_label = QLabel()
         self.slider.valueChanged.connect(self._threshold_moved)
         self.scope = QLineEdit(placeholderText="all entities (or one entity's name)")
@@ -88,36 +93,48 @@ class MergeQueue(QWidget):
 
         self.cluster_list = QListWidget()
         self.cluster_list.currentRowChanged.connect(self._show_cluster)
-        self.members = QTableWidget(3, 0)
-        self.members.setVerticalHeaderLabels(["entity", "observation", "created"])
+        self.members = QTableWidget(0, 3)
+        self.members.setHorizontalHeaderLabels(["entity", "observation", "created"])
         self.members.setWordWrap(True)
         self.members.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.members.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectColumns)
+        self.members.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.members.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.members.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.members.setToolTip("Select a column to choose the observation that stays")
+        header = self.members.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.members.setToolTip("Select a row to choose the observation that stays")
+        self.cluster_reason = QLabel(wordWrap=True)
+        self.cluster_reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.merge_button = QPushButton("Merge")
-        self.merge_button.setToolTip("Keep one text (the selected one, else the longest) and delete the others")
+        self.merge_button.setToolTip("Keep one text (the selected one, else the one that says the most) and delete "
+                                     "the others")
         self.supersede_button = QPushButton("Supersede")
-        self.supersede_button.setToolTip("Keep one live (the selected one, else the newest); the others stay as history")
+        self.supersede_button.setToolTip("Keep one live (the selected one, else the one that says the most); the "
+                                         "others stay as history")
         self.keep_button = QPushButton("Keep both")
         self.keep_button.setToolTip("They are different: do not propose them together again")
         self.merge_button.clicked.connect(lambda: self.settle_cluster("merge"))
         self.supersede_button.clicked.connect(lambda: self.settle_cluster("supersede"))
         self.keep_button.clicked.connect(lambda: self.settle_cluster("keep"))
-        observations = self._pane(self.cluster_list, self.members,
+        observations = self._pane(self.cluster_list, self._stacked(self.cluster_reason, self.members),
                                   [self.merge_button, self.supersede_button, self.keep_button])
 
         self.group_list = QListWidget()
         self.group_list.currentRowChanged.connect(self._show_group)
         self.names = QListWidget()
         self.names.setToolTip("Select the name that stays (default: the first)")
+        self.names.setMaximumHeight(self.names.fontMetrics().lineSpacing() * 6)
+        self.group_reason = QLabel(wordWrap=True)
+        self.sides = QTextBrowser()
+        self.sides.setOpenLinks(False)
         self.merge_entities_button = QPushButton("Merge entities")
         self.merge_entities_button.setToolTip("Merge into the selected name: observations, relations and usage move")
         self.keep_entities_button = QPushButton("Keep apart")
         self.merge_entities_button.clicked.connect(lambda: self.settle_group("merge"))
         self.keep_entities_button.clicked.connect(lambda: self.settle_group("keep"))
-        entities = self._pane(self.group_list, self.names, [self.merge_entities_button, self.keep_entities_button])
+        entities = self._pane(self.group_list, self._stacked(self.group_reason, self.names, self.sides),
+                              [self.merge_entities_button, self.keep_entities_button])
 
         self.tabs = QTabWidget()
         self.tabs.addTab(observations, "Observations")
@@ -139,6 +156,15 @@ class MergeQueue(QWidget):
         layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
         self._enable()
+
+    @staticmethod
+    def _stacked(*widgets: QWidget) -> QWidget:
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for index, widget in enumerate(widgets):
+            lay.addWidget(widget, 0 if index == 0 else 1)
+        return box
 
     @staticmethod
     def _pane(listing: QWidget, detail: QWidget, buttons: list[QPushButton]) -> QWidget:
@@ -181,16 +207,24 @@ class MergeQueue(QWidget):
     def _found(self, answer: tuple[Any, tuple[int, list[EntityDuplicate]]]) -> None:
         report, (entity_total, groups) = answer
         self.clusters, self.entity_groups = list(report.clusters), groups
-        self._fill(self.cluster_list, [f"{c.size} × “{c.members[0].content[:70]}” ({c.best:.2f})"
-                                       + (f" — {', '.join(c.entities)}" if len(c.entities) > 1 else "")
-                                       for c in self.clusters])
-        self._fill(self.group_list, [f"{' / '.join(g.names)} ({g.reason}"
-                                     + (f" {g.similarity:.2f})" if g.similarity is not None else ")")
-                                     for g in self.entity_groups])
-        pending = f"; {report.pending} entities still wait for vectors" if report.pending else ""
-        self.summary.setText(f"{report.total} duplicate clusters among {report.compared:,} observations and "
-                             f"{entity_total} possible duplicate entities ({report.seconds:.1f} s){pending}.")
+        self._fill(self.cluster_list, [self._cluster_line(c) for c in self.clusters])
+        self._fill(self.group_list, [f"{' / '.join(g.names)} — {g.reason}" for g in self.entity_groups])
+        shared = f"; {report.shared_total:,} texts said alike of several entities (each entity's own)" \
+            if report.shared_total else ""
+        note = f" {report.note}." if report.note else ""
+        duplicates = sum(c.relation == "duplicate" for c in report.clusters)
+        specific = f" and {len(report.clusters) - duplicates:,} more specific pairs" \
+            if len(report.clusters) > duplicates else ""
+        self.summary.setText(f"{duplicates:,} duplicate clusters{specific} among {report.compared:,} observations and "
+                             f"{entity_total:,} possible duplicate entities ({report.seconds:.1f} s){shared}.{note}")
         self._enable()
+
+    @staticmethod
+    def _cluster_line(cluster: DuplicateCluster) -> str:
+        where = " / ".join(cluster.entities)
+        if cluster.relation == "duplicate":
+            return f"{where}: {cluster.size} say the same — “{cluster.survivor.content[:70]}”"
+        return f"{where}: one says more — “{cluster.survivor.content[:70]}”"
 
     def _find_failed(self, error: BaseException) -> None:
         self.summary.setText(f"Could not look for duplicates: {error}")
@@ -209,12 +243,15 @@ class MergeQueue(QWidget):
     def _show_cluster(self, row: int) -> None:
         cluster = self.clusters[row] if 0 <= row < len(self.clusters) else None
         members = cluster.members if cluster is not None else ()
+        self.cluster_reason.setText("" if cluster is None else
+                                    f"{cluster.reason[:1].upper()}{cluster.reason[1:]}. Merging keeps: "
+                                    f"“{cluster.survivor.content}”" + (f" ({cluster.size - len(members)} more not "
+                                                                       "listed)" if cluster.size > len(members) else ""))
         self.members.clearContents()
-        self.members.setColumnCount(len(members))
-        self.members.setHorizontalHeaderLabels([str(m.id) for m in members])
-        for column, member in enumerate(members):
-            for line, text in enumerate((member.entity, member.content, (iso(member.created_at) or "")[:16])):
-                item = QTableWidgetItem(text.replace("T", " ") if line == 2 else text)
+        self.members.setRowCount(len(members))
+        for line, member in enumerate(members):
+            for column, text in enumerate((member.entity, member.content, (iso(member.created_at) or "")[:16])):
+                item = QTableWidgetItem(text.replace("T", " ") if column == 2 else text)
                 item.setToolTip(text)
                 self.members.setItem(line, column, item)
         self.members.resizeRowsToContents()
@@ -225,12 +262,21 @@ class MergeQueue(QWidget):
         self.names.clear()
         for name in group.names if group is not None else ():
             self.names.addItem(name)
+        self.group_reason.setText("" if group is None else f"{group.why[:1].upper()}{group.why[1:]}. "
+                                  f"Merging {group.merge_note}.")
+        self.sides.setHtml("" if group is None else "".join(
+            f"<p><b>{html.escape(side.name)}</b> ({html.escape(side.entity_type)}, {side.observations} observations)"
+            "<ul>" + "".join(f"<li>{html.escape(text)}</li>" for text in side.first) + "</ul></p>"
+            for side in group.sides))
         self._enable()
 
     def _enable(self) -> None:
-        has_cluster = 0 <= self.cluster_list.currentRow() < len(self.clusters)
+        row = self.cluster_list.currentRow()
+        has_cluster = 0 <= row < len(self.clusters)
         for button in (self.merge_button, self.supersede_button, self.keep_button):
             button.setEnabled(has_cluster)
+        if has_cluster and self.clusters[row].relation != "duplicate":
+            self.merge_button.setEnabled(False)  # a more specific pair: keep both, or supersede the general one
         has_group = 0 <= self.group_list.currentRow() < len(self.entity_groups)
         self.merge_entities_button.setEnabled(has_group)
         self.keep_entities_button.setEnabled(has_group)
@@ -239,13 +285,14 @@ class MergeQueue(QWidget):
 
     def settle_cluster(self, option: str, row: int | None = None) -> None:
         """Settle cluster ``row`` (default: the current one) with ``merge``, ``supersede`` or ``keep``; the
-        selected column, if any, is the observation that stays."""
+        selected row, if any, is the observation that stays (else the one that says the most)."""
         row = self.cluster_list.currentRow() if row is None else row
         if not 0 <= row < len(self.clusters):
             return
         cluster = self.clusters[row]
-        columns = self.members.selectionModel().selectedColumns()
-        survivor = cluster.members[columns[0].column()] if columns and row == self.cluster_list.currentRow() else None
+        rows = self.members.selectionModel().selectedRows()
+        survivor = cluster.members[rows[0].row()] if rows and row == self.cluster_list.currentRow() \
+            else cluster.survivor
         edit: Edit
         if option == "merge":
             edit = curation_edits.merge_duplicates(cluster.members, survivor)

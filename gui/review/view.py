@@ -3,7 +3,9 @@
 Generic over the sections of :func:`limbic.core.service.review.review`: open contradictions, expired observations, forget and
 promote candidates, and whatever other kinds are registered (duplicates, split proposals, …). A contradiction's
 two observations are shown side by side with the similarity and the checkable difference; any other decision
-shows its evidence. One click applies an option to the selected decision — or to all the selected decisions of
+shows its evidence in plain words (:func:`~limbic.core.service.decisions.describe`). Decisions alike enough to
+settle together (a :class:`~limbic.core.service.decisions.Family`) are listed under one row: selecting it
+selects them all. One click applies an option to the selected decision — or to all the selected decisions of
 one kind at once (bulk archive, pin, …) as one edit. Every action is an undoable edit of the core
 (:mod:`limbic.core.service.edits`) handed to ``execute`` (the entity editor's, so Ctrl+Z undoes it); the list
 reads again after every change. Reading it records nothing.
@@ -11,7 +13,6 @@ reads again after every change. Reading it records nothing.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt
@@ -30,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.service import review
-from limbic.core.service.decisions import Decision, ReviewSection
+from limbic.core.service.decisions import Decision, ReviewSection, describe
 from limbic.core.service.edits import Compound, Edit
 from limbic.gui.controller import AppController
 from limbic.gui.widgets import single_shot_timer
@@ -84,6 +85,9 @@ class ReviewView(QWidget):
             column.addWidget(widget)
         column.addLayout(self.options)
         split.addWidget(detail)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        self.evidence.setMinimumHeight(self.evidence.fontMetrics().lineSpacing() * 8)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(split, 1)
@@ -110,11 +114,22 @@ class ReviewView(QWidget):
             top = QTreeWidgetItem([f"{section.kind} ({section.total:,})", ""])
             top.setFlags(top.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             self.tree.addTopLevelItem(top)
+            listed = {d.key for d in section.items}
+            parents: dict[str, QTreeWidgetItem] = {}
+            for alike in section.families:
+                shown = [k for k in alike.keys if k in listed]
+                if len(shown) < 2:
+                    continue
+                node = QTreeWidgetItem([alike.title + (f" ({len(shown)} listed)" if len(shown) < alike.count else ""),
+                                        alike.options[0] if alike.options else ""])
+                node.setToolTip(0, "Select this row to settle them all at once")
+                top.addChild(node)
+                parents.update(dict.fromkeys(shown, node))
             for decision in section.items:
                 item = QTreeWidgetItem([decision.title, decision.options[0] if decision.options else ""])
                 item.setToolTip(0, decision.title)
                 item.setData(0, ROLE, decision)
-                top.addChild(item)
+                parents.get(decision.key, top).addChild(item)
                 item.setSelected(decision.key in selected)
                 self._items.append(item)
             top.setExpanded(bool(section.items))
@@ -128,7 +143,14 @@ class ReviewView(QWidget):
         return [d for s in self.sections if kind in (None, s.kind) for d in s.items]
 
     def selected(self) -> list[Decision]:
-        return [item.data(0, ROLE) for item in self.tree.selectedItems() if item.data(0, ROLE) is not None]
+        """The decisions selected; a selected family row stands for all of its members."""
+        chosen: dict[str, Decision] = {}
+        for item in self.tree.selectedItems():
+            children = (item.child(i) for i in range(item.childCount()))
+            found = [item.data(0, ROLE)] if item.data(0, ROLE) is not None else [
+                child.data(0, ROLE) for child in children if child is not None]
+            chosen.update((d.key, d) for d in found if d is not None)
+        return list(chosen.values())
 
     def select(self, keys: list[str]) -> None:
         """Select the decisions with these keys (tests, menus)."""
@@ -161,7 +183,7 @@ class ReviewView(QWidget):
             self.reason.setText(f"{single.evidence.get('reason', '')} · similarity {single.evidence.get('similarity')}")
         else:
             self.reason.setText(single.title)
-            self.evidence.setPlainText(json.dumps(single.evidence, indent=2, ensure_ascii=False, default=str))
+            self.evidence.setPlainText(describe(single))
         if len(kinds) != 1:
             return
         options = [o for o in chosen[0].options if all(o in d.options for d in chosen)]

@@ -1,0 +1,171 @@
+"""What two observations of one entity are to each other, read from their words: the same fact said twice,
+one more specific than the other, or two different facts. Used with the vectors' similarity by
+:mod:`limbic.core.curation.duplicates`; reads text only, never writes.
+
+Agent memory is structured and templated, so a close vector says little by itself (docs/curation.md "What
+counts as a duplicate"). :func:`read` reads one text once into a :class:`Statement`; :func:`relation` compares
+two of them:
+
+- **fields** — a short ``Key: value`` (``Priority: high``, ``status: to_implement``) repeats another only when
+  both name the same key and the same value once normalised (case, white space, punctuation); a field is never
+  a duplicate of a sentence;
+- **values and polarity** — numbers, versions, identifiers, paths, times (:mod:`limbic.core.curation.values`)
+  must agree, and both be negated or neither;
+- **labels** — two texts under different labels (``critical_tasks: …`` / ``completed_tasks: …``, list items
+  ``avantgar -- URW font pack`` / ``bookman -- URW font pack``) differ;
+- **stage** — a plan or task (``Need to add …``, ``TODO``, ``Extract …``) is not its completion (``Added …``,
+  ``Extracted …``, ``Successfully …``), a problem not its fix, a rule (``Must …``) not a report of an event;
+- **script** — a text mostly in a script the English model does not read (Chinese, Japanese, Korean, Cyrillic,
+  …) is compared by its characters only (character bigrams), since its vector does not carry its meaning;
+- **more specific** — when every content word of one is in the other and the other adds two or more, the
+  longer one is *more specific*: keeping it loses nothing, but the general one is not a repetition of it;
+- **wording** — otherwise two texts say one fact only when they share enough of their content words
+  (:data:`SHARED_WORDS`): close vectors of two different preferences of one person share few.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from limbic.core.curation import values
+from limbic.core.curation.stop_words import STOP_WORDS
+
+SAME = "same"
+MORE_SPECIFIC = "more specific"
+DIFFERENT = "different"
+
+FIELD_VALUE_WORDS = 6
+"""A ``Key: value`` text is a field when its value has at most this many words (longer: a sentence with a label)."""
+LABEL_WORDS = 3
+"""A ``Key: …`` (or ``name -- …``) prefix of at most this many words is a label (``Root cause: …``,
+``critical_tasks: …``, ``bookman -- …``)."""
+FOREIGN_SHARE = 0.3
+"""Share of letters outside the Latin script from which a text is compared by its characters only."""
+CHARACTER_OVERLAP = 0.6
+"""Jaccard overlap of character bigrams from which two such texts say the same."""
+SHARED_WORDS = 0.5
+"""Share of content words two texts must have in common (shared ÷ (shared + the larger side's own)) to say
+one fact: "prefers tabs" / "likes tabs" share enough, "separation of concerns" / "DRY principles" do not."""
+SPECIFIC_EXTRA = 2
+"""Content words the longer text must add (all of the shorter's being in it) to be more specific."""
+EMPHASIS = frozenset({
+    "absolute", "absolutely", "always", "clarified", "continually", "critical", "existing", "important", "major",
+    "mandatory", "must", "never", "note", "really", "reiterated", "reinforces", "repeatedly", "rule", "strictly",
+    "strongly", "user", "users", "very"})
+"""Words that stress or restate a statement without adding a fact (not counted as what a text adds)."""
+PLANNED = frozenset({
+    "need", "needs", "todo", "plan", "planned", "planning", "will", "next", "pending", "to-do", "propose",
+    "proposed", "debugging", "investigating", "trying"})
+PROBLEM = frozenset({"problem", "encountered", "issue", "bug", "failing", "broken", "blocker"})
+RULE = frozenset({"must", "should", "always", "only"})
+DONE = frozenset({
+    "done", "completed", "complete", "finished", "fixed", "resolved", "implemented", "successfully", "added",
+    "created", "merged", "shipped", "released", "debugged", "extracted", "removed", "deployed"})
+
+_FIELD = re.compile(r"^[\s\-*•]*([^\W\d][\w .\-/+]{0,40}?)(?:\s*[:=]|\s+(?:--|—|–))\s+(\S.*)$",
+                    re.UNICODE | re.DOTALL)  # "Key: value", "key = value", "name -- what it is" (after a bullet)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SPACE = re.compile(r"\s+")
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_NON_LATIN = re.compile(r"[^\W\d_A-Za-z\u00C0-\u024F\u1E00-\u1EFF]", re.UNICODE)  # letters outside Latin blocks
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One text as compared: its ``field`` (normalised key and value, when it is a short ``Key: value``), its
+    ``label`` (the normalised key of any ``Key: …`` of three words or fewer), its
+    checkable ``signature`` (values, negation), its content ``words`` (stemmed, no stop words), its ``stage``
+    (``"planned"``, ``"done"``, ``"problem"``, ``"rule"`` or None), its first word (``head``), whether it is compared by its characters only (``foreign``) and then
+    its character bigrams (``grams``)."""
+
+    field: tuple[str, str] | None
+    label: str | None
+    signature: values.Signature
+    words: frozenset[str]
+    stage: str | None
+    head: str
+    foreign: bool
+    grams: frozenset[str]
+
+
+def normalised(text: str) -> str:
+    """``text`` as compared for sameness: Unicode NFKC, case folded, runs of white space one space, edge
+    spaces and ``.;,`` off."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip(" .;,")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    """A light English stem: plural and verb endings off (``managed``/``management``/``manages`` → ``manag``)."""
+    for ending in ("ations", "ation", "ments", "ment", "ings", "ing", "ied", "ies", "ed", "es", "s"):
+        if len(word) > len(ending) + 3 and word.endswith(ending):
+            word = word[: -len(ending)]
+            break
+    return word[:-1] if len(word) > 4 and word.endswith("e") else word
+
+
+def _foreign(text: str) -> bool:
+    if text.isascii():
+        return False
+    letters = len(_LETTER.findall(text))
+    return bool(letters) and len(_NON_LATIN.findall(text)) / letters >= FOREIGN_SHARE
+
+
+def _stage(words: list[str]) -> str | None:
+    head = set(words[:4])
+    for stage, cue in (("done", DONE), ("planned", PLANNED), ("problem", PROBLEM), ("rule", RULE)):
+        if head & cue:
+            return stage
+    return None
+
+
+def read(text: str) -> Statement:
+    """The :class:`Statement` of ``text``."""
+    plain = normalised(text)
+    field = label = None
+    match = _FIELD.match(plain)
+    if match and len(match.group(1).split()) <= LABEL_WORDS:
+        label = " ".join(_WORD.findall(match.group(1).replace("_", " ")))
+        if len(match.group(2).split()) <= FIELD_VALUE_WORDS:
+            field = (label, " ".join(_WORD.findall(match.group(2).replace("_", " "))))
+    tokens = _WORD.findall(plain.replace("_", " "))
+    words = frozenset(_stem(w) for w in tokens
+                      if len(w) > 1 and w not in STOP_WORDS and w not in EMPHASIS and not w.isdigit())
+    foreign = _foreign(plain)
+    squeezed = plain.replace(" ", "")
+    grams = frozenset(squeezed[i:i + 2] for i in range(len(squeezed) - 1)) if foreign else frozenset()
+    return Statement(field, label, values.signature(text), words, _stage(tokens), tokens[0] if tokens else "",
+                     foreign, grams)
+
+
+def relation(a: Statement, b: Statement) -> str:
+    """:data:`SAME` when ``a`` and ``b`` can say one fact (their vectors decide how close), :data:`MORE_SPECIFIC`
+    when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
+    stage or (for texts compared by characters) wording."""
+    if a.field is not None or b.field is not None:
+        return SAME if a.field == b.field else DIFFERENT
+    if a.label is not None and b.label is not None and a.label != b.label:
+        return DIFFERENT
+    if values.differ(a.signature, b.signature):
+        return DIFFERENT
+    if a.stage != b.stage and (None not in (a.stage, b.stage) or "rule" in (a.stage, b.stage)):
+        return DIFFERENT
+    if a.head != b.head and _stem(a.head) == _stem(b.head) and "ed" in (a.head[-2:], b.head[-2:]):
+        return DIFFERENT  # "Extract the parser" is the task, "Extracted the parser" its completion
+    if a.foreign or b.foreign:
+        union = len(a.grams | b.grams)
+        return SAME if union and len(a.grams & b.grams) / union >= CHARACTER_OVERLAP else DIFFERENT
+    small, large = (a.words, b.words) if len(a.words) <= len(b.words) else (b.words, a.words)
+    if small and small <= large and len(large - small) >= SPECIFIC_EXTRA:
+        return MORE_SPECIFIC
+    return SAME if shared_words(a, b) >= SHARED_WORDS else DIFFERENT
+
+
+def shared_words(a: Statement, b: Statement) -> float:
+    """``shared ÷ (shared + max(only in a, only in b))`` over content words, 0..1 (1 for two empty sets)."""
+    shared = len(a.words & b.words)
+    rest = max(len(a.words - b.words), len(b.words - a.words))
+    return 1.0 if shared + rest == 0 else shared / (shared + rest)

@@ -1,0 +1,137 @@
+"""Duplicate entities as a person sees them (:meth:`~limbic.core.service.curating.Curating.find_duplicate_entities`):
+both sides of a proposed merge, why in plain words, what a merge keeps, and the shared evidence close entity
+vectors need (observations said alike, related entities in common). Reads only."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from limbic.core.curation import entities, statements
+
+SIDE_OBSERVATIONS = 3  # observations shown per side of a proposed entity merge
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One entity of a proposed entity merge: its name, type, live observation count and first observations."""
+
+    name: str
+    entity_type: str
+    observations: int
+    first: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "entityType": self.entity_type, "observationCount": self.observations,
+                "firstObservations": list(self.first)}
+
+
+@dataclass(frozen=True, slots=True)
+class EntityDuplicate:
+    """Entities that may be one thing: their ``names`` (the suggested survivor first: most observations, then
+    oldest), why (``reason``: ``same name``, ``acronym`` or ``close vectors``), the entity vectors'
+    ``similarity`` when that is the reason, their ``ids``, both ``sides`` and, for close vectors, the
+    observations said alike and related entities in common."""
+
+    names: tuple[str, ...]
+    reason: str
+    similarity: float | None = None
+    ids: tuple[int, ...] = field(default=(), compare=False)
+    sides: tuple[Side, ...] = field(default=(), compare=False)
+    shared_observations: int = field(default=0, compare=False)
+    shared_neighbours: int = field(default=0, compare=False)
+
+    @property
+    def key(self) -> str:
+        return "duplicate_entity:" + "-".join(str(i) for i in sorted(self.ids))
+
+    @property
+    def why(self) -> str:
+        """The reason in plain words."""
+        if self.reason == "same name":
+            return "the same name once case, spaces, punctuation and plurals are set aside"
+        if self.reason == "acronym":
+            return f"“{min(self.names, key=len)}” is the initials of “{max(self.names, key=len)}”"
+        similarity = "" if self.similarity is None else f" (similarity {self.similarity:.2f})"
+        return (f"they say nearly the same{similarity}, with {_count(self.shared_observations, 'observation')} "
+                f"and {_count(self.shared_neighbours, 'related entity', 'related entities')} in common")
+
+    @property
+    def merge_note(self) -> str:
+        """What a merge keeps, in plain words."""
+        others = ", ".join(f"“{n}”" for n in self.names[1:])
+        return f"keeps the name “{self.names[0]}”; the observations and relations of {others} move to it"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "names": list(self.names), "reason": self.reason, "why": self.why,
+                "similarity": None if self.similarity is None else round(self.similarity, 4),
+                "merge": self.merge_note, "sides": [side.to_dict() for side in self.sides]}
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+def _json(ids: list[int]) -> str:
+    return json.dumps([int(i) for i in ids])
+
+
+def shared_evidence(conn: Any, pairs: list[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[int, int]]:
+    """For each pair of entity ids: ``(observations said alike, related entities in common)`` (live
+    observations compared normalised; active relations either way); related entities ``-1`` when neither
+    entity has a relation."""
+    involved = sorted({i for pair in pairs for i in pair})
+    if not involved:
+        return {}
+    said: dict[int, set[str]] = {}
+    for entity_id, content in conn.execute(
+            "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
+            "(SELECT value FROM json_each(?))", (_json(involved),)):
+        said.setdefault(int(entity_id), set()).add(statements.normalised(str(content)))
+    near: dict[int, set[int]] = {}
+    for a, b in conn.execute(
+            "SELECT from_id, to_id FROM relations WHERE active = 1 AND (from_id IN (SELECT value FROM json_each(?1)) "
+            "OR to_id IN (SELECT value FROM json_each(?1)))", (_json(involved),)):
+        near.setdefault(int(a), set()).add(int(b))
+        near.setdefault(int(b), set()).add(int(a))
+    out = {}
+    for pair in pairs:
+        x, y = pair[0], pair[1]
+        mine, theirs = near.get(x, set()) - {y}, near.get(y, set()) - {x}
+        neighbours = -1 if not mine and not theirs else len(mine & theirs)
+        out[pair] = (len(said.get(x, set()) & said.get(y, set())), neighbours)
+    return out
+
+
+def supported(observations: int, neighbours: int) -> bool:
+    """Close vectors are enough with an observation said alike and a related entity in common (or no relations)."""
+    return observations >= 1 and neighbours != 0
+
+
+def entity_duplicates(conn: Any, groups: list[entities.NameGroup],
+                       evidence: dict[tuple[int, ...], tuple[int, int]]) -> list[EntityDuplicate]:
+    """The groups with both sides read (two queries for all): names ordered survivor first (most live
+    observations, then oldest), each side's type, count and first observations."""
+    involved = sorted({i for g in groups for i in g.ids})
+    if not involved:
+        return []
+    info = {int(r[0]): (str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in conn.execute(
+        "SELECT e.id, e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND "
+        "o.superseded_at IS NULL), e.created_at FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))",
+        (_json(involved),))}
+    first: dict[int, list[str]] = {}
+    for entity_id, content in conn.execute(
+            "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
+            "(SELECT value FROM json_each(?)) ORDER BY entity_id, created_at, id", (_json(involved),)):
+        listed = first.setdefault(int(entity_id), [])
+        if len(listed) < SIDE_OBSERVATIONS:
+            listed.append(str(content))
+    out = []
+    for group in groups:
+        ids = sorted((i for i in group.ids if i in info), key=lambda i: (-info[i][2], info[i][3], i))
+        sides = tuple(Side(info[i][0], info[i][1], info[i][2], tuple(first.get(i, ()))) for i in ids)
+        shared = evidence.get(group.ids, (0, 0))
+        out.append(EntityDuplicate(tuple(side.name for side in sides), group.reason, group.similarity, tuple(ids),
+                                   sides, max(shared[0], 0), max(shared[1], 0)))
+    return out

@@ -40,11 +40,26 @@ def _default(value: str | None) -> str | None:
     return "NULL" if text.upper() == "NULL" else text
 
 
+def _top_level(text: str) -> list[str]:
+    """``text`` split at the commas outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for at, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:at])
+            start = at + 1
+    return [*parts, text[start:]]
+
+
 def _index_columns(text: str) -> tuple[str, ...]:
     """Column names of an index or constraint definition; ``md5(c)`` and ``lower(c)`` (PostgreSQL's spelling of
-    a unique long text and of SQLite's ``COLLATE NOCASE``) count as ``c``."""
-    return tuple(re.sub(r"^(?:md5|lower)\((\w+)\)$", r"\1", c.strip().split(" COLLATE ")[0].strip()).strip('"')
-                 for c in text.split(","))
+    a unique long text and of SQLite's ``COLLATE NOCASE``) count as ``c``, any other expression as ``expr`` (as
+    SQLite's ``PRAGMA index_info`` names it)."""
+    columns = []
+    for part in _top_level(text):
+        column = re.sub(r"^(?:md5|lower)\((\w+)\)$", r"\1", part.strip().split(" COLLATE ")[0].strip()).strip('"')
+        columns.append(column if re.fullmatch(r"\w+", column) else "expr")
+    return tuple(columns)
 
 
 def sqlite_schema(path) -> dict:

@@ -23,6 +23,7 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Any
 
+import anyio
 import pydantic
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
@@ -38,7 +39,7 @@ from limbic.core.mcp.extended_tools import add_extended_tools
 from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
 from limbic.core.mcp.reference_tools import add_reference_tools
 from limbic.core.mcp.schemas import graph_out
-from limbic.core.mcp.tooling import caller_name, pretty
+from limbic.core.mcp.tooling import caller_name, pretty, refusals
 from limbic.core.service import MemoryService
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
@@ -86,7 +87,9 @@ class _LimbicServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
-            with self.service.scoped(self._call_project()):
+            with refusals():  # the token's project is read off the event loop; an outage is one clear refusal
+                project = await anyio.to_thread.run_sync(self._call_project)
+            with self.service.scoped(project):
                 return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):

@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from limbic.core import version
 from limbic.core.errors import LimbicError
 from limbic.core.paths import database_address
 
@@ -32,6 +33,8 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
     parser.add_argument("--db", metavar="ADDRESS", help="the memory: a database file, or a PostgreSQL URL "
                         "postgresql://user@host/database (default: the embedded file in the user data dir)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
+    parser.add_argument("--version", action="version", version=f"limbic {version()}",
+                        help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(f"{__package__}.{name}").register(subparsers)

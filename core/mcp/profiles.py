@@ -28,7 +28,8 @@ __all__ = ["DEFAULT_PROFILE", "PROFILES", "TOOLS", "Profile", "estimated_tokens"
            "profile", "smallest_profile_with"]
 
 PROFILES = ("agent", "curation", "reference", "all", "seed")
-"""The named profiles, smallest first (the order :func:`smallest_profile_with` tries them in)."""
+"""The named profiles, in the order :func:`smallest_profile_with` suggests them: the default first, then the larger
+ones (``reference`` holds nothing that ``agent`` lacks)."""
 DEFAULT_PROFILE = "agent"
 
 _REFERENCE = frozenset({"reference", "agent", "curation", "all", "seed"})
@@ -118,7 +119,8 @@ def profile(spec: str | None = None) -> Profile:
 
 
 def smallest_profile_with(tool: str) -> str | None:
-    """The first profile of :data:`PROFILES` that lists ``tool`` (None for an unknown name)."""
+    """The first profile of :data:`PROFILES` that lists ``tool``, the one a refusal suggests (None for an unknown
+    name)."""
     return next((p for p in PROFILES if p in TOOLS.get(tool, ())), None)
 
 

@@ -157,7 +157,7 @@ def test_in_process(service):
 def test_over_stdio(tmp_path, memory_address, limbic_home):
     path = memory_file()
 
-    params = limbic_params(memory_address, limbic_home)
+    params = limbic_params(memory_address, limbic_home, tools="all")
 
     async def scenario():
         async with stdio_client(params, tmp_path / "stderr.txt") as client:

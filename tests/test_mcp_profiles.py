@@ -89,6 +89,10 @@ def test_a_tool_outside_the_profile_is_refused_naming_the_profile_that_has_it(me
         unknown = outcome(portal.call(client.call_tool, "no_such_tool", {}))
         assert unknown["error"] and "not enabled" not in unknown["text"]
         assert not outcome(portal.call(client.call_tool, "read_graph", {}))["error"]
+    with portal_client(build_server(memory, tools="seed")) as (portal, client):  # the seed system's name answers
+        found = outcome(portal.call(client.call_tool, "find_split_candidates_tool", {"limit": 5}))
+        assert not found["error"] and found["structured"]["total"] == 0
+        assert "--tools curation" in outcome(portal.call(client.call_tool, "find_split_candidates", {}))["text"]
 
 
 def test_a_comma_list_of_tool_names_is_a_profile(memory):

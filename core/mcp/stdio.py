@@ -120,7 +120,11 @@ def _is_pipe(fd: int) -> bool:
 async def _stdin_lines() -> AsyncIterator[AsyncIterator[str]]:
     """The lines of stdin: read by the event loop from a pipe (POSIX), else by a worker thread."""
     if os.name != "posix" or not _is_pipe(0):
-        yield anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        async def threaded() -> AsyncIterator[str]:
+            async for line in anyio.wrap_file(TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")):
+                yield line
+
+        yield threaded()
         return
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)

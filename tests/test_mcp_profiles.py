@@ -116,6 +116,10 @@ def test_initialize_carries_the_usage_instructions(memory):
                    "resolve_conflict", "'harbor'"):
         assert needle in text, needle
     assert "No project" in instructions(None) and len(instructions(None).encode()) <= 1024
+    with portal_client(build_server(memory, tools="reference")) as (_portal, client):
+        plain = client.instructions  # names only the tools the profile lists
+    assert "search_nodes" in plain
+    assert "search_semantic" not in plain and "mark_used" not in plain and "resolve_conflict" not in plain
 
 
 def test_a_named_token_is_served_its_own_profile(service):

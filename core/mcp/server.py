@@ -60,19 +60,26 @@ TOKEN_PROFILE_SECONDS = 2.0
 """How long a server keeps a named token's profile before reading it again."""
 
 
-def instructions(project: str | None = None) -> str:
-    """What the ``initialize`` answer tells an agent about using this memory well (under 1 KB)."""
-    scope = (f"Project in effect: {project!r}: new entities belong to it; reads and searches see it and the "
-             "global memories." if project else "No project: every memory is seen, new ones are global.")
-    return (
-        "Limbic memory: a knowledge graph of entities (name, type, observations) and typed relations. "
-        "Search before you write: search_semantic (by meaning and keyword), then open_nodes for the full "
-        "entities you need. When a result helped, call mark_used with its names and the searchId: that is "
-        "what raises its rank later (being listed does not). Add new facts to the existing entity with "
-        "add_observations rather than creating a near-copy; to replace a fact pass supersedes. If a write's "
-        "answer has conflicts, a new observation contradicts a stored one: ask the user which is right, then "
-        "settle it with resolve_conflict (key and option from the conflict). " + scope
-    )
+def instructions(project: str | None = None, tools: Profile | None = None) -> str:
+    """What the ``initialize`` answer tells an agent about using this memory well (under 1 KB), naming only the
+    tools of ``tools`` (default: every tool)."""
+    def has(tool: str) -> bool:
+        return tools is None or tool in tools
+
+    search = "search_semantic (by meaning and keyword)" if has("search_semantic") else "search_nodes"
+    parts = ["Limbic memory: a knowledge graph of entities (name, type, observations) and typed relations. "
+             f"Search before you write: {search}, then open_nodes for the full entities you need."]
+    if has("mark_used"):
+        parts.append("When a result helped, call mark_used with its names and the searchId: that is what raises "
+                     "its rank later (being listed does not).")
+    parts.append("Add new facts to the existing entity with add_observations rather than creating a near-copy; "
+                 "to replace a fact pass supersedes.")
+    if has("resolve_conflict"):
+        parts.append("If a write's answer has conflicts, a new observation contradicts a stored one: ask the user "
+                     "which is right, then settle it with resolve_conflict (key and option from the conflict).")
+    parts.append(f"Project in effect: {project!r}: new entities belong to it; reads and searches see it and the "
+                 "global memories." if project else "No project: every memory is seen, new ones are global.")
+    return " ".join(parts)
 
 
 def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
@@ -185,7 +192,7 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         name="limbic-memory",
         title="Limbic memory",
         version=version(),
-        instructions=instructions(project),
+        instructions=instructions(project, chosen),
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from limbic.core import version
 from limbic.core.search.terms import age_hours
 from limbic.gui.controller import AppController
 from limbic.gui.dialogs.failure import FailureDialog
@@ -293,8 +294,8 @@ class MainWindow(QMainWindow):
     def show_about(self) -> None:
         QMessageBox.about(
             self, "About Limbic Studio",
-            "<b>Limbic Studio</b><br>A desktop knowledge-graph explorer for the long-term memory of AI agents, "
-            "with a limbic re-ranker and an MCP server.<br>GPL-3.0-or-later.",
+            f"<b>Limbic Studio</b> {version()}<br>A desktop knowledge-graph explorer for the long-term memory of AI "
+            "agents, with a limbic re-ranker and an MCP server.<br>GPL-3.0-or-later.",
         )
 
     # --- state ----------------------------------------------------------------------------------

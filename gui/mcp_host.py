@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.mcp.http import HttpMcpServer
+from limbic.core.mcp.profiles import DEFAULT_PROFILE
 from limbic.gui.controller import AppController
 from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.workers import TaskRunner
@@ -44,6 +45,7 @@ class McpHost(QObject):
         self.requested_port = port
         self._token = token
         self.project: str | None = None  # the project the next start binds the server to (docs/lifecycle.md)
+        self.tools = DEFAULT_PROFILE  # the tool profile the next start serves (docs/mcp.md "Tool profiles")
         self.server: HttpMcpServer | None = None
         self._starting: list[HttpMcpServer] = []
         self._requested = False  # a start is under way (set on the UI thread, before the worker runs)
@@ -73,7 +75,7 @@ class McpHost(QObject):
 
     def _start_blocking(self, port: int) -> HttpMcpServer:  # worker thread
         server = HttpMcpServer(self.controller.service, port=port, token=self._token,
-                               on_call=self.controller.post_mcp_call, project=self.project)
+                               on_call=self.controller.post_mcp_call, project=self.project, tools=self.tools)
         self._starting.append(server)  # stop() can reach it even while it starts
         try:
             server.start()
@@ -105,6 +107,15 @@ class McpHost(QObject):
         if project == self.project:
             return
         self.project = project
+        if self.server is not None:
+            self.stop()
+            self.start()
+
+    def set_tools(self, tools: str) -> None:
+        """Serve the tool profile ``tools`` (a ``--tools`` value); a running server restarts."""
+        if tools == self.tools:
+            return
+        self.tools = tools
         if self.server is not None:
             self.stop()
             self.start()

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.mcp.config import client_config
+from limbic.core.mcp.profiles import DEFAULT_PROFILE, PROFILES
 from limbic.core.store.backend import shareable_address, shown_address
 from limbic.gui.controller import AppController
 from limbic.gui.widgets import plural
@@ -40,6 +41,10 @@ MASK = "••••••••"
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
 MAX_LOG_ROWS = 5000
+TOOL_PROFILES = {"agent": "agent: everyday memory (default)", "curation": "curation: agent + curation tools",
+                 "reference": "reference: the reference server's nine", "all": "all: every tool",
+                 "seed": "seed: mcp-memory's tool names"}
+"""The label of each tool profile in the *Tools* box (docs/mcp.md "Tool profiles")."""
 COLUMN_WIDTHS = (70, 90, 150, 0, 60, 180)  # pixels per log column; 0 stretches (the arguments)
 ERROR_COLOUR = QColor(220, 60, 60)
 Index = QModelIndex | QPersistentModelIndex
@@ -165,6 +170,14 @@ class McpPanel(QWidget):
                                       "see its memories and the global ones only (the server restarts)")
         self.project_field.editingFinished.connect(self._apply_project)
         form.addRow("Project", self.project_field)
+        self.tools_box = QComboBox()
+        for name in PROFILES:
+            self.tools_box.addItem(TOOL_PROFILES.get(name, name), name)
+        self.tools_box.setCurrentIndex(PROFILES.index(DEFAULT_PROFILE))
+        self.tools_box.setToolTip("The tools agents are offered: fewer tools cost them less context on every turn "
+                                  "(the server restarts; `limbic mcp --tools PROFILE --list` shows the sizes)")
+        self.tools_box.currentIndexChanged.connect(self._apply_tools)
+        form.addRow("Tools", self.tools_box)
 
         self.client_box = QComboBox()
         for label, key in CLIENTS:
@@ -233,6 +246,11 @@ class McpPanel(QWidget):
         if hasattr(self._server, "set_project"):
             self._server.set_project(self.project_field.text().strip() or None)
 
+    def _apply_tools(self) -> None:
+        if hasattr(self._server, "set_tools"):
+            self._server.set_tools(self.tools_box.currentData())
+        self.refresh_snippet()
+
     def set_failed(self, message: str, details: str = "") -> None:
         """Show a failed start: ``message`` wrapped here, ``details`` (the traceback) behind *Show details*."""
         self.set_server(None)
@@ -274,7 +292,8 @@ class McpPanel(QWidget):
             self.snippet.setPlainText("Start the MCP server to get an HTTP snippet (or pick stdio).")
             return
         self._snippet = client_config(self.client_box.currentData(), http=http, port=port or 0,
-                                      db=shareable_address(self.controller.service.database))
+                                      db=shareable_address(self.controller.service.database),
+                                      tools=self.tools_box.currentData())
         self._show_snippet()
 
     def _show_snippet(self) -> None:

@@ -66,15 +66,16 @@ def reference_params(memory_file: Path):
                                  env={"MEMORY_FILE_PATH": str(Path(memory_file).resolve())})
 
 
-def limbic_params(db: Path | str, home: Path | str | None = None):
-    """Stdio parameters of ``limbic --db DB mcp`` (a file path or a ``postgresql://`` URL) with LIMBIC_HOME (no model there: FTS-only search), and the
+def limbic_params(db: Path | str, home: Path | str | None = None, tools: str | None = None):
+    """Stdio parameters of ``limbic --db DB mcp [--tools TOOLS]`` (a file path or a ``postgresql://`` URL) with LIMBIC_HOME (no model there: FTS-only search), and the
     PYTHONPATH of the tests when set (the code under test, when it is not the installed package)."""
     from mcp.client.stdio import StdioServerParameters
 
     env = {"LIMBIC_HOME": str(home or os.environ["LIMBIC_HOME"])}
     if os.environ.get("PYTHONPATH"):  # a checkout run from its source tree serves its own code, not the installed one
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return StdioServerParameters(command=LIMBIC, args=["--db", str(db), "mcp"], env=env)
+    return StdioServerParameters(command=LIMBIC, args=["--db", str(db), "mcp", *(["--tools", tools] if tools else [])],
+                                 env=env)
 
 
 @asynccontextmanager

@@ -290,6 +290,31 @@ def test_cli_model_and_embed_commands(tiny_source, capsys):
     assert "limbic model install" in capsys.readouterr().out
 
 
+def test_cli_install_int8_makes_the_int8_variant_active(tiny_source, capsys):
+    from limbic.core.cli.main import main
+
+    assert main(["model", "install", "--from-dir", str(tiny_source[0]), "--name", "tiny-q"]) == 0
+    assert "active model: tiny-q (fp32)" in capsys.readouterr().err
+    assert main(["model", "install", "--from-dir", str(tiny_source[0]), "--name", "tiny-q", "--int8"]) == 0
+    said = capsys.readouterr().err
+    assert "active model: tiny-q (int8)" in said and "limbic model reembed" in said
+    assert model_store.get_active() == ("tiny-q", "int8") and load_active_embedder().name == "tiny-q@int8"
+    assert main(["model", "install", "--from-dir", str(tiny_source[0]), "--name", "tiny-r", "--int8"]) == 0
+    assert "the active model is still tiny-q (int8); switch with: limbic model use tiny-r --int8" in \
+        capsys.readouterr().err
+    assert model_store.get_active() == ("tiny-q", "int8")
+
+
+def test_cli_version(capsys):
+    from limbic.core import version
+    from limbic.core.cli.main import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"limbic {version()}"
+    assert version()[0].isdigit()
+
+
 def test_install_from_dir_converts_a_bert_safetensors_checkpoint(tmp_path):
     from dataclasses import asdict
 

@@ -107,6 +107,18 @@ def test_real_server_address_token_snippets_log_and_clean_stop(qtbot, controller
     assert failed.error and "Nobody" in failed.error
     assert service.get_entity("Agent note").entity.entity_type == "note"
 
+    async def listed(address: str) -> list[str]:
+        async with http_client(address, token) as client:
+            return [t.name for t in (await client.list_tools()).tools]
+
+    assert "get_entity" not in asyncio.run(listed(url))  # the agent profile by default
+    with qtbot.waitSignal(host.started, timeout=20_000):
+        panel.tools_box.setCurrentIndex(panel.tools_box.findData("curation"))  # the server restarts
+    assert host.tools == "curation" and "get_entity" in asyncio.run(listed(host.url))
+    panel.transport_box.setCurrentIndex(1)
+    assert "--tools curation" in panel.snippet.toPlainText() or '"curation"' in panel.snippet.toPlainText()
+    port = host.port
+
     with qtbot.waitSignal(host.stopped, timeout=15_000):
         host.stop()
     assert not host.running and _port_is_free(port)

@@ -5,7 +5,8 @@ a temporary directory) and against ``limbic mcp`` (stdio); results must be equal
 documented additions are removed (``status`` on entities, ``context`` on relations). The deliberate
 differences (unknown relation endpoints and blank names refused, text trimmed, duplicates within one
 call stored once) are checked to differ exactly as documented.
-Tool names, titles, descriptions, annotations and input schemas are compared too.
+Tool names, titles, descriptions, annotations and input schemas are compared too, with the ``agent`` (default)
+and the ``reference`` tool profiles (the latter publishes the reference's own definitions, byte for byte).
 """
 
 from __future__ import annotations
@@ -66,14 +67,17 @@ async def _session(params, errlog) -> dict:
                 "differences": differences, "unicode": unicode}
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def limbic_address(request, tmp_path_factory):
-    """The memory ``limbic mcp`` serves, on each backend."""
-    yield from address_on(request.param, tmp_path_factory.mktemp("compat_memory") / "limbic.db")
+@pytest.fixture(scope="module", params=[(b, p) for b in BACKENDS for p in ("agent", "reference")],
+                ids=lambda param: "-".join(param))
+def limbic_memory(request, tmp_path_factory):
+    """The memory ``limbic mcp`` serves, on each backend, and the tool profile it serves."""
+    backend, tools = request.param
+    for address in address_on(backend, tmp_path_factory.mktemp("compat_memory") / "limbic.db"):
+        yield address, tools
 
 
 @pytest.fixture(scope="module")
-def runs(reference_script, limbic_address, tmp_path_factory):
+def runs(reference_script, limbic_memory, tmp_path_factory):
     folder = tmp_path_factory.mktemp("compat")
     home = tmp_path_factory.mktemp("compat_home")
     found: dict[str, dict] = {}
@@ -84,9 +88,10 @@ def runs(reference_script, limbic_address, tmp_path_factory):
 
         async with anyio.create_task_group() as group:
             group.start_soon(run, "reference", reference_params(folder / "memory.jsonl"))
-            group.start_soon(run, "limbic", limbic_params(limbic_address, home))
+            group.start_soon(run, "limbic", limbic_params(limbic_memory[0], home, tools=limbic_memory[1]))
 
     anyio.run(both)
+    found["profile"] = limbic_memory[1]
     return found
 
 
@@ -158,11 +163,15 @@ EXTENDED_DESCRIPTIONS = {"create_relations", "open_nodes"}
 def test_tools_have_the_reference_names_schemas_and_descriptions(runs):
     theirs, mine = runs["reference"]["tools"], runs["limbic"]["tools"]
     assert set(theirs) == set(NINE)
+    assert list(mine)[:9] == list(theirs) and len(mine) == (9 if runs["profile"] == "reference" else 12)
     for name in NINE:
         reference, ours = theirs[name], mine[name]
         assert ours.title == reference.title, name
         assert ours.annotations == reference.annotations, name
-        if name in EXTENDED_DESCRIPTIONS:  # the reference's text, then what Limbic does differently
+        if runs["profile"] == "reference":  # the reference's own definition, byte for byte
+            assert (ours.description, json.dumps(ours.input_schema)) == (
+                reference.description, json.dumps(reference.input_schema)), name
+        elif name in EXTENDED_DESCRIPTIONS:  # the reference's text, then what Limbic does differently
             assert ours.description.startswith(reference.description), name
         else:
             assert ours.description == reference.description, name

@@ -55,9 +55,9 @@ def script(path: Path) -> list[tuple[str, str, dict]]:
                                                   "observations": GARDEN + SKY + BREAD}]}),
         ("big relation", "create_relations", {"relations": [{"from": "Big", "to": "Acme", "relationType": "sponsors"}]}),
         ("candidates", "find_split_candidates", {}),
-        ("candidates lower", "find_split_candidates_tool", {"thresholds": {"Hobby": 30, "person": 5}}),
+        ("candidates lower", "find_split_candidates", {"thresholds": {"Hobby": 30, "person": 5}}),
         ("analysis", "analyze_entity_split", {"entityName": "Big", "method": "tfidf"}),
-        ("proposal", "propose_entity_split_tool", {"entityName": "Big"}),
+        ("proposal", "propose_entity_split", {"entityName": "Big"}),
         ("split taken", "execute_entity_split", {"entityName": "Big", "parts": [{**garden, "name": "Acme"}]}),
         ("split foreign", "execute_entity_split", {"entityName": "Big", "parts": [
             {"name": "Big - x", "observations": ["not one of Big's"]}]}),
@@ -157,7 +157,7 @@ def test_in_process(service):
 def test_over_stdio(tmp_path, memory_address, limbic_home):
     path = memory_file()
 
-    params = limbic_params(memory_address, limbic_home)
+    params = limbic_params(memory_address, limbic_home, tools="all")
 
     async def scenario():
         async with stdio_client(params, tmp_path / "stderr.txt") as client:

@@ -63,7 +63,7 @@ class StdioServer:
 
     def __init__(self, db, home) -> None:
         env = os.environ | {"LIMBIC_HOME": str(home)}
-        self.process = subprocess.Popen([LIMBIC, "--db", str(db), "mcp"], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([LIMBIC, "--db", str(db), "mcp", "--tools", "all"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
         self.ids = itertools.count(1)

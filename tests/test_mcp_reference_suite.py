@@ -6,7 +6,8 @@ its calls, and every call's outcome must be identical on both servers: the error
 content, and the text **byte for byte**. The file-persistence cases become a restart of each server on
 the same store. Not ported: the checks of the JSONL file's own lines (Limbic keeps the memory in SQLite or PostgreSQL;
 ``MEMORY_FILE_PATH`` is covered by ``test_mcp_memory_file.py``). The one deliberate difference (docs/mcp.md)
-(relations to missing entities are refused) does not occur in these cases.
+(relations to missing entities are refused) does not occur in these cases. Limbic runs with the ``agent`` (default)
+and the ``reference`` tool profiles.
 """
 
 from __future__ import annotations
@@ -132,14 +133,17 @@ async def _run(params, errlog) -> dict[str, Any]:
     return {"cases": outcomes, "persisted": written + reread}
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def limbic_address(request, tmp_path_factory):
-    """The memory ``limbic mcp`` serves, on each backend."""
-    yield from address_on(request.param, tmp_path_factory.mktemp("reference_suite_memory") / "limbic.db")
+@pytest.fixture(scope="module", params=[(b, p) for b in BACKENDS for p in ("agent", "reference")],
+                ids=lambda param: "-".join(param))
+def limbic_memory(request, tmp_path_factory):
+    """The memory ``limbic mcp`` serves, on each backend, and the tool profile it serves."""
+    backend, tools = request.param
+    for address in address_on(backend, tmp_path_factory.mktemp("reference_suite_memory") / "limbic.db"):
+        yield address, tools
 
 
 @pytest.fixture(scope="module")
-def runs(reference_script, limbic_address, tmp_path_factory):
+def runs(reference_script, limbic_memory, tmp_path_factory):
     folder = tmp_path_factory.mktemp("reference_suite")
     home = tmp_path_factory.mktemp("reference_suite_home")
     found: dict[str, dict[str, Any]] = {}
@@ -150,7 +154,7 @@ def runs(reference_script, limbic_address, tmp_path_factory):
 
         async with anyio.create_task_group() as group:
             group.start_soon(run, "reference", reference_params(folder / "memory.jsonl"))
-            group.start_soon(run, "limbic", limbic_params(limbic_address, home))
+            group.start_soon(run, "limbic", limbic_params(limbic_memory[0], home, tools=limbic_memory[1]))
 
     anyio.run(both)
     return found

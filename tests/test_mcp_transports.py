@@ -87,7 +87,7 @@ def check_script_outcomes(outcomes: list[dict]) -> None:
 
 def test_stdio_answers_the_script_like_the_in_process_server(tmp_path, expected):
     async def scenario():
-        async with stdio_client(limbic_params(tmp_path / "stdio.db"), tmp_path / "stderr.txt") as client:
+        async with stdio_client(limbic_params(tmp_path / "stdio.db", tools="all"), tmp_path / "stderr.txt") as client:
             outcomes = await run_script(client)
             search = outcome(await client.call_tool("search_semantic", {"query": "chess"}))
             return outcomes, search
@@ -297,7 +297,7 @@ def test_cli_config_prints_ready_json(client, capsys, tmp_path):
     config = json.loads(capsys.readouterr().out)
     entry = (config["servers"] if client == "vscode" else config["mcpServers"])["limbic"]
     assert entry["command"] == LIMBIC
-    assert entry["args"] == ["--db", str(tmp_path / "x.db"), "mcp"]
+    assert entry["args"] == ["--db", str(tmp_path / "x.db"), "mcp", "--tools", "agent"]
     assert entry["env"] == {"LIMBIC_HOME": os.environ["LIMBIC_HOME"]}
 
     assert main(["mcp", "config", "--client", client, "--http", "--port", "9999"]) == 0
@@ -310,7 +310,7 @@ def test_cli_config_for_claude_code_is_a_command(capsys):
     from limbic.core.cli.main import main
 
     assert main(["mcp", "config", "--client", "claude-code"]) == 0
-    assert capsys.readouterr().out.strip().endswith(f"limbic -- {LIMBIC} mcp")
+    assert capsys.readouterr().out.strip().endswith(f"limbic -- {LIMBIC} mcp --tools agent")
     assert main(["mcp", "config", "--client", "claude-code", "--http"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("claude mcp add --transport http limbic http://127.0.0.1:8765/mcp --header")

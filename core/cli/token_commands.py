@@ -1,9 +1,10 @@
 """``limbic mcp token``: the bearer tokens of the MCP HTTP transport (docs/mcp.md "Teams").
 
 - ``limbic mcp token [--rotate]``: print (or replace) this machine's token file, the token named ``local``.
-- ``limbic mcp token add NAME [--project P]``: a new named token, kept in the memory (``--db``) so that every
-  ``limbic mcp --http`` server on that memory accepts it; the secret is printed once. With ``--project`` every
-  call made with it is bound to that project (docs/lifecycle.md "Project scope").
+- ``limbic mcp token add NAME [--project P] [--tools PROFILE]``: a new named token, kept in the memory (``--db``)
+  so that every ``limbic mcp --http`` server on that memory accepts it; the secret is printed once. With
+  ``--project`` every call made with it is bound to that project (docs/lifecycle.md "Project scope");
+  ``--tools``: the tool profile its clients are served (default: the server's; docs/mcp.md "Tool profiles").
 - ``limbic mcp token list [--json]``: the named tokens (names and dates, never secrets).
 - ``limbic mcp token revoke NAME``: servers refuse the token within seconds.
 """
@@ -31,6 +32,8 @@ def register(mcp_commands: argparse._SubParsersAction) -> None:
     add.add_argument("name", help="1-64 letters, digits, '-', '_' or '.' (who uses it: alice, ci-bot)")
     add.add_argument("--project", metavar="NAME", help="bind the token to this project: its calls see and change "
                      "that project's memories and the global ones only")
+    add.add_argument("--tools", metavar="PROFILE", help="the tools its clients are served: a profile (agent, "
+                     "curation, reference, all, seed) or tool names separated by commas; default: the server's")
     add.set_defaults(handler=add_command)
     listing = sub.add_parser("list", help="list the named tokens (never their secrets)")
     listing.add_argument("--json", action="store_true", help="print JSON")
@@ -55,15 +58,20 @@ def _service(args: argparse.Namespace):
 
 
 def add_command(args: argparse.Namespace) -> int:
+    from limbic.core.mcp.profiles import profile
+
+    tools = None if args.tools is None else profile(args.tools).flag
     service = _service(args)
     try:
-        secret = service.add_token(args.name, project=args.project)
+        secret = service.add_token(args.name, project=args.project, tools=tools)
     finally:
         service.close()
     print(secret)
+    served = f"the tools of {tools}" if tools else "the server's tools"
     bound = f"; its calls are bound to project {args.project!r}" if args.project else ""
     print(f"limbic: token {args.name!r} created; it will not be shown again. Clients send it as "
-          "'Authorization: Bearer <token>'; their writes are logged as mcp:" + args.name + bound, file=sys.stderr)
+          f"'Authorization: Bearer <token>' and are served {served}; their writes are logged as mcp:{args.name}"
+          f"{bound}", file=sys.stderr)
     return 0
 
 
@@ -71,16 +79,19 @@ def list_command(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
         tokens = service.list_tokens()
+        tools = {t.name: service.token_tools(t.name) for t in tokens}
     finally:
         service.close()
     if args.json:
-        print_json([{"name": t.name, "created": iso(t.created_at), "revoked": iso(t.revoked_at), "project": t.project}
-                    for t in tokens])
+        print_json([{"name": t.name, "created": iso(t.created_at), "revoked": iso(t.revoked_at), "project": t.project,
+                     "tools": tools[t.name]} for t in tokens])
         return 0
-    print(f"{'name':<24} {'created':<20} {'revoked':<20} project")
-    print(f"{'local':<24} {'-':<20} {'-':<20} -   (this machine's token file: `limbic mcp token`)")
+    print(f"{'name':<24} {'created':<20} {'revoked':<20} {'project':<16} tools")
+    print(f"{'local':<24} {'-':<20} {'-':<20} {'-':<16} the server's (this machine's token file: `limbic mcp token`)")
     for t in tokens:
-        print(f"{t.name:<24} {_when(t.created_at):<20} {_when(t.revoked_at) if t.revoked else '-':<20} {t.project or '-'}")
+        served = tools[t.name] or "the server's"
+        print(f"{t.name:<24} {_when(t.created_at):<20} {_when(t.revoked_at) if t.revoked else '-':<20} "
+              f"{t.project or '-':<16} {served}")
     return 0
 
 

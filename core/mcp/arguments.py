@@ -5,6 +5,8 @@ Every tool registered through :func:`add_strict_tool` gets an argument model tha
 (its input schema says ``additionalProperties: false``, as the reference server's do); nested input
 objects forbid them through :class:`limbic.core.mcp.schemas.StrictIn`. A refusal names the key
 (``entities.0.stauts: unknown key``, see ``describe_invalid_arguments`` in :mod:`limbic.core.mcp.server`).
+
+The published input schema is compacted (:func:`compact_schema`): every agent reads it on every turn.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import ToolAnnotations
 from pydantic import ConfigDict
 
-__all__ = ["add_strict_tool", "inline_refs"]
+__all__ = ["add_strict_tool", "compact_schema", "inline_refs"]
+
+_UNPUBLISHED = frozenset({"maxLength", "maxItems"})
 
 
 def add_strict_tool(server: MCPServer, fn: Callable[..., Any], *, title: str, description: str,
@@ -31,7 +35,7 @@ def add_strict_tool(server: MCPServer, fn: Callable[..., Any], *, title: str, de
     strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {
         "model_config": ConfigDict(**{**loose.model_config, "extra": "forbid"}), "__module__": loose.__module__}))
     tool.fn_metadata.arg_model = strict
-    tool.parameters = strict.model_json_schema(by_alias=True)
+    tool.parameters = compact_schema(strict.model_json_schema(by_alias=True))
     schema = tool.fn_metadata.output_schema
     if schema is not None:
         # Our results are built from typed core values, so the SDK's re-validation of every result against
@@ -56,3 +60,33 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         return node
 
     return resolve(schema)
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (pydantic's JSON Schema of an argument model) without what costs an agent's context and tells
+    it nothing it needs: the titles pydantic derives from field and model names; the ``null`` branch and ``null``
+    default of an optional argument (``{"anyOf": [X, {"type": "null"}], "default": null}`` becomes ``X``: leaving
+    the key out means the same); and the length limits (``maxLength``, ``maxItems``: 512-character names,
+    10,000-character observations, 1,000 items), which the reference server does not publish either. Validation
+    is unchanged: the server's argument model still applies every limit and a refusal names it."""
+
+    def compact(node: Any) -> Any:
+        if isinstance(node, list):
+            return [compact(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        branches = node.get("anyOf")
+        if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
+            kept = next(branch for branch in branches if branch != {"type": "null"})
+            node = {**{k: v for k, v in node.items() if k != "anyOf"}, **kept}
+            if "default" in node and node["default"] is None:
+                del node["default"]
+        out = {}
+        for key, value in node.items():
+            if (key == "title" and isinstance(value, str)) or key in _UNPUBLISHED:
+                continue
+            out[key] = {name: compact(sub) for name, sub in value.items()} if key in ("properties", "$defs") \
+                else compact(value)
+        return out
+
+    return cast(dict[str, Any], compact(schema))

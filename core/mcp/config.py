@@ -1,7 +1,8 @@
 """Ready configuration snippets for MCP clients (``limbic mcp config`` and the app's MCP panel).
 
-Stdio snippets launch this installation's ``limbic mcp`` with absolute paths; HTTP snippets carry the
-URL and the bearer token of :mod:`limbic.core.mcp.http`.
+Stdio snippets launch this installation's ``limbic mcp`` with absolute paths and the tool profile
+(``--tools``, docs/mcp.md "Tool profiles"); HTTP snippets carry the URL and the bearer token of
+:mod:`limbic.core.mcp.http` (the HTTP server's profile is chosen where it runs, or by a named token's).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from limbic.core.mcp.profiles import DEFAULT_PROFILE
 from limbic.core.mcp.token import load_token
 from limbic.core.store.postgres.address import is_postgres, without_password
 
@@ -34,15 +36,15 @@ WHERE = {
 """Where each client's snippet goes, one sentence per client."""
 
 
-def _limbic_command(db: str | Path | None) -> tuple[str, list[str]]:
-    """The command and arguments that launch ``limbic mcp`` for this installation (absolute paths; a
-    PostgreSQL address without its password)."""
+def _limbic_command(db: str | Path | None, tools: str) -> tuple[str, list[str]]:
+    """The command and arguments that launch ``limbic mcp --tools TOOLS`` for this installation (absolute paths;
+    a PostgreSQL address without its password)."""
     found = shutil.which("limbic") or str(Path(sys.executable).with_name("limbic"))
     if db and is_postgres(str(db)):
         db_args = ["--db", without_password(str(db))]  # libpq reads the password from PGPASSWORD or ~/.pgpass
     else:
         db_args = ["--db", str(Path(db).expanduser().resolve())] if db else []
-    return found, [*db_args, "mcp"]
+    return found, [*db_args, "mcp", "--tools", tools]
 
 
 def _env() -> dict[str, str]:
@@ -51,8 +53,9 @@ def _env() -> dict[str, str]:
 
 
 def client_config(client: str, *, http: bool = False, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT,
-                  db: str | Path | None = None) -> str:
+                  db: str | Path | None = None, tools: str = DEFAULT_PROFILE) -> str:
     """The snippet for ``client`` (one of :data:`CLIENTS`): JSON for config files, a shell command for Claude Code.
+    ``tools``: the ``--tools`` value a stdio snippet starts the server with.
 
     Raises:
         ValueError: an unknown client name.
@@ -76,7 +79,7 @@ def client_config(client: str, *, http: bool = False, host: str = DEFAULT_HOST, 
             return json.dumps({"servers": {SERVER_NAME: {"type": "http", **entry}}}, indent=2)
         return json.dumps({"mcpServers": {SERVER_NAME: entry}}, indent=2)
     env = _env()
-    command, command_args = _limbic_command(db)
+    command, command_args = _limbic_command(db, tools)
     if client == "claude-code":
         env_flags = [flag for key, value in env.items() for flag in ("--env", f"{key}={value}")]
         return shlex.join(["claude", "mcp", "add", *env_flags, SERVER_NAME, "--", command, *command_args])

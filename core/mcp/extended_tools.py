@@ -106,10 +106,9 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         return result(out)
 
     def mark_used(names: Annotated[Items, Field(
-            min_length=1, description="The entities that were used: the memories that helped")],
+            min_length=1, description="The entities that helped")],
                   searchId: Annotated[int | None, Field(
-                      strict=True, ge=1, description="Optional: the searchId of the search_semantic call that "
-                      "found them; they become relevance feedback for that search")] = None,
+                      strict=True, ge=1, description="The searchId of the search that found them")] = None,
                   ) -> Annotated[CallToolResult, MarkUsedOut]:
         with refusals():
             used = service.mark_used(names, search_id=searchId, origin=current_origin())
@@ -118,23 +117,13 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
     write, read = tool_annotations(False), tool_annotations(True, idempotent=True)
     for fn, title, description, annotations in (
         (search_semantic, "Search by Meaning",
-         "Search the memory by meaning and by keyword (embedding KNN + full text, both branches' evidence "
-         "fused, for the entity and for its best single observation), lift the memories of the same type "
-         "written just before or after a strong match (their context), favour memories written on a day or "
-         "month the query names with its year (e.g. 'on 3 March 2025', 'in March 2025'), and re-rank "
-         "by the limbic score: salience, recency, co-occurrence and status. Each result carries its score "
-         "breakdown. "
-         "Uses the scoring parameters saved in Limbic Studio. Without an installed model it runs on full "
-         "text only and says so in 'mode'. Being returned by a search is an impression, not a use: it does "
-         "not raise salience. Call mark_used (with the returned searchId) or open_nodes / get_entity for the "
-         "memories that helped.", read),
+         "Search the memory by meaning and keyword; ranked by relevance, salience, recency and status, each "
+         "result with its score breakdown. Being listed is an impression, not a use: call mark_used (with the "
+         "searchId) or open_nodes for the memories that helped.", read),
         (mark_used, "Mark Used",
-         "Say which memories helped: each named entity counts as used (accessed), and entities named together "
-         "as co-occurring. Only uses (mark_used, open_nodes, get_entity) raise salience in search_semantic; "
-         "search results alone do not. Pass the searchId of the search_semantic call that found them to teach "
-         "the ranking: later queries like that one rank them higher, and the auto-tuner learns from this "
-         "feedback. Unknown names or searchIds are refused and "
-         "nothing is recorded.", write),
+         "Record that these memories helped: a use, which raises their rank in search_semantic. With the "
+         "searchId of the search that found them it also teaches the ranking. Unknown names are refused.",
+         write),
         (rename_entity, "Rename Entity", "Rename an entity; its observations and relations follow.", write),
         (merge_entities, "Merge Entities",
          "Merge entities into a target: observations and relations move to the target, the sources are "

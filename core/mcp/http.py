@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from limbic.core.errors import LimbicError, ValidationError
 from limbic.core.mcp.config import DEFAULT_HOST
+from limbic.core.mcp.profiles import Profile, profile
 from limbic.core.mcp.server import ToolCallRecord, build_server
 from limbic.core.mcp.token import FileToken
 from limbic.core.mcp.tooling import caller_name
@@ -226,6 +227,8 @@ class HttpMcpServer:
             bound address; only useful with ``allow_remote``.
         project: the project this server (and so its token) is bound to by default: new entities belong
             to it, reads and searches see its memories and the global ones (docs/lifecycle.md "Project scope").
+        tools: the tool profile served (docs/mcp.md "Tool profiles"); a named token given its own
+            (``limbic mcp token add NAME --tools P``) gets that one instead.
 
     Raises:
         ValidationError: a non-loopback host without ``allow_remote``, or a port outside 0–65535.
@@ -244,6 +247,7 @@ class HttpMcpServer:
         project: str | None = None,
         public_names: Sequence[str] = (),
         token_cache_seconds: float = NAME_CACHE_SECONDS,
+        tools: str | Profile = "all",
     ) -> None:
         host = host.strip().strip("[]")
         if not is_loopback(host) and not allow_remote:
@@ -262,6 +266,7 @@ class HttpMcpServer:
         self._public_names = [public_name(n) for n in public_names]
         self._cache_seconds = token_cache_seconds
         self.project = project
+        self.tools = tools if isinstance(tools, Profile) else profile(tools)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -347,7 +352,8 @@ class HttpMcpServer:
             raise RuntimeError("the MCP HTTP server is already running")
         self._socket = self._bind()
         self._port = self._socket.getsockname()[1]
-        mcp = build_server(self._service, on_call=self._on_call, project=self.project)
+        mcp = build_server(self._service, on_call=self._on_call, project=self.project, tools=self.tools,
+                           token_tools=getattr(self._service, "token_tools", None))
         app = mcp.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=self.security_settings(),

@@ -134,8 +134,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
 
     def read_graph(
         mode: Annotated[Literal["full", "names", "page", "summary"], Field(
-            description="Optional (Limbic): full (default, the whole graph), names (entity names only), "
-                        "page (entities by id from offset, with their relations), summary (counts)")] = "full",
+            description="names: names only; page: from offset; summary: counts")] = "full",
         offset: Offset = 0,
         limit: PageLimit | None = None,
         project: ProjectArg = None,
@@ -157,10 +156,9 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
 
     def search_nodes(query: Annotated[Query, Field(
             description="The search query to match against entity names, types, and observation content")],
-                     offset: Annotated[Offset, Field(description="Optional (Limbic): skip this many matches")] = 0,
+                     offset: Annotated[Offset, Field(description="Skip this many matches")] = 0,
                      limit: Annotated[PageLimit | None, Field(
-                         description="Optional (Limbic): at most this many matches (default: all); the result "
-                                     "then says offset, limit and total")] = None,
+                         description="At most this many matches (default all)")] = None,
                      maxObservations: MaxObservations = None,
                      project: ProjectArg = None,
                      asOf: AsOf = None,
@@ -180,14 +178,11 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                    project: ProjectArg = None,
                    asOf: AsOf = None,
                    kinds: Annotated[list[Kind] | None, Field(
-                       max_length=MAX_ITEMS, description="Optional (Limbic): only the observations of these kinds "
-                       "(e.g. fact, decision, preference, event, metadata)")] = None,
+                       max_length=MAX_ITEMS, description="Only observations of these kinds")] = None,
                    includeSuperseded: Annotated[bool, Field(
-                       strict=True, description="Optional (Limbic): also list the superseded observations "
-                       "(history) of each entity, as supersededObservations")] = False,
+                       strict=True, description="Also list replaced observations (history)")] = False,
                    includeReflections: Annotated[bool, Field(
-                       strict=True, description="Optional (Limbic): also list the reflections about each entity "
-                       "and its relations, as reflections")] = False,
+                       strict=True, description="Also list reflections about them")] = False,
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
             view = read_view(project, asOf)
@@ -211,8 +206,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
         (create_entities, "Create Entities", "Create multiple new entities in the knowledge graph", write),
         (create_relations, "Create Relations",
          "Create multiple new relations between entities in the knowledge graph. Relations should be in active "
-         "voice. (Limbic: both entities must already exist; a relation naming an unknown entity is refused with "
-         "an error and nothing is stored, where the reference server stores it dangling.)", write),
+         "voice. Refused if an entity does not exist (nothing stored).", write),
         (add_observations, "Add Observations", "Add new observations to existing entities in the knowledge graph",
          write),
         (delete_entities, "Delete Entities",
@@ -223,8 +217,7 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
         (read_graph, "Read Graph", "Read the entire knowledge graph", read),
         (search_nodes, "Search Nodes", "Search for nodes in the knowledge graph based on a query", read),
         (open_nodes, "Open Nodes",
-         "Open specific nodes in the knowledge graph by their names. (Limbic: opening is a use: each opened "
-         "entity counts as accessed, and entities opened together as co-occurring; this is what raises their "
-         "salience in search_semantic.)", read),
+         "Open specific nodes in the knowledge graph by their names. Opening is a use: it raises their rank in "
+         "search_semantic.", read),
     ):
         add_strict_tool(server, fn, title=title, description=description, annotations=annotations)

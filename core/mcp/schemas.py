@@ -29,8 +29,7 @@ Status = Literal["active", "paused", "completed", "archived"]  # limbic.core.mod
 DEFAULT_STATUS = "active"
 PresetName = Annotated[str, Field(
     json_schema_extra={"enum": list(PRESETS)},
-    description=f"Rank with a named preset ({', '.join(PRESETS)}: measured best, the seeds' formula) "
-                "instead of the saved scoring parameters",
+    description="Rank with this preset instead of the saved parameters",
 )]
 
 
@@ -49,32 +48,22 @@ class StrictIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-ExpiresAt = Annotated[str | None, Field(
-    max_length=64, description="Optional (Limbic): when the observations expire, ISO 8601 (e.g. 2026-03-01T12:00:00Z); "
-    "from then on they are no longer returned or searched (kept as history until deleted)")]
-TtlDays = Annotated[float | None, Field(
-    gt=0, le=36_500, description="Optional (Limbic): the observations expire this many days from now "
-    "(instead of expiresAt)")]
-Weight = Annotated[float | None, Field(
-    ge=0.1, le=1.0, description="Optional (Limbic): confidence of the observations, 0.1 to 1.0 (default 1.0: "
-    "confident, current; 0.5 tentative); it multiplies their contribution to search_semantic's relevance")]
+# Descriptions of the optional extras are short: every agent reads them on every turn (docs/mcp.md "Tool profiles").
+ExpiresAt = Annotated[str | None, Field(max_length=64, description="ISO 8601 date-time; then no longer returned")]
+TtlDays = Annotated[float | None, Field(gt=0, le=36_500, description="Expire in this many days")]
+Weight = Annotated[float | None, Field(ge=0.1, le=1.0, description="Confidence (default 1; 0.5 tentative)")]
 
 
 class EntityIn(StrictIn):
     name: Annotated[Name, Field(description="The name of the entity")]
     entityType: Annotated[Name, Field(description="The type of the entity")]
     observations: Annotated[list[Content], _items("An array of observation contents associated with the entity")]
-    status: Annotated[
-        Status | None,
-        Field(description="Optional (Limbic): active (default), paused, completed or archived"),
-    ] = None
+    status: Annotated[Status | None, Field(description="Default active")] = None
     expiresAt: ExpiresAt = None
     ttlDays: TtlDays = None
     weight: Weight = None
     project: Annotated[str | None, Field(
-        max_length=MAX_NAME, description="Optional (Limbic): the project the entity belongs to; \"\" makes it "
-        "global (seen from every project). Default: the server's project, else global; a server bound to a project "
-        "refuses another")] = None
+        max_length=MAX_NAME, description="Its project (\"\": global; default: the server's)")] = None
 
 
 class RelationIn(StrictIn):
@@ -84,7 +73,7 @@ class RelationIn(StrictIn):
     to: Annotated[Name, Field(description="The name of the entity where the relation ends")]
     relationType: Annotated[Name, Field(description="The type of the relation")]
     context: Annotated[
-        str | None, Field(description="Optional (Limbic): why or where the relation holds", max_length=MAX_CONTEXT)
+        str | None, Field(description="Why or where it holds", max_length=MAX_CONTEXT)
     ] = None
 
 
@@ -93,13 +82,11 @@ class ObservationBatchIn(StrictIn):
     contents: Annotated[list[Content], _items("An array of observation contents to add")]
     kind: Annotated[
         str | None,
-        Field(description="Optional (Limbic): kind of every content, e.g. fact, decision, preference, event, "
-                          "metadata", max_length=MAX_KIND),
+        Field(description="e.g. fact, decision, preference, event", max_length=MAX_KIND),
     ] = None
     supersedes: Annotated[
         Content | None,
-        Field(description="Optional (Limbic): the text of a current observation that the single content "
-                          "replaces; the old one is kept as history"),
+        Field(description="A current observation the single content replaces (kept as history)"),
     ] = None
     expiresAt: ExpiresAt = None
     ttlDays: TtlDays = None

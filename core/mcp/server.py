@@ -14,13 +14,18 @@ No SQL and no scoring here. :func:`build_server` registers
   committed change, by this process or another one on the same file (``subscriptions/listen`` for
   2026 clients, ``resources/subscribe`` for older ones).
 
+Every tool is declared in :mod:`limbic.core.mcp.profiles` with the profiles that list it; a server lists and
+serves the tools of its profile (``tools``), or of the profile a named HTTP token was given. A call to a declared
+tool outside it is refused with the profile that has it.
+
 Tools raise on error (the SDK turns the exception into an ``isError`` result); each mutating tool is
 exactly one service call, i.e. one transaction, so a failed call writes nothing.
 """
 
+import logging
+import time
 from collections.abc import Callable
 from contextlib import asynccontextmanager
-from importlib import metadata
 from typing import Any
 
 import anyio
@@ -30,27 +35,52 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp_types import (
     SubscribeRequestParams,
+    Tool,
     UnsubscribeRequestParams,
 )
 
+from limbic.core import version
 from limbic.core.mcp.curation_tools import add_curation_tools
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
 from limbic.core.mcp.extended_tools import add_extended_tools
 from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
+from limbic.core.mcp.profiles import TOOLS, Profile, not_enabled, profile
+from limbic.core.mcp.reference_defs import REFERENCE_DEFINITIONS
 from limbic.core.mcp.reference_tools import add_reference_tools
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.tooling import caller_name, pretty, refusals
 from limbic.core.service import MemoryService
+from limbic.core.service.tokens import LOCAL_TOKEN_NAME
 
-__all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server"]
+__all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server", "instructions"]
+
+logger = logging.getLogger(__name__)
 
 TUNING_URI = "memory://tuning"
+TOKEN_PROFILE_SECONDS = 2.0
+"""How long a server keeps a named token's profile before reading it again."""
 
-INSTRUCTIONS = (
-    "Limbic memory: a knowledge graph of entities (name, type, observations, status) and directed "
-    "relations. The nine tools of the reference memory server work unchanged; search_semantic ranks "
-    "by meaning, salience and recency; get_entity shows history and access statistics."
-)
+
+def instructions(project: str | None = None, tools: Profile | None = None) -> str:
+    """What the ``initialize`` answer tells an agent about using this memory well (under 1 KB), naming only the
+    tools of ``tools`` (default: every tool)."""
+    def has(tool: str) -> bool:
+        return tools is None or tool in tools
+
+    search = "search_semantic (by meaning and keyword)" if has("search_semantic") else "search_nodes"
+    parts = ["Limbic memory: a knowledge graph of entities (name, type, observations) and typed relations. "
+             f"Search before you write: {search}, then open_nodes for the full entities you need."]
+    if has("mark_used"):
+        parts.append("When a result helped, call mark_used with its names and the searchId: that is what raises "
+                     "its rank later (being listed does not).")
+    parts.append("Add new facts to the existing entity with add_observations rather than creating a near-copy; "
+                 "to replace a fact pass supersedes.")
+    if has("resolve_conflict"):
+        parts.append("If a write's answer has conflicts, a new observation contradicts a stored one: ask the user "
+                     "which is right, then settle it with resolve_conflict (key and option from the conflict).")
+    parts.append(f"Project in effect: {project!r}: new entities belong to it; reads and searches see it and the "
+                 "global memories." if project else "No project: every memory is seen, new ones are global.")
+    return " ".join(parts)
 
 
 def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
@@ -66,11 +96,49 @@ def describe_invalid_arguments(error: pydantic.ValidationError) -> str:
 
 
 class _LimbicServer(MCPServer):
-    """``MCPServer`` whose refusals of malformed arguments name the fields and why, in plain words, and whose
-    every tool call is bound to the server's project or its token's (docs/lifecycle.md "Project scope")."""
+    """``MCPServer`` that lists and serves the tools of a profile (the server's, or a named token's), and whose
+    refusals of malformed arguments name the fields and why, in plain words, and whose every tool call is bound to
+    the server's project or its token's (docs/lifecycle.md "Project scope")."""
 
     service: MemoryService
     project: str | None = None
+
+    def __init__(self, *args: Any, tools: Profile, token_tools: Callable[[str], str | None] | None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.profile = tools
+        self._token_tools = token_tools
+        self._token_profiles: dict[str, tuple[float, Profile]] = {}
+        self._listed: dict[str, list[Tool]] = {}
+
+    def current_profile(self) -> Profile:
+        """The profile of the call being served: its named token's, if that token was given one, else the
+        server's."""
+        name = caller_name.get()
+        if name is None or name == LOCAL_TOKEN_NAME or self._token_tools is None:
+            return self.profile
+        now = time.monotonic()
+        cached = self._token_profiles.get(name)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        chosen = self.profile
+        try:
+            spec = self._token_tools(name)
+            chosen = self.profile if spec is None else profile(spec)
+        except Exception:  # a tool list that no longer parses, or a busy database: the server's profile
+            logger.warning("the tool profile of the MCP token %r could not be read; serving %s", name,
+                           self.profile.name)
+        self._token_profiles[name] = (now + TOKEN_PROFILE_SECONDS, chosen)
+        return chosen
+
+    async def list_tools(self) -> list[Tool]:
+        chosen = self.current_profile()
+        listed = self._listed.get(chosen.flag)
+        if listed is None:
+            registered = {tool.name: tool for tool in await super().list_tools()}
+            listed = [_published(registered[name], chosen) for name in chosen.tools if name in registered]
+            self._listed[chosen.flag] = listed
+        return listed
 
     def _call_project(self) -> str | None:
         """The project this call is bound to: the server's, or the one its named token is bound to.
@@ -85,10 +153,16 @@ class _LimbicServer(MCPServer):
                             f"{self.project!r}")
         return token_project or self.project
 
+    def _binding(self) -> tuple[str | None, Profile]:
+        """The project and the tool profile of the call being served (its named token's, else the server's)."""
+        return self._call_project(), self.current_profile()
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        with refusals():  # a named token's settings are read off the event loop; an outage is one clear refusal
+            project, chosen = await anyio.to_thread.run_sync(self._binding) if caller_name.get() else self._binding()
+        if name not in chosen and name in TOOLS:
+            raise ToolError(not_enabled(name, chosen))
         try:
-            with refusals():  # the token's project is read off the event loop; an outage is one clear refusal
-                project = await anyio.to_thread.run_sync(self._call_project)
             with self.service.scoped(project):
                 return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -99,8 +173,18 @@ class _LimbicServer(MCPServer):
                 from invalid
 
 
+def _published(tool: Tool, chosen: Profile) -> Tool:
+    """``tool`` as ``chosen`` lists it: in the ``reference`` profile the nine reference tools carry the reference
+    server's own title, description and input schema."""
+    if chosen.name != "reference" or not chosen.named or tool.name not in REFERENCE_DEFINITIONS:
+        return tool
+    title, description, schema = REFERENCE_DEFINITIONS[tool.name]
+    return tool.model_copy(update={"title": title, "description": description, "input_schema": schema})
+
+
 def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None, *,
-                 project: str | None = None) -> MCPServer:
+                 project: str | None = None, tools: str | Profile = "all",
+                 token_tools: Callable[[str], str | None] | None = None) -> MCPServer:
     """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with the caller's origin
     (:func:`~limbic.core.mcp.tooling.current_origin`: ``mcp:NAME`` over HTTP, ``stdio``, else ``mcp``).
 
@@ -113,7 +197,15 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
             deletes and curation see and touch its entities and the global ones only; a call naming another
             project is refused (docs/lifecycle.md "Project scope"). A named token bound to a project binds the
             calls made with it the same way. ``None``: every memory, as the reference server.
+        tools: the tools listed and served: a profile of :mod:`limbic.core.mcp.profiles` or a ``--tools`` value
+            (``limbic mcp`` and the app pass ``agent`` by default; every tool here).
+        token_tools: a named HTTP token's ``--tools`` value, or None for the server's
+            (``MemoryService.token_tools``); read again every :data:`TOKEN_PROFILE_SECONDS` seconds.
+
+    Raises:
+        ValidationError: ``tools`` names no profile or an unknown tool.
     """
+    chosen = tools if isinstance(tools, Profile) else profile(tools)
     bus = InMemorySubscriptionBus()
     notifier = GraphNotifier(service, bus)
 
@@ -125,18 +217,23 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
     server = _LimbicServer(
         name="limbic-memory",
         title="Limbic memory",
-        version=_version(),
-        instructions=INSTRUCTIONS,
+        version=version(),
+        instructions=instructions(project, chosen),
         log_level="WARNING",
         lifespan=lifespan,
         subscriptions=bus,
         middleware=[activity_middleware(on_call)] if on_call else None,
+        tools=chosen,
+        token_tools=token_tools,
     )
     server.service, server.project = service, project
     add_reference_tools(server, service, project)
     add_extended_tools(server, service, project)
     add_lifecycle_tools(server, service)
     add_curation_tools(server, service)
+    undeclared = sorted(tool.name for tool in server._tool_manager.list_tools() if tool.name not in TOOLS)
+    if undeclared:
+        raise RuntimeError(f"MCP tools missing from limbic.core.mcp.profiles.TOOLS: {', '.join(undeclared)}")
 
     @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
                      description="The full knowledge graph with all entities and relations",
@@ -159,9 +256,3 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, notifier.unsubscribe)
     return server
 
-
-def _version() -> str:
-    try:
-        return metadata.version("limbic-studio")
-    except metadata.PackageNotFoundError:
-        return "0"

@@ -65,21 +65,18 @@ def tool_annotations(read_only: bool, destructive: bool = False, idempotent: boo
 
 
 Items = Annotated[list[Name], Field(max_length=MAX_ITEMS)]
-Offset = Annotated[int, Field(strict=True, ge=0, description="Optional (Limbic): first entity of the page (by id)")]
-PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS,
-                                 description="Optional (Limbic): page size (mode page: 100 by default)")]
+# Descriptions of the optional extras are short: every agent reads them on every turn (docs/mcp.md "Tool profiles").
+Offset = Annotated[int, Field(strict=True, ge=0, description="First entity of the page")]
+PageLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_ITEMS, description="Page size (default 100)")]
 DEFAULT_PAGE = 100
 MaxObservations = Annotated[int | None, Field(
-    strict=True, ge=0, description="Optional (Limbic): at most this many observations per entity, those sharing "
-    "the most words with the query (default: all); an entity trimmed says omittedObservations")]
+    strict=True, ge=0, description="At most this many observations per entity, those closest to the query")]
 SearchLimit = Annotated[int, Field(strict=True, ge=1, le=MAX_SEARCH_LIMIT, description="Number of results")]
 ProjectArg = Annotated[str | None, Field(
-    min_length=1, max_length=512, description="Optional (Limbic): only this project's memories and the global ones "
-    "(global ones rank ×0.8 in search_semantic); other projects' are never returned. Default: the server's project; "
-    "a server bound to a project refuses another")]
-AsOf = Annotated[str | None, Field(
-    max_length=64, description="Optional (Limbic): the memory as it was at this ISO 8601 date or date-time (a date "
-    "alone: the end of that day, UTC): observations live then, relations active then, superseded ones as they stood")]
+    min_length=1, max_length=512,
+    description="Only this project's and global memories (default: the server's; a bound server refuses another)")]
+AsOf = Annotated[str | None, Field(max_length=64, description="The memory as it was at this ISO 8601 date "
+                                                              "(a date alone: its end, UTC)")]
 
 
 def relation_inputs(relations: list[RelationIn]) -> list[RelationInput]:

@@ -4,7 +4,9 @@ server on it accepts them (docs/mcp.md "Teams").
 A mixin of ``MemoryService``. A token is 32 random bytes (URL-safe base64, 43 characters), shown once by
 :meth:`Tokens.add_token`; the database keeps only its SHA-256 hex digest. The name says who writes: a write
 made with the token ``alice`` is logged with the origin ``mcp:alice``. ``local`` is the name of each
-machine's token file (:mod:`limbic.core.mcp.token`) and cannot be taken.
+machine's token file (:mod:`limbic.core.mcp.token`) and cannot be taken. A token may carry the MCP tool profile
+its clients are served (``limbic mcp token add NAME --tools PROFILE``), kept in the settings under
+``mcp_token_tools:NAME``; without one they get the server's.
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ from typing import Any
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.store import tokens as rows
 from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.schema import put_setting
 from limbic.core.store.tokens import NamedToken
 from limbic.core.validation import label
 
 LOCAL_TOKEN_NAME = "local"
 """The name of the per-install token file's token (never stored in the memory)."""
 _NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
+TOOLS_SETTING = "mcp_token_tools:"
+"""Prefix of the setting that keeps a named token's tool profile (the ``--tools`` value, e.g. ``curation``)."""
+_MAX_TOOLS = 2000
 
 
 def token_hash(secret: str) -> str:
@@ -52,17 +58,22 @@ class Tokens:
     database: Database
     _write: Callable[..., Any]
 
-    def add_token(self, name: str, *, project: str | None = None, origin: str | None = None) -> str:
+    def add_token(self, name: str, *, project: str | None = None, tools: str | None = None,
+                  origin: str | None = None) -> str:
         """Create the token ``name`` and return its secret (shown this once: only its hash is stored).
-        One transaction. ``project``: every call made with the token is bound to that project (its entities and
-        the global ones only; docs/lifecycle.md "Project scope"); ``None``: the server's scope.
+        ``project``: every call made with the token is bound to that project (its entities and the global ones
+        only; docs/lifecycle.md "Project scope"); ``None``: the server's scope. ``tools``: the tool profile its
+        clients are served (a ``--tools`` value the caller has checked, at most 2,000 characters); None: the
+        server's. One transaction.
 
         Raises:
-            ValidationError: a malformed or reserved name (see :func:`check_token_name`).
+            ValidationError: a malformed or reserved name (see :func:`check_token_name`), or ``tools`` too long.
             ValidationError: also when a token of that name exists, revoked or not.
         """
         name = check_token_name(name)
         project = None if project is None else label(project, "project")
+        if tools is not None and not 0 < len(tools) <= _MAX_TOOLS:
+            raise ValidationError(f"a token's tools are 1 to {_MAX_TOOLS} characters")
         secret = secrets.token_urlsafe(32)
 
         def body(txn: WriteTransaction) -> None:
@@ -70,9 +81,15 @@ class Tokens:
                 raise ValidationError(f"a token named {name!r} exists already (a revoked token keeps its name); "
                                     "choose another name")
             rows.insert(txn.conn, name, token_hash(secret), time.time(), project)
+            if tools is not None:
+                put_setting(txn.conn, TOOLS_SETTING + name, tools)
 
         self._write("add_token", origin, body)
         return secret
+
+    def token_tools(self, name: str) -> str | None:
+        """The tool profile (``--tools`` value) given to the token ``name`` when it was added; None: the server's."""
+        return self.database.get_setting(TOOLS_SETTING + name)
 
     def list_tokens(self) -> list[NamedToken]:
         """Every named token by name: name, created and revoked time (UTC seconds); never secrets or hashes."""

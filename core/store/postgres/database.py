@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 CHANNEL = "limbic_changes"
 WRITE_LOCK_KEY = 0x6C696D626963  # "limbic": the advisory lock writers take turns on
 CONNECT_TIMEOUT_SECONDS = 10
+COMMIT_CHECK_SECONDS = 15.0
+"""How long a write whose connection was lost as it committed waits for the database to answer whether it was
+stored, before it is answered "may be stored" (a restart of the server usually takes a few seconds)."""
 READ_POOL_SIZE = 24
 """Read connections at most: the HTTP server's worker threads (``WORKER_THREADS`` in core/mcp/http.py, 16)
 plus the background ones (vector filler, contradiction checks, sweeps, token lookups) never wait for one."""
@@ -290,22 +293,34 @@ class PgDatabase(Transactions):
                 self._rollback(conn)
                 raise
         where = self._reach.where
-        try:
-            if not change_id:
-                raise psycopg.OperationalError("a maintenance step has no change id to look up")
-            with psycopg.connect(self.address, connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                                 application_name="limbic") as raw:
-                stored = raw.execute("SELECT 1 FROM changes WHERE id = %s", (change_id,)).fetchone() is not None
-        except psycopg.Error:
+        stored = self._stored(change_id)
+        if stored is None:
             self._reach.lost()
             raise DatabaseUnavailableError(
                 f"the connection to the database at {where} was lost while the write committed: it may be "
-                "stored; sending it again stores it once") from None
+                "stored; sending it again stores it once")
         if not stored:
             raise DatabaseUnavailableError(f"nothing was stored: the connection to the database at {where} was "
                                            "lost before the write committed; try again")
         log.info("the connection to the database at %s was lost as change %d committed; it is stored",
                  where, change_id)
+
+    def _stored(self, change_id: int) -> bool | None:
+        """Whether the change ``change_id`` is stored, asked on new connections until the database answers (waits
+        0.25 s doubling to 2 s between attempts, for at most :data:`COMMIT_CHECK_SECONDS`); None when it never
+        did (or there is no change id to ask about)."""
+        if not change_id:
+            return None
+        deadline, pause = time.monotonic() + COMMIT_CHECK_SECONDS, 0.25
+        while True:
+            try:
+                with psycopg.connect(self.address, connect_timeout=2, application_name="limbic") as raw:
+                    return raw.execute("SELECT 1 FROM changes WHERE id = %s", (change_id,)).fetchone() is not None
+            except psycopg.Error:
+                if time.monotonic() + pause > deadline:
+                    return None
+                time.sleep(pause)
+                pause = min(pause * 2, 2.0)
 
     @property
     def schema_version(self) -> int:

@@ -5,6 +5,11 @@ Snippets come from ``limbic mcp config`` (:func:`limbic.core.mcp.config.client_c
 panel and the command line always print the same thing. The token is masked in the field and in the
 snippet until *Show* is pressed (*Copy snippet* copies it whole). A server that could not start says so
 here, wrapped, with the whole traceback behind *Show details* and a *Retry* button.
+
+The server's state is one line on top; below it the activity log, the server's settings and the client
+snippets are tabs, so the log has the panel's height in a laptop's side column. The log's columns fit
+without a horizontal scroll bar: time, who, tool and ms as wide as their content, the arguments (or the
+error, in red) get the rest, whole in their tooltips.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -40,7 +46,7 @@ MASK = "••••••••"
 CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"), ("Cursor", "cursor"),
            ("VS Code", "vscode"))
 MAX_LOG_ROWS = 5000
-COLUMN_WIDTHS = (70, 90, 150, 0, 60, 180)  # pixels per log column; 0 stretches (the arguments)
+LOG_SAMPLES = {"time": "00:00:00", "who": "stdio", "tool": "search_semantic", "ms": "0000.0"}  # widest usual values
 ERROR_COLOUR = QColor(220, 60, 60)
 Index = QModelIndex | QPersistentModelIndex
 
@@ -48,9 +54,9 @@ Index = QModelIndex | QPersistentModelIndex
 class ActivityModel(QAbstractTableModel):
     """Tool-call records (``ToolCallRecord``: at, tool, arguments, duration_ms, error, origin), oldest first,
     at most ``limit`` rows (the oldest are dropped). *who* is the caller's token name (``alice`` for the
-    origin ``mcp:alice``)."""
+    origin ``mcp:alice``); a failed call's row is red and says ``error: …`` in the arguments' place."""
 
-    COLUMNS = ("time", "who", "tool", "arguments", "ms", "error")
+    COLUMNS = ("time", "who", "tool", "arguments", "ms")  # a failed call shows its error in place of the arguments
 
     def __init__(self, parent: Any = None, limit: int = MAX_LOG_ROWS) -> None:
         super().__init__(parent)
@@ -100,12 +106,11 @@ class ActivityModel(QAbstractTableModel):
                 "time": time.strftime("%H:%M:%S", time.localtime(r.at)),
                 "who": r.origin.removeprefix("mcp:"),
                 "tool": r.tool,
-                "arguments": r.arguments,
+                "arguments": f"error: {r.error}" if r.error else r.arguments,
                 "ms": f"{r.duration_ms:.1f}",
-                "error": r.error or "",
             }[column]
-        if role == Qt.ItemDataRole.ToolTipRole and column in ("arguments", "error"):
-            return r.arguments if column == "arguments" else r.error
+        if role == Qt.ItemDataRole.ToolTipRole and column == "arguments":
+            return f"{r.arguments}\nerror: {r.error}" if r.error else r.arguments
         if role == Qt.ItemDataRole.ForegroundRole and r.error:
             return ERROR_COLOUR
         if role == Qt.ItemDataRole.TextAlignmentRole and column == "ms":
@@ -153,8 +158,6 @@ class McpPanel(QWidget):
         server_box = QGroupBox("Server")
         form = QFormLayout(server_box)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        form.addRow(self.state)
-        form.addRow(failure_row)
         form.addRow("Address", self.address)
         self.memory_field = QLineEdit(shown_address(controller.service.database), readOnly=True)
         self.memory_field.setToolTip("The memory this server serves (a PostgreSQL password is never shown)")
@@ -194,12 +197,16 @@ class McpPanel(QWidget):
         self.log.setModel(self.model)
         self.log.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.log.verticalHeader().hide()
+        self.log.setWordWrap(False)
         header = self.log.horizontalHeader()
-        for column, width in enumerate(COLUMN_WIDTHS):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if width == 0
-                                        else QHeaderView.ResizeMode.Interactive)
-            if width:
-                self.log.setColumnWidth(column, width)
+        header.setStretchLastSection(False)
+        for column, name in enumerate(ActivityModel.COLUMNS):
+            if name not in LOG_SAMPLES:  # the arguments get the width left
+                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+                continue
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, max(self.log.fontMetrics().horizontalAdvance(LOG_SAMPLES[name]),
+                                             header.fontMetrics().horizontalAdvance(name)) + 14)
         self.counts = QLabel("no calls yet")
         clear = QPushButton("Clear log")
         clear.clicked.connect(self.clear_log)
@@ -211,10 +218,17 @@ class McpPanel(QWidget):
         log_layout.addWidget(self.log)
         log_layout.addLayout(log_row)
 
+        self.sections = QTabWidget()
+        self.sections.setDocumentMode(True)
+        for box, title in ((log_box, "Activity"), (server_box, "Server"), (snippet_box, "Clients")):
+            box.setFlat(True)
+            box.setTitle("")
+            self.sections.addTab(box, title)
         layout = QVBoxLayout(self)
-        layout.addWidget(server_box)
-        layout.addWidget(snippet_box)
-        layout.addWidget(log_box, 1)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.state)
+        layout.addLayout(failure_row)
+        layout.addWidget(self.sections, 1)
         controller.mcp_call.connect(self.add_record)
         self.set_server(None)
 

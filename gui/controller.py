@@ -157,7 +157,8 @@ class AppController(QObject):
             self._results = []
             self.search_finished.emit(None)
             return -1
-        self.status_message.emit(f"Searching “{query}”…")
+        if record:  # automatic refreshes run quietly (the status bar keeps what it says)
+            self.status_message.emit(f"Searching “{query}”…")
         params = self._params
         return self.run(
             partial(self.service.search, query, limit, params, record=record, project=self.project),
@@ -264,8 +265,9 @@ class AppController(QObject):
         if params != self._params:  # the sliders moved while the search ran
             self._results = self.service.rerank(outcome.candidate_set, self._params)
             self.results_reranked.emit(self._results)
-        n = len(outcome.results)
-        self.status_message.emit(f"{plural(n, 'result')} for “{outcome.candidate_set.query}”")
+        if outcome.search_id is not None or previous is None or previous.candidate_set.query != outcome.candidate_set.query:
+            n = len(outcome.results)
+            self.status_message.emit(f"{plural(n, 'result')} for “{outcome.candidate_set.query}”")
 
     def report_failure(self, error: BaseException, title: str = "A background task failed") -> None:
         """Tell the user a task failed: ``status_message`` and ``task_failed(title, message, details)``

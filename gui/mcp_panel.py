@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -48,6 +48,7 @@ CLIENTS = (("Claude Code", "claude-code"), ("Claude Desktop", "claude-desktop"),
 MAX_LOG_ROWS = 5000
 LOG_SAMPLES = {"time": "00:00:00", "who": "stdio", "tool": "search_semantic", "ms": "0000.0"}  # widest usual values
 ERROR_COLOUR = QColor(220, 60, 60)
+STATE_LINES = 3  # lines of the server's state shown above the tabs
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -118,6 +119,25 @@ class ActivityModel(QAbstractTableModel):
         return None
 
 
+class _StateLabel(QLabel):
+    """A word-wrapped label that never asks for more height than its maximum (a long failure is clipped at
+    :data:`STATE_LINES` lines; the whole text is in the tooltip and behind *Show details*)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return False  # else the dock's scroll area sizes the panel by its children's size hints, and scrolls
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        hint = super().sizeHint()
+        return QSize(hint.width(), min(hint.height(), self.maximumHeight()))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(40, min(super().minimumSizeHint().height(), self.maximumHeight()))
+
+
 class McpPanel(QWidget):
     """See the module docstring. Call :meth:`set_server` with the running server (anything with
     ``url``, ``port`` and ``token``: an ``HttpMcpServer`` or a ``McpHost``), or ``None`` when stopped;
@@ -131,8 +151,11 @@ class McpPanel(QWidget):
         self._server: Any = None
         self._snippet = ""  # the snippet as copied (token in clear)
         self._details = ""
-        self.state = QLabel("MCP server: not running", wordWrap=True)
+        self.state = _StateLabel("MCP server: not running")
         self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # at most STATE_LINES lines, so that a long failure leaves the log its room (the whole text: tooltip, details)
+        self.state.setMaximumHeight(self.state.fontMetrics().lineSpacing() * STATE_LINES + 4)
+        self.state.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.details_button = QPushButton("Show details…")
         self.details_button.clicked.connect(self.show_details)
         self.retry_button = QPushButton("Retry")
@@ -240,6 +263,7 @@ class McpPanel(QWidget):
         self.token_field.setText(server.token if url else "")
         self.copy_token_button.setEnabled(bool(url))
         self.state.setText(f"MCP server: listening on {url}" if url else "MCP server: not running")
+        self.state.setToolTip("")
         self._set_failure("")
         self.refresh_snippet()
 
@@ -251,6 +275,7 @@ class McpPanel(QWidget):
         """Show a failed start: ``message`` wrapped here, ``details`` (the traceback) behind *Show details*."""
         self.set_server(None)
         self.state.setText(f"The MCP server could not start: {message}")
+        self.state.setToolTip(self.state.text())
         self._set_failure(details or message)
 
     def set_starting(self) -> None:

@@ -145,6 +145,9 @@ class SearchPanel(QWidget):
         controller.search_finished.connect(self.show_outcome)
         controller.results_reranked.connect(self.show_reranked)
         controller.selection_changed.connect(self._follow_selection)
+        no_model = controller.service.embedder is None  # offered before the first search too
+        self.banner.setVisible(no_model)
+        self.install_button.setVisible(no_model)
 
     def _fit_columns(self) -> None:
         """Every column but the name as wide as its header or its widest value; the name gets the rest."""

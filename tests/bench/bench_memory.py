@@ -54,6 +54,13 @@ def app_figures(db: Path) -> dict:
     qt = QApplication(sys.argv[:1])
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LIMBIC_HOME"] = tmp
+        models, active = Path.home() / ".cache" / "limbic" / "models", Path.home() / ".config" / "limbic" / "active_model.json"
+        if models.is_dir():  # the installed model, in the fresh home (as tests/bench/bench_startup.py does)
+            (Path(tmp) / "cache").mkdir()
+            (Path(tmp) / "cache" / "models").symlink_to(models)
+            if active.is_file():
+                (Path(tmp) / "config").mkdir()
+                (Path(tmp) / "config" / "active_model.json").write_text(active.read_text())
         copy = Path(tmp) / "memory.db"
         shutil.copyfile(db, copy)
         app = LimbicApp(copy, mcp_port=0, seed=False)

@@ -60,6 +60,25 @@ def fit_to_screen(wanted: QRect, available: QRect) -> QRect:
     return QRect(x, y, width, height)
 
 
+class _NoHeightForWidth(QWidget):
+    """Holds a panel and hides its height-for-width from a scroll area: a scroll area sizes a widget whose layout
+    has height-for-width (any word-wrapped label) by its children's *preferred* heights, and scrolls as soon as
+    those exceed the dock — though the panel would fit at its minimum (a table shrinks, a label wraps)."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return False
+
+
+def _sized_by_minimum(panel: QWidget) -> QWidget:
+    """``panel`` in a holder that a dock's scroll area sizes by the panel's minimum size, not its wishes."""
+    outer, holder = QWidget(), _NoHeightForWidth()
+    for parent, child in ((holder, panel), (outer, holder)):
+        layout = QVBoxLayout(parent)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(child)
+    return outer
+
+
 class MainWindow(QMainWindow):
     """The graph (centre) and one side column: search on top, the tools as tabs below (see the module docstring).
 
@@ -113,7 +132,7 @@ class MainWindow(QMainWindow):
         side = Qt.DockWidgetArea.LeftDockWidgetArea
         self._dock("Search", "searchDock", self.search_panel, side)
         tools = [self._dock("Inspector", "inspectorDock", self.inspector, side),
-                 self._dock("Tuning", "tuningDock", self.tuning_panel, side),
+                 self._dock("Tuning", "tuningDock", self.tuning_panel, side, fit=False),
                  self._dock("Decay", "decayDock", self.decay_plot, side),
                  self._dock("Why not?", "pinDock", self.pin_panel, side)]
         self._dock("What the agent sees", "agentDock", self.agent_view, side)
@@ -166,7 +185,9 @@ class MainWindow(QMainWindow):
 
     # --- construction ---------------------------------------------------------------------------
 
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea, *, fit: bool = True) -> QDockWidget:
+        """A dock of ``widget`` in a scroll area: ``fit`` panels (tables that shrink) are sized by their minimum, so
+        they fill the dock and never scroll while they fit; the others (the tuning sliders) scroll when taller."""
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         widget.setMinimumWidth(MIN_DOCK_WIDTH)  # its children's wishes cannot widen the dock beyond this
@@ -175,7 +196,7 @@ class MainWindow(QMainWindow):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(widget)
+        scroll.setWidget(_sized_by_minimum(widget) if fit else widget)
         scroll.setMinimumSize(MIN_DOCK_WIDTH, MIN_DOCK_HEIGHT)
         dock.setWidget(scroll)
         self.addDockWidget(area, dock)

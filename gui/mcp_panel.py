@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -132,7 +132,13 @@ class _StateLabel(QLabel):
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
         hint = super().sizeHint()
-        return QSize(hint.width(), min(hint.height(), self.maximumHeight()))
+        height = super().heightForWidth(self.width()) if self.width() > 40 else hint.height()
+        return QSize(hint.width(), min(height, self.maximumHeight()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.updateGeometry()  # the text wraps differently: its height hint changed
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
         return QSize(40, min(super().minimumSizeHint().height(), self.maximumHeight()))

@@ -119,6 +119,11 @@ class OnnxEmbedder:
                     options.intra_op_num_threads = self.threads
                     options.inter_op_num_threads = 1
                     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                    # No memory arena and no memory pattern: a batch's buffers go back to the allocator instead of
+                    # staying reserved at their peak (−69 MB of RSS after 64-text batches of MiniLM; queries
+                    # 4.0 against 3.9 ms). Pre-packed weights stay: without them a query takes 4× as long.
+                    options.enable_cpu_mem_arena = False
+                    options.enable_mem_pattern = False
                     session = ort.InferenceSession(str(self.model_path), options,
                                                    providers=["CPUExecutionProvider"])
                     self._inputs = tuple(i.name for i in session.get_inputs())

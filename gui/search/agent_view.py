@@ -101,7 +101,7 @@ class AgentView(QWidget):
         if moved:
             parts.append(f"{plural(moved, 'result')} moved")
         delta = self.tokens - previous[2]
-        parts.append(f"{delta:+,} tokens")
+        parts.append(f"{'+' if delta >= 0 else '−'}{plural(abs(delta), 'token')}")
         self.change.setText("Since the last answer: " + " · ".join(parts))
         self.change.setToolTip(self.change.text())
         self.change.setVisible(True)

@@ -73,7 +73,7 @@ class SearchPanel(QWidget):
         self.banner.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.banner.setStyleSheet("QWidget#ftsOnlyBanner { background: #8a6d1f; } "
                                   "QWidget#ftsOnlyBanner QLabel { color: white; }")
-        banner_text = QLabel(FTS_ONLY_TEXT, wordWrap=True)
+        banner_text = ElidedLabel(FTS_ONLY_TEXT, minimum=60)
         self.install_button = QPushButton("Install model")
         self.install_button.setToolTip("Download and install all-MiniLM-L6-v2 (83 MB, pinned hashes); the progress "
                                        "shows over the graph")

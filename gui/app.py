@@ -264,7 +264,7 @@ class LimbicApp(QObject):
         window.add_actions("model", [action("Model &status and install…", self.show_model, "Ctrl+M")])
 
     def _dialog(self, module: str, name: str) -> Any:
-        # The dialogs' modules pull in networkx and onnx (seconds): they are imported in a worker
+        # The dialogs' modules pull in networkx (a second): they are imported in a worker
         # during start-up (gui/startup.py), so opening one is instant.
         dialog = getattr(importlib.import_module(module), name)(self.controller, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -295,7 +295,7 @@ class LimbicApp(QObject):
     def recent_databases(self) -> list[str]:
         """The databases opened last, newest first (at most :data:`RECENT_COUNT`)."""
         value = self.settings.value(RECENT_KEY, [])
-        items = [value] if isinstance(value, str) else list(value or [])
+        items = [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
         return [str(item) for item in items if item][:RECENT_COUNT]
 
     def _remember(self, address: str) -> None:

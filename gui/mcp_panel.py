@@ -249,10 +249,10 @@ class McpPanel(QWidget):
 
         self.sections = QTabWidget()
         self.sections.setDocumentMode(True)
-        for box, title in ((log_box, "Activity"), (server_box, "Server"), (snippet_box, "Clients")):
-            box.setFlat(True)
-            box.setTitle("")
-            self.sections.addTab(box, title)
+        for section, title in ((log_box, "Activity"), (server_box, "Server"), (snippet_box, "Clients")):
+            section.setFlat(True)
+            section.setTitle("")
+            self.sections.addTab(section, title)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.state)

@@ -80,6 +80,11 @@ def app_figures(db: Path) -> dict:
         wait(lambda: app.service is not None and app.service._warm_up_thread is not None
              and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None)
         figures["rss_mb_warmed_up"] = rss_mb()
+        import apsw
+
+        figures["sqlite_mb_warmed_up"] = round(apsw.memory_used() / 2**20, 1)  # page caches of every connection
+        blocks = app.service._vectors._blocks
+        figures["vector_copy_mb"] = round(sum(b.vectors.unit.nbytes for b in blocks) / 2**20, 1)
         view = app.graph_view
         with_hits = app.controller.search_finished
         done = []
@@ -95,6 +100,7 @@ def app_figures(db: Path) -> dict:
         settled = time.perf_counter() + 3  # its lists are read off the UI thread
         wait(lambda: time.perf_counter() > settled)
         figures["rss_mb_curation"] = rss_mb()
+        figures["sqlite_mb_end"] = round(apsw.memory_used() / 2**20, 1)
         figures["entities"] = app.service.stats().entities
         figures["model"] = getattr(app.service.embedder, "name", None)
         curation.close()

@@ -112,6 +112,12 @@ def test_the_empty_inspector_asks_for_a_selection(qtbot, window, small_controlle
     assert inspector.title.text() == EMPTY_TEXT and not inspector.details.isVisible()
     with qtbot.waitSignal(small_controller.search_finished, timeout=10_000):
         small_controller.search("harbor python", 5)
+    table, model = window.search_panel.table, window.search_panel.model
+    assert table.textElideMode() == Qt.TextElideMode.ElideMiddle  # src/…/MoonRenderer.js, not src/render/…
+    first = model.result(0)
+    tip = model.data(model.index(0, 1), Qt.ItemDataRole.ToolTipRole)
+    assert tip.splitlines()[0] == first.name and first.entity_type in tip  # the whole name, then the type
+    assert table.horizontalHeader().length() <= table.viewport().width()  # no sideways scrolling
     small_controller.select([small_controller.results[0].name])
     window.docks["inspectorDock"].raise_()
     qtbot.waitUntil(inspector.details.isVisible, timeout=3000)

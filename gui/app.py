@@ -8,6 +8,11 @@ into an empty database (its progress shown in the window), the modules that are 
 import from two threads at once are imported, the Streamable HTTP MCP server (``core/mcp/http.py``) is
 started, and the warm-up thread loads the model. The server is stopped on quit, so no thread is left and
 the port is free afterwards.
+
+*File ▸ Open database…* and *Open recent* start the app again on the chosen memory (a new process with the same
+options; this one quits, freeing the MCP port). Without a model, *Install model* (status bar, search panel)
+installs it in one click with its progress over the graph, then offers that restart. *Help ▸ Getting started*
+is a short tour of the window, shown once on the first run.
 """
 
 from __future__ import annotations
@@ -18,16 +23,18 @@ import logging
 import signal
 import sys
 import time
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
+from limbic.core.store.backend import shareable_address
 from limbic.gui import startup
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
@@ -46,6 +53,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 VECTOR_POLL_MS = 500  # how often the first run's embedding progress is read
+RECENT_KEY = "recent/databases"
+RECENT_COUNT = 8  # databases listed in File ▸ Open recent
+DATABASE_FILES = "Limbic memory (*.db *.sqlite *.sqlite3);;All files (*)"
+
+
+def relaunch_arguments(db: str, options: list[str]) -> list[str]:
+    """The command line that starts the app on ``db`` with the same Python and ``options`` (``--no-mcp``, …)."""
+    return ["-c", "from limbic.gui.launcher import main; raise SystemExit(main())", "--db", db, *options]
 
 
 def settings_store() -> QSettings:
@@ -102,6 +117,8 @@ class LimbicApp(QObject):
         self.mcp_host: Any = None  # gui/mcp_host.McpHost once the SDK is loaded
         self.started_at = time.perf_counter()
         self.timings: dict[str, float] = {}
+        self.installer: Any = None  # gui/dialogs/model.InstallInWindow, made on the first *Install model*
+        self.recent_menu: Any = None
         self._closed = False
         self._continued = False  # the start-up went on past the MCP server
 
@@ -136,7 +153,7 @@ class LimbicApp(QObject):
         side = Qt.DockWidgetArea.LeftDockWidgetArea
         self.window = window = MainWindow(
             controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
-            extra_docks=[("Entity editor", "editorDock", self.editor, side), ("MCP", "mcpDock", self.mcp_panel, side),
+            extra_docks=[("Editor", "editorDock", self.editor, side), ("MCP", "mcpDock", self.mcp_panel, side),
                          ("Review", "reviewDock", self.review, side)],
             below_graph=self.timeline,
         )
@@ -146,6 +163,8 @@ class LimbicApp(QObject):
         self.graph_view.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
         window.show_stats(answer["stats"])
+        window.install_model_requested.connect(self.install_model)
+        self._remember(shareable_address(service.database))
         self.progress.advanced.connect(window.show_progress)
         self.mcp_panel.retry_requested.connect(self._retry_mcp)
         self._set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")
@@ -168,6 +187,9 @@ class LimbicApp(QObject):
             return
         self.window.refresh_stats()
         self.controller.status_message.emit("First run: the sample memory graph was imported")
+        if not self.settings.value("help/tour_shown", False, type=bool):
+            self.settings.setValue("help/tour_shown", True)
+            self.show_getting_started()
         # its vectors are computed in the background; how far they are is shown until they all landed
         self._vectors_total = 0
         self._vectors_timer.start()
@@ -228,15 +250,21 @@ class LimbicApp(QObject):
             return item
 
         window.add_actions("file", [
+            action("&Open database…", self.ask_database, "Ctrl+O"),
             action("&Import memory files…", self.show_import, "Ctrl+I"),
             action("&Export the graph…", self.show_export, "Ctrl+E"),
         ])
+        self.recent_menu = window.file_menu.addMenu("Open &recent")
+        window.file_menu.insertMenu(window.file_menu.actions()[1], self.recent_menu)
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        window.help_menu.insertAction(window.help_menu.actions()[0],
+                                      action("&Getting started", self.show_getting_started))
         window.add_actions("edit", [editor.undo_action, editor.redo_action,
                                     action("&Curation: duplicates and splits…", self.show_curation, "Ctrl+Shift+M")])
         window.add_actions("model", [action("Model &status and install…", self.show_model, "Ctrl+M")])
 
     def _dialog(self, module: str, name: str) -> Any:
-        # The dialogs' modules pull in networkx and onnx (seconds): they are imported in a worker
+        # The dialogs' modules pull in networkx (a second): they are imported in a worker
         # during start-up (gui/startup.py), so opening one is instant.
         dialog = getattr(importlib.import_module(module), name)(self.controller, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -261,6 +289,75 @@ class LimbicApp(QObject):
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
         return window
+
+    # --- databases, the model, the tour -----------------------------------------------------------
+
+    def recent_databases(self) -> list[str]:
+        """The databases opened last, newest first (at most :data:`RECENT_COUNT`)."""
+        value = self.settings.value(RECENT_KEY, [])
+        items = [value] if isinstance(value, str) else list(value) if isinstance(value, list | tuple) else []
+        return [str(item) for item in items if item][:RECENT_COUNT]
+
+    def _remember(self, address: str) -> None:
+        recent = [address, *(item for item in self.recent_databases() if item != address)][:RECENT_COUNT]
+        self.settings.setValue(RECENT_KEY, recent)
+
+    def _fill_recent(self) -> None:
+        menu = self.recent_menu
+        menu.clear()
+        current = shareable_address(self.service.database) if self.service is not None else None
+        for address in self.recent_databases():
+            item = menu.addAction(address, partial(self.open_database, address))
+            item.setEnabled(address != current)
+        if menu.isEmpty():
+            menu.addAction("(none yet)").setEnabled(False)
+
+    def ask_database(self) -> str:
+        """*File ▸ Open database…*: pick a database file and open it (see :meth:`open_database`); "" when cancelled."""
+        chosen, _ = QFileDialog.getOpenFileName(self.window, "Open a memory database", "", DATABASE_FILES)
+        if chosen:
+            self.open_database(chosen)
+        return chosen
+
+    def open_database(self, address: str) -> None:
+        """Start the app again on ``address`` (a file or a PostgreSQL URL) with the same options; this app quits."""
+        options = [] if self.mcp_enabled else ["--no-mcp"]
+        if self.mcp_port != DEFAULT_PORT:
+            options += ["--mcp-port", str(self.mcp_port)]
+        if not QProcess.startDetached(sys.executable, relaunch_arguments(address, options)):
+            if self.controller is not None:
+                self.controller.status_message.emit(f"Could not start Limbic Studio on {address}")
+            return
+        self._remember(address)
+        _application().quit()
+
+    def install_model(self) -> None:
+        """*Install model*: install the default model with the progress over the graph; then offer a restart."""
+        if self.controller is None or self.window is None:
+            return
+        if self.installer is None:
+            from limbic.gui.dialogs.model import InstallInWindow
+
+            self.installer = InstallInWindow(self.controller, self.window.show_progress, self)
+            self.installer.installed.connect(self._model_installed)
+        self.installer.start()
+
+    def _model_installed(self, _directory: str) -> None:
+        if self.window is None or self.service is None:
+            return
+        answer = QMessageBox.question(self.window, "Embedding model installed",
+                                      "The model is installed. Restart Limbic Studio now to search by meaning?")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.open_database(shareable_address(self.service.database))
+
+    def show_getting_started(self) -> Any:
+        """*Help ▸ Getting started*: the tour of the window's five areas (not modal)."""
+        from limbic.gui.dialogs.getting_started import GettingStarted
+
+        dialog = GettingStarted(self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     @property
     def mcp_server(self) -> Any:

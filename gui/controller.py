@@ -9,7 +9,7 @@ everything that happens into Qt signals (emitted on the UI thread only):
 - ``selection_changed(list[str])`` — entity names;
 - ``search_finished(SearchOutcome)`` — a search answered (stale answers are dropped);
 - ``results_reranked(list[SearchResult])`` — the cached candidate set re-ranked with new params;
-- ``params_changed(ScoringParams)``; ``mcp_call(record)`` — one MCP tool call record;
+- ``params_changed(ScoringParams)``; ``params_saved(ScoringParams)`` — saved as default; ``mcp_call(record)`` — one MCP tool call record;
 - ``status_message(str)`` — a short text for the status bar;
 - ``feedback_recorded(list[str])`` — a person marked results as useful (*Mark as useful*).
 
@@ -53,6 +53,7 @@ class AppController(QObject):
     search_finished = Signal(object)
     results_reranked = Signal(object)
     params_changed = Signal(object)
+    params_saved = Signal(object)  # the parameters were saved as default (MCP search_semantic uses them)
     project_changed = Signal(object)  # the project searches and the graph are limited to (None: every memory)
     mcp_call = Signal(object)
     status_message = Signal(str)
@@ -74,6 +75,7 @@ class AppController(QObject):
         self.runner = runner if runner is not None else TaskRunner(self)
         self._default_params = preset("default")
         self._params = params if params is not None else self._default_params
+        self.saved_params = self._params  # the parameters saved as default: what MCP search_semantic uses
         self._selection: list[str] = []
         self._last_outcome: Any = None
         self._results: list = []
@@ -155,7 +157,8 @@ class AppController(QObject):
             self._results = []
             self.search_finished.emit(None)
             return -1
-        self.status_message.emit(f"Searching “{query}”…")
+        if record:  # automatic refreshes run quietly (the status bar keeps what it says)
+            self.status_message.emit(f"Searching “{query}”…")
         params = self._params
         return self.run(
             partial(self.service.search, query, limit, params, record=record, project=self.project),
@@ -190,6 +193,21 @@ class AppController(QObject):
         shown = ", ".join(f"“{n}”" for n in names)
         self.status_message.emit(f"{shown} marked as useful" + (f" for “{query}”" if query else ""))
         self.feedback_recorded.emit(list(names))
+        if query is not None and query == self._last_query:
+            # the cached candidates hold the access counts of before: fetch them again, so the ranks move now
+            self.refresh_search(record=False)
+
+    def save_params(self) -> int:
+        """Save the current parameters as default (off the UI thread): MCP ``search_semantic`` and the CLI
+        use them from then on; ``saved_params`` follows. Returns the task id."""
+        params = self._params
+
+        def saved(_: Any) -> None:
+            self.saved_params = params
+            self.status_message.emit("Scoring parameters saved as default")
+            self.params_saved.emit(params)
+
+        return self.run(self.service.save_scoring_params, params, on_success=saved)
 
     def refresh_search(self, *, record: bool = True) -> int:
         """Run the last query again; −1 when there is none."""
@@ -247,8 +265,9 @@ class AppController(QObject):
         if params != self._params:  # the sliders moved while the search ran
             self._results = self.service.rerank(outcome.candidate_set, self._params)
             self.results_reranked.emit(self._results)
-        n = len(outcome.results)
-        self.status_message.emit(f"{plural(n, 'result')} for “{outcome.candidate_set.query}”")
+        if outcome.search_id is not None or previous is None or previous.candidate_set.query != outcome.candidate_set.query:
+            n = len(outcome.results)
+            self.status_message.emit(f"{plural(n, 'result')} for “{outcome.candidate_set.query}”")
 
     def report_failure(self, error: BaseException, title: str = "A background task failed") -> None:
         """Tell the user a task failed: ``status_message`` and ``task_failed(title, message, details)``

@@ -1,11 +1,17 @@
 """The main window: the graph view in the centre, one side column of docks, menus with shortcuts, the status bar.
 
-The graph gets the room: the side column holds the search (top) and the tools as tabs of one dock group
-below it (scoring inspector, tuning, decay, and the editor and MCP panels the app adds), about 38 % of
-the window width by default. The window opens within the screen it is on and stays there: no label,
+The graph gets the room: the side column holds the search with *What the agent sees* beside it (top) and the
+tools as tabs of one dock group below it (scoring inspector, tuning, decay, *Why not this one?*, and the editor,
+MCP and Review panels the app adds), about 38 % of the window width by default; the tools get the larger share of its
+height, so the editor shows its observations and the MCP panel its log at 1366×768. The window opens within the screen it is on and stays there: no label,
 status text or table column can ask for more width (long texts are elided, whole in their tooltips).
 The window only arranges widgets and wires them to the :class:`AppController`; every panel is its own
 small class. Window geometry and dock layout are kept in ``QSettings`` (see ``gui/app.py``).
+
+Edit ▸ Undo and Redo name the memory edit they take back or do again ("Undo set new_features_branch archived")
+and work from any window of the app; inside a text field Ctrl+Z stays that field's own undo. The mouse wheel
+never changes a combo box, spin box or slider that does not have the focus (:class:`~limbic.gui.widgets.WheelGuard`):
+it scrolls the panel under it instead.
 """
 
 from __future__ import annotations
@@ -30,16 +36,17 @@ from limbic.core import version
 from limbic.core.search.terms import age_hours
 from limbic.gui.controller import AppController
 from limbic.gui.dialogs.failure import FailureDialog
+from limbic.gui.search.agent_view import AgentView
 from limbic.gui.search.decay_plot import DecayPlot
 from limbic.gui.search.inspector import ScoringInspector
 from limbic.gui.search.panel import SearchPanel
 from limbic.gui.search.tuning import TuningPanel
-from limbic.gui.widgets import ElidedLabel, ProgressBanner, plural
+from limbic.gui.widgets import ElidedLabel, ProgressBanner, WheelGuard, plural, tool_button
 
 STATS_REFRESH_MS = 300
-STATE_VERSION = 2        # dock layouts saved by an older arrangement are not restored
+STATE_VERSION = 3        # dock layouts saved by an older arrangement are not restored
 SIDE_SHARE = 0.38        # of the window width, for the side column of docks by default
-SEARCH_SHARE = 0.5       # of the side column's height, for the search dock
+SEARCH_SHARE = 0.42      # of the side column's height, for the search dock
 MIN_DOCK_WIDTH = 260     # pixels: the narrowest a dock is still readable at
 MIN_DOCK_HEIGHT = 120    # pixels: a dock taller than this scrolls rather than stretching the window
 WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it
@@ -54,6 +61,25 @@ def fit_to_screen(wanted: QRect, available: QRect) -> QRect:
     return QRect(x, y, width, height)
 
 
+class _NoHeightForWidth(QWidget):
+    """Holds a panel and hides its height-for-width from a scroll area: a scroll area sizes a widget whose layout
+    has height-for-width (any word-wrapped label) by its children's *preferred* heights, and scrolls as soon as
+    those exceed the dock — though the panel would fit at its minimum (a table shrinks, a label wraps)."""
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return False
+
+
+def _sized_by_minimum(panel: QWidget) -> QWidget:
+    """``panel`` in a holder that a dock's scroll area sizes by the panel's minimum size, not its wishes."""
+    outer, holder = QWidget(), _NoHeightForWidth()
+    for parent, child in ((holder, panel), (outer, holder)):
+        layout = QVBoxLayout(parent)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(child)
+    return outer
+
+
 class MainWindow(QMainWindow):
     """The graph (centre) and one side column: search on top, the tools as tabs below (see the module docstring).
 
@@ -64,6 +90,7 @@ class MainWindow(QMainWindow):
     """
 
     closing = Signal()
+    install_model_requested = Signal()  # *Install model* in the status bar or the search panel
 
     def __init__(
         self,
@@ -86,6 +113,8 @@ class MainWindow(QMainWindow):
         self.inspector = ScoringInspector()
         self.decay_plot = DecayPlot(controller.params)
         self.tuning_panel = TuningPanel(controller)
+        self.agent_view = AgentView(controller)
+        self.pin_panel = self.search_panel.pin
         if central is None:
             central = QLabel("Graph view")
             central.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -103,20 +132,34 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         side = Qt.DockWidgetArea.LeftDockWidgetArea
         self._dock("Search", "searchDock", self.search_panel, side)
-        tools = [self._dock("Scoring inspector", "inspectorDock", self.inspector, side),
-                 self._dock("Tuning", "tuningDock", self.tuning_panel, side),
-                 self._dock("Decay", "decayDock", self.decay_plot, side)]
+        tools = [self._dock("Inspector", "inspectorDock", self.inspector, side),
+                 self._dock("Tuning", "tuningDock", self.tuning_panel, side, fit=False),
+                 self._dock("Decay", "decayDock", self.decay_plot, side),
+                 self._dock("Why not?", "pinDock", self.pin_panel, side)]
+        self._dock("What the agent sees", "agentDock", self.agent_view, side)
+        self.docks["inspectorDock"].setToolTip("Scoring inspector: how the selected result was scored")
+        self.docks["agentDock"].setToolTip("What the agent sees: the search_semantic answer an agent gets")
+        self.docks["pinDock"].setToolTip("Why not this one? Where any entity ranks and what keeps it down")
         tools += [self._dock(title, name, widget, area) for title, name, widget, area in extra_docks]
         self.splitDockWidget(self.docks["searchDock"], tools[0], Qt.Orientation.Vertical)
         for dock in tools[1:]:
             self.tabifyDockWidget(tools[0], dock)
         tools[0].raise_()
+        # the agent's answer is a tab beside the results: the tuning sliders below stay in view while it shows
+        self.tabifyDockWidget(self.docks["searchDock"], self.docks["agentDock"])
+        self.docks["searchDock"].raise_()
 
         self.counts_label = ElidedLabel(minimum=60)
         self.model_label = ElidedLabel(minimum=60)
+        self.install_button = tool_button("Install model", "Download and install the embedding model "
+                                          "(all-MiniLM-L6-v2, 83 MB) to search by meaning; progress over the graph")
+        self.install_button.clicked.connect(self.install_model_requested)
+        self.search_panel.install_model_requested.connect(self.install_model_requested)
+        self.search_panel.why_not_requested.connect(self.show_why_not)
         self.mcp_label = ElidedLabel("MCP: off", minimum=60)
-        for label in (self.counts_label, self.model_label, self.mcp_label):
-            self.statusBar().addPermanentWidget(label)
+        for widget in (self.counts_label, self.model_label, self.install_button, self.mcp_label):
+            self.statusBar().addPermanentWidget(widget)
+        self.wheel_guard = WheelGuard(self)
         self._build_menus(toggle_dark, dark)
 
         self.stats_timer = QTimer(self)
@@ -143,7 +186,9 @@ class MainWindow(QMainWindow):
 
     # --- construction ---------------------------------------------------------------------------
 
-    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea, *, fit: bool = True) -> QDockWidget:
+        """A dock of ``widget`` in a scroll area: ``fit`` panels (tables that shrink) are sized by their minimum, so
+        they fill the dock and never scroll while they fit; the others (the tuning sliders) scroll when taller."""
         dock = QDockWidget(title, self)
         dock.setObjectName(name)
         widget.setMinimumWidth(MIN_DOCK_WIDTH)  # its children's wishes cannot widen the dock beyond this
@@ -152,7 +197,7 @@ class MainWindow(QMainWindow):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setWidget(widget)
+        scroll.setWidget(_sized_by_minimum(widget) if fit else widget)
         scroll.setMinimumSize(MIN_DOCK_WIDTH, MIN_DOCK_HEIGHT)
         dock.setWidget(scroll)
         self.addDockWidget(area, dock)
@@ -226,6 +271,14 @@ class MainWindow(QMainWindow):
 
     def set_model_state(self, model_name: str | None) -> None:
         self.model_label.setText(f"model: {model_name}" if model_name else "model: none (full-text search only)")
+        self.install_button.setVisible(not model_name)
+
+    def show_why_not(self) -> None:
+        """*Why not this one?* in its own panel (the results keep their room), its name field focused."""
+        dock = self.docks["pinDock"]
+        dock.show()
+        dock.raise_()
+        self.pin_panel.field.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def set_mcp_state(self, text: str) -> None:
         self.mcp_label.setText(text)

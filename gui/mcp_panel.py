@@ -5,6 +5,11 @@ Snippets come from ``limbic mcp config`` (:func:`limbic.core.mcp.config.client_c
 panel and the command line always print the same thing. The token is masked in the field and in the
 snippet until *Show* is pressed (*Copy snippet* copies it whole). A server that could not start says so
 here, wrapped, with the whole traceback behind *Show details* and a *Retry* button.
+
+The server's state is one line on top; below it the activity log, the server's settings and the client
+snippets are tabs, so the log has the panel's height in a laptop's side column. The log's columns fit
+without a horizontal scroll bar: time, who, tool and ms as wide as their content, the arguments (or the
+error, in red) get the rest, whole in their tooltips.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -27,6 +32,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QTableView,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -45,17 +51,18 @@ TOOL_PROFILES = {"agent": "agent: everyday memory (default)", "curation": "curat
                  "reference": "reference: the reference server's nine", "all": "all: every tool",
                  "seed": "seed: mcp-memory's tool names"}
 """The label of each tool profile in the *Tools* box (docs/mcp.md "Tool profiles")."""
-COLUMN_WIDTHS = (70, 90, 150, 0, 60, 180)  # pixels per log column; 0 stretches (the arguments)
+LOG_SAMPLES = {"time": "00:00:00", "who": "stdio", "tool": "search_semantic", "ms": "0000.0"}  # widest usual values
 ERROR_COLOUR = QColor(220, 60, 60)
+STATE_LINES = 3  # lines of the server's state shown above the tabs
 Index = QModelIndex | QPersistentModelIndex
 
 
 class ActivityModel(QAbstractTableModel):
     """Tool-call records (``ToolCallRecord``: at, tool, arguments, duration_ms, error, origin), oldest first,
     at most ``limit`` rows (the oldest are dropped). *who* is the caller's token name (``alice`` for the
-    origin ``mcp:alice``)."""
+    origin ``mcp:alice``); a failed call's row is red and says ``error: …`` in the arguments' place."""
 
-    COLUMNS = ("time", "who", "tool", "arguments", "ms", "error")
+    COLUMNS = ("time", "who", "tool", "arguments", "ms")  # a failed call shows its error in place of the arguments
 
     def __init__(self, parent: Any = None, limit: int = MAX_LOG_ROWS) -> None:
         super().__init__(parent)
@@ -105,17 +112,41 @@ class ActivityModel(QAbstractTableModel):
                 "time": time.strftime("%H:%M:%S", time.localtime(r.at)),
                 "who": r.origin.removeprefix("mcp:"),
                 "tool": r.tool,
-                "arguments": r.arguments,
+                "arguments": f"error: {r.error}" if r.error else r.arguments,
                 "ms": f"{r.duration_ms:.1f}",
-                "error": r.error or "",
             }[column]
-        if role == Qt.ItemDataRole.ToolTipRole and column in ("arguments", "error"):
-            return r.arguments if column == "arguments" else r.error
+        if role == Qt.ItemDataRole.ToolTipRole and column == "arguments":
+            return f"{r.arguments}\nerror: {r.error}" if r.error else r.arguments
         if role == Qt.ItemDataRole.ForegroundRole and r.error:
             return ERROR_COLOUR
         if role == Qt.ItemDataRole.TextAlignmentRole and column == "ms":
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
+
+
+class _StateLabel(QLabel):
+    """A word-wrapped label that never asks for more height than its maximum (a long failure is clipped at
+    :data:`STATE_LINES` lines; the whole text is in the tooltip and behind *Show details*)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.setWordWrap(True)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return False  # else the dock's scroll area sizes the panel by its children's size hints, and scrolls
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        hint = super().sizeHint()
+        height = super().heightForWidth(self.width()) if self.width() > 40 else hint.height()
+        return QSize(hint.width(), min(height, self.maximumHeight()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self.updateGeometry()  # the text wraps differently: its height hint changed
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(40, min(super().minimumSizeHint().height(), self.maximumHeight()))
 
 
 class McpPanel(QWidget):
@@ -131,8 +162,11 @@ class McpPanel(QWidget):
         self._server: Any = None
         self._snippet = ""  # the snippet as copied (token in clear)
         self._details = ""
-        self.state = QLabel("MCP server: not running", wordWrap=True)
+        self.state = _StateLabel("MCP server: not running")
         self.state.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # at most STATE_LINES lines, so that a long failure leaves the log its room (the whole text: tooltip, details)
+        self.state.setMaximumHeight(self.state.fontMetrics().lineSpacing() * STATE_LINES + 4)
+        self.state.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.details_button = QPushButton("Show details…")
         self.details_button.clicked.connect(self.show_details)
         self.retry_button = QPushButton("Retry")
@@ -158,8 +192,6 @@ class McpPanel(QWidget):
         server_box = QGroupBox("Server")
         form = QFormLayout(server_box)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        form.addRow(self.state)
-        form.addRow(failure_row)
         form.addRow("Address", self.address)
         self.memory_field = QLineEdit(shown_address(controller.service.database), readOnly=True)
         self.memory_field.setToolTip("The memory this server serves (a PostgreSQL password is never shown)")
@@ -207,12 +239,16 @@ class McpPanel(QWidget):
         self.log.setModel(self.model)
         self.log.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.log.verticalHeader().hide()
+        self.log.setWordWrap(False)
         header = self.log.horizontalHeader()
-        for column, width in enumerate(COLUMN_WIDTHS):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch if width == 0
-                                        else QHeaderView.ResizeMode.Interactive)
-            if width:
-                self.log.setColumnWidth(column, width)
+        header.setStretchLastSection(False)
+        for column, name in enumerate(ActivityModel.COLUMNS):
+            if name not in LOG_SAMPLES:  # the arguments get the width left
+                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+                continue
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, max(self.log.fontMetrics().horizontalAdvance(LOG_SAMPLES[name]),
+                                             header.fontMetrics().horizontalAdvance(name)) + 14)
         self.counts = QLabel("no calls yet")
         clear = QPushButton("Clear log")
         clear.clicked.connect(self.clear_log)
@@ -224,10 +260,17 @@ class McpPanel(QWidget):
         log_layout.addWidget(self.log)
         log_layout.addLayout(log_row)
 
+        self.sections = QTabWidget()
+        self.sections.setDocumentMode(True)
+        for section, title in ((log_box, "Activity"), (server_box, "Server"), (snippet_box, "Clients")):
+            section.setFlat(True)
+            section.setTitle("")
+            self.sections.addTab(section, title)
         layout = QVBoxLayout(self)
-        layout.addWidget(server_box)
-        layout.addWidget(snippet_box)
-        layout.addWidget(log_box, 1)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.state)
+        layout.addLayout(failure_row)
+        layout.addWidget(self.sections, 1)
         controller.mcp_call.connect(self.add_record)
         self.set_server(None)
 
@@ -239,6 +282,7 @@ class McpPanel(QWidget):
         self.token_field.setText(server.token if url else "")
         self.copy_token_button.setEnabled(bool(url))
         self.state.setText(f"MCP server: listening on {url}" if url else "MCP server: not running")
+        self.state.setToolTip("")
         self._set_failure("")
         self.refresh_snippet()
 
@@ -255,6 +299,7 @@ class McpPanel(QWidget):
         """Show a failed start: ``message`` wrapped here, ``details`` (the traceback) behind *Show details*."""
         self.set_server(None)
         self.state.setText(f"The MCP server could not start: {message}")
+        self.state.setToolTip(self.state.text())
         self._set_failure(details or message)
 
     def set_starting(self) -> None:

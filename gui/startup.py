@@ -8,7 +8,8 @@
    at once (lazily loaded submodules: a second importer can get a partially initialised module), and
    uvicorn's protocol modules; then the MCP server starts on the same runner (``McpHost``), so the SDK
    is used on the thread that imported it, and start-up goes on once it serves (or failed).
-4. :func:`import_dialog_modules` — networkx and onnx for the import/export and model dialogs (seconds).
+4. :func:`import_dialog_modules` — networkx for the import/export dialog, and the model dialog (onnx is imported
+   only to install a model).
    Only then does the warm-up thread start (the model and the vector copy), so every module that is
    slow or unsafe to import from two threads is imported once, on this thread, before other workers.
 On the first run the window shows how far the sample's embedding is (``MemoryService.pending_vectors``,
@@ -74,6 +75,6 @@ def import_mcp_modules() -> Any:
 
 
 def import_dialog_modules() -> None:
-    """Worker: import the dialogs' modules (networkx, onnx) so that opening one is instant."""
+    """Worker: import the dialogs' modules (networkx) so that opening one is instant."""
     for name in DIALOG_MODULES:
         importlib.import_module(name)

@@ -7,7 +7,19 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, QTimer
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QScrollBar,
+    QToolButton,
+    QWidget,
+)
 
 
 def plural(count: int, noun: str) -> str:
@@ -153,3 +165,35 @@ class ProgressBanner(QWidget):
         self.bar.setRange(0, max(total, 0))
         self.bar.setValue(min(done, total) if total else 0)
         self.show()
+
+
+class WheelGuard(QObject):
+    """Keeps the mouse wheel from changing a value by accident: over a combo box, spin box or slider that does not
+    have the keyboard focus, a wheel turn scrolls the panel under it instead (its nearest scroll area) and the
+    value stays. A click (or Tab) gives the widget the focus; then the wheel changes it as usual.
+
+    Installed on the application while its ``parent`` lives (Qt drops the filter with the object).
+    """
+
+    GUARDED = (QComboBox, QAbstractSpinBox, QAbstractSlider)
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        app = QApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Polish and isinstance(watched, self.GUARDED) and isinstance(watched, QWidget) \
+                and watched.focusPolicy() == Qt.FocusPolicy.WheelFocus:
+            watched.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # a wheel turn must not give it the focus
+            return False
+        if event.type() != QEvent.Type.Wheel or not isinstance(watched, self.GUARDED) or isinstance(
+                watched, QScrollBar) or not isinstance(watched, QWidget) or watched.hasFocus():
+            return False
+        area = watched.parentWidget()
+        while area is not None and not isinstance(area, QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            QApplication.sendEvent(area.verticalScrollBar(), event)
+        return True  # the unfocused widget never sees it

@@ -28,18 +28,41 @@ QUERY = "memory graph architecture"
 LONG = "a message much longer than any window is wide, " * 12
 
 
+def _shown(widget) -> bool:
+    return widget.isVisible() and not widget.visibleRegion().isEmpty()
+
+
+def tables(app) -> dict:
+    """Per table shown (the results, the Review list, the MCP log): whether it scrolls sideways — its scroll bar is
+    shown or its columns are wider than its viewport — and how many rows it shows."""
+    found = {"results": app.window.search_panel.table, "review": app.review.tree, "mcp_log": app.mcp_panel.log,
+             "observations": app.editor.observations}
+    shown = {}
+    for name, table in found.items():
+        if not _shown(table):
+            continue
+        header = table.header() if hasattr(table, "header") else table.horizontalHeader()
+        row = table.sizeHintForRow(0) if hasattr(table, "sizeHintForRow") else 0
+        row = row if row > 0 else table.fontMetrics().height() + 8
+        shown[name] = {"hscroll": table.horizontalScrollBar().isVisible() or header.length() > table.viewport().width(),
+                       "rows": table.viewport().height() // row}
+    return shown
+
+
 def geometry(app, step: str) -> dict:
-    """Where the window is, how much of it the graph gets, and each dock shown (not behind a tab)."""
+    """Where the window is, how much of it the graph gets, each dock shown (not behind a tab) and whether its
+    content scrolls, and the tables shown (:func:`tables`)."""
     window = app.window
     frame, screen = window.frameGeometry(), window.screen().availableGeometry()
-    docks = {name: dock.width() for name, dock in window.docks.items()
-             if dock.isVisible() and not dock.visibleRegion().isEmpty()}
+    docks = {name: dock.width() for name, dock in window.docks.items() if _shown(dock)}
+    scrolling = {name: dock.widget().verticalScrollBar().isVisible() for name, dock in window.docks.items()
+                 if _shown(dock)}
     hint = window.minimumSizeHint()
     return {"step": step, "frame": [frame.x(), frame.y(), frame.width(), frame.height()],
             "screen": [screen.x(), screen.y(), screen.width(), screen.height()],
             "window_width": window.width(), "graph_width": app.graph_view.width(),
             "graph_share": round(app.graph_view.width() / window.width(), 4), "docks": docks,
-            "minimum": [hint.width(), hint.height()]}
+            "dock_scrolls": scrolling, "tables": tables(app), "minimum": [hint.width(), hint.height()]}
 
 
 class Tour:

@@ -3,9 +3,11 @@
 The app runs in its own process on a screen of that size — an offscreen screen always, a real X server
 (Xvfb, no window manager) too when it is installed — through ``tests/_gui_tour.py``: start, a search, a
 selection, an edit, and a failure shown three ways at once (a status-bar line, the MCP panel, the failure
-dialog), each with a text far longer than the screen is wide. After every step the window (frame
-included) lies within the screen's free area, no dock shown is narrower than its minimum readable width,
-and the graph view has at least 55 % of the window's width.
+dialog), each with a text far longer than the screen is wide, and the Review list. After every step the window
+(frame included) lies within the screen's free area, no dock shown is narrower than its minimum readable width,
+the graph view has at least 55 % of the window's width, and no table shown (the results, the Review list, the MCP
+log, the editor's observations) scrolls sideways; the editor shows at least six observation rows, and the MCP
+panel its activity log without scrolling.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ pytestmark = pytest.mark.gui
 TOUR = Path(__file__).with_name("_gui_tour.py")
 SIZES = ((1366, 768), (1600, 1000))
 GRAPH_SHARE = 0.55
+STEPS = ("start", "search", "select", "edit", "failure", "tab:reviewDock")
+EDITOR_ROWS = 6
+LOG_ROWS = 4
 
 
 def _screen(kind: str, width: int, height: int, folder: Path):
@@ -49,15 +54,15 @@ def test_the_window_fits_the_screen_and_the_graph_gets_the_room(tmp_path, corpus
     screen, server = _screen(kind, width, height, tmp_path)
     env = {**os.environ, **screen, "LIMBIC_HOME": str(home)}
     try:
-        done = subprocess.run([sys.executable, str(TOUR), "--db", str(database)], env=env, capture_output=True,
-                              text=True, timeout=180)
+        done = subprocess.run([sys.executable, str(TOUR), "--db", str(database), "--steps", ",".join(STEPS)], env=env,
+                              capture_output=True, text=True, timeout=180)
     finally:
         if server is not None:
             server.terminate()
             server.wait(10)
     steps = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    assert done.returncode == 0 and [s.get("step") for s in steps] == ["start", "search", "select", "edit",
-                                                                        "failure"], done.stdout + done.stderr[-3000:]
+    assert done.returncode == 0 and [s.get("step") for s in steps] == [
+        step.replace(":", "-") for step in STEPS], done.stdout + done.stderr[-3000:]
     for step in steps:
         x, y, w, h = step["frame"]
         sx, sy, sw, sh = step["screen"]
@@ -66,6 +71,15 @@ def test_the_window_fits_the_screen_and_the_graph_gets_the_room(tmp_path, corpus
         assert step["minimum"][0] <= sw and step["minimum"][1] <= sh, step
         assert step["graph_share"] >= GRAPH_SHARE, step
         assert step["docks"] and all(dock >= MIN_DOCK_WIDTH for dock in step["docks"].values()), step
+        assert not any(table["hscroll"] for table in step["tables"].values()), step
+    by_step = {step["step"]: step for step in steps}
+    assert by_step["search"]["tables"]["results"]["rows"] >= 5, by_step["search"]
+    assert by_step["edit"]["tables"]["observations"]["rows"] >= EDITOR_ROWS, by_step["edit"]
+    failure = by_step["failure"]  # the MCP panel, with a failure shown: the log is still there, no scrolling
+    assert failure["tables"]["mcp_log"]["rows"] >= LOG_ROWS and not failure["dock_scrolls"]["mcpDock"], failure
+    assert "review" in by_step["tab-reviewDock"]["tables"], by_step["tab-reviewDock"]
     first = steps[0]
     print(f"\n{kind} {width}×{height}: window {first['frame'][2]}×{first['frame'][3]}, graph view "
-          f"{first['graph_width']} px = {first['graph_share']:.0%} of the window width, docks {first['docks']}")
+          f"{first['graph_width']} px = {first['graph_share']:.0%} of the window width, docks {first['docks']}, "
+          f"editor rows {by_step['edit']['tables']['observations']['rows']}, "
+          f"MCP log rows {failure['tables']['mcp_log']['rows']}")

@@ -35,7 +35,8 @@ def test_activity_model_rows_errors_and_limit(qtbot):
         model.append(record(f"tool{i}", error="boom" if i == 2 else None))
     assert model.rowCount() == 3 and model.record(0).tool == "tool1"  # the oldest was dropped
     assert model.errors() == 1
-    assert model.data(model.index(1, 5)) == "boom"
+    assert model.data(model.index(1, 3)) == "error: boom"  # a failed call says its error in the arguments' place
+    assert "error: boom" in model.data(model.index(1, 3), Qt.ItemDataRole.ToolTipRole)
     assert model.data(model.index(1, 0), Qt.ItemDataRole.ForegroundRole) == ERROR_COLOUR
     assert model.data(model.index(0, 4)) == "3.5"
     assert model.data(model.index(0, 3)) == '{"query":"x"}'

@@ -134,12 +134,14 @@ def test_fts_only_banner_without_model(qtbot, tmp_path):
         assert finished.args[0].mode == "fts_only"
         assert win.search_panel.banner.isVisible()
         assert "full-text search only" in win.model_label.text()
+        assert win.install_button.isVisibleTo(win) and win.search_panel.install_button.isVisibleTo(win)
         model = win.search_panel.model
         assert model.rowCount() > 0
         assert all(r.distance is None for r in model.results())
-        assert model.data(model.index(0, COLUMNS.index("cosine")), Qt.ItemDataRole.FontRole).italic()
-        model_rrf = model.data(model.index(0, COLUMNS.index("rrf")))
-        assert model_rrf == "—"  # RRF is shown in hybrid mode only
+        base = model.index(0, COLUMNS.index("base"))
+        assert model.data(base, Qt.ItemDataRole.FontRole).italic()
+        tip = model.data(base, Qt.ItemDataRole.ToolTipRole)
+        assert "found by full text only" in tip and "RRF" not in tip  # RRF is given in hybrid mode only
     finally:
         controller.shutdown()
         service.close()

@@ -25,8 +25,6 @@ from typing import Any
 
 import apsw
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from limbic.core.curation import statements
 from limbic.core.store import vec_rows
@@ -117,6 +115,9 @@ def star_clusters(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> np.
     (scipy), the row with the most pairs (then the highest summed similarity, then the lowest row) is a centre
     and takes its duplicates not taken yet; then the next. A row whose duplicates were all taken by other
     centres is left out until those are settled. Every group has two rows or more."""
+    from scipy.sparse import coo_matrix  # here: importing SciPy costs a second at every start of the app
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((sims.astype(np.float64), (a, b)), shape=(n, n)).tocsr()
     graph = (graph + graph.T).tocsr()
     degree = np.diff(graph.indptr)

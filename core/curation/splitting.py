@@ -28,9 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import SpectralClustering
-from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
-from sklearn.metrics import silhouette_score
 
 from limbic.core.curation.stop_words import STOP_WORDS
 
@@ -72,9 +69,17 @@ def threshold_for(entity_type: str, thresholds: Mapping[str, int] | None = None)
     return merged.get(type_key(entity_type), merged.get("*", DEFAULT_THRESHOLD))
 
 
+# scikit-learn (with SciPy's statistics) is imported where it is used: importing it costs seconds and ~100 MB,
+# which every program that opens a memory (the app's start, the MCP server) would otherwise pay.
+
+
 def tfidf(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """The TF-IDF matrix ``(n, v) float64`` (rows L2-normalised, sublinear term frequency) of ``texts`` and its
     terms ``(v,)``; no terms at all gives a ``(n, 0)`` matrix."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from limbic.core.curation.stop_words import STOP_WORDS
+
     vectorizer = TfidfVectorizer(token_pattern=_WORD, stop_words=sorted(STOP_WORDS), sublinear_tf=True)
     try:
         matrix = vectorizer.fit_transform(texts)
@@ -88,6 +93,9 @@ def cluster(points: np.ndarray, max_topics: int = MAX_TOPICS) -> tuple[np.ndarra
     clustering of the rows' nearest-neighbour graph, with the number of topics (2..``max_topics``, each of at
     least :data:`MIN_TOPIC_SIZE` rows) that has the best silhouette. Too few rows (or rows with no direction)
     give one topic, silhouette 0. Deterministic (fixed random state)."""
+    from sklearn.cluster import SpectralClustering
+    from sklearn.metrics import silhouette_score
+
     n = len(points)
     usable = np.linalg.norm(points, axis=1) > 0 if points.size else np.zeros(n, dtype=bool)
     best_labels, best_score = np.zeros(n, dtype=np.int64), 0.0
@@ -147,6 +155,8 @@ def topic_terms(texts: Sequence[str], labels: np.ndarray, entity: str = "", coun
     """The name terms of each topic of ``texts`` (``labels`` ``(n,)``): by c-TF-IDF (module docstring), at most
     ``count`` words in all (one two-word phrase, or words), none a form of another or of a word of ``entity``, none
     of :data:`DEED_WORDS`; each as the texts write it. A topic without such terms gets none."""
+    from sklearn.feature_extraction.text import CountVectorizer  # scikit-learn is imported where it is used
+
     k = int(labels.max()) + 1 if len(labels) else 0
     docs = [" ".join(t for t, label in zip(texts, labels.tolist(), strict=True) if label == i) for i in range(k)]
     vectorizer = CountVectorizer(token_pattern=_NAME_WORD, stop_words=sorted(STOP_WORDS | DEED_WORDS),

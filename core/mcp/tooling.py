@@ -6,7 +6,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Annotated, Any
 
-import pydantic_core
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
     CallToolResult,
@@ -16,6 +15,7 @@ from mcp_types import (
 from pydantic import Field
 
 from limbic.core.errors import LimbicError
+from limbic.core.mcp.answers import pretty
 from limbic.core.mcp.schemas import Name, RelationIn, graph_out, trim_observations
 from limbic.core.models import GraphPage, RelationInput
 from limbic.core.validation import MAX_ITEMS
@@ -44,12 +44,6 @@ def refusals() -> Iterator[None]:
         yield
     except LimbicError as exc:
         raise ToolError(str(exc)) from exc
-
-
-def pretty(value: Any) -> str:
-    """JSON indented by 2 spaces, non-ASCII kept: byte for byte ``JSON.stringify(value, null, 2)`` of the
-    reference server (pydantic-core's encoder; the standard library's is 5× slower with an indent)."""
-    return pydantic_core.to_json(value, indent=2).decode("utf-8")
 
 
 def result(structured: dict[str, Any], text: Any = None) -> CallToolResult:

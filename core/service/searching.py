@@ -124,6 +124,9 @@ class SearchAndVectors:
         with conn:
             if vector_dimension(conn) is not None:
                 self._vectors.prepare(conn, embedder.name)
+        release = getattr(self.database, "release_cache", None)  # SQLite: the vector tables' pages, read once
+        if release is not None:
+            release()
 
     def start_warm_up(self) -> None:
         """Run :meth:`warm_up` once on a background thread; :meth:`close` waits for it. An error is logged

@@ -161,6 +161,11 @@ class Database(Transactions):
             self._readers.add(conn)
         return conn
 
+    def release_cache(self) -> None:
+        """Empty the page cache of this thread's read connection (``PRAGMA shrink_memory``), after a one-off bulk
+        read whose pages will not be read again soon (the vector copy's load: up to 64 MB)."""
+        self.read().execute("PRAGMA shrink_memory")
+
     def _checkin(self, conn: apsw.Connection) -> None:
         """Called when the leasing thread ended: keep the connection for the next thread, or close it."""
         with self._readers_lock:

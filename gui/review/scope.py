@@ -11,6 +11,11 @@ from limbic.core.service.graph_arrays import GraphArrays
 from limbic.gui.controller import AppController
 
 EVERY = "All projects"
+NONE_TEXT = "No projects"
+TIP = "Show one project's memories and the global ones (other projects are hidden)"
+NONE_TIP = ("Nothing in this memory belongs to a project yet: every memory is global, so there is nothing to "
+            "filter. A project is set by an agent whose MCP server is bound to one (the MCP panel's Project, "
+            "limbic mcp --project) or on import.")
 
 
 class ProjectFilter(QComboBox):
@@ -22,7 +27,7 @@ class ProjectFilter(QComboBox):
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.setToolTip("Show one project's memories and the global ones (other projects are hidden)")
+        self.setToolTip(TIP)
         self._projects: dict[int, str] = {}
         self.addItem(EVERY, None)
         self.activated.connect(lambda _i: self.choose(self.currentData()))
@@ -40,7 +45,8 @@ class ProjectFilter(QComboBox):
         current = self.controller.project
         self.blockSignals(True)
         self.clear()
-        self.addItem(EVERY, None)
+        self.addItem(EVERY if projects else NONE_TEXT, None)
+        self.setToolTip(TIP if projects else NONE_TIP)
         for name, count in projects.items():
             self.addItem(f"{name} ({count:,})", name)
         self.setCurrentIndex(max(0, self.findData(current)) if current else 0)

@@ -51,7 +51,7 @@ class ReviewView(QWidget):
         self.sections: list[ReviewSection] = []
         self._items: list[QTreeWidgetItem] = []  # one per decision listed
         self._buttons: list[QPushButton] = []  # the option buttons shown
-        self.summary = QLabel("Nothing read yet")
+        self.summary = QLabel("Nothing read yet", wordWrap=True)  # the whole count of every kind, on two lines if need be
         refresh = QPushButton("Refresh")
         refresh.clicked.connect(self.reload)
         head = QHBoxLayout()
@@ -59,6 +59,7 @@ class ReviewView(QWidget):
         head.addWidget(refresh)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Decision", "Suggested"])
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.tree.header()  # the decision's title gets the width, the suggested option what it needs
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)

@@ -155,6 +155,9 @@ def describe(candidates: Any, params: ScoringParams, index: int) -> Explanation:
     return Explanation(str(e["name"]), str(e["entity_type"]), int(e["rank"]), factors, tuple(lines))
 
 
+EMPTY_TEXT = "Select a result to see how it was scored, factor by factor."
+
+
 class ScoringInspector(QWidget):
     """Horizontal bars (pyqtgraph ``BarGraphItem``, one call with whole arrays) above the written formula.
 
@@ -163,8 +166,9 @@ class ScoringInspector(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel("Select a result to see how it was scored")
+        self.title = QLabel(EMPTY_TEXT)
         self.title.setWordWrap(True)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
@@ -185,6 +189,8 @@ class ScoringInspector(QWidget):
         splitter.addWidget(self.plot)
         splitter.addWidget(self.text)
         splitter.setSizes([230, 200])
+        self.details = splitter  # hidden while nothing is selected: no empty axes, the title says what to do
+        splitter.setVisible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.title)
@@ -199,6 +205,9 @@ class ScoringInspector(QWidget):
             return
         previous = self.explanation
         self.explanation = describe(candidates, params, hits[0])
+        if previous is None:
+            self.title.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            self.details.setVisible(True)
         factors = self.explanation.factors
         y = np.arange(len(factors), dtype=np.float64)
         widths = np.array([f.value for f in factors], dtype=np.float64)
@@ -246,7 +255,9 @@ class ScoringInspector(QWidget):
         self.bars.setOpts(x0=[], y=[], width=[])
         for label in self.value_labels:
             label.hide()
-        self.title.setText("Select a result to see how it was scored")
+        self.title.setText(EMPTY_TEXT)
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.details.setVisible(False)
         self.text.clear()
 
     @staticmethod

@@ -1,5 +1,6 @@
-"""Search panel: a debounced query box, the FTS-only banner, the ranked results table, *Mark as useful*
-and "Why not this one?" (:mod:`limbic.gui.search.pin`).
+"""Search panel: a debounced query box, the FTS-only banner (with *Install model*), the ranked results table,
+*Mark as useful* and the way to "Why not this one?" (:mod:`limbic.gui.search.pin`, its own panel: the main
+window docks ``pin`` beside the other tools, so the results keep their room).
 
 Typing waits ``DEBOUNCE_MS`` before searching; Enter searches at once. The search itself runs off
 the UI thread through ``controller.search`` (stale answers dropped by the runner's generation
@@ -7,7 +8,10 @@ counter). Δrank compares every row with the ranking of the same cached candidat
 default parameters; that ranking is computed once per search (pure numpy, ``service.rerank``).
 Selecting a row selects the entity in the controller (the inspector and the graph follow) and records
 nothing: looking is not using. *Mark as useful* (Ctrl+U) on the selected row records one use and labels
-the search, as an agent's MCP ``mark_used`` does.
+the search, as an agent's MCP ``mark_used`` does; the search then runs again, so the new use ranks at once.
+The table fits its dock without a horizontal scroll bar: the name column takes the width left by the others,
+which are as wide as their header or widest value needs; a long name is elided in the middle
+(``src/…/MoonRenderer.js``), whole in its tooltip.
 """
 
 from __future__ import annotations
@@ -32,14 +36,14 @@ from PySide6.QtWidgets import (
 
 from limbic.gui.controller import AppController
 from limbic.gui.search.pin import PinPanel
-from limbic.gui.search.results_model import COLUMN_WIDTHS, DELTA_LEGEND, ResultsModel
+from limbic.gui.search.results_model import COLUMNS, DELTA_LEGEND, STRETCH_COLUMN, ResultsModel
 from limbic.gui.widgets import ElidedLabel, plural
 
 DEBOUNCE_MS = 250
-FTS_ONLY_TEXT = (
-    "No embedding model installed: search is full-text only (BM25). "
-    "Install one with <code>limbic model install</code> or Model ▸ Install."
-)
+PENDING_POLL_MS = 1000  # how often the count of entities not embedded yet is read while there are some
+FTS_ONLY_TEXT = "No embedding model: search is full-text only (BM25). Install one to search by meaning."
+SAMPLE_VALUES = {"rank": "000", "final": "0.0000", "Δrank": "▼000", "limbic": "0.0000", "base": "0.0000"}
+CELL_PADDING = 14  # pixels around a cell's text (the style's margins and the grid line)
 
 
 class SearchPanel(QWidget):
@@ -50,6 +54,8 @@ class SearchPanel(QWidget):
     """
 
     result_activated = Signal(object)
+    install_model_requested = Signal()
+    why_not_requested = Signal()
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -62,12 +68,27 @@ class SearchPanel(QWidget):
         self.limit.setValue(10)
         self.limit.setPrefix("top ")
         self.limit.setToolTip("Number of results (top-K)")
-        self.banner = QLabel(FTS_ONLY_TEXT)
+        self.banner = QWidget()
         self.banner.setObjectName("ftsOnlyBanner")
-        self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("QLabel#ftsOnlyBanner { background: #8a6d1f; color: white; padding: 4px; }")
+        self.banner.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.banner.setStyleSheet("QWidget#ftsOnlyBanner { background: #8a6d1f; } "
+                                  "QWidget#ftsOnlyBanner QLabel { color: white; }")
+        banner_text = ElidedLabel(FTS_ONLY_TEXT, minimum=60)
+        self.install_button = QPushButton("Install model")
+        self.install_button.setToolTip("Download and install all-MiniLM-L6-v2 (83 MB, pinned hashes); the progress "
+                                       "shows over the graph")
+        self.install_button.clicked.connect(self.install_model_requested)
+        banner_row = QHBoxLayout(self.banner)
+        banner_row.setContentsMargins(6, 3, 6, 3)
+        banner_row.addWidget(banner_text, 1)
+        banner_row.addWidget(self.install_button)
         self.banner.setVisible(False)
         self.summary = ElidedLabel(minimum=60)
+        self.pending_label = ElidedLabel(minimum=60)
+        self.pending_label.setVisible(False)
+        self.pending_timer = QTimer(self)
+        self.pending_timer.setInterval(PENDING_POLL_MS)
+        self.pending_timer.timeout.connect(self._poll_pending)
         self.legend = QLabel(DELTA_LEGEND)
         self.legend.setToolTip("Δrank: places gained (▲) or lost (▼) against the default parameters; the row colour "
                                "says the same")
@@ -78,7 +99,11 @@ class SearchPanel(QWidget):
                                       "or inspecting a result records nothing.")
         self.useful_button.setEnabled(False)
         self.useful_button.clicked.connect(self.mark_useful)
-        self.pin = PinPanel(controller)
+        self.why_button = QPushButton("Why not…?")
+        self.why_button.setToolTip("Why not this one? Pin any entity and see where it ranks and what keeps it out "
+                                   "of the top K (its own panel)")
+        self.why_button.clicked.connect(self.why_not_requested)
+        self.pin = PinPanel(controller)  # shown by the main window as its own panel
         self.model = ResultsModel(self)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -88,11 +113,10 @@ class SearchPanel(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(22)
         self.table.setAlternatingRowColors(True)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        for column, width in enumerate(COLUMN_WIDTHS):
-            self.table.setColumnWidth(column, width)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setWordWrap(False)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self._fit_columns()
         top = QHBoxLayout()
         top.addWidget(self.query, 1)
         top.addWidget(self.limit)
@@ -103,10 +127,11 @@ class SearchPanel(QWidget):
         layout.addWidget(self.table, 1)
         under = QHBoxLayout()
         under.addWidget(self.legend, 1)
+        under.addWidget(self.why_button)
         under.addWidget(self.useful_button)
         layout.addLayout(under)
         layout.addWidget(self.summary)
-        layout.addWidget(self.pin)
+        layout.addWidget(self.pending_label)
 
         self.debounce = QTimer(self)
         self.debounce.setSingleShot(True)
@@ -120,6 +145,24 @@ class SearchPanel(QWidget):
         controller.search_finished.connect(self.show_outcome)
         controller.results_reranked.connect(self.show_reranked)
         controller.selection_changed.connect(self._follow_selection)
+        no_model = controller.service.embedder is None  # offered before the first search too
+        self.banner.setVisible(no_model)
+        self.install_button.setVisible(no_model)
+
+    def _fit_columns(self) -> None:
+        """Every column but the name as wide as its header or its widest value; the name gets the rest."""
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        metrics, header_metrics = self.table.fontMetrics(), header.fontMetrics()
+        for column, name in enumerate(COLUMNS):
+            if column == STRETCH_COLUMN:
+                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+                continue
+            width = max(metrics.horizontalAdvance(SAMPLE_VALUES.get(name, name)),
+                        header_metrics.horizontalAdvance(name)) + CELL_PADDING
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, width)
+        header.setMinimumSectionSize(24)
 
     # --- actions --------------------------------------------------------------------------------
 
@@ -143,24 +186,43 @@ class SearchPanel(QWidget):
 
     def show_outcome(self, outcome: Any) -> None:
         """A new search answered (or ``None``: cleared)."""
+        no_model = self.controller.service.embedder is None
         if outcome is None:
             self.model.clear()
             self.summary.setText("")
-            self.banner.setVisible(False)
+            self.banner.setVisible(no_model)
             self.useful_button.setEnabled(False)
+            self.show_pending(0)
             return
         candidates = outcome.candidate_set
-        self.banner.setVisible(candidates.mode == "fts_only")
+        self.banner.setVisible(no_model or candidates.mode == "fts_only")
         default_ranks = self._default_ranks(outcome)
         self._show(list(outcome.results), default_ranks)
-        pending = (f" · {outcome.pending_vectors:,} entities wait for vectors (keyword matches only)"
-                   if outcome.pending_vectors else "")
         dates = f" · memories of {', '.join(outcome.dates)} lifted" if outcome.dates else ""
         graph = " · KNN through the HNSW graph" if outcome.knn == "graph" else ""
         self.summary.setText(
             f"{len(outcome.results)} of {plural(len(candidates), 'candidate')} · {candidates.mode.replace('_', ' ')} · "
-            f"routing {candidates.strategy.replace('_', ' ')}{dates}{graph}{pending}"
+            f"routing {candidates.strategy.replace('_', ' ')}{dates}{graph}"
         )
+        self.show_pending(outcome.pending_vectors)
+
+    def show_pending(self, pending: int) -> None:
+        """``pending`` entities are not embedded yet: say so (kept live, read every ``PENDING_POLL_MS`` off the UI
+        thread) until none is left; the search then runs again, by meaning too."""
+        was = self.pending_label.isVisibleTo(self)
+        self.pending_label.setVisible(pending > 0)
+        if pending > 0:
+            verb = "is" if pending == 1 else "are"
+            self.pending_label.setText(f"{plural(pending, 'entity')} {verb} not embedded yet (found by keyword only)")
+            self.pending_timer.start()
+            return
+        self.pending_timer.stop()
+        if was and self.controller.last_outcome is not None:
+            self.controller.refresh_search(record=False)
+
+    def _poll_pending(self) -> None:
+        self.controller.run(self.controller.service.pending_vectors, on_success=self.show_pending,
+                            channel="search-pending")
 
     def show_reranked(self, results: Any) -> None:
         """The sliders moved: same candidates, new order (Δrank and tint against the defaults)."""

@@ -1,7 +1,9 @@
 """Table model of ranked search results over an immutable list (Picard's ``LogViewModel`` shape).
 
 Columns: rank, name and final score first (what a narrow dock must show), then Δrank against the
-default parameters, limbic, cosine, rrf, type and routing strategy. The row tint says the same as the
+default parameters, limbic and base (the base relevance: cosine and keyword match fused); the rest of a result
+(the raw cosine, RRF, type, routing) is in the cells' tooltips and the scoring inspector, so the table fits a
+laptop's side column without a horizontal scroll bar. Long names are elided in the middle by the view. The row tint says the same as the
 Δrank number (:data:`DELTA_LEGEND`): green rows rank higher than with the default parameters, red ones lower. The model never computes a score and never touches the database: it shows
 ``SearchResult`` values handed to :meth:`ResultsModel.set_results` in one call: a new number of rows
 is a model reset; a re-rank of the same number of rows is one ``dataChanged`` over the range of rows
@@ -17,30 +19,29 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
-COLUMNS = ("rank", "name", "final", "Δrank", "limbic", "cosine", "rrf", "type", "routing")
-COLUMN_WIDTHS = (40, 170, 62, 52, 62, 62, 62, 92, 100)  # pixels, in COLUMNS order
+COLUMNS = ("rank", "name", "final", "Δrank", "limbic", "base")
+STRETCH_COLUMN = COLUMNS.index("name")  # gets the width left; the others are as wide as their content
 COLUMN_TIPS = {
     "rank": "Rank with the current parameters",
     "Δrank": "Places gained (▲, green row) or lost (▼, red row) against the default parameters; "
              "● not ranked with the default parameters",
     "final": "Routing blend w·cosine + (1−w)·limbic_norm; the ranking key",
     "limbic": "cosine × salience × temporal × co-occurrence × status × metadata",
-    "cosine": "max(0, 1 − distance); for FTS-only hits 0.2 + 0.6·norm_rrf (in italics)",
-    "rrf": "Reciprocal Rank Fusion score (hybrid mode)",
-    "routing": "Routing strategy chosen for the query",
+    "base": "Base relevance: the cosine max(0, 1 − distance) fused with the keyword match (the inspector's first "
+            "line); 0.2 + 0.6·norm_rrf for full-text-only hits (in italics). The raw cosine is in the cell's tooltip",
 }
 ROUTING_LABELS = {"cosine_heavy": "cosine-heavy", "limbic_heavy": "limbic-heavy", "hybrid_balanced": "balanced"}
 RESULT_ROLE = int(Qt.ItemDataRole.UserRole) + 1  # the SearchResult of the row
 DISPLAY = int(Qt.ItemDataRole.DisplayRole)
 MOVED_UP = QColor(60, 160, 90, 70)     # ranks higher than with the default parameters
 MOVED_DOWN = QColor(200, 80, 70, 70)   # ranks lower
-DELTA_LEGEND = ("Δrank and colour vs the defaults: "
+DELTA_LEGEND = ("vs defaults: "
                 "<span style='background: rgba(60,160,90,110)'>&nbsp;▲&nbsp;higher&nbsp;</span> "
                 "<span style='background: rgba(200,80,70,110)'>&nbsp;▼&nbsp;lower&nbsp;</span>")
 _UP_BRUSH, _DOWN_BRUSH = QBrush(MOVED_UP), QBrush(MOVED_DOWN)
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_TEXT_COLUMNS = frozenset(COLUMNS.index(c) for c in ("name", "type", "routing"))
-_COSINE = COLUMNS.index("cosine")
+_TEXT_COLUMNS = frozenset({COLUMNS.index("name")})
+_BASE = COLUMNS.index("base")
 
 
 def rank_delta(name: str, rank: int, default_ranks: Mapping[str, int]) -> int | None:
@@ -179,7 +180,7 @@ class ResultsModel(QAbstractTableModel):
         return _UP_BRUSH if delta > 0 else _DOWN_BRUSH
 
     def _font_role(self, row: int, column: int) -> QFont | None:
-        if column == _COSINE and self._rows[row].distance is None:
+        if column == _BASE and self._rows[row].distance is None:
             return self._italic
         return None
 
@@ -190,7 +191,13 @@ class ResultsModel(QAbstractTableModel):
             return "not ranked with the default parameters" if default is None else \
                 f"rank {default} with the default parameters"
         if COLUMNS[column] == "name":
-            return "\n".join(r.observations[:5]) or r.name
+            head = f"{r.name}\n{r.entity_type} · routing {ROUTING_LABELS.get(r.routing_strategy, r.routing_strategy)}"
+            return "\n".join((head, *r.observations[:5]))
+        if COLUMNS[column] == "base":
+            cosine = "cosine —: found by full text only" if r.distance is None else \
+                f"cosine {max(0.0, 1 - r.distance):.4f} (1 − distance {r.distance:.4f})"
+            rrf = "" if r.rrf_score is None else f"\nRRF {r.rrf_score:.4f}"
+            return f"base relevance {r.base_relevance:.4f}\n{cosine}{rrf}"
         return None
 
     def _display(self, r: Any, column: str, row: int) -> str:
@@ -207,14 +214,8 @@ class ResultsModel(QAbstractTableModel):
             return "="
         if column == "name":
             return r.name
-        if column == "type":
-            return r.entity_type
         if column == "final":
             return f"{r.final_score:.4f}"
         if column == "limbic":
             return f"{r.limbic_score:.4f}"
-        if column == "cosine":
-            return f"{r.base_relevance:.4f}"
-        if column == "rrf":
-            return "—" if r.rrf_score is None else f"{r.rrf_score:.4f}"
-        return ROUTING_LABELS.get(r.routing_strategy, r.routing_strategy)
+        return f"{r.base_relevance:.4f}"

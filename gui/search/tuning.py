@@ -6,6 +6,9 @@ Binding follows napari's layer controls: the model (``controller.params``) is th
 changes, every control is updated with its signals blocked (no feedback loop); when a control moves,
 a new ``ScoringParams`` is built and handed to ``controller.set_params``, which re-ranks the cached
 candidate set (no SQL, no model call).
+
+Sliders that change nothing in the shown search (:mod:`limbic.gui.search.inert`) are greyed, and a line on top
+says which and why — on a memory nobody has used yet, salience, co-occurrence and feedback have nothing to weigh.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ from limbic.core.errors import LimbicError
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
 from limbic.gui.controller import AppController
+from limbic.gui.search.inert import NOTHING_HERE, inert_sliders
 from limbic.gui.search.quality import QualityPanel
+from limbic.gui.widgets import plural, single_shot_timer
 
 SLIDER_STEPS = 1000  # resolution of a float slider over [min, max]
+INERT_DELAY_MS = 400  # after the sliders stop moving, which ones change nothing is found again
 
 
 @contextmanager
@@ -173,14 +179,52 @@ class TuningPanel(QWidget):
         buttons.addWidget(self.preset_box)
         buttons.addWidget(self.reset_button)
         buttons.addWidget(self.save_button)
+        self.inert_label = QLabel(wordWrap=True)
+        self.inert_label.setVisible(False)
+        self.inert: dict[str, str] = {}
+        self._inert_timer = single_shot_timer(self, INERT_DELAY_MS, self.find_inert)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.inert_label)
         layout.addWidget(scroll, 1)
         layout.addLayout(buttons)
         self.quality = QualityPanel(controller)
         layout.addWidget(self.quality)
         controller.params_changed.connect(self.show_params)
+        controller.search_finished.connect(lambda _outcome: self.find_inert())
+        controller.params_changed.connect(lambda _params: self._inert_timer.start())
         self.show_params(params)
+
+    def find_inert(self) -> None:
+        """Find the sliders that change nothing in the shown search (off the UI thread), then show them."""
+        outcome = self.controller.last_outcome
+        if outcome is None:
+            self.show_inert({})
+            return
+        self.controller.run(inert_sliders, outcome.candidate_set, self.controller.params,
+                            on_success=self.show_inert, channel="tuning-inert")
+
+    def show_inert(self, inert: dict[str, str]) -> None:
+        """Grey the labels of ``inert`` sliders (their reason in the tooltip) and say which have no effect and why."""
+        self.inert = dict(inert)
+        for name, label in self.labels.items():
+            reason = inert.get(name)
+            label.setEnabled(reason is None)
+            label.setToolTip(self.controls[name].slider.toolTip() if reason is None
+                            else f"No effect on this search: {reason}")
+        by_reason: dict[str, list[str]] = {}
+        for name, reason in inert.items():
+            by_reason.setdefault(reason, []).append(self.labels[name].text().rstrip(":"))
+        featured = [reason for reason in by_reason if reason != NOTHING_HERE]
+        if not featured:
+            self.inert_label.setVisible(False)
+            return
+        lines = [f"<b>{', '.join(by_reason[r])}</b>: no effect yet — {r}." for r in featured]
+        others = len(by_reason.get(NOTHING_HERE, []))
+        if others:
+            lines.append(f"{plural(others, 'other slider')} change nothing in these results (greyed).")
+        self.inert_label.setText("<br>".join(lines))
+        self.inert_label.setVisible(True)
 
     def show_params(self, params: ScoringParams) -> None:
         """Model → controls: every control shows ``params`` (signals blocked, nothing emitted)."""
@@ -222,8 +266,4 @@ class TuningPanel(QWidget):
 
     def save_as_default(self) -> None:
         """Persist the current params (off the UI thread)."""
-        params = self.controller.params
-        self.controller.run(
-            self.controller.service.save_scoring_params, params,
-            on_success=lambda _: self.controller.status_message.emit("Scoring parameters saved as default"),
-        )
+        self.controller.save_params()

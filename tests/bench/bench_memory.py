@@ -3,6 +3,12 @@ search (model and vector copy loaded) and every 1,000 searches up to ``--searche
 not grow (no leak); searches are recorded (impressions, search log), as the app and MCP server do.
 
     python tests/bench/bench_memory.py --db /path/to/debian-10k.db [--searches 10000]
+    python tests/bench/bench_memory.py --app --db /path/to/memory.db
+
+``--app`` measures the desktop app instead (offscreen, 1366×768, the MCP server on): RSS once the Python
+modules are imported, when the window shows, after the warm-up (the model and the vector copy), after a search
+drawn in the graph, after the global map, and with the Curation window open — what the app really uses after
+start, stage by stage, so the growth of each part can be read off.
 
 ``--db`` is copied first. RSS is read from ``/proc/self/status`` (Linux): ``VmRSS`` now, ``VmHWM`` the
 peak. Prints one JSON object; ``growth_mb_after_warmup`` compares the last sample with the one after
@@ -35,9 +41,79 @@ def rss_mb(field: str = "VmRSS") -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
+def app_figures(db: Path) -> dict:
+    """The app's RSS stage by stage on a copy of ``db`` (see the module docstring)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import pydantic._internal._validators  # noqa: F401 - before Qt, as the launcher does
+    from PySide6.QtCore import QEventLoop, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from limbic.gui.app import LimbicApp
+
+    figures: dict = {"rss_mb_modules": rss_mb()}
+    qt = QApplication(sys.argv[:1])
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["LIMBIC_HOME"] = tmp
+        models, active = Path.home() / ".cache" / "limbic" / "models", Path.home() / ".config" / "limbic" / "active_model.json"
+        if models.is_dir():  # the installed model, in the fresh home (as tests/bench/bench_startup.py does)
+            (Path(tmp) / "cache").mkdir()
+            (Path(tmp) / "cache" / "models").symlink_to(models)
+            if active.is_file():
+                (Path(tmp) / "config").mkdir()
+                (Path(tmp) / "config" / "active_model.json").write_text(active.read_text())
+        copy = Path(tmp) / "memory.db"
+        shutil.copyfile(db, copy)
+        app = LimbicApp(copy, mcp_port=0, seed=False)
+
+        def wait(condition, timeout: float = 120.0) -> None:
+            deadline = time.perf_counter() + timeout
+            while not condition():
+                if time.perf_counter() > deadline:
+                    raise TimeoutError("the app did not get there in time")
+                loop = QEventLoop()
+                QTimer.singleShot(50, loop.quit)
+                loop.exec()
+
+        app.start()
+        wait(lambda: app.window is not None and app.window.isVisible())
+        figures["rss_mb_window"] = rss_mb()
+        wait(lambda: app.service is not None and app.service._warm_up_thread is not None
+             and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None)
+        figures["rss_mb_warmed_up"] = rss_mb()
+        import apsw
+
+        figures["sqlite_mb_warmed_up"] = round(apsw.memory_used() / 2**20, 1)  # page caches of every connection
+        blocks = app.service._vectors._blocks
+        figures["vector_copy_mb"] = round(sum(b.vectors.unit.nbytes for b in blocks) / 2**20, 1)
+        view = app.graph_view
+        with_hits = app.controller.search_finished
+        done = []
+        with_hits.connect(lambda _o: done.append(1))
+        app.controller.search(QUERIES[0], 10)
+        wait(lambda: bool(done) and len(view.shown_names()) > 0 and not view.canvas.animating)
+        figures["rss_mb_search"] = rss_mb()
+        view.set_mode("global")
+        wait(lambda: len(view.shown_names()) == len(view.arrays) and not view.canvas.animating)
+        figures["rss_mb_global_map"] = rss_mb()
+        curation = app.show_curation()
+        wait(lambda: curation.isVisible())
+        settled = time.perf_counter() + 3  # its lists are read off the UI thread
+        wait(lambda: time.perf_counter() > settled)
+        figures["rss_mb_curation"] = rss_mb()
+        figures["sqlite_mb_end"] = round(apsw.memory_used() / 2**20, 1)
+        figures["entities"] = app.service.stats().entities
+        figures["model"] = getattr(app.service.embedder, "name", None)
+        curation.close()
+        app.shutdown()
+    qt.quit()
+    figures["peak_rss_mb"] = rss_mb("VmHWM")
+    return figures
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
+    parser.add_argument("--app", action="store_true", help="measure the desktop app, stage by stage")
     parser.add_argument("--searches", type=int, default=10_000)
     parser.add_argument("--no-record", action="store_true",
                         help="searches not logged (no impressions, no search log): separates the log's growth")
@@ -45,6 +121,9 @@ def main() -> int:
     if not Path("/proc/self/status").exists():
         print("RSS is read from /proc (Linux only)", file=sys.stderr)
         return 2
+    if args.app:
+        print(json.dumps(app_figures(args.db), indent=2))
+        return 0
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database

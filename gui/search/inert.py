@@ -1,0 +1,60 @@
+"""Which scoring sliders change nothing in the shown search, and why: on a memory nobody has used yet, the
+salience, co-occurrence and feedback sliders have nothing to weigh, and a person moving them should be told.
+
+A slider is *inert* when moving it to either end of its range leaves every candidate's final score where it is
+(:func:`limbic.core.search.scoring.score_candidates`, pure numpy over the cached candidates, no SQL). The reason
+comes from the candidates themselves: no recorded use, no memories used together, no earlier search marked useful;
+otherwise nothing in these candidates for it (no archived memory, no date in the query, …).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from limbic.core.errors import LimbicError
+from limbic.core.search.params import ScoringParams
+from limbic.core.search.scoring import score_candidates
+
+UNUSED = ("nobody has used these memories yet: salience counts uses (Mark as useful, an agent's mark_used, "
+          "open_nodes or get_entity), and searching alone is not a use")
+NOT_TOGETHER = "no two of these memories were used together yet"
+NO_FEEDBACK = "no earlier search like this one was marked useful yet"
+NOTHING_HERE = "nothing in these results for it yet"
+CAUSES = {"beta_sal": "usage", "alpha_cons": "usage", "beta_deg": "usage", "gamma": "cooc",
+          "cooc_temporal_floor": "cooc", "feedback_weight": "feedback", "feedback_floor": "feedback"}
+
+
+def _reasons(candidates: Any) -> dict[str, str]:
+    feedback = np.nan_to_num(np.asarray(candidates.feedback_similarity, dtype=np.float64))
+    return {"usage": UNUSED if int(np.sum(candidates.access_count)) == 0 else NOTHING_HERE,
+            "cooc": NOT_TOGETHER if len(candidates.cooc_a) == 0 else NOTHING_HERE,
+            "feedback": NO_FEEDBACK if not np.any(feedback > 0) else NOTHING_HERE}
+
+
+def inert_sliders(candidates: Any, params: ScoringParams) -> dict[str, str]:
+    """``{parameter name: reason}`` for every parameter whose whole range leaves the final scores of
+    ``candidates`` (a ``CandidateSet``) unchanged under ``params``; empty for an empty set."""
+    if len(candidates.names) == 0:
+        return {}
+    reference = score_candidates(candidates, params).final_score
+    reasons = _reasons(candidates)
+    inert: dict[str, str] = {}
+    for spec in ScoringParams.field_specs():
+        meta = spec.metadata
+        if "min" not in meta or "max" not in meta:
+            continue
+        moved = False
+        for end in (meta["min"], meta["max"]):
+            try:
+                other = dataclasses.replace(params, **{spec.name: type(getattr(params, spec.name))(end)})
+            except (LimbicError, ValueError, TypeError):
+                continue
+            if not np.allclose(score_candidates(candidates, other).final_score, reference, rtol=0, atol=1e-12):
+                moved = True
+                break
+        if not moved:
+            inert[spec.name] = reasons.get(CAUSES.get(spec.name, ""), NOTHING_HERE)
+    return inert

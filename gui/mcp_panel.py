@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.mcp.config import client_config
-from limbic.core.store.backend import shareable_address, shown_address
 from limbic.gui.controller import AppController
 from limbic.gui.widgets import plural
 
@@ -156,7 +155,7 @@ class McpPanel(QWidget):
         form.addRow(self.state)
         form.addRow(failure_row)
         form.addRow("Address", self.address)
-        self.memory_field = QLineEdit(shown_address(controller.service.database), readOnly=True)
+        self.memory_field = QLineEdit(controller.service.shown_address, readOnly=True)
         self.memory_field.setToolTip("The memory this server serves (a PostgreSQL password is never shown)")
         form.addRow("Memory", self.memory_field)
         form.addRow("Bearer token", token_row)
@@ -274,7 +273,7 @@ class McpPanel(QWidget):
             self.snippet.setPlainText("Start the MCP server to get an HTTP snippet (or pick stdio).")
             return
         self._snippet = client_config(self.client_box.currentData(), http=http, port=port or 0,
-                                      db=shareable_address(self.controller.service.database))
+                                      db=self.controller.service.shareable_address)
         self._show_snippet()
 
     def _show_snippet(self) -> None:

@@ -27,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    from limbic.core.io.copying import copy_memory
     from limbic.core.store.backend import open_database, shown_address
+    from limbic.core.store.copying import copy_memory
 
     try:
         source_address, target_address = database_address(args.source), database_address(args.destination)

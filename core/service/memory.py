@@ -49,7 +49,7 @@ from limbic.core.service.searching import SearchAndVectors
 from limbic.core.service.splitting import Splitting
 from limbic.core.service.tokens import Tokens
 from limbic.core.service.usage import SignalRecorder
-from limbic.core.store.backend import open_database
+from limbic.core.store.backend import open_database, shareable_address, shown_address
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.schema import put_setting
@@ -128,6 +128,16 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self.vectors.close()
         self._signals.shutdown()
         self.database.close()
+
+    @property
+    def shown_address(self) -> str:
+        """What to show of the memory's address: the file path, or the URL with its password masked."""
+        return shown_address(self.database)
+
+    @property
+    def shareable_address(self) -> str:
+        """The memory's address for an agent's configuration: the file path, or the URL without its password."""
+        return shareable_address(self.database)
 
     # --- notifications -------------------------------------------------------------------------
 

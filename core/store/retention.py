@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import apsw
+from limbic.core.store.connection import Connection
 
 _USAGE = """
 SELECT e.id, e.name, e.status, e.created_at, e.strength, e.pinned_at, coalesce(a.access_count, 0), a.last_access,
@@ -17,18 +17,18 @@ ORDER BY e.id
 """
 
 
-def usage(conn: apsw.Connection, since_day: str) -> list[tuple[Any, ...]]:
+def usage(conn: Connection, since_day: str) -> list[tuple[Any, ...]]:
     """Per entity, by id: ``(id, name, status, created_at, strength, pinned_at, access_count, last_access or
     None, accesses on days from ``since_day`` (YYYY-MM-DD, UTC) on)``."""
     return conn.execute(_USAGE, (since_day,)).fetchall()
 
 
-def set_pinned(conn: apsw.Connection, entity_ids: Sequence[int], at: float | None) -> None:
+def set_pinned(conn: Connection, entity_ids: Sequence[int], at: float | None) -> None:
     """Pin the entities at ``at`` (UTC seconds), or unpin them (``None``)."""
     conn.execute("UPDATE entities SET pinned_at = ? WHERE id IN (SELECT value FROM json_each(?))",
                  (at, json.dumps([int(i) for i in entity_ids])))
 
 
-def set_strength(conn: apsw.Connection, entity_ids: Sequence[int], value: float) -> None:
+def set_strength(conn: Connection, entity_ids: Sequence[int], value: float) -> None:
     conn.execute("UPDATE entities SET strength = ? WHERE id IN (SELECT value FROM json_each(?))",
                  (value, json.dumps([int(i) for i in entity_ids])))

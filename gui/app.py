@@ -34,7 +34,6 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
-from limbic.core.store.backend import shareable_address
 from limbic.gui import startup
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
@@ -348,7 +347,7 @@ class LimbicApp(QObject):
         answer = QMessageBox.question(self.window, "Embedding model installed",
                                       "The model is installed. Restart Limbic Studio now to search by meaning?")
         if answer == QMessageBox.StandardButton.Yes:
-            self.open_database(shareable_address(self.service.database))
+            self.open_database(self.service.shareable_address)
 
     def show_getting_started(self) -> Any:
         """*Help ▸ Getting started*: the tour of the window's five areas (not modal)."""

@@ -39,7 +39,6 @@ from PySide6.QtWidgets import (
 
 from limbic.core.mcp.config import client_config
 from limbic.core.mcp.profiles import DEFAULT_PROFILE, PROFILES
-from limbic.core.store.backend import shareable_address, shown_address
 from limbic.gui.controller import AppController
 from limbic.gui.widgets import plural
 
@@ -193,7 +192,7 @@ class McpPanel(QWidget):
         form = QFormLayout(server_box)
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow("Address", self.address)
-        self.memory_field = QLineEdit(shown_address(controller.service.database), readOnly=True)
+        self.memory_field = QLineEdit(controller.service.shown_address, readOnly=True)
         self.memory_field.setToolTip("The memory this server serves (a PostgreSQL password is never shown)")
         form.addRow("Memory", self.memory_field)
         form.addRow("Bearer token", token_row)
@@ -337,7 +336,7 @@ class McpPanel(QWidget):
             self.snippet.setPlainText("Start the MCP server to get an HTTP snippet (or pick stdio).")
             return
         self._snippet = client_config(self.client_box.currentData(), http=http, port=port or 0,
-                                      db=shareable_address(self.controller.service.database),
+                                      db=self.controller.service.shareable_address,
                                       tools=self.tools_box.currentData())
         self._show_snippet()
 

@@ -13,12 +13,12 @@ from _io_helpers import FIXTURE_FILES
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.errors import ConflictError
-from limbic.core.io.copying import TABLES, copy_memory
 from limbic.core.io.exporter import export_graph
 from limbic.core.io.importer import import_files
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
+from limbic.core.store.copying import TABLES, copy_memory
 
 QUERIES = ("server configuration", "python tests", "memory graph", "Ada", "deploy docker", "the")
 

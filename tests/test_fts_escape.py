@@ -3,7 +3,6 @@ and on its PostgreSQL counterpart (the same expression, ranked by core/store/pos
 
 from __future__ import annotations
 
-import json
 import math
 
 import apsw
@@ -15,17 +14,15 @@ from limbic.core.errors import ValidationError
 from limbic.core.search.full_text import (
     FTS_TOKENIZER,
     bm25_ceiling,
-    document_frequencies,
     fts_match_expression,
     fts_terms,
     informative_terms,
     match_expression,
-    pg_matches,
     quote_term,
-    tokenizer,
 )
 from limbic.core.store.postgres import full_text as pg_text
 from limbic.core.store.postgres.database import PgDatabase
+from limbic.core.store.text_search import document_frequencies, matches, tokenizer
 
 HOSTILE = ['"', '""', '"""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b)", "a NEAR b", "(", ")", "((a)",
            "a AND", "OR", "NOT b", "^start", "{name}: x", "name:FTS5", "+", "'; DROP TABLE entities; --",
@@ -74,10 +71,10 @@ class PgIndex:
             pg_text.write_documents(conn.raw, pg_text.ENTITY_FTS, [(rowid, texts) for rowid, *texts in rows])
 
     def ranked(self, expression: str) -> list[int]:
-        return [rowid for rowid, _ in pg_matches(self.conn, "entity_fts", expression)]
+        return [rowid for rowid, _ in matches(self.conn, "entity_fts", expression)]
 
     def score(self, expression: str, rowid: int) -> float:
-        return dict(pg_matches(self.conn, "entity_fts", expression, only_ids=[rowid]))[rowid]
+        return dict(matches(self.conn, "entity_fts", expression, only_ids=[rowid]))[rowid]
 
     def close(self) -> None:
         self.database.close()
@@ -196,7 +193,7 @@ def test_bm25_ceiling_is_what_fts5_scores_a_row_of_average_length_matching_each_
     rows = [(i, f"n{i}", "t", f"{filler[i % 4]} stone") for i in range(2, 31)]
     rows.append((1, "n1", "t", "kernel stone"))  # same length as every row: kernel once, stone once
     index.add(rows)
-    df = document_frequencies(index.conn, "entity_fts", json.dumps(["absent", "kernel", "red", "stone"]))
+    df = document_frequencies(index.conn, "entity_fts", ["absent", "kernel", "red", "stone"])
     tokenize = tokenizer(index.conn)
     score = index.score(match_expression(["kernel"]), 1)
     assert bm25_ceiling(["kernel"], df, 30, tokenize) == pytest.approx(score)

@@ -19,7 +19,7 @@ from limbic.core.search.full_text import full_text_query, ranked_matches
 from limbic.core.service import review
 from limbic.core.store.indexing import entity_passage, text_hash
 
-SOON = 0.6  # seconds until the short-lived observation expires
+SOON = 2.0  # seconds until the short-lived observation expires (room for a loaded machine to write it first)
 
 
 def _branch_ranks(service, query: str, name: str) -> tuple[int, int]:

@@ -12,14 +12,14 @@ from _store_helpers import database_at_version
 
 from limbic.core.learning import codec
 from limbic.core.models import EntityInput, ObservationInput
-from limbic.core.search.full_text import match_expression, pg_matches
+from limbic.core.search.full_text import match_expression
 from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain, score_candidates
 from limbic.core.service import MemoryService
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import observation_passage
-from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store.text_search import matches
 
 
 def _matches(svc: MemoryService, *words: str, name_only: bool = False) -> list[int]:
@@ -28,13 +28,8 @@ def _matches(svc: MemoryService, *words: str, name_only: bool = False) -> list[i
     assert expression is not None
     read = svc.database.read()
     with read:
-        if on_postgres(read):
-            return sorted(rowid for rowid, _ in pg_matches(read, "observation_fts", expression,
-                                                           columns=[0] if name_only else None))
-        if name_only:
-            expression = f"name : ({expression})"
-        return [r[0] for r in read.execute(
-            "SELECT rowid FROM observation_fts WHERE observation_fts MATCH ? ORDER BY rowid", (expression,))]
+        return sorted(rowid for rowid, _ in matches(read, "observation_fts", expression,
+                                                    columns=["name"] if name_only else None))
 
 
 def _observation_id(svc: MemoryService, content: str) -> int:

@@ -26,8 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    from limbic.core.io.copying import copy_memory
     from limbic.core.store.backend import checked_address, open_database, shown_address
+    from limbic.core.store.copying import copy_memory
 
     try:
         source_address, target_address = checked_address(args.source), checked_address(args.destination)

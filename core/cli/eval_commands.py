@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_locomo_command(args: argparse.Namespace) -> int:
     from limbic.core.embedding.onnx_embedder import load_active_embedder
-    from limbic.core.store.postgres.address import is_postgres
+    from limbic.core.store.backend import is_postgres
 
     options = EvalOptions(
         granularity=args.granularity, limit=args.limit,

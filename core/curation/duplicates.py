@@ -23,11 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 import numpy as np
 
 from limbic.core.curation import statements
-from limbic.core.store import vec_rows
+from limbic.core.store import Connection, vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
 DEFAULT_THRESHOLD = 0.77
@@ -61,7 +60,7 @@ class ObservationRows:
         return len(self.observation)
 
 
-def load_observation_rows(conn: apsw.Connection, model: str, now: float) -> ObservationRows:
+def load_observation_rows(conn: Connection, model: str, now: float) -> ObservationRows:
     """The live observations (not superseded, not expired at ``now``, UTC seconds) that have a vector made by
     ``model``, in one read of the vector table."""
     dimension = vector_dimension(conn, OBSERVATION_VECTOR_TABLE) or 0

@@ -15,11 +15,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import apsw
 import numpy as np
 
 from limbic.core.curation.duplicates import similar_pairs
-from limbic.core.store import vec_rows
+from limbic.core.store import Connection, vec_rows
 from limbic.core.store.schema import VECTOR_TABLE, vector_dimension
 
 ENTITY_THRESHOLD = 0.92
@@ -115,7 +114,7 @@ def identifier(name: str) -> bool:
     return bool(_SEPARATED.search(text)) or text.islower()
 
 
-def close_vectors(conn: apsw.Connection, model: str, threshold: float = ENTITY_THRESHOLD,
+def close_vectors(conn: Connection, model: str, threshold: float = ENTITY_THRESHOLD,
                   only: Sequence[int] | None = None) -> list[NameGroup]:
     """Pairs of entities whose entity vectors (made by ``model``) have a cosine similarity of at least
     ``threshold``; with ``only`` (entity ids), the pairs touching them. Most similar first."""

@@ -34,12 +34,10 @@ from limbic.core import embedding, paths
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ValidationError
 from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatError, memory_entities
-from limbic.core.io.copying import copy_memory
 from limbic.core.service import MemoryService
-from limbic.core.store.backend import open_database
+from limbic.core.store.backend import open_database, scratch_schema
+from limbic.core.store.copying import copy_memory
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import in_schema
-from limbic.core.store.postgres.database import connect
 from limbic.core.store.schema import latest_schema_version
 from limbic.core.validation import MAX_ITEMS
 from limbic.core.vectors.turns import turn_file
@@ -191,12 +189,10 @@ def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp",
 @contextmanager
 def _server_copy(cached: Path, embedder: Embedder | None, origin: str, server: str) -> Iterator[MemoryService]:
     schema = f"limbic_eval_{os.getpid()}_{secrets.token_hex(4)}"
-    admin = connect(server)
-    try:
-        admin.execute(f"CREATE SCHEMA {schema}")
+    with scratch_schema(server, schema) as address:
         source = Database(cached)
         try:
-            target = open_database(in_schema(server, schema))
+            target = open_database(address)
             copy_memory(source, target)
         finally:
             source.close()
@@ -205,6 +201,3 @@ def _server_copy(cached: Path, embedder: Embedder | None, origin: str, server: s
             yield service
         finally:
             service.close()
-    finally:
-        admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-        admin.close()

@@ -24,7 +24,7 @@ from limbic.core.learning.shadow import SETTINGS_KEY, ShadowConfig, assign_treat
 from limbic.core.models import iso
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
-from limbic.core.store import search_log
+from limbic.core.store import search_log, tuning
 from limbic.core.store.database import Database
 from limbic.core.store.schema import put_setting
 
@@ -142,10 +142,8 @@ class LearningLoop:
 
         def body(txn: Any) -> None:
             put_setting(txn.conn, PARAMS_KEY, new.to_json())
-            txn.conn.execute(
-                "INSERT INTO tuning_applications(at, origin, kind, old_params, new_params, gain, events) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (time.time(), origin or "cli", kind, current.to_json(), new.to_json(), gain, events))
+            tuning.record(txn.conn, at=time.time(), origin=origin or "cli", kind=kind, old_params=current.to_json(),
+                          new_params=new.to_json(), gain=gain, events=events)
 
         self._write("apply_tuning", origin, body)
         return new
@@ -160,18 +158,15 @@ class LearningLoop:
         Returns the undone application. Raises NotFoundError when there is nothing to undo.
         """
         def body(txn: Any) -> Application:
-            row = txn.conn.execute(
-                "SELECT id FROM tuning_applications WHERE kind != 'undo' AND undone_at IS NULL "
-                "ORDER BY id DESC LIMIT 1").fetchone()
-            if row is None:
+            latest = tuning.last_undoable(txn.conn)
+            if latest is None:
                 raise NotFoundError("no tuning application to undo")
             now = time.time()
-            txn.conn.execute("UPDATE tuning_applications SET undone_at = ? WHERE id = ?", (now, row[0]))
-            done = _applications(txn.conn, 1, row[0])[0]
+            tuning.mark_undone(txn.conn, latest, now)
+            done = _applications(txn.conn, 1, latest)[0]
             put_setting(txn.conn, PARAMS_KEY, done.old.to_json())
-            txn.conn.execute(
-                "INSERT INTO tuning_applications(at, origin, kind, old_params, new_params, gain, events) "
-                "VALUES (?, ?, 'undo', ?, ?, NULL, 0)", (now, origin or "cli", done.new.to_json(), done.old.to_json()))
+            tuning.record(txn.conn, at=now, origin=origin or "cli", kind="undo", old_params=done.new.to_json(),
+                          new_params=done.old.to_json(), gain=None, events=0)
             return done
 
         return self._write("undo_tuning", origin, body)
@@ -194,8 +189,6 @@ class LearningLoop:
 
 
 def _applications(conn: Any, limit: int, application_id: int | None = None) -> list[Application]:
-    rows = conn.execute(
-        "SELECT id, at, origin, kind, old_params, new_params, gain, events, undone_at FROM tuning_applications "
-        "WHERE ?1 IS NULL OR id = ?1 ORDER BY id DESC LIMIT ?2", (application_id, limit))
+    rows = tuning.applications(conn, limit, application_id)
     return [Application(r[0], r[1], r[2], r[3], ScoringParams.from_json(r[4]), ScoringParams.from_json(r[5]),
                         r[6], r[7], r[8]) for r in rows]

@@ -17,7 +17,7 @@ from typing import Any
 
 from limbic.core.mcp.profiles import DEFAULT_PROFILE
 from limbic.core.mcp.token import load_token
-from limbic.core.store.postgres.address import is_postgres, without_password
+from limbic.core.store.backend import is_postgres, without_password
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 SERVER_NAME = "limbic"

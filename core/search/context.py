@@ -12,31 +12,14 @@ The look-ups use the index ``entities_created`` (schema 8) and never write.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
-import apsw
-
 from limbic.core.search.terms import SECONDS_PER_HOUR
-
-# Two index seeks per side (same creation time, then the nearest other time within the window): a row-value
-# comparison on (created_at, id) seeks on created_at only and scanned every entity of one import (10 ms at 10k).
-_NEIGHBOURS = """
-SELECT x.id, CASE WHEN b.entity_type = x.entity_type THEN x.before END,
-       CASE WHEN a.entity_type = x.entity_type THEN x.after END
-FROM (SELECT e.id, e.entity_type,
-  coalesce((SELECT max(p.id) FROM entities p WHERE p.created_at = e.created_at AND p.id < e.id),
-           (SELECT p.id FROM entities p WHERE p.created_at < e.created_at AND p.created_at >= e.created_at - ?2
-             ORDER BY p.created_at DESC, p.id DESC LIMIT 1)) AS before,
-  coalesce((SELECT min(n.id) FROM entities n WHERE n.created_at = e.created_at AND n.id > e.id),
-           (SELECT n.id FROM entities n WHERE n.created_at > e.created_at AND n.created_at <= e.created_at + ?2
-             ORDER BY n.created_at, n.id LIMIT 1)) AS after
-  FROM entities e WHERE e.id IN (SELECT value FROM json_each(?1))) x
-LEFT JOIN entities b ON b.id = x.before LEFT JOIN entities a ON a.id = x.after
-"""
+from limbic.core.store import Connection
+from limbic.core.store.search_reads import creation_neighbours
 
 
-def neighbours(conn: apsw.Connection, entity_ids: Iterable[int], window_hours: float) -> dict[int, tuple[int, ...]]:
+def neighbours(conn: Connection, entity_ids: Iterable[int], window_hours: float) -> dict[int, tuple[int, ...]]:
     """Each of ``entity_ids`` that exists → the ids of its neighbours (the one created just before, then
     the one just after, when created within ``window_hours`` hours of it and of the same entity type;
     zero to two ids)."""
@@ -44,11 +27,11 @@ def neighbours(conn: apsw.Connection, entity_ids: Iterable[int], window_hours: f
     if not ids:
         return {}
     window = max(0.0, float(window_hours)) * SECONDS_PER_HOUR
-    rows = conn.execute(_NEIGHBOURS, (json.dumps(ids), window))
+    rows = creation_neighbours(conn, ids, window)
     return {int(eid): tuple(int(n) for n in (before, after) if n is not None) for eid, before, after in rows}
 
 
-def extend(conn: apsw.Connection, candidates: list[int], seeds: Iterable[int],
+def extend(conn: Connection, candidates: list[int], seeds: Iterable[int],
            window_hours: float) -> tuple[list[int], dict[int, tuple[int, ...]]]:
     """The neighbours of ``seeds`` that are not among ``candidates`` (in the order found), and the
     neighbours of every candidate and of those added (for :func:`pairs`)."""

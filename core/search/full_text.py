@@ -23,24 +23,17 @@ docs/architecture.md "The search pipeline").
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import apsw
 
 from limbic.core.errors import ValidationError
-from limbic.core.store.postgres import full_text as pg_text
-from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store import Connection, text_search
+from limbic.core.store.text_search import FTS_TOKENIZER
 from limbic.core.validation import MAX_QUERY
 
-FTS_TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")
-"""The ``entity_fts`` tokenizer (migration ``005_fts_porter.sql``): Porter stemming over ``unicode61``
-with diacritics removed; measured against plain ``unicode61`` in docs/scoring.md "Full-text index"."""
+__all__ = ["FTS_TOKENIZER", "FullText", "fts_match_expression", "fts_terms", "full_text_query", "ranked_matches"]
 
 
 BM25_K1 = 1.2
@@ -70,27 +63,12 @@ def fts_terms(text: str) -> list[str]:
     return terms
 
 
-def tokenizer(conn: apsw.Connection) -> Callable[[str], list[str]]:
-    """The index's own tokenizer (:data:`FTS_TOKENIZER`, through ``apsw``) as a function from a piece of
-    query text to its tokens, exactly as FTS5 stores them (lower-cased, accents removed, stemmed); the same
-    tokenizer on PostgreSQL, whose index is written with it."""
-    if on_postgres(conn):
-        return pg_text.query_tokens
-    tokenize = conn.fts5_tokenizer(FTS_TOKENIZER[0], list(FTS_TOKENIZER[1:]))
-
-    def run(term: str) -> list[str]:
-        found = tokenize(term.encode("utf-8"), apsw.FTS5_TOKENIZE_QUERY, None,
-                         include_offsets=False, include_colocated=False)
-        return [str(token) for token in found]
-
-    return run
-
 
 def informative_terms(terms: Sequence[str], document_frequency: Mapping[str, int], total_rows: int,
                       tokenize: Callable[[str], list[str]]) -> list[str]:
     """The pieces whose rarest token is in fewer than half of ``total_rows`` rows (BM25 IDF above FTS5's clamp).
 
-    ``document_frequency`` maps tokens (as ``tokenize`` makes them, see :func:`tokenizer`) to the number
+    ``document_frequency`` maps tokens (as ``tokenize`` makes them, see :func:`limbic.core.store.text_search.tokenizer`) to the number
     of rows containing them (absent = 0). When every piece is common, all are kept: the query asks for
     common words and gets them.
     """
@@ -164,42 +142,6 @@ def fts_match_expression(text: str) -> str | None:
     return match_expression(fts_terms(text))
 
 
-_PG_INDEX = {"entity_fts": pg_text.ENTITY_FTS, "observation_fts": pg_text.OBSERVATION_FTS,
-             "reflection_fts": pg_text.REFLECTION_FTS}
-
-
-def pieces_of(expression: str) -> list[str]:
-    """The pieces of an expression :func:`match_expression` made (the inverse of its quoting and ``OR``)."""
-    return [piece[1:-1].replace('""', '"') for piece in _QUOTED.findall(expression)]
-
-
-_QUOTED = re.compile(r'"(?:[^"]|"")*"')
-
-
-def pg_matches(conn: apsw.Connection, table: str, expression: str, limit: int | None = None, *,
-               only_ids: Sequence[int] | None = None, columns: Sequence[int] | None = None) -> list[tuple[int, float]]:
-    """On PostgreSQL: ``(row id, −bm25)`` of the rows of ``table`` matching ``expression``, best first, ties to
-    the lower id, as FTS5 ranks them (:mod:`limbic.core.store.postgres.full_text`); ``only_ids`` and
-    ``columns`` (positions from 0) as FTS5's ``+rowid IN (…)`` and ``{col …} :`` filters."""
-    return pg_text.ranked(conn.raw, _PG_INDEX[table], pieces_of(expression), limit,  # type: ignore[attr-defined]
-                          only_ids=only_ids, columns=columns)
-
-
-# per-connection fts5vocab tables over each full-text index (temp schema: nothing is written)
-_VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab"}
-
-
-def document_frequencies(conn: apsw.Connection, table: str, tokens: str) -> dict[str, int]:
-    """Rows of FTS5 ``table`` holding each of ``tokens`` (a JSON list), through a per-connection ``fts5vocab``
-    table in the ``temp`` schema (nothing is written to the database file)."""
-    if on_postgres(conn):
-        return pg_text.document_frequencies(conn.raw, _PG_INDEX[table], json.loads(tokens))  # type: ignore[attr-defined]
-    vocab = _VOCAB[table]
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, '{table}', 'row')")
-    return dict(conn.execute(f"SELECT term, doc FROM temp.{vocab} WHERE term IN (SELECT value FROM json_each(?))",
-                             (tokens,)))
-
-
 @dataclass(frozen=True, slots=True)
 class FullText:
     """The FTS5 ``expression`` of a query, the BM25 ceilings of its pieces in ``entity_fts`` and
@@ -213,71 +155,34 @@ class FullText:
     common_bound: float = 0.0
 
 
-def full_text_query(conn: apsw.Connection, query: str) -> FullText:
+def full_text_query(conn: Connection, query: str) -> FullText:
     """The FTS5 expression for ``query``, leaving out pieces too common to rank (:func:`informative_terms`),
     and the BM25 ceilings of the pieces kept (:func:`bm25_ceiling`) in ``entity_fts``
     and in ``observation_fts``."""
     terms = fts_terms(query)
     if not terms:
         return FullText()
-    tokenize = tokenizer(conn)
-    wanted = json.dumps(sorted({token for term in terms for token in tokenize(term)}))
-    frequency = document_frequencies(conn, "entity_fts", wanted)
-    total = _rows(conn, "entity_fts", "entities")
+    tokenize = text_search.tokenizer(conn)
+    wanted = sorted({token for term in terms for token in tokenize(term)})
+    frequency = text_search.document_frequencies(conn, "entity_fts", wanted)
+    total = text_search.row_count(conn, "entity_fts")
     if len(terms) > 1:
         terms = informative_terms(terms, frequency, total, tokenize)
-    observation_total = _rows(conn, "observation_fts", "observations")
-    observation_ceiling = bm25_ceiling(terms, document_frequencies(conn, "observation_fts", wanted),
+    observation_total = text_search.row_count(conn, "observation_fts")
+    observation_ceiling = bm25_ceiling(terms, text_search.document_frequencies(conn, "observation_fts", wanted),
                                        observation_total, tokenize)
     rare, common_bound = split_common(terms, frequency, total, tokenize)
     return FullText(match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize), observation_ceiling,
                      match_expression(rare), common_bound)
 
 
-def _rows(conn: apsw.Connection, table: str, rows: str) -> int:
-    """Rows of the table whose full-text index is ``table`` (FTS5's N counts them all); on PostgreSQL the
-    index's own count, kept as it is written (``count(*)`` there scans the table)."""
-    if on_postgres(conn):
-        return pg_text.row_count(conn.raw, _PG_INDEX[table])  # type: ignore[attr-defined]
-    return int(conn.execute(f"SELECT count(*) FROM {rows}").get)
-
-
-def matching(conn: apsw.Connection, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
-    """The rows of a full-text ``MATCH`` query. The expression is built to be valid; should SQLite still
-    refuse it, the caller gets a ValidationError without SQLite's message."""
-    try:
-        return conn.execute(sql, args).fetchall()
-    except apsw.SQLError as exc:
-        raise ValidationError("the query could not be searched as text; try other words") from exc
-
-
-# BM25 of the whole expression, computed only for the rows that match a rare piece
-_RARE_ROWS = """
-SELECT rowid, -bm25(entity_fts) FROM entity_fts
-WHERE entity_fts MATCH ?1 AND +rowid IN (SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?2)
-"""
-# ``rank, rowid``: SQLite's sorter keeps the best ``LIMIT`` rows as it goes, faster than FTS5's own
-# ``ORDER BY rank`` (18 against 32 ms for 35,000 matches at all of Debian), with ties to the lower id
-_ALL_ROWS = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank, rowid LIMIT ?"
-
-
-def ranked_matches(conn: apsw.Connection, full_text: FullText, count: int) -> tuple[list[int], dict[int, float]]:
+def ranked_matches(conn: Connection, full_text: FullText, count: int) -> tuple[list[int], dict[int, float]]:
     """The ``count`` best ids, best first, and their BM25 scores, sign flipped (larger is better; ``rank``
     is FTS5's ``bm25()``), ties to the lower id. When the rows matching a rare piece hold ``count`` rows
     scoring above what the common pieces alone can reach, only they are scored (exact: MaxScore, see
-    :func:`split_common`); otherwise every match is."""
+    :func:`split_common`); otherwise every match is (:func:`limbic.core.store.text_search.best_entities`)."""
     if full_text.expression is None:
         return [], {}
-    if on_postgres(conn):
-        scored = pg_matches(conn, "entity_fts", full_text.expression, count)
-        return [rowid for rowid, _ in scored], dict(scored)
-    if full_text.rare is not None and count > 0:
-        rows = matching(conn, _RARE_ROWS, (full_text.expression, full_text.rare))
-        if len(rows) >= count:
-            rows.sort(key=lambda row: (-row[1], row[0]))
-            if rows[count - 1][1] > full_text.common_bound * (1.0 + 1e-6) + 1e-9:
-                scored = [(int(rowid), float(score)) for rowid, score in rows[:count]]
-                return [rowid for rowid, _ in scored], dict(scored)
-    rows = matching(conn, _ALL_ROWS, (full_text.expression, count))
-    scored = [(int(rowid), float(score)) for rowid, score in rows]
+    scored = text_search.best_entities(conn, full_text.expression, count, rare=full_text.rare,
+                                       common_bound=full_text.common_bound)
     return [rowid for rowid, _ in scored], dict(scored)

@@ -36,7 +36,6 @@ import time
 from dataclasses import dataclass, field
 from itertools import repeat
 
-import apsw
 import numpy as np
 
 from limbic.core import validation
@@ -51,6 +50,7 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import reciprocal_rank_fusion, score_candidates
 from limbic.core.search.signals import Branches, QuerySimilarity, SearchRequest, VectorSource, gather
+from limbic.core.store import Connection
 from limbic.core.store.schema import vector_dimension
 
 CONTEXT_DEPTH = 10  # full-text rows read per branch row, for the BM25 of the neighbours context adds
@@ -93,7 +93,7 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
-def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_rank: np.ndarray,
+def _with_context(conn: Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_rank: np.ndarray,
                   seeds: list[int], params: ScoringParams, deeper_bm25: dict[int, float],
                   bm25: dict[int, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[int, ...]]]:
     """The merged candidates plus the neighbours in creation order of ``seeds`` (each branch's first
@@ -112,7 +112,7 @@ def _with_context(conn: apsw.Connection, ids: np.ndarray, knn_rank: np.ndarray, 
             np.concatenate([fts_rank, zeros]), around)
 
 
-def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, limit: int = 10,
+def run_search(conn: Connection, embedder: Embedder | None, query: str, limit: int = 10,
                params: ScoringParams | None = None, now: float | None = None,
                vectors: VectorSource | None = None, *, search_id: int | None = None,
                pending_vectors: int = 0, project: str | None = None) -> SearchOutcome:
@@ -169,7 +169,7 @@ def run_search(conn: apsw.Connection, embedder: Embedder | None, query: str, lim
                          knn="" if similarities is None else "graph" if similarities.approximate else "exact")
 
 
-def _branches(conn: apsw.Connection, request: SearchRequest, embedder: Embedder | None, vectors: VectorSource | None,
+def _branches(conn: Connection, request: SearchRequest, embedder: Embedder | None, vectors: VectorSource | None,
               params: ScoringParams, timings: dict[str, float]) -> Branches:
     """Stages 2 and 3: KNN and full text, each ``limit × expansion_factor`` entities, merged by RRF and
     widened by context; ``timings`` gets ``knn``, ``fts`` and ``context`` (milliseconds)."""

@@ -9,20 +9,17 @@ candidates; the relevance labels of earlier searches; the observation evidence, 
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Protocol
 
-import apsw
 import numpy as np
 
 from limbic.core.search import context, dates, feedback
 from limbic.core.search.candidates import STATUS_CODES, CandidateSet
 from limbic.core.search.confidence import ranking_weight, scope_weight
-from limbic.core.search.full_text import matching, pg_matches
 from limbic.core.search.routing import detect_query_type
-from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store import Connection, search_reads, text_search
 
 METADATA_KIND = "metadata"
 
@@ -51,7 +48,7 @@ class VectorSource(Protocol):
     """Where search gets a :class:`QuerySimilarity` for a query vector ``(d,) float32`` made by ``model``
     (``now``: UTC seconds, observations expired by then do not count)."""
 
-    def similarities(self, conn: apsw.Connection, model: str, vector: np.ndarray, now: float) -> QuerySimilarity:
+    def similarities(self, conn: Connection, model: str, vector: np.ndarray, now: float) -> QuerySimilarity:
         ...
 
 
@@ -94,48 +91,17 @@ class Branches:
     mode: str
 
 
-_ENTITY_SIGNALS = """
-SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
-       COALESCE(a.access_count, 0), a.last_access,
-       (SELECT COUNT(*) FROM entity_access_days d WHERE d.entity_id = e.id),
-       (SELECT COUNT(*) FROM relations r WHERE r.from_id = e.id AND r.active = 1)
-     + (SELECT COUNT(*) FROM relations r WHERE r.to_id = e.id AND r.active = 1),
-       e.project
-FROM entities e LEFT JOIN entity_access a ON a.entity_id = e.id
-WHERE e.id IN (SELECT value FROM json_each(?1)) AND (?2 IS NULL OR e.project IS NULL OR e.project = ?2)
-"""
-_LIVE_OBSERVATIONS = """
-SELECT id, entity_id, content, kind, created_at, weight FROM observations
-WHERE entity_id IN (SELECT value FROM json_each(?1))
-  AND superseded_at IS NULL AND (expires_at IS NULL OR expires_at > ?2)
-ORDER BY entity_id, id
-"""
-# ``+rowid`` keeps the id list a filter on FTS5's own scan of the match (FTS5 would otherwise run the
-# whole match once per listed id); BM25 is computed only for the rows that pass it
-_OBSERVATION_MATCHES = """
-SELECT rowid, -bm25(observation_fts) FROM observation_fts
-WHERE observation_fts MATCH ?1 AND +rowid IN (SELECT value FROM json_each(?2))
-"""
-_CO_OCCURRENCES = """
-SELECT a_id, b_id, co_count, last_co FROM co_occurrences
-WHERE a_id IN (SELECT value FROM json_each(?1)) AND b_id IN (SELECT value FROM json_each(?1))
-"""
-
-
-def _observation_matches(conn: apsw.Connection, expression: str | None,
+def _observation_matches(conn: Connection, expression: str | None,
                          live: dict[int, int]) -> list[tuple[int, int, float]]:
     """Every observation of ``live`` (live observation id → its entity id) that ``expression`` matches in
     ``observation_fts``: ``(observation id, entity id, BM25 sign flipped)`` (docs/scoring.md "Observation
     evidence"). BM25 is computed only for those rows, not for every match of the index."""
     if expression is None or not live:
         return []
-    if on_postgres(conn):
-        return [(o, live[o], b) for o, b in pg_matches(conn, "observation_fts", expression, only_ids=list(live))]
-    rows = matching(conn, _OBSERVATION_MATCHES, (expression, json.dumps(list(live))))
-    return [(int(o), live[int(o)], float(b)) for o, b in rows]
+    return [(o, live[o], b) for o, b in text_search.matches(conn, "observation_fts", expression, only_ids=list(live))]
 
 
-def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) -> CandidateSet:
+def gather(conn: Connection, request: SearchRequest, branches: Branches) -> CandidateSet:
     """The :class:`CandidateSet` of ``branches``: signals and display data of every merged candidate
     (entities that vanished, and those of another project than ``request.project``, are dropped), in five set-based queries with ``json_each`` id lists. The
     observation evidence is the candidates' live observations ``branches.expression`` matches in
@@ -144,11 +110,10 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
     (:mod:`limbic.core.search.dates`)."""
     ids, knn_rank, fts_rank = branches.ids, branches.knn_rank, branches.fts_rank
     query, limit, mode, now, similarities = request.query, request.limit, branches.mode, request.now, branches.similarities
-    ids_json = json.dumps([int(i) for i in ids])
-    rows = {int(r[0]): r for r in conn.execute(_ENTITY_SIGNALS, (ids_json, request.project))}
+    rows = search_reads.entity_signals(conn, ids.tolist(), request.project)
     keep = np.array([int(i) in rows for i in ids], dtype=bool)
     ids, knn_rank, fts_rank = ids[keep], knn_rank[keep], fts_rank[keep]
-    ids_json = json.dumps([int(i) for i in ids])  # another project's entities are left out (docs/lifecycle.md)
+    kept = ids.tolist()  # another project's entities are left out (docs/lifecycle.md)
     context_a, context_b = context.pairs(ids.tolist(), branches.around)
     index = {int(eid): i for i, eid in enumerate(ids)}
     observations: dict[int, list[str]] = defaultdict(list)
@@ -156,7 +121,7 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
     written = [[float(rows[int(e)][4])] for e in ids]  # creation, then each live observation's
     live: dict[int, int] = {}  # observation id → entity id
     weights: dict[int, float] = {}  # observation id → weight
-    for observation_id, entity_id, content, kind, created_at, weight in conn.execute(_LIVE_OBSERVATIONS, (ids_json, now)):
+    for observation_id, entity_id, content, kind, created_at, weight in search_reads.live_observations(conn, kept, now):
         live[observation_id] = entity_id
         weights[observation_id] = weight
         observations[entity_id].append(content)
@@ -165,7 +130,7 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
             metadata[index[entity_id]] += 1.0
     counts = np.array([len(observations.get(int(e), ())) for e in ids], dtype=np.float64)
     pairs = [(min(index[a], index[b]), max(index[a], index[b]), c, t)
-             for a, b, c, t in conn.execute(_CO_OCCURRENCES, (ids_json,)) if a in index and b in index]
+             for a, b, c, t in search_reads.co_occurrences(conn, kept) if a in index and b in index]
     ordered = [rows[int(e)] for e in ids]
     matched = [(observation, index[entity], score)
                for observation, entity, score in _observation_matches(conn, branches.expression, live)]
@@ -204,6 +169,6 @@ def gather(conn: apsw.Connection, request: SearchRequest, branches: Branches) ->
         confidence=confidence, scope=scope_weight([r[9] for r in ordered], request.project),
         observation_confidence=ranking_weight(np.array([weights[m[0]] for m in matched], dtype=np.float64)),
         date_distance=dates.distance_days(request.spans, written),
-        feedback_similarity=(feedback.feedback_similarity(conn, ids_json, index, *request.encoded) if request.encoded
+        feedback_similarity=(feedback.feedback_similarity(conn, index, *request.encoded) if request.encoded
                              else np.zeros(0)),
     )

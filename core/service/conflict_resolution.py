@@ -3,13 +3,12 @@ write transaction; the service re-indexes the entities returned."""
 
 from __future__ import annotations
 
-import apsw
-
 from limbic.core.lifecycle.confidence import SUPERSEDED_WEIGHT
+from limbic.core.store import Connection
 from limbic.core.store.conflicts import ConflictRow
 
 
-def apply(conn: apsw.Connection, row: ConflictRow, option: str, now: float) -> list[int]:
+def apply(conn: Connection, row: ConflictRow, option: str, now: float) -> list[int]:
     """Apply ``option`` to the conflict ``row`` (its new observation ``row.observation_id``, the old one
     ``row.other_id``); returns the ids of the entities whose observations changed."""
     owners = dict(conn.execute("SELECT id, entity_id FROM observations WHERE id IN (?, ?)",

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import apsw
-
 from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.lifecycle.confidence import SUPERSEDED_WEIGHT
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
-from limbic.core.store import writes
+from limbic.core.store import Connection, writes
 
 
 def prepare_observation(item: ObservationInput | str) -> ObservationInput:
@@ -63,7 +61,7 @@ def prepare_relation(item: RelationInput) -> RelationInput:
 
 
 def add_observations(
-    conn: apsw.Connection, entity_id: int, entity_name: str, observations: Sequence[ObservationInput], now: float
+    conn: Connection, entity_id: int, entity_name: str, observations: Sequence[ObservationInput], now: float
 ) -> list[str]:
     """Insert validated observations of one entity; returns the contents actually added.
 

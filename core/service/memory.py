@@ -50,7 +50,7 @@ from limbic.core.service.splitting import Splitting
 from limbic.core.service.tokens import Tokens
 from limbic.core.service.usage import SignalRecorder
 from limbic.core.store import scope
-from limbic.core.store.backend import open_database
+from limbic.core.store.backend import open_database, shareable_address, shown_address
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.schema import put_setting
@@ -142,6 +142,16 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         ``None`` keeps the current binding. Raises ValidationError for a bad name, or another project than the
         one the call is bound to already (a binding only narrows)."""
         return scope.bound(None if project is None else check.label(project, "project"))
+
+    @property
+    def shown_address(self) -> str:
+        """What to show of the memory's address: the file path, or the URL with its password masked."""
+        return shown_address(self.database)
+
+    @property
+    def shareable_address(self) -> str:
+        """The memory's address for an agent's configuration: the file path, or the URL without its password."""
+        return shareable_address(self.database)
 
     # --- notifications -------------------------------------------------------------------------
 

@@ -19,12 +19,11 @@ from limbic.core.curation import reflections as rules
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import Reflection, RelationInput
-from limbic.core.search.full_text import fts_terms, match_expression, matching, pg_matches
+from limbic.core.search.full_text import fts_terms, match_expression
 from limbic.core.search.params import ScoringParams
-from limbic.core.store import reads, scope, writes
+from limbic.core.store import reads, scope, text_search, writes
 from limbic.core.store import reflections as rows
 from limbic.core.store.database import Database, WriteTransaction
-from limbic.core.store.postgres.connection import on_postgres
 
 CANDIDATES_PER_RESULT = 3  # each ranking offers 3 × limit candidates to the fusion (mcp-memory "Hybrid search")
 
@@ -175,10 +174,7 @@ class Reflecting:
         count = CANDIDATES_PER_RESULT * limit
         conn = self.database.read()
         expression = match_expression(rules.content_terms(fts_terms(text)))
-        found_text = [] if expression is None else (
-            [r for r, _ in pg_matches(conn, "reflection_fts", expression)] if on_postgres(conn)
-            else [int(r[0]) for r in matching(
-                conn, "SELECT rowid FROM reflection_fts WHERE reflection_fts MATCH ? ORDER BY rank, rowid", (expression,))])
+        found_text = [] if expression is None else [r for r, _ in text_search.matches(conn, "reflection_fts", expression)]
         ranking = [i for i in found_text if wanted is None or i in wanted][:count]
         similarities = self._similarities(text, wanted, count)
         ranked = rules.fuse(ranking, similarities, self.scoring_params().rrf_k, limit)

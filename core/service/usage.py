@@ -25,12 +25,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-import apsw
 import numpy as np
 
 from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError
 from limbic.core.learning import codec
-from limbic.core.store import search_log, writes
+from limbic.core.store import Connection, search_log, writes
 from limbic.core.store.database import Database
 from limbic.core.store.search_log import Impression, SearchEvent
 
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def record_use(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *, origin: str, source: str,
+def record_use(conn: Connection, entity_ids: Sequence[int], at: float, *, origin: str, source: str,
                feedback_window: float, search_id: int | None = None) -> None:
     """One use of each entity at ``at`` (UTC seconds): access, access day, co-occurrence of every pair, and
     relevance labels: for ``search_id`` (shown or not) when the caller names the search the use answers,

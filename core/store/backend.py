@@ -8,14 +8,17 @@ and ``backend`` (``"sqlite"`` or ``"postgresql"``).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
 from limbic.core.errors import ValidationError
 from limbic.core.paths import database_address
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import checked, is_postgres, masked, without_password
+from limbic.core.store.postgres.address import checked, in_schema, is_postgres, masked, without_password
 from limbic.core.store.postgres.database import PgDatabase
+from limbic.core.store.postgres.database import connect as server_connection
 
 Memory = Database | PgDatabase
 
@@ -62,4 +65,22 @@ def shareable_address(database: Database) -> str:
     return without_password(address) if isinstance(address, str) else str(database.path)
 
 
-__all__ = ["Memory", "checked_address", "masked", "open_database", "shown_address"]
+@contextmanager
+def scratch_schema(server: str, name: str) -> Iterator[str]:
+    """A new, empty schema ``name`` on the PostgreSQL server at ``server`` for the block: yields the address of a
+    memory in it, and drops the schema with everything in it afterwards (``limbic --db URL eval``).
+
+    Raises:
+        psycopg.Error: the server refused (the caller reports it without the password).
+    """
+    admin = server_connection(server)
+    try:
+        admin.execute(f"CREATE SCHEMA {name}")
+        yield in_schema(server, name)
+    finally:
+        admin.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        admin.close()
+
+
+__all__ = ["Memory", "checked_address", "is_postgres", "masked", "open_database", "scratch_schema", "server_connection",
+           "shareable_address", "shown_address", "without_password"]

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 import numpy as np
 
 from limbic.core.store import vec_rows
+from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
@@ -47,14 +47,14 @@ class ConflictRow:
     resolution: str | None = None
 
 
-def queue(conn: apsw.Connection, observation_ids: Sequence[int], at: float) -> None:
+def queue(conn: Connection, observation_ids: Sequence[int], at: float) -> None:
     """Queue ``observation_ids`` for the check (again, when already queued)."""
     conn.executemany("INSERT INTO conflict_checks(observation_id, queued_at) VALUES (?, ?) "
                      "ON CONFLICT(observation_id) DO UPDATE SET queued_at = excluded.queued_at",
                      [(int(i), at) for i in observation_ids])
 
 
-def queued(conn: apsw.Connection, observation_ids: Sequence[int] | None = None) -> list[int]:
+def queued(conn: Connection, observation_ids: Sequence[int] | None = None) -> list[int]:
     """Queued observation ids (of ``observation_ids`` when given), oldest first."""
     if observation_ids is None:
         return [int(r[0]) for r in conn.execute("SELECT observation_id FROM conflict_checks ORDER BY queued_at")]
@@ -63,7 +63,7 @@ def queued(conn: apsw.Connection, observation_ids: Sequence[int] | None = None) 
         "ORDER BY queued_at", (json.dumps([int(i) for i in observation_ids]),))]
 
 
-def ready(conn: apsw.Connection, model: str, now: float, limit: int = 64) -> tuple[list[tuple[int, int, str]], list[int]]:
+def ready(conn: Connection, model: str, now: float, limit: int = 64) -> tuple[list[tuple[int, int, str]], list[int]]:
     """``(ready, dropped)``: queued observations whose vector by ``model`` has landed, as ``(id, entity id,
     text)``; and queued ones no longer current at ``now`` (deleted, superseded, expired), to drop."""
     rows: list[Any] = conn.execute(
@@ -76,7 +76,7 @@ def ready(conn: apsw.Connection, model: str, now: float, limit: int = 64) -> tup
     return [(int(r[0]), int(r[1]), r[2]) for r in rows if r[3] and r[4] == model], dropped
 
 
-def queued_texts(conn: apsw.Connection, observation_ids: Sequence[int], now: float) -> list[tuple[int, int, str, str]]:
+def queued_texts(conn: Connection, observation_ids: Sequence[int], now: float) -> list[tuple[int, int, str, str]]:
     """The queued, current ones of ``observation_ids`` as ``(id, entity id, text, entity name)``, whether or not
     their vectors have landed."""
     return [(int(r[0]), int(r[1]), r[2], r[3]) for r in conn.execute(
@@ -85,12 +85,12 @@ def queued_texts(conn: apsw.Connection, observation_ids: Sequence[int], now: flo
         f"AND {current('?2', 'o')} ORDER BY c.queued_at", (json.dumps([int(i) for i in observation_ids]), now))]
 
 
-def done(conn: apsw.Connection, observation_ids: Sequence[int]) -> None:
+def done(conn: Connection, observation_ids: Sequence[int]) -> None:
     conn.execute("DELETE FROM conflict_checks WHERE observation_id IN (SELECT value FROM json_each(?))",
                  (json.dumps([int(i) for i in observation_ids]),))
 
 
-def _related(conn: apsw.Connection, entity_id: int) -> list[int]:
+def _related(conn: Connection, entity_id: int) -> list[int]:
     """``entity_id`` and its :data:`MAX_RELATED` most recently related entities each way."""
     return [entity_id] + [int(r[0]) for r in conn.execute(
         "SELECT to_id FROM (SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 ORDER BY id DESC LIMIT ?2) "
@@ -98,7 +98,7 @@ def _related(conn: apsw.Connection, entity_id: int) -> list[int]:
         "ORDER BY id DESC LIMIT ?2)", (entity_id, MAX_RELATED))]
 
 
-def neighbours(conn: apsw.Connection, observation_id: int, entity_id: int, model: str,
+def neighbours(conn: Connection, observation_id: int, entity_id: int, model: str,
                now: float) -> list[tuple[int, str]]:
     """The current observations of ``entity_id`` and of its related entities (the :data:`MAX_RELATED` most
     recently related each way, at most :data:`MAX_NEIGHBOURS` observations) with a vector by ``model``, other
@@ -110,7 +110,7 @@ def neighbours(conn: apsw.Connection, observation_id: int, entity_id: int, model
         (json.dumps(_related(conn, entity_id)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
 
 
-def unlanded(conn: apsw.Connection, observation_ids: Sequence[int], entity_id: int, model: str,
+def unlanded(conn: Connection, observation_ids: Sequence[int], entity_id: int, model: str,
              now: float) -> list[tuple[int, str, str]]:
     """The current observations of ``entity_id`` and of its related entities that have no vector by ``model`` yet,
     other than ``observation_ids``: ``[(id, text, entity name)]``, the entity's own first, newest first."""
@@ -122,7 +122,7 @@ def unlanded(conn: apsw.Connection, observation_ids: Sequence[int], entity_id: i
         (json.dumps(_related(conn, entity_id)), now, model, json.dumps([int(i) for i in observation_ids]), entity_id))]
 
 
-def vectors(conn: apsw.Connection, observation_ids: Sequence[int], held: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+def vectors(conn: Connection, observation_ids: Sequence[int], held: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
     """The unit vectors ``(d,) float32`` of ``observation_ids``: those in ``held`` (the in-memory copy), the rest
     read from the store."""
     missing = [i for i in observation_ids if i not in held]
@@ -143,7 +143,7 @@ def unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def insert(conn: apsw.Connection, observation_id: int, other_id: int, similarity: float, reason: str, mode: str,
+def insert(conn: Connection, observation_id: int, other_id: int, similarity: float, reason: str, mode: str,
            at: float) -> None:
     """Store one conflict (an existing pair is left as it is, settled or not)."""
     conn.execute("INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
@@ -166,7 +166,7 @@ def _row(row: Any) -> ConflictRow:
 _OPEN = f"c.resolved_at IS NULL AND {current('?1', 'o')} AND {current('?1', 'p')}"
 
 
-def open_rows(conn: apsw.Connection, now: float, limit: int = -1) -> tuple[int, list[ConflictRow]]:
+def open_rows(conn: Connection, now: float, limit: int = -1) -> tuple[int, list[ConflictRow]]:
     """The number of open conflicts (not settled, both observations current at ``now``) and the newest ``limit``."""
     total = conn.execute(
         "SELECT count(*) FROM conflicts c JOIN observations o ON o.id = c.observation_id "
@@ -175,14 +175,14 @@ def open_rows(conn: apsw.Connection, now: float, limit: int = -1) -> tuple[int, 
     return int(total), [_row(r) for r in rows]
 
 
-def of_observations(conn: apsw.Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
+def of_observations(conn: Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
     """The conflicts found for the new observations ``observation_ids`` (settled or not)."""
     return [_row(r) for r in conn.execute(
         _ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1))"),
         (json.dumps([int(i) for i in observation_ids]),))]
 
 
-def touching(conn: apsw.Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
+def touching(conn: Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
     """The conflicts either of whose observations is one of ``observation_ids`` (settled or not)."""
     return [_row(r) for r in conn.execute(
         _ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1)) "
@@ -190,17 +190,17 @@ def touching(conn: apsw.Connection, observation_ids: Sequence[int]) -> list[Conf
         (json.dumps([int(i) for i in observation_ids]),))]
 
 
-def by_id(conn: apsw.Connection, conflict_id: int) -> ConflictRow | None:
+def by_id(conn: Connection, conflict_id: int) -> ConflictRow | None:
     rows = conn.execute(_ROWS.format(where="c.id = ?1"), (conflict_id,)).fetchall()
     return _row(rows[0]) if rows else None
 
 
-def settle(conn: apsw.Connection, conflict_id: int, resolution: str | None, at: float | None) -> None:
+def settle(conn: Connection, conflict_id: int, resolution: str | None, at: float | None) -> None:
     """Mark a conflict settled with ``resolution`` at ``at`` (``None``, ``None``: open again)."""
     conn.execute("UPDATE conflicts SET resolved_at = ?, resolution = ? WHERE id = ?", (at, resolution, conflict_id))
 
 
-def _insert(conn: apsw.Connection, row: ConflictRow, row_id: int | None, observation_id: int, other_id: int) -> None:
+def _insert(conn: Connection, row: ConflictRow, row_id: int | None, observation_id: int, other_id: int) -> None:
     """Store ``row`` as recorded between two observations, as ``row_id`` (None: a new id)."""
     conn.execute("INSERT INTO conflicts(id, observation_id, other_id, similarity, reason, mode, created_at, "
                  "resolved_at, resolution) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -208,14 +208,14 @@ def _insert(conn: apsw.Connection, row: ConflictRow, row_id: int | None, observa
                   row.resolved_at, row.resolution))
 
 
-def _observation_now(conn: apsw.Connection, recorded: int, content: str, placed: Mapping[int, int]) -> int | None:
+def _observation_now(conn: Connection, recorded: int, content: str, placed: Mapping[int, int]) -> int | None:
     if recorded in placed:
         return placed[recorded]
     found = conn.execute("SELECT 1 FROM observations WHERE id = ? AND content = ?", (recorded, content)).fetchone()
     return recorded if found else None
 
 
-def restore(conn: apsw.Connection, rows: Iterable[ConflictRow], placed: Mapping[int, int]) -> None:
+def restore(conn: Connection, rows: Iterable[ConflictRow], placed: Mapping[int, int]) -> None:
     """Write recorded conflicts back once their observations are rows again: ``placed`` maps recorded observation
     ids to their ids now (any other observation must still hold its id and text). Each row replaces what is
     stored for its pair and keeps its old id when free; a row whose observation is gone is dropped."""
@@ -229,7 +229,7 @@ def restore(conn: apsw.Connection, rows: Iterable[ConflictRow], placed: Mapping[
         _insert(conn, row, None if taken else row.id, first, second)
 
 
-def put(conn: apsw.Connection, row: ConflictRow) -> None:
+def put(conn: Connection, row: ConflictRow) -> None:
     """Write ``row`` back as recorded (after an undo re-created its observations), under its old id."""
     conn.execute("DELETE FROM conflicts WHERE id = ? OR (observation_id = ? AND other_id = ?)",
                  (row.id, row.observation_id, row.other_id))

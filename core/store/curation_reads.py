@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import apsw
-
 from limbic.core.store import scope
+from limbic.core.store.connection import Connection
 
 _LIVE = "(SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND o.superseded_at IS NULL)"
 _RELATIONS = "(SELECT count(*) FROM relations r WHERE r.active = 1 AND (r.from_id = e.id OR r.to_id = e.id))"
@@ -20,7 +19,7 @@ def _in_view() -> tuple[str, tuple[str, ...]]:
     return ("", ()) if binding is None else (" AND (e.project IS NULL OR e.project = ?)", (binding,))
 
 
-def orphans(conn: apsw.Connection, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+def orphans(conn: Connection, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
     """Entities without an active relation that are not kept (key ``orphan:<id>``): how many, and the first
     ``limit`` as ``(id, name, type, live observations, created_at)``, fewest observations first, then oldest."""
     where = ("WHERE NOT EXISTS (SELECT 1 FROM relations r WHERE r.active = 1 AND r.from_id = e.id) "
@@ -34,7 +33,7 @@ def orphans(conn: apsw.Connection, limit: int) -> tuple[int, list[tuple[Any, ...
     return int(total), rows
 
 
-def of_type(conn: apsw.Connection, entity_type: str, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
+def of_type(conn: Connection, entity_type: str, limit: int) -> tuple[int, list[tuple[Any, ...]]]:
     """Entities of ``entity_type`` that are not kept (key ``placeholder:<id>``): how many, and the first ``limit``
     as ``(id, name, live observations, active relations, created_at)``, oldest first."""
     where = ("WHERE e.entity_type = ? AND NOT EXISTS (SELECT 1 FROM curation_kept k "

@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import apsw
-
 from limbic.core.store import scope, vec_rows
+from limbic.core.store.connection import Connection
 from limbic.core.store.schema import VECTOR_TABLE, put_setting, vector_dimension
 
 SWEPT_KEY = "expiry_swept_until"
@@ -32,13 +31,13 @@ def current(now: str, alias: str = "") -> str:
 _WATERMARK = f"coalesce((SELECT CAST(value AS REAL) FROM settings WHERE key = '{SWEPT_KEY}'), 0)"
 
 
-def swept_until(conn: apsw.Connection) -> float:
+def swept_until(conn: Connection) -> float:
     """The watermark (UTC seconds; 0 when nothing was ever swept)."""
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (SWEPT_KEY,)).fetchone()
     return float(row[0]) if row else 0.0
 
 
-def unswept_entities(conn: apsw.Connection, now: float, among: Sequence[int] | None = None) -> list[int]:
+def unswept_entities(conn: Connection, now: float, among: Sequence[int] | None = None) -> list[int]:
     """Entities (by id) with an observation that expired after the watermark and by ``now`` (UTC seconds):
     their indexed text may still hold it. ``among`` limits the answer to those ids."""
     sql = (f"SELECT DISTINCT entity_id FROM observations WHERE expires_at > {_WATERMARK} AND expires_at <= ?1 "
@@ -50,7 +49,7 @@ def unswept_entities(conn: apsw.Connection, now: float, among: Sequence[int] | N
     return sorted(int(r[0]) for r in conn.execute(sql + " ORDER BY 1", args))
 
 
-def next_expiry(conn: apsw.Connection, entity_ids: Sequence[int] | None = None) -> dict[int, float]:
+def next_expiry(conn: Connection, entity_ids: Sequence[int] | None = None) -> dict[int, float]:
     """``{entity id: the first expiry after the watermark}`` among live observations (of ``entity_ids`` when
     given): from then on the entity's passage vector may hold expired text, until the sweep."""
     sql = f"SELECT entity_id, min(expires_at) FROM observations WHERE expires_at > {_WATERMARK} AND superseded_at IS NULL"
@@ -61,7 +60,7 @@ def next_expiry(conn: apsw.Connection, entity_ids: Sequence[int] | None = None) 
     return {int(e): float(t) for e, t in conn.execute(sql + " GROUP BY entity_id", args)}
 
 
-def begin_sweep(conn: apsw.Connection, now: float) -> list[int]:
+def begin_sweep(conn: Connection, now: float) -> list[int]:
     """Inside the caller's write transaction: the entities to re-index so that no text expired by ``now`` stays
     indexed; their passage vectors are deleted (made again without the expired text) and the watermark moves
     to ``now``. The caller re-indexes the returned ids in the same transaction."""
@@ -74,13 +73,13 @@ def begin_sweep(conn: apsw.Connection, now: float) -> list[int]:
     return ids
 
 
-def expired_count(conn: apsw.Connection, now: float) -> int:
+def expired_count(conn: Connection, now: float) -> int:
     """Live observations past their expiry at ``now`` (kept in the database, out of the indexes)."""
     return conn.execute("SELECT count(*) FROM observations WHERE expires_at <= ? AND superseded_at IS NULL",
                         (now,)).get
 
 
-def expired_rows(conn: apsw.Connection, now: float, limit: int = -1) -> tuple[int, list[tuple[int, str, str, float, float]]]:
+def expired_rows(conn: Connection, now: float, limit: int = -1) -> tuple[int, list[tuple[int, str, str, float, float]]]:
     """The number of live observations expired at ``now`` and the most recently expired ``limit`` of them, as
     ``(observation id, entity name, content, expires_at, weight)``; in a call bound to a project (:mod:`.scope`),
     those of its entities and the global ones."""

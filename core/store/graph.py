@@ -13,9 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from limbic.core.store import reads
+from limbic.core.store.connection import Connection
 from limbic.core.store.schema import LANDED_OP
 
 FULL_RELOAD_SHARE = 0.25  # read everything again when the changes touched more than this share of the nodes
@@ -48,14 +47,14 @@ class GraphRows:
     touched: frozenset[int] | None = None
 
 
-def graph_rows(conn: apsw.Connection) -> GraphRows:
+def graph_rows(conn: Connection) -> GraphRows:
     """Every entity (by id) with its access count and last access (UTC seconds), and every active relation."""
     entities = list(conn.execute(_ENTITY_SQL + " ORDER BY e.id"))
     relations = list(conn.execute(_RELATION_SQL + _RELATION_ORDER))
     return GraphRows(entities, relations, reads.last_change_id(conn))
 
 
-def graph_rows_since(conn: apsw.Connection, change_id: int, node_count: int) -> GraphRows:
+def graph_rows_since(conn: Connection, change_id: int, node_count: int) -> GraphRows:
     """The rows of the entities changed after ``change_id``, or the whole graph past the share threshold.
 
     Args:

@@ -16,18 +16,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import apsw
-
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
 from limbic.core.store import vec_rows
+from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
 from limbic.core.store.postgres import full_text as pg_text
 from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
-def _documents(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> list[tuple[int, str, str, str, list[str]]]:
+def _documents(conn: Connection, entity_ids: Sequence[int], at: float) -> list[tuple[int, str, str, str, list[str]]]:
     ids = json.dumps([int(i) for i in entity_ids])
     entities: list[tuple[Any, ...]] = conn.execute(
         "SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
@@ -54,18 +53,18 @@ def observation_passage(entity_name: str, content: str) -> str:
     return f"{entity_name}: {content}"
 
 
-def _has_vector_tables(conn: apsw.Connection) -> bool:
+def _has_vector_tables(conn: Connection) -> bool:
     return all(vector_dimension(conn, table) is not None for table in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE))
 
 
-def _drop_observation_vectors(conn: apsw.Connection, observation_ids: Sequence[int]) -> None:
+def _drop_observation_vectors(conn: Connection, observation_ids: Sequence[int]) -> None:
     ids = json.dumps([int(i) for i in observation_ids])
     conn.execute("DELETE FROM observation_embedding_meta WHERE observation_id IN (SELECT value FROM json_each(?))", (ids,))
     if _has_vector_tables(conn):
         vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, observation_ids)
 
 
-def drop_index_rows(conn: apsw.Connection, entity_ids: Sequence[int]) -> None:
+def drop_index_rows(conn: Connection, entity_ids: Sequence[int]) -> None:
     """Remove the FTS rows, entity vectors and observation vectors of entities about to be deleted
     (FTS5 and vec0 have no cascade)."""
     ids = json.dumps([int(i) for i in entity_ids])
@@ -88,7 +87,7 @@ def entity_passage(name: str, entity_type: str, status: str, observations: Seque
     return head_text(name, entity_type, status, observations, embedder)
 
 
-def _drop_stale_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+def _drop_stale_observation_vectors(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     """Remove the vectors of observations of ``entity_ids`` that were deleted, superseded, expired by ``at``,
     moved to another entity or whose passage changed (text or entity name), so KNN never answers with an old text."""
     ids = json.dumps(sorted({int(i) for i in entity_ids}))
@@ -106,7 +105,7 @@ def _drop_stale_observation_vectors(conn: apsw.Connection, entity_ids: Sequence[
         _drop_observation_vectors(conn, stale)
 
 
-def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+def reindex(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     """Rewrite the FTS row of each entity and mark its vectors pending, in the open transaction; no model runs.
 
     The text is the entity's observations current at ``at`` (not superseded, not expired:
@@ -121,7 +120,7 @@ def reindex(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None
     mark_pending(conn, ids, at)
 
 
-def write_entity_text(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> list[int]:
+def write_entity_text(conn: Connection, entity_ids: Sequence[int], at: float) -> list[int]:
     """Rewrite the full-text row of each of ``entity_ids`` (name, type, observations current at ``at``, UTC
     seconds) in the open transaction; returns the ids that exist. Vectors are left alone."""
     docs = _documents(conn, sorted(set(entity_ids)), at)
@@ -135,7 +134,7 @@ def write_entity_text(conn: apsw.Connection, entity_ids: Sequence[int], at: floa
     return ids
 
 
-def mark_pending(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+def mark_pending(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     """Mark the vectors of ``entity_ids`` pending (a new generation for those already pending), in the
     caller's transaction; ``at`` is UTC seconds."""
     conn.executemany(

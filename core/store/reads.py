@@ -11,10 +11,9 @@ import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-import apsw
-
 from limbic.core.models import Changes, Entity, GraphStats, Observation, Relation
 from limbic.core.store import scope
+from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import vector_dimension
 
@@ -35,7 +34,7 @@ def _observation(row: tuple) -> Observation:
                        superseded_at=row[5], expires_at=row[6], weight=float(row[7]), created_at=row[8])
 
 
-def observations_by_entity(conn: apsw.Connection, entity_ids: Sequence[int]) -> dict[int, list[Observation]]:
+def observations_by_entity(conn: Connection, entity_ids: Sequence[int]) -> dict[int, list[Observation]]:
     """All observations (live and superseded) of the given entities, in insertion order."""
     grouped: dict[int, list[Observation]] = defaultdict(list)
     if not entity_ids:
@@ -50,14 +49,14 @@ def observations_by_entity(conn: apsw.Connection, entity_ids: Sequence[int]) -> 
     return grouped
 
 
-def _hydrate(conn: apsw.Connection, rows: list[tuple]) -> list[Entity]:
+def _hydrate(conn: Connection, rows: list[tuple]) -> list[Entity]:
     observations = observations_by_entity(conn, [r[0] for r in rows])
     return [Entity(id=row[0], name=row[1], entity_type=row[2], status=row[3], created_at=row[4],
                    updated_at=row[5], observations=tuple(observations.get(row[0], ())), project=row[6],
                    strength=float(row[7]), pinned_at=row[8]) for row in rows]
 
 
-def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Entity]:
+def entities_by_ids(conn: Connection, entity_ids: Sequence[int]) -> list[Entity]:
     """Entities with their observations, in the order of ``entity_ids`` (unknown ids are left out)."""
     rows = conn.execute(
         f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE id IN (SELECT value FROM json_each(?))",
@@ -67,21 +66,21 @@ def entities_by_ids(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[En
     return _hydrate(conn, [by_id[i] for i in entity_ids if i in by_id])
 
 
-def ids_by_names(conn: apsw.Connection, names: Sequence[str]) -> dict[str, int]:
+def ids_by_names(conn: Connection, names: Sequence[str]) -> dict[str, int]:
     """Exact-name lookup in the view of the project the call is bound to (:mod:`limbic.core.store.scope`):
     ``{name: id}`` for the names that resolve, in name order (bytewise). Raises ConflictError for a name
     held by several projects when the call is bound to none."""
     return scope.resolve(conn, names, scope.current())
 
 
-def entities_by_names(conn: apsw.Connection, names: Sequence[str]) -> list[Entity]:
+def entities_by_names(conn: Connection, names: Sequence[str]) -> list[Entity]:
     """Entities for the names that exist, in the order given (duplicates collapsed)."""
     found = ids_by_names(conn, names)
     ordered = list(dict.fromkeys(found[n] for n in names if n in found))
     return entities_by_ids(conn, ordered)
 
 
-def all_entities(conn: apsw.Connection, *, offset: int = 0, limit: int = -1) -> list[Entity]:
+def all_entities(conn: Connection, *, offset: int = 0, limit: int = -1) -> list[Entity]:
     """Entities by id from ``offset``, at most ``limit`` of them (all when negative)."""
     rows = conn.execute(  # PostgreSQL refuses a negative LIMIT: "all" is the largest 64-bit count on both
         f"SELECT {_ENTITY_COLUMNS} FROM entities ORDER BY id LIMIT ? OFFSET ?",
@@ -95,12 +94,12 @@ def _relation(row: tuple) -> Relation:
     return Relation(rid, source, target, rtype, context, bool(active), ended_at, created_at, from_id, to_id)
 
 
-def all_relations(conn: apsw.Connection, *, include_ended: bool = False) -> list[Relation]:
+def all_relations(conn: Connection, *, include_ended: bool = False) -> list[Relation]:
     where = "" if include_ended else " WHERE r.active = 1"
     return [_relation(r) for r in conn.execute(_REL_SQL + where + " ORDER BY r.id")]
 
 
-def relations_by_ids(conn: apsw.Connection, relation_ids: Sequence[int]) -> list[Relation]:
+def relations_by_ids(conn: Connection, relation_ids: Sequence[int]) -> list[Relation]:
     """Relations with the given ids, by id."""
     if not relation_ids:
         return []
@@ -109,7 +108,7 @@ def relations_by_ids(conn: apsw.Connection, relation_ids: Sequence[int]) -> list
 
 
 def relations_touching(
-    conn: apsw.Connection, entity_ids: Sequence[int], *, include_ended: bool = False
+    conn: Connection, entity_ids: Sequence[int], *, include_ended: bool = False
 ) -> list[Relation]:
     """Relations with at least one endpoint among ``entity_ids``."""
     if not entity_ids:
@@ -127,7 +126,7 @@ def relations_touching(
 
 
 def find_relation(
-    conn: apsw.Connection, from_id: int, to_id: int, relation_type: str, *, active_only: bool = True
+    conn: Connection, from_id: int, to_id: int, relation_type: str, *, active_only: bool = True
 ) -> list[Relation]:
     active = " AND r.active = 1" if active_only else ""
     rows = conn.execute(
@@ -137,7 +136,7 @@ def find_relation(
     return [_relation(r) for r in rows]
 
 
-def search_substring(conn: apsw.Connection, text: str, now: float | None = None) -> list[int]:
+def search_substring(conn: Connection, text: str, now: float | None = None) -> list[int]:
     """Ids of entities whose name, type or any current observation (live, not expired at ``now``, UTC seconds,
     default the present) contains ``text``, ignoring case.
 
@@ -171,7 +170,7 @@ def _by_count(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
     return dict(sorted(((str(name), int(count)) for name, count in rows), key=lambda item: (-item[1], item[0])))
 
 
-def stats(conn: apsw.Connection) -> GraphStats:
+def stats(conn: Connection) -> GraphStats:
     """Counts of the memory, or of the project view of a call bound to a project (:mod:`.scope`: its entities and
     the global ones, the relations between them, their observations)."""
     binding = scope.current()
@@ -199,7 +198,7 @@ def stats(conn: apsw.Connection) -> GraphStats:
     )
 
 
-def access_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float | None, int]:
+def access_stats(conn: Connection, entity_id: int) -> tuple[int, float | None, int]:
     """``(access_count, last_access, distinct access days)`` of one entity."""
     row = conn.execute(
         "SELECT access_count, last_access FROM entity_access WHERE entity_id = ?", (entity_id,)
@@ -208,12 +207,12 @@ def access_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float | No
     return (row[0], row[1], days) if row else (0, None, days)
 
 
-def changes_since(conn: apsw.Connection, change_id: int, *, limit: int = 10_000) -> list[Changes]:
+def changes_since(conn: Connection, change_id: int, *, limit: int = 10_000) -> list[Changes]:
     rows = conn.execute(
         "SELECT id, origin, op, entity_ids, at FROM changes WHERE id > ? ORDER BY id LIMIT ?", (change_id, limit)
     )
     return [Changes(r[0], r[1], r[2], frozenset(json.loads(r[3])), r[4]) for r in rows]
 
 
-def last_change_id(conn: apsw.Connection) -> int:
+def last_change_id(conn: Connection) -> int:
     return conn.execute("SELECT coalesce(max(id), 0) FROM changes").get

@@ -9,10 +9,10 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import apsw
 import numpy as np
 
 from limbic.core.models import Reflection
+from limbic.core.store.connection import Connection
 
 _COLUMNS = (
     "r.id, r.target_type, a.name, b.name, r.relation_type, r.author, r.content, r.mood, r.created_at, "
@@ -26,7 +26,7 @@ def _reflection(row: Sequence[Any]) -> Reflection:
                       float(row[9]), None if row[10] is None else int(row[10]), None if row[11] is None else int(row[11]))
 
 
-def by_ids(conn: apsw.Connection, ids: Sequence[int]) -> list[Reflection]:
+def by_ids(conn: Connection, ids: Sequence[int]) -> list[Reflection]:
     """The reflections ``ids``, in that order (unknown ids left out)."""
     rows = conn.execute(f"SELECT {_COLUMNS}{_FROM} WHERE r.id IN (SELECT value FROM json_each(?))",
                         (json.dumps([int(i) for i in ids]),)).fetchall()
@@ -34,7 +34,7 @@ def by_ids(conn: apsw.Connection, ids: Sequence[int]) -> list[Reflection]:
     return [found[int(i)] for i in ids if int(i) in found]
 
 
-def touching(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Reflection]:
+def touching(conn: Connection, entity_ids: Sequence[int]) -> list[Reflection]:
     """The reflections about the entities ``entity_ids`` or about a relation of theirs, oldest first."""
     ids = json.dumps([int(i) for i in entity_ids])
     rows = conn.execute(f"SELECT {_COLUMNS}{_FROM} WHERE r.entity_id IN (SELECT value FROM json_each(?1)) "
@@ -42,12 +42,12 @@ def touching(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Reflectio
     return [_reflection(r) for r in rows]
 
 
-def every(conn: apsw.Connection) -> list[Reflection]:
+def every(conn: Connection) -> list[Reflection]:
     """Every reflection, oldest first."""
     return [_reflection(r) for r in conn.execute(f"SELECT {_COLUMNS}{_FROM} ORDER BY r.created_at, r.id")]
 
 
-def insert(conn: apsw.Connection, target_type: str, entity_id: int | None, other_id: int | None,
+def insert(conn: Connection, target_type: str, entity_id: int | None, other_id: int | None,
            relation_type: str | None, author: str, content: str, mood: str | None, created: float,
            updated: float, reflection_id: int | None = None) -> int:
     """Insert one reflection (under ``reflection_id`` when given and free); returns its id."""
@@ -59,7 +59,7 @@ def insert(conn: apsw.Connection, target_type: str, entity_id: int | None, other
         (reflection_id, target_type, entity_id, other_id, relation_type, author, content, mood, created, updated)).get)
 
 
-def update(conn: apsw.Connection, reflection_id: int, author: str, content: str, mood: str | None, at: float) -> bool:
+def update(conn: Connection, reflection_id: int, author: str, content: str, mood: str | None, at: float) -> bool:
     """Rewrite one reflection's author, text and mood (its vector is dropped when the text changes)."""
     old = conn.execute("SELECT content FROM reflections WHERE id = ?", (reflection_id,)).fetchone()
     if old is None:
@@ -71,12 +71,12 @@ def update(conn: apsw.Connection, reflection_id: int, author: str, content: str,
     return True
 
 
-def delete(conn: apsw.Connection, reflection_id: int) -> bool:
+def delete(conn: Connection, reflection_id: int) -> bool:
     conn.execute("DELETE FROM reflections WHERE id = ?", (reflection_id,))
     return conn.changes() > 0
 
 
-def put(conn: apsw.Connection, reflections: Iterable[Reflection], placed: dict[int, int]) -> None:
+def put(conn: Connection, reflections: Iterable[Reflection], placed: dict[int, int]) -> None:
     """Insert recorded reflections again (old ids when free), their entity ids mapped through ``placed``
     (recorded id → id now); a reflection whose entities are gone, or already stored, is left out."""
     for r in sorted({r.id: r for r in reflections}.values(), key=lambda r: r.id):
@@ -92,13 +92,13 @@ def put(conn: apsw.Connection, reflections: Iterable[Reflection], placed: dict[i
                r.updated_at, r.id)
 
 
-def vectors(conn: apsw.Connection, model: str) -> dict[int, np.ndarray]:
+def vectors(conn: Connection, model: str) -> dict[int, np.ndarray]:
     """``{reflection id: (d,) float32}`` of the vectors made by ``model``."""
     return {int(i): np.frombuffer(blob, dtype=np.float32) for i, blob in conn.execute(
         "SELECT reflection_id, vector FROM reflection_vectors WHERE model = ?", (model,))}
 
 
-def put_vectors(conn: apsw.Connection, model: str, found: dict[int, np.ndarray]) -> None:
+def put_vectors(conn: Connection, model: str, found: dict[int, np.ndarray]) -> None:
     """Store vectors of ``model`` for reflections that still exist."""
     conn.executemany("INSERT INTO reflection_vectors(reflection_id, model, vector) SELECT ?1, ?2, ?3 "
                      "WHERE EXISTS (SELECT 1 FROM reflections WHERE id = ?1) ON CONFLICT(reflection_id) "

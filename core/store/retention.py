@@ -8,8 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-import apsw
-
+from limbic.core.store.connection import Connection
 from limbic.core.store.postgres.connection import on_postgres
 
 _USAGE = """
@@ -33,13 +32,13 @@ _ARRIVED_POSTGRES = _ARRIVED.format(id_type="bigint", ops=_OPS, alias="(value)",
                                     elements="jsonb_array_elements_text(CAST(c.entity_ids AS jsonb))")
 
 
-def usage(conn: apsw.Connection, since_day: str) -> list[tuple[Any, ...]]:
+def usage(conn: Connection, since_day: str) -> list[tuple[Any, ...]]:
     """Per entity, by id: ``(id, name, status, created_at, strength, pinned_at, access_count, last_access or
     None, accesses on days from ``since_day`` (YYYY-MM-DD, UTC) on, entity_type)``."""
     return conn.execute(_USAGE, (since_day,)).fetchall()
 
 
-def arrivals(conn: apsw.Connection) -> dict[int, float]:
+def arrivals(conn: Connection) -> dict[int, float]:
     """``{entity id: when it was last written anew}`` (UTC seconds): the latest logged change of an
     :data:`ARRIVING_OPS` op that touched it (an id reused after a deletion counts from its new entity; a
     re-import counts as new), else its first logged change: when it came into this memory, whatever
@@ -48,7 +47,7 @@ def arrivals(conn: apsw.Connection) -> dict[int, float]:
     return {int(i): float(at) for i, at in conn.execute(sql)}
 
 
-def last_activity(conn: apsw.Connection) -> float | None:
+def last_activity(conn: Connection) -> float | None:
     """The memory's last activity (UTC seconds): its latest logged write by anyone but the system (the expiry
     sweep) or its latest recorded use, whichever is later; ``None`` for a memory without either."""
     row = conn.execute("SELECT (SELECT max(at) FROM changes WHERE origin <> 'system'), "
@@ -57,12 +56,12 @@ def last_activity(conn: apsw.Connection) -> float | None:
     return max(found) if found else None
 
 
-def active_pairs(conn: apsw.Connection) -> list[tuple[Any, ...]]:
+def active_pairs(conn: Connection) -> list[tuple[Any, ...]]:
     """``(from id, to id)`` of every active relation."""
     return conn.execute("SELECT from_id, to_id FROM relations WHERE active = 1").fetchall()
 
 
-def texts_of_types(conn: apsw.Connection, types: Sequence[str], now: float) -> list[tuple[int, str]]:
+def texts_of_types(conn: Connection, types: Sequence[str], now: float) -> list[tuple[int, str]]:
     """``(entity id, observation text)`` of the current observations (neither superseded nor expired at ``now``)
     of entities whose type, lower-cased, is one of ``types``."""
     return [(int(i), str(t)) for i, t in conn.execute(
@@ -71,12 +70,12 @@ def texts_of_types(conn: apsw.Connection, types: Sequence[str], now: float) -> l
         "AND (o.expires_at IS NULL OR o.expires_at > ?)", (json.dumps(list(types)), now))]
 
 
-def set_pinned(conn: apsw.Connection, entity_ids: Sequence[int], at: float | None) -> None:
+def set_pinned(conn: Connection, entity_ids: Sequence[int], at: float | None) -> None:
     """Pin the entities at ``at`` (UTC seconds), or unpin them (``None``)."""
     conn.execute("UPDATE entities SET pinned_at = ? WHERE id IN (SELECT value FROM json_each(?))",
                  (at, json.dumps([int(i) for i in entity_ids])))
 
 
-def set_strength(conn: apsw.Connection, entity_ids: Sequence[int], value: float) -> None:
+def set_strength(conn: Connection, entity_ids: Sequence[int], value: float) -> None:
     conn.execute("UPDATE entities SET strength = ? WHERE id IN (SELECT value FROM json_each(?))",
                  (value, json.dumps([int(i) for i in entity_ids])))

@@ -14,6 +14,7 @@ from pathlib import Path
 import apsw
 
 from limbic.core.errors import MigrationError
+from limbic.core.store.connection import Connection
 from limbic.core.store.postgres import schema as pg_schema
 from limbic.core.store.postgres.connection import on_postgres
 
@@ -25,7 +26,7 @@ LANDED_OP = "embed_vectors"
 never delivered to change listeners (no text changed)."""
 
 
-def vector_dimension(conn: apsw.Connection, table: str = VECTOR_TABLE) -> int | None:
+def vector_dimension(conn: Connection, table: str = VECTOR_TABLE) -> int | None:
     """The one answer to "is there a vec0 table, and of what dimension": the dimension declared by
     ``table`` (``entity_embeddings`` or ``observation_embeddings``), or ``None`` when it does not exist
     (no model has written yet, or a database from before schema 4 for the observation table)."""
@@ -52,7 +53,7 @@ def latest_schema_version() -> int:
     return shipped_migrations()[-1][0]
 
 
-def put_setting(conn: apsw.Connection, key: str, value: str) -> None:
+def put_setting(conn: Connection, key: str, value: str) -> None:
     """Store ``value`` under ``key`` in ``settings`` (insert or replace), in the caller's transaction."""
     conn.execute("INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
 
@@ -62,7 +63,7 @@ REBUILDS_TABLES = "-- limbic: rebuilds tables"
 table would otherwise cascade its deletes), and every foreign key is checked before it commits."""
 
 
-def migrate(conn: apsw.Connection, path: Path) -> None:
+def migrate(conn: Connection, path: Path) -> None:
     """Apply every shipped migration newer than the file's ``PRAGMA user_version``, each in one transaction.
 
     A migration carrying :data:`REBUILDS_TABLES` runs with ``PRAGMA foreign_keys`` off (SQLite's table rebuild:
@@ -104,7 +105,7 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
                 conn.execute("PRAGMA foreign_keys = ON")
 
 
-def ensure_vector_table(conn: apsw.Connection, dimension: int, model: str) -> bool:
+def ensure_vector_table(conn: Connection, dimension: int, model: str) -> bool:
     """Create (or recreate, when the dimension differs) the vector tables inside the caller's transaction
     (sqlite-vec ``vec0`` tables on SQLite, pgvector tables with an HNSW index on PostgreSQL).
 

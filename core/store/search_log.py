@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import apsw
+from limbic.core.store.connection import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +54,7 @@ class SearchEvent:
     model: str | None = None
 
 
-def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Impression], *, retention: int) -> None:
+def insert_search(conn: Connection, event: SearchEvent, shown: Sequence[Impression], *, retention: int) -> None:
     """Log ``event`` with its impressions, candidate arrays and query vector, add the impressions to
     ``entity_impressions``, then drop the oldest searches beyond ``retention``."""
     conn.execute("INSERT INTO logged_params(params) VALUES (?) ON CONFLICT(params) DO NOTHING", (event.params_json,))
@@ -79,7 +79,7 @@ def insert_search(conn: apsw.Connection, event: SearchEvent, shown: Sequence[Imp
     trim(conn, retention)
 
 
-def trim(conn: apsw.Connection, retention: int) -> int:
+def trim(conn: Connection, retention: int) -> int:
     """Drop the oldest logged searches beyond the newest ``retention`` (with their results, candidate
     arrays and labels); returns how many were dropped."""
     (count,) = _row(conn, "SELECT count(*) FROM search_events")
@@ -93,7 +93,7 @@ def trim(conn: apsw.Connection, retention: int) -> int:
     return count - retention
 
 
-def clear(conn: apsw.Connection) -> int:
+def clear(conn: Connection) -> int:
     """Delete every logged search, impression row and label (entity impression totals and accesses stay).
     Returns the number of searches deleted."""
     (count,) = _row(conn, "SELECT count(*) FROM search_events")
@@ -103,7 +103,7 @@ def clear(conn: apsw.Connection) -> int:
     return count
 
 
-def record_impressions(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+def record_impressions(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     """Count one impression at ``at`` (UTC seconds) for each entity still stored."""
     conn.executemany(
         "INSERT INTO entity_impressions(entity_id, impression_count, last_impression) "
@@ -114,7 +114,7 @@ def record_impressions(conn: apsw.Connection, entity_ids: Sequence[int], at: flo
     )
 
 
-def impression_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float | None]:
+def impression_stats(conn: Connection, entity_id: int) -> tuple[int, float | None]:
     """``(impression_count, last_impression)`` of one entity; ``(0, None)`` when never shown."""
     row = conn.execute(
         "SELECT impression_count, last_impression FROM entity_impressions WHERE entity_id = ?", (entity_id,)
@@ -122,7 +122,7 @@ def impression_stats(conn: apsw.Connection, entity_id: int) -> tuple[int, float 
     return (int(row[0]), float(row[1])) if row else (0, None)
 
 
-def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, origin: str, window: float,
+def label_recent(conn: Connection, entity_ids: Sequence[int], at: float, origin: str, window: float,
                  source: str) -> int:
     """Implicit feedback: for each entity, every search by ``origin`` in the ``window`` seconds before
     ``at`` that showed it gets a relevance label. Returns the number of new labels."""
@@ -136,7 +136,7 @@ def label_recent(conn: apsw.Connection, entity_ids: Sequence[int], at: float, or
     return conn.changes()
 
 
-def label_search(conn: apsw.Connection, event_id: int, entity_ids: Sequence[int], at: float, source: str) -> int:
+def label_search(conn: Connection, event_id: int, entity_ids: Sequence[int], at: float, source: str) -> int:
     """Explicit feedback for one logged search (``mark_used`` with a ``searchId``): each entity is a
     relevance label for it, shown or not. Returns the number of new labels."""
     labelled = 0
@@ -147,7 +147,7 @@ def label_search(conn: apsw.Connection, event_id: int, entity_ids: Sequence[int]
     return labelled
 
 
-def search_exists(conn: apsw.Connection, event_id: int) -> bool:
+def search_exists(conn: Connection, event_id: int) -> bool:
     return conn.execute("SELECT 1 FROM search_events WHERE id = ?", (event_id,)).fetchone() is not None
 
 
@@ -164,7 +164,7 @@ class LoggedSearch:
     relevant: tuple[int, ...]
 
 
-def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit: int | None = None) -> list[LoggedSearch]:
+def logged_searches(conn: Connection, *, labelled_only: bool = True, limit: int | None = None) -> list[LoggedSearch]:
     """Logged searches that kept their candidate arrays, newest first (at most ``limit``)."""
     labels: dict[int, list[int]] = {}
     for event_id, entity_id in conn.execute(
@@ -186,7 +186,7 @@ def logged_searches(conn: apsw.Connection, *, labelled_only: bool = True, limit:
     return found
 
 
-def log_counts(conn: apsw.Connection) -> dict[str, int]:
+def log_counts(conn: Connection) -> dict[str, int]:
     """Counts for the tuning state: logged searches, per group, labelled searches, labels."""
     searches, baseline = _row(conn, "SELECT count(*), count(CASE WHEN treatment = 'baseline' THEN 1 END) FROM search_events")
     labelled, labels = _row(
@@ -195,7 +195,7 @@ def log_counts(conn: apsw.Connection) -> dict[str, int]:
             "labelled_searches": labelled, "labels": labels}
 
 
-def _row(conn: apsw.Connection, sql: str, bindings: tuple = ()) -> tuple:
+def _row(conn: Connection, sql: str, bindings: tuple = ()) -> tuple:
     """The one row of a query that always returns one (an aggregate, or a row just written)."""
     row = conn.execute(sql, bindings).fetchone()
     assert row is not None, sql

@@ -17,12 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from limbic.core.errors import ConflictError, NotFoundError
 from limbic.core.models import Entity, Observation, Reflection, Relation
 from limbic.core.store import conflicts, reads, reflections, scope
 from limbic.core.store.conflicts import ConflictRow
+from limbic.core.store.connection import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +60,7 @@ class EntityRecord:
     conflicts: tuple[ConflictRow, ...] = ()
 
 
-def read_records(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[EntityRecord]:
+def read_records(conn: Connection, entity_ids: Sequence[int]) -> list[EntityRecord]:
     """Records of the entities ``entity_ids``, in that order (unknown ids are left out)."""
     entities = reads.entities_by_ids(conn, entity_ids)
     relations = reads.relations_touching(conn, [e.id for e in entities], include_ended=True)
@@ -73,7 +72,7 @@ def read_records(conn: apsw.Connection, entity_ids: Sequence[int]) -> list[Entit
             for e in entities]
 
 
-def _usage(conn: apsw.Connection, entity_id: int) -> Usage:
+def _usage(conn: Connection, entity_id: int) -> Usage:
     access = conn.execute("SELECT access_count, last_access FROM entity_access WHERE entity_id = ?",
                           (entity_id,)).fetchone()
     days: list[tuple[Any, ...]] = conn.execute("SELECT day, count FROM entity_access_days WHERE entity_id = ? ORDER BY day",
@@ -90,19 +89,19 @@ def _usage(conn: apsw.Connection, entity_id: int) -> Usage:
                  tuple(CoOccurrence(int(o), name, int(c), float(t)) for o, name, c, t in pairs))
 
 
-def _free(conn: apsw.Connection, table: str, row_id: int) -> int | None:
+def _free(conn: Connection, table: str, row_id: int) -> int | None:
     """``row_id`` when no row of ``table`` has it (so a restored row gets its old id back), else None (a new id)."""
     taken = conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row_id,)).fetchone()
     return None if taken else row_id
 
 
-def _require_free_name(conn: apsw.Connection, name: str, project: str | None, entity_id: int | None) -> None:
+def _require_free_name(conn: Connection, name: str, project: str | None, entity_id: int | None) -> None:
     holder = scope.in_slot(conn, [name], project).get(name)
     if holder is not None and holder != entity_id:
         raise ConflictError(f"cannot restore {name!r}: another entity has that name now")
 
 
-def put_entity_row(conn: apsw.Connection, entity: Entity, entity_id: int | None = None) -> int:
+def put_entity_row(conn: Connection, entity: Entity, entity_id: int | None = None) -> int:
     """Write ``entity``'s row (name, type, status, created and updated times, project, strength, pin) onto the
     entity ``entity_id``, or insert it (under its old id when free) when ``entity_id`` is None. Returns the
     entity's id.
@@ -120,7 +119,7 @@ def put_entity_row(conn: apsw.Connection, entity: Entity, entity_id: int | None 
                             (_free(conn, "entities", entity.id), *values)).get)
 
 
-def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequence[Observation]) -> dict[int, int]:
+def put_observations(conn: Connection, entity_id: int, observations: Sequence[Observation]) -> dict[int, int]:
     """Make ``observations`` rows of the entity ``entity_id`` again, as recorded: a row that still has its
     id is rewritten in place, any other is inserted (under its old id when free); a row of that entity
     with the same text but another id gives way. Supersede links among them are restored, and links to
@@ -149,7 +148,7 @@ def put_observations(conn: apsw.Connection, entity_id: int, observations: Sequen
     return placed
 
 
-def _entity_id(conn: apsw.Connection, old_id: int, name: str, placed: Mapping[int, int]) -> int | None:
+def _entity_id(conn: Connection, old_id: int, name: str, placed: Mapping[int, int]) -> int | None:
     """The current id of the entity recorded as ``old_id``/``name``: its restored id, its old id when that
     still names it, else the id of the entity of that name (None when there is none)."""
     if old_id in placed:
@@ -160,7 +159,7 @@ def _entity_id(conn: apsw.Connection, old_id: int, name: str, placed: Mapping[in
     return reads.ids_by_names(conn, [name]).get(name)
 
 
-def put_relations(conn: apsw.Connection, relations: Iterable[Relation], placed: Mapping[int, int]) -> set[int]:
+def put_relations(conn: Connection, relations: Iterable[Relation], placed: Mapping[int, int]) -> set[int]:
     """Insert ``relations`` as recorded (context, active or ended, times), under their old ids when free;
     an active one that is active again already is skipped. ``placed`` maps recorded entity ids to the ids
     of entities restored in this transaction. Returns the ids of the endpoints.
@@ -185,7 +184,7 @@ def put_relations(conn: apsw.Connection, relations: Iterable[Relation], placed: 
     return {i for _, source, target in rows for i in (source, target)}
 
 
-def put_usage(conn: apsw.Connection, entity_id: int, usage: Usage, placed: Mapping[int, int]) -> None:
+def put_usage(conn: Connection, entity_id: int, usage: Usage, placed: Mapping[int, int]) -> None:
     """Write ``usage`` back for the entity ``entity_id`` (just inserted, so without usage rows of its own);
     co-occurrences with entities no longer stored are dropped."""
     if usage.access is not None:
@@ -204,7 +203,7 @@ def put_usage(conn: apsw.Connection, entity_id: int, usage: Usage, placed: Mappi
                          (min(entity_id, other), max(entity_id, other), pair.count, pair.last))
 
 
-def put_records(conn: apsw.Connection, records: Sequence[EntityRecord]) -> tuple[dict[int, int], set[int]]:
+def put_records(conn: Connection, records: Sequence[EntityRecord]) -> tuple[dict[int, int], set[int]]:
     """Insert whole entities from ``records`` (none of their names may be stored): rows, observations,
     relations, usage, reflections, conflicts. Returns ``{recorded id: id now}`` and the ids of every relation
     endpoint.

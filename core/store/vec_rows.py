@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-import apsw
 import numpy as np
 
+from limbic.core.store.connection import Connection
 from limbic.core.store.postgres.connection import on_postgres
 
 
@@ -23,7 +23,7 @@ def _from_pg(data: bytes) -> bytes:
     return np.frombuffer(data, dtype=">f4", offset=4).astype("<f4").tobytes()
 
 
-def read(conn: apsw.Connection, table: str, rowids: Iterable[int]) -> list[tuple[int, bytes]]:
+def read(conn: Connection, table: str, rowids: Iterable[int]) -> list[tuple[int, bytes]]:
     """``(rowid, embedding bytes)`` of each of ``rowids`` present in ``table``, in the given order;
     absent rowids are left out."""
     wanted = [int(rowid) for rowid in rowids]
@@ -35,7 +35,7 @@ def read(conn: apsw.Connection, table: str, rowids: Iterable[int]) -> list[tuple
     return [(int(rowid), bytes(blob)) for rowid, blob in rows]
 
 
-def scan(conn: apsw.Connection, table: str) -> Iterator[tuple[int, bytes]]:
+def scan(conn: Connection, table: str) -> Iterator[tuple[int, bytes]]:
     """``(rowid, embedding bytes)`` of every row of ``table``, in no particular order."""
     if on_postgres(conn):
         with conn.raw.cursor() as cursor:  # type: ignore[attr-defined]
@@ -46,7 +46,7 @@ def scan(conn: apsw.Connection, table: str) -> Iterator[tuple[int, bytes]]:
         yield int(rowid), bytes(blob)
 
 
-def insert(conn: apsw.Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
+def insert(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:
     """Add ``(rowid, embedding bytes)`` rows to ``table`` (the rowids must be absent)."""
     if on_postgres(conn):
         conn.register_vectors()  # type: ignore[attr-defined]
@@ -57,7 +57,7 @@ def insert(conn: apsw.Connection, table: str, rows: Sequence[tuple[int, bytes]])
     conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", [(int(r), b) for r, b in rows])
 
 
-def delete(conn: apsw.Connection, table: str, rowids: Iterable[int]) -> None:
+def delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:
     """Delete the rows ``rowids`` of ``table`` (absent ones are ignored)."""
     wanted = [int(rowid) for rowid in rowids]
     if on_postgres(conn):

@@ -16,10 +16,9 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
-import apsw
-
 from limbic.core.models import Entity, Relation
 from limbic.core.store import reads
+from limbic.core.store.connection import Connection
 
 INFINITY = float("inf")
 
@@ -28,7 +27,7 @@ def _ids(ids: Sequence[int]) -> str:
     return json.dumps([int(i) for i in ids])
 
 
-def in_view(conn: apsw.Connection, ids: Sequence[int], *, project: str | None, as_of: float | None) -> list[int]:
+def in_view(conn: Connection, ids: Sequence[int], *, project: str | None, as_of: float | None) -> list[int]:
     """``ids`` (order kept) of the entities in the view: of ``project`` or global (any project when ``None``),
     created by ``as_of`` (any time when ``None``)."""
     if project is None and as_of is None:
@@ -41,14 +40,14 @@ def in_view(conn: apsw.Connection, ids: Sequence[int], *, project: str | None, a
     return [i for i in ids if i in kept]
 
 
-def all_ids(conn: apsw.Connection, *, project: str | None, as_of: float | None) -> list[int]:
+def all_ids(conn: Connection, *, project: str | None, as_of: float | None) -> list[int]:
     """Every entity id in the view, ascending."""
     return [int(r[0]) for r in conn.execute(
         "SELECT id FROM entities WHERE (?1 IS NULL OR project IS NULL OR project = ?1) AND created_at <= ?2 "
         "ORDER BY id", (project, INFINITY if as_of is None else as_of))]
 
 
-def entities(conn: apsw.Connection, ids: Sequence[int], *, as_of: float | None) -> list[Entity]:
+def entities(conn: Connection, ids: Sequence[int], *, as_of: float | None) -> list[Entity]:
     """The entities ``ids`` (order kept) with their observations as they stood at ``as_of`` (all of them as
     stored when ``None``)."""
     found = reads.entities_by_ids(conn, ids)
@@ -59,7 +58,7 @@ def entities(conn: apsw.Connection, ids: Sequence[int], *, as_of: float | None) 
         for o in e.observations if o.created_at <= as_of)) for e in found]
 
 
-def relations(conn: apsw.Connection, ids: Sequence[int], *, project: str | None, as_of: float | None,
+def relations(conn: Connection, ids: Sequence[int], *, project: str | None, as_of: float | None,
               include_ended: bool = False) -> list[Relation]:
     """Relations touching ``ids`` whose both ends are in the view, as they stood at ``as_of``: created by then,
     active when they had not ended by then (ended ones only with ``include_ended``)."""
@@ -76,7 +75,7 @@ def relations(conn: apsw.Connection, ids: Sequence[int], *, project: str | None,
     return [r for r in touching if r.source_id in visible and r.target_id in visible]
 
 
-def substring_matches(conn: apsw.Connection, text: str, *, project: str | None, as_of: float | None) -> list[int]:
+def substring_matches(conn: Connection, text: str, *, project: str | None, as_of: float | None) -> list[int]:
     """:func:`~limbic.core.store.reads.search_substring` in the view: at ``as_of`` the observations current
     then are searched (created by then, not superseded or expired by then)."""
     if as_of is None:
@@ -91,13 +90,13 @@ def substring_matches(conn: apsw.Connection, text: str, *, project: str | None, 
     return in_view(conn, [int(r[0]) for r in rows], project=project, as_of=as_of)
 
 
-def projects(conn: apsw.Connection) -> dict[str, int]:
+def projects(conn: Connection) -> dict[str, int]:
     """``{project: number of entities}``, by name (global entities are not counted)."""
     return dict(conn.execute(
         "SELECT project, count(*) FROM entities WHERE project IS NOT NULL GROUP BY project ORDER BY project"))
 
 
-def relation_rows_as_of(conn: apsw.Connection, at: float) -> list[tuple[int, int, str]]:
+def relation_rows_as_of(conn: Connection, at: float) -> list[tuple[int, int, str]]:
     """``(from_id, to_id, relation_type)`` of the relations active at ``at`` (created by then, not ended by then),
     in the order :mod:`limbic.core.store.graph` gives the live ones."""
     return [(int(a), int(b), str(t)) for a, b, t in conn.execute(
@@ -105,14 +104,14 @@ def relation_rows_as_of(conn: apsw.Connection, at: float) -> list[tuple[int, int
         "ORDER BY from_id, to_id, relation_type", (at,))]
 
 
-def written_between(conn: apsw.Connection, start: float, end: float) -> list[str]:
+def written_between(conn: Connection, start: float, end: float) -> list[str]:
     """Names of the entities created, or given an observation, between ``start`` and ``end`` (UTC seconds)."""
     return [r[0] for r in conn.execute(
         "SELECT name FROM entities WHERE id IN (SELECT id FROM entities WHERE created_at BETWEEN ?1 AND ?2 "
         "UNION SELECT entity_id FROM observations WHERE created_at BETWEEN ?1 AND ?2) ORDER BY id", (start, end))]
 
 
-def history_span(conn: apsw.Connection) -> tuple[float, float] | None:
+def history_span(conn: Connection) -> tuple[float, float] | None:
     """``(first, last)`` write time of the memory (entity, observation or relation; UTC seconds), ``None`` when empty."""
     row = conn.execute(
         "SELECT min(t), max(t) FROM (SELECT min(created_at) AS t FROM entities UNION ALL SELECT max(created_at) FROM "
@@ -121,6 +120,6 @@ def history_span(conn: apsw.Connection) -> tuple[float, float] | None:
     return None if row is None or row[0] is None else (float(row[0]), float(row[1]))
 
 
-def entity_projects(conn: apsw.Connection) -> dict[int, str]:
+def entity_projects(conn: Connection) -> dict[int, str]:
     """``{entity id: project}`` of the entities that belong to a project (global ones are left out)."""
     return {int(i): p for i, p in conn.execute("SELECT id, project FROM entities WHERE project IS NOT NULL")}

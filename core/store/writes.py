@@ -9,12 +9,11 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-import apsw
-
 from limbic.core.errors import NotFoundError
+from limbic.core.store.connection import Connection
 
 
-def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: str, created: float, updated: float,
+def insert_entity(conn: Connection, name: str, entity_type: str, status: str, created: float, updated: float,
                   project: str | None = None) -> int:
     return int(conn.execute(
         "INSERT INTO entities(name, entity_type, status, created_at, updated_at, project) VALUES (?, ?, ?, ?, ?, ?) "
@@ -22,7 +21,7 @@ def insert_entity(conn: apsw.Connection, name: str, entity_type: str, status: st
 
 
 def update_entity(
-    conn: apsw.Connection, entity_id: int, *, entity_type: str | None, status: str | None, at: float
+    conn: Connection, entity_id: int, *, entity_type: str | None, status: str | None, at: float
 ) -> bool:
     """Change type and/or status (``None`` keeps the stored value). Returns True when something changed."""
     row = conn.execute("SELECT entity_type, status FROM entities WHERE id = ?", (entity_id,)).fetchone()
@@ -39,14 +38,14 @@ def update_entity(
     return True
 
 
-def touch_entity(conn: apsw.Connection, entity_ids: Sequence[int], at: float) -> None:
+def touch_entity(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     conn.execute(
         "UPDATE entities SET updated_at = ? WHERE id IN (SELECT value FROM json_each(?))",
         (at, json.dumps(list(entity_ids))),
     )
 
 
-def observation_id(conn: apsw.Connection, entity_id: int, content: str, *, live_only: bool = True) -> int | None:
+def observation_id(conn: Connection, entity_id: int, content: str, *, live_only: bool = True) -> int | None:
     live = " AND superseded_at IS NULL" if live_only else ""
     row = conn.execute(
         "SELECT id FROM observations WHERE entity_id = ? AND content = ?" + live, (entity_id, content)
@@ -55,7 +54,7 @@ def observation_id(conn: apsw.Connection, entity_id: int, content: str, *, live_
 
 
 def insert_observation(
-    conn: apsw.Connection,
+    conn: Connection,
     entity_id: int,
     content: str,
     *,
@@ -74,13 +73,13 @@ def insert_observation(
     return None if found is None else int(found[0])
 
 
-def mark_superseded(conn: apsw.Connection, observation: int, at: float, weight: float | None = None) -> None:
+def mark_superseded(conn: Connection, observation: int, at: float, weight: float | None = None) -> None:
     """Mark ``observation`` superseded at ``at`` (UTC seconds), recording ``weight`` on it when given."""
     conn.execute("UPDATE observations SET superseded_at = ?, weight = coalesce(?, weight) WHERE id = ?",
                  (at, weight, observation))
 
 
-def delete_observation_texts(conn: apsw.Connection, entity_id: int, contents: Sequence[str]) -> int:
+def delete_observation_texts(conn: Connection, entity_id: int, contents: Sequence[str]) -> int:
     conn.execute(
         "DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))",
         (entity_id, json.dumps(list(contents))),
@@ -89,7 +88,7 @@ def delete_observation_texts(conn: apsw.Connection, entity_id: int, contents: Se
 
 
 def insert_relation(
-    conn: apsw.Connection, from_id: int, to_id: int, relation_type: str, context: str | None, created_at: float
+    conn: Connection, from_id: int, to_id: int, relation_type: str, context: str | None, created_at: float
 ) -> int | None:
     """Insert an active relation; None when the same active relation already exists (skipped)."""
     found = conn.execute(
@@ -100,14 +99,14 @@ def insert_relation(
     return None if found is None else int(found[0])
 
 
-def delete_relation(conn: apsw.Connection, from_id: int, to_id: int, relation_type: str) -> int:
+def delete_relation(conn: Connection, from_id: int, to_id: int, relation_type: str) -> int:
     conn.execute(
         "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND relation_type = ?", (from_id, to_id, relation_type)
     )
     return conn.changes()
 
 
-def delete_entities(conn: apsw.Connection, entity_ids: Sequence[int]) -> int:
+def delete_entities(conn: Connection, entity_ids: Sequence[int]) -> int:
     conn.execute("DELETE FROM entities WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(entity_ids)),))
     return conn.changes()
 
@@ -117,7 +116,7 @@ def day_of(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d")
 
 
-def record_access(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *, co_occurrence: bool) -> None:
+def record_access(conn: Connection, entity_ids: Sequence[int], at: float, *, co_occurrence: bool) -> None:
     """Access count, last access, access day and (optionally) co-occurrence of every pair (mcp-memory "The Limbic System", "Signal Tracking")."""
     ids = sorted(set(int(i) for i in entity_ids))
     if not ids:
@@ -144,7 +143,7 @@ def record_access(conn: apsw.Connection, entity_ids: Sequence[int], at: float, *
         )
 
 
-def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float) -> None:
+def merge_into(conn: Connection, source_id: int, target_id: int, at: float) -> None:
     """Move observations, relations, usage signals and reflections of ``source_id`` onto ``target_id``, then
     delete the source.
 
@@ -196,7 +195,7 @@ def merge_into(conn: apsw.Connection, source_id: int, target_id: int, at: float)
     conn.execute("UPDATE entities SET updated_at = ? WHERE id = ?", (at, target_id))
 
 
-def require_ids(conn: apsw.Connection, names: Sequence[str], what: str = "entities") -> dict[str, int]:
+def require_ids(conn: Connection, names: Sequence[str], what: str = "entities") -> dict[str, int]:
     """``{name: id}`` for every name, or :class:`NotFoundError` naming all the missing ones."""
     from limbic.core.store.reads import ids_by_names
 

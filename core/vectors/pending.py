@@ -26,11 +26,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
 import numpy as np
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store import vec_rows
+from limbic.core.store import Connection, vec_rows
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.expiry import current
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
@@ -41,12 +40,12 @@ FILL_BATCH = 64
 """Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
 
 
-def pending_count(conn: apsw.Connection) -> int:
+def pending_count(conn: Connection) -> int:
     """How many entities wait for vectors."""
     return int(conn.execute("SELECT count(*) FROM pending_vectors").get or 0)
 
 
-def pending_entities(conn: apsw.Connection, limit: int, only: Sequence[int] | None = None,
+def pending_entities(conn: Connection, limit: int, only: Sequence[int] | None = None,
                      queued_before: float | None = None) -> dict[int, int]:
     """Up to ``limit`` pending entities (among ``only`` when given; only marks queued before
     ``queued_before``, UTC seconds, when given), oldest mark first: ``{entity id: generation}``."""
@@ -80,7 +79,7 @@ class Work:
         return [p[1] for p in self.passages] + [o[2] for o in self.observations]
 
 
-def plan(conn: apsw.Connection, generations: dict[int, int], embedder: Embedder) -> Work:
+def plan(conn: Connection, generations: dict[int, int], embedder: Embedder) -> Work:
     """What the pending entities ``generations`` need (call inside one read snapshot)."""
     ids = json.dumps(sorted(generations))
     entities: list[tuple[Any, ...]] = conn.execute(

@@ -17,9 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from limbic.core.embedding.base import Embedder
+from limbic.core.store import Connection
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import mark_pending
 from limbic.core.store.schema import (
@@ -53,7 +52,7 @@ WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1 OR m.entity_
 """
 
 
-def stale_vector_count(conn: apsw.Connection, model: str) -> int:
+def stale_vector_count(conn: Connection, model: str) -> int:
     """Vectors of ``model`` that are missing: entities without their entity vector plus live observations
     without their observation vector."""
     count = conn.execute(

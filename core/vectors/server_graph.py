@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from limbic.core.store.backend import server_connection as connect
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.database import connect
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE
 from limbic.core.vectors.approximate import APPROXIMATE_FROM, MIN_PROPOSED, PROPOSED_PER_RESULT, vector_keys
 

@@ -27,10 +27,9 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-import apsw
 import numpy as np
 
-from limbic.core.store import expiry, reads, vec_rows
+from limbic.core.store import Connection, expiry, reads, vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 from limbic.core.vectors import approximate
 from limbic.core.vectors.blocks import Block, Vectors
@@ -48,7 +47,7 @@ _OBSERVATION_META = (
 _ONLY = " AND {column} IN (SELECT value FROM json_each(?2))"
 
 
-def _load(conn: apsw.Connection, table: str, meta_sql: str, column: str, model: str, dimension: int,
+def _load(conn: Connection, table: str, meta_sql: str, column: str, model: str, dimension: int,
           entity_ids: list[int] | None, passage_expiry: dict[int, float] | None = None) -> Vectors:
     """Vectors of ``table`` made by ``model`` (only those of ``entity_ids`` when given); an entity (passage)
     vector expires at ``passage_expiry[entity id]`` when given (:func:`~limbic.core.store.expiry.next_expiry`)."""
@@ -114,7 +113,7 @@ class VectorIndex:
         return int(len(main.vectors.owner) - len(main.dead) + len(recent.vectors.owner))
 
     @staticmethod
-    def _read(conn: apsw.Connection, model: str, dimension: int, ids: list[int] | None) -> Vectors:
+    def _read(conn: Connection, model: str, dimension: int, ids: list[int] | None) -> Vectors:
         entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids,
                          expiry.next_expiry(conn, ids))
         if vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:
@@ -122,7 +121,7 @@ class VectorIndex:
         return entities.plus(_load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model,
                                    dimension, ids))
 
-    def refresh(self, conn: apsw.Connection, model: str) -> None:
+    def refresh(self, conn: Connection, model: str) -> None:
         """Bring the copy up to date with what ``conn`` sees for ``model`` (call inside the caller's read snapshot)."""
         with self._lock:
             dimension = vector_dimension(conn)
@@ -160,14 +159,14 @@ class VectorIndex:
             return
         self._blocks = (Block(main.vectors, main.groups, dead), Block.of(recent))
 
-    def prepare(self, conn: apsw.Connection, model: str) -> None:
+    def prepare(self, conn: Connection, model: str) -> None:
         """Load the copy for ``model`` now (call inside the caller's read snapshot) and, for a large one,
         ask for its KNN graph (made on a background thread), so that the first search finds both ready."""
         self.refresh(conn, model)
         if self.graphs is not None:
             self.graphs.graph_for(self._blocks[0].vectors)
 
-    def similarities(self, conn: apsw.Connection, model: str, vector: np.ndarray, now: float) -> Similarities:
+    def similarities(self, conn: Connection, model: str, vector: np.ndarray, now: float) -> Similarities:
         """The cosine similarity of ``vector`` ``(d,) float32`` to every entity with a vector of ``model``
         (the query's embedder), after bringing the copy up to date; ``now`` (UTC seconds) decides which
         observations have expired. One matrix product over all the vectors held."""
@@ -217,7 +216,7 @@ class VectorIndex:
                 found[observation_id] = block.vectors.unit[row]
         return found
 
-    def search(self, conn: apsw.Connection, model: str, vector: np.ndarray, k: int,
+    def search(self, conn: Connection, model: str, vector: np.ndarray, k: int,
                now: float) -> tuple[list[int], dict[int, float]]:
         """The ``k`` nearest entities to ``vector`` ``(d,) float32`` by aggregated cosine distance ``1 − sim``
         (:meth:`similarities`, then :meth:`Similarities.nearest`): ``(ids, {id: distance})``, nearest first,

@@ -65,7 +65,7 @@ def measure(db_path: Path, searches: int, repeats: int) -> dict:
             index = {entity: i for i, entity in enumerate(candidates)}
             query = rng.standard_normal(DIMENSION).astype(np.float32)
             started = time.perf_counter()
-            feedback.feedback_similarity(conn, json.dumps(candidates), index, MODEL, query)
+            feedback.feedback_similarity(conn, index, MODEL, query)
             latencies.append((time.perf_counter() - started) * 1000)
         return {"labelled_searches": searches, "uses_of_the_most_used_memory": most,
                 "p50_ms": round(statistics.median(latencies), 2), "max_ms": round(max(latencies), 2)}

@@ -29,7 +29,7 @@ LISTENER_THREAD_NAME = "limbic-change-listener"
 
 
 class ChangeListener:
-    """The PostgreSQL counterpart of :class:`~limbic.core.service.changes.ChangeWatcher` (same methods).
+    """The PostgreSQL counterpart of :class:`~limbic.core.store.watcher.ChangeWatcher` (same methods).
 
     Nothing touches the network before :meth:`start`, and then only the listener's own thread does (it may
     be started from the app's UI thread): it connects, listens, and delivers what is committed from then on
@@ -61,7 +61,7 @@ class ChangeListener:
         if self._conn is None:
             self._connect()
         assert self._conn is not None and self.last_seen is not None
-        logged = reads.changes_since(self._conn, self.last_seen)  # type: ignore[arg-type]
+        logged = reads.changes_since(self._conn, self.last_seen)
         if not logged:
             return []
         self.last_seen = logged[-1].change_id
@@ -76,7 +76,7 @@ class ChangeListener:
         self._conn = PgConnection(self._raw)
         self._raw.execute(f"LISTEN {CHANNEL}")
         if self.last_seen is None:
-            self.last_seen = reads.last_change_id(self._conn)  # type: ignore[arg-type]
+            self.last_seen = reads.last_change_id(self._conn)
         self.listening.set()
 
     def _close(self) -> None:

@@ -16,10 +16,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import apsw
-
 from limbic.core.errors import ConflictError, LimbicError
 from limbic.core.store import vec_rows
+from limbic.core.store.connection import Connection
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import write_entity_text
 from limbic.core.store.postgres.connection import on_postgres
@@ -56,7 +55,7 @@ class CopyReport:
         return {"rows": self.rows, "vectors": self.vectors, "seconds": round(self.seconds, 3)}
 
 
-def columns(conn: apsw.Connection, table: str) -> list[str]:
+def columns(conn: Connection, table: str) -> list[str]:
     """The columns of ``table`` in their declared order (empty when the table does not exist)."""
     if on_postgres(conn):
         return [r[0] for r in conn.execute(
@@ -65,18 +64,18 @@ def columns(conn: apsw.Connection, table: str) -> list[str]:
     return [str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
-def _rows(conn: apsw.Connection, table: str, names: list[str]) -> Iterator[list[tuple[Any, ...]]]:
+def _rows(conn: Connection, table: str, names: list[str]) -> Iterator[list[tuple[Any, ...]]]:
     """The rows of ``table`` (``names`` columns) in batches, by their first column."""
     rows = conn.execute(f"SELECT {', '.join(names)} FROM {table} ORDER BY {names[0]}").fetchall()
     for start in range(0, len(rows), BATCH):
         yield [tuple(r) for r in rows[start:start + BATCH]]
 
 
-def _count(conn: apsw.Connection, table: str) -> int:
+def _count(conn: Connection, table: str) -> int:
     return int(conn.execute(f"SELECT count(*) FROM {table}").get)
 
 
-def _require_empty(conn: apsw.Connection) -> None:
+def _require_empty(conn: Connection) -> None:
     if _count(conn, "entities") or _count(conn, "changes") or _count(conn, "search_events"):
         raise ConflictError("the destination memory is not empty; copy into a new database")
 

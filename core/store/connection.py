@@ -1,0 +1,42 @@
+"""The connection every reader of the store is typed against, whichever backend gives it.
+
+A SQLite memory hands out ``apsw.Connection`` objects; a PostgreSQL memory hands out
+:class:`~limbic.core.store.postgres.connection.PgConnection`, which keeps apsw's calling conventions
+(``execute`` with ``?``/``?N`` bindings returning a cursor, ``executemany``, ``changes``, ``with conn:`` for one
+consistent read). :class:`Connection` is that common shape as a ``Protocol``: code outside ``core/store``
+receives a ``Connection``, passes it back to the store's functions and never learns which backend it is
+(docs/architecture.md "Storage backends").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
+
+
+class Cursor(Protocol):
+    """The rows of one statement: ``fetchone`` (None after the last), ``fetchall``, iteration, and ``get``
+    (apsw's: None for no row, the value of a one-column row, else the row; a list when several)."""
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    @property
+    def get(self) -> Any: ...
+
+
+class Connection(Protocol):
+    """One connection of a memory, on either backend (module docstring)."""
+
+    def execute(self, statements: str, bindings: Any = None, /) -> Cursor: ...
+
+    def executemany(self, statements: str, sequenceofbindings: Iterable[Any], /) -> Any: ...
+
+    def changes(self) -> int: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, etype: Any, evalue: Any, etraceback: Any, /) -> Any: ...

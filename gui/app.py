@@ -163,7 +163,7 @@ class LimbicApp(QObject):
         window.closing.connect(self._save_window_state)
         window.show_stats(answer["stats"])
         window.install_model_requested.connect(self.install_model)
-        self._remember(shareable_address(service.database))
+        self._remember(service.shareable_address)
         self.progress.advanced.connect(window.show_progress)
         self.mcp_panel.retry_requested.connect(self._retry_mcp)
         self._set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")

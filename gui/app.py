@@ -304,7 +304,7 @@ class LimbicApp(QObject):
     def _fill_recent(self) -> None:
         menu = self.recent_menu
         menu.clear()
-        current = shareable_address(self.service.database) if self.service is not None else None
+        current = self.service.shareable_address if self.service is not None else None
         for address in self.recent_databases():
             item = menu.addAction(address, partial(self.open_database, address))
             item.setEnabled(address != current)

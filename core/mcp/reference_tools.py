@@ -3,6 +3,7 @@ schemas, result shapes, titles, descriptions and annotations; Limbic's extras ar
 (:mod:`limbic.core.mcp.schemas`), so with them unused every result is byte-identical to the reference's.
 """
 
+import logging
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -57,6 +58,8 @@ from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
 from limbic.core.validation import MAX_ITEMS
 
+log = logging.getLogger(__name__)
+
 
 def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
     """Register the reference tools on ``server``, each one service call (one transaction) with the caller's origin (``current_origin()``);
@@ -88,7 +91,11 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
             items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
             added = service.add_observations(items, origin=current_origin())
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
-        found, pending = service.conflicts_of(added)
+        try:
+            found, pending = service.conflicts_of(added)
+        except Exception:  # the write committed: its answer says so, and that its conflicts could not be read
+            log.exception("reading the conflicts of a committed write failed")
+            return result({"results": results, "conflicts": "unavailable"})
         if not found and not pending:
             return result({"results": results}, results)
         out: dict[str, Any] = {"results": results}

@@ -147,11 +147,12 @@ class AddedObservationsOut(BaseModel):
 
 class AddObservationsOut(BaseModel):
     """``results`` as the reference server's; ``conflicts`` (only when some) the current observations the new ones
-    contradict (docs/lifecycle.md "Contradictions"), ``pendingConflictChecks`` (only when some) new observations
-    whose check waits for their vectors (its conflicts go to the review queue)."""
+    contradict (docs/lifecycle.md "Contradictions"), or ``"unavailable"`` when the write committed but its
+    conflicts could not be read; ``pendingConflictChecks`` (only when some) new observations whose check waits for
+    their vectors (its conflicts go to the review queue)."""
 
     results: list[AddedObservationsOut]
-    conflicts: list[dict[str, Any]] | None = None
+    conflicts: list[dict[str, Any]] | Literal["unavailable"] | None = None
     pendingConflictChecks: int | None = None
 
 

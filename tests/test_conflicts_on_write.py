@@ -22,7 +22,8 @@ EU, US = "Production is deployed in eu-west-1", "Production is deployed in us-ea
 
 
 class CountingModel:
-    """The real model, recording every text it embeds (to count how often a text is embedded)."""
+    """The real model, recording every text it embeds or encodes as a query (to count how often a text is
+    embedded)."""
 
     def __init__(self, model: OnnxEmbedder) -> None:
         self.model, self.texts = model, []
@@ -33,6 +34,10 @@ class CountingModel:
     def embed(self, texts):
         self.texts += list(texts)
         return self.model.embed(texts)
+
+    def embed_query(self, text):
+        self.texts.append(text)
+        return self.model.embed_query(text)
 
 
 @pytest.fixture(scope="module")

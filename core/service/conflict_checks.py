@@ -84,7 +84,8 @@ def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: st
     stored = vector_dimension(conn, OBSERVATION_VECTOR_TABLE)
     if stored not in (None, dimension):  # vectors of another model: the upkeep re-embeds, the landing checks
         return [r[0] for r in rows]
-    ensure_vector_table(conn, dimension, model)
+    if stored is None:
+        ensure_vector_table(conn, dimension, model)
     store_observation_vectors(conn, [(r[0], r[1], text_hash(observation_passage(r[3], r[2])), given[r[0]])
                                      for r in mine], model, now)
     new = {r[0] for r in rows}

@@ -9,9 +9,11 @@ Two servers run at once, each its own ``limbic mcp`` process: *checked* with the
 ``LIMBIC_HOME`` pointed at an empty home (full-text only). Their calls alternate round by round, so both meet the
 same load. Each ``add_observations`` adds one new note (a sentence about the package) to a random entity.
 ``encode`` is the model's encoding of one such note in this process (``embed_query``, the query encoding, and
-``embed`` of the stored passage), with the server's model and threads. Prints one JSON object with p50/p95 in ms
-and the two targets: ``add_observations`` p50 ≤ ``open_nodes`` p50 + query encoding p50 + 2 ms, and the check's
-cost (checked − unchecked ``add_observations`` p50) ≤ 5 ms.
+``embed`` of the stored passage), with the server's model and threads; ``in_process`` times the parts of the same
+write on ``MemoryService``: the whole write, the encoding of its text, and the check inside its transaction.
+Prints one JSON object with p50/p95 in ms and the targets: ``add_observations`` p50 ≤ ``open_nodes`` p50 + query
+encoding p50 + 2 ms over stdio, and the check ≤ 5 ms p50 on top of the write (``in_process.check``; also
+``check_cost_p50_ms``: checked − unchecked over stdio, the encoding included).
 """
 
 from __future__ import annotations
@@ -113,6 +115,46 @@ async def run(checked_db: Path, unchecked_db: Path, empty_home: Path, names: lis
     return figures
 
 
+def in_process(db: Path, names: list[str], calls: int) -> dict:
+    """The parts of one ``add_observations`` on ``MemoryService`` (vectors made in the background, the vector copy
+    warm, as in ``limbic mcp``): the whole write, the encoding of its text before the transaction, and the check
+    inside it (vectors stored, neighbours read and compared, conflicts stored)."""
+    from limbic.core.models import ObservationInput
+    from limbic.core.service import MemoryService, conflict_checks, lifecycle
+    from limbic.core.store.database import Database
+
+    times: dict[str, list[float]] = {"write": [], "encode": [], "check": []}
+    check_written, written_vectors = conflict_checks.check_written, lifecycle.Lifecycle._written_vectors
+
+    def timed(key, function):
+        def call(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                times[key].append(time.perf_counter() - t0)
+        return call
+
+    conflict_checks.check_written = timed("check", check_written)  # measured where the service calls them
+    lifecycle.Lifecycle._written_vectors = timed("encode", written_vectors)  # type: ignore[method-assign]
+    service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
+    try:
+        service.warm_up()
+        rng = random.Random(5)
+        for i in range(-10, calls):
+            t0 = time.perf_counter()
+            service.add_observations([(rng.choice(names), [ObservationInput(f"{note(rng, i)} [in process]")])])
+            times["write"].append(time.perf_counter() - t0)
+            if i < 0:
+                for values in times.values():
+                    values.clear()
+    finally:
+        service.close()
+        conflict_checks.check_written = check_written
+        lifecycle.Lifecycle._written_vectors = written_vectors  # type: ignore[method-assign]
+    return {key: stats(values) for key, values in times.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
@@ -128,15 +170,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="limbic-bench-check-") as tmp:
         work = Path(tmp)
         copies = []
-        for label in ("checked", "unchecked"):
+        for label in ("checked", "unchecked", "in-process"):
             copy = work / f"{label}.db"
             shutil.copy(args.db, copy)
             copies.append(copy)
         (work / "empty-home").mkdir()
         figures = anyio.run(run, copies[0], copies[1], work / "empty-home", names, args.calls, work)
         encode = encoding(names, args.calls)
+        service = in_process(copies[2], names, args.calls)
     add, opened = figures["checked add_observations"]["p50_ms"], figures["checked open_nodes"]["p50_ms"]
-    report = {**counts, **figures, "encode": encode,
+    report = {**counts, **figures, "encode": encode, "in_process": service,
               "target_add_vs_open": {"add_p50_ms": add,
                                      "open_nodes_p50_plus_query_encoding_plus_2_ms":
                                          round(opened + encode["query"]["p50_ms"] + 2, 2)},

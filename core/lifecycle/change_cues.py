@@ -8,6 +8,7 @@ Pure functions over :class:`~limbic.core.lifecycle.frames.Fact`; nothing here re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from limbic.core.lifecycle.frames import STOP, Fact, Value, stem
 
@@ -97,15 +98,24 @@ def negation(fact: Fact) -> str | None:
     return None
 
 
-def _has(fact: Fact, phrase: str) -> bool:
-    return f" {phrase} " in f" {' '.join(fact.lower)} "
+_OPPOSITE_TERMS = tuple(dict.fromkeys(term for pair in ANTONYMS for term in pair))
+
+
+@lru_cache(maxsize=4096)
+def _terms(fact: Fact) -> frozenset[str]:
+    """The words and phrases of :data:`ANTONYMS` that ``fact`` holds."""
+    joined = f" {' '.join(fact.lower)} "
+    return frozenset(term for term in _OPPOSITE_TERMS if f" {term} " in joined)
 
 
 def opposite(a: Fact, b: Fact) -> tuple[str, str] | None:
     """The pair of opposite words ``a`` and ``b`` hold, one each (``("enabled", "disabled")``), or ``None``."""
+    terms_a, terms_b = _terms(a), _terms(b)
+    if not terms_a or not terms_b:
+        return None
     for x, y in ANTONYMS:
         for first, second in ((x, y), (y, x)):
-            if _has(a, first) and _has(b, second) and not _has(a, second) and not _has(b, first):
+            if first in terms_a and second in terms_b and second not in terms_a and first not in terms_b:
                 return first, second
     return None
 

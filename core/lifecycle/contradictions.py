@@ -17,8 +17,9 @@ reads at once:
 - **opposite words** — ``enabled``/``disabled``, ``public``/``private``, the rest alike (``opposite: enabled →
   disabled``).
 
-Each rule needs a cosine similarity above its floor (:data:`FLOORS`), so unrelated facts are never read; the
-floors were chosen on the dev split of ``tests/fixtures/contradiction_pairs_realistic.jsonl`` (docs/lifecycle.md
+Each rule needs a cosine similarity above its floor (:data:`FLOORS`), and two facts need a content word in
+common, so unrelated facts are never read; nor are observations longer than :data:`MAX_CHARS`. The floors were
+chosen on the dev split of ``tests/fixtures/contradiction_pairs_realistic.jsonl`` (docs/lifecycle.md
 "Contradictions" has the figures). :data:`SIMILARITY` is mememory's rule as written.
 
 Pure functions over texts and ``float32`` unit vectors; nothing here reads or writes the store.
@@ -26,13 +27,15 @@ Pure functions over texts and ``float32`` unit vectors; nothing here reads or wr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from limbic.core.lifecycle import change_cues as cues
-from limbic.core.lifecycle.frames import Fact, Value, read
+from limbic.core.lifecycle.frames import STOP, Fact, Value, read, stem
 
 THRESHOLD = 0.75
 """Cosine similarity above which mememory's rule (mode ``similarity``) flags two observations."""
@@ -50,6 +53,10 @@ FLOORS = {"change": 0.45, "frame": 0.6, "field": 0.6, "negation": 0.6, "opposite
 """The cosine similarity each rule of :data:`CHECKABLE` needs, by rule."""
 FLOOR = min(FLOORS.values())
 """Below this similarity no rule of :data:`CHECKABLE` applies: the cheap bound of a check."""
+MAX_CHARS = 300
+"""Longer observations are passages, not facts with a frame: they are not read (the similarity mode still
+compares them)."""
+_WORD = re.compile(r"\w+")
 _PAST = frozenset((
     "had", "met", "held", "released", "shipped", "flew", "ran", "interviewed", "migrated", "presented", "visited",
     "attended", "went", "closed", "paid", "bought", "completed", "finished", "deployed", "was", "were", "presentó",
@@ -70,6 +77,12 @@ class Finding:
     other: int
     similarity: float
     reason: str
+
+
+@lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """The stems of ``text``'s content words, read cheaply: two facts without one in common are never read."""
+    return frozenset(stem(w) for w in _WORD.findall(text.lower()) if w not in STOP)
 
 
 def _change(x: Value, y: Value, a: Fact, b: Fact) -> str:
@@ -183,8 +196,10 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
     or ``None`` when it does not. ``threshold`` is the similarity mode's cut."""
     if mode == SIMILARITY:
         return f"similar ({similarity:.2f} > {threshold:.2f})" if similarity > threshold else None
-    if similarity < FLOOR or a.strip().lower() == b.strip().lower():
+    if similarity < FLOOR or a.strip().lower() == b.strip().lower() or len(a) > MAX_CHARS or len(b) > MAX_CHARS:
         return None
+    if not _words(a) & _words(b):
+        return None  # no content word in common: no rule can apply
     fa, fb = read(a), read(b)
     if cues.opposite(fa, fb) is not None and (cues.negation(fa) is None) != (cues.negation(fb) is None):
         return None  # "private" / "not public": two negatives say the same

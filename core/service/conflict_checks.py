@@ -51,6 +51,8 @@ def newest_observation(txn: WriteTransaction) -> int:
 def queue_new(txn: WriteTransaction, after: int, only: Sequence[int] | None = None) -> int:
     """Queue the current observations with an id above ``after`` (those this write added; of them ``only`` when
     given); returns how many. The service queues only while a model is in use."""
+    if only is not None and not only:
+        return 0
     now = time.time()
     ids = [int(r[0]) for r in txn.conn.execute(f"SELECT id FROM observations WHERE id > ? AND {current('?2')}",
                                                (after, now))]

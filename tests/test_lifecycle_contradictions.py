@@ -100,6 +100,8 @@ def test_compatible_facts_are_not_flagged(old, new):
 
 def test_below_its_floor_nothing_is_read():
     assert c.judge("Team Alpha has 6 engineers", "Team Alpha has 9 engineers", c.FLOOR - 0.01) is None
+    long = "Team Alpha has 6 engineers. " + "It ships the billing service every week. " * 8
+    assert len(long) > c.MAX_CHARS and c.judge(long, long.replace("6 engineers", "9 engineers"), 0.99) is None
     assert c.judge("a is 1", "a is 2", 0.70, c.SIMILARITY) is None and c.judge("same", "again", 0.9, c.SIMILARITY)
 
 

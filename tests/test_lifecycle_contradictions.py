@@ -93,6 +93,8 @@ def test_reasons_a_person_reads_at_once(old, new, reason):
     ("The repository is private", "The repository is not public"),  # two negatives
     ("Sofia is moving to Porto in September", "Sofia moved to Porto as planned"),  # the change agrees
     ("User speaks French", "User also speaks German"),  # one more
+    ("split out last year (note 2)", "split out last year (note 179)"),  # an aside in parentheses
+    ("NOTE: THIS PACKAGE IS NOW OBSOLETE.", "builds reproducibly on ppc64el since the last upload"),  # shouting
 ])
 def test_compatible_facts_are_not_flagged(old, new):
     assert c.judge(old, new, 0.95) is None

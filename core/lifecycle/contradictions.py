@@ -128,12 +128,19 @@ def _same_frame(a: Fact, b: Fact) -> str | None:
     short, long = (a.frame, b.frame) if len(a.frame) <= len(b.frame) else (b.frame, a.frame)
     if not short or long[: len(short)] != short or _ADDED & set(b.lower):
         return None  # another frame; or "also …": one more, not another
-    diffs = [(x, y) for x, y in zip(a.slots, b.slots, strict=False) if x is not None and y is not None and x.key != y.key]
+    diffs = [(x, y) for x, y in zip(a.slots, b.slots, strict=False) if x is not None and y is not None and x.key != y.key
+             and not _aside(a, x) and not _aside(b, y)]
     if not diffs or len({x.kind for x, _ in diffs}) > 1 or any(_product(x) != _product(y) for x, y in diffs):
         return None  # nothing differs; two slots of two kinds (two things, two events); Java 17 / Gradle 8
     if all(x.kind in _DATES for x, _ in diffs) and _past(a) and _past(b):
         return None  # two past events on two dates
     return "; ".join(_change(x, y, a, b) for x, y in diffs)
+
+
+def _aside(fact: Fact, value: Value) -> bool:
+    """Whether ``value`` is written inside parentheses: an aside ("(note 2)", "(build 212)"), not the slot."""
+    before = fact.lower[: value.start]
+    return before.count("(") > before.count(")")
 
 
 def _past(fact: Fact) -> bool:

@@ -136,8 +136,10 @@ def _time_key(low: str) -> str | None:
 
 
 def _named(token: str, first: bool) -> bool:
-    if any(c.isdigit() for c in token) or re.search(r"\w[._/+#]\w", token) or (len(token) > 1 and token.isupper()):
+    if any(c.isdigit() for c in token) or re.search(r"\w[._/+#]\w", token):
         return True
+    if token.isupper():  # an acronym (AWS, KPMG); a longer word in capitals is shouting ("NOW OBSOLETE")
+        return 1 < len(token) <= 5
     if any(c.isupper() for c in token[1:]):  # iOS, GitHub, vCPUs
         return True
     return token[:1].isupper() and not first

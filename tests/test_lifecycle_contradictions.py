@@ -95,6 +95,11 @@ def test_reasons_a_person_reads_at_once(old, new, reason):
     ("User speaks French", "User also speaks German"),  # one more
     ("split out last year (note 2)", "split out last year (note 179)"),  # an aside in parentheses
     ("NOTE: THIS PACKAGE IS NOW OBSOLETE.", "builds reproducibly on ppc64el since the last upload"),  # shouting
+    ("Step 2: run the migrations with make migrate", "Step 4: restart the workers with make restart"),  # two items
+    ("SAVE button opens SaveDialog and calls persistDraft()", "LOAD button opens LoadDialog and calls readDraft()"),
+    ("User enjoys Stoicism.", "User enjoys Taoism. Mention it when relevant."),  # one may enjoy both
+    ("Key structs: cache_entry_t uses ttl_ms", "Key structs: queue_item_t uses retry_count"),  # a list, line by line
+    ("The proxy listens on port 8443", "Now exposes 12 tools to the agent"),  # two quantities of two things
 ])
 def test_compatible_facts_are_not_flagged(old, new):
     assert c.judge(old, new, 0.95) is None

@@ -57,7 +57,8 @@ _ARTICLES = frozenset(("the", "a", "an", "el", "la", "los", "las", "un", "una", 
 
 SLOT_WORDS = (
     ("employer changed", ("emplo", "compa", "job", "joine", "consu", "traba", "empre", "hire", "in-ho")),
-    ("manager changed", ("manag", "repor", "boss", "jefe")),
+    ("manager changed", ("manager", "reports", "boss", "jefe")),
+    ("preference changed", ("prefe", "prefi", "wants", "want", "asked", "favor", "favou")),
     ("partner changed", ("partn", "datin", "marri", "husba", "wife", "boyfr", "girlf", "pareja", "novio", "novia")),
     ("switched", ("us", "use", "usa", "store", "run", "track", "provi", "built", "switc", "migra", "repla", "dropp",
                   "edito", "datab", "tool", "colle", "power", "depen", "hoste")),
@@ -169,7 +170,7 @@ def moves(fact: Fact) -> list[Move]:
         elif word == "with" and i >= 2 and lower[i - 2: i] == ("broke", "up"):
             left = _value_from(fact, i + 1)
         elif word in _GONE and i >= 2 and lower[i - 1] in ("is", "was", "been", "are"):
-            left = next((v for v in fact.values if v.end == i - 1), None)
+            left = next((v for v in fact.values if v.end == i - 1), None) or _value_from(fact, i - 2)
         if left is not None:
             new = next((v for v in fact.values if v.start >= left.end and v.kind == left.kind and v.key != left.key),
                        None) if left.kind != "word" else None
@@ -183,11 +184,14 @@ def moves(fact: Fact) -> list[Move]:
                 new = None
         elif word in _JOIN or " ".join(lower[max(0, i - 2): i + 1]) in _JOIN:
             new = _value_after(fact, i, "", 3)
-        elif word in _NOW:
-            new = _value_after(fact, i, "", 4) or next(
-                (v for v in reversed(fact.values) if i - 6 <= v.start and v.end <= i), None)
+        elif word in _NOW:  # "now works at Y"; at a clause's end, "is on React 18 now"
+            at_end = i + 1 >= len(lower) or lower[i + 1] in _CLAUSE_END or lower[i + 1] in ("on", "en")
+            new = next((v for v in reversed(fact.values) if i - 6 <= v.start and v.end <= i), None) if at_end \
+                else _value_after(fact, i, "", 4)
         if new is not None:
             found.append(Move(None, new, word))
+    stated = {move.new.start for move in found if move.old is not None and move.new is not None}
+    found = [move for move in found if move.old is not None or move.new is None or move.new.start not in stated]
     return sorted(found, key=lambda move: move.old is None)  # "from X to Y", "left X": the old value is said
 
 
@@ -208,7 +212,7 @@ def slot(x: Value, y: Value, a: Fact, b: Fact) -> str:
     windows = [fact.lower[max(0, value.start - 3): value.start] for fact, value in ((a, x), (b, y))]
     if any(w[-1:] and w[-1] in ("at", "for", "en") and any(stem(t) in _WORKS for t in w[:-1]) for w in windows):
         return "employer changed"
-    context = {stem(t) for w in windows for t in w} | {t[:5] for w in windows for t in w}
+    context = {stem(t) for w in windows for t in w} | {t[:5] for w in windows for t in w} | {t for w in windows for t in w}
     for label, words in SLOT_WORDS:
         if context & set(words):
             return label

@@ -63,6 +63,10 @@ _PAST = frozenset((
     "tuvo", "fue", "visitó",
 ))
 _DATES = frozenset(("date", "weekday", "time"))
+_SHARED_VERBS = frozenset(("enjoy", "like", "love", "speak", "play", "know", "learn", "visit", "watch", "read",
+                           "colle", "follo", "disfr", "habla", "juega", "conoc"))
+"""Stems of verbs two names can share ("enjoys Confucianism" and "enjoys Buddhism"); "lives in", "works at",
+"is" hold one."""
 _ADDED = frozenset(("also", "too", "another", "second", "además", "también", "otro", "otra"))
 _NOTES = frozenset(("note", "notes", "todo", "comment", "update", "fact", "insight", "observation", "step",
                     "example", "tip", "idea", "question", "nota", "see", "context", "summary", "description"))
@@ -119,6 +123,10 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
             old = next((v for v in other.values if v.kind in kinds and v.key != new.key and not side.mentions(v)), None)
             if old is None or not _shared(side, other, (old, new)):
                 continue
+            if new.kind in ("number", "money") and _unit(other, old) != _unit(side, new):
+                continue  # "port 9223" / "8 tools": two quantities of two things
+            if new.kind == "named" and cues.slot(old, new, other, side) == "changed":
+                continue  # nothing says what the two names are: not enough to call it a change
             return _change(old, new, a, b) if newer else _change(new, old, a, b)
     return None
 
@@ -128,13 +136,28 @@ def _same_frame(a: Fact, b: Fact) -> str | None:
     short, long = (a.frame, b.frame) if len(a.frame) <= len(b.frame) else (b.frame, a.frame)
     if not short or long[: len(short)] != short or _ADDED & set(b.lower):
         return None  # another frame; or "also …": one more, not another
+    if ":" in a.lower and ":" in b.lower and a.lower[:a.lower.index(":")] != b.lower[:b.lower.index(":")]:
+        return None  # two fields ("Error 1: …" / "Error 5: …")
     diffs = [(x, y) for x, y in zip(a.slots, b.slots, strict=False) if x is not None and y is not None and x.key != y.key
              and not _aside(a, x) and not _aside(b, y)]
+    if any(x.start == 0 or y.start == 0 for x, y in diffs) or len(diffs) > 2 or (len(diffs) > 1 and diffs[0][0].kind
+                                                                                      in ("named", "version")):
+        return None  # another subject ("BUY button …" / "SELL button …"), or two names, or many slots: two things
+    if diffs and diffs[0][0].kind == "named" and _SHARED_VERBS & {stem(w) for w in a.lower} & {stem(w) for w in b.lower}:
+        return None  # "enjoys Confucianism" / "enjoys Buddhism": one may enjoy both
     if not diffs or len({x.kind for x, _ in diffs}) > 1 or any(_product(x) != _product(y) for x, y in diffs):
         return None  # nothing differs; two slots of two kinds (two things, two events); Java 17 / Gradle 8
     if all(x.kind in _DATES for x, _ in diffs) and _past(a) and _past(b):
         return None  # two past events on two dates
     return "; ".join(_change(x, y, a, b) for x, y in diffs)
+
+
+def _unit(fact: Fact, value: Value) -> str:
+    """What a number counts: the first content word after it ("8 tools", "$25 per month"), else the one before
+    ("port 9000")."""
+    after = [w for w in fact.lower[value.end: value.end + 3] if w[0].isalpha() and w not in STOP]
+    before = [w for w in fact.lower[max(0, value.start - 2): value.start] if w[0].isalpha() and w not in STOP]
+    return stem(after[0]) if after else stem(before[-1]) if before else ""
 
 
 def _aside(fact: Fact, value: Value) -> bool:
@@ -157,10 +180,11 @@ def _field(a: Fact, b: Fact) -> str | None:
     """A ``Key: value`` field holding another value (``role: senior product manager → director of product``)."""
     if ":" not in a.frame or ":" not in b.frame:
         return None
-    ka, kb = a.frame.index(":"), b.frame.index(":")
-    key = a.frame[:ka]
-    if key != b.frame[:kb] or not key or len(key) > 5 or key[-1] in _NOTES:
-        return None
+    key = a.lower[: a.lower.index(":")]
+    if key != b.lower[: b.lower.index(":")] or not key or len(key) > 5 or key[-1] in _NOTES:
+        return None  # the same field, by its words as written
+    if len(key[-1]) > 3 and key[-1].endswith("s") and not key[-1].endswith(("ss", "us", "is")):
+        return None  # "Config structs: …", "Dependencies: …": a list of items, each line another one
     va, vb = a.lower[a.lower.index(":") + 1:], b.lower[b.lower.index(":") + 1:]
     if not va or not vb or va == vb or len(va) > 8 or len(vb) > 8:
         return None

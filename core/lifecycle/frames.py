@@ -206,7 +206,7 @@ def _value_at(toks: list[str], lower: list[str], i: int) -> tuple[int, str, str]
         return i + 1, "money", low[1:].replace(",", "")
     if _NUMBER.match(low):
         return i + 1, "number", low.replace(",", "")
-    if low in STOP or not _named(toks[i], first=i == 0):
+    if low in STOP or not _named(toks[i], first=i == 0 or toks[i - 1] in (":", ";")):  # a sentence's first word
         return None
     end = i + 1
     while end < len(toks):  # a run of names: Acme Corp, GitHub Actions; Austin, Texas

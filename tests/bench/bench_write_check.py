@@ -1,7 +1,7 @@
 """What the contradiction check costs a write over MCP stdio: ``add_observations`` with its check against
 ``open_nodes``, and against the same write on a server without a model (no embedding, no check), in one run.
 
-    LIMBIC_HOME=HOME python tests/bench/bench_write_check.py --db /path/to/debian-10k.db [--calls 200]
+    LIMBIC_HOME=HOME python tests/bench/bench_write_check.py --db /path/to/debian-10k.db [--calls 200] [--pause 0]
 
 ``--db`` is a database whose vectors were made by the active model of ``HOME`` (``limbic model use --int8 …``
 then ``limbic import`` of ``../shared/tools/debian_kg.py --limit 10000``); it is copied twice, never written.
@@ -62,7 +62,7 @@ def note(rng: random.Random, i: int) -> str:
     return f"{rng.choice(NOTES).format(arch=rng.choice(ARCHES))} (note {i})"
 
 
-def encoding(names: list[str], calls: int) -> dict:
+def encoding(names: list[str], calls: int, pause: float = 0.0) -> dict:
     """p50 of the active model encoding one note: as a query and as the stored passage."""
     model = load_active_embedder()
     if model is None:
@@ -73,6 +73,7 @@ def encoding(names: list[str], calls: int) -> dict:
     query, passage = [], []
     for i in range(calls):
         name, text = rng.choice(names), note(rng, i)
+        time.sleep(pause)  # the rhythm of the calls: after a pause the model's threads start cold
         t0 = time.perf_counter()
         model.embed_query(text)
         query.append(time.perf_counter() - t0)
@@ -83,7 +84,7 @@ def encoding(names: list[str], calls: int) -> dict:
 
 
 async def run(checked_db: Path, unchecked_db: Path, empty_home: Path, names: list[str], calls: int,
-              out: Path) -> dict:
+              out: Path, pause: float = 0.0) -> dict:
     from mcp.client.stdio import StdioServerParameters
 
     checked = StdioServerParameters(command=LIMBIC, args=["--db", str(checked_db), "mcp"], env=dict(os.environ))
@@ -110,12 +111,13 @@ async def run(checked_db: Path, unchecked_db: Path, empty_home: Path, names: lis
                     if i >= 0:
                         times[f"{label} {tool}"].append(elapsed)
                         conflicts += len((result.structured_content or {}).get("conflicts") or [])
+            await anyio.sleep(pause)
     figures = {key: stats(value) for key, value in times.items()}
     figures["conflicts_reported"] = conflicts
     return figures
 
 
-def in_process(db: Path, names: list[str], calls: int) -> dict:
+def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> dict:
     """The parts of one ``add_observations`` on ``MemoryService`` (vectors made in the background, the vector copy
     warm, as in ``limbic mcp``): the whole write, the encoding of its text before the transaction, and the check
     inside it (vectors stored, neighbours read and compared, conflicts stored)."""
@@ -148,6 +150,7 @@ def in_process(db: Path, names: list[str], calls: int) -> dict:
             if i < 0:
                 for values in times.values():
                     values.clear()
+            time.sleep(pause)
     finally:
         service.close()
         conflict_checks.check_written = check_written
@@ -159,6 +162,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds between rounds (0: back to back; an agent writes far less often, and the "
+                             "background embedder then keeps up)")
     args = parser.parse_args()
     import apsw
 
@@ -175,11 +181,11 @@ def main() -> None:
             shutil.copy(args.db, copy)
             copies.append(copy)
         (work / "empty-home").mkdir()
-        figures = anyio.run(run, copies[0], copies[1], work / "empty-home", names, args.calls, work)
-        encode = encoding(names, args.calls)
-        service = in_process(copies[2], names, args.calls)
+        figures = anyio.run(run, copies[0], copies[1], work / "empty-home", names, args.calls, work, args.pause)
+        encode = encoding(names, args.calls, args.pause)
+        service = in_process(copies[2], names, args.calls, args.pause)
     add, opened = figures["checked add_observations"]["p50_ms"], figures["checked open_nodes"]["p50_ms"]
-    report = {**counts, **figures, "encode": encode, "in_process": service,
+    report = {**counts, "pause_s": args.pause, **figures, "encode": encode, "in_process": service,
               "target_add_vs_open": {"add_p50_ms": add,
                                      "open_nodes_p50_plus_query_encoding_plus_2_ms":
                                          round(opened + encode["query"]["p50_ms"] + 2, 2)},

@@ -8,8 +8,9 @@ then ``limbic import`` of ``../shared/tools/debian_kg.py --limit 10000``); it is
 Two servers run at once, each its own ``limbic mcp`` process: *checked* with the model, and *unchecked* with
 ``LIMBIC_HOME`` pointed at an empty home (full-text only). Their calls alternate round by round, so both meet the
 same load. Each ``add_observations`` adds one new note (a sentence about the package) to a random entity.
-``encode`` is the model's encoding of one such note in this process (``embed_query``, the query encoding, and
-``embed`` of the stored passage), with the server's model and threads; ``in_process`` times the parts of the same
+``encode`` is the model's encoding of one such note in this process: ``query``, the query encoding of the text as
+the write encodes it (``"<entity>: <note>"``; also without the entity's name, and ``embed`` of the same passage),
+with the server's model and threads; ``in_process`` times the parts of the same
 write on ``MemoryService``: the whole write, the encoding of its text, and the check inside its transaction.
 Prints one JSON object with p50/p95 in ms and the targets: ``add_observations`` p50 ≤ ``open_nodes`` p50 + query
 encoding p50 + 2 ms over stdio, and the check ≤ 5 ms p50 on top of the write (``in_process.check``; also
@@ -70,17 +71,21 @@ def encoding(names: list[str], calls: int, pause: float = 0.0) -> dict:
     rng = random.Random(3)
     for i in range(10):
         model.embed_query(note(rng, i))
-    query, passage = [], []
+    query, alone, passage = [], [], []
     for i in range(calls):
         name, text = rng.choice(names), note(rng, i)
         time.sleep(pause)  # the rhythm of the calls: after a pause the model's threads start cold
         t0 = time.perf_counter()
-        model.embed_query(text)
+        model.embed_query(observation_passage(name, text))  # what the write encodes: "<entity>: <text>"
         query.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        model.embed_query(text)
+        alone.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         model.embed([observation_passage(name, text)])
         passage.append(time.perf_counter() - t0)
-    return {"model": model.name, "query": stats(query), "passage": stats(passage)}
+    return {"model": model.name, "query": stats(query), "query_without_entity_name": stats(alone),
+            "passage": stats(passage)}
 
 
 async def run(checked_db: Path, unchecked_db: Path, empty_home: Path, names: list[str], calls: int,

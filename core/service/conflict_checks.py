@@ -1,8 +1,8 @@
 """The contradiction check of written observations (docs/lifecycle.md "Contradictions").
 
-A write that adds observations while a model is in use (imports are not checked) embeds their texts just before
-its transaction, in one batch — the vectors the background embedder would compute — and inside the transaction
-stores those vectors and checks each new observation (:func:`check_written`) against the current observations of
+A write that adds observations while a model is in use (imports are not checked) encodes their texts just before
+its transaction with the query encoder — the vectors the background embedder would compute — and inside the
+transaction stores those vectors and checks each new observation (:func:`check_written`) against the current observations of
 its entity and of the related entities (:func:`limbic.core.store.conflicts.candidates`), the other observations
 of the same write among them, each pair once. Where a neighbour has no vector yet, or the texts were not embedded
 beforehand (the model busy, a write inside a larger transaction), the observation is queued instead
@@ -63,7 +63,7 @@ def queue_new(txn: WriteTransaction, after: int, only: Sequence[int] | None = No
 
 
 Vectors = Mapping[tuple[str, str], np.ndarray]
-"""Vectors of a write's texts embedded before its transaction: ``{(entity name, content): (d,) float32 unit}``, the
+"""Vectors of a write's texts encoded before its transaction: ``{(entity name, content): (d,) float32 unit}``, the
 passage as the vector upkeep embeds it (:func:`~limbic.core.store.indexing.observation_passage`)."""
 
 

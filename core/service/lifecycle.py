@@ -62,7 +62,7 @@ class Lifecycle:
     def _written_vectors(self, op: str, origin: str, texts: Sequence[tuple[str, str]] | None) -> checks.Vectors:
         """The vectors of a write's new texts (``(entity name, content)``), encoded just before its transaction
         opens — the model never runs inside the write lock — by the query encoder, which never waits for the
-        background embedder: a passage's vector when the model prefixes queries and passages alike (MiniLM). None
+        background embedder: a passage's vector when the model prefixes queries and passages alike (MiniLM). Empty
         when the write is not checked (:meth:`_checked`), vectors are deferred, a transaction is already open, the
         model prefixes them differently, or encoding fails (the observations are then queued)."""
         embedder = self.embedder

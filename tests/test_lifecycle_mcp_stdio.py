@@ -41,5 +41,5 @@ def test_a_contradiction_comes_back_in_the_write_over_stdio(tmp_path, memory_add
     contradicting, paraphrase = contradicting["structured"], paraphrase["structured"]
     [conflict] = contradicting["conflicts"]
     assert conflict["conflictsWith"]["observation"] == "Production deploys go to AWS region us-east-1"
-    assert conflict["reason"].startswith("differing region")
+    assert conflict["reason"].startswith("region:")
     assert "conflicts" not in paraphrase and "pendingConflictChecks" not in paraphrase

@@ -26,7 +26,8 @@ from limbic.core.vectors.turns import turn_file
 
 class GatedEmbedder(HashingEmbedder):
     """A real embedder whose passage embedding waits while the gate is closed (the model "blocked");
-    query encoding never waits. Records every text it embedded."""
+    query encoding never waits. Records every text it embedded (``texts``) and encoded as a query (``queries``:
+    a write encodes its new observations so)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -34,12 +35,17 @@ class GatedEmbedder(HashingEmbedder):
         self.gate.set()
         self.entered = threading.Event()
         self.texts: list[str] = []
+        self.queries: list[str] = []
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.entered.set()
         self.gate.wait(30)
         self.texts.extend(texts)
         return super().embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return super().embed_query(text)
 
 
 def _vector_rows(service: MemoryService) -> tuple[int, int, int]:
@@ -64,7 +70,7 @@ def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_n
         assert service.pending_vectors() == 1
         outcome = service.search("zebras sleep", 5, record=False)
         assert outcome.pending_vectors == 1 and outcome.results[0].name == "Zebra notes"
-        assert outcome.results[0].distance is None  # found by FTS5 only until its vector lands
+        assert outcome.results[0].distance is not None  # its observation's vector came with the write (query encoder)
 
         second = threading.Thread(target=lambda: service.add_observations([("Other", [O("more words")])]))
         second.start()
@@ -108,11 +114,13 @@ def test_appending_to_a_long_entity_embeds_only_the_new_observation(memory_addre
         facts = tuple(O(f"fact number {i} about the long running migration of the billing system") for i in range(100))
         service.create_entities([E("Long", "Project", facts)])
         embedder.texts.clear()
+        embedder.queries.clear()
         service.add_observations([("Long", [O("the cut-over happens on a Sunday night")])])
-        assert embedder.texts == ["Long: the cut-over happens on a Sunday night"]
+        assert embedder.queries == ["Long: the cut-over happens on a Sunday night"]  # with the write, once
+        assert embedder.texts == []  # the entity's head is full: nothing left for the background embedder
         service.update_observation("Long", "fact number 50 about the long running migration of the billing system",
                                    "fact fifty, corrected")
-        assert embedder.texts[1:] == ["Long: fact fifty, corrected"]
+        assert embedder.texts == ["Long: fact fifty, corrected"]
         assert _vector_rows(service) == (101, 101, 101) and service.pending_vectors() == 0
     finally:
         service.close()
@@ -245,11 +253,11 @@ class FailsOnceEmbedder(HashingEmbedder):
 
     def __init__(self) -> None:
         super().__init__()
-        self.calls = 0
+        self.passage_calls = 0  # the queries a write encodes its texts with are not the background embedder's
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        if self.calls == 1:
+        self.passage_calls += 1
+        if self.passage_calls == 1:
             raise RuntimeError("the model failed once")
         return super().embed(texts)
 

@@ -151,7 +151,8 @@ def test_service_search_uses_the_index_with_the_same_results(service):
 
 
 class RecordingEmbedder(HashingEmbedder):
-    """The hashing embedder, keeping every text it was asked to embed."""
+    """The hashing embedder, keeping every text it was asked to embed (as passages, or as queries: a write
+    encodes its new observations so)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -160,6 +161,10 @@ class RecordingEmbedder(HashingEmbedder):
     def embed(self, texts):
         self.texts.extend(texts)
         return super().embed(texts)
+
+    def embed_query(self, text):
+        self.texts.append(text)
+        return super().embed_query(text)
 
 
 def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(memory_address):

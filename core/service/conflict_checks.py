@@ -1,18 +1,23 @@
 """The contradiction check of written observations (docs/lifecycle.md "Contradictions").
 
-A write that adds observations while a model is in use queues them (:func:`queue_new`, in the write's own
-transaction; imports are not checked). Nothing waits for the model: once an observation's vector has landed
-(:func:`run_checks`, called after every landing step of the vector upkeep), it is compared with the current
-observations of its entity and of the related entities (:func:`limbic.core.store.conflicts.neighbours`) by
-:func:`limbic.core.lifecycle.contradictions.find`, and each conflict is stored, open until a person settles it.
+A write that adds observations while a model is in use (imports are not checked) encodes their texts just before
+its transaction with the query encoder — the vectors the background embedder would compute — and inside the
+transaction stores those vectors and checks each new observation (:func:`check_written`) against the current observations of
+its entity and of the related entities (:func:`limbic.core.store.conflicts.candidates`), the other observations
+of the same write among them, each pair once. Where a neighbour has no vector yet, or the texts were not embedded
+beforehand (the model busy, a write inside a larger transaction), the observation is queued instead
+(:func:`queue_new`): the write's caller may check it at once (:func:`check_now`, embedding what is missing), and
+otherwise it is checked once the vectors have landed (:func:`run_checks`, after every landing step). Each conflict
+is stored, open until a person settles it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -21,7 +26,9 @@ from limbic.core.lifecycle import contradictions
 from limbic.core.store import conflicts
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.expiry import current
-from limbic.core.store.indexing import observation_passage
+from limbic.core.store.indexing import observation_passage, text_hash
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, ensure_vector_table, vector_dimension
+from limbic.core.vectors.pending import store_observation_vectors
 
 log = logging.getLogger(__name__)
 
@@ -41,14 +48,66 @@ def newest_observation(txn: WriteTransaction) -> int:
     return int(txn.conn.execute("SELECT coalesce(max(id), 0) FROM observations").get)
 
 
-def queue_new(txn: WriteTransaction, after: int) -> int:
-    """Queue the current observations with an id above ``after`` (those this write added); returns how many. The
-    service queues only while a model is in use."""
+def queue_new(txn: WriteTransaction, after: int, only: Sequence[int] | None = None) -> int:
+    """Queue the current observations with an id above ``after`` (those this write added; of them ``only`` when
+    given); returns how many. The service queues only while a model is in use."""
+    if only is not None and not only:
+        return 0
     now = time.time()
     ids = [int(r[0]) for r in txn.conn.execute(f"SELECT id FROM observations WHERE id > ? AND {current('?2')}",
                                                (after, now))]
+    if only is not None:
+        ids = [i for i in ids if i in set(only)]
     conflicts.queue(txn.conn, ids, now)
     return len(ids)
+
+
+Vectors = Mapping[tuple[str, str], np.ndarray]
+"""Vectors of a write's texts encoded before its transaction: ``{(entity name, content): (d,) float32 unit}``, the
+passage as the vector upkeep embeds it (:func:`~limbic.core.store.indexing.observation_passage`)."""
+
+
+def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: str, mode: str,
+                  held: Callable[[list[int]], dict[int, np.ndarray]] = lambda ids: {}) -> list[int]:
+    """Inside the write's transaction: store the vectors of the observations it added (id above ``after``) that
+    ``vectors`` holds, and check each of those whose neighbours all have vectors (the other observations of this
+    write among them: each pair once, the later one as the new side); conflicts are stored in the same
+    transaction. Neighbours whose cosine similarity is below the mode's floor are never read
+    (:data:`~limbic.core.lifecycle.contradictions.FLOOR`). Returns the ids of the added observations left
+    unchecked (no vector given, or some neighbour without one): the caller queues them."""
+    conn, now = txn.conn, time.time()
+    rows = conflicts.written(conn, after, now)
+    mine = [r for r in rows if (r[3], r[2]) in vectors]
+    unchecked = [r[0] for r in rows if (r[3], r[2]) not in vectors]
+    if not mine:
+        return unchecked
+    given = {r[0]: np.asarray(vectors[(r[3], r[2])], dtype=np.float32) for r in mine}
+    dimension = len(next(iter(given.values())))
+    stored = vector_dimension(conn, OBSERVATION_VECTOR_TABLE)
+    if stored not in (None, dimension):  # vectors of another model: the upkeep re-embeds, the landing checks
+        return [r[0] for r in rows]
+    if stored is None:
+        ensure_vector_table(conn, dimension, model)
+    store_observation_vectors(conn, [(r[0], r[1], text_hash(observation_passage(r[3], r[2])), given[r[0]])
+                                     for r in mine], model, now)
+    new = {r[0] for r in rows}
+    for entity_id, group in groupby(sorted(mine, key=lambda r: (r[1], r[0])), key=lambda r: r[1]):
+        written = list(group)
+        landed, waiting = conflicts.candidates(conn, entity_id, model, now)
+        if any(i not in new for i in waiting):
+            unchecked += [r[0] for r in written]
+            continue
+        ids = [i for i, _ in landed]
+        found = conflicts.vectors(conn, ids, {**held([i for i in ids if i not in given]), **given})
+        for observation_id, _, content, _ in written:
+            others = [(i, text) for i, text in landed if i in found and i != observation_id
+                      and not (i in new and i > observation_id)]
+            if not others:
+                continue
+            matrix = np.array([found[i] for i, _ in others], dtype=np.float32).reshape(len(others), -1)
+            for finding in contradictions.find(content, given[observation_id], others, matrix, mode):
+                conflicts.insert(conn, observation_id, finding.other, finding.similarity, finding.reason, mode, now)
+    return unchecked
 
 
 def run_checks(database: Database, write: Write, model: str, mode: str,
@@ -88,8 +147,8 @@ def check_now(database: Database, write: Write, model: str, mode: str, observati
         texts = {r[0]: observation_passage(r[3], r[2]) for r in rows}
         extra: dict[int, list[tuple[int, str]]] = {}
         complete: list[int] = []
-        for observation_id, entity_id, _, _ in rows:
-            waiting = conflicts.unlanded(conn, ids, entity_id, model, now)
+        for observation_id, entity_id, _, _ in rows:  # earlier ones of this batch are neighbours: each pair once
+            waiting = conflicts.unlanded(conn, [i for i in ids if i >= observation_id], entity_id, model, now)
             extra[observation_id] = [(i, text) for i, text, _ in waiting[:INLINE_NEIGHBOURS]]
             texts.update({i: observation_passage(name, text) for i, text, name in waiting[:INLINE_NEIGHBOURS]})
             if len(waiting) <= INLINE_NEIGHBOURS:
@@ -107,10 +166,13 @@ def _findings(conn: Any, ready: Sequence[tuple[int, int, str]], given: dict[int,
               now: float, held: Callable[[list[int]], dict[int, np.ndarray]],
               extra: dict[int, list[tuple[int, str]]] | None = None) -> list[tuple[int, contradictions.Finding]]:
     """The conflicts of each ``(observation id, entity id, text)`` with its neighbours (their vectors held, read
-    from the store, or in ``given``; ``extra`` adds neighbours without a stored vector, per observation)."""
+    from the store, or in ``given``; ``extra`` adds neighbours without a stored vector, per observation). A queued
+    neighbour written later is left to its own check: each pair once."""
+    later = set(conflicts.queued(conn))
     findings = []
     for observation_id, entity_id, text in ready:
-        others = conflicts.neighbours(conn, observation_id, entity_id, model, now) + (extra or {}).get(observation_id, [])
+        others = [o for o in conflicts.neighbours(conn, observation_id, entity_id, model, now)
+                  if not (o[0] > observation_id and o[0] in later)] + (extra or {}).get(observation_id, [])
         ids = [observation_id] + [i for i, _ in others]
         found_vectors = conflicts.vectors(conn, ids, {**held(ids), **given})
         if observation_id not in found_vectors:

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import (
@@ -35,7 +37,9 @@ from limbic.core.store import conflicts, expiry, graph, reads, scope, views, wri
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.indexing import observation_passage
 from limbic.core.store.schema import put_setting
+from limbic.core.vectors.upkeep import VectorUpkeep
 from limbic.core.vectors.vector_index import VectorIndex
 
 if TYPE_CHECKING:
@@ -55,19 +59,52 @@ class Lifecycle:
     _reindex: Callable[[WriteTransaction, Iterable[int]], None]
     _sweeper: ExpirySweeper | None
     _vectors: VectorIndex
+    vectors: VectorUpkeep
 
     # --- the queue of decisions -------------------------------------------------------------------
 
     # --- contradictions ------------------------------------------------------------------------
 
-    def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any]) -> Any:
-        """Run ``body`` and queue the observations it added for the contradiction check (writes that add
-        observations, not imports, with a model in use)."""
+    def _written_vectors(self, op: str, origin: str, texts: Sequence[tuple[str, str]] | None) -> checks.Vectors:
+        """The vectors of a write's new texts (``(entity name, content)``), encoded just before its transaction
+        opens — the model never runs inside the write lock — by the query encoder, which never waits for the
+        background embedder: a passage's vector when the model prefixes queries and passages alike (MiniLM). Empty
+        when the write is not checked (:meth:`_checked`), vectors are deferred, a transaction is already open, the
+        model prefixes them differently, or encoding fails (the observations are then queued)."""
+        embedder = self.embedder
+        if (not texts or embedder is None or op not in checks.CHECKED_OPS or origin == "import"
+                or self.vectors.deferring or self.database.writing
+                or getattr(embedder, "query_prefix", "") != getattr(embedder, "passage_prefix", "")):
+            return {}
+        try:
+            return {key: np.asarray(embedder.embed_query(observation_passage(*key)), dtype=np.float32)
+                    for key in dict.fromkeys(texts)}
+        except Exception:
+            log.exception("encoding a write's texts failed; they are embedded in the background")
+            return {}
+
+    def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any],
+                 vectors: checks.Vectors | None = None) -> Any:
+        """Run ``body`` and check the observations it added for contradictions (writes that add observations, not
+        imports, with a model in use): in this transaction those whose texts were embedded beforehand
+        (``vectors``; :func:`~limbic.core.service.conflict_checks.check_written`, in a savepoint: a failing check
+        never fails the write), the others queued."""
         if op not in checks.CHECKED_OPS or origin == "import" or self.embedder is None:
             return body(txn)
         newest = checks.newest_observation(txn)
         result = body(txn)
-        checks.queue_new(txn, newest)
+        unchecked: list[int] | None = None
+        if vectors:
+            model = self.embedder.name
+            try:
+                with self.database.maintenance():
+                    unchecked = checks.check_written(txn, newest, vectors, model, self.conflict_mode(),
+                                                     lambda ids: self._vectors.observation_vectors(model, ids))
+            except (DatabaseClosedError, StoreBusyError):
+                raise
+            except Exception:
+                log.exception("the contradiction check of a write failed; its observations are queued")
+        checks.queue_new(txn, newest, unchecked)
         return result
 
     def conflict_mode(self) -> str:

@@ -184,12 +184,15 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         call :meth:`wait_for_vectors` after it to compute them all, e.g. with a progress bar (import)."""
         return self.vectors.deferred()
 
-    def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result]) -> Result:
+    def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result],
+               texts: Sequence[tuple[str, str]] | None = None) -> Result:
         """Run ``body`` in one write transaction (savepoint when nested), publish the change record
-        once committed, and return what ``body`` returned."""
+        once committed, and return what ``body`` returned. ``texts``: the ``(entity name, content)`` of the
+        observations it may add, embedded first for their contradiction check (:meth:`_checked`)."""
         origin = origin or self.origin
+        vectors = self._written_vectors(op, origin, texts)
         with self.database.write(origin, op) as txn:
-            result = self._checked(txn, op, origin, body)
+            result = self._checked(txn, op, origin, body, vectors)
         self._publish(txn, origin, op)
         return result
 
@@ -219,7 +222,8 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         """
         check.count(items, "entities")
         prepared = [prepare_entity(item) for item in items]
-        return self._write("create_entities", origin, lambda txn: mutations.create_entities(txn, prepared, self._reindex))
+        return self._write("create_entities", origin, lambda txn: mutations.create_entities(txn, prepared, self._reindex),
+                           [(item.name, o.content) for item in prepared for o in item.observations])
 
     def upsert_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> UpsertReport:
         """Create new entities and update existing ones: type/status when given (``None`` keeps them), observations added.
@@ -228,7 +232,8 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         """
         check.count(items, "entities")
         prepared = [prepare_entity(item) for item in items]
-        return self._write("upsert_entities", origin, lambda txn: mutations.upsert_entities(txn, prepared, self._reindex))
+        return self._write("upsert_entities", origin, lambda txn: mutations.upsert_entities(txn, prepared, self._reindex),
+                           [(item.name, o.content) for item in prepared for o in item.observations])
 
     def delete_entities(self, names: Sequence[str], *, origin: str | None = None) -> int:
         """Delete entities with their observations and relations; unknown names are ignored. Returns the count deleted."""
@@ -277,7 +282,8 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         check.count(items, "observation groups")
         prepared = [(check.name(n), [prepare_observation(o) for o in obs]) for n, obs in items]
         check.count([o for _, obs in prepared for o in obs], "observations")
-        return self._write("add_observations", origin, lambda txn: mutations.add_observations(txn, prepared, self._reindex))
+        return self._write("add_observations", origin, lambda txn: mutations.add_observations(txn, prepared, self._reindex),
+                           [(name, o.content) for name, obs in prepared for o in obs])
 
     def delete_observations(self, items: Sequence[tuple[str, Sequence[str]]], *, origin: str | None = None) -> int:
         """Delete observations by exact text; unknown entities and texts are ignored. Returns the count deleted."""
@@ -306,7 +312,8 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         new = prepare_observation(ObservationInput(new.content, new.kind, check.observation(old_content),
                                                     new.created_at, new.expires_at, new.weight))
         return self._write(
-            "supersede_observation", origin, lambda txn: mutations.supersede_observation(txn, entity, new, self._reindex)
+            "supersede_observation", origin, lambda txn: mutations.supersede_observation(txn, entity, new, self._reindex),
+            [(entity, new.content)],
         )
 
     # --- relations -----------------------------------------------------------------------------

@@ -110,6 +110,33 @@ def neighbours(conn: Connection, observation_id: int, entity_id: int, model: str
         (json.dumps(_related(conn, entity_id)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
 
 
+def written(conn: Connection, after: int, now: float) -> list[tuple[int, int, str, str]]:
+    """The current observations with an id above ``after`` (those the open write added) as ``(id, entity id, text,
+    entity name)``, in id order."""
+    return [(int(r[0]), int(r[1]), r[2], r[3]) for r in conn.execute(
+        "SELECT o.id, o.entity_id, o.content, e.name FROM observations o JOIN entities e ON e.id = o.entity_id "
+        f"WHERE o.id > ?1 AND {current('?2', 'o')} ORDER BY o.id", (after, now))]
+
+
+def candidates(conn: Connection, entity_id: int, model: str, now: float) -> tuple[list[tuple[int, str]], list[int]]:
+    """What an observation of ``entity_id`` is compared with, as :func:`neighbours` chooses them (its entity's and
+    its related entities' current observations, at most :data:`MAX_NEIGHBOURS`), in one query: ``([(id, text)]``
+    with a vector by ``model``, ``[id]`` without one)."""
+    landed: list[tuple[int, str]] = []
+    waiting: list[int] = []
+    for oid, content, has_vector in conn.execute(
+            "SELECT o.id, o.content, m.observation_id IS NOT NULL FROM observations o "
+            "LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id AND m.model = ?3 "
+            f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} "
+            "ORDER BY o.entity_id = ?4 DESC, o.id DESC LIMIT ?5",
+            (json.dumps(_related(conn, entity_id)), now, model, entity_id, MAX_NEIGHBOURS)):
+        if has_vector:
+            landed.append((int(oid), content))
+        else:
+            waiting.append(int(oid))
+    return landed, waiting
+
+
 def unlanded(conn: Connection, observation_ids: Sequence[int], entity_id: int, model: str,
              now: float) -> list[tuple[int, str, str]]:
     """The current observations of ``entity_id`` and of its related entities that have no vector by ``model`` yet,
@@ -145,9 +172,11 @@ def unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
 
 def insert(conn: Connection, observation_id: int, other_id: int, similarity: float, reason: str, mode: str,
            at: float) -> None:
-    """Store one conflict (an existing pair is left as it is, settled or not)."""
+    """Store one conflict; a pair already stored either way round is left as it is, settled or not (one pair, one
+    conflict)."""
     conn.execute("INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
-                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(observation_id, other_id) DO NOTHING",
+                 "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM conflicts "
+                 "WHERE observation_id = ?2 AND other_id = ?1) ON CONFLICT(observation_id, other_id) DO NOTHING",
                  (observation_id, other_id, similarity, reason, mode, at))
 
 

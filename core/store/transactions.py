@@ -73,6 +73,11 @@ class Transactions(ABC):
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def writing(self) -> bool:
+        """Whether the calling thread holds an open write transaction (a write now would be a savepoint of it)."""
+        return self._owner == threading.get_ident()
+
     @abstractmethod
     def _begin(self, conn: Any) -> None:
         """Start the outermost transaction, waiting for this memory's other writers.

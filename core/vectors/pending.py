@@ -140,24 +140,32 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     offset = len(work.passages)
     observation_rows = [(offset + i, o) for i, o in enumerate(work.observations) if o[1] in ready]
     vec_rows.delete(conn, VECTOR_TABLE, [p[0] for _, p in passage_rows])
-    vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, [o[0] for _, o in observation_rows])
     vec_rows.insert(conn, VECTOR_TABLE, [(p[0], vectors[i].tobytes()) for i, p in passage_rows])
     conn.executemany(
         "INSERT INTO entity_embedding_meta(entity_id, model, updated_at, text_hash) VALUES (?, ?, ?, ?) "
         "ON CONFLICT(entity_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at, "
         "text_hash = excluded.text_hash",
         [(p[0], embedder.name, now, p[2]) for _, p in passage_rows])
-    vec_rows.insert(conn, OBSERVATION_VECTOR_TABLE, [(o[0], vectors[i].tobytes()) for i, o in observation_rows])
-    conn.executemany(
-        "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "
-        "model = excluded.model, text_hash = excluded.text_hash, updated_at = excluded.updated_at",
-        [(o[0], o[1], embedder.name, o[3], now) for _, o in observation_rows])
+    store_observation_vectors(conn, [(o[0], o[1], o[3], vectors[i]) for i, o in observation_rows], embedder.name, now)
     landed = sorted(ready)
     conn.executemany("DELETE FROM pending_vectors WHERE entity_id = ? AND generation = ?",
                      [(e, work.generations[e]) for e in landed])
     txn.touch(landed)
     return landed
+
+
+def store_observation_vectors(conn: Connection, rows: Sequence[tuple[int, int, int, np.ndarray]], model: str,
+                              at: float) -> None:
+    """Insert the vectors of observations with their meta rows, in the caller's write transaction: ``rows`` of
+    ``(observation id, entity id, passage hash, (d,) float32 vector)`` by ``model``, replacing any they had (the
+    vector table exists). :func:`plan` then leaves them out: a text is embedded once."""
+    vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, [r[0] for r in rows])
+    vec_rows.insert(conn, OBSERVATION_VECTOR_TABLE, [(r[0], np.asarray(r[3], dtype=np.float32).tobytes()) for r in rows])
+    conn.executemany(
+        "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "
+        "model = excluded.model, text_hash = excluded.text_hash, updated_at = excluded.updated_at",
+        [(r[0], r[1], model, r[2], at) for r in rows])
 
 
 Writer = Callable[[Callable[[WriteTransaction], list[int]]], list[int]]

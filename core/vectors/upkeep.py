@@ -84,6 +84,11 @@ class VectorUpkeep:
         finally:
             self._deferred -= 1
 
+    @property
+    def deferring(self) -> bool:
+        """Whether writes leave their vectors pending now (inside :meth:`deferred`)."""
+        return bool(self._deferred)
+
     def pending(self) -> int:
         """Entities whose new or changed texts wait for their vectors (0 without a model)."""
         return 0 if self.embedder is None else pending_count(self.database.read())

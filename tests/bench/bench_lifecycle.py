@@ -7,8 +7,9 @@
 ``limbic import`` of ``../shared/tools/debian_kg.py --limit 10000`` (tests/bench/bench_search.py builds one).
 Run with the model installed (``limbic model install``). Prints one JSON object:
 
-- ``check``: the contradiction check of one new observation once its vector has landed (the time it adds to
-  ``add_observations``; docs/lifecycle.md "Contradictions"): neighbours read, compared, conflicts stored.
+- ``check``: the contradiction check of one queued observation once its vector has landed (the landing path;
+  docs/lifecycle.md "Contradictions"): neighbours read, compared, conflicts stored. A write's own check, inside
+  its transaction, is measured by ``tests/bench/bench_write_check.py``.
 - ``add_observations``: the whole write with the model embedding on the writing thread (one-shot mode), without
   and with the check, for scale.
 - ``as_of``: ``open_nodes`` of a 300-entity focus (an entity and its neighbourhood) as of a date, and without.
@@ -111,8 +112,10 @@ def main() -> None:
         for name, content in rows[:args.calls]:
             service.vectors.after_land = None  # the vector lands first; the check is timed on its own
             started = time.perf_counter()
-            service.add_observations([(name, [ObservationInput(variant(content, rng))])])
+            with service.deferred_vectors():  # queued, as a write whose texts were not encoded first
+                service.add_observations([(name, [ObservationInput(variant(content, rng))])])
             plain.append(time.perf_counter() - started)
+            service.wait_for_vectors()
             started = time.perf_counter()
             found += service.check_conflicts()
             check.append(time.perf_counter() - started)

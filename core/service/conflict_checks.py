@@ -25,7 +25,6 @@ import numpy as np
 from limbic.core.lifecycle import contradictions
 from limbic.core.store import conflicts
 from limbic.core.store.database import Database, WriteTransaction
-from limbic.core.store.expiry import current
 from limbic.core.store.indexing import observation_passage, text_hash
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, ensure_vector_table, vector_dimension
 from limbic.core.vectors.pending import store_observation_vectors
@@ -45,7 +44,7 @@ Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
 def newest_observation(txn: WriteTransaction) -> int:
     """The highest observation id now (new observations get higher ones)."""
-    return int(txn.conn.execute("SELECT coalesce(max(id), 0) FROM observations").get)
+    return conflicts.newest_observation(txn.conn)
 
 
 def queue_new(txn: WriteTransaction, after: int, only: Sequence[int] | None = None) -> int:
@@ -54,8 +53,7 @@ def queue_new(txn: WriteTransaction, after: int, only: Sequence[int] | None = No
     if only is not None and not only:
         return 0
     now = time.time()
-    ids = [int(r[0]) for r in txn.conn.execute(f"SELECT id FROM observations WHERE id > ? AND {current('?2')}",
-                                               (after, now))]
+    ids = conflicts.current_after(txn.conn, after, now)
     if only is not None:
         ids = [i for i in ids if i in set(only)]
     conflicts.queue(txn.conn, ids, now)

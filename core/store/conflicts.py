@@ -263,3 +263,14 @@ def put(conn: Connection, row: ConflictRow) -> None:
     conn.execute("DELETE FROM conflicts WHERE id = ? OR (observation_id = ? AND other_id = ?)",
                  (row.id, row.observation_id, row.other_id))
     _insert(conn, row, row.id, row.observation_id, row.other_id)
+
+
+def newest_observation(conn: Connection) -> int:
+    """The highest observation id now (0 for none; an observation written later gets a higher one)."""
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM observations").get)
+
+
+def current_after(conn: Connection, after: int, now: float) -> list[int]:
+    """The ids of the observations current at ``now`` (UTC seconds) with an id above ``after``, in id order."""
+    return [int(r[0]) for r in conn.execute(f"SELECT id FROM observations WHERE id > ? AND {current('?2')} ORDER BY id",
+                                            (after, now))]

@@ -50,12 +50,15 @@ def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seed
 
 def arrange_view(store_ids: np.ndarray, store_pos: np.ndarray, drawn_ids: np.ndarray, ids: np.ndarray,
                  edges: np.ndarray, how: str, current: np.ndarray | None,
-                 grouped: bool) -> tuple[Arrangement, np.ndarray | None]:
-    """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` (``how``: see
+                 grouped: bool, gap: float = 0.5, anchor: np.ndarray | None = None,
+                 initial: np.ndarray | None = None) -> tuple[Arrangement, np.ndarray | None]:
+    """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` (``how``, ``gap``, ``anchor``: see
     :func:`~limbic.gui.graph.positions.arrange`) and, with ``grouped``, their ``(N,) int64`` community
-    membership (else ``None``)."""
-    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current)
-    return arrangement, communities(len(ids), edges) if grouped else None
+    membership (else ``None``), starting from the ``initial`` groups (see
+    :func:`~limbic.gui.graph.colouring.communities`)."""
+    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current, gap=gap,
+                          anchor=anchor)
+    return arrangement, communities(len(ids), edges, initial) if grouped else None
 
 
 def glide_start(old_ids: np.ndarray, old_pos: np.ndarray, ids: np.ndarray, pos: np.ndarray) -> np.ndarray:

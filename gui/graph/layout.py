@@ -14,6 +14,7 @@ edge is about one unit long whatever the graph size (node sizes are drawn in pix
 from __future__ import annotations
 
 import multiprocessing
+import random
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,6 +24,10 @@ import numpy as np
 IN_PROCESS_LIMIT = 1500  # nodes; larger global layouts go to the worker process
 PACK_ASPECT = 1.3  # width / height of the rectangle the focus graph's components are packed into
 PACK_GAP = 1.5     # layout units (median edges) between packed components
+TAIL_COMPONENT = 5  # nodes: smaller components of the global map are packed beside it (the long tail)
+TAIL_GAP = 0.6      # layout units between packed tail components
+TAIL_SPREAD = 1.5   # layout units: the widest a packed tail component may be
+_RNG = random.Random()  # igraph's random numbers, seeded before each run
 
 
 def _normalise(pos: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -48,12 +53,23 @@ def _normalise(pos: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return pos / scale if scale > 0 else pos
 
 
-def global_layout(n: int, edges: np.ndarray, iterations: int = 300) -> np.ndarray:
+def _seeded_igraph(random_state: int) -> None:
+    """Seed igraph's random numbers (the grid layout and Leiden draw from them): the same graph, the same picture."""
+    import igraph
+
+    _RNG.seed(random_state)
+    igraph.set_random_number_generator(_RNG)
+
+
+def global_layout(n: int, edges: np.ndarray, iterations: int = 300, random_state: int = 7) -> np.ndarray:
     """Fruchterman–Reingold layout of ``n`` nodes and ``(M, 2)`` integer ``edges`` with python-igraph.
 
     The grid approximation is used above 1,000 nodes. 300 iterations: on the 10k-node Debian graph
     the picture is the same as with igraph's default 500 (compared side by side) at 60 % of the time.
-    Returns ``(n, 2) float64``.
+    Seeded (start positions and igraph's random numbers from ``random_state``): the same graph gives the
+    same map on every launch. Components are laid out together, then the small ones (fewer than
+    :data:`TAIL_COMPONENT` nodes: the long tail) are packed in a band beside the main map
+    (:func:`pack_tail`). Returns ``(n, 2) float64``.
     """
     import igraph
 
@@ -63,9 +79,45 @@ def global_layout(n: int, edges: np.ndarray, iterations: int = 300) -> np.ndarra
     if n == 1:
         return np.zeros((1, 2))
     graph = igraph.Graph(n=n, edges=edges.tolist(), directed=False)
-    layout = graph.layout_fruchterman_reingold(niter=iterations, grid=n > 1000)
-    pos = np.asarray(layout.coords, dtype=np.float64)
-    return _normalise(pos, edges)
+    start = np.random.default_rng(random_state).uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n)
+    _seeded_igraph(random_state)
+    layout = graph.layout_fruchterman_reingold(niter=iterations, grid=n > 1000, seed=start.tolist())
+    pos = _normalise(np.asarray(layout.coords, dtype=np.float64), edges)
+    return pack_tail(pos, graph.connected_components().membership)
+
+
+def pack_tail(pos: np.ndarray, membership: list[int]) -> np.ndarray:
+    """Move the small components (under :data:`TAIL_COMPONENT` nodes) of a laid-out graph into a band below the
+    main map, packed in rows (largest first, each keeping its own shape) as wide as the map: the long tail
+    of lone nodes and pairs no longer rings the map. ``pos`` ``(n, 2)`` in layout units; returns a copy."""
+    pos = np.array(pos, dtype=np.float64)
+    labels = np.asarray(membership, dtype=np.int64)
+    if not len(labels):
+        return pos
+    sizes = np.bincount(labels)
+    small = sizes[labels] < TAIL_COMPONENT
+    if small.all() or not small.any():
+        return pos
+    main = ~small
+    low, high = pos[main].min(axis=0), pos[main].max(axis=0)
+    parts = []
+    for label in sorted(np.unique(labels[small]).tolist(), key=lambda c: (-int(sizes[c]), c)):
+        rows = np.flatnonzero(labels == label)
+        local = pos[rows] - pos[rows].mean(axis=0)
+        extent = float(np.abs(local).max()) if len(rows) > 1 else 0.0
+        if extent > TAIL_SPREAD:  # a pair or a chain drifted apart: keep its shape, not its span
+            local *= TAIL_SPREAD / extent
+        parts.append((rows, local))
+    width = max(float(high[0] - low[0]), 10.0)
+    x, y, row_height = low[0], low[1] - 2 * PACK_GAP, 0.0
+    for rows, local in parts:
+        size = np.ptp(local, axis=0) if len(rows) > 1 else np.zeros(2)
+        if x > low[0] and x + size[0] > low[0] + width:
+            x, y, row_height = low[0], y - row_height - TAIL_GAP, 0.0
+        pos[rows] = local - local.min(axis=0) + [x, y - size[1]]
+        x += float(size[0]) + TAIL_GAP
+        row_height = max(row_height, float(size[1]))
+    return pos
 
 
 def _pack(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
@@ -102,6 +154,7 @@ def ego_layout(
     graph = igraph.Graph(n=n, edges=edges.tolist(), directed=False)
     rng = np.random.default_rng(random_state)
     start = rng.uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n) if seed is None else np.asarray(seed, dtype=np.float64)
+    _seeded_igraph(random_state)
     parts = []
     for members in sorted(graph.connected_components(), key=lambda m: (-len(m), m[0])):
         rows = np.asarray(members, dtype=np.int64)

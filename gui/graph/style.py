@@ -21,6 +21,9 @@ PALETTE: tuple[tuple[int, int, int], ...] = (
 OTHER_COLOUR = (150, 150, 150)
 SELECTION_COLOUR = (255, 215, 0)
 HIT_COLOUR = (255, 64, 64)
+PINNED_COLOUR = (200, 60, 220)   # the entity pinned in *Why not this one?*
+REPLAY_COLOUR = (0, 170, 200)    # entities written in the replay's window
+NEW_COLOUR = (40, 170, 90)       # the marker pointing to new nodes out of view
 MIN_SIZE = 7.0   # pixels, salience 0
 MAX_SIZE = 24.0  # pixels, salience 1
 ALPHA_LEVELS = 8
@@ -122,6 +125,7 @@ def place_labels(
     cell: float = 64.0,
     bounds: Box | None = None,
     keep_out: Sequence[Box] = (),
+    marked_cover: bool = True,
 ) -> list[tuple[int, tuple[float, float]]]:
     """Greedy level of detail: which labels can be drawn, and where, without two overlapping.
 
@@ -131,7 +135,7 @@ def place_labels(
     that overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
     skipped, and so is one reaching out of ``bounds`` (the canvas) or into a ``keep_out`` box (the legend)
     for every candidate. The ``first`` candidates (the selection, the hits) also try :data:`MARKED_RINGS`
-    rings of spots further out and may cover discs, never another label. Returns ``(index, (dx, dy))`` per accepted label, the offset
+    rings of spots further out and may cover discs (unless ``marked_cover`` is False), never another label. Returns ``(index, (dx, dy))`` per accepted label, the offset
     of its box's top-left corner from its node, at most ``max_labels``.
     """
     labels, blocked, walls = _BoxGrid(cell), _BoxGrid(cell), _BoxGrid(cell)
@@ -148,7 +152,7 @@ def place_labels(
             box = (x + dx, y + dy, x + dx + float(widths[i]), y + dy + height)
             outside = bounds is not None and not (bounds[0] <= box[0] and box[2] <= bounds[2]
                                                   and bounds[1] <= box[1] and box[3] <= bounds[3])
-            if outside or labels.overlaps(box) or walls.overlaps(box) or (not marked and blocked.overlaps(box)):
+            if outside or labels.overlaps(box) or walls.overlaps(box) or ((not marked or not marked_cover) and blocked.overlaps(box)):
                 continue
             labels.add(box)
             accepted.append((int(i), (dx, dy)))

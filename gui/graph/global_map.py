@@ -90,7 +90,7 @@ class GlobalMap(QObject):
         self.store = PositionStore()
         self._groups: tuple[GraphArrays, np.ndarray] | None = None  # communities of the whole graph
         self._generation = 0
-        self.gap = 0.5  # layout units a new node keeps from others (the view's node diameter), see positions.grow
+        self.gap: float | np.ndarray = 0.5  # the nodes' diameters in layout units (see positions.grow)
         self.anchor: np.ndarray | None = None  # where unconnected new nodes go (the view's centre)
         self.previous_colours: dict[int, int] = {}  # entity id → community colour drawn (Leiden starts there)
         self._warmed = False

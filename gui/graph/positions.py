@@ -105,44 +105,48 @@ def relax_new(pos: np.ndarray, movable: np.ndarray, edges: np.ndarray, steps: in
     return pos
 
 
-def free_spot(pos: np.ndarray, occupied: np.ndarray, target: np.ndarray, gap: float, angle: float,
+def free_spot(pos: np.ndarray, occupied: np.ndarray, target: np.ndarray, need: np.ndarray | float, angle: float,
               start: float | None = None) -> np.ndarray:
-    """The spot nearest ``target`` ``(2,)`` at least ``gap`` from every row of ``pos`` where ``occupied``
-    ``(N,) bool``: ``target`` itself when free, else rings of candidates (radius ``start`` (default ``gap``),
-    then growing by ``gap / 2``, spaced ``gap / 2`` along each ring, starting at ``angle`` radians).
-    Returns ``(2,) float64`` (the last ring's first spot when none is free within :data:`SPOT_RINGS`)."""
+    """The spot nearest ``target`` ``(2,)`` at least ``need`` (a number, or ``(N,)`` per node) from every row of
+    ``pos`` where ``occupied`` ``(N,) bool``: ``target`` itself when free, else rings of candidates (radius
+    ``start``, default the least ``need``, then growing by half of it, spaced half of it along each ring,
+    starting at ``angle`` radians). Returns ``(2,) float64`` (the last ring's first spot when none is free
+    within :data:`SPOT_RINGS`)."""
+    clear = np.broadcast_to(np.asarray(need, dtype=np.float64), (len(pos),))[occupied]
     others = pos[occupied]
     target = np.asarray(target, dtype=np.float64)
-    if not len(others) or np.linalg.norm(others - target, axis=1).min() >= gap:
+    if not len(others) or (np.linalg.norm(others - target, axis=1) >= clear).all():
         return target.copy()
-    radius = gap if start is None else max(start, gap / 2)
+    step = max(float(clear.min()) / 2, 1e-3)
+    radius = 2 * step if start is None else max(start, step)
     candidate = target
     for _ in range(SPOT_RINGS):
-        count = max(6, int(np.ceil(2 * np.pi * radius / (gap / 2))))
+        count = max(6, int(np.ceil(2 * np.pi * radius / step)))
         turns = angle + np.arange(count) * (2 * np.pi / count)
         spots = target + radius * np.stack([np.cos(turns), np.sin(turns)], axis=1)
-        nearest = np.sqrt(((spots[:, None, :] - others[None, :, :]) ** 2).sum(axis=2)).min(axis=1)
-        free = np.flatnonzero(nearest >= gap)
+        apart = np.sqrt(((spots[:, None, :] - others[None, :, :]) ** 2).sum(axis=2))
+        free = np.flatnonzero((apart >= clear[None, :]).all(axis=1))
         if len(free):
             return spots[free[0]]
         candidate = spots[0]
-        radius += gap / 2
+        radius += step
     return candidate
 
 
-def place_new(pos: np.ndarray, known: np.ndarray, edges: np.ndarray, ids: np.ndarray, *, gap: float,
+def place_new(pos: np.ndarray, known: np.ndarray, edges: np.ndarray, ids: np.ndarray, *, gap: float | np.ndarray,
               anchor: np.ndarray | None = None, steps: int = PLACE_RELAX_STEPS) -> np.ndarray:
     """Positions for the nodes not ``known`` ``(N,) bool`` among fixed ``known`` ones: ``pos`` ``(N, 2)`` (rows of
     unknown nodes ignored), ``edges`` ``(M, 2)`` indices, ``ids`` ``(N,) int64`` (each entity searches from its
-    own angle, so simultaneous writes never pile up), ``gap`` the least distance to any other node (layout
-    units: a node's diameter at the view's scale), ``anchor`` ``(2,)`` where unconnected nodes go (the view's
+    own angle, so simultaneous writes never pile up), ``gap`` each node's diameter in layout units at the view's
+    scale (a number, or ``(N,)``: a new node keeps the larger of its own and the other's diameter from every
+    other node, at most :data:`MAX_GAP` median edges), ``anchor`` ``(2,)`` where unconnected nodes go (the view's
     centre; default the drawing's centre).
 
     A node with placed neighbours goes to the free spot (:func:`free_spot`) nearest their mean (chains of new
-    nodes follow, in rounds); one without any to a free spot near ``anchor``, ``2 · gap`` clear. Then
+    nodes follow, in rounds); one without any to a free spot near ``anchor``, twice as clear. Then
     :data:`PLACE_RELAX_STEPS` force steps move only the new nodes (:func:`relax_new`); a node keeps its
-    relaxed spot only if it is still ``gap`` clear of every node and, when linked, within the median edge of
-    its nearest neighbour. Returns a copy; known rows unchanged."""
+    relaxed spot only if it is still clear of every node and, when linked, within the median edge of its
+    nearest neighbour. Returns a copy; known rows unchanged."""
     pos = np.array(pos, dtype=np.float64).reshape(-1, 2)
     known = np.asarray(known, dtype=bool)
     if known.all():
@@ -155,10 +159,15 @@ def place_new(pos: np.ndarray, known: np.ndarray, edges: np.ndarray, ids: np.nda
     lengths = np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)[known[edges].all(axis=1)] \
         if len(edges) else np.zeros(0)
     median_edge = float(np.median(lengths)) if len(lengths) else 1.0
-    gap = min(float(gap), MAX_GAP * median_edge) if len(lengths) else float(gap)
+    sizes = np.broadcast_to(np.asarray(gap, dtype=np.float64), (len(pos),))
+    if len(lengths):
+        sizes = np.minimum(sizes, MAX_GAP * median_edge)
 
-    def place(i: int, target: np.ndarray, start: float | None = None, clear: float = gap) -> None:
-        pos[i] = free_spot(pos, placed, target, clear, float(ids[i]) * GOLDEN_ANGLE, start)
+    def need(i: int) -> np.ndarray:
+        return np.maximum(sizes, sizes[i])
+
+    def place(i: int, target: np.ndarray, factor: float = 1.0) -> None:
+        pos[i] = free_spot(pos, placed, target, factor * need(i), float(ids[i]) * GOLDEN_ANGLE)
         placed[i] = True
 
     while not placed.all():
@@ -168,26 +177,29 @@ def place_new(pos: np.ndarray, known: np.ndarray, edges: np.ndarray, ids: np.nda
                 place(i, pos[linked[linked[:, 0] == i, 1]].mean(axis=0))
             continue
         first = int(np.flatnonzero(~placed)[0])  # no placed neighbour: free space near the view
-        place(first, np.asarray(anchor, dtype=np.float64), clear=2 * gap)
-    new = ~known
+        place(first, np.asarray(anchor, dtype=np.float64), factor=2.0)
+    new = np.flatnonzero(~known).tolist()
     first_pass = pos.copy()
-    relaxed = relax_new(pos, new, edges, steps=steps)
-    for i in np.flatnonzero(new).tolist():
-        others = np.delete(relaxed, i, axis=0)
-        clear = np.linalg.norm(others - relaxed[i], axis=1).min() >= gap if len(others) else True
+    relaxed = relax_new(pos, ~known, edges, steps=steps)
+
+    def fits(at: np.ndarray, i: int) -> bool:
+        apart = np.linalg.norm(at - at[i], axis=1) >= need(i)
+        apart[i] = True
         mates = both[both[:, 0] == i, 1] if len(both) else both
-        near = not len(mates) or np.linalg.norm(relaxed[mates] - relaxed[i], axis=1).min() <= median_edge
-        if not (clear and near):
+        near = not len(mates) or np.linalg.norm(at[mates] - at[i], axis=1).min() <= median_edge
+        return bool(apart.all() and near)
+
+    for i in new:
+        if not fits(relaxed, i):
             relaxed[i] = first_pass[i]
-    for i in np.flatnonzero(new).tolist():  # a reverted node may now sit on a relaxed one: re-check
-        others = np.delete(relaxed, i, axis=0)
-        if len(others) and np.linalg.norm(others - relaxed[i], axis=1).min() < gap:
-            relaxed[i] = first_pass[i]
+    for i in new:  # a reverted node may now sit on a relaxed one: all go back to their free spots
+        if not fits(relaxed, i):
+            return first_pass
     return relaxed
 
 
-def grow(store_ids: np.ndarray, store_pos: np.ndarray, ids: np.ndarray, edges: np.ndarray, *, gap: float,
-         anchor: np.ndarray | None = None) -> np.ndarray:
+def grow(store_ids: np.ndarray, store_pos: np.ndarray, ids: np.ndarray, edges: np.ndarray, *,
+         gap: float | np.ndarray, anchor: np.ndarray | None = None) -> np.ndarray:
     """``(N, 2)`` positions of ``ids`` with every entity of the store where it was and the others placed by
     :func:`place_new` (by :func:`~limbic.gui.graph.layout.extend_layout` when more than :data:`FEW_NEW`)."""
     store = PositionStore()
@@ -201,8 +213,8 @@ def grow(store_ids: np.ndarray, store_pos: np.ndarray, ids: np.ndarray, edges: n
 
 
 def arrange(store_ids: np.ndarray, store_pos: np.ndarray, drawn_ids: np.ndarray, ids: np.ndarray,
-            edges: np.ndarray, *, how: str = "keep", current: np.ndarray | None = None, gap: float = 0.5,
-            anchor: np.ndarray | None = None) -> Arrangement:
+            edges: np.ndarray, *, how: str = "keep", current: np.ndarray | None = None,
+            gap: float | np.ndarray = 0.5, anchor: np.ndarray | None = None) -> Arrangement:
     """Positions for drawing ``ids`` ``(N,) int64`` with ``edges`` ``(M, 2)`` (indices into ``ids``).
 
     ``store_ids``/``store_pos`` are the remembered positions, ``drawn_ids`` what is drawn now. Known

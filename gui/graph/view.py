@@ -101,6 +101,7 @@ class GraphView(QWidget):
         self._chosen_code: int | None = None  # the colour code picked in the legend (its nodes highlighted)
         self._colouring: Colouring | None = None
         self._details: dict[str, Any] = {}  # name → EntityDetail read for the hover card
+        self._loose: set[int] = set()  # placed without a drawn neighbour: placed again once linked
         self._how = "keep"  # the intent of the focus arrangement being computed (see positions.arrange)
         self._glide_next = False  # the next global draw animates from the drawn positions (Re-layout)
         self._build_ui()
@@ -359,10 +360,11 @@ class GraphView(QWidget):
         self._refresh()
 
     def _place_new_near_view(self) -> None:
-        """Tell the placement where new nodes go: a node's diameter at the view's scale, the view's centre."""
+        """Tell the global map's placement the nodes' diameters at the view's scale (the ``(N,)`` salience just read,
+        aligned with the arrays) and where unconnected new nodes go: the view's centre."""
         if self.canvas.fitted or len(self.canvas.pos):
             rect = self.view.viewRect()
-            self.global_map.gap = (style.MAX_SIZE + 2) * self.canvas.units_per_pixel()
+            self.global_map.gap = (style.node_sizes(self._salience) + 1.0) * self.canvas.units_per_pixel()
             self.global_map.anchor = np.array([rect.center().x(), rect.center().y()])
 
     def _global_done(self, arrays: GraphArrays) -> None:
@@ -384,19 +386,28 @@ class GraphView(QWidget):
         extra += [r for r in (self._index_of_id(i) for i in self._written[-WRITTEN_KEPT:]) if r is not None]
         if self._colour_mode == "fades":
             extra += [r for r in (self._index_of_id(i) for i in self.lenses.fading_ids()[:FADING_SHOWN]) if r is not None]
-        seeds = [self._index[n] for n in (*self._selection, *self._hits, *self._expanded) if n in self._index] + extra
-        rows = focus.focus_rows(arrays, self._salience, mask, seeds)
+        seeds = [self._index[n] for n in (*self._selection, *self._hits, *self._expanded) if n in self._index]
+        rows = focus.focus_rows(arrays, self._salience, mask, seeds, extra)
         ids, edges = arrays.ids[rows], subgraph_edges(arrays, rows)
         current = focus.glide_start(self._drawn_ids, self.canvas.pos, ids, self._focus.lookup(ids)[0]) \
             if how == "relayout" else None
-        gap, anchor = 0.5, None
+        # An entity placed alone (an agent creates it, then links it) is placed again next to its new neighbours.
+        linked = set(ids[np.unique(edges)].tolist()) if len(edges) else set()
+        replace = np.array(sorted(self._loose & linked), dtype=np.int64)
+        self._loose -= linked
+        keep = ~np.isin(self._focus.ids, replace)
+        store_ids, store_pos = self._focus.ids[keep], self._focus.pos[keep]
+        gap: float | np.ndarray = 0.5
+        anchor = None
         if len(self.canvas.pos):
             centre = self.view.viewRect().center()
-            gap, anchor = (style.MAX_SIZE + 2) * self.canvas.units_per_pixel(), np.array([centre.x(), centre.y()])
+            gap = (style.node_sizes(self._salience[rows]) + 1.0) * self.canvas.units_per_pixel()  # diameters
+            anchor = np.array([centre.x(), centre.y()])
         grouped = self._colour_mode in ("auto", "community")
-        self.controller.run(focus.arrange_view, self._focus.ids, self._focus.pos, self._drawn_ids, ids, edges, how,
+        placed_before = store_ids
+        self.controller.run(focus.arrange_view, store_ids, store_pos, self._drawn_ids, ids, edges, how,
                             current, grouped, gap, anchor, initial_membership(ids, self._colours),
-                            on_success=lambda done: self._focus_arranged(arrays, rows, done),
+                            on_success=lambda done: self._focus_arranged(arrays, rows, done, placed_before, edges),
                             channel=self._channel + "-ego")
 
     def _index_of_id(self, entity_id: int) -> int | None:
@@ -406,12 +417,17 @@ class GraphView(QWidget):
         where = int(np.searchsorted(arrays.ids, entity_id))
         return where if where < len(arrays.ids) and arrays.ids[where] == entity_id else None
 
-    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, done: tuple[Any, np.ndarray | None]) -> None:
+    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, done: tuple[Any, np.ndarray | None],
+                        placed_before: np.ndarray, edges: np.ndarray) -> None:
         if arrays is not self._arrays:
             return
         arrangement, groups = done
         self._how = "keep"
         ids = arrays.ids[rows]
+        if not arrangement.fresh:
+            linked = np.zeros(len(ids), dtype=bool)
+            linked[np.unique(edges)] = True
+            self._loose |= set(ids[~np.isin(ids, placed_before) & ~linked].tolist())
         start = None
         if arrangement.fresh:
             self._focus.replace(ids, arrangement.pos)

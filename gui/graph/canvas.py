@@ -41,7 +41,9 @@ HOVER_SLACK = 4.0     # pixels beyond a node's disc that still hover it
 HALO_SIZE = 26.0      # pixels added round a search hit's disc by its halo
 LABEL_CHARS = 28
 LABEL_PADDING = 8.0   # pixels around a label's text (its patch: the text item's document margin)
-OBSTACLE_NODES = 2000  # labels never cover the discs of this many most important visible nodes
+LABEL_CANDIDATES = 600  # most important visible nodes that may get a label
+DENSE_NODES = 3000    # visible nodes from which a view counts as crowded
+DENSE_LABELS = 30     # labels on a crowded view (besides the selection's and hits')
 FIT_MARGIN = 24.0     # pixels kept free around the fitted drawing
 FIT_MARGIN_X = 80.0   # pixels beside it, for the outer nodes' labels
 ANIMATION_MS = 350
@@ -211,6 +213,8 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
     def _range_changed(self, *_: object) -> None:
         if self._big and self._glide is None and len(self._shown):
             self._draw_edges()
+            for item in self._labels:  # while a large map moves, labels wait (each would be re-transformed per frame)
+                item.hide()
         self._label_timer.start()
 
     def _animate_step(self, value: float) -> None:
@@ -407,29 +411,34 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         if not len(inside):
             return
         width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
-        marked = np.array([self._marked.get(int(i), 0.0) for i in inside.tolist()])
-        order = np.argsort(-(self._priority[inside] + marked), kind="stable")
-        discs = order[:OBSTACLE_NODES]  # the most important discs (every one on a sparse view) stay uncovered
-        order = order[:600]
-        subset = np.unique(np.concatenate([order, discs]))
-        local = np.full(len(inside), -1, dtype=np.int64)
-        local[subset] = np.arange(len(subset))
-        pixels = np.stack([(x[inside[subset]] - rect.left()) / rect.width() * width,
-                           (rect.bottom() - y[inside[subset]]) / rect.height() * height], axis=1)
-        radius = self._sizes[inside[subset]] / 2.0
-        obstacles = [(pixels[k, 0] - radius[k], pixels[k, 1] - radius[k], pixels[k, 0] + radius[k],
-                      pixels[k, 1] + radius[k]) for k in local[discs].tolist()]
-        names = [self.names[i] for i in inside[subset].tolist()]
+        marked = np.zeros(len(inside))
+        if self._marked:
+            where = np.searchsorted(inside, list(self._marked))
+            found = [(w, bonus) for (row, bonus), w in zip(self._marked.items(), where.tolist(), strict=True)
+                     if w < len(inside) and inside[w] == row]
+            for w, bonus in found:
+                marked[w] = bonus
+        dense = len(inside) > DENSE_NODES  # a crowded view: the regions' names speak; a few node labels
+        candidates = 4 * DENSE_LABELS + int((marked > 0).sum()) if dense else LABEL_CANDIDATES
+        order = np.argsort(-(self._priority[inside] + marked), kind="stable")[:candidates]
+        pixels_all = np.stack([(x[inside] - rect.left()) / rect.width() * width,
+                               (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
+        radius_all = self._sizes[inside] / 2.0
+        raster = style.DiscRaster(pixels_all, radius_all, width, height)  # every visible disc is an obstacle
+        pixels, radius = pixels_all[order], radius_all[order]
+        names = [self.names[i] for i in inside[order].tolist()]
         texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…" for n in names]
         widths = np.array([self._metrics.horizontalAdvance(t) + LABEL_PADDING for t in texts])
         label_height = self._metrics.height() + LABEL_PADDING
         allowed = int(min(len(self._labels), max(8, width * height / LABEL_AREA)))
-        first = int((marked > 0).sum())
-        chosen = style.place_labels(pixels, widths, local[order].tolist(), offset=radius + 1.0, obstacles=obstacles,
-                                    first=first, height=label_height, max_labels=max(allowed, min(first, MAX_LABELS)),
-                                    bounds=(0.0, 0.0, width, height), marked_cover=False)
+        if dense:
+            allowed = min(allowed, DENSE_LABELS)
+        first = int((marked[order] > 0).sum())
+        chosen = style.place_labels(pixels, widths, list(range(len(order))), offset=radius + 1.0, first=first,
+                                    height=label_height, max_labels=max(allowed, min(first, MAX_LABELS)),
+                                    bounds=(0.0, 0.0, width, height), marked_cover=False, raster=raster)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
-            node = inside[subset[k]]
+            node = inside[order[k]]
             item.setZValue(4 if self._marked.get(int(node)) else 1)  # the selection's and hits' labels over edges
             item.setText(texts[k])
             item.setProperty("entity", names[k])

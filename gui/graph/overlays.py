@@ -105,11 +105,10 @@ class Regions:
             shape.setPen(pg.mkPen(*rgb, 110, width=1.5, cosmetic=True))
             shape.setZValue(-1)
             self.view.addItem(shape)
-            text = pg.TextItem(label, color=QColor(*rgb).darker(130), anchor=(0.5, 0.5))
+            text = pg.TextItem(label, color=QColor(*rgb).darker(120), anchor=(0.5, 1.0))
             text.setFont(self.font)
             text.setZValue(5)
-            centre = outline.mean(axis=0)
-            text.setPos(float(centre[0]), float(centre[1]))
+            text.setPos(float(outline[:, 0].mean()), float(outline[:, 1].max()))  # above the region
             self.view.addItem(text)
             self.items += [shape, text]
             self.labels.append(label)

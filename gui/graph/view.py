@@ -32,7 +32,6 @@ from limbic.gui.graph import focus, style
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.card import HoverCard, card_html
 from limbic.gui.graph.colouring import (
-    GREY,
     Colouring,
     by_fade,
     by_origin,
@@ -50,7 +49,8 @@ from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 RELOAD_DELAY_MS = 150
 WRITTEN_KEPT = 20     # entities written while the app runs that stay in the focus view
 FADING_SHOWN = 60     # fading entities added to the focus view in *What fades next*
-REGIONS = 12          # community regions drawn on a large global map
+REGIONS = 30          # community regions drawn (and named) on a large global map
+MIN_REGION = 20       # nodes: smaller communities get no region
 REGION_NODES = 2000   # drawn nodes from which the global map shows community regions
 CREATING_OPS = ("create_entities", "upsert_entities")
 
@@ -492,7 +492,7 @@ class GraphView(QWidget):
         if self._chosen_code is not None:
             self.legend._show_chosen(list(colouring.entry_codes).index(self._chosen_code))
         self._show_detail()
-        self._draw_regions(colouring, names, priority, pos)
+        self._draw_regions(colouring, names, priority, pos, groups)
         self._rings()
         writing, self._writing = self._writing, False
         if self._fit_next or (not writing and self.canvas.fitted and self.canvas.needs_fit()):
@@ -504,14 +504,20 @@ class GraphView(QWidget):
         self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}")
         self.drawn.emit()
 
-    def _draw_regions(self, colouring: Colouring, names: list[str], priority: np.ndarray, pos: np.ndarray) -> None:
-        """Communities as labelled regions on a large global map (none elsewhere)."""
-        if self._mode != "global" or colouring.mode != "community" or len(names) < REGION_NODES:
+    def _draw_regions(self, colouring: Colouring, names: list[str], priority: np.ndarray, pos: np.ndarray,
+                      groups: np.ndarray | None) -> None:
+        """The :data:`REGIONS` largest communities as labelled regions on a large global map (none elsewhere),
+        in their colour (grey past the palette)."""
+        if self._mode != "global" or colouring.mode != "community" or groups is None or len(names) < REGION_NODES:
             self.canvas.set_regions([])
             return
+        labels, sizes = np.unique(groups, return_counts=True)
         regions = []
-        for code in [c for c in colouring.entry_codes if c < GREY][:REGIONS]:
-            members = np.flatnonzero(colouring.codes == code)
+        for group in labels[np.argsort(-sizes, kind="stable")][:REGIONS].tolist():
+            members = np.flatnonzero(groups == group)
+            if len(members) < MIN_REGION:
+                break
+            code = int(np.bincount(colouring.codes[members]).argmax())
             regions.append((pos[members], style.type_colour(code),
                             f"{community_lead(names, priority, members)} ({len(members):,})"))
         self.canvas.set_regions(regions)

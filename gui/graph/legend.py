@@ -55,6 +55,7 @@ class GraphLegend(QWidget):
         self.list = QListWidget()
         self.list.setToolTip("Click an entry to highlight its nodes; click it again to show all")
         self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long rows elide instead
         self.list.itemClicked.connect(self._clicked)
         self.clear_button = QPushButton("Show all")
         self.clear_button.setVisible(False)
@@ -62,7 +63,8 @@ class GraphLegend(QWidget):
         self.detail_title = QLabel()
         self.detail_title.setWordWrap(True)
         self.detail = QListWidget()
-        self.detail.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.detail.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.detail.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.detail.itemClicked.connect(lambda item: self.detail_clicked.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.key = QLabel(f"{_dot(style.HIT_COLOUR, '○')} hit · {_dot(style.SELECTION_COLOUR, '○')} selected · "
                           f"{_dot(style.PINNED_COLOUR, '◇')} pinned · {_dot(style.REPLAY_COLOUR, '◌')} written "

@@ -48,7 +48,7 @@ from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 
 RELOAD_DELAY_MS = 150
 WRITTEN_KEPT = 20     # entities written while the app runs that stay in the focus view
-FADING_SHOWN = 60     # fading entities added to the focus view in *What fades next*
+FADING_SHOWN = 12     # the soonest fading entities added to the focus view in *What fades next*
 REGIONS = 30          # community regions drawn (and named) on a large global map
 MIN_REGION = 20       # nodes: smaller communities get no region
 REGION_NODES = 2000   # drawn nodes from which the global map shows community regions

@@ -61,15 +61,15 @@ def communities(n: int, edges: np.ndarray, initial: np.ndarray | None = None) ->
     return np.asarray(found.membership, dtype=np.int64)
 
 
-def initial_membership(ids: np.ndarray, previous: dict[int, int]) -> np.ndarray | None:
-    """``(n,) int64`` starting groups for :func:`communities` from the colours drawn before (``previous``: entity
-    id → colour code): a coloured node starts in its colour's group, any other node alone; ``None`` when
-    nothing was coloured before."""
+def initial_membership(ids: np.ndarray, previous: dict[int, int], grouped_below: int = GREY) -> np.ndarray | None:
+    """``(n,) int64`` starting groups for :func:`communities` from the groups found before (``previous``: entity
+    id → group, e.g. the colour code drawn): a node of a group below ``grouped_below`` starts in it, any other
+    node alone; ``None`` when there was nothing before."""
     if not previous:
         return None
-    codes = np.array([previous.get(int(i), GREY) for i in np.asarray(ids).tolist()], dtype=np.int64)
-    alone = codes >= GREY
-    codes[alone] = GREY + 1 + np.arange(int(alone.sum()))
+    codes = np.array([previous.get(int(i), -1) for i in np.asarray(ids).tolist()], dtype=np.int64)
+    alone = (codes < 0) | (codes >= grouped_below)
+    codes[alone] = max(int(codes.max(initial=0)), grouped_below) + 1 + np.arange(int(alone.sum()))
     return codes
 
 
@@ -176,7 +176,7 @@ def by_origin(origins: Sequence[str | None], colours: dict[str, int], counts: di
             drawn[origin] = drawn.get(origin, 0) + 1
     shown = sorted(drawn, key=lambda o: (-drawn[o], o))
     entries = [(style.type_colour(colours.get(o, GREY)),
-                f"{origin_label(o)}: {drawn[o]:,} shown · {counts.get(o, 0):,} writes") for o in shown]
+                f"{origin_label(o)} ({drawn[o]:,}) · {counts.get(o, 0):,} writes") for o in shown]
     return Colouring(codes, "origin", "Colour = who wrote it last (click: its writes)", tuple(entries),
                      tuple(colours.get(o, GREY) for o in shown))
 

@@ -92,7 +92,6 @@ class GlobalMap(QObject):
         self._generation = 0
         self.gap: float | np.ndarray = 0.5  # the nodes' diameters in layout units (see positions.grow)
         self.anchor: np.ndarray | None = None  # where unconnected new nodes go (the view's centre)
-        self.previous_colours: dict[int, int] = {}  # entity id → community colour drawn (Leiden starts there)
         self._warmed = False
         self._closed = False
         self._address = database_address(controller.service)
@@ -138,12 +137,17 @@ class GlobalMap(QObject):
                             on_success=lambda pos: self._done(arrays, pos), channel=self.channel)
 
     def groups(self, arrays: GraphArrays) -> np.ndarray | None:
-        """``(N,) int64`` communities of the whole graph (:func:`~limbic.gui.graph.colouring.communities`),
-        or ``None`` while they are computed (off the UI thread; ``ready(arrays)`` follows)."""
+        """``(N,) int64`` communities of the whole graph (:func:`~limbic.gui.graph.colouring.communities`; the first
+        time the same seeded grouping the map's regions were laid out by, then each time starting from the
+        groups found before), or ``None`` while they are computed (off the UI thread; ``ready(arrays)`` follows)."""
         if self._groups is not None and self._groups[0] is arrays:
             return self._groups[1]
-        self.controller.run(communities, len(arrays), arrays.edges,
-                            initial_membership(arrays.ids, self.previous_colours),
+        initial = None
+        if self._groups is not None:  # start from the groups found before: a write reshapes them only locally
+            before = self._groups
+            initial = initial_membership(arrays.ids, dict(zip(before[0].ids.tolist(), before[1].tolist(), strict=True)),
+                                         grouped_below=int(before[1].max(initial=0)) + 1)
+        self.controller.run(communities, len(arrays), arrays.edges, initial,
                             on_success=lambda found: self._grouped(arrays, found), channel=self.channel + "-groups")
         return None
 

@@ -54,7 +54,7 @@ class GraphLegend(QWidget):
         self.heading.setTextFormat(Qt.TextFormat.RichText)
         self.list = QListWidget()
         self.list.setToolTip("Click an entry to highlight its nodes; click it again to show all")
-        self.list.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long rows elide instead
         self.list.itemClicked.connect(self._clicked)
         self.clear_button = QPushButton("Show all")

@@ -84,7 +84,7 @@ class Lenses(QObject):
         rows = []
         for fade in (self.fades or [])[:DETAIL_ROWS]:
             what = f"“{fade.detail}” expires" if fade.kind == provenance.EXPIRES else "falls below forget threshold"
-            rows.append((f"{(iso(fade.at) or '')[:10]} · {fade.name}: {what}", fade.name))
+            rows.append((f"{(iso(fade.at) or '')[:10]} · {fade.name}\n{what}", fade.name))
         return rows
 
     def load_writes(self, origin: str, done: Callable[[], None]) -> None:
@@ -103,7 +103,7 @@ class Lenses(QObject):
         rows = []
         for write in self.writes[1][-DETAIL_ROWS:]:
             names = ", ".join(write.names[:3]) + (f" +{len(write.names) - 3}" if len(write.names) > 3 else "")
-            rows.append((f"{(iso(write.at) or '')[:16].replace('T', ' ')} · {write.op} · {names or '—'}",
+            rows.append((f"{(iso(write.at) or '')[:16].replace('T', ' ')} · {write.op}\n{names or '—'}",
                          write.names[0] if write.names else ""))
         return rows
 

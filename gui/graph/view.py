@@ -444,7 +444,6 @@ class GraphView(QWidget):
             return
         groups = None
         if self._colour_mode in ("auto", "community"):
-            self.global_map.previous_colours = self._colours
             groups = self.global_map.groups(arrays)
             if groups is None:
                 return  # being computed: ready follows

@@ -120,6 +120,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._where: dict[str, int] = {}
         self._marked: dict[int, float] = {}  # drawn row → label priority bonus (selection, hits)
         self.ringed: list[str] = []
+        self.replay_marked: list[str] = []  # drawn entities a replay marks
         self._style = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # drawn type codes, alpha levels
         self._ring_rows: dict[str, np.ndarray] | None = None  # drawn rows per ring kind
         self._label_timer = single_shot_timer(self, LABEL_DELAY_MS, self.update_labels)
@@ -175,6 +176,10 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                     item.hide()
                 else:
                     item.setPos(float(self.pos[i, 0]), float(self.pos[i, 1]))
+
+    def index_of(self, name: str) -> int | None:
+        """The drawn index of ``name`` (``None`` when not drawn)."""
+        return self._where.get(name)
 
     def label_anchors(self) -> dict[str, tuple[float, float]]:
         """``{name: (x, y)}`` layout position of each shown label's anchor (its node's position when placed)."""
@@ -270,8 +275,6 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._draw_rings(rows)
         self._label_timer.start()
         return True
-
-    replay_marked: list[str] = []
 
     def _draw_rings(self, rows: dict[str, np.ndarray]) -> None:
         for kind, item in self._rings.items():

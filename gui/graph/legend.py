@@ -102,11 +102,11 @@ class GraphLegend(QWidget):
             rest.setFlags(Qt.ItemFlag.NoItemFlags)
             self.list.addItem(rest)
         self.setToolTip("\n".join([title, *(text for _, text in entries)]))
-        self._show_chosen(keep)
+        self.show_chosen(keep)
 
     def choose(self, index: int) -> None:
         """Choose colour row ``index`` (``-1``: none) as a click would; emits ``entry_clicked``."""
-        self._show_chosen(index if 0 <= index < min(len(self.entries), MAX_ROWS) else -1)
+        self.show_chosen(index if 0 <= index < min(len(self.entries), MAX_ROWS) else -1)
         self.entry_clicked.emit(self.chosen)
 
     def set_detail(self, title: str, rows: Sequence[tuple[str, str]]) -> None:
@@ -128,7 +128,8 @@ class GraphLegend(QWidget):
         index = self.list.row(item)
         self.choose(-1 if index == self.chosen else index)
 
-    def _show_chosen(self, index: int) -> None:
+    def show_chosen(self, index: int) -> None:
+        """Mark colour row ``index`` (``-1``: none) as chosen without emitting ``entry_clicked``."""
         self.chosen = index
         self.list.blockSignals(True)
         self.list.clearSelection()

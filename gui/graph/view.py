@@ -186,7 +186,7 @@ class GraphView(QWidget):
 
     def colour_of(self, name: str) -> tuple[int, int, int] | None:
         """The RGB ``name`` is drawn in (``None`` when not drawn)."""
-        i = self.canvas._where.get(name)
+        i = self.canvas.index_of(name)
         return None if i is None else style.type_colour(int(self._codes[i]))
 
     def node_position(self, name: str) -> QPointF | None:
@@ -489,7 +489,7 @@ class GraphView(QWidget):
                          self._alpha(rows), priority, start=start)
         self.legend.set_entries(colouring.title, colouring.entries)
         if self._chosen_code is not None:
-            self.legend._show_chosen(list(colouring.entry_codes).index(self._chosen_code))
+            self.legend.show_chosen(list(colouring.entry_codes).index(self._chosen_code))
         self._show_detail()
         self._draw_regions(colouring, names, priority, pos, groups)
         self._rings()
@@ -602,7 +602,7 @@ class GraphView(QWidget):
 
     def _go_to(self, name: str) -> None:
         self.canvas.center_on(name)
-        self.canvas.point_to([n for n in self.canvas._pointing if n != name])
+        self.canvas.point_to([n for n in self.canvas.markers.shown if n != name])
 
     # --- controller signals and mouse -------------------------------------------------------------
 

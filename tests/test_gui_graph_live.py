@@ -79,6 +79,10 @@ def test_agent_writes_land_in_place_and_the_view_stays(qtbot, view):
     median_edge = float(np.median(np.linalg.norm(pos[edges[:, 0]] - pos[edges[:, 1]], axis=1)))
     for name, anchor in zip(names[:2], anchors, strict=True):  # next to its neighbour
         assert np.linalg.norm(np.subtract(after[name], after[anchor])) <= median_edge
+    rect = view.view.viewRect()
+    for name in names[2:]:  # an unconnected one: in free space near the centre of the view
+        x, y = after[name]
+        assert abs(x - rect.center().x()) < rect.width() / 3 and abs(y - rect.center().y()) < rect.height() / 3
     anchors_of_labels = view.canvas.label_anchors()
     assert anchors_of_labels and all(anchors_of_labels[n] == after[n] for n in anchors_of_labels)
     changed = [n for n in before if view.colour_of(n) != colours[n]]

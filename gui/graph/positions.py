@@ -145,8 +145,9 @@ def place_new(pos: np.ndarray, known: np.ndarray, edges: np.ndarray, ids: np.nda
     A node with placed neighbours goes to the free spot (:func:`free_spot`) nearest their mean (chains of new
     nodes follow, in rounds); one without any to a free spot near ``anchor``, twice as clear. Then
     :data:`PLACE_RELAX_STEPS` force steps move only the new nodes (:func:`relax_new`); a node keeps its
-    relaxed spot only if it is still clear of every node and, when linked, within the median edge of its
-    nearest neighbour. Returns a copy; known rows unchanged."""
+    relaxed spot only if it is linked, still clear of every node and within the median edge of its nearest
+    neighbour (the repulsion of the whole drawing would push an unconnected one away from the view). Returns a
+    copy; known rows unchanged."""
     pos = np.array(pos, dtype=np.float64).reshape(-1, 2)
     known = np.asarray(known, dtype=bool)
     if known.all():
@@ -186,8 +187,8 @@ def place_new(pos: np.ndarray, known: np.ndarray, edges: np.ndarray, ids: np.nda
         apart = np.linalg.norm(at - at[i], axis=1) >= need(i)
         apart[i] = True
         mates = both[both[:, 0] == i, 1] if len(both) else both
-        near = not len(mates) or np.linalg.norm(at[mates] - at[i], axis=1).min() <= median_edge
-        return bool(apart.all() and near)
+        near = len(mates) and np.linalg.norm(at[mates] - at[i], axis=1).min() <= median_edge
+        return bool(apart.all() and near)  # an unconnected node keeps its free spot near the view
 
     for i in new:
         if not fits(relaxed, i):

@@ -23,20 +23,20 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QEvent, QPoint, QPointF, QSettings, QTimer, Signal
+from PySide6.QtCore import QEvent, QPointF, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from limbic.core.service.graph_arrays import GraphArrays, salience, subgraph_edges, temporal_factor
 from limbic.gui.controller import AppController
 from limbic.gui.graph import focus, style
+from limbic.gui.graph.annotations import Annotations
 from limbic.gui.graph.canvas import GraphCanvas
-from limbic.gui.graph.card import HoverCard, card_html
+from limbic.gui.graph.card import HoverCard
 from limbic.gui.graph.colouring import (
     Colouring,
     by_fade,
     by_origin,
     colour_nodes,
-    community_lead,
     initial_membership,
 )
 from limbic.gui.graph.global_map import GlobalMap
@@ -49,9 +49,6 @@ from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 RELOAD_DELAY_MS = 150
 WRITTEN_KEPT = 20     # entities written while the app runs that stay in the focus view
 FADING_SHOWN = 12     # the soonest fading entities added to the focus view in *What fades next*
-REGIONS = 30          # community regions drawn (and named) on a large global map
-MIN_REGION = 20       # nodes: smaller communities get no region
-REGION_NODES = 2000   # drawn nodes from which the global map shows community regions
 CREATING_OPS = ("create_entities", "upsert_entities")
 
 
@@ -61,7 +58,7 @@ def _decay_key(params: Any) -> tuple[float, ...]:
             params.decay_fast_hours, params.decay_fast_share)
 
 
-class GraphView(QWidget):
+class GraphView(Annotations, QWidget):
     """Draws the memory graph with pyqtgraph (whole arrays per frame); see the module docstring.
 
     ``drawn`` is emitted after every redraw, ``global_ready`` when the global layout is known.
@@ -101,6 +98,7 @@ class GraphView(QWidget):
         self._chosen_code: int | None = None  # the colour code picked in the legend (its nodes highlighted)
         self._colouring: Colouring | None = None
         self._details: dict[str, Any] = {}  # name → EntityDetail read for the hover card
+        self._reading: str | None = None  # the name whose card details are being read
         self._loose: set[int] = set()  # placed without a drawn neighbour: placed again once linked
         self._how = "keep"  # the intent of the focus arrangement being computed (see positions.arrange)
         self._glide_next = False  # the next global draw animates from the drawn positions (Re-layout)
@@ -503,24 +501,6 @@ class GraphView(QWidget):
         self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}")
         self.drawn.emit()
 
-    def _draw_regions(self, colouring: Colouring, names: list[str], priority: np.ndarray, pos: np.ndarray,
-                      groups: np.ndarray | None) -> None:
-        """The :data:`REGIONS` largest communities as labelled regions on a large global map (none elsewhere),
-        in their colour (grey past the palette)."""
-        if self._mode != "global" or colouring.mode != "community" or groups is None or len(names) < REGION_NODES:
-            self.canvas.set_regions([])
-            return
-        labels, sizes = np.unique(groups, return_counts=True)
-        regions = []
-        for group in labels[np.argsort(-sizes, kind="stable")][:REGIONS].tolist():
-            members = np.flatnonzero(groups == group)
-            if len(members) < MIN_REGION:
-                break
-            code = int(np.bincount(colouring.codes[members]).argmax())
-            regions.append((pos[members], style.type_colour(code),
-                            f"{community_lead(names, priority, members)} ({len(members):,})"))
-        self.canvas.set_regions(regions)
-
     def _rings(self) -> None:
         self.canvas.set_rings(self._hits, self._selection, [self._pinned] if self._pinned else [],
                               self._replay_marks if self._replay is not None else [])
@@ -543,66 +523,6 @@ class GraphView(QWidget):
         self._set_temporal(params)
         if len(self._rows):
             self.canvas.restyle(self._codes, self._alpha(self._rows))
-
-    # --- legend, card -----------------------------------------------------------------------------
-
-    def _legend_clicked(self, index: int) -> None:
-        """Highlight the nodes of legend entry ``index`` (the others fade); ``-1`` shows all again. In *Who wrote
-        it* the chosen origin's writes are listed in order."""
-        colouring = self._colouring
-        self._chosen_code = colouring.entry_codes[index] if colouring and 0 <= index < len(colouring.entry_codes) \
-            else None
-        if len(self._rows):
-            self.canvas.restyle(self._codes, self._alpha(self._rows))
-        if colouring is not None and colouring.mode == "origin" and self._chosen_code is not None and self._arrays:
-            origins = self.lenses.shown_origins(self.lenses.origins_of(self._drawn_ids))
-            if 0 <= index < len(origins):
-                self.lenses.load_writes(origins[index], self._show_detail)
-                return
-        self._show_detail()
-
-    def _show_detail(self) -> None:
-        mode = self._colour_shown
-        if mode == "fades":
-            rows = self.lenses.fade_rows()
-            self.legend.set_detail(f"{len(self.lenses.fades or []):,} fade within {self.lenses.days:g} days, soonest "
-                                   "first (click: select)" if self.lenses.fades is not None else "reading…", rows)
-        elif mode == "origin" and self._chosen_code is not None and self.lenses.writes is not None:
-            origin, writes = self.lenses.writes
-            self.legend.set_detail(f"{self.lenses.label(origin)}: {plural(len(writes), 'write')}, oldest first",
-                                   self.lenses.write_rows())
-        else:
-            self.legend.set_detail("", [])
-
-    def _on_hover(self, index: int, where: QPoint) -> None:
-        arrays = self._arrays
-        if index < 0 or arrays is None or index >= len(self._rows):
-            self.card.hide()
-            self.card.name = None
-            return
-        row = int(self._rows[index])
-        name = arrays.names[row]
-        entity_type = arrays.type_names[int(arrays.type_codes[row])]
-        relations, last = int(arrays.degree[row]), float(arrays.last_access[row])
-        self.card.show_at(name, card_html(name, entity_type, relations, last, self._details.get(name)), where)
-        if name not in self._details:
-            self._details[name] = None
-            self.controller.run(self.controller.service.get_entity, name,  # record=False: looking is not using
-                                on_success=lambda detail: self._detail_read(name, detail),
-                                on_failure=lambda _error: None, channel=self._channel + "-card")
-
-    def _detail_read(self, name: str, detail: Any) -> None:
-        self._details[name] = detail
-        arrays = self._arrays
-        if self.card.isVisible() and self.card.name == name and arrays is not None and name in self._index:
-            row = self._index[name]
-            html = card_html(name, arrays.type_names[int(arrays.type_codes[row])], int(arrays.degree[row]),
-                             float(arrays.last_access[row]), detail)
-            self.card.show_at(name, html, self.card.pos() - QPoint(16, 16))
-
-    def _go_to(self, name: str) -> None:
-        self.canvas.center_on(name)
-        self.canvas.point_to([n for n in self.canvas.markers.shown if n != name])
 
     # --- controller signals and mouse -------------------------------------------------------------
 

@@ -162,6 +162,19 @@ def test_who_wrote_it_and_what_fades_next(qtbot, view):
     qtbot.waitUntil(lambda: view.colouring == "origin", timeout=10_000)  # back to the colouring chosen before
 
 
+def test_fit_to_hits_shows_every_hit(qtbot, view):
+    settled(qtbot, view)
+    with qtbot.waitSignal(view.drawn, timeout=10_000):
+        view.controller.search("memory graph architecture", 10)
+    settled(qtbot, view)
+    view.view.setRange(xRange=(1000, 1001), yRange=(1000, 1001), padding=0)  # far from everything
+    view.fit_to_hits()
+    rect = view.view.viewRect()
+    positions = view.layout_positions()
+    hits = [positions[r.name] for r in view.controller.results if r.name in positions]
+    assert hits and all(rect.contains(QPointF(x, y)) for x, y in hits)
+
+
 def test_a_canvas_is_safe_to_use_before_its_first_draw(qtbot):
     canvas = GraphCanvas()
     qtbot.addWidget(canvas)

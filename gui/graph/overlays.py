@@ -105,7 +105,9 @@ class Regions:
             shape.setPen(pg.mkPen(*rgb, 110, width=1.5, cosmetic=True))
             shape.setZValue(-1)
             self.view.addItem(shape)
-            text = pg.TextItem(label, color=QColor(*rgb).darker(120), anchor=(0.5, 1.0))
+            background = pg.mkColor(pg.getConfigOption("background"))  # light or dark: the label reads on both
+            background.setAlpha(170)
+            text = pg.TextItem(label, color=QColor(*rgb), anchor=(0.5, 1.0), fill=pg.mkBrush(background))
             text.setFont(self.font)
             text.setZValue(5)
             text.setPos(float(outline[:, 0].mean()), float(outline[:, 1].max()))  # above the region

@@ -12,7 +12,7 @@ deterministic HashingEmbedder: no model download, search is lexical), and each s
   entities, two alone), written by another connection to the same file as an MCP server would; a hover
   card on one of them;
 - ``who-wrote-it-SIZE.png``: coloured by who wrote each entity last, one token's writes listed;
-- ``fades-SIZE.png``: *What fades next* 30 days ahead;
+- ``fades-SIZE.png``: *What fades next* 30 days ahead (``--dark``: every one of these in dark mode too);
 - ``global-10k-SIZE.png`` (with ``--debian``, a memory of ``debian_kg.py --limit 10000``): the global map.
 """
 
@@ -82,13 +82,14 @@ def corpus_memory(folder: Path) -> Path:
     return db
 
 
-def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str) -> None:
+def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str, dark: bool = False) -> None:
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.models import EntityInput, ObservationInput, RelationInput
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
 
     limbic = open_app(qt, db, size)
+    limbic.set_dark(dark)
     view, window = limbic.graph_view, limbic.window
     panel = window.search_panel
     panel.query.setText("render pipeline")
@@ -160,6 +161,7 @@ def main() -> None:
     parser.add_argument("--size", default="1600x1000", help="window size, e.g. 1366x768")
     parser.add_argument("--debian", type=Path, help="a memory of Debian's packages: also shoot the global map")
     parser.add_argument("--only-global", action="store_true", help="only the global map")
+    parser.add_argument("--dark", action="store_true", help="in dark mode (the names end in -dark)")
     args = parser.parse_args()
     from PySide6.QtWidgets import QApplication
 
@@ -170,7 +172,7 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     qt = QApplication.instance() or QApplication([])
     if not args.only_global:
-        explorer_views(qt, corpus_memory(folder), size, args.out, args.size)
+        explorer_views(qt, corpus_memory(folder), size, args.out, args.size + ("-dark" if args.dark else ""), args.dark)
     if args.debian is not None:
         import apsw
 

@@ -99,6 +99,17 @@ def test_labels_and_fit_follow_every_change(qtbot, view):
     settled(qtbot, view)
     positions = view.layout_positions()
     assert all(positions[n] == xy for n, xy in view.canvas.label_anchors().items())
+    rect = view.view.viewRect()
+    far = max((n for n in positions if not rect.contains(QPointF(*positions[n]))),
+              key=lambda n: np.hypot(*positions[n]))
+    service.create_entities([EntityInput("Note on a far entity", "note")], origin="mcp:bob")
+    service.create_relations([RelationInput("Note on a far entity", far, "about")], origin="mcp:bob")
+    qtbot.waitUntil(lambda: "Note on a far entity" in view.canvas.markers.shown, timeout=10_000)  # out of view
+    assert view.view.viewRect() == rect  # the view did not jump to it
+    view.canvas.markers.buttons[0].click()  # the marker takes you there
+    assert view.view.viewRect().contains(QPointF(*view.layout_positions()["Note on a far entity"]))
+    settled(qtbot, view)
+    positions = view.layout_positions()
     view.zoom_to_fit()
     settled(qtbot, view)
     assert view.canvas.all_in_view()

@@ -471,6 +471,7 @@ class GraphView(Annotations, QWidget):
         if arrays is None:
             return
         before = self._drawn_ids
+        drawn_before = self.layout_positions()  # where each entity was drawn (a written one may be placed again)
         self._rows, self._drawn_ids = rows, arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
         priority = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows])
@@ -495,9 +496,10 @@ class GraphView(Annotations, QWidget):
         if self._fit_next or (not writing and self.canvas.fitted and self.canvas.needs_fit()):
             self._fit_next = False
             self.canvas.zoom_to_fit()
-        if writing and len(before):  # new nodes out of view get a marker; the view stays where it is
-            self.canvas.point_to([n for n, i in zip(names, self._drawn_ids.tolist(), strict=True)
-                                  if i in set(self._written) and not np.isin(i, before)])
+        if writing and len(before):  # new (or newly linked) nodes out of view get a marker; the view stays put
+            written = set(self._written)
+            self.canvas.point_to([n for n, i, xy in zip(names, self._drawn_ids.tolist(), pos.tolist(), strict=True)
+                                  if i in written and drawn_before.get(n) != tuple(xy)])
         self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}")
         self.drawn.emit()
 

@@ -129,6 +129,12 @@ def test_hover_card_double_click_and_legend(qtbot, view):
     assert opened.args == [name]
     view.canvas._mouse_moved(view.canvas.mapToScene(QPointF(2, 2).toPoint()))
     assert not view.card.isVisible()
+    other = next(n for n in view.shown_names() if n != name)
+    view.set_pinned(other)  # the entity pinned in "Why not this one?" is marked in the graph
+    qtbot.waitUntil(lambda: other in view.highlighted_names(), timeout=5000)
+    assert len(view.canvas._rings["pinned"].data) == 1
+    view.set_pinned(None)
+    qtbot.waitUntil(lambda: other not in view.highlighted_names(), timeout=5000)
     view.set_colouring("type")
     qtbot.waitUntil(lambda: view.colouring == "type", timeout=5000)
     everyone = view.emphasised_names()

@@ -10,7 +10,7 @@ consistent copy even while another process writes to it; nothing is written to t
 Figures (one JSON object on stdout):
 - ``layout_s``: from the view shown to the global map drawn (layout in the worker process, communities,
   regions), with no kept layout;
-- ``zoom``: a scripted session on the global map, coloured by community, in a 1100×700 canvas: ``steps``
+- ``zoom``: a scripted zoom and pan over the global map, coloured by community, in a 1100×700 canvas: ``steps``
   wheel notches in (towards a point off-centre), as many out, then ``steps`` pans, one event every 40 ms
   (a quick wheel). A 2 ms heartbeat timer on the UI thread records its longest gap (``stall_ms_max``: the
   longest the UI could not answer), its p99, and per event the time until the canvas was repainted
@@ -84,7 +84,7 @@ def map_digest(db: Path) -> None:
     service.close()
 
 
-def zoom_session(qt, view, steps: int) -> dict:
+def zoom_and_pan(qt, view, steps: int) -> dict:
     from PySide6.QtCore import QElapsedTimer, QPoint, QPointF, Qt, QTimer
     from PySide6.QtGui import QWheelEvent
     from PySide6.QtWidgets import QApplication
@@ -182,7 +182,7 @@ def main() -> None:
         qt.processEvents()
     if args.shot:
         view.grab().save(str(args.shot))
-    figures["zoom"] = zoom_session(qt, view, args.steps)
+    figures["zoom"] = zoom_and_pan(qt, view, args.steps)
     view.shutdown()
     controller.shutdown()
     service.close()

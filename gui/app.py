@@ -157,6 +157,8 @@ class LimbicApp(QObject):
             below_graph=self.timeline,
         )
         self._add_actions(window, editor)
+        window.search_panel.pin.pinned_changed.connect(self.graph_view.set_pinned)
+        self.graph_view.edit_requested.connect(lambda _name: window.docks["editorDock"].raise_())
         self.set_dark(dark)
         window.restore_state(self.settings)
         self.graph_view.restore_state(self.settings)

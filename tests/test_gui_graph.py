@@ -247,3 +247,40 @@ def test_the_count_sits_on_the_canvas_and_is_elided_only_when_it_does_not_fit(qt
     view.info.set_full_text(long)
     assert "…" in view.info.text() and view.info.toolTip() == long
     assert view.info.geometry().right() <= view.canvas.width()
+
+
+def test_global_maps_are_the_same_on_every_launch_and_kept_per_database(tmp_path):
+    from limbic.gui.graph.global_map import save_layout, saved_layout
+    from limbic.gui.graph.layout import REGION_LAYOUT, TAIL_COMPONENT
+
+    rng = np.random.default_rng(11)
+    groups, size = 6, 400  # six planted communities, sparse links between them, and a tail of lone nodes
+    inner = [(g * size + rng.integers(0, size, 3000), g * size + rng.integers(0, size, 3000)) for g in range(groups)]
+    edges = np.concatenate([np.stack(pair, axis=1) for pair in inner] + [rng.integers(0, groups * size, (60, 2))])
+    edges = edges[edges[:, 0] != edges[:, 1]]
+    n = groups * size + 150
+    assert n > REGION_LAYOUT
+    first = global_layout(n, edges)
+    engine = LayoutEngine(in_process_limit=1)  # a fresh process, as at the next launch
+    try:
+        again = engine.global_layout(n, edges)
+    finally:
+        engine.close()
+    assert np.array_equal(first, again)
+    lone = first[groups * size:]
+    assert (lone[:, 1] < first[: groups * size, 1].min()).all()  # the long tail packed below the map
+    assert len(np.unique(lone.round(6), axis=0)) == len(lone) and TAIL_COMPONENT > 1
+    import random
+
+    import igraph
+
+    small = edges[(edges < 300).all(axis=1)]
+    focus_map = ego_layout(300, small)
+    igraph.set_random_number_generator(random.Random(99))  # whatever ran before: the focus map is the same
+    assert np.array_equal(ego_layout(300, small), focus_map)
+    address = str(tmp_path / "memory.db")
+    ids = np.arange(n, dtype=np.int64) * 3
+    save_layout(address, ids, first)
+    kept = saved_layout(address)
+    assert kept is not None and np.array_equal(kept[0], ids) and np.array_equal(kept[1], first)
+    assert saved_layout(str(tmp_path / "other.db")) is None

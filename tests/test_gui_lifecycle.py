@@ -145,7 +145,8 @@ def test_the_time_slider_replays_the_graph(qtbot, controller, service):
     bar.window_box.setCurrentIndex(1)  # ring what was written in the day before
     bar.at(t0 + 2.5 * DAY)
     qtbot.waitUntil(lambda: set(view.shown_names()) == {"first", "second"} and bar.written == ["second"], timeout=5000)
-    assert len(view.arrays.edges) == 0 and "second" in view.highlighted_names()
+    assert len(view.arrays.edges) == 0 and view.canvas.replay_marked == ["second"]  # its own mark, not a hit's
+    assert "second" not in view.highlighted_names() and "written in the 1 day before" in bar.label.text()
     bar.at(t0 + 3.5 * DAY)
     qtbot.waitUntil(lambda: view.arrays is not None and len(view.arrays.edges) == 1, timeout=5000)  # as it stood
     bar.at(t0 + 4.5 * DAY)

@@ -53,12 +53,12 @@ def test_rings_for_many_hits_match_a_reference(qtbot):
     expected_hits = list(dict.fromkeys(h for h in hits if h in drawn))
     assert canvas.ringed == [*expected_hits, "entity 5"]
     rows = [names.index(h) for h in expected_hits]
-    x, y = canvas._hit_rings.getData()
+    x, y = canvas._rings["hit"].getData()
     assert np.allclose(np.column_stack([x, y]), pos[rows])
-    assert np.allclose(canvas._hit_rings.data["size"], sizes[rows] + 8)
-    x, y = canvas._selection_rings.getData()
+    assert np.allclose(canvas._rings["hit"].data["size"], sizes[rows] + 8)
+    x, y = canvas._rings["selection"].getData()
     assert np.allclose(np.column_stack([x, y]), pos[[5]])
 
     assert not canvas.set_rings(list(reversed(hits)), selection)  # the same sets: nothing redrawn
     assert canvas.set_rings(hits[:10], selection)
-    assert len(canvas._hit_rings.getData()[0]) == len([h for h in hits[:10] if h in drawn])
+    assert len(canvas._rings["hit"].getData()[0]) == len([h for h in hits[:10] if h in drawn])

@@ -1,20 +1,23 @@
 """The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
-nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits and
-the selection, the legend over a corner (:mod:`limbic.gui.graph.legend`, the one where it hides the
-fewest nodes; it takes no canvas room), and labels where they fit (level of detail). Stacking, bottom
-to top: edges, labels (on a translucent patch), nodes, rings — so a label never hides a node — except
-the selection's and hits' labels, and every label on dense maps (over 2,000 nodes), which go on top.
+nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits (with a halo,
+easy to find on a large map), the selection, the pinned entity of *Why not this one?* and the entities a
+replay marks, and labels where they fit (level of detail). Stacking, bottom to top: community regions,
+edges, halos, labels (on a translucent patch), nodes, rings — so a label never hides a node.
 
-Labels never overlap each other: the selection and the search hits are labelled first (trying below,
-above, right and left of their node, then further out), then the most important nodes where a label
-still fits; label boxes are measured with the label font. When nodes move (a new layout),
-``GraphCanvas.draw(..., start=...)`` glides them there in :data:`ANIMATION_MS`.
+Level of detail (:mod:`limbic.gui.graph.overlays`): only the edges with an end in view are drawn, at most
+a budget, fainter when zoomed out; labels get a share of the canvas area each (more labels as you zoom in,
+fewer where nodes crowd) and never cover a node's disc. Labels never overlap each other: the selection and
+the search hits are labelled first (trying below, above, right and left of their node, then further out),
+then the most important nodes where a label still fits. Every label sits on its node: a redraw moves the
+labels with their nodes at once. When nodes move (a new layout), ``GraphCanvas.draw(..., start=...)``
+glides them there in :data:`ANIMATION_MS`.
 
-After :meth:`GraphCanvas.zoom_to_fit` the drawing stays fitted while the canvas is resized (the window
-and its docks get their sizes after the first draw) until the user pans or zooms.
+Hovering a node emits ``node_hovered`` (the view shows a card); new nodes out of view get a marker on the
+canvas edge (:meth:`GraphCanvas.point_to`). After :meth:`GraphCanvas.zoom_to_fit` the drawing stays fitted
+while the canvas is resized until the user pans or zooms.
 
 It knows nothing of the service or the controller: :class:`~limbic.gui.graph.view.GraphView` hands it
-arrays (positions, edges, sizes, colour codes, opacity levels) and names, and listens to ``node_clicked``.
+arrays (positions, edges, sizes, colour codes, opacity levels) and names, and listens to its signals.
 """
 
 from __future__ import annotations
@@ -25,18 +28,22 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEasingCurve, QPointF, Qt, QVariantAnimation, Signal
+from PySide6.QtCore import QEasingCurve, QPoint, QPointF, Qt, QVariantAnimation, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
-from limbic.gui.graph import style
-from limbic.gui.graph.legend import GraphLegend
+from limbic.gui.graph import overlays, style
 from limbic.gui.widgets import single_shot_timer
 
 LABEL_DELAY_MS = 40
-MAX_LABELS = 80
+MAX_LABELS = 120
+LABEL_AREA = 7_000.0  # canvas pixels² per label: the density the level of detail allows
+HOVER_SLACK = 4.0     # pixels beyond a node's disc that still hover it
+HALO_SIZE = 26.0      # pixels added round a search hit's disc by its halo
 LABEL_CHARS = 28
 LABEL_PADDING = 8.0   # pixels around a label's text (its patch: the text item's document margin)
-OBSTACLE_NODES = 300  # labels avoid covering the discs of this many most important visible nodes
+LABEL_CANDIDATES = 600  # most important visible nodes that may get a label
+DENSE_NODES = 3000    # visible nodes from which a view counts as crowded
+DENSE_LABELS = 30     # labels on a crowded view (besides the selection's and hits')
 FIT_MARGIN = 24.0     # pixels kept free around the fitted drawing
 FIT_MARGIN_X = 80.0   # pixels beside it, for the outer nodes' labels
 ANIMATION_MS = 350
@@ -50,8 +57,12 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
     """See the module docstring. ``node_clicked(index, double, ctrl)`` gives the drawn node's index."""
 
     node_clicked = Signal(int, bool, bool)
+    node_hovered = Signal(int, QPoint)  # drawn index (-1: none) and where, in canvas pixels
+    marker_clicked = Signal(str)        # the name a new-node marker points to
     fitted = False  # the view shows the fitted drawing; cleared when the user pans or zooms (class
-    # default: Qt sends resize events from inside the base constructor)
+    # defaults: Qt sends resize and range events from inside the constructors, before any data)
+    _big = False
+    _glide: tuple[np.ndarray, np.ndarray] | None = None
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -64,15 +75,21 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._edges = pg.PlotCurveItem(connect="pairs", antialias=False)
         self._edges.setZValue(0)
         self.view.addItem(self._edges)
+        self._halos = pg.ScatterPlotItem(pxMode=True, pen=None, brush=pg.mkBrush(*style.HIT_COLOUR, 70))
+        self._halos.setZValue(0.5)
+        self._halos.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.view.addItem(self._halos)
         self._nodes = pg.ScatterPlotItem(pxMode=True)
         self._nodes.setZValue(2)
         self._nodes.sigClicked.connect(self._on_points_clicked)
         self.view.addItem(self._nodes)
-        # One ring item per colour, each with a single pen: no per-point pens to build on every change.
-        self._hit_rings, self._selection_rings = (
-            pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen(*colour, width=2.5))
-            for colour in (style.HIT_COLOUR, style.SELECTION_COLOUR))
-        for item in (self._hit_rings, self._selection_rings):
+        # One ring item per kind, each with a single pen: no per-point pens to build on every change.
+        self._rings = {kind: pg.ScatterPlotItem(pxMode=True, brush=None, symbol=symbol, pen=pg.mkPen(*colour, width=2.5))
+                       for kind, colour, symbol in (("hit", style.HIT_COLOUR, "o"),
+                                                    ("selection", style.SELECTION_COLOUR, "o"),
+                                                    ("pinned", style.PINNED_COLOUR, "d"),
+                                                    ("replay", style.REPLAY_COLOUR, "s"))}
+        for item in self._rings.values():
             item.setZValue(3)
             item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
             self.view.addItem(item)
@@ -87,22 +104,30 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
             self.view.addItem(item)
             self._labels.append(item)
         self._metrics = QFontMetricsF(font)
-        self.legend = GraphLegend(self)
+        self.regions = overlays.Regions(self.view)
+        self.markers = overlays.NewMarkers(self, self.marker_clicked.emit)
+        self._pointing: list[str] = []  # new nodes the markers point to while out of view
+        self._hovered = -1
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.view.sigRangeChangedManually.connect(self._user_moved)
         self._fit_timer = single_shot_timer(self, 0, self._refit)
         self._brushes = style.BrushCache()
         self.names: list[str] = []
         self.pos = np.zeros((0, 2))
+        self._shown = np.zeros((0, 2))  # where the nodes are drawn this frame (mid-glide: not yet self.pos)
         self._sizes = np.zeros(0)
         self._priority = np.zeros(0)
         self._where: dict[str, int] = {}
         self._marked: dict[int, float] = {}  # drawn row → label priority bonus (selection, hits)
         self.ringed: list[str] = []
+        self.replay_marked: list[str] = []  # drawn entities a replay marks
         self._style = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # drawn type codes, alpha levels
-        self._ring_rows: tuple[np.ndarray, np.ndarray] | None = None  # drawn hit rows, selection rows
+        self._ring_rows: dict[str, np.ndarray] | None = None  # drawn rows per ring kind
         self._label_timer = single_shot_timer(self, LABEL_DELAY_MS, self.update_labels)
-        self.view.sigRangeChanged.connect(lambda *_: self._label_timer.start())
+        self.view.sigRangeChanged.connect(self._range_changed)
         self._edge_rows = np.zeros((0, 2), dtype=np.int64)
+        self._edge_key: tuple | None = None  # what the drawn edge path was built for
+        self.edges_drawn = 0
         self._animation = QVariantAnimation(self)
         self._animation.setDuration(ANIMATION_MS)
         self._animation.setEasingCurve(QEasingCurve.Type.InOutCubic)
@@ -139,18 +164,63 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         else:
             self._glide = None
             self._place(end)
+            self._follow_labels()
             self._label_timer.start()
+
+    def _follow_labels(self) -> None:
+        """Move each shown label onto its node's new position (hide it when its node is gone) at once."""
+        for item in self._labels:
+            if item.isVisible():
+                i = self._where.get(item.property("entity"))
+                if i is None:
+                    item.hide()
+                else:
+                    item.setPos(float(self.pos[i, 0]), float(self.pos[i, 1]))
+
+    def index_of(self, name: str) -> int | None:
+        """The drawn index of ``name`` (``None`` when not drawn)."""
+        return self._where.get(name)
+
+    def label_anchors(self) -> dict[str, tuple[float, float]]:
+        """``{name: (x, y)}`` layout position of each shown label's anchor (its node's position when placed)."""
+        return {item.property("entity"): (float(item.pos().x()), float(item.pos().y()))
+                for item in self._labels if item.isVisible()}
 
     def _place(self, pos: np.ndarray) -> None:
         """Show nodes, edges and rings at ``pos`` (the style and sizes as set by :meth:`draw`)."""
         self._shown = pos
-        ends = pos[self._edge_rows].reshape(-1, 2)
-        self._edges.setData(x=ends[:, 0], y=ends[:, 1], connect="pairs",
-                            pen=pg.mkPen(140, 140, 140, 40 if self._big else 110, width=1))
+        self._edge_key = None
+        self._draw_edges()
         self._nodes.setData(pos=pos, size=self._sizes, brush=self._brushes.brushes(*self._style),
                             pen=None if self._big else pg.mkPen(30, 30, 30, 160, width=0.8))
         if self._ring_rows is not None:
-            self._draw_rings(*self._ring_rows)
+            self._draw_rings(self._ring_rows)
+
+    def _view_rect(self) -> tuple[float, float, float, float]:
+        rect = self.view.viewRect()
+        return rect.left(), rect.top(), rect.right(), rect.bottom()
+
+    def _draw_edges(self) -> None:
+        """The edge path for the current view (:func:`~limbic.gui.graph.overlays.visible_edges`): rebuilt only when
+        the culled set changes."""
+        rows, share = overlays.visible_edges(self._shown, self._edge_rows, self._view_rect(), self._priority) \
+            if self._big else (np.arange(len(self._edge_rows)), 1.0)
+        key = (len(rows), int(rows[:50].sum()) if len(rows) else 0, int(rows[-50:].sum()) if len(rows) else 0,
+               round(share, 2))
+        if key == self._edge_key:
+            return
+        self._edge_key = key
+        self.edges_drawn = len(rows)
+        ends = self._shown[self._edge_rows[rows]].reshape(-1, 2)
+        self._edges.setData(x=ends[:, 0], y=ends[:, 1], connect="pairs",
+                            pen=pg.mkPen(140, 140, 140, int((90 if self._big else 110) * share), width=1))
+
+    def _range_changed(self, *_: object) -> None:
+        if self._big and self._glide is None and len(self._shown):
+            self._draw_edges()
+            for item in self._labels:  # while a large map moves, labels wait (each would be re-transformed per frame)
+                item.hide()
+        self._label_timer.start()
 
     def _animate_step(self, value: float) -> None:
         if self._glide is None:
@@ -185,39 +255,55 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         _, first = np.unique(rows, return_index=True)
         return rows[np.sort(first)]
 
-    def set_rings(self, hits: Sequence[str], selection: Sequence[str]) -> bool:
-        """Red rings round the drawn search hits, gold round the selection; both get labels first.
+    def set_rings(self, hits: Sequence[str], selection: Sequence[str], pinned: Sequence[str] = (),
+                  replay: Sequence[str] = ()) -> bool:
+        """Red rings (and halos) round the drawn search hits, gold round the selection, a violet diamond round
+        the pinned entity, teal squares round what a replay marks; the first three get labels first.
 
-        Returns whether the rings changed: the same drawn hits and selection (in any order) keep the
-        rings and labels as they are (no repaint)."""
-        hit_rows, selection_rows = self._drawn_rows(hits), self._drawn_rows(selection)
-        self.ringed = [self.names[i] for i in (*hit_rows.tolist(), *selection_rows.tolist())]
+        Returns whether the rings changed: the same drawn rows (in any order) keep the rings and labels as
+        they are (no repaint)."""
+        rows = {"hit": self._drawn_rows(hits), "selection": self._drawn_rows(selection),
+                "pinned": self._drawn_rows(pinned), "replay": self._drawn_rows(replay)}
+        self.ringed = [self.names[i] for kind in ("hit", "selection", "pinned") for i in rows[kind].tolist()]
+        self.replay_marked = [self.names[i] for i in rows["replay"].tolist()]
         previous = self._ring_rows
-        if previous is not None and all(
-            np.array_equal(np.sort(new), np.sort(old)) for new, old in zip((hit_rows, selection_rows), previous, strict=True)
-        ):
+        if previous is not None and all(np.array_equal(np.sort(rows[k]), np.sort(previous[k])) for k in rows):
             return False
-        self._ring_rows = (hit_rows, selection_rows)
-        self._marked = {int(i): 10.0 for i in hit_rows.tolist()} | {int(i): 20.0 for i in selection_rows.tolist()}
-        self._draw_rings(hit_rows, selection_rows)
+        self._ring_rows = rows
+        self._marked = ({int(i): 10.0 for i in rows["hit"].tolist()} | {int(i): 15.0 for i in rows["pinned"].tolist()}
+                        | {int(i): 20.0 for i in rows["selection"].tolist()})
+        self._draw_rings(rows)
         self._label_timer.start()
         return True
 
-    def _draw_rings(self, hit_rows: np.ndarray, selection_rows: np.ndarray) -> None:
-        for item, rows in ((self._hit_rings, hit_rows), (self._selection_rings, selection_rows)):
-            item.setData(pos=self._shown[rows], size=self._sizes[rows] + 8)
+    def _draw_rings(self, rows: dict[str, np.ndarray]) -> None:
+        for kind, item in self._rings.items():
+            extra = 14 if kind == "pinned" else 8
+            item.setData(pos=self._shown[rows[kind]], size=self._sizes[rows[kind]] + extra)
+        self._halos.setData(pos=self._shown[rows["hit"]], size=self._sizes[rows["hit"]] + HALO_SIZE)
 
-    def set_legend(self, title: str, entries: Sequence[tuple[tuple[int, int, int], str]]) -> None:
-        """The legend's ``title`` and one row per ``(rgb, text)``."""
-        self.legend.set_entries(title, entries)
+    def set_regions(self, regions: Sequence[tuple[np.ndarray, tuple[int, int, int], str]]) -> None:
+        """Community regions (``(points (K, 2), rgb, label)`` each) under the drawing; empty clears them."""
+        self.regions.set(regions)
 
-    def set_legend_visible(self, visible: bool) -> None:
-        """Show or collapse the legend (an overlay: the drawing keeps its place)."""
-        self.legend.setVisible(visible)
+    def point_to(self, names: Sequence[str]) -> None:
+        """Mark the drawn ``names`` (new nodes) with an arrow on the canvas edge while they are out of view."""
+        self._pointing = [n for n in names if n in self._where]
+        self._update_markers()
+
+    def _update_markers(self) -> None:
+        rect = self.view.viewRect()
+        targets = []
+        for name in [n for n in self._pointing if n in self._where]:
+            x, y = map(float, self.pos[self._where[name]])
+            if not rect.contains(QPointF(x, y)):
+                at = self.mapFromScene(self.view.mapViewToScene(QPointF(x, y)))
+                targets.append((name, float(at.x()), float(at.y())))
+        self.markers.place(targets)
 
     def apply_theme(self) -> None:
         """Take background and text colours from pyqtgraph's options (the app sets them for dark mode);
-        the legend follows the application palette by itself."""
+        the legend and the card follow the application palette by themselves."""
         background = pg.mkColor(pg.getConfigOption("background"))
         foreground = pg.mkColor(pg.getConfigOption("foreground"))
         self.setBackground(background)
@@ -270,13 +356,25 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
 
     def zoom_to_fit(self) -> None:
         """Show every drawn node as large as the canvas allows, with :data:`FIT_MARGIN` pixels around the
-        drawing (:data:`FIT_MARGIN_X` beside it, for the outer labels). The legend floats over the canvas,
-        in the corner where it covers the fewest nodes (collapse it with L)."""
+        drawing (:data:`FIT_MARGIN_X` beside it, for the outer labels). The legend sits beside the canvas."""
         if not len(self.pos):
             return
         self.fitted = True
+        self._fit_rows(np.arange(len(self.pos)))
+
+    def fit_to(self, names: Sequence[str]) -> bool:
+        """Zoom and pan so that the drawn ``names`` (e.g. the search hits) fill the canvas; returns whether any
+        is drawn. The view is no longer "fitted" (a resize keeps it)."""
+        rows = self._drawn_rows(names)
+        if not len(rows):
+            return False
+        self.fitted = False
+        self._fit_rows(rows, least=12.0 * style.MAX_SIZE * self.units_per_pixel() if len(rows) == 1 else 0.0)
+        return True
+
+    def _fit_rows(self, rows: np.ndarray, least: float = 0.0) -> None:
         width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
-        low, high = self.pos.min(axis=0), self.pos.max(axis=0)
+        low, high = self.pos[rows].min(axis=0) - least / 2, self.pos[rows].max(axis=0) + least / 2
         span = np.maximum(high - low, 1.0)  # layout units; a lone node still gets a finite zoom
         free_w = max(width - 2 * FIT_MARGIN_X, 0.5 * width)
         free_h = max(height - 2 * FIT_MARGIN, 0.5 * height)
@@ -300,7 +398,8 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
 
     def update_labels(self) -> None:
         """Label the selection, the hits and then the most important visible nodes, no two labels
-        overlapping (:func:`limbic.gui.graph.style.place_labels`)."""
+        overlapping and none over a node's disc (:func:`limbic.gui.graph.style.place_labels`); as many as the
+        canvas area allows at :data:`LABEL_AREA` pixels² each. Also places the new-node markers."""
         if not shiboken6.isValid(self.view):
             return  # the timer fired while the window was being torn down
         self._labels = [item for item in self._labels if shiboken6.isValid(item)]
@@ -308,40 +407,75 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
             item.hide()
         if not len(self.names) or self._glide is not None:
             return
+        self._update_markers()
         rect = self.view.viewRect()
         x, y = self.pos[:, 0], self.pos[:, 1]
         inside = np.flatnonzero((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
         if not len(inside):
             return
         width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
-        pixels = np.stack([(x[inside] - rect.left()) / rect.width() * width,
-                           (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
-        marked = np.array([self._marked.get(int(i), 0.0) for i in inside.tolist()])
-        self.legend.settle(pixels + [self.view.pos().x(), self.view.pos().y()], 1.0 + 5.0 * marked)
-        order = np.argsort(-(self._priority[inside] + marked), kind="stable")[:2000]
-        radius = self._sizes[inside] / 2.0
-        discs = order[:OBSTACLE_NODES]  # the most important discs stay uncovered
-        obstacles = [(pixels[i, 0] - radius[i], pixels[i, 1] - radius[i], pixels[i, 0] + radius[i],
-                      pixels[i, 1] + radius[i]) for i in discs.tolist()]
-        keep_out = []
-        if self.legend.isVisible():  # no label hides under the legend
-            box = self.legend.geometry().translated(-int(self.view.pos().x()), -int(self.view.pos().y()))
-            keep_out.append((float(box.left()), float(box.top()), float(box.right()), float(box.bottom())))
-        texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…"
-                 for n in (self.names[i] for i in inside.tolist())]
+        marked = np.zeros(len(inside))
+        if self._marked:
+            where = np.searchsorted(inside, list(self._marked))
+            found = [(w, bonus) for (row, bonus), w in zip(self._marked.items(), where.tolist(), strict=True)
+                     if w < len(inside) and inside[w] == row]
+            for w, bonus in found:
+                marked[w] = bonus
+        dense = len(inside) > DENSE_NODES  # a crowded view: the regions' names speak; a few node labels
+        candidates = 4 * DENSE_LABELS + int((marked > 0).sum()) if dense else LABEL_CANDIDATES
+        order = np.argsort(-(self._priority[inside] + marked), kind="stable")[:candidates]
+        pixels_all = np.stack([(x[inside] - rect.left()) / rect.width() * width,
+                               (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
+        radius_all = self._sizes[inside] / 2.0
+        raster = style.DiscRaster(pixels_all, radius_all, width, height)  # every visible disc is an obstacle
+        pixels, radius = pixels_all[order], radius_all[order]
+        names = [self.names[i] for i in inside[order].tolist()]
+        texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…" for n in names]
         widths = np.array([self._metrics.horizontalAdvance(t) + LABEL_PADDING for t in texts])
         label_height = self._metrics.height() + LABEL_PADDING
-        chosen = style.place_labels(pixels, widths, order.tolist(), offset=radius + 1.0, obstacles=obstacles,
-                                    first=int((marked > 0).sum()), height=label_height,
-                                    max_labels=len(self._labels), bounds=(0.0, 0.0, width, height),
-                                    keep_out=keep_out)
+        allowed = int(min(len(self._labels), max(8, width * height / LABEL_AREA)))
+        if dense:
+            allowed = min(allowed, DENSE_LABELS)
+        first = int((marked[order] > 0).sum())
+        chosen = style.place_labels(pixels, widths, list(range(len(order))), offset=radius + 1.0, first=first,
+                                    height=label_height, max_labels=max(allowed, min(first, MAX_LABELS)),
+                                    bounds=(0.0, 0.0, width, height), marked_cover=False, raster=raster)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
-            item.setZValue(4 if self._big or marked[k] else 1)  # the selection's and hits' labels over the nodes
+            node = inside[order[k]]
+            item.setZValue(4 if self._marked.get(int(node)) else 1)  # the selection's and hits' labels over edges
             item.setText(texts[k])
+            item.setProperty("entity", names[k])
             item.setAnchor((-dx / widths[k], -dy / label_height))  # the box's top-left, from its node
-            item.setPos(float(x[inside[k]]), float(y[inside[k]]))
+            item.setPos(float(x[node]), float(y[node]))
             item.show()
             item.updateTransform(force=True)  # hidden items miss view changes (pyqtgraph TextItem)
+
+    def node_at(self, where: QPointF) -> int:
+        """The drawn node under ``where`` (canvas pixels; the nearest within its disc and :data:`HOVER_SLACK`), or -1."""
+        if not len(self.pos):
+            return -1
+        point = self.view.mapSceneToView(self.mapToScene(where.toPoint()))
+        rect = self.view.viewRect()
+        per_pixel = rect.width() / max(self.view.width(), 1.0)
+        distance = np.hypot(self.pos[:, 0] - point.x(), self.pos[:, 1] - point.y()) / max(per_pixel, 1e-12)
+        i = int(np.argmin(distance))
+        return i if distance[i] <= self._sizes[i] / 2 + HOVER_SLACK else -1
+
+    def _mouse_moved(self, scene_pos: QPointF) -> None:
+        where = self.mapFromScene(scene_pos)
+        i = self.node_at(QPointF(where))
+        if i != self._hovered or i >= 0:
+            self._hovered = i
+            self.node_hovered.emit(i, where)
+
+    def leaveEvent(self, event: Any) -> None:  # noqa: N802 - Qt override
+        self._hovered = -1
+        self.node_hovered.emit(-1, QPoint())
+        super().leaveEvent(event)
+
+    def units_per_pixel(self) -> float:
+        """Layout units per screen pixel at the current zoom."""
+        return float(self.view.viewRect().width() / max(self.view.width(), 1.0))
 
     def _on_points_clicked(self, _item: Any, points: Any, event: Any) -> None:
         if len(points):

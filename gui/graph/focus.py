@@ -29,15 +29,24 @@ def node_weight(arrays: GraphArrays, salience: np.ndarray) -> np.ndarray:
     return salience + np.log1p(arrays.degree) / np.log1p(top_degree)
 
 
-def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seeds: Iterable[int]) -> np.ndarray:
+def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seeds: Iterable[int],
+               extra: Iterable[int] = ()) -> np.ndarray:
     """Sorted ``(K,) int64`` rows to draw: the ``seeds`` (rows of the selection, hits and expanded nodes)
     and their neighbours among the ``mask`` ``(N,) bool`` (seeds always), the heaviest past
-    :data:`FOCUS_LIMIT`; without seeds the :data:`OVERVIEW_SIZE` heaviest visible entities."""
+    :data:`FOCUS_LIMIT`; without seeds the :data:`OVERVIEW_SIZE` heaviest visible entities. The ``extra``
+    rows (entities just written, the pinned one, what fades) join either way, with their neighbours."""
     weight = node_weight(arrays, salience)
     seed_rows = np.array(sorted(set(seeds)), dtype=np.int64)
+    extra_rows = np.array(sorted(set(extra)), dtype=np.int64)
     if not len(seed_rows):
         candidates = np.flatnonzero(mask)
-        return np.sort(candidates[np.argsort(-weight[candidates], kind="stable")[:OVERVIEW_SIZE]])
+        rows = np.sort(candidates[np.argsort(-weight[candidates], kind="stable")[:OVERVIEW_SIZE]])
+        if not len(extra_rows):
+            return rows
+        seed_rows = extra_rows
+        around = neighbours(arrays, extra_rows, depth=1)
+        return np.union1d(rows, around[mask[around] | np.isin(around, extra_rows)])
+    seed_rows = np.union1d(seed_rows, extra_rows)
     rows = neighbours(arrays, seed_rows, depth=1)
     is_seed = np.isin(rows, seed_rows)
     keep = mask[rows] | is_seed
@@ -50,12 +59,15 @@ def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seed
 
 def arrange_view(store_ids: np.ndarray, store_pos: np.ndarray, drawn_ids: np.ndarray, ids: np.ndarray,
                  edges: np.ndarray, how: str, current: np.ndarray | None,
-                 grouped: bool) -> tuple[Arrangement, np.ndarray | None]:
-    """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` (``how``: see
+                 grouped: bool, gap: float | np.ndarray = 0.5, anchor: np.ndarray | None = None,
+                 initial: np.ndarray | None = None) -> tuple[Arrangement, np.ndarray | None]:
+    """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` (``how``, ``gap``, ``anchor``: see
     :func:`~limbic.gui.graph.positions.arrange`) and, with ``grouped``, their ``(N,) int64`` community
-    membership (else ``None``)."""
-    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current)
-    return arrangement, communities(len(ids), edges) if grouped else None
+    membership (else ``None``), starting from the ``initial`` groups (see
+    :func:`~limbic.gui.graph.colouring.communities`)."""
+    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current, gap=gap,
+                          anchor=anchor)
+    return arrangement, communities(len(ids), edges, initial) if grouped else None
 
 
 def glide_start(old_ids: np.ndarray, old_pos: np.ndarray, ids: np.ndarray, pos: np.ndarray) -> np.ndarray:

@@ -5,24 +5,74 @@ the graph view. A first layout — or *Re-layout* — is python-igraph's Fruchte
 whole graph (:mod:`limbic.gui.graph.layout`), in a worker process for large graphs; when at least
 :data:`EXTEND_SHARE` of the entities are placed already, the others are added next to their
 neighbours without moving anyone (``extend_layout``). Every computation runs off the UI thread.
+
+The layout is seeded (the same graph, the same map) and kept per database in the cache folder
+(:func:`saved_layout`, :func:`save_layout`): the next launch draws the map it showed last, and only places
+entities written since.
 """
 
 from __future__ import annotations
 
+import hashlib
+import logging
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication
 
+from limbic.core import paths
 from limbic.core.service.graph_arrays import GraphArrays
 from limbic.gui.controller import AppController
-from limbic.gui.graph.colouring import communities
-from limbic.gui.graph.layout import LayoutEngine, extend_layout
-from limbic.gui.graph.positions import PositionStore
+from limbic.gui.graph.colouring import communities, initial_membership
+from limbic.gui.graph.layout import LayoutEngine
+from limbic.gui.graph.positions import PositionStore, grow
 from limbic.gui.widgets import CornerLabel, plural
 
 EXTEND_SHARE = 0.8  # of the entities already placed, to add the rest without a new layout
+log = logging.getLogger(__name__)
+
+
+def layout_file(address: str) -> Path:
+    """Where the global map of the database at ``address`` (a file path or a PostgreSQL URL) is kept: a
+    ``.npz`` in the cache folder named by a hash of the address (no credentials in a file name)."""
+    digest = hashlib.sha256(address.encode("utf-8")).hexdigest()[:24]
+    return paths.cache_dir() / "layouts" / f"{digest}.npz"
+
+
+def saved_layout(address: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(ids (K,) int64 ascending, pos (K, 2))`` kept for ``address``, or ``None`` (none, or unreadable)."""
+    path = layout_file(address)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as data:
+            ids, pos = np.asarray(data["ids"], dtype=np.int64), np.asarray(data["pos"], dtype=np.float64)
+    except (OSError, ValueError, KeyError) as exc:
+        log.warning("ignoring the kept graph layout %s: %s", path.name, exc)
+        return None
+    if pos.shape != (len(ids), 2) or not np.isfinite(pos).all():
+        return None
+    return ids, pos
+
+
+def save_layout(address: str, ids: np.ndarray, pos: np.ndarray) -> None:
+    """Keep the global map of ``address`` for the next launch (written atomically; failures are logged)."""
+    path = layout_file(address)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".partial.npz")
+        np.savez(partial, ids=np.asarray(ids, dtype=np.int64), pos=np.asarray(pos, dtype=np.float64))
+        partial.replace(path)
+    except OSError as exc:
+        log.warning("could not keep the graph layout: %s", exc)
+
+
+def database_address(service: Any) -> str:
+    """The identity of the service's database: its URL (PostgreSQL) or its resolved file path."""
+    database = service.database
+    return str(getattr(database, "address", None) or database.path)
 
 
 class GlobalMap(QObject):
@@ -40,8 +90,12 @@ class GlobalMap(QObject):
         self.store = PositionStore()
         self._groups: tuple[GraphArrays, np.ndarray] | None = None  # communities of the whole graph
         self._generation = 0
+        self.gap: float | np.ndarray = 0.5  # the nodes' diameters in layout units (see positions.grow)
+        self.anchor: np.ndarray | None = None  # where unconnected new nodes go (the view's centre)
         self._warmed = False
         self._closed = False
+        self._address = database_address(controller.service)
+        self._saved = saved_layout(self._address)  # read once, at start: the map the last launch showed
         self._layout_posted.connect(self._on_layout_future)
         app = QApplication.instance()
         if app is not None:
@@ -62,8 +116,14 @@ class GlobalMap(QObject):
         if not force and self.known(arrays):
             return
         self._generation += 1  # a layout still computing is outdated now
+        if force:
+            self._saved = None
+        elif not len(self.store) and self._saved is not None:
+            self.store.replace(*self._saved)  # the map of the last launch; entities written since are added
+            self._saved = None
         if not force and len(self.store) and np.isin(arrays.ids, self.store.ids).mean() >= EXTEND_SHARE:
-            self.controller.run(extend_layout, self.store.ids, self.store.pos, arrays.ids, arrays.edges,
+            store_ids, store_pos, gap, anchor = self.store.ids, self.store.pos, self.gap, self.anchor
+            self.controller.run(lambda: grow(store_ids, store_pos, arrays.ids, arrays.edges, gap=gap, anchor=anchor),
                                 on_success=lambda pos: self._done(arrays, pos), channel=self.channel)
             return
         self.info.set_full_text(f"Laying out {plural(len(arrays), 'entity')}…")
@@ -77,11 +137,17 @@ class GlobalMap(QObject):
                             on_success=lambda pos: self._done(arrays, pos), channel=self.channel)
 
     def groups(self, arrays: GraphArrays) -> np.ndarray | None:
-        """``(N,) int64`` communities of the whole graph (:func:`~limbic.gui.graph.colouring.communities`),
-        or ``None`` while they are computed (off the UI thread; ``ready(arrays)`` follows)."""
+        """``(N,) int64`` communities of the whole graph (:func:`~limbic.gui.graph.colouring.communities`; the first
+        time the same seeded grouping the map's regions were laid out by, then each time starting from the
+        groups found before), or ``None`` while they are computed (off the UI thread; ``ready(arrays)`` follows)."""
         if self._groups is not None and self._groups[0] is arrays:
             return self._groups[1]
-        self.controller.run(communities, len(arrays), arrays.edges,
+        initial = None
+        if self._groups is not None:  # start from the groups found before: a write reshapes them only locally
+            before = self._groups
+            initial = initial_membership(arrays.ids, dict(zip(before[0].ids.tolist(), before[1].tolist(), strict=True)),
+                                         grouped_below=int(before[1].max(initial=0)) + 1)
+        self.controller.run(communities, len(arrays), arrays.edges, initial,
                             on_success=lambda found: self._grouped(arrays, found), channel=self.channel + "-groups")
         return None
 
@@ -111,4 +177,6 @@ class GlobalMap(QObject):
 
     def _done(self, arrays: GraphArrays, pos: np.ndarray) -> None:
         self.store.replace(arrays.ids, pos)
+        self.controller.run(save_layout, self._address, self.store.ids, self.store.pos,
+                            channel=self.channel + "-keep")
         self.ready.emit(arrays)

@@ -14,6 +14,7 @@ edge is about one unit long whatever the graph size (node sizes are drawn in pix
 from __future__ import annotations
 
 import multiprocessing
+import random
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,6 +24,12 @@ import numpy as np
 IN_PROCESS_LIMIT = 1500  # nodes; larger global layouts go to the worker process
 PACK_ASPECT = 1.3  # width / height of the rectangle the focus graph's components are packed into
 PACK_GAP = 1.5     # layout units (median edges) between packed components
+TAIL_COMPONENT = 5  # nodes: smaller components of the global map are packed beside it (the long tail)
+TAIL_GAP = 0.6      # layout units between packed tail components
+TAIL_SPREAD = 1.5   # layout units: the widest a packed tail component may be
+REGION_LAYOUT = 2000  # nodes: larger global maps are laid out as regions, one per community
+REGION_GAP = 6.0      # layout units between regions
+_RNG = random.Random()  # igraph's random numbers, seeded before each run
 
 
 def _normalise(pos: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -48,12 +55,24 @@ def _normalise(pos: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return pos / scale if scale > 0 else pos
 
 
-def global_layout(n: int, edges: np.ndarray, iterations: int = 300) -> np.ndarray:
+def _seeded_igraph(random_state: int) -> None:
+    """Seed igraph's random numbers (the grid layout and Leiden draw from them): the same graph, the same picture."""
+    import igraph
+
+    _RNG.seed(random_state)
+    igraph.set_random_number_generator(_RNG)
+
+
+def global_layout(n: int, edges: np.ndarray, iterations: int = 300, random_state: int = 7) -> np.ndarray:
     """Fruchterman–Reingold layout of ``n`` nodes and ``(M, 2)`` integer ``edges`` with python-igraph.
 
     The grid approximation is used above 1,000 nodes. 300 iterations: on the 10k-node Debian graph
     the picture is the same as with igraph's default 500 (compared side by side) at 60 % of the time.
-    Returns ``(n, 2) float64``.
+    Seeded (start positions and igraph's random numbers from ``random_state``): the same graph gives the
+    same map on every launch. Up to :data:`REGION_LAYOUT` nodes, components are laid out together, then the
+    small ones (fewer than :data:`TAIL_COMPONENT` nodes: the long tail) are packed in a band beside the main
+    map (:func:`pack_tail`); larger graphs are drawn as regions (:func:`region_layout`). Returns
+    ``(n, 2) float64``.
     """
     import igraph
 
@@ -63,15 +82,90 @@ def global_layout(n: int, edges: np.ndarray, iterations: int = 300) -> np.ndarra
     if n == 1:
         return np.zeros((1, 2))
     graph = igraph.Graph(n=n, edges=edges.tolist(), directed=False)
-    layout = graph.layout_fruchterman_reingold(niter=iterations, grid=n > 1000)
-    pos = np.asarray(layout.coords, dtype=np.float64)
-    return _normalise(pos, edges)
+    if n > REGION_LAYOUT:
+        return region_layout(graph, iterations, random_state)
+    start = np.random.default_rng(random_state).uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n)
+    _seeded_igraph(random_state)
+    layout = graph.layout_fruchterman_reingold(niter=iterations, grid=n > 1000, seed=start.tolist())
+    pos = _normalise(np.asarray(layout.coords, dtype=np.float64), edges)
+    return pack_tail(pos, graph.connected_components().membership)
 
 
-def _pack(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
-    """Place each ``(members, positions)`` part in rows, in the given order, inside a rectangle of aspect
-    :data:`PACK_ASPECT`; returns ``(n, 2)`` positions centred on the origin."""
-    boxes = [(pos - pos.min(axis=0), np.ptp(pos, axis=0) + PACK_GAP) for _, pos in parts]
+def region_layout(graph: object, iterations: int = 300, random_state: int = 7) -> np.ndarray:
+    """A large graph as a map of regions: its communities (Leiden, modularity, seeded: the grouping the view
+    colours by) each laid out by Fruchterman–Reingold on its own, the regions packed in rows, largest first,
+    :data:`REGION_GAP` apart (:func:`_pack`), and the groups under :data:`TAIL_COMPONENT` nodes (lone nodes,
+    pairs) packed in a band below (:func:`pack_tail`). Each region keeps the median edge one unit long, so the
+    regions read as separate places instead of one hairball. Returns ``(n, 2) float64``."""
+    import igraph
+
+    assert isinstance(graph, igraph.Graph)
+    n = graph.vcount()
+    simple = graph.copy()
+    simple.simplify()
+    _seeded_igraph(random_state)
+    membership = np.asarray(simple.community_leiden(objective_function="modularity", n_iterations=-1).membership,
+                            dtype=np.int64)
+    sizes = np.bincount(membership)
+    rng = np.random.default_rng(random_state)
+    parts = []
+    for group in sorted(np.flatnonzero(sizes >= TAIL_COMPONENT).tolist(), key=lambda g: (-int(sizes[g]), g)):
+        members = np.flatnonzero(membership == group)
+        part = simple.subgraph(members.tolist())
+        local = np.asarray(part.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+        start = rng.uniform(-1.0, 1.0, (len(members), 2)) * np.sqrt(len(members))
+        _seeded_igraph(random_state)
+        layout = part.layout_fruchterman_reingold(niter=iterations, grid=len(members) > 1000, seed=start.tolist())
+        parts.append((members, _normalise(np.asarray(layout.coords, dtype=np.float64), local)))
+    pos = np.zeros((n, 2))
+    if parts:
+        packed = _pack(parts, n, gap=REGION_GAP)
+        inside = np.concatenate([members for members, _ in parts])
+        pos[inside] = packed[inside]
+    labels = membership.copy()
+    return pack_tail(pos, labels.tolist())
+
+
+def pack_tail(pos: np.ndarray, membership: list[int]) -> np.ndarray:
+    """Move the small components (under :data:`TAIL_COMPONENT` nodes) of a laid-out graph into a band below the
+    main map, packed in rows (largest first, each keeping its own shape) as wide as the map: the long tail
+    of lone nodes and pairs no longer rings the map. ``pos`` ``(n, 2)`` in layout units; returns a copy."""
+    pos = np.array(pos, dtype=np.float64)
+    labels = np.asarray(membership, dtype=np.int64)
+    if not len(labels):
+        return pos
+    sizes = np.bincount(labels)
+    small = sizes[labels] < TAIL_COMPONENT
+    if small.all() or not small.any():
+        return pos
+    main = ~small
+    low, high = pos[main].min(axis=0), pos[main].max(axis=0)
+    parts = []
+    for label in sorted(np.unique(labels[small]).tolist(), key=lambda c: (-int(sizes[c]), c)):
+        rows = np.flatnonzero(labels == label)
+        local = pos[rows] - pos[rows].mean(axis=0)
+        extent = float(np.abs(local).max()) if len(rows) > 1 else 0.0
+        if extent > TAIL_SPREAD:  # a pair or a chain drifted apart: keep its shape, not its span
+            local *= TAIL_SPREAD / extent
+        elif len(rows) > 1 and extent < 1e-9:  # not laid out (a small group of a region map): side by side
+            local = np.stack([np.arange(len(rows)) * TAIL_GAP, np.zeros(len(rows))], axis=1)
+        parts.append((rows, local))
+    width = max(float(high[0] - low[0]), 10.0)
+    x, y, row_height = low[0], low[1] - 2 * PACK_GAP, 0.0
+    for rows, local in parts:
+        size = np.ptp(local, axis=0) if len(rows) > 1 else np.zeros(2)
+        if x > low[0] and x + size[0] > low[0] + width:
+            x, y, row_height = low[0], y - row_height - TAIL_GAP, 0.0
+        pos[rows] = local - local.min(axis=0) + [x, y - size[1]]
+        x += float(size[0]) + TAIL_GAP
+        row_height = max(row_height, float(size[1]))
+    return pos
+
+
+def _pack(parts: list[tuple[np.ndarray, np.ndarray]], n: int, gap: float = PACK_GAP) -> np.ndarray:
+    """Place each ``(members, positions)`` part in rows, in the given order, ``gap`` apart, inside a rectangle of
+    aspect :data:`PACK_ASPECT`; returns ``(n, 2)`` positions centred on the origin."""
+    boxes = [(pos - pos.min(axis=0), np.ptp(pos, axis=0) + gap) for _, pos in parts]
     area = sum(float(size[0] * size[1]) for _, size in boxes)
     row_width = max(max(float(size[0]) for _, size in boxes), float(np.sqrt(area * PACK_ASPECT)))
     out = np.zeros((n, 2))
@@ -102,6 +196,7 @@ def ego_layout(
     graph = igraph.Graph(n=n, edges=edges.tolist(), directed=False)
     rng = np.random.default_rng(random_state)
     start = rng.uniform(-1.0, 1.0, (n, 2)) * np.sqrt(n) if seed is None else np.asarray(seed, dtype=np.float64)
+    _seeded_igraph(random_state)
     parts = []
     for members in sorted(graph.connected_components(), key=lambda m: (-len(m), m[0])):
         rows = np.asarray(members, dtype=np.int64)

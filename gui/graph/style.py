@@ -21,6 +21,9 @@ PALETTE: tuple[tuple[int, int, int], ...] = (
 OTHER_COLOUR = (150, 150, 150)
 SELECTION_COLOUR = (255, 215, 0)
 HIT_COLOUR = (255, 64, 64)
+PINNED_COLOUR = (200, 60, 220)   # the entity pinned in *Why not this one?*
+REPLAY_COLOUR = (0, 170, 200)    # entities written in the replay's window
+NEW_COLOUR = (40, 170, 90)       # the marker pointing to new nodes out of view
 MIN_SIZE = 7.0   # pixels, salience 0
 MAX_SIZE = 24.0  # pixels, salience 1
 ALPHA_LEVELS = 8
@@ -94,6 +97,34 @@ class _BoxGrid:
             self.buckets.setdefault(c, []).append(box)
 
 
+class DiscRaster:
+    """Node discs as a boolean raster of ``cell``-pixel squares over a ``width`` × ``height`` canvas: the
+    obstacle test of :func:`place_labels` for thousands of discs (numpy fill, one slice per test). A cell
+    counts as covered when the disc's bounding box touches it (conservative: a label never covers a disc)."""
+
+    def __init__(self, pixels: np.ndarray, radii: np.ndarray, width: float, height: float, cell: float = 3.0) -> None:
+        self.cell = cell
+        self.grid = np.zeros((int(height // cell) + 2, int(width // cell) + 2), dtype=bool)
+        pixels = np.asarray(pixels, dtype=np.float64).reshape(-1, 2)
+        radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (len(pixels),))
+        rows, cols = self.grid.shape
+        for radius in np.unique(radii).tolist():
+            which = radii == radius
+            low = np.floor((pixels[which] - radius) / cell).astype(np.int64)
+            span = int(np.ceil(2 * radius / cell)) + 1
+            for dy in range(span):
+                for dx in range(span):
+                    y, x = low[:, 1] + dy, low[:, 0] + dx
+                    keep = (y >= 0) & (y < rows) & (x >= 0) & (x < cols)
+                    self.grid[y[keep], x[keep]] = True
+
+    def overlaps(self, box: Box) -> bool:
+        c = self.cell
+        y0, y1 = max(int(box[1] // c), 0), int(box[3] // c) + 1
+        x0, x1 = max(int(box[0] // c), 0), int(box[2] // c) + 1
+        return bool(self.grid[y0:y1, x0:x1].any())
+
+
 def label_spots(width: float, height: float, radius: float, rings: int = 1) -> list[tuple[float, float]]:
     """Where a ``width`` × ``height`` label may go round a node of ``radius`` pixels: the offsets of its
     top-left corner from the node's centre — below, above, right, left; then (``rings`` > 1) the same
@@ -122,6 +153,8 @@ def place_labels(
     cell: float = 64.0,
     bounds: Box | None = None,
     keep_out: Sequence[Box] = (),
+    marked_cover: bool = True,
+    raster: DiscRaster | None = None,
 ) -> list[tuple[int, tuple[float, float]]]:
     """Greedy level of detail: which labels can be drawn, and where, without two overlapping.
 
@@ -131,7 +164,8 @@ def place_labels(
     that overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
     skipped, and so is one reaching out of ``bounds`` (the canvas) or into a ``keep_out`` box (the legend)
     for every candidate. The ``first`` candidates (the selection, the hits) also try :data:`MARKED_RINGS`
-    rings of spots further out and may cover discs, never another label. Returns ``(index, (dx, dy))`` per accepted label, the offset
+    rings of spots further out and may cover discs (unless ``marked_cover`` is False), never another label.
+    ``raster`` (:class:`DiscRaster`) adds every disc it holds to the obstacles, for many nodes at once. Returns ``(index, (dx, dy))`` per accepted label, the offset
     of its box's top-left corner from its node, at most ``max_labels``.
     """
     labels, blocked, walls = _BoxGrid(cell), _BoxGrid(cell), _BoxGrid(cell)
@@ -148,7 +182,9 @@ def place_labels(
             box = (x + dx, y + dy, x + dx + float(widths[i]), y + dy + height)
             outside = bounds is not None and not (bounds[0] <= box[0] and box[2] <= bounds[2]
                                                   and bounds[1] <= box[1] and box[3] <= bounds[3])
-            if outside or labels.overlaps(box) or walls.overlaps(box) or (not marked and blocked.overlaps(box)):
+            avoid_discs = not marked or not marked_cover
+            on_disc = avoid_discs and (blocked.overlaps(box) or (raster is not None and raster.overlaps(box)))
+            if outside or labels.overlaps(box) or walls.overlaps(box) or on_disc:
                 continue
             labels.add(box)
             accepted.append((int(i), (dx, dy)))

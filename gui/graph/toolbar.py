@@ -1,4 +1,5 @@
-"""The graph view's toolbar: mode, colouring, type and status filters, fit, legend, clear focus, re-layout.
+"""The graph view's toolbar: mode, colouring, type and status filters, fit, fit to hits, legend, clear focus,
+re-layout.
 
 It owns no graph state: it emits what the user chose; :class:`~limbic.gui.graph.view.GraphView` acts.
 """
@@ -26,6 +27,7 @@ class GraphToolbar(QWidget):
     type_toggled = Signal(str, bool)     # entity type, visible
     status_toggled = Signal(str, bool)   # status, visible
     fit_clicked = Signal()
+    fit_hits_clicked = Signal()
     clear_clicked = Signal()
     relayout_clicked = Signal()
     legend_toggled = Signal(bool)
@@ -38,8 +40,9 @@ class GraphToolbar(QWidget):
             self.mode_box.addItem(label, mode)
         self.mode_box.currentIndexChanged.connect(lambda _i: self.mode_chosen.emit(self.mode_box.currentData()))
         self.colour_box = QComboBox()
-        self.colour_box.setToolTip("Colour by entity type, or by community (groups of densely linked entities in "
-                                   "view); auto picks type when a few types cover most nodes")
+        self.colour_box.setToolTip("Colour by entity type, by community (groups of densely linked entities in view; "
+                                   "auto picks type when a few types cover most nodes), by who wrote each entity "
+                                   "last, or by what fades next")
         for label, mode in COLOUR_MODES:
             self.colour_box.addItem(label, mode)
         self.colour_box.currentIndexChanged.connect(
@@ -56,6 +59,8 @@ class GraphToolbar(QWidget):
         self.status_button.setMenu(status_menu)
         fit = tool_button("Fit", "Zoom to fit (F)", shortcut="F")
         fit.clicked.connect(self.fit_clicked)
+        fit_hits = tool_button("Fit to hits", "Zoom to the search hits (H)", shortcut="H")
+        fit_hits.clicked.connect(self.fit_hits_clicked)
         self.legend_button = tool_button("Legend", "Show or collapse the legend (L)", shortcut="L",
                                          checkable=True, checked=True)
         self.legend_button.toggled.connect(self.legend_toggled)
@@ -66,8 +71,8 @@ class GraphToolbar(QWidget):
         relayout.clicked.connect(self.relayout_clicked)
         bar = QHBoxLayout(self)
         bar.setContentsMargins(4, 2, 4, 2)
-        for widget in (self.mode_box, self.colour_box, self.type_button, self.status_button, fit, self.legend_button,
-                       clear, relayout):
+        for widget in (self.mode_box, self.colour_box, self.type_button, self.status_button, fit, fit_hits,
+                       self.legend_button, clear, relayout):
             bar.addWidget(widget)
         bar.addStretch(1)
 

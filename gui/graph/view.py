@@ -1,14 +1,20 @@
 """The graph view: the focus graph of the selection and the search results, or a global map of the graph.
 
-Nodes are coloured by entity type or by community (:mod:`limbic.gui.graph.colouring`; the legend says
-which), sized by salience, faded by the temporal factor (docs/scoring.md); the selection has a gold ring,
-hits a red one. Click selects, Ctrl+click adds to the selection, double-click expands the neighbours.
+Nodes are coloured by entity type, by community, by who wrote them last or by what fades next
+(:mod:`limbic.gui.graph.colouring`, :mod:`limbic.gui.graph.lenses`; the legend beside the canvas says
+which, and clicking one of its entries highlights those nodes), sized by salience, faded by the temporal
+factor (docs/scoring.md); the selection has a gold ring, hits a red one with a halo, the entity pinned in
+*Why not this one?* a violet diamond. Hovering a node shows a card (:mod:`limbic.gui.graph.card`); click
+selects, Ctrl+click adds to the selection, double-click opens the entity in the editor (``edit_requested``)
+and keeps its neighbours in view.
 
 The picture keeps its shape: entities keep their positions across re-ranks, selections, expansions and
 agent writes, new ones are placed next to their neighbours (:mod:`limbic.gui.graph.positions`); only
-*Re-layout*, or a new focus sharing little with the drawn one, moves placed nodes (they glide). Arrays
-come from ``MemoryService.graph_arrays`` (patched with the entities a change names); layouts and
-communities are computed through ``controller.run``, off the UI thread.
+*Re-layout*, or a new focus sharing little with the drawn one, moves placed nodes (they glide). A write
+keeps the view's zoom and centre: entities written since the app started join the focus view, and a
+marker on the canvas edge points to any that lands out of view. Arrays come from
+``MemoryService.graph_arrays`` (patched with the entities a change names); layouts and communities are
+computed through ``controller.run``, off the UI thread.
 """
 
 from __future__ import annotations
@@ -18,19 +24,32 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QSettings, QTimer, Signal
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
 from limbic.core.service.graph_arrays import GraphArrays, salience, subgraph_edges, temporal_factor
 from limbic.gui.controller import AppController
 from limbic.gui.graph import focus, style
+from limbic.gui.graph.annotations import Annotations
 from limbic.gui.graph.canvas import GraphCanvas
-from limbic.gui.graph.colouring import colour_nodes
+from limbic.gui.graph.card import HoverCard
+from limbic.gui.graph.colouring import (
+    Colouring,
+    by_fade,
+    by_origin,
+    colour_nodes,
+    initial_membership,
+)
 from limbic.gui.graph.global_map import GlobalMap
+from limbic.gui.graph.legend import GraphLegend
+from limbic.gui.graph.lenses import Lenses
 from limbic.gui.graph.positions import HOWS, PositionStore
 from limbic.gui.graph.toolbar import GraphToolbar
 from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 
 RELOAD_DELAY_MS = 150
+WRITTEN_KEPT = 20     # entities written while the app runs that stay in the focus view
+FADING_SHOWN = 12     # the soonest fading entities added to the focus view in *What fades next*
+CREATING_OPS = ("create_entities", "upsert_entities")
 
 
 def _decay_key(params: Any) -> tuple[float, ...]:
@@ -39,7 +58,7 @@ def _decay_key(params: Any) -> tuple[float, ...]:
             params.decay_fast_hours, params.decay_fast_share)
 
 
-class GraphView(QWidget):
+class GraphView(Annotations, QWidget):
     """Draws the memory graph with pyqtgraph (whole arrays per frame); see the module docstring.
 
     ``drawn`` is emitted after every redraw, ``global_ready`` when the global layout is known.
@@ -47,6 +66,7 @@ class GraphView(QWidget):
 
     drawn = Signal()
     global_ready = Signal()
+    edit_requested = Signal(str)  # a double-clicked entity: the app shows it in the editor
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -71,13 +91,24 @@ class GraphView(QWidget):
         self._rows = np.zeros(0, dtype=np.int64)
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
+        self._writing = False  # the arrays being loaded follow a write: keep the view's zoom and centre
+        self._written: list[int] = []  # entity ids created while the app runs (newest last)
+        self._pinned: str | None = None
+        self._replay_marks: list[str] = []
+        self._chosen_code: int | None = None  # the colour code picked in the legend (its nodes highlighted)
+        self._colouring: Colouring | None = None
+        self._details: dict[str, Any] = {}  # name → EntityDetail read for the hover card
+        self._reading: str | None = None  # the name whose card details are being read
+        self._loose: set[int] = set()  # placed without a drawn neighbour: placed again once linked
         self._how = "keep"  # the intent of the focus arrangement being computed (see positions.arrange)
         self._glide_next = False  # the next global draw animates from the drawn positions (Re-layout)
         self._build_ui()
         self.global_map = GlobalMap(controller, self._channel + "-global", self.info, self)
         self.global_map.ready.connect(self._global_done)
         self.layout_engine = self.global_map.engine
-        self._reload_timer = single_shot_timer(self, RELOAD_DELAY_MS, self.reload)
+        self.lenses = Lenses(controller, self._channel + "-lens", self)
+        self.lenses.changed.connect(self._refresh)
+        self._reload_timer = single_shot_timer(self, RELOAD_DELAY_MS, self._reload_after_writes)
         controller.graph_changed.connect(self._on_changes)
         controller.selection_changed.connect(self._on_selection)
         controller.search_finished.connect(self._on_search)
@@ -94,19 +125,30 @@ class GraphView(QWidget):
         self.toolbar.type_toggled.connect(self.set_type_visible)
         self.toolbar.status_toggled.connect(self.set_status_visible)
         self.toolbar.fit_clicked.connect(self.zoom_to_fit)
+        self.toolbar.fit_hits_clicked.connect(self.fit_to_hits)
         self.toolbar.clear_clicked.connect(self.clear_expanded)
         self.toolbar.relayout_clicked.connect(self.relayout)
         self.canvas = GraphCanvas()
         self.info = CornerLabel(self.canvas)  # "shown of total" over the canvas's bottom-left corner
-        self.toolbar.legend_toggled.connect(self.canvas.set_legend_visible)
+        self.card = HoverCard(self.canvas)
+        self.legend = GraphLegend()
+        self.toolbar.legend_toggled.connect(self.legend.setVisible)
+        self.legend.entry_clicked.connect(self._legend_clicked)
+        self.legend.detail_clicked.connect(lambda name: self.controller.select([name]) if name else None)
         self.canvas.node_clicked.connect(self._on_node_clicked)
+        self.canvas.node_hovered.connect(self._on_hover)
+        self.canvas.marker_clicked.connect(self._go_to)
         self.view = self.canvas.view
-        self.legend = self.canvas.legend
+        body = QHBoxLayout()
+        body.setContentsMargins(0, 0, 0, 0)
+        body.setSpacing(0)
+        body.addWidget(self.canvas, 1)
+        body.addWidget(self.legend)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.toolbar)
-        layout.addWidget(self.canvas, 1)
+        layout.addLayout(body, 1)
 
     # --- public API -----------------------------------------------------------------------------
 
@@ -116,7 +158,7 @@ class GraphView(QWidget):
 
     @property
     def colouring(self) -> str:
-        """The colouring the legend shows now: "type" or "community"."""
+        """The colouring the legend shows now: "type", "community", "origin" or "fades"."""
         return self._colour_shown
 
     @property
@@ -132,7 +174,18 @@ class GraphView(QWidget):
         return self.canvas.shown_labels()  # texts of the labels visible now (level of detail)
 
     def highlighted_names(self) -> list[str]:
-        return list(self.canvas.ringed)  # shown entities with a ring: search hits (red), the selection (gold)
+        return list(self.canvas.ringed)  # shown entities with a ring: hits (red), selection (gold), pinned (violet)
+
+    def emphasised_names(self) -> list[str]:
+        """The drawn entities at full strength: all of them, or those of the legend entry chosen."""
+        if self._chosen_code is None:
+            return self.shown_names()
+        return [n for n, c in zip(self.canvas.names, self._codes.tolist(), strict=True) if c == self._chosen_code]
+
+    def colour_of(self, name: str) -> tuple[int, int, int] | None:
+        """The RGB ``name`` is drawn in (``None`` when not drawn)."""
+        i = self.canvas.index_of(name)
+        return None if i is None else style.type_colour(int(self._codes[i]))
 
     def node_position(self, name: str) -> QPointF | None:
         """Where ``name`` is drawn, in ``self.canvas`` widget coordinates (``None`` when not shown)."""
@@ -156,15 +209,44 @@ class GraphView(QWidget):
         self._filters.keep = keep
         self._refresh()
 
-    def show_replay(self, arrays: GraphArrays | None, hits: Sequence[str] = ()) -> None:
+    def show_replay(self, arrays: GraphArrays | None, written: Sequence[str] = ()) -> None:
         """Draw ``arrays`` (the live graph's entities with their relations as of a date, docs/lifecycle.md) with
-        ``hits`` ringed, until called with ``None``: then the live graph is read again."""
+        the ``written`` entities marked (teal squares, not the search hits' red), until called with ``None``:
+        then the live graph is read again."""
         self._replay = arrays
+        self._replay_marks = list(written)
         if arrays is None:
             self.reload(full=True)
             return
         self._arrays_loaded(arrays)
-        self._set_hits(list(hits))
+        self._rings()
+
+    def set_pinned(self, name: str | None) -> None:
+        """Mark ``name`` (the entity pinned in *Why not this one?*; ``None``: none) with a violet diamond; it
+        joins the focus view."""
+        if name == self._pinned:
+            return
+        self._pinned = name
+        if self._mode == "focus":
+            self._refresh()
+        else:
+            self._rings()
+
+    def show_fading(self, days: float | None) -> None:
+        """*What fades next* within ``days`` (7, 30, 90…): colour what expires or falls below the forget threshold
+        by then, list it with dates in the legend; ``None`` goes back to the colouring chosen before."""
+        if days is None:
+            if self._colour_mode == "fades":
+                self.set_colouring(self._colour_before_fades)
+            return
+        self.lenses.set_days(days)
+        self.set_colouring("fades")
+
+    _colour_before_fades = "auto"
+
+    def fit_to_hits(self) -> None:
+        """Zoom to the search hits drawn now (all of them fill the canvas)."""
+        self.canvas.fit_to(self._hits)
 
     def set_mode(self, mode: str) -> None:
         """``"focus"`` (selection, hits, expansions and their neighbours) or ``"global"`` (whole graph)."""
@@ -177,10 +259,15 @@ class GraphView(QWidget):
             self._refresh()
 
     def set_colouring(self, mode: str) -> None:
-        """Colour by ``"type"``, by ``"community"``, or ``"auto"`` (type when a few types cover most nodes)."""
+        """Colour by ``"type"``, by ``"community"``, ``"auto"`` (type when a few types cover most nodes), by
+        ``"origin"`` (*Who wrote it*) or ``"fades"`` (*What fades next*)."""
         self.toolbar.show_colour(mode)
         if mode != self._colour_mode:
+            if mode == "fades":
+                self._colour_before_fades = self._colour_mode
             self._colour_mode = mode
+            self._chosen_code = None
+            self.lenses.refresh(mode)
             self._refresh()
 
     def set_type_visible(self, entity_type: str, visible: bool) -> None:
@@ -203,7 +290,9 @@ class GraphView(QWidget):
             self._refresh()
 
     def clear_expanded(self) -> None:
+        """Forget expanded neighbourhoods and the entities written meanwhile (the focus shrinks back)."""
         self._expanded = []
+        self._written = []
         self._refresh(how="focus")
 
     def relayout(self) -> None:
@@ -222,12 +311,13 @@ class GraphView(QWidget):
 
     def save_state(self, settings: QSettings) -> None:
         """Mode, colouring and legend in ``settings`` (kept between runs)."""
-        for key, value in (("mode", self._mode), ("colour", self._colour_mode), ("legend", self.legend_button.isChecked())):
+        colour = self._colour_before_fades if self._colour_mode == "fades" else self._colour_mode
+        for key, value in (("mode", self._mode), ("colour", colour), ("legend", self.legend_button.isChecked())):
             settings.setValue(f"graph/{key}", value)
 
     def restore_state(self, settings: QSettings) -> None:
         colour, mode = settings.value("graph/colour"), settings.value("graph/mode")
-        if colour in ("auto", "type", "community"):
+        if colour in ("auto", "type", "community", "origin"):
             self.set_colouring(str(colour))
         if mode in ("focus", "global"):
             self.set_mode(str(mode))
@@ -244,20 +334,36 @@ class GraphView(QWidget):
 
     # --- data -----------------------------------------------------------------------------------
 
+    def _reload_after_writes(self) -> None:
+        self._writing = True
+        self.reload()
+
     def _arrays_loaded(self, arrays: GraphArrays) -> None:
         if arrays is self._arrays or (self._replay is not None and arrays is not self._replay):
             return
         self._arrays = arrays
         self._index = arrays.index_of()
         self._salience = salience(arrays)
+        self._details.clear()
         self._set_temporal(self.controller.params)
         filters = list(arrays.type_names[:focus.MAX_TYPE_FILTERS]) + (
             ["other types"] if len(arrays.type_names) > focus.MAX_TYPE_FILTERS else [])
         self.toolbar.set_types(filters, self._filters.types)
         self.global_map.warm_up(arrays)
+        self._place_new_near_view()
         if len(self.global_map.store) or self._mode == "global":
             self.global_map.compute(arrays)
+        if self._writing:
+            self.lenses.refresh(self._colour_mode)
         self._refresh()
+
+    def _place_new_near_view(self) -> None:
+        """Tell the global map's placement the nodes' diameters at the view's scale (the ``(N,)`` salience just read,
+        aligned with the arrays) and where unconnected new nodes go: the view's centre."""
+        if self.canvas.fitted or len(self.canvas.pos):
+            rect = self.view.viewRect()
+            self.global_map.gap = (style.node_sizes(self._salience) + 1.0) * self.canvas.units_per_pixel()
+            self.global_map.anchor = np.array([rect.center().x(), rect.center().y()])
 
     def _global_done(self, arrays: GraphArrays) -> None:
         self.global_ready.emit()
@@ -274,22 +380,52 @@ class GraphView(QWidget):
         if self._mode == "global":
             self._refresh_global(arrays, mask)
             return
+        extra = [self._index[n] for n in (self._pinned,) if n in self._index]
+        extra += [r for r in (self._index_of_id(i) for i in self._written[-WRITTEN_KEPT:]) if r is not None]
+        if self._colour_mode == "fades":
+            extra += [r for r in (self._index_of_id(i) for i in self.lenses.fading_ids()[:FADING_SHOWN]) if r is not None]
         seeds = [self._index[n] for n in (*self._selection, *self._hits, *self._expanded) if n in self._index]
-        rows = focus.focus_rows(arrays, self._salience, mask, seeds)
+        rows = focus.focus_rows(arrays, self._salience, mask, seeds, extra)
         ids, edges = arrays.ids[rows], subgraph_edges(arrays, rows)
         current = focus.glide_start(self._drawn_ids, self.canvas.pos, ids, self._focus.lookup(ids)[0]) \
             if how == "relayout" else None
-        self.controller.run(focus.arrange_view, self._focus.ids, self._focus.pos, self._drawn_ids, ids, edges, how,
-                            current, self._colour_mode != "type",
-                            on_success=lambda done: self._focus_arranged(arrays, rows, done),
+        # An entity placed alone (an agent creates it, then links it) is placed again next to its new neighbours.
+        linked = set(ids[np.unique(edges)].tolist()) if len(edges) else set()
+        replace = np.array(sorted(self._loose & linked), dtype=np.int64)
+        self._loose -= linked
+        keep = ~np.isin(self._focus.ids, replace)
+        store_ids, store_pos = self._focus.ids[keep], self._focus.pos[keep]
+        gap: float | np.ndarray = 0.5
+        anchor = None
+        if len(self.canvas.pos):
+            centre = self.view.viewRect().center()
+            gap = (style.node_sizes(self._salience[rows]) + 1.0) * self.canvas.units_per_pixel()  # diameters
+            anchor = np.array([centre.x(), centre.y()])
+        grouped = self._colour_mode in ("auto", "community")
+        placed_before = store_ids
+        self.controller.run(focus.arrange_view, store_ids, store_pos, self._drawn_ids, ids, edges, how,
+                            current, grouped, gap, anchor, initial_membership(ids, self._colours),
+                            on_success=lambda done: self._focus_arranged(arrays, rows, done, placed_before, edges),
                             channel=self._channel + "-ego")
 
-    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, done: tuple[Any, np.ndarray | None]) -> None:
+    def _index_of_id(self, entity_id: int) -> int | None:
+        arrays = self._arrays
+        if arrays is None:
+            return None
+        where = int(np.searchsorted(arrays.ids, entity_id))
+        return where if where < len(arrays.ids) and arrays.ids[where] == entity_id else None
+
+    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, done: tuple[Any, np.ndarray | None],
+                        placed_before: np.ndarray, edges: np.ndarray) -> None:
         if arrays is not self._arrays:
             return
         arrangement, groups = done
         self._how = "keep"
         ids = arrays.ids[rows]
+        if not arrangement.fresh:
+            linked = np.zeros(len(ids), dtype=bool)
+            linked[np.unique(edges)] = True
+            self._loose |= set(ids[~np.isin(ids, placed_before) & ~linked].tolist())
         start = None
         if arrangement.fresh:
             self._focus.replace(ids, arrangement.pos)
@@ -305,7 +441,7 @@ class GraphView(QWidget):
             self.global_map.compute(arrays)
             return
         groups = None
-        if self._colour_mode != "type":
+        if self._colour_mode in ("auto", "community"):
             groups = self.global_map.groups(arrays)
             if groups is None:
                 return  # being computed: ready follows
@@ -318,32 +454,64 @@ class GraphView(QWidget):
 
     # --- drawing --------------------------------------------------------------------------------
 
+    def _colour(self, rows: np.ndarray, names: list[str], priority: np.ndarray, groups: np.ndarray | None) -> Colouring:
+        arrays = self._arrays
+        assert arrays is not None
+        ids = arrays.ids[rows]
+        if self._colour_mode == "origin":
+            return by_origin(self.lenses.origins_of(ids), self.lenses.colours,
+                             self.lenses.origins.counts if self.lenses.origins is not None else {})
+        if self._colour_mode == "fades":
+            return by_fade(self.lenses.fades_of(ids), self.lenses.days)
+        return colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, names, priority,
+                            groups, ids, self._colours)
+
     def _draw(self, rows: np.ndarray, pos: np.ndarray, groups: np.ndarray | None, start: np.ndarray | None) -> None:
         arrays = self._arrays
         if arrays is None:
             return
+        before = self._drawn_ids
+        drawn_before = self.layout_positions()  # where each entity was drawn (a written one may be placed again)
         self._rows, self._drawn_ids = rows, arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
         priority = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows])
         names = [arrays.names[r] for r in rows.tolist()]
-        colouring = colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, names, priority,
-                                 groups, self._drawn_ids, self._colours)
+        colouring = self._colour(rows, names, priority, groups)
         self._colour_shown = colouring.mode
         if colouring.mode == "community":  # the groups keep these colours while they change
             self._colours = dict(zip(self._drawn_ids.tolist(), colouring.codes.tolist(), strict=True))
+        self._colouring = colouring
         self._codes = colouring.codes
+        if self._chosen_code is not None and self._chosen_code not in colouring.entry_codes:
+            self._chosen_code = None
         self.canvas.draw(names, pos, edges, style.node_sizes(self._salience[rows]), colouring.codes,
                          self._alpha(rows), priority, start=start)
-        self.canvas.set_legend(colouring.title, colouring.entries)
-        self.canvas.set_rings(self._hits, self._selection)
-        if self._fit_next or (self.canvas.fitted and self.canvas.needs_fit()):
+        self.legend.set_entries(colouring.title, colouring.entries)
+        if self._chosen_code is not None:
+            self.legend.show_chosen(list(colouring.entry_codes).index(self._chosen_code))
+        self._show_detail()
+        self._draw_regions(colouring, names, priority, pos, groups)
+        self._rings()
+        writing, self._writing = self._writing, False
+        if self._fit_next or (not writing and self.canvas.fitted and self.canvas.needs_fit()):
             self._fit_next = False
             self.canvas.zoom_to_fit()
+        if writing and len(before):  # new (or newly linked) nodes out of view get a marker; the view stays put
+            written = set(self._written)
+            self.canvas.point_to([n for n, i, xy in zip(names, self._drawn_ids.tolist(), pos.tolist(), strict=True)
+                                  if i in written and drawn_before.get(n) != tuple(xy)])
         self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}")
         self.drawn.emit()
 
+    def _rings(self) -> None:
+        self.canvas.set_rings(self._hits, self._selection, [self._pinned] if self._pinned else [],
+                              self._replay_marks if self._replay is not None else [])
+
     def _alpha(self, rows: np.ndarray) -> np.ndarray:
-        return style.alpha_levels(self._temporal[rows], self.controller.params.temporal_floor)
+        levels = style.alpha_levels(self._temporal[rows], self.controller.params.temporal_floor)
+        if self._chosen_code is not None and len(self._codes) == len(rows):
+            levels = np.where(self._codes == self._chosen_code, style.ALPHA_LEVELS - 1, 0)
+        return levels
 
     def _set_temporal(self, params: Any) -> None:
         if self._arrays is not None:
@@ -363,6 +531,10 @@ class GraphView(QWidget):
     def _on_changes(self, changes: list[Any]) -> None:
         if not any(change.entity_ids for change in changes):  # e.g. saved scoring parameters
             return
+        for change in changes:
+            if change.op in CREATING_OPS and len(change.entity_ids) <= WRITTEN_KEPT:
+                self._written = [i for i in self._written if i not in change.entity_ids] + sorted(change.entity_ids)
+        self._written = self._written[-WRITTEN_KEPT:]
         # Throttle, not debounce: a steady stream of agent writes still shows up every RELOAD_DELAY_MS.
         if not self._reload_timer.isActive():
             self._reload_timer.start()
@@ -372,7 +544,7 @@ class GraphView(QWidget):
         if self._mode == "focus":
             self._refresh()
         else:
-            self.canvas.set_rings(self._hits, self._selection)
+            self._rings()
             if names:
                 self.canvas.center_on(names[0])
 
@@ -387,13 +559,14 @@ class GraphView(QWidget):
         if self._mode == "focus":
             self._refresh(how=how)
         else:
-            self.canvas.set_rings(self._hits, self._selection)
+            self._rings()
 
     def _on_node_clicked(self, index: int, double: bool, ctrl: bool) -> None:
         if self._arrays is None or index >= len(self._rows):
             return
         name = self._arrays.names[int(self._rows[index])]
         if double:
+            self.edit_requested.emit(name)
             self.expand(name)
         else:
             self.controller.select(focus.clicked_selection(self.controller.selection, name, ctrl))

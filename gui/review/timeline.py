@@ -2,8 +2,11 @@
 of a date"), and the bar that holds it with the project filter.
 
 At a moment ``T`` the graph shows the entities created by then with the relations active then
-(``MemoryService.graph_arrays_as_of``; the live layout stays, later entities are hidden) and rings the entities
-written in the window before ``T``. Everything is read off the UI thread; moving the slider records nothing.
+(``MemoryService.graph_arrays_as_of``; the live layout stays, later entities are hidden) and marks the entities
+written in the window before ``T`` (teal squares; the label counts them). The *Ahead* box carries the slider
+past today: 7, 30 or 90 days ahead the graph shows *What fades next* (what expires or falls below the forget
+threshold by then, with the date each crosses; ``GraphView.show_fading``). Everything is read off the UI
+thread; moving the slider records nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from limbic.gui.widgets import single_shot_timer
 
 STEPS = 1000
 WINDOWS = (("1 hour", 3600.0), ("1 day", 86_400.0), ("1 week", 7 * 86_400.0), ("1 month", 30 * 86_400.0))
+AHEAD = (("Now", None), ("+7 days", 7), ("+30 days", 30), ("+90 days", 90))
 Keep = Callable[[GraphArrays], np.ndarray]
 
 
@@ -49,10 +53,18 @@ class TimelineBar(QWidget):
         self.play = QPushButton("▶")
         self.play.setCheckable(True)
         self.label = QLabel()
+        self.label.setToolTip("Entities created or given an observation within the window before the slider's date "
+                              "(marked with teal squares)")
+        self.ahead_box = QComboBox()
+        for label, days in AHEAD:
+            self.ahead_box.addItem(label, days)
+        self.ahead_box.setToolTip("Look ahead: what expires or falls below the forget threshold within 7, 30 or 90 "
+                                  "days (What fades next)")
+        self.ahead_box.activated.connect(lambda _i: self.look_ahead(self.ahead_box.currentData()))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         for widget, stretch in ((self.projects, 0), (self.replay, 0), (self.slider, 1), (self.window_box, 0),
-                                (self.play, 0), (self.label, 0)):
+                                (self.play, 0), (self.label, 0), (self.ahead_box, 0)):
             layout.addWidget(widget, stretch)
         self._span: tuple[float, float] | None = None
         self._project_keep: Keep | None = None
@@ -81,6 +93,8 @@ class TimelineBar(QWidget):
         self.replay.blockSignals(False)
         self._enable(on)
         if on:
+            if self.ahead_box.currentData() is not None:
+                self.look_ahead(None)
             self.controller.run(self.controller.service.history_span, on_success=self._spanned,
                                 channel=f"timeline-{id(self)}")
             return
@@ -89,6 +103,14 @@ class TimelineBar(QWidget):
         self.label.clear()
         self._apply_filter()
         self.graph_view.show_replay(None)
+
+    def look_ahead(self, days: int | None) -> None:
+        """Show *What fades next* within ``days`` (``None``: back to now); ends a replay (the past and the future
+        are not shown at once)."""
+        self.ahead_box.setCurrentIndex([d for _, d in AHEAD].index(days))
+        if days is not None and self.replay.isChecked():
+            self.set_replay(False)
+        self.graph_view.show_fading(days)
 
     def at(self, moment: float) -> None:
         """Move the slider to ``moment`` (UTC seconds) and show the memory as it was then."""
@@ -123,7 +145,9 @@ class TimelineBar(QWidget):
             return
         self.moment, arrays, self.written = answer
         self._time_keep = lambda shown, at=self.moment: np.asarray(shown.created_at) <= at
-        self.label.setText(f"{(iso(self.moment) or '')[:16].replace('T', ' ')} · {len(self.written):,} written")
+        window = self.window_box.currentText()
+        self.label.setText(f"{(iso(self.moment) or '')[:16].replace('T', ' ')} · {len(self.written):,} written in the "
+                           f"{window} before")
         self._apply_filter()
         self.graph_view.show_replay(arrays, self.written)
 

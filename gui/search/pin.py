@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import QStringListModel, Qt
+from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import QCompleter, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
 from limbic.core.errors import NotFoundError
@@ -94,7 +94,10 @@ def describe(c: Comparison) -> str:
 
 
 class PinPanel(QWidget):
-    """The name field (completing from the search's candidates), *Pin* and *Clear*, and the comparison."""
+    """The name field (completing from the search's candidates), *Pin* and *Clear*, and the comparison.
+    ``pinned_changed(name or None)`` tells the graph view which entity to mark."""
+
+    pinned_changed = Signal(object)
 
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -133,6 +136,7 @@ class PinPanel(QWidget):
         self.pinned = name.strip() or None
         if self.field.text() != (self.pinned or ""):
             self.field.setText(self.pinned or "")
+        self.pinned_changed.emit(self.pinned)
         self.refresh()
 
     def refresh(self) -> None:

@@ -5,8 +5,9 @@
 The graph is Debian's packages and their dependencies (``../shared/tools/debian_kg.py --limit N``,
 written to ``tests/bench/out/debian-N.jsonl`` once and reused). Figures (one JSON object on stdout):
 
-- ``global_layout_s``: python-igraph Fruchterman–Reingold (grid, 300 iterations) in this process,
-  every run, wall clock and CPU time, with medians; this is the target;
+- ``global_layout_s``: :func:`global_layout` in this process (above 2,000 nodes one region per Leiden
+  community, each by python-igraph Fruchterman–Reingold, 300 iterations, the regions packed), every run,
+  wall clock and CPU time, with medians; this is the target;
 - ``worker_process_s``: the same through :class:`LayoutEngine` (what the graph view does for large
   graphs, so the UI thread keeps painting): ``cold`` includes spawning the process and importing
   igraph there, ``warm`` is a later call;

@@ -1,0 +1,188 @@
+"""Screenshots of the graph explorer's views from a real run of the app, written to docs/screenshots/explorer/.
+
+    ../shared/tools/xvfb_run.sh -s 1366x768 -w 600 -- python tests/bench/explorer_screenshots.py --size 1366x768
+    python tests/bench/explorer_screenshots.py --size 1600x1000 --debian DEBIAN.db   # the 10k global map
+
+Run it under a real X server (the command above) to see what a person sees; offscreen works too. The real
+corpus (every file of ``../shared/corpus``) is imported into a fresh memory, the app opens on it (the
+deterministic HashingEmbedder: no model download, search is lexical), and each step saves the window:
+
+- ``focus-SIZE.png``: a search, its hits ringed with halos, the first result selected;
+- ``placement-SIZE.png``: after four agents' ``create_entities`` through two tokens (two linked to drawn
+  entities, two alone), written by another connection to the same file as an MCP server would; a hover
+  card on one of them;
+- ``who-wrote-it-SIZE.png``: coloured by who wrote each entity last, one token's writes listed;
+- ``fades-SIZE.png``: *What fades next* 30 days ahead (``--dark``: every one of these in dark mode too);
+- ``global-10k-SIZE.png`` (with ``--debian``, a memory of ``debian_kg.py --limit 10000``): the global map.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT.parent / "shared" / "corpus"
+DAY = 86_400.0
+
+
+def settle(app, seconds: float) -> None:
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def wait_for(app, condition, timeout: float = 600) -> None:
+    deadline = time.perf_counter() + timeout
+    while not condition():
+        if time.perf_counter() > deadline:
+            raise TimeoutError("the app did not get there in time")
+        app.processEvents()
+        time.sleep(0.01)
+
+
+def open_app(qt, db: Path, size: tuple[int, int]):
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.gui.app import LimbicApp
+
+    limbic = LimbicApp(db, embedder=HashingEmbedder(), mcp_port=0, seed=False)
+    limbic.start()
+    wait_for(qt, lambda: limbic.window is not None and limbic.graph_view.arrays is not None)
+    limbic.window.resize(*size)
+    settle(qt, 0.3)
+    limbic.window.default_layout()
+    settle(qt, 1.5)
+    return limbic
+
+
+def save(qt, limbic, out: Path) -> None:
+    settle(qt, 1.0)
+    limbic.window.grab().save(str(out))
+    print(out)
+
+
+def corpus_memory(folder: Path) -> Path:
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.io.importer import import_files
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    db = folder / "memory.db"
+    files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".jsonl") and p.name != "MANIFEST.json")
+    service = MemoryService(Database(db), HashingEmbedder(), origin="cli")
+    import_files(service, files)
+    service.wait_for_vectors(timeout=120)
+    service.close()
+    return db
+
+
+def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str, dark: bool = False) -> None:
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.models import EntityInput, ObservationInput, RelationInput
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    limbic = open_app(qt, db, size)
+    limbic.set_dark(dark)
+    view, window = limbic.graph_view, limbic.window
+    panel = window.search_panel
+    panel.query.setText("render pipeline")
+    done: list = []
+    limbic.controller.search_finished.connect(done.append)
+    panel.search_now()
+    wait_for(qt, lambda: bool(done))
+    panel.table.selectRow(0)
+    settle(qt, 2.0)
+    save(qt, limbic, out / f"focus-{tag}.png")
+
+    agent = MemoryService(Database(db), HashingEmbedder(), origin="mcp:alice")  # another connection, as an MCP server
+    drawn = view.shown_names()
+    index = view.arrays.index_of()
+    anchors = sorted(drawn, key=lambda n: -int(view.arrays.degree[index[n]]))[:2]
+    writes = [("Agent note on " + anchors[0], "alice", anchors[0]), ("Agent note on " + anchors[1], "bob", anchors[1]),
+              ("Loose finding from alice", "alice", None), ("Loose finding from bob", "bob", None)]
+    for name, token, anchor in writes:
+        agent.create_entities([EntityInput(name, "note", (ObservationInput(f"written through the token {token}"),))],
+                              origin=f"mcp:{token}")
+        if anchor is not None:
+            agent.create_relations([RelationInput(name, anchor, "about")], origin=f"mcp:{token}")
+        settle(qt, 0.4)
+    names = [n for n, _, _ in writes]
+    wait_for(qt, lambda: set(names) <= set(view.shown_names()))
+    settle(qt, 1.5)
+    where = view.node_position(names[0])
+    view.canvas._mouse_moved(view.canvas.mapToScene(where.toPoint()))  # the pointer rests on the new node
+    settle(qt, 1.0)
+    save(qt, limbic, out / f"placement-{tag}.png")
+    view.card.hide()
+
+    view.set_colouring("origin")
+    wait_for(qt, lambda: view.colouring == "origin" and view.legend.entries)
+    settle(qt, 0.5)
+    texts = [t for _, t in view.legend.entries]
+    view.legend.choose(next(i for i, t in enumerate(texts) if t.startswith("alice")))
+    wait_for(qt, lambda: bool(view.legend.detail_texts()))
+    save(qt, limbic, out / f"who-wrote-it-{tag}.png")
+
+    agent.add_observations([(names[1], [ObservationInput("temporary staging credentials",
+                                                        expires_at=time.time() + 10 * DAY)])], origin="mcp:bob")
+    agent.close()
+    settle(qt, 1.0)
+    limbic.timeline.look_ahead(30)
+    wait_for(qt, lambda: view.colouring == "fades" and view.lenses.fades is not None)
+    settle(qt, 1.0)
+    save(qt, limbic, out / f"fades-{tag}.png")
+    view.set_colouring("auto")
+    window.close()
+    limbic.shutdown()
+
+
+def global_map(qt, debian: Path, size: tuple[int, int], out: Path, tag: str) -> None:
+    limbic = open_app(qt, debian, size)
+    view = limbic.graph_view
+    view.set_colouring("community")
+    view.set_mode("global")
+    wait_for(qt, lambda: len(view.shown_names()) == len(view.arrays) and view.colouring == "community")
+    settle(qt, 2.0)
+    save(qt, limbic, out / f"global-10k-{tag}.png")
+    limbic.window.close()
+    limbic.shutdown()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots" / "explorer")
+    parser.add_argument("--size", default="1600x1000", help="window size, e.g. 1366x768")
+    parser.add_argument("--debian", type=Path, help="a memory of Debian's packages: also shoot the global map")
+    parser.add_argument("--only-global", action="store_true", help="only the global map")
+    parser.add_argument("--dark", action="store_true", help="in dark mode (the names end in -dark)")
+    args = parser.parse_args()
+    from PySide6.QtWidgets import QApplication
+
+    width, height = (int(v) for v in args.size.split("x"))
+    size = (width, height)
+    folder = Path(tempfile.mkdtemp(prefix="limbic-explorer-shots-"))
+    os.environ["LIMBIC_HOME"] = str(folder / "home")
+    args.out.mkdir(parents=True, exist_ok=True)
+    qt = QApplication.instance() or QApplication([])
+    if not args.only_global:
+        explorer_views(qt, corpus_memory(folder), size, args.out, args.size + ("-dark" if args.dark else ""), args.dark)
+    if args.debian is not None:
+        import apsw
+
+        copy = folder / "debian.db"
+        with apsw.Connection(str(copy)) as target, \
+                apsw.Connection(str(args.debian), flags=apsw.SQLITE_OPEN_READONLY) as source:
+            with target.backup("main", source, "main") as step:
+                step.step(-1)
+        global_map(qt, copy, size, args.out, args.size)
+
+
+if __name__ == "__main__":
+    main()

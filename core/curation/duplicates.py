@@ -21,12 +21,11 @@ are not alike. :func:`similar_pairs` (a blocked product over all rows) serves th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from limbic.core.curation import statements
-from limbic.core.store import Connection, vec_rows
+from limbic.core.store import Connection, vec_rows, vector_meta
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
 DEFAULT_THRESHOLD = 0.77
@@ -39,12 +38,6 @@ DUPLICATE = "duplicate"
 MORE_SPECIFIC = statements.MORE_SPECIFIC
 ROW_BLOCK = 1024
 COLUMN_BLOCK = 8192  # a block of similarities is 1024 × 8192 float32 = 32 MB
-
-_ROWS = (
-    "SELECT m.observation_id, m.entity_id FROM observation_embedding_meta m "
-    "JOIN observations o ON o.id = m.observation_id "
-    "WHERE m.model = ?1 AND o.superseded_at IS NULL AND (o.expires_at IS NULL OR o.expires_at > ?2)"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +57,7 @@ def load_observation_rows(conn: Connection, model: str, now: float) -> Observati
     """The live observations (not superseded, not expired at ``now``, UTC seconds) that have a vector made by
     ``model``, in one read of the vector table."""
     dimension = vector_dimension(conn, OBSERVATION_VECTOR_TABLE) or 0
-    meta: list[tuple[Any, ...]] = conn.execute(_ROWS + " ORDER BY m.observation_id", (model, now)).fetchall()
+    meta = vector_meta.live_observations(conn, model, now)
     ids = np.array([r[0] for r in meta], dtype=np.int64)
     entity = np.array([r[1] for r in meta], dtype=np.int64)
     unit = np.zeros((len(ids), dimension), dtype=np.float32)

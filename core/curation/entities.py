@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from limbic.core.curation.duplicates import similar_pairs
-from limbic.core.store import Connection, vec_rows
+from limbic.core.store import Connection, vec_rows, vector_meta
 from limbic.core.store.schema import VECTOR_TABLE, vector_dimension
 
 ENTITY_THRESHOLD = 0.92
@@ -120,8 +120,7 @@ def close_vectors(conn: Connection, model: str, threshold: float = ENTITY_THRESH
     ``threshold``; with ``only`` (entity ids), the pairs touching them. Most similar first."""
     if vector_dimension(conn, VECTOR_TABLE) is None:
         return []
-    ids = np.array([r[0] for r in conn.execute(
-        "SELECT entity_id FROM entity_embedding_meta WHERE model = ? ORDER BY entity_id", (model,))], dtype=np.int64)
+    ids = np.array(vector_meta.entities_of_model(conn, model), dtype=np.int64)
     if len(ids) < 2:
         return []
     unit = np.zeros((len(ids), vector_dimension(conn, VECTOR_TABLE) or 0), dtype=np.float32)

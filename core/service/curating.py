@@ -11,7 +11,6 @@ are pending, the report says the comparison is incomplete (``complete: false``) 
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,8 @@ from limbic.core.service.entity_duplicates import (
     shared_evidence,
     supported,
 )
-from limbic.core.store import reads, scope, writes
+from limbic.core.store import curation_reads, reads, scope, writes
+from limbic.core.store import kept as kept_rows
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.vectors.pending import fill_step, pending_entities
 from limbic.core.vectors.upkeep import VectorUpkeep
@@ -188,9 +188,7 @@ class Curating:
 
     def kept_keys(self, prefix: str = "") -> frozenset[str]:
         """Keys of what a person chose to keep as it is (``curation_kept``), those starting with ``prefix``."""
-        rows = self.database.read().execute("SELECT key FROM curation_kept WHERE key >= ? AND key < ?",
-                                            (prefix, prefix + "\U0010ffff"))
-        return frozenset(r[0] for r in rows)
+        return kept_rows.keys(self.database.read(), prefix)
 
     def _kept_pairs(self, kind: str) -> frozenset[tuple[int, int]]:
         out = set()
@@ -232,7 +230,7 @@ class Curating:
                     return DuplicateReport(threshold, 0, (), 0, self.vectors.pending(), model,
                                            time.perf_counter() - started)
                 queries = None if only is None else np.flatnonzero(rows.entity == only)
-                texts = dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
+                texts = reads.live_texts(conn)
                 owners = _owners(conn, rows.entity)
                 found = duplicates.duplicate_clusters(rows, texts, threshold, owners=owners, queries=queries,
                                                       kept=self._kept_pairs("observations"))
@@ -257,9 +255,8 @@ class Curating:
     def _clusters(conn: Any, rows: duplicates.ObservationRows, found: list[duplicates.Cluster]) -> tuple[DuplicateCluster, ...]:
         """The clusters ``found`` with their members read (one query for all)."""
         wanted = np.concatenate([rows.observation[c.rows] for c in found]).tolist() if found else []
-        members = {int(r[0]): Member(int(r[0]), r[1], r[2], r[3], float(r[4])) for r in conn.execute(
-            "SELECT o.id, e.name, o.content, o.kind, o.created_at FROM observations o JOIN entities e "
-            "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?))", (_json(wanted),))}
+        members = {int(r[0]): Member(int(r[0]), r[1], r[2], r[3], float(r[4]))
+                   for r in curation_reads.members(conn, wanted)}
         return tuple(Curating._cluster(rows, c, members) for c in found if c.rows.size)
 
     @staticmethod
@@ -291,7 +288,7 @@ class Curating:
         model = self._stored_model()
         kept = self._kept_pairs("entities")
         with conn:
-            named: list[tuple[Any, ...]] = conn.execute("SELECT id, name FROM entities ORDER BY id").fetchall()
+            named = reads.id_names(conn)
             shown = set(scope.visible(conn, [int(r[0]) for r in named]))  # the project view of a bound call
             named = [r for r in named if int(r[0]) in shown]
             names = {int(i): str(n) for i, n in named}
@@ -323,12 +320,8 @@ class Curating:
         def body(txn: WriteTransaction) -> list[str]:
             changed = []
             for key in keys:
-                if keep:
-                    txn.conn.execute("INSERT INTO curation_kept(key, at) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                                     (key, time.time()))
-                else:
-                    txn.conn.execute("DELETE FROM curation_kept WHERE key = ?", (key,))
-                if txn.conn.changes():
+                done = kept_rows.keep(txn.conn, key, time.time()) if keep else kept_rows.forget(txn.conn, key)
+                if done:
                     changed.append(key)
             return changed
 
@@ -360,8 +353,7 @@ class Curating:
             for oid in old_ids:
                 writes.mark_superseded(txn.conn, int(oid), now)  # type: ignore[arg-type]
             if entity == survivor_entity:
-                txn.conn.execute("UPDATE observations SET supersedes = ? WHERE id = ? AND supersedes IS NULL",
-                                 (max(i for i in old_ids if i is not None), keeper))
+                writes.link_supersedes(txn.conn, keeper, max(i for i in old_ids if i is not None))  # type: ignore[arg-type]
             writes.touch_entity(txn.conn, [ids[entity]], now)
             txn.touch(ids[entity])
             self._reindex(txn, [ids[entity]])
@@ -402,7 +394,7 @@ def _owners(conn: Any, entity: np.ndarray) -> np.ndarray:
     entity's once normalised (:func:`~limbic.core.curation.entities.normalise_name`)."""
     first: dict[str, int] = {}
     owner_of: dict[int, int] = {}
-    for entity_id, name in conn.execute("SELECT id, name FROM entities ORDER BY id"):
+    for entity_id, name in reads.id_names(conn):
         owner_of[int(entity_id)] = first.setdefault(entities.normalise_name(str(name)) or str(entity_id), int(entity_id))
     return np.array([owner_of.get(int(e), int(e)) for e in entity.tolist()], dtype=np.int64)
 
@@ -410,20 +402,14 @@ def _owners(conn: Any, entity: np.ndarray) -> np.ndarray:
 def _shared_facts(conn: Any, rows: duplicates.ObservationRows, groups: list[np.ndarray]) -> tuple[SharedFact, ...]:
     """The shared texts ``groups`` (rows) with their text and entity names read."""
     wanted = sorted({int(e) for g in groups for e in rows.entity[g].tolist()})
-    names = dict(conn.execute("SELECT id, name FROM entities WHERE id IN (SELECT value FROM json_each(?))",
-                              (_json(wanted),))) if wanted else {}
+    names = reads.names_of(conn, wanted) if wanted else {}
     ids = [int(rows.observation[g[0]]) for g in groups]
-    texts = dict(conn.execute("SELECT id, content FROM observations WHERE id IN (SELECT value FROM json_each(?))",
-                              (_json(ids),))) if ids else {}
+    texts = reads.texts_of(conn, ids) if ids else {}
     out = []
     for group, first in zip(groups, ids, strict=True):
         holders = list(dict.fromkeys(names.get(int(e), "?") for e in rows.entity[group].tolist()))
         out.append(SharedFact(texts.get(first, ""), tuple(holders[:SHARED_SHOWN]), len(holders)))
     return tuple(out)
-
-
-def _json(ids: list[int]) -> str:
-    return json.dumps([int(i) for i in ids])
 
 
 def _entity_id(conn: Any, entity_name: str | None) -> int | None:

@@ -27,7 +27,7 @@ from limbic.core.service.curation_edits import (
 from limbic.core.service.decisions import Decision, entity_types, family, ranked, usage, worth
 from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import DeleteEntities, MergeEntities
-from limbic.core.store import curation_reads, scope
+from limbic.core.store import curation_reads
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
@@ -174,8 +174,7 @@ class Placeholders:
         total, rows = curation_reads.of_type(conn, PLACEHOLDER_TYPE, limit)
         by_key: dict[str, list[str]] = {}
         if rows:
-            for other, kind in conn.execute("SELECT name, entity_type FROM entities "  # the bound project's view
-                                            "WHERE ?1 IS NULL OR project IS NULL OR project = ?1", (scope.current(),)):
+            for other, kind in curation_reads.names_and_types(conn):  # the bound project's view
                 if kind != PLACEHOLDER_TYPE:
                     by_key.setdefault(normalise_name(other), []).append(other)
         decisions = []

@@ -3,12 +3,13 @@ per kind, and the :class:`DecisionSource` each kind provides (docs/architecture.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from limbic.core.store import reads
 
 if TYPE_CHECKING:
     from limbic.core.service.edits import Edit
@@ -97,11 +98,7 @@ def usage(service: MemoryService, names: Iterable[str]) -> dict[str, tuple[int, 
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = service.database.read().execute(
-        "SELECT e.name, COALESCE(a.access_count, 0), COALESCE(i.impression_count, 0) FROM entities e "
-        "LEFT JOIN entity_access a ON a.entity_id = e.id LEFT JOIN entity_impressions i ON i.entity_id = e.id "
-        "WHERE e.name IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
-    return {str(n): (int(u), int(f)) for n, u, f in rows}
+    return reads.usage_by_name(service.database.read(), wanted)
 
 
 def entity_types(service: MemoryService, names: Iterable[str]) -> dict[str, str]:
@@ -109,9 +106,7 @@ def entity_types(service: MemoryService, names: Iterable[str]) -> dict[str, str]
     wanted = sorted(set(names))
     if not wanted:
         return {}
-    rows = service.database.read().execute(
-        "SELECT name, entity_type FROM entities WHERE name IN (SELECT value FROM json_each(?))", (json.dumps(wanted),))
-    return {str(n): str(t) for n, t in rows}
+    return reads.types_by_name(service.database.read(), wanted)
 
 
 def worth(confidence: float, names: Iterable[str], uses: dict[str, tuple[int, int]]) -> float:

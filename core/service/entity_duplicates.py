@@ -4,11 +4,11 @@ vectors need (observations said alike, related entities in common). Reads only."
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from limbic.core.curation import entities, statements
+from limbic.core.store import curation_reads
 
 SIDE_OBSERVATIONS = 3  # observations shown per side of a proposed entity merge
 
@@ -73,10 +73,6 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def _json(ids: list[int]) -> str:
-    return json.dumps([int(i) for i in ids])
-
-
 def shared_evidence(conn: Any, pairs: list[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[int, int]]:
     """For each pair of entity ids: ``(observations said alike, related entities in common)`` (live
     observations compared normalised; active relations either way); related entities ``-1`` when neither
@@ -85,14 +81,10 @@ def shared_evidence(conn: Any, pairs: list[tuple[int, ...]]) -> dict[tuple[int, 
     if not involved:
         return {}
     said: dict[int, set[str]] = {}
-    for entity_id, content in conn.execute(
-            "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
-            "(SELECT value FROM json_each(?))", (_json(involved),)):
+    for entity_id, content in curation_reads.live_texts_of(conn, involved):
         said.setdefault(int(entity_id), set()).add(statements.normalised(str(content)))
     near: dict[int, set[int]] = {}
-    for a, b in conn.execute(
-            "SELECT from_id, to_id FROM relations WHERE active = 1 AND (from_id IN (SELECT value FROM json_each(?1)) "
-            "OR to_id IN (SELECT value FROM json_each(?1)))", (_json(involved),)):
+    for a, b in curation_reads.active_links(conn, involved):
         near.setdefault(int(a), set()).add(int(b))
         near.setdefault(int(b), set()).add(int(a))
     out = {}
@@ -116,14 +108,9 @@ def entity_duplicates(conn: Any, groups: list[entities.NameGroup],
     involved = sorted({i for g in groups for i in g.ids})
     if not involved:
         return []
-    info = {int(r[0]): (str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in conn.execute(
-        "SELECT e.id, e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND "
-        "o.superseded_at IS NULL), e.created_at FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))",
-        (_json(involved),))}
+    info = {int(r[0]): (str(r[1]), str(r[2]), int(r[3]), float(r[4])) for r in curation_reads.sides(conn, involved)}
     first: dict[int, list[str]] = {}
-    for entity_id, content in conn.execute(
-            "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
-            "(SELECT value FROM json_each(?)) ORDER BY entity_id, created_at, id", (_json(involved),)):
+    for entity_id, content in curation_reads.live_texts_of(conn, involved, ordered=True):
         listed = first.setdefault(int(entity_id), [])
         if len(listed) < SIDE_OBSERVATIONS:
             listed.append(str(content))

@@ -8,7 +8,6 @@ without that text). The rows stay, shown as expired, until deleted.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -16,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, StoreBusyError
-from limbic.core.store import expiry
+from limbic.core.store import expiry, reads
 from limbic.core.store.database import Database, WriteTransaction
 
 log = logging.getLogger(__name__)
@@ -42,8 +41,7 @@ def sweep(txn: WriteTransaction, now: float, reindex: Callable[[WriteTransaction
     """Inside one write transaction: re-index every entity whose indexed text holds an observation expired
     by ``now`` (UTC seconds) and move the watermark to ``now``."""
     ids = expiry.begin_sweep(txn.conn, now)
-    names = [r[0] for r in txn.conn.execute(
-        "SELECT name FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (json.dumps(ids),))]
+    names = reads.names_by_ids(txn.conn, ids)
     if ids:
         txn.touch(ids)
         reindex(txn, ids)

@@ -7,7 +7,6 @@ for type checking.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -28,7 +27,6 @@ from limbic.core.lifecycle import confidence, contradictions
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import Entity, Observation
 from limbic.core.service import conflict_checks as checks
-from limbic.core.service import conflict_resolution as resolve
 from limbic.core.service import retention
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
@@ -143,9 +141,8 @@ class Lifecycle:
         without vectors is checked again when they land. Without a model nothing is checked."""
         conn = self.database.read()
         entity_ids = reads.ids_by_names(conn, [name for name, _ in items])  # in the call's project view
-        ids = [int(r[0]) for name, contents in items if name in entity_ids for r in conn.execute(
-            "SELECT id FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))",
-            (entity_ids[name], json.dumps(list(contents))))]
+        ids = [i for name, contents in items if name in entity_ids
+               for i in reads.observation_ids(conn, entity_ids[name], contents)]
         pending = conflicts.queued(self.database.read(), ids)
         if pending and self.embedder is not None:
             model = self.embedder.name
@@ -188,7 +185,7 @@ class Lifecycle:
             row = conflicts.by_id(txn.conn, conflict_id)
             if row is None or row.resolved_at is not None or not _in_view(txn.conn, row):
                 raise NotFoundError(f"no open conflict {conflict_id}")
-            touched = resolve.apply(txn.conn, row, option, time.time())
+            touched = conflicts.resolve(txn.conn, row, option, time.time(), confidence.SUPERSEDED_WEIGHT)
             conflicts.settle(txn.conn, conflict_id, option, time.time())
             txn.touch(touched)
             self._reindex(txn, touched)
@@ -291,7 +288,7 @@ class Lifecycle:
             oid = writes.observation_id(txn.conn, eid, content, live_only=False)
             if oid is None:
                 raise NotFoundError(f"{entity!r} has no observation {content[:80]!r}", [content])
-            txn.conn.execute("UPDATE observations SET expires_at = ?, weight = ? WHERE id = ?", (expires_at, weight, oid))
+            writes.set_observation_terms(txn.conn, oid, expires_at, weight)
             writes.touch_entity(txn.conn, [eid], time.time())
             txn.touch(eid)
             self._reindex(txn, [eid])

@@ -106,12 +106,12 @@ def delete_entities(txn: WriteTransaction, names: Sequence[str]) -> int:
 
 def rename_entity(txn: WriteTransaction, old: str, new: str, reindex: Reindex) -> Entity:
     eid = writes.require_ids(txn.conn, [old])[old]
-    project = txn.conn.execute("SELECT project FROM entities WHERE id = ?", (eid,)).get
+    project = reads.project_of(txn.conn, eid)
     other = scope.in_slot(txn.conn, [new], project).get(new)
     if other is not None and other != eid:
         where = "" if project is None else f" in project {project!r}"
         raise ConflictError(f"an entity named {new!r} already exists{where}; merge instead of renaming")
-    txn.conn.execute("UPDATE entities SET name = ?, updated_at = ? WHERE id = ?", (new, time.time(), eid))
+    writes.rename_entity(txn.conn, eid, new, time.time())
     txn.touch(eid)
     reindex(txn, [eid])
     return reads.entities_by_ids(txn.conn, [eid])[0]
@@ -183,7 +183,7 @@ def update_observation(
     other = writes.observation_id(txn.conn, eid, new_content, live_only=False)
     if other is not None and other != oid:
         raise ConflictError(f"{entity!r} already has the observation {new_content[:80]!r}")
-    txn.conn.execute("UPDATE observations SET content = ?, kind = coalesce(?, kind) WHERE id = ?", (new_content, kind, oid))
+    writes.set_observation_content(txn.conn, oid, new_content, kind)
     writes.touch_entity(txn.conn, [eid], time.time())
     txn.touch(eid)
     reindex(txn, [eid])
@@ -229,6 +229,6 @@ def end_relation(txn: WriteTransaction, r: RelationInput, at: float) -> Relation
     found = reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type)
     if not found:
         raise NotFoundError(f"no active relation {r.source!r} -[{r.relation_type}]-> {r.target!r}")
-    txn.conn.execute("UPDATE relations SET active = 0, ended_at = ? WHERE id = ?", (at, found[0].id))
+    writes.end_relation(txn.conn, found[0].id, at)
     txn.touch([ids[r.source], ids[r.target]])
     return reads.find_relation(txn.conn, ids[r.source], ids[r.target], r.relation_type, active_only=False)[-1]

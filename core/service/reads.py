@@ -60,7 +60,7 @@ class ReadsAndUses:
         project, as_of = _view(project, as_of)
         conn = self.database.read()
         if project is None and as_of is None:
-            return [r[0] for r in conn.execute("SELECT name FROM entities ORDER BY id")]
+            return reads.all_names(conn)
         ids = views.all_ids(conn, project=project, as_of=as_of)
         return [e.name for e in reads.entities_by_ids(conn, ids)]
 
@@ -82,7 +82,7 @@ class ReadsAndUses:
         if project is None and as_of is None:
             entities = reads.all_entities(conn, offset=offset, limit=limit)
             relations = reads.relations_touching(conn, [e.id for e in entities])
-            total = conn.execute("SELECT count(*) FROM entities").get
+            total = reads.entity_count(conn)
             return GraphPage(tuple(entities), tuple(relations), offset, limit, total)
         with conn:
             ids = views.all_ids(conn, project=project, as_of=as_of)

@@ -185,19 +185,9 @@ class Reflecting:
         """Ids of the reflections passing the filters (None when there are none)."""
         if author is None and mood is None and target_type is None:
             return None
-        clauses: list[str] = []
-        args: list[str | None] = []
-        if author is not None:
-            clauses.append("unicode_lower(author) = unicode_lower(?)")
-            args.append(rules.author(author))
-        if mood is not None:
-            clauses.append("mood = ?")
-            args.append(rules.mood(mood))
-        if target_type is not None:
-            clauses.append("target_type = ?")
-            args.append(rules.target_type(target_type))
-        sql = "SELECT id FROM reflections WHERE " + " AND ".join(clauses)
-        return {int(r[0]) for r in self.database.read().execute(sql, tuple(args))}
+        return rows.filtered(self.database.read(), None if author is None else rules.author(author),
+                             None if mood is None else rules.mood(mood),
+                             None if target_type is None else rules.target_type(target_type))
 
     def _similarities(self, query: str, wanted: set[int] | None, count: int) -> dict[int, float]:
         """The ``count`` best cosine similarities of the reflections (those ``wanted``) to ``query``; vectors
@@ -206,7 +196,7 @@ class Reflecting:
             return {}
         conn = self.database.read()
         stored = rows.vectors(conn, self.embedder.name)
-        missing = [(int(i), c) for i, c in conn.execute("SELECT id, content FROM reflections") if int(i) not in stored]
+        missing = [(int(i), c) for i, c in rows.texts(conn) if int(i) not in stored]
         if missing:
             made = dict(zip([i for i, _ in missing], self.embedder.embed([c for _, c in missing]), strict=True))
             with self.database.maintenance() as writer:

@@ -22,7 +22,7 @@ from limbic.core import validation as check
 from limbic.core.curation import relation_types, splitting
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, EntityInput, ObservationInput, RelationInput
-from limbic.core.store import reads, scope, vec_rows
+from limbic.core.store import curation_reads, reads, scope, vec_rows, vector_meta
 from limbic.core.store.database import Database
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
 from limbic.core.validation import MAX_ITEMS
@@ -142,9 +142,7 @@ class Splitting:
         merged = {**self.split_thresholds(), **{splitting.type_key(k): v for k, v in (thresholds or {}).items()}}
         kept = self.kept_keys("split:")
         conn = self.database.read()
-        rows: list[tuple[Any, ...]] = conn.execute(
-            "SELECT e.id, e.name, e.entity_type, count(*) FROM observations o JOIN entities e ON e.id = o.entity_id "
-            "WHERE o.superseded_at IS NULL GROUP BY e.id").fetchall()
+        rows = curation_reads.live_counts(conn)
         shown = set(scope.visible(conn, [int(r[0]) for r in rows]))  # the project view of a bound call
         found = []
         for entity_id, name, entity_type, count in (r for r in rows if int(r[0]) in shown):
@@ -169,7 +167,7 @@ class Splitting:
             live = list(entity.live_observations)
             relations = [r for r in reads.relations_touching(conn, [entity.id]) if r.source != r.target]
             vectors = self._observation_vectors(conn, [o.id for o in live]) if method == "vectors" else None
-            taken = {n.casefold() for n, in conn.execute("SELECT name FROM entities")}
+            taken = {n.casefold() for n in reads.all_names(conn)}
         threshold = splitting.threshold_for(entity.entity_type, self.split_thresholds())
         labels, terms, quality, used = splitting.topics([o.content for o in live], vectors, method, entity.name)
         if len(live) == 0 or int(labels.max()) == 0:
@@ -192,9 +190,7 @@ class Splitting:
         model = self._stored_model()
         if not ids or model is None:
             return None
-        made = {int(i) for i, in conn.execute(
-            "SELECT observation_id FROM observation_embedding_meta WHERE model = ? AND observation_id IN "
-            "(SELECT value FROM json_each(?))", (model, json.dumps(ids)))}
+        made = vector_meta.observations_of_model(conn, model, ids)
         if len(made) < len(ids):
             return None
         found = dict(vec_rows.read(conn, OBSERVATION_VECTOR_TABLE, ids))

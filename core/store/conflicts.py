@@ -274,3 +274,31 @@ def current_after(conn: Connection, after: int, now: float) -> list[int]:
     """The ids of the observations current at ``now`` (UTC seconds) with an id above ``after``, in id order."""
     return [int(r[0]) for r in conn.execute(f"SELECT id FROM observations WHERE id > ? AND {current('?2')} ORDER BY id",
                                             (after, now))]
+
+
+def resolve(conn: Connection, row: ConflictRow, option: str, now: float, superseded_weight: float) -> list[int]:
+    """Apply ``option`` (``keep_both``, ``update_old``, ``supersede``, ``delete_old``; docs/lifecycle.md
+    "Contradictions") to the conflict ``row`` (its new observation ``row.observation_id``, the old one
+    ``row.other_id``) inside the caller's write transaction; ``supersede`` gives the old one
+    ``superseded_weight``. Returns the ids of the entities whose observations changed, ascending (none for
+    ``keep_both``); the caller re-indexes them."""
+    owners = dict(conn.execute("SELECT id, entity_id FROM observations WHERE id IN (?, ?)",
+                               (row.observation_id, row.other_id)))
+    new_owner, old_owner = owners[row.observation_id], owners[row.other_id]
+    if option == "delete_old":
+        conn.execute("DELETE FROM observations WHERE id = ?", (row.other_id,))
+    elif option == "supersede":
+        conn.execute("UPDATE observations SET superseded_at = ?, weight = ? WHERE id = ?",
+                     (now, superseded_weight, row.other_id))
+        if new_owner == old_owner:  # a supersede link stays within one entity
+            conn.execute("UPDATE observations SET supersedes = ? WHERE id = ?", (row.other_id, row.observation_id))
+    elif option == "update_old":
+        if new_owner == old_owner:
+            conn.execute("DELETE FROM observations WHERE id = ?", (row.observation_id,))
+        else:
+            conn.execute("DELETE FROM observations WHERE entity_id = ? AND content = ? AND id != ?",
+                         (old_owner, row.content, row.other_id))
+        conn.execute("UPDATE observations SET content = ? WHERE id = ?", (row.content, row.other_id))
+    if option != "keep_both":
+        conn.execute("UPDATE entities SET updated_at = ? WHERE id IN (?, ?)", (now, new_owner, old_owner))
+    return sorted({new_owner, old_owner}) if option != "keep_both" else []

@@ -1,9 +1,12 @@
-"""Reads of the consolidation report: entities without relations and entities of one type (the placeholders an
-import leaves), without those a person chose to keep (``curation_kept``, schema 12); in a call bound to a
-project (:mod:`limbic.core.store.scope`), that project's entities and the global ones."""
+"""Reads of the curation: for the consolidation report, entities without relations and entities of one type
+(the placeholders an import leaves), without those a person chose to keep (``curation_kept``, schema 12), in a
+call bound to a project (:mod:`limbic.core.store.scope`) that project's entities and the global ones; and the
+rows the duplicate and split finders read (live counts, cluster members, both sides of an entity merge)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from limbic.core.store import scope
@@ -44,3 +47,53 @@ def of_type(conn: Connection, entity_type: str, limit: int) -> tuple[int, list[t
     rows = conn.execute(f"SELECT e.id, e.name, {_LIVE}, {_RELATIONS}, e.created_at FROM entities e {where} "
                         "ORDER BY e.created_at, e.id LIMIT ?", (entity_type, *view, limit)).fetchall()
     return int(total), rows
+
+
+def live_counts(conn: Connection) -> list[tuple[Any, ...]]:
+    """``(id, name, type, live observations)`` of every entity with a live observation (every project; the
+    caller keeps its view), in the engine's order."""
+    return conn.execute(
+        "SELECT e.id, e.name, e.entity_type, count(*) FROM observations o JOIN entities e ON e.id = o.entity_id "
+        "WHERE o.superseded_at IS NULL GROUP BY e.id").fetchall()
+
+
+def names_and_types(conn: Connection) -> list[tuple[str, str]]:
+    """``(name, type)`` of the entities of the bound project's view (every entity in an unbound call)."""
+    return conn.execute("SELECT name, entity_type FROM entities "
+                        "WHERE ?1 IS NULL OR project IS NULL OR project = ?1", (scope.current(),)).fetchall()
+
+
+def members(conn: Connection, observation_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """``(id, entity name, text, kind, created_at)`` of the observations ``observation_ids`` that exist, in the
+    engine's order."""
+    return conn.execute(
+        "SELECT o.id, e.name, o.content, o.kind, o.created_at FROM observations o JOIN entities e "
+        "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?))", (_json(observation_ids),)).fetchall()
+
+
+def live_texts_of(conn: Connection, entity_ids: Sequence[int], *, ordered: bool = False) -> list[tuple[int, str]]:
+    """``(entity id, text)`` of the live (not superseded) observations of ``entity_ids``; ``ordered``: by entity,
+    then oldest first, else in the engine's order."""
+    order = " ORDER BY entity_id, created_at, id" if ordered else ""
+    return conn.execute(
+        "SELECT entity_id, content FROM observations WHERE superseded_at IS NULL AND entity_id IN "
+        "(SELECT value FROM json_each(?))" + order, (_json(entity_ids),)).fetchall()
+
+
+def active_links(conn: Connection, entity_ids: Sequence[int]) -> list[tuple[int, int]]:
+    """``(from id, to id)`` of the active relations with an end among ``entity_ids``, in the engine's order."""
+    return conn.execute(
+        "SELECT from_id, to_id FROM relations WHERE active = 1 AND (from_id IN (SELECT value FROM json_each(?1)) "
+        "OR to_id IN (SELECT value FROM json_each(?1)))", (_json(entity_ids),)).fetchall()
+
+
+def sides(conn: Connection, entity_ids: Sequence[int]) -> list[tuple[Any, ...]]:
+    """``(id, name, type, live observations, created_at)`` of the entities ``entity_ids`` that exist."""
+    return conn.execute(
+        "SELECT e.id, e.name, e.entity_type, (SELECT count(*) FROM observations o WHERE o.entity_id = e.id AND "
+        "o.superseded_at IS NULL), e.created_at FROM entities e WHERE e.id IN (SELECT value FROM json_each(?))",
+        (_json(entity_ids),)).fetchall()
+
+
+def _json(ids: Sequence[int]) -> str:
+    return json.dumps([int(i) for i in ids])

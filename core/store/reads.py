@@ -80,6 +80,75 @@ def entities_by_names(conn: Connection, names: Sequence[str]) -> list[Entity]:
     return entities_by_ids(conn, ordered)
 
 
+def project_of(conn: Connection, entity_id: int) -> str | None:
+    """The project of the entity ``entity_id`` (None: a global entity, or no such entity)."""
+    return conn.execute("SELECT project FROM entities WHERE id = ?", (entity_id,)).get
+
+
+def observation_ids(conn: Connection, entity_id: int, contents: Sequence[str]) -> list[int]:
+    """Ids of the observations (live or not) of ``entity_id`` whose text is one of ``contents``, in the order
+    the engine gives."""
+    return [int(r[0]) for r in conn.execute(
+        "SELECT id FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))",
+        (entity_id, json.dumps(list(contents))))]
+
+
+def all_names(conn: Connection) -> list[str]:
+    """Every entity name, by id."""
+    return [r[0] for r in conn.execute("SELECT name FROM entities ORDER BY id")]
+
+
+def entity_count(conn: Connection) -> int:
+    """How many entities the memory holds (every project)."""
+    return conn.execute("SELECT count(*) FROM entities").get
+
+
+def id_names(conn: Connection) -> list[tuple[int, str]]:
+    """``(id, name)`` of every entity, by id."""
+    return conn.execute("SELECT id, name FROM entities ORDER BY id").fetchall()
+
+
+def names_by_ids(conn: Connection, entity_ids: Sequence[int]) -> list[str]:
+    """The names of the entities ``entity_ids`` (unknown ids left out), by id."""
+    return [r[0] for r in conn.execute(
+        "SELECT name FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (_ids_json(entity_ids),))]
+
+
+def names_of(conn: Connection, entity_ids: Sequence[int]) -> dict[int, str]:
+    """``{id: name}`` of the entities ``entity_ids`` that exist."""
+    return dict(conn.execute("SELECT id, name FROM entities WHERE id IN (SELECT value FROM json_each(?))",
+                             (_ids_json(entity_ids),)))
+
+
+def texts_of(conn: Connection, observation_ids: Sequence[int]) -> dict[int, str]:
+    """``{observation id: text}`` of the observations ``observation_ids`` that exist."""
+    return dict(conn.execute("SELECT id, content FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+                             (_ids_json(observation_ids),)))
+
+
+def live_texts(conn: Connection) -> dict[int, str]:
+    """``{observation id: text}`` of every live (not superseded) observation, expired ones included."""
+    return dict(conn.execute("SELECT id, content FROM observations WHERE superseded_at IS NULL"))
+
+
+def usage_by_name(conn: Connection, names: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """``{entity name: (uses, times found by a search)}`` (``entity_access``, ``entity_impressions``; 0 when none)
+    of the entities named ``names`` in any project."""
+    rows = conn.execute(
+        "SELECT e.name, COALESCE(a.access_count, 0), COALESCE(i.impression_count, 0) FROM entities e "
+        "LEFT JOIN entity_access a ON a.entity_id = e.id LEFT JOIN entity_impressions i ON i.entity_id = e.id "
+        "WHERE e.name IN (SELECT value FROM json_each(?))", (json.dumps(list(names)),))
+    return {str(n): (int(u), int(f)) for n, u, f in rows}
+
+
+def types_by_name(conn: Connection, names: Sequence[str]) -> dict[str, str]:
+    """``{entity name: entity type}`` of the entities named ``names`` in any project."""
+    rows = conn.execute(
+        "SELECT name, entity_type FROM entities WHERE name IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(names)),))
+    return {str(n): str(t) for n, t in rows}
+
+
 def all_entities(conn: Connection, *, offset: int = 0, limit: int = -1) -> list[Entity]:
     """Entities by id from ``offset``, at most ``limit`` of them (all when negative)."""
     rows = conn.execute(  # PostgreSQL refuses a negative LIMIT: "all" is the largest 64-bit count on both

@@ -47,6 +47,29 @@ def every(conn: Connection) -> list[Reflection]:
     return [_reflection(r) for r in conn.execute(f"SELECT {_COLUMNS}{_FROM} ORDER BY r.created_at, r.id")]
 
 
+def filtered(conn: Connection, author: str | None, mood: str | None, target_type: str | None) -> set[int]:
+    """Ids of the reflections by ``author`` (ignoring case), of ``mood`` and about a ``target_type``, each filter
+    left out when None; at least one must be given."""
+    clauses: list[str] = []
+    args: list[str | None] = []
+    if author is not None:
+        clauses.append("unicode_lower(author) = unicode_lower(?)")
+        args.append(author)
+    if mood is not None:
+        clauses.append("mood = ?")
+        args.append(mood)
+    if target_type is not None:
+        clauses.append("target_type = ?")
+        args.append(target_type)
+    sql = "SELECT id FROM reflections WHERE " + " AND ".join(clauses)
+    return {int(r[0]) for r in conn.execute(sql, tuple(args))}
+
+
+def texts(conn: Connection) -> list[tuple[int, str]]:
+    """``(id, text)`` of every reflection, in the engine's order."""
+    return conn.execute("SELECT id, content FROM reflections").fetchall()
+
+
 def insert(conn: Connection, target_type: str, entity_id: int | None, other_id: int | None,
            relation_type: str | None, author: str, content: str, mood: str | None, created: float,
            updated: float, reflection_id: int | None = None) -> int:

@@ -38,6 +38,11 @@ def update_entity(
     return True
 
 
+def rename_entity(conn: Connection, entity_id: int, name: str, at: float) -> None:
+    """Give the entity ``entity_id`` the name ``name``, updated at ``at`` (UTC seconds)."""
+    conn.execute("UPDATE entities SET name = ?, updated_at = ? WHERE id = ?", (name, at, entity_id))
+
+
 def touch_entity(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     conn.execute(
         "UPDATE entities SET updated_at = ? WHERE id IN (SELECT value FROM json_each(?))",
@@ -79,6 +84,21 @@ def mark_superseded(conn: Connection, observation: int, at: float, weight: float
                  (at, weight, observation))
 
 
+def set_observation_content(conn: Connection, observation: int, content: str, kind: str | None) -> None:
+    """Give ``observation`` the text ``content`` and, when ``kind`` is not None, that kind."""
+    conn.execute("UPDATE observations SET content = ?, kind = coalesce(?, kind) WHERE id = ?", (content, kind, observation))
+
+
+def set_observation_terms(conn: Connection, observation: int, expires_at: float | None, weight: float) -> None:
+    """Set when ``observation`` expires (UTC seconds, None: never) and its weight."""
+    conn.execute("UPDATE observations SET expires_at = ?, weight = ? WHERE id = ?", (expires_at, weight, observation))
+
+
+def link_supersedes(conn: Connection, observation: int, supersedes: int) -> None:
+    """Record that ``observation`` supersedes ``supersedes``, unless it already supersedes one."""
+    conn.execute("UPDATE observations SET supersedes = ? WHERE id = ? AND supersedes IS NULL", (supersedes, observation))
+
+
 def delete_observation_texts(conn: Connection, entity_id: int, contents: Sequence[str]) -> int:
     conn.execute(
         "DELETE FROM observations WHERE entity_id = ? AND content IN (SELECT value FROM json_each(?))",
@@ -97,6 +117,11 @@ def insert_relation(
         (from_id, to_id, relation_type, context, created_at),
     ).fetchone()
     return None if found is None else int(found[0])
+
+
+def end_relation(conn: Connection, relation_id: int, at: float) -> None:
+    """Mark the relation ``relation_id`` inactive, ended at ``at`` (UTC seconds)."""
+    conn.execute("UPDATE relations SET active = 0, ended_at = ? WHERE id = ?", (at, relation_id))
 
 
 def delete_relation(conn: Connection, from_id: int, to_id: int, relation_type: str) -> int:

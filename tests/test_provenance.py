@@ -42,7 +42,8 @@ def test_what_fades_within_a_window(service):
         EntityInput("Old idea", "Note", (ObservationInput("written long ago"),), created_at=now - 5 * DAY),
         EntityInput("Fresh idea", "Note", (ObservationInput("written today"),)),
     ])
-    service.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05))
+    # no grace period: what was written today (the entities above) may fade as soon as its score says so
+    service.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05, grace_days=0.0))
     week = provenance.fading_next(service, 7, now=now)
     month = provenance.fading_next(service, 30, now=now)
     expiring = [f for f in month if f.kind == provenance.EXPIRES]

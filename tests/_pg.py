@@ -12,8 +12,10 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
@@ -172,6 +174,10 @@ def stop_server() -> None:
     """Stop the bundled server at once (``pg_ctl stop -m fast``: its connections are ended)."""
     server = _state["server"]
     _pg_ctl("-w", "-D", str(server.pgdata), "-m", "fast", "stop")  # type: ignore[attr-defined]
+    pid_file = Path(server.pgdata) / "postmaster.pid"  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 10.0
+    while pid_file.exists() and time.monotonic() < deadline:  # gone once the postmaster has really exited
+        time.sleep(0.05)
 
 
 def start_server() -> None:
@@ -180,7 +186,14 @@ def start_server() -> None:
 
     server = _state["server"]
     socket_dir = dict(parse_qsl(urlsplit(str(_state["dsn"])).query))["host"]
-    _pg_ctl("-w", "-o", f'-h "" -k {socket_dir}', "-l", str(server.log), "-D", str(server.pgdata),  # type: ignore[attr-defined]
-            "start")
+    for attempt in range(5):  # a postmaster that has just exited may still hold its socket for a moment
+        try:
+            _pg_ctl("-w", "-o", f'-h "" -k {socket_dir}', "-l", str(server.log), "-D",  # type: ignore[attr-defined]
+                    str(server.pgdata), "start")  # type: ignore[attr-defined]
+            break
+        except subprocess.CalledProcessError:
+            if attempt == 4:
+                raise
+            time.sleep(1.0)
     # the wheel stops the server it knows at exit: let it know the new postmaster
     server._postmaster_info = PostmasterInfo.read_from_pgdata(server.pgdata)  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ two of them:
   must agree, and both be negated or neither;
 - **labels** — two texts under different labels (``critical_tasks: …`` / ``completed_tasks: …``, list items
   ``avantgar -- URW font pack`` / ``bookman -- URW font pack``) differ;
-- **stage** — a plan or task (``Need to add …``, ``TODO``, ``Extract …``) is not its completion (``Added …``,
+- **stage** — a plan or task (``Need to add …``, a to-do marker, ``Extract …``) is not its completion (``Added …``,
   ``Extracted …``, ``Successfully …``), a problem not its fix, a rule (``Must …``) not a report of an event;
 - **script** — a text mostly in a script the English model does not read (Chinese, Japanese, Korean, Cyrillic,
   …) is compared by its characters only (character bigrams), since its vector does not carry its meaning;

@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _qt_wait import wait_for
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
@@ -41,14 +43,6 @@ def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
-
-def wait_for(app, condition, timeout: float) -> None:
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("condition not met in time")
-        app.processEvents()
-        time.sleep(0.002)
 
 
 def open_view(db: Path):

@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _qt_wait import settle, wait_for
+
 PROCESS_START = time.perf_counter()
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -69,22 +71,6 @@ def build_database(limit: int, db: Path) -> float:
         service.close()
     return time.perf_counter() - started
 
-
-def wait_for(app, condition, timeout: float) -> None:
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("condition not met in time")
-        app.processEvents()
-        time.sleep(0.002)
-
-
-def settle(app, seconds: float) -> None:
-    """Turn the event loop for ``seconds`` (deferred timers and worker answers run)."""
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.005)
 
 
 def start_app(db: Path):

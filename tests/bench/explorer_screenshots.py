@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _qt_wait import settle, wait_for
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,20 +33,6 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 DAY = 86_400.0
 
 
-def settle(app, seconds: float) -> None:
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
-
-
-def wait_for(app, condition, timeout: float = 600) -> None:
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("the app did not get there in time")
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def open_app(qt, db: Path, size: tuple[int, int]):

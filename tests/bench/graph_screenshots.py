@@ -16,29 +16,15 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
+
+from _qt_wait import settle, wait_for
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "HankofallTrades__STRATOS__.cursor_memory.jsonl"
 
-
-def wait_for(app, condition, timeout: float = 300.0) -> None:
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("the graph view did not get there in time")
-        app.processEvents()
-        time.sleep(0.01)
-
-
-def settle(app, seconds: float) -> None:
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def shoot(app, db: Path, out: Path, steps) -> None:

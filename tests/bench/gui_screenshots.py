@@ -14,8 +14,9 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 from pathlib import Path
+
+from _qt_wait import settle, wait_for
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -23,20 +24,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "anmolmanchanda__LifeManager__memory.jsonl"
 
 
-def settle(app, seconds: float) -> None:
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
-
-
-def wait_for(app, condition, timeout: float = 300) -> None:
-    deadline = time.perf_counter() + timeout
-    while not condition():
-        if time.perf_counter() > deadline:
-            raise TimeoutError("the app did not get there in time")
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def open_app(qt, db: Path):

@@ -85,7 +85,8 @@ class ImportDialog(QDialog):
         editor = self.project_box.lineEdit()
         if editor is not None:
             editor.setPlaceholderText("no project")
-        self.project_box.addItems(["", *controller.service.projects()])
+        self.project_box.addItem("")
+        controller.run(controller.service.projects, on_success=self._add_projects)  # read off the UI thread
         self.project_box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         assign = QPushButton("Set project")
         assign.clicked.connect(lambda: self.set_project(self.project_box.currentText()))
@@ -148,6 +149,10 @@ class ImportDialog(QDialog):
     def _remove_selected(self) -> None:
         for item in self.files.selectedItems():
             self.files.takeTopLevelItem(self.files.indexOfTopLevelItem(item))
+
+    def _add_projects(self, projects: list[str]) -> None:
+        """Offer the memory's projects in the project box (read off the UI thread)."""
+        self.project_box.addItems(list(projects))
 
     def _browse(self) -> None:
         chosen, _ = QFileDialog.getOpenFileNames(self, "Import memory files", "", MEMORY_FILES)

@@ -32,7 +32,7 @@ import numpy as np
 from limbic.core.store import Connection, expiry, reads, vec_rows
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 from limbic.core.vectors import approximate
-from limbic.core.vectors.blocks import Block, Vectors
+from limbic.core.vectors.blocks import Block, Vectors, one_blas_thread
 from limbic.core.vectors.server_graph import ServerGraphs
 from limbic.core.vectors.similarities import ApproximateSimilarities, Similarities
 
@@ -99,7 +99,8 @@ class VectorIndex:
     def __init__(self, graphs: approximate.GraphBuilder | ServerGraphs | None = None) -> None:
         """``graphs``: builds the HNSW graph of a large main block (:mod:`limbic.core.vectors.approximate`), or
         on PostgreSQL has the server's HNSW indexes propose (:mod:`limbic.core.vectors.server_graph`);
-        ``None`` keeps every search an exact scan."""
+        ``None`` keeps every search an exact scan. Sets the process's BLAS to one thread (:func:`one_blas_thread`)."""
+        one_blas_thread()
         self.graphs = graphs
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy

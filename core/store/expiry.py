@@ -43,8 +43,9 @@ def unswept_entities(conn: Connection, now: float, among: Sequence[int] | None =
     sql = (f"SELECT DISTINCT entity_id FROM observations WHERE expires_at > {_WATERMARK} AND expires_at <= ?1 "
            "AND superseded_at IS NULL")
     args: tuple = (now,)
-    if among is not None:
-        sql += " AND entity_id IN (SELECT value FROM json_each(?2))"
+    if among is not None:  # +entity_id: the expiry index finds the few expired rows; the entity index would
+        # visit every observation of the candidates (0.14–0.47 ms a search at 10k against 0.004)
+        sql += " AND +entity_id IN (SELECT value FROM json_each(?2))"
         args += (json.dumps([int(i) for i in among]),)
     return sorted(int(r[0]) for r in conn.execute(sql + " ORDER BY 1", args))
 

@@ -59,6 +59,36 @@ def test_a_search_records_impressions_with_ranks_and_no_access(service):
     assert shown.last_impression == pytest.approx(time.time(), abs=60)
 
 
+def test_a_use_right_after_a_search_finds_its_log_written_first(service):
+    """A search's log waits for a quiet moment; a use right after it writes it first, so the use labels it."""
+    _notes(service)
+    outcome = service.search("cache", limit=3, origin="stdio")
+    service.mark_used([outcome.results[0].name], search_id=outcome.search_id, origin="stdio")
+    labels = service.database.read().execute("SELECT event_id, entity_id FROM implicit_feedback").fetchall()
+    assert labels == [(outcome.search_id, outcome.results[0].entity_id)]
+
+
+def test_a_process_that_exits_without_closing_still_writes_its_search_log(tmp_path):
+    import subprocess
+    import sys
+
+    db = tmp_path / "memory.db"
+    script = (
+        "import sys\n"
+        "from limbic.core.embedding.base import HashingEmbedder\n"
+        "from limbic.core.models import EntityInput, ObservationInput\n"
+        "from limbic.core.service import MemoryService\n"
+        "from limbic.core.store.database import Database\n"
+        "service = MemoryService(Database(sys.argv[1]), HashingEmbedder())\n"
+        "service.create_entities([EntityInput('Redis', 'Tool', (ObservationInput('in-memory cache'),))])\n"
+        "service.search('cache')\n"  # no close(): the log is still written before the process ends
+    )
+    subprocess.run([sys.executable, "-c", script, str(db)], check=True, timeout=120)
+    conn = apsw.Connection(str(db))
+    assert conn.execute("SELECT query FROM search_events").fetchall() == [("cache",)]
+    conn.close()
+
+
 def test_replaying_identical_searches_keeps_the_ranking(service):
     _notes(service)
     first = service.search("memory cache", limit=3)

@@ -227,6 +227,7 @@ class ReadsAndUses:
         if not unique:
             raise ValidationError("name at least one entity that was used")
         origin = origin or self.origin
+        self._signals.wait()  # the searches it answers are logged first (a search's log waits for a quiet moment)
         with self.database.maintenance() as conn:
             ids = list(writes.require_ids(conn, unique).values())
             if search_id is not None:

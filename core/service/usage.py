@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -53,26 +53,67 @@ def record_use(conn: Connection, entity_ids: Sequence[int], at: float, *, origin
 
 
 class SignalRecorder:
-    """One worker thread writing usage signals in ``Database.maintenance`` transactions."""
+    """One worker thread writing usage signals in ``Database.maintenance`` transactions, in the order given.
+
+    A search's log waits until the service has been quiet for :data:`QUIET_SECONDS` (at most
+    :data:`LONGEST_DEFERRAL_SECONDS`), so that writing it does not share the CPU with the answer being sent or
+    the next search: on 2 cores that took about 1 ms from each ``search_semantic`` over stdio
+    (docs/performance.md "search_semantic over stdio"). A use (:meth:`record_access`) and :meth:`wait` write
+    everything queued before them at once, so a use always finds the search it answers.
+    """
+
+    QUIET_SECONDS = 0.05
+    LONGEST_DEFERRAL_SECONDS = 1.0
 
     def __init__(self, database: Database) -> None:
         self._database = database
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="limbic-signals")
-        self._pending: list[Future] = []
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
+        self._queue: list[tuple[Callable[[], None], Future, float]] = []
+        self._due_now = False  # a use or a wait() is queued: write everything without waiting for quiet
+        self._closed = False
+        self._last_submit = 0.0
+        self._thread: threading.Thread | None = None
 
-    def _submit(self, task: Callable[[], None]) -> None:
-        def guarded() -> None:
-            try:
-                task()
-            except (DatabaseClosedError, DatabaseUnavailableError) as exc:  # the database logs an outage itself
-                log.debug("usage signals not recorded: %s", exc)
-            except Exception:  # best effort: a lost signal must not fail a read
-                log.exception("recording usage signals failed")
+    def _submit(self, task: Callable[[], None], *, deferrable: bool = False) -> Future:
+        future: Future = Future()
+        with self._changed:
+            if self._closed:
+                raise RuntimeError("the usage recorder is shut down")
+            now = time.monotonic()
+            self._queue.append((task, future, now))
+            self._last_submit = now
+            self._due_now = self._due_now or not deferrable
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="limbic-signals")
+                self._thread.start()
+            self._changed.notify()
+        return future
 
-        with self._lock:
-            self._pending = [f for f in self._pending if not f.done()]
-            self._pending.append(self._executor.submit(guarded))
+    def _next_batch(self) -> list[tuple[Callable[[], None], Future, float]] | None:
+        """The tasks to write now (in order), once they are due; None when there are none left (the thread
+        ends: it is not a daemon, so a process that exits writes what it queued first)."""
+        with self._changed:
+            while True:
+                if not self._queue:
+                    self._thread = None
+                    return None
+                now = time.monotonic()
+                due = min(self._last_submit + self.QUIET_SECONDS, self._queue[0][2] + self.LONGEST_DEFERRAL_SECONDS)
+                if self._due_now or self._closed or now >= due:
+                    batch, self._queue, self._due_now = self._queue, [], False
+                    return batch
+                self._changed.wait(due - now)
+
+    def _run(self) -> None:
+        while (batch := self._next_batch()) is not None:
+            for task, future, _ in batch:
+                try:
+                    task()
+                except (DatabaseClosedError, DatabaseUnavailableError) as exc:  # the database logs an outage itself
+                    log.debug("usage signals not recorded: %s", exc)
+                except Exception:  # best effort: a lost signal must not fail a read
+                    log.exception("recording usage signals failed")
+                future.set_result(None)
 
     def record_access(self, entity_ids: list[int], at: float, *, origin: str, source: str,
                       feedback_window: float) -> None:
@@ -107,15 +148,21 @@ class SignalRecorder:
             with self._database.maintenance() as conn:
                 search_log.insert_search(conn, event, shown, retention=retention)
 
-        self._submit(task)
+        self._submit(task, deferrable=True)
 
     def wait(self, timeout: float = 10.0) -> None:
-        """Block until everything queued so far is written."""
-        with self._lock:
-            pending, self._pending = self._pending, []
-        for future in pending:
-            future.result(timeout=timeout)
+        """Block until everything queued so far is written (at most ``timeout`` seconds; raises
+        ``TimeoutError`` past it)."""
+        with self._changed:
+            if self._thread is None or self._closed:
+                return
+        self._submit(lambda: None).result(timeout=timeout)
 
     def shutdown(self) -> None:
-        self.wait()
-        self._executor.shutdown(wait=True)
+        """Write everything queued, then stop the worker thread."""
+        with self._changed:
+            self._closed = True
+            thread = self._thread
+            self._changed.notify()
+        if thread is not None:
+            thread.join()

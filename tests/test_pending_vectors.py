@@ -304,7 +304,8 @@ def test_a_failing_step_waits_between_attempts_however_often_writes_wake_it(tmp_
         attempts = embedder.filler_calls
     finally:
         service.close()
-    # 0.25 s, then 0.5, 1, 2 s between attempts: a handful in 2 s, not one per wake (a spin made thousands)
+    # the first attempt once the writes waited 1 s, then 0.25, 0.5 s between attempts: a handful in 2 s, not one
+    # per wake (a spin made thousands)
     assert 2 <= attempts <= 6, attempts
     failures = [r for r in caplog.records if "computing pending vectors failed" in r.getMessage()]
     assert len(failures) == 1

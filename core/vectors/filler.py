@@ -40,6 +40,13 @@ RETRY_SECONDS = 2.0
 """The longest pause between two attempts of a failing step."""
 
 
+QUIET_SECONDS = 0.1
+LONGEST_DEFERRAL_SECONDS = 1.0
+"""Vectors of this process's writes are computed once its writes have paused for ``QUIET_SECONDS`` (at most
+``LONGEST_DEFERRAL_SECONDS`` after the first one waiting), in steps of up to :data:`BACKGROUND_STEP` entities:
+back-to-back writes then do not share the cores with the model between them (docs/performance.md
+"add_observations and its check"). A ``wake()`` with no ids (``wait``, start) does not wait."""
+
 ORPHAN_SECONDS = 30.0
 """Marks of other processes this old are filled here too (their writer may have stopped before filling them)."""
 
@@ -79,6 +86,7 @@ class VectorFiller:
         self._on_error = on_error
         self._wake = threading.Event()
         self._stopping = threading.Event()  # set by close(): cuts a retry pause short
+        self._hurry = threading.Event()  # set by close() and a wake() without ids: cuts the wait for quiet short
         self._idle = threading.Condition()
         self._busy = False
         self._closed = False
@@ -86,6 +94,7 @@ class VectorFiller:
         self._start_lock = threading.Lock()
         self._own: dict[int, None] = {}  # entity ids this process wrote, in order (under _start_lock)
         self._sweep = False  # fill every pending mark, whoever wrote it (under _start_lock)
+        self._first_wake = self._last_wake = 0.0  # monotonic times of this process's waiting writes (_start_lock)
         self.last_error: BaseException | None = None
 
     def wake(self, entity_ids: Iterable[int] | None = None) -> None:
@@ -97,10 +106,16 @@ class VectorFiller:
             if entity_ids is None:
                 self._sweep = True
             else:
+                now = time.monotonic()
+                if not self._own:
+                    self._first_wake = now
+                self._last_wake = now
                 self._own.update(dict.fromkeys(int(i) for i in entity_ids))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="limbic-vector-filler", daemon=True)
                 self._thread.start()
+        if entity_ids is None:
+            self._hurry.set()
         with self._idle:
             self._busy = True
         self._wake.set()
@@ -114,6 +129,7 @@ class VectorFiller:
         """Stop the thread after the step in flight (pending marks stay for the next start)."""
         self._closed = True
         self._stopping.set()
+        self._hurry.set()
         self._wake.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -128,6 +144,7 @@ class VectorFiller:
         while not self._closed:
             self._wake.wait()
             self._wake.clear()
+            self._until_quiet()
             while not self._closed:
                 try:
                     step = self._step()
@@ -156,6 +173,20 @@ class VectorFiller:
                 if not self._wake.is_set():
                     self._busy = False
                     self._idle.notify_all()
+
+    def _until_quiet(self) -> None:
+        """Wait until this process's writes pause (:data:`QUIET_SECONDS`) or the oldest waited
+        :data:`LONGEST_DEFERRAL_SECONDS`; at once when a sweep was asked for or the filler closes."""
+        self._hurry.clear()
+        while True:
+            with self._start_lock:
+                if self._sweep or not self._own or self._closed:
+                    return
+                due = min(self._last_wake + QUIET_SECONDS, self._first_wake + LONGEST_DEFERRAL_SECONDS)
+            left = due - time.monotonic()
+            if left <= 0:
+                return
+            self._hurry.wait(left)
 
     def _step(self) -> tuple[int, int] | None:
         """One step: the next entities this process wrote, else every mark (a sweep was asked for) or the

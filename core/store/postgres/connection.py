@@ -312,6 +312,7 @@ class PgConnection:
         self._changes = 0
         self._depth = 0
         self._owns_snapshot = False
+        self._memo: dict[Any, Any] = {}
 
     def _adopt(self, raw: psycopg.Connection[Any]) -> None:
         prepare(raw)
@@ -319,6 +320,7 @@ class PgConnection:
         self.raw = raw
         self._depth = 0
         self._owns_snapshot = False
+        self._memo.clear()
 
     def replace(self, raw: psycopg.Connection[Any]) -> None:
         """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
@@ -347,18 +349,37 @@ class PgConnection:
 
     def __enter__(self) -> PgConnection:
         """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
-        open transaction (the writer's) it is part of that transaction."""
+        open transaction (the writer's) it is part of that transaction. A leased connection found lost at its
+        ``BEGIN`` is renewed and the ``BEGIN`` sent once more."""
         if self._depth == 0 and not self.in_transaction:
-            with self.guard():
-                self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            try:
+                with self.guard():
+                    self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            except Exception:
+                if self._renew is None or not self.lost:
+                    raise
+                self._adopt(self._renew())  # ended since it was leased: nothing was read yet, once more
+                with self.guard():
+                    self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             self._owns_snapshot = True
         self._depth += 1
         return self
+
+    def in_snapshot(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept for the rest of the read snapshot this connection holds (a ``with conn:`` block on a
+        leased connection), where the catalog it reads cannot change under the reader; outside one (and on the
+        writer, whose own statements may change it) computed each time."""
+        if not self._owns_snapshot:
+            return compute()
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         self._depth -= 1
         if self._depth == 0 and self._owns_snapshot:
             self._owns_snapshot = False
+            self._memo.clear()
             if exc_type is not None and self.lost:
                 return  # nothing to end: the server ended the snapshot with the connection
             with self.guard():

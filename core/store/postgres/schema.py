@@ -78,12 +78,15 @@ def migrate(conn: PgConnection, shown: str) -> None:
 
 
 def vector_dimension(conn: PgConnection, table: str) -> int | None:
-    """The dimension of ``table``'s ``embedding vector(d)`` column, or None when the table does not exist."""
-    row = conn.raw.execute(
-        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-        "WHERE c.relname = %s AND a.attname = 'embedding' AND c.relnamespace = current_schema()::regnamespace",
-        (table,)).fetchone()
-    return int(row[0]) if row and row[0] > 0 else None
+    """The dimension of ``table``'s ``embedding vector(d)`` column, or None when the table does not exist (read once
+    per read snapshot: :meth:`PgConnection.in_snapshot`)."""
+    def read() -> int | None:
+        row = conn.execute(  # through PgConnection: often a lease's first statement, run again if the lease was lost
+            "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+            "WHERE c.relname = ? AND a.attname = 'embedding' AND c.relnamespace = current_schema()::regnamespace",
+            (table,)).fetchone()
+        return int(row[0]) if row and row[0] > 0 else None
+    return conn.in_snapshot(("vector_dimension", table), read)
 
 
 def create_vector_table(conn: PgConnection, table: str, dimension: int) -> None:

@@ -306,25 +306,36 @@ class PgConnection:
                  renew: Callable[[], psycopg.Connection[Any]] | None = None) -> None:
         prepare(raw)
         watch(raw, on_lost)
-        self.raw = raw
+        self._raw = raw
         self._on_lost = on_lost
         self._renew = renew
         self._changes = 0
         self._depth = 0
         self._owns_snapshot = False
+        self._begin_pending = False  # a snapshot's BEGIN, sent with its first statement
         self._memo: dict[Any, Any] = {}
 
-    def _adopt(self, raw: psycopg.Connection[Any]) -> None:
+    @property
+    def raw(self) -> psycopg.Connection[Any]:
+        """The psycopg connection, for store code that runs psycopg directly (a snapshot's pending ``BEGIN`` is
+        sent first)."""
+        if self._begin_pending:
+            self._begin_pending = False
+            self._begin_snapshot()
+        return self._raw
+
+    def _adopt(self, raw: psycopg.Connection[Any], *, in_snapshot: bool = False) -> None:
         prepare(raw)
         watch(raw, self._on_lost)
-        self.raw = raw
-        self._depth = 0
-        self._owns_snapshot = False
-        self._memo.clear()
+        self._raw = raw
+        if not in_snapshot:
+            self._depth = 0
+            self._owns_snapshot = False
+            self._memo.clear()
 
     def replace(self, raw: psycopg.Connection[Any]) -> None:
         """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
-        self.raw.close()
+        self._raw.close()
         self._adopt(raw)
 
     def _may_retry(self, text: str) -> bool:
@@ -335,7 +346,7 @@ class PgConnection:
 
     @property
     def lost(self) -> bool:
-        return is_lost(self.raw)
+        return is_lost(self._raw)
 
     @contextmanager
     def guard(self) -> Iterator[None]:
@@ -349,21 +360,37 @@ class PgConnection:
 
     def __enter__(self) -> PgConnection:
         """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
-        open transaction (the writer's) it is part of that transaction. A leased connection found lost at its
-        ``BEGIN`` is renewed and the ``BEGIN`` sent once more."""
+        open transaction (the writer's) it is part of that transaction. Its ``BEGIN`` goes with the block's
+        first statement (one round trip for both); a block that runs none costs none. A leased connection
+        found lost at that point is renewed and both are sent once more (nothing was read yet)."""
         if self._depth == 0 and not self.in_transaction:
-            try:
-                with self.guard():
-                    self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-            except Exception:
-                if self._renew is None or not self.lost:
-                    raise
-                self._adopt(self._renew())  # ended since it was leased: nothing was read yet, once more
-                with self.guard():
-                    self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self._begin_pending = True
             self._owns_snapshot = True
         self._depth += 1
         return self
+
+    def _renewed(self, exc: psycopg.OperationalError) -> bool:
+        """After ``exc`` at a snapshot's first statement: whether the connection was lost and was renewed (the
+        caller sends it again); raises the ``on_lost`` error when it was lost and cannot be renewed."""
+        if not self.lost:
+            return False
+        if self._renew is None:
+            if self._on_lost is None:
+                return False
+            raise self._on_lost(exc) from None
+        self._adopt(self._renew(), in_snapshot=True)
+        return True
+
+    def _begin_snapshot(self) -> None:
+        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+        try:
+            self._raw.execute(begin)
+            return
+        except psycopg.OperationalError as exc:
+            if not self._renewed(exc):
+                raise
+        with self.guard():
+            self._raw.execute(begin)
 
     def in_snapshot(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()``, kept for the rest of the read snapshot this connection holds (a ``with conn:`` block on a
@@ -380,17 +407,20 @@ class PgConnection:
         if self._depth == 0 and self._owns_snapshot:
             self._owns_snapshot = False
             self._memo.clear()
+            if self._begin_pending:  # no statement ran: nothing was begun
+                self._begin_pending = False
+                return
             if exc_type is not None and self.lost:
                 return  # nothing to end: the server ended the snapshot with the connection
             with self.guard():
-                self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                self._raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
     def register_vectors(self) -> None:
         """Let numpy arrays bind as pgvector ``vector`` values on this connection (once the extension exists)."""
-        if self.raw not in _VECTORS:
+        if self._raw not in _VECTORS:
             with self.guard():
-                register_vector(self.raw)
-            _VECTORS.add(self.raw)
+                register_vector(self._raw)
+            _VECTORS.add(self._raw)
 
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> PgCursor:
         """Run one statement (or, without bindings, several separated by ``;``) and return its rows.
@@ -400,6 +430,8 @@ class PgConnection:
             psycopg's errors pass through otherwise.
         """
         text, bound = bind(sql, bindings)
+        if self._begin_pending and bound:
+            return self._first(text, bound)
         try:
             return self._run(text, bound)
         except psycopg.OperationalError:
@@ -408,6 +440,26 @@ class PgConnection:
         assert self._renew is not None
         self._adopt(self._renew())  # ended by the server since it was checked: once more on a checked one
         return self._run(text, bound)
+
+    def _first(self, text: str, bound: list[Any]) -> PgCursor:
+        """A snapshot's first statement, in one pipeline with its ``BEGIN``."""
+        self._begin_pending = False
+        try:
+            return self._with_begin(text, bound)
+        except psycopg.OperationalError as exc:
+            if not self._renewed(exc):
+                raise
+        with self.guard():
+            return self._with_begin(text, bound)
+
+    def _with_begin(self, text: str, bound: list[Any]) -> PgCursor:
+        raw = self._raw
+        with psycopg.RawCursor(raw) as cursor:
+            with raw.pipeline():
+                raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                cursor.execute(text, bound)
+            self._changes = max(cursor.rowcount, 0)
+            return PgCursor(cursor.fetchall() if cursor.description is not None else [])
 
     def _run(self, text: str, bound: list[Any]) -> PgCursor:
         with (psycopg.RawCursor(self.raw) if bound else psycopg.Cursor(self.raw)) as cursor:
@@ -440,20 +492,31 @@ class PgConnection:
                 changed += max(cursor.rowcount, 0)
             self._changes = changed
 
+    def execute_all(self, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> None:
+        """Run ``statements`` (``(sql, bindings)``, none returning rows) in order in one pipeline: one round trip
+        for all. The first that fails raises its error (the ``on_lost`` error when the connection was lost);
+        the rest do not run. ``changes()`` is not kept."""
+        bound = [bind(sql, bindings) for sql, bindings in statements]
+        if not bound:
+            return
+        with self.guard(), psycopg.RawCursor(self.raw) as cursor, self._raw.pipeline():
+            for text, values in bound:
+                cursor.execute(text, values or None)
+
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""
         return self._changes
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self._raw.info.transaction_status != TransactionStatus.IDLE
 
     def getautocommit(self) -> bool:
         """apsw's ``getautocommit()``: True outside an explicit transaction."""
         return not self.in_transaction
 
     def close(self) -> None:
-        self.raw.close()
+        self._raw.close()
 
 
 def on_postgres(conn: object) -> bool:

@@ -242,8 +242,29 @@ def _count(conn: psycopg.Connection, ix: int, holding: Counter[str], lengths: li
 def row_count(conn: psycopg.Connection, ix: int) -> int:
     """Documents in index ``ix`` (FTS5's row count; 0 when empty). Raises ValueError for an unknown ``ix``."""
     _columns_of(ix)
-    found = conn.execute("SELECT rows FROM fts_totals WHERE ix = %s", (ix,)).fetchone()
-    return 0 if found is None else int(found[0])
+    return row_counts(conn).get(ix, 0)
+
+
+def row_counts(conn: psycopg.Connection) -> dict[int, int]:
+    """Documents in each index, ``{ix: rows}`` (an index never written is left out)."""
+    return {int(ix): int(rows) for ix, rows in conn.execute("SELECT ix, rows FROM fts_totals")}
+
+
+def statistics(conn: psycopg.Connection, tokens: Collection[str]) -> tuple[dict[int, int], dict[int, dict[str, int]]]:
+    """:func:`row_counts` and, for every index, :func:`document_frequencies` of ``tokens``, in one statement
+    (what a search asks of both indexes before it ranks)."""
+    keys = {_key(token): token for token in tokens}
+    rows: dict[int, int] = {}
+    frequencies: dict[int, dict[str, int]] = {ix: {} for ix in COLUMNS}
+    for ix, token, count in conn.execute(
+            "SELECT ix, NULL::text, rows FROM fts_totals UNION ALL "
+            "SELECT ix, token, docs FROM fts_terms WHERE ix = ANY(%s) AND token = ANY(%s) AND docs > 0",
+            (sorted(COLUMNS), list(keys))):
+        if token is None:
+            rows[int(ix)] = int(count)
+        else:
+            frequencies[int(ix)][keys[token]] = int(count)
+    return rows, frequencies
 
 
 def document_frequencies(conn: psycopg.Connection, ix: int, tokens: Collection[str]) -> dict[str, int]:
@@ -251,12 +272,7 @@ def document_frequencies(conn: psycopg.Connection, ix: int, tokens: Collection[s
     column, as FTS5's ``fts5vocab`` ``row`` table counts them; tokens no document holds are left out.
     Raises ValueError for an unknown ``ix``."""
     _columns_of(ix)
-    keys = {_key(token): token for token in tokens}
-    if not keys:
-        return {}
-    found = conn.execute("SELECT token, docs FROM fts_terms WHERE ix = %s AND token = ANY(%s) AND docs > 0",
-                         (ix, list(keys)))
-    return {keys[token]: int(count) for token, count in found}
+    return statistics(conn, tokens)[1][ix] if tokens else {}
 
 
 def _phrase_hits(number: int, length: int, column_filter: bool) -> sql.Composed:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from limbic.core.store import vec_rows
-from limbic.core.store.connection import Connection
+from limbic.core.store.connection import Connection, execute_all
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
@@ -170,14 +170,15 @@ def unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def insert(conn: Connection, observation_id: int, other_id: int, similarity: float, reason: str, mode: str,
-           at: float) -> None:
-    """Store one conflict; a pair already stored either way round is left as it is, settled or not (one pair, one
-    conflict)."""
-    conn.execute("INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
-                 "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM conflicts "
-                 "WHERE observation_id = ?2 AND other_id = ?1) ON CONFLICT(observation_id, other_id) DO NOTHING",
-                 (observation_id, other_id, similarity, reason, mode, at))
+def insert(conn: Connection, found: Sequence[tuple[int, int, float, str]], mode: str, at: float) -> None:
+    """Store conflicts ``(observation id, other id, similarity, reason)``, in order, in one batch
+    (:func:`~limbic.core.store.connection.execute_all`); a pair already stored either way round, earlier in the
+    batch included, is left as it is, settled or not (one pair, one conflict)."""
+    execute_all(conn, [(
+        "INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
+        "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM conflicts "
+        "WHERE observation_id = ?2 AND other_id = ?1) ON CONFLICT(observation_id, other_id) DO NOTHING",
+        (observation_id, other_id, similarity, reason, mode, at)) for observation_id, other_id, similarity, reason in found])
 
 
 _ROWS = """

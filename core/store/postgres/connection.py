@@ -202,6 +202,9 @@ def bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
     return _numbered(text), values
 
 
+_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+
+
 class PgCursor:
     """The rows of one statement, read at once, with apsw's ``fetchone``/``fetchall``/``get``/iteration."""
 
@@ -312,17 +315,23 @@ class PgConnection:
         self._changes = 0
         self._depth = 0
         self._owns_snapshot = False
-        self._begin_pending = False  # a snapshot's BEGIN, sent with its first statement
+        self._deferred: list[str] = []  # commands sent with the next statement (defer)
         self._memo: dict[Any, Any] = {}
 
     @property
     def raw(self) -> psycopg.Connection[Any]:
-        """The psycopg connection, for store code that runs psycopg directly (a snapshot's pending ``BEGIN`` is
-        sent first)."""
-        if self._begin_pending:
-            self._begin_pending = False
-            self._begin_snapshot()
+        """The psycopg connection, for store code that runs psycopg directly (the commands :meth:`defer` holds
+        are sent first)."""
+        if self._deferred:
+            self._send_deferred()
         return self._raw
+
+    def defer(self, command: str) -> None:
+        """Send ``command`` (one statement without bindings or rows: ``BEGIN``, ``SAVEPOINT``, ``RELEASE``) with
+        the next statement, in one pipeline, rather than in a round trip of its own. Anything run on this
+        connection sends it first, so the order of statements is kept; an error in it is raised by that
+        next statement."""
+        self._deferred.append(command)
 
     def _adopt(self, raw: psycopg.Connection[Any], *, in_snapshot: bool = False) -> None:
         prepare(raw)
@@ -364,7 +373,7 @@ class PgConnection:
         first statement (one round trip for both); a block that runs none costs none. A leased connection
         found lost at that point is renewed and both are sent once more (nothing was read yet)."""
         if self._depth == 0 and not self.in_transaction:
-            self._begin_pending = True
+            self.defer(_SNAPSHOT)
             self._owns_snapshot = True
         self._depth += 1
         return self
@@ -381,16 +390,18 @@ class PgConnection:
         self._adopt(self._renew(), in_snapshot=True)
         return True
 
-    def _begin_snapshot(self) -> None:
-        begin = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+    def _send_deferred(self) -> None:
+        """Send the deferred commands on their own (one round trip; a snapshot's ``BEGIN`` on a lease found lost
+        is sent again on a renewed one)."""
+        commands, self._deferred = self._deferred, []
         try:
-            self._raw.execute(begin)
+            self._pipelined(commands, None)
             return
         except psycopg.OperationalError as exc:
-            if not self._renewed(exc):
+            if commands[:1] != [_SNAPSHOT] or not self._renewed(exc):
                 raise
         with self.guard():
-            self._raw.execute(begin)
+            self._pipelined(commands, None)
 
     def in_snapshot(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()``, kept for the rest of the read snapshot this connection holds (a ``with conn:`` block on a
@@ -407,8 +418,8 @@ class PgConnection:
         if self._depth == 0 and self._owns_snapshot:
             self._owns_snapshot = False
             self._memo.clear()
-            if self._begin_pending:  # no statement ran: nothing was begun
-                self._begin_pending = False
+            if self._deferred[:1] == [_SNAPSHOT]:  # no statement ran: nothing was begun
+                self._deferred.clear()
                 return
             if exc_type is not None and self.lost:
                 return  # nothing to end: the server ended the snapshot with the connection
@@ -430,7 +441,7 @@ class PgConnection:
             psycopg's errors pass through otherwise.
         """
         text, bound = bind(sql, bindings)
-        if self._begin_pending and bound:
+        if self._deferred and bound:
             return self._first(text, bound)
         try:
             return self._run(text, bound)
@@ -442,22 +453,29 @@ class PgConnection:
         return self._run(text, bound)
 
     def _first(self, text: str, bound: list[Any]) -> PgCursor:
-        """A snapshot's first statement, in one pipeline with its ``BEGIN``."""
-        self._begin_pending = False
+        """A statement sent in one pipeline after the deferred commands; when they begin a snapshot on a lease
+        found lost, all are sent once more on a renewed one (nothing was read yet)."""
+        commands, self._deferred = self._deferred, []
         try:
-            return self._with_begin(text, bound)
+            return self._pipelined(commands, (text, bound))
         except psycopg.OperationalError as exc:
-            if not self._renewed(exc):
+            if commands[:1] != [_SNAPSHOT] or not self._renewed(exc):
+                if self._on_lost is not None and self.lost:
+                    raise self._on_lost(exc) from None
                 raise
         with self.guard():
-            return self._with_begin(text, bound)
+            return self._pipelined(commands, (text, bound))
 
-    def _with_begin(self, text: str, bound: list[Any]) -> PgCursor:
+    def _pipelined(self, commands: list[str], statement: tuple[str, list[Any]] | None) -> PgCursor:
         raw = self._raw
         with psycopg.RawCursor(raw) as cursor:
             with raw.pipeline():
-                raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-                cursor.execute(text, bound)
+                for command in commands:
+                    cursor.execute(command)
+                if statement is not None:
+                    cursor.execute(*statement)
+            if statement is None:
+                return PgCursor([])
             self._changes = max(cursor.rowcount, 0)
             return PgCursor(cursor.fetchall() if cursor.description is not None else [])
 
@@ -499,7 +517,10 @@ class PgConnection:
         bound = [bind(sql, bindings) for sql, bindings in statements]
         if not bound:
             return
-        with self.guard(), psycopg.RawCursor(self.raw) as cursor, self._raw.pipeline():
+        commands, self._deferred = self._deferred, []
+        with self.guard(), psycopg.RawCursor(self._raw) as cursor, self._raw.pipeline():
+            for command in commands:
+                cursor.execute(command)
             for text, values in bound:
                 cursor.execute(text, values or None)
 

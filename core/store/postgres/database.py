@@ -296,7 +296,10 @@ class PgDatabase(Transactions):
 
     def _before_commit(self, conn: PgConnection) -> None:
         with conn.guard():
-            flush_pending_text(conn.raw)
+            flush_pending_text(conn)
+
+    def _send(self, conn: PgConnection, command: str) -> None:
+        conn.defer(command)  # with the next statement: one round trip for both
 
     def _announce(self, conn: PgConnection, change_id: int) -> None:
         """Kept for :meth:`_commit`, which sends the ``NOTIFY`` with the ``COMMIT`` (one round trip)."""

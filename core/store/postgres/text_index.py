@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 
 from limbic.core.store.postgres import full_text
+from limbic.core.store.postgres.connection import PgConnection
 
 ENTITIES, OBSERVATIONS, REFLECTIONS = 1, 2, 3
 
@@ -23,26 +24,26 @@ _QUEUED = (
     "WITH queued AS (DELETE FROM fts_pending RETURNING ix, doc) "
     "SELECT q.ix, q.doc, o.id IS NOT NULL OR r.id IS NOT NULL, e.name, o.content, r.author, r.mood, r.content "
     "FROM queued q "
-    "LEFT JOIN observations o ON q.ix = %(observations)s AND o.id = q.doc "
+    "LEFT JOIN observations o ON q.ix = ?1 AND o.id = q.doc "
     "LEFT JOIN entities e ON e.id = o.entity_id "
-    "LEFT JOIN reflections r ON q.ix = %(reflections)s AND r.id = q.doc "
+    "LEFT JOIN reflections r ON q.ix = ?2 AND r.id = q.doc "
     "ORDER BY q.ix, q.doc")
 """The ids queued in ``fts_pending`` (taken off the queue) with the texts of those still there, in one round trip:
 ``(ix, id, present, entity name, content, author, mood, reflection content)``."""
 
 
-def flush_pending_text(raw: psycopg.Connection[Any]) -> None:
-    """Index the observations and reflections queued in ``fts_pending`` (in the open transaction)."""
+def flush_pending_text(conn: PgConnection) -> None:
+    """Index the observations and reflections queued in ``fts_pending`` (in the open transaction; the queue is
+    read through ``conn``, so commands it deferred go in the same round trip)."""
     queued: dict[int, list[int]] = {}
     docs: dict[int, list[tuple[int, Sequence[str | None]]]] = {OBSERVATIONS: [], REFLECTIONS: []}
-    for ix, doc, present, name, content, author, mood, said in raw.execute(
-            _QUEUED, {"observations": OBSERVATIONS, "reflections": REFLECTIONS}):
+    for ix, doc, present, name, content, author, mood, said in conn.execute(_QUEUED, (OBSERVATIONS, REFLECTIONS)):
         queued.setdefault(int(ix), []).append(int(doc))
         if present:
             docs[int(ix)].append((int(doc), (name, content) if ix == OBSERVATIONS else (author, mood, said)))
     for ix in (OBSERVATIONS, REFLECTIONS):
         if ids := queued.get(ix):
-            _replace(raw, ix, ids, docs[ix])
+            _replace(conn.raw, ix, ids, docs[ix])
 
 
 def _replace(raw: psycopg.Connection[Any], ix: int, ids: list[int],

@@ -53,3 +53,12 @@ def execute_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] 
         return
     for sql, bindings in statements:
         conn.execute(sql, bindings)
+
+
+def fetch_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> list[list[Any]]:
+    """The rows of each of ``statements`` (``(sql, bindings)``, independent reads, run in order): on PostgreSQL
+    from one round trip (:meth:`~limbic.core.store.postgres.connection.PgConnection.fetch_all`), on SQLite one
+    by one."""
+    if on_postgres(conn):
+        return conn.fetch_all(statements)  # type: ignore[attr-defined, no-any-return]
+    return [conn.execute(sql, bindings).fetchall() for sql, bindings in statements]

@@ -323,7 +323,7 @@ class PgConnection:
         """The psycopg connection, for store code that runs psycopg directly (the commands :meth:`defer` holds
         are sent first)."""
         if self._deferred:
-            self._send_deferred()
+            self._together([])
         return self._raw
 
     def defer(self, command: str) -> None:
@@ -390,19 +390,6 @@ class PgConnection:
         self._adopt(self._renew(), in_snapshot=True)
         return True
 
-    def _send_deferred(self) -> None:
-        """Send the deferred commands on their own (one round trip; a snapshot's ``BEGIN`` on a lease found lost
-        is sent again on a renewed one)."""
-        commands, self._deferred = self._deferred, []
-        try:
-            self._pipelined(commands, None)
-            return
-        except psycopg.OperationalError as exc:
-            if commands[:1] != [_SNAPSHOT] or not self._renewed(exc):
-                raise
-        with self.guard():
-            self._pipelined(commands, None)
-
     def in_snapshot(self, key: Any, compute: Callable[[], Any]) -> Any:
         """``compute()``, kept for the rest of the read snapshot this connection holds (a ``with conn:`` block on a
         leased connection), where the catalog it reads cannot change under the reader; outside one (and on the
@@ -453,31 +440,50 @@ class PgConnection:
         return self._run(text, bound)
 
     def _first(self, text: str, bound: list[Any]) -> PgCursor:
-        """A statement sent in one pipeline after the deferred commands; when they begin a snapshot on a lease
-        found lost, all are sent once more on a renewed one (nothing was read yet)."""
+        """A statement sent in one pipeline after the deferred commands."""
+        return self._together([(text, bound)])[0]
+
+    def _together(self, statements: list[tuple[str, list[Any]]]) -> list[PgCursor]:
+        """The deferred commands and ``statements`` in one pipeline (one round trip), the rows of each statement;
+        when the commands begin a snapshot on a lease found lost, all are sent once more on a renewed one
+        (nothing was read yet)."""
         commands, self._deferred = self._deferred, []
         try:
-            return self._pipelined(commands, (text, bound))
+            return self._pipelined(commands, statements)
         except psycopg.OperationalError as exc:
             if commands[:1] != [_SNAPSHOT] or not self._renewed(exc):
                 if self._on_lost is not None and self.lost:
                     raise self._on_lost(exc) from None
                 raise
         with self.guard():
-            return self._pipelined(commands, (text, bound))
+            return self._pipelined(commands, statements)
 
-    def _pipelined(self, commands: list[str], statement: tuple[str, list[Any]] | None) -> PgCursor:
+    def _pipelined(self, commands: list[str], statements: list[tuple[str, list[Any]]]) -> list[PgCursor]:
         raw = self._raw
-        with psycopg.RawCursor(raw) as cursor:
+        cursors = [psycopg.RawCursor(raw) for _ in statements]
+        try:
             with raw.pipeline():
                 for command in commands:
-                    cursor.execute(command)
-                if statement is not None:
-                    cursor.execute(*statement)
-            if statement is None:
-                return PgCursor([])
-            self._changes = max(cursor.rowcount, 0)
-            return PgCursor(cursor.fetchall() if cursor.description is not None else [])
+                    raw.execute(command)
+                for cursor, (text, values) in zip(cursors, statements, strict=True):
+                    cursor.execute(text, values or None)
+            if cursors:
+                self._changes = max(cursors[-1].rowcount, 0)
+            return [PgCursor(cursor.fetchall() if cursor.description is not None else []) for cursor in cursors]
+        finally:
+            for cursor in cursors:
+                cursor.close()
+
+    def fetch_all(self, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> list[list[tuple[Any, ...]]]:
+        """The rows of each of ``statements`` (``(sql, bindings)``, run in order) from one pipeline: one round trip
+        for all.
+
+        Raises:
+            UnsupportedSql: SQLite-only syntax. The ``on_lost`` error when the connection was lost; the first
+            psycopg error otherwise (the statements after it do not run).
+        """
+        bound = [bind(sql, bindings) for sql, bindings in statements]
+        return [cursor.fetchall() for cursor in self._together(bound)]
 
     def _run(self, text: str, bound: list[Any]) -> PgCursor:
         with (psycopg.RawCursor(self.raw) if bound else psycopg.Cursor(self.raw)) as cursor:
@@ -513,16 +519,8 @@ class PgConnection:
     def execute_all(self, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> None:
         """Run ``statements`` (``(sql, bindings)``, none returning rows) in order in one pipeline: one round trip
         for all. The first that fails raises its error (the ``on_lost`` error when the connection was lost);
-        the rest do not run. ``changes()`` is not kept."""
-        bound = [bind(sql, bindings) for sql, bindings in statements]
-        if not bound:
-            return
-        commands, self._deferred = self._deferred, []
-        with self.guard(), psycopg.RawCursor(self._raw) as cursor, self._raw.pipeline():
-            for command in commands:
-                cursor.execute(command)
-            for text, values in bound:
-                cursor.execute(text, values or None)
+        the rest do not run."""
+        self.fetch_all(statements)
 
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""

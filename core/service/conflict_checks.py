@@ -89,7 +89,7 @@ def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: st
     store_observation_vectors(conn, [(r[0], r[1], text_hash(observation_passage(r[3], r[2])), given[r[0]])
                                      for r in mine], model, now)
     new = {r[0] for r in rows}
-    stored: list[tuple[int, int, float, str]] = []
+    conflicting: list[tuple[int, int, float, str]] = []
     for entity_id, group in groupby(sorted(mine, key=lambda r: (r[1], r[0])), key=lambda r: r[1]):
         written = list(group)
         landed, waiting = conflicts.candidates(conn, entity_id, model, now)
@@ -104,9 +104,9 @@ def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: st
             if not others:
                 continue
             matrix = np.array([found[i] for i, _ in others], dtype=np.float32).reshape(len(others), -1)
-            stored += [(observation_id, finding.other, finding.similarity, finding.reason)
-                       for finding in contradictions.find(content, given[observation_id], others, matrix, mode)]
-    conflicts.insert(conn, stored, mode, now)
+            conflicting += [(observation_id, finding.other, finding.similarity, finding.reason)
+                            for finding in contradictions.find(content, given[observation_id], others, matrix, mode)]
+    conflicts.insert(conn, conflicting, mode, now)
     return unchecked
 
 

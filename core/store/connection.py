@@ -60,5 +60,5 @@ def fetch_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] | 
     from one round trip (:meth:`~limbic.core.store.postgres.connection.PgConnection.fetch_all`), on SQLite one
     by one."""
     if on_postgres(conn):
-        return conn.fetch_all(statements)  # type: ignore[attr-defined, no-any-return]
+        return conn.fetch_all(statements)  # type: ignore[attr-defined]
     return [conn.execute(sql, bindings).fetchall() for sql, bindings in statements]

@@ -278,7 +278,7 @@ def test_a_beta_server_cannot_settle_alphas_contradiction(memory):
     memory.add_observations([("Backend", [O("alpha's backend runs in eu-west-1"), O("alpha's backend runs in us-east-1")])])
     ids = [o.id for o in alpha_backend(memory).entity.observations][-2:]
     with memory.database.maintenance() as conn:
-        conflicts.insert(conn, ids[1], ids[0], 0.9, "region: eu-west-1 → us-east-1", "checkable", 1.0)
+        conflicts.insert(conn, [(ids[1], ids[0], 0.9, "region: eu-west-1 → us-east-1")], "checkable", 1.0)
     total, rows = memory.open_conflicts()  # the one inserted, and any the check found on the write
     row = rows[0]
     with memory.scoped("beta"):

@@ -89,6 +89,7 @@ def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: st
     store_observation_vectors(conn, [(r[0], r[1], text_hash(observation_passage(r[3], r[2])), given[r[0]])
                                      for r in mine], model, now)
     new = {r[0] for r in rows}
+    conflicting: list[tuple[int, int, float, str]] = []
     for entity_id, group in groupby(sorted(mine, key=lambda r: (r[1], r[0])), key=lambda r: r[1]):
         written = list(group)
         landed, waiting = conflicts.candidates(conn, entity_id, model, now)
@@ -103,8 +104,9 @@ def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: st
             if not others:
                 continue
             matrix = np.array([found[i] for i, _ in others], dtype=np.float32).reshape(len(others), -1)
-            for finding in contradictions.find(content, given[observation_id], others, matrix, mode):
-                conflicts.insert(conn, observation_id, finding.other, finding.similarity, finding.reason, mode, now)
+            conflicting += [(observation_id, finding.other, finding.similarity, finding.reason)
+                            for finding in contradictions.find(content, given[observation_id], others, matrix, mode)]
+    conflicts.insert(conn, conflicting, mode, now)
     return unchecked
 
 
@@ -197,7 +199,7 @@ def _settle(database: Database, write: Write, findings: list[tuple[int, contradi
 def _store(txn: WriteTransaction, *, findings: list[tuple[int, contradictions.Finding]], checked: list[int],
            entities: dict[int, int], mode: str, at: float) -> None:
     """Store the ``findings`` of one batch and take the ``checked`` observations off the queue."""
-    for observation_id, finding in findings:
-        conflicts.insert(txn.conn, observation_id, finding.other, finding.similarity, finding.reason, mode, at)
+    conflicts.insert(txn.conn, [(observation_id, finding.other, finding.similarity, finding.reason)
+                                for observation_id, finding in findings], mode, at)
     conflicts.done(txn.conn, checked)
     txn.touch({entities[observation_id] for observation_id, _ in findings})  # the Review view follows

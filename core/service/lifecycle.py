@@ -143,13 +143,13 @@ class Lifecycle:
         entity_ids = reads.ids_by_names(conn, [name for name, _ in items])  # in the call's project view
         ids = [i for name, contents in items if name in entity_ids
                for i in reads.observation_ids(conn, entity_ids[name], contents)]
-        pending = conflicts.queued(self.database.read(), ids)
+        pending, found = conflicts.queued_and_found(conn, ids)
         if pending and self.embedder is not None:
             model = self.embedder.name
             checks.check_now(self.database, self._write, model, self.conflict_mode(), pending, self.embedder.embed,
-                             lambda found: self._vectors.observation_vectors(model, found))
-            pending = conflicts.queued(self.database.read(), ids)
-        return [c for c in conflicts.of_observations(self.database.read(), ids) if c.resolved_at is None], len(pending)
+                             lambda held: self._vectors.observation_vectors(model, held))
+            pending, found = conflicts.queued_and_found(self.database.read(), ids)
+        return [c for c in found if c.resolved_at is None], len(pending)
 
     def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:
         """The number of open conflicts and the newest ``limit`` (all with -1), both observations current; in a

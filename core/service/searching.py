@@ -67,14 +67,16 @@ class SearchAndVectors:
         from limbic.core.search.pipeline import run_search
 
         params = params or self.scoring_params()
-        embedder = self._search_embedder()
-        pending = self.pending_vectors() if embedder is not None else 0
         config = self.learning.config()
         logged = record and config.enabled
         project = scope.narrow(None if project is None else check.label(project, "project"))
-        outcome = run_search(self.database.read(), embedder, query, limit, params, vectors=self._vectors,
-                             search_id=self.learning.new_search_id() if logged else None, pending_vectors=pending,
-                             project=project)
+        conn = self.database.read()
+        with conn:  # one read snapshot for the whole search: on PostgreSQL one leased connection, one BEGIN
+            embedder = self._search_embedder()
+            pending = self.pending_vectors() if embedder is not None else 0
+            outcome = run_search(conn, embedder, query, limit, params, vectors=self._vectors,
+                                 search_id=self.learning.new_search_id() if logged else None,
+                                 pending_vectors=pending, project=project)
         if outcome.search_id is not None:
             self._signals.record_search(outcome, outcome.search_id, origin or self.origin,
                                         self.learning.treatment(outcome.candidate_set.query), params.to_json(),

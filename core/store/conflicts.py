@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from limbic.core.store import vec_rows
-from limbic.core.store.connection import Connection
+from limbic.core.store.connection import Connection, execute_all, fetch_all
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
@@ -170,14 +170,15 @@ def unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
-def insert(conn: Connection, observation_id: int, other_id: int, similarity: float, reason: str, mode: str,
-           at: float) -> None:
-    """Store one conflict; a pair already stored either way round is left as it is, settled or not (one pair, one
-    conflict)."""
-    conn.execute("INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
-                 "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM conflicts "
-                 "WHERE observation_id = ?2 AND other_id = ?1) ON CONFLICT(observation_id, other_id) DO NOTHING",
-                 (observation_id, other_id, similarity, reason, mode, at))
+def insert(conn: Connection, found: Sequence[tuple[int, int, float, str]], mode: str, at: float) -> None:
+    """Store conflicts ``(observation id, other id, similarity, reason)``, in order, in one batch
+    (:func:`~limbic.core.store.connection.execute_all`); a pair already stored either way round, earlier in the
+    batch included, is left as it is, settled or not (one pair, one conflict)."""
+    execute_all(conn, [(
+        "INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
+        "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM conflicts "
+        "WHERE observation_id = ?2 AND other_id = ?1) ON CONFLICT(observation_id, other_id) DO NOTHING",
+        (observation_id, other_id, similarity, reason, mode, at)) for observation_id, other_id, similarity, reason in found])
 
 
 _ROWS = """
@@ -204,11 +205,15 @@ def open_rows(conn: Connection, now: float, limit: int = -1) -> tuple[int, list[
     return int(total), [_row(r) for r in rows]
 
 
-def of_observations(conn: Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:
-    """The conflicts found for the new observations ``observation_ids`` (settled or not)."""
-    return [_row(r) for r in conn.execute(
-        _ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1))"),
-        (json.dumps([int(i) for i in observation_ids]),))]
+def queued_and_found(conn: Connection, observation_ids: Sequence[int]) -> tuple[list[int], list[ConflictRow]]:
+    """:func:`queued` of ``observation_ids`` and the conflicts found for them (settled or not), read together (one
+    round trip on PostgreSQL)."""
+    listed = json.dumps([int(i) for i in observation_ids])
+    waiting, rows = fetch_all(conn, [
+        ("SELECT observation_id FROM conflict_checks WHERE observation_id IN (SELECT value FROM json_each(?)) "
+         "ORDER BY queued_at", (listed,)),
+        (_ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1))"), (listed,))])
+    return [int(r[0]) for r in waiting], [_row(r) for r in rows]
 
 
 def touching(conn: Connection, observation_ids: Sequence[int]) -> list[ConflictRow]:

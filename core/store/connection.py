@@ -10,8 +10,10 @@ receives a ``Connection``, passes it back to the store's functions and never lea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
+
+from limbic.core.store.postgres.connection import on_postgres
 
 
 class Cursor(Protocol):
@@ -40,3 +42,23 @@ class Connection(Protocol):
     def __enter__(self) -> Any: ...
 
     def __exit__(self, etype: Any, evalue: Any, etraceback: Any, /) -> Any: ...
+
+
+def execute_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> None:
+    """Run ``statements`` (``(sql, bindings)``, none returning rows) in order, for their effect: on PostgreSQL in
+    one round trip (:meth:`~limbic.core.store.postgres.connection.PgConnection.execute_all`), on SQLite one by
+    one. The first that fails raises its error; those after it do not run."""
+    if on_postgres(conn):
+        conn.execute_all(statements)  # type: ignore[attr-defined]
+        return
+    for sql, bindings in statements:
+        conn.execute(sql, bindings)
+
+
+def fetch_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> list[list[Any]]:
+    """The rows of each of ``statements`` (``(sql, bindings)``, independent reads, run in order): on PostgreSQL
+    from one round trip (:meth:`~limbic.core.store.postgres.connection.PgConnection.fetch_all`), on SQLite one
+    by one."""
+    if on_postgres(conn):
+        return conn.fetch_all(statements)  # type: ignore[attr-defined]
+    return [conn.execute(sql, bindings).fetchall() for sql, bindings in statements]

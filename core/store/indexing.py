@@ -14,12 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
 from limbic.core.store import vec_rows
-from limbic.core.store.connection import Connection
+from limbic.core.store.connection import Connection, fetch_all
 from limbic.core.store.expiry import current
 from limbic.core.store.postgres import full_text as pg_text
 from limbic.core.store.postgres.connection import on_postgres
@@ -28,16 +27,13 @@ from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vec
 
 def _documents(conn: Connection, entity_ids: Sequence[int], at: float) -> list[tuple[int, str, str, str, list[str]]]:
     ids = json.dumps([int(i) for i in entity_ids])
-    entities: list[tuple[Any, ...]] = conn.execute(
-        "SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
-        (ids,),
-    ).fetchall()
+    entities, texts = fetch_all(conn, [
+        ("SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+         (ids,)),
+        (f"SELECT entity_id, content FROM observations WHERE {current('?2')} "
+         "AND entity_id IN (SELECT value FROM json_each(?1)) ORDER BY entity_id, id", (ids, at))])
     observations: dict[int, list[str]] = {}
-    for entity_id, content in conn.execute(
-        f"SELECT entity_id, content FROM observations WHERE {current('?2')} "
-        "AND entity_id IN (SELECT value FROM json_each(?1)) ORDER BY entity_id, id",
-        (ids, at),
-    ):
+    for entity_id, content in texts:
         observations.setdefault(entity_id, []).append(content)
     return [(eid, name, etype, status, observations.get(eid, [])) for eid, name, etype, status in entities]
 
@@ -91,16 +87,18 @@ def _drop_stale_observation_vectors(conn: Connection, entity_ids: Sequence[int],
     """Remove the vectors of observations of ``entity_ids`` that were deleted, superseded, expired by ``at``,
     moved to another entity or whose passage changed (text or entity name), so KNN never answers with an old text."""
     ids = json.dumps(sorted({int(i) for i in entity_ids}))
-    live = {int(oid): (int(eid), text_hash(observation_passage(name, content))) for oid, eid, name, content in conn.execute(
-        "SELECT o.id, o.entity_id, e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
-        f"WHERE {current('?2', 'o')} AND o.entity_id IN (SELECT value FROM json_each(?1))", (ids, at))}
-    stale = [int(oid) for oid, eid, digest in conn.execute(
+    current_rows, stored = fetch_all(conn, [
+        ("SELECT o.id, o.entity_id, e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
+         f"WHERE {current('?2', 'o')} AND o.entity_id IN (SELECT value FROM json_each(?1))", (ids, at)),
         # two indexed look-ups; as one ``… OR …`` PostgreSQL scans the whole table (5.7 ms against 0.13 at 10k)
-        "SELECT observation_id, entity_id, text_hash FROM observation_embedding_meta "
-        "WHERE entity_id IN (SELECT value FROM json_each(?1)) UNION "
-        "SELECT observation_id, entity_id, text_hash FROM observation_embedding_meta "
-        "WHERE observation_id IN (SELECT id FROM observations WHERE entity_id IN (SELECT value FROM json_each(?1)))",
-        (ids,)) if live.get(int(oid)) != (int(eid), digest)]
+        ("SELECT observation_id, entity_id, text_hash FROM observation_embedding_meta "
+         "WHERE entity_id IN (SELECT value FROM json_each(?1)) UNION "
+         "SELECT observation_id, entity_id, text_hash FROM observation_embedding_meta "
+         "WHERE observation_id IN (SELECT id FROM observations WHERE entity_id IN (SELECT value FROM json_each(?1)))",
+         (ids,))])
+    live = {int(oid): (int(eid), text_hash(observation_passage(name, content)))
+            for oid, eid, name, content in current_rows}
+    stale = [int(oid) for oid, eid, digest in stored if live.get(int(oid)) != (int(eid), digest)]
     if stale:
         _drop_observation_vectors(conn, stale)
 

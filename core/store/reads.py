@@ -15,7 +15,8 @@ from limbic.core.models import Changes, Entity, GraphStats, Observation, Relatio
 from limbic.core.store import scope
 from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
-from limbic.core.store.schema import vector_dimension
+from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store.schema import pg_read_state, vector_dimension
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at, project, strength, pinned_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
@@ -284,4 +285,13 @@ def changes_since(conn: Connection, change_id: int, *, limit: int = 10_000) -> l
 
 
 def last_change_id(conn: Connection) -> int:
+    if on_postgres(conn):
+        return pg_read_state(conn)[1]
     return conn.execute("SELECT coalesce(max(id), 0) FROM changes").get
+
+
+def pending_vector_count(conn: Connection) -> int:
+    """How many entities wait for vectors."""
+    if on_postgres(conn):
+        return pg_read_state(conn)[2]
+    return int(conn.execute("SELECT count(*) FROM pending_vectors").get or 0)

@@ -31,10 +31,24 @@ def vector_dimension(conn: Connection, table: str = VECTOR_TABLE) -> int | None:
     ``table`` (``entity_embeddings`` or ``observation_embeddings``), or ``None`` when it does not exist
     (no model has written yet, or a database from before schema 4 for the observation table)."""
     if on_postgres(conn):
+        if table in _VECTOR_TABLES:
+            return pg_read_state(conn)[0][table]
         return pg_schema.vector_dimension(conn, table)  # type: ignore[arg-type]
     row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
     found = _VECTOR_DIMENSION.search(row[0]) if row else None
     return int(found.group(1)) if found else None
+
+
+_VECTOR_TABLES = (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE)
+
+
+def pg_read_state(conn: Connection) -> tuple[dict[str, int | None], int, int]:
+    """On PostgreSQL, what a search asks before anything else — the vector tables' dimensions, the last change
+    id, the entities waiting for vectors — read in one statement, once per read snapshot
+    (:func:`~limbic.core.store.postgres.schema.read_state`, :meth:`PgConnection.in_snapshot`)."""
+    state: tuple[dict[str, int | None], int, int] = conn.in_snapshot(  # type: ignore[attr-defined]
+        ("read state",), lambda: pg_schema.read_state(conn, _VECTOR_TABLES))  # type: ignore[arg-type]
+    return state
 
 
 def shipped_migrations() -> list[tuple[int, str, str]]:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from limbic.core.store.connection import Connection
+from limbic.core.store.connection import Connection, execute_all
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,27 +56,34 @@ class SearchEvent:
 
 def insert_search(conn: Connection, event: SearchEvent, shown: Sequence[Impression], *, retention: int) -> None:
     """Log ``event`` with its impressions, candidate arrays and query vector, add the impressions to
-    ``entity_impressions``, then drop the oldest searches beyond ``retention``."""
-    conn.execute("INSERT INTO logged_params(params) VALUES (?) ON CONFLICT(params) DO NOTHING", (event.params_json,))
-    (params_id,) = _row(conn, "SELECT id FROM logged_params WHERE params = ?", (event.params_json,))
-    conn.execute(
+    ``entity_impressions``, then drop the oldest searches beyond ``retention``. The rows go in one batch
+    (:func:`~limbic.core.store.connection.execute_all`: one round trip on PostgreSQL)."""
+    params_id = _params_id(conn, event.params_json)
+    rows: list[tuple[str, Sequence[object]]] = [(
         "INSERT INTO search_events(id, at, query, k_limit, mode, strategy, origin, duration_ms, treatment, preset, "
         "params_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (event.id, event.at, event.query, event.limit, event.mode, event.strategy, event.origin, event.duration_ms,
-         event.treatment, event.preset, params_id),
-    )
-    conn.execute("INSERT INTO search_candidates(event_id, data) VALUES (?, ?)", (event.id, event.candidates))
+         event.treatment, event.preset, params_id)),
+        ("INSERT INTO search_candidates(event_id, data) VALUES (?, ?)", (event.id, event.candidates))]
     if event.query_vector is not None and event.model:
-        conn.execute("INSERT INTO search_query_vectors(event_id, model, vector) VALUES (?, ?, ?)",
-                     (event.id, event.model, event.query_vector))
-    conn.executemany(
-        "INSERT INTO search_results(event_id, entity_id, rank, baseline_rank, bm25_rank, limbic_score, final_score, "
-        "cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [(event.id, s.entity_id, s.rank, s.baseline_rank, s.bm25_rank, s.limbic_score, s.final_score,
-          s.cosine_similarity) for s in shown],
-    )
-    record_impressions(conn, [s.entity_id for s in shown], event.at)
+        rows.append(("INSERT INTO search_query_vectors(event_id, model, vector) VALUES (?, ?, ?)",
+                     (event.id, event.model, event.query_vector)))
+    rows += [("INSERT INTO search_results(event_id, entity_id, rank, baseline_rank, bm25_rank, limbic_score, "
+              "final_score, cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+              (event.id, s.entity_id, s.rank, s.baseline_rank, s.bm25_rank, s.limbic_score, s.final_score,
+               s.cosine_similarity)) for s in shown]
+    rows += [(_IMPRESSION, row) for row in _impressions([s.entity_id for s in shown], event.at)]
+    execute_all(conn, rows)
     trim(conn, retention)
+
+
+def _params_id(conn: Connection, params_json: str) -> int:
+    """The id of ``params_json`` in ``logged_params``, added when new (parameters change rarely: one read)."""
+    found = conn.execute("SELECT id FROM logged_params WHERE params = ?", (params_json,)).fetchone()
+    if found is not None:
+        return int(found[0])
+    conn.execute("INSERT INTO logged_params(params) VALUES (?) ON CONFLICT(params) DO NOTHING", (params_json,))
+    return int(_row(conn, "SELECT id FROM logged_params WHERE params = ?", (params_json,))[0])
 
 
 def trim(conn: Connection, retention: int) -> int:
@@ -103,15 +110,20 @@ def clear(conn: Connection) -> int:
     return count
 
 
+_IMPRESSION = (
+    "INSERT INTO entity_impressions(entity_id, impression_count, last_impression) "
+    "SELECT id, 1, ?2 FROM entities WHERE id = ?1 "
+    "ON CONFLICT(entity_id) DO UPDATE SET impression_count = entity_impressions.impression_count + 1, "
+    "last_impression = max(entity_impressions.last_impression, excluded.last_impression)")
+
+
+def _impressions(entity_ids: Sequence[int], at: float) -> list[tuple[int, float]]:
+    return [(int(i), at) for i in dict.fromkeys(entity_ids)]
+
+
 def record_impressions(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     """Count one impression at ``at`` (UTC seconds) for each entity still stored."""
-    conn.executemany(
-        "INSERT INTO entity_impressions(entity_id, impression_count, last_impression) "
-        "SELECT id, 1, ?2 FROM entities WHERE id = ?1 "
-        "ON CONFLICT(entity_id) DO UPDATE SET impression_count = entity_impressions.impression_count + 1, "
-        "last_impression = max(entity_impressions.last_impression, excluded.last_impression)",
-        [(int(i), at) for i in dict.fromkeys(entity_ids)],
-    )
+    conn.executemany(_IMPRESSION, _impressions(entity_ids, at))
 
 
 def impression_stats(conn: Connection, entity_id: int) -> tuple[int, float | None]:

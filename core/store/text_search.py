@@ -61,7 +61,7 @@ def document_frequencies(conn: Connection, table: str, tokens: Sequence[str]) ->
     """Rows of the full-text index ``table`` holding each of ``tokens`` (absent: none); on SQLite through a
     per-connection ``fts5vocab`` table in the ``temp`` schema (nothing is written to the database file)."""
     if on_postgres(conn):
-        return pg_text.document_frequencies(conn.raw, _PG_INDEX[table], list(tokens))  # type: ignore[attr-defined]
+        return _pg_statistics(conn, tokens)[1][_PG_INDEX[table]]
     vocab = _VOCAB[table]
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, '{table}', 'row')")
     return dict(conn.execute(f"SELECT term, doc FROM temp.{vocab} WHERE term IN (SELECT value FROM json_each(?))",
@@ -72,8 +72,22 @@ def row_count(conn: Connection, table: str) -> int:
     """Rows of the table whose full-text index is ``table`` (FTS5's N counts them all); on PostgreSQL the
     index's own count, kept as it is written (``count(*)`` there scans the table)."""
     if on_postgres(conn):
-        return pg_text.row_count(conn.raw, _PG_INDEX[table])  # type: ignore[attr-defined]
+        counts = conn.in_snapshot(_PG_ROWS, lambda: pg_text.row_counts(conn.raw))  # type: ignore[attr-defined]
+        return int(counts.get(_PG_INDEX[table], 0))
     return int(conn.execute(f"SELECT count(*) FROM {_ROWS[table]}").get)
+
+
+_PG_ROWS = ("full-text rows",)
+
+
+def _pg_statistics(conn: Any, tokens: Sequence[str]) -> tuple[dict[int, int], dict[int, dict[str, int]]]:
+    """Row counts and the document frequencies of ``tokens`` in every PostgreSQL index, read in one statement
+    once per read snapshot (a search asks for both indexes' in turn); the row counts are kept for
+    :func:`row_count` too."""
+    found: tuple[dict[int, int], dict[int, dict[str, int]]] = conn.in_snapshot(
+        ("full-text statistics", frozenset(tokens)), lambda: pg_text.statistics(conn.raw, list(tokens)))
+    conn.in_snapshot(_PG_ROWS, lambda: found[0])
+    return found
 
 
 def _matching(conn: Connection, sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:

@@ -90,6 +90,11 @@ class Transactions(ABC):
         """What the backend does inside every transaction just before it commits (nothing by default)."""
         return None
 
+    def _send(self, conn: Any, command: str) -> None:
+        """Run ``command`` (``SAVEPOINT``, ``RELEASE``: no bindings, no rows); PostgreSQL sends it with the next
+        statement instead (one round trip for both; an error in it is raised there)."""
+        conn.execute(command)
+
     def _announce(self, conn: Any, change_id: int) -> None:
         """Announce the logged change ``change_id`` to other processes, inside the transaction (nothing by
         default: SQLite's other processes poll the file)."""
@@ -161,12 +166,12 @@ class Transactions(ABC):
     def _savepoint(self, conn: Any) -> Iterator[WriteTransaction]:
         parent = self._open[-1]
         name = f"limbic_{len(self._open)}"
-        conn.execute(f"SAVEPOINT {name}")
+        self._send(conn, f"SAVEPOINT {name}")
         txn = WriteTransaction(conn, parent)
         self._open.append(txn)
         try:
             yield txn
-            conn.execute(f"RELEASE {name}")
+            self._send(conn, f"RELEASE {name}")
             parent.touch(txn.entity_ids)
         except BaseException:
             conn.execute(f"ROLLBACK TO {name}")

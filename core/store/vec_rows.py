@@ -11,7 +11,9 @@ Either way a vector comes and goes as the bytes of a little-endian ``(d,) float3
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,3 +66,17 @@ def delete(conn: Connection, table: str, rowids: Iterable[int]) -> None:
         conn.raw.execute(f"DELETE FROM {table} WHERE rowid = ANY(%s)", (wanted,))  # type: ignore[attr-defined]
         return
     conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", [(rowid,) for rowid in wanted])
+
+
+def replacing(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> list[tuple[str, Sequence[Any]]]:
+    """The statements that put ``(rowid, embedding bytes)`` rows in ``table`` in place of any rows those rowids
+    had, as ``(sql, bindings)`` for :func:`~limbic.core.store.connection.execute_all` (which may send them with
+    other statements of the same write in one round trip)."""
+    if on_postgres(conn):
+        conn.register_vectors()  # type: ignore[attr-defined]
+        return [(f"DELETE FROM {table} WHERE rowid IN (SELECT value FROM json_each(?))",
+                 (json.dumps([int(rowid) for rowid, _ in rows]),)),
+                *((f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)",
+                   (int(rowid), np.frombuffer(blob, dtype=np.float32))) for rowid, blob in rows)]
+    return [*((f"DELETE FROM {table} WHERE rowid = ?", (int(rowid),)) for rowid, _ in rows),
+            *((f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", (int(rowid), blob)) for rowid, blob in rows)]

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store import Connection, vec_rows
+from limbic.core.store import Connection, reads, vec_rows
+from limbic.core.store.connection import execute_all
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.expiry import current
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
@@ -42,7 +43,7 @@ FILL_BATCH = 64
 
 def pending_count(conn: Connection) -> int:
     """How many entities wait for vectors."""
-    return int(conn.execute("SELECT count(*) FROM pending_vectors").get or 0)
+    return reads.pending_vector_count(conn)
 
 
 def pending_entities(conn: Connection, limit: int, only: Sequence[int] | None = None,
@@ -159,13 +160,13 @@ def store_observation_vectors(conn: Connection, rows: Sequence[tuple[int, int, i
     """Insert the vectors of observations with their meta rows, in the caller's write transaction: ``rows`` of
     ``(observation id, entity id, passage hash, (d,) float32 vector)`` by ``model``, replacing any they had (the
     vector table exists). :func:`plan` then leaves them out: a text is embedded once."""
-    vec_rows.delete(conn, OBSERVATION_VECTOR_TABLE, [r[0] for r in rows])
-    vec_rows.insert(conn, OBSERVATION_VECTOR_TABLE, [(r[0], np.asarray(r[3], dtype=np.float32).tobytes()) for r in rows])
-    conn.executemany(
+    vectors = vec_rows.replacing(conn, OBSERVATION_VECTOR_TABLE,
+                                 [(r[0], np.asarray(r[3], dtype=np.float32).tobytes()) for r in rows])
+    execute_all(conn, [*vectors, *((
         "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
         "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "
         "model = excluded.model, text_hash = excluded.text_hash, updated_at = excluded.updated_at",
-        [(r[0], r[1], model, r[2], at) for r in rows])
+        (r[0], r[1], model, r[2], at)) for r in rows)])
 
 
 Writer = Callable[[Callable[[WriteTransaction], list[int]]], list[int]]

@@ -202,6 +202,9 @@ def bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
     return _numbered(text), values
 
 
+_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ"
+
+
 class PgCursor:
     """The rows of one statement, read at once, with apsw's ``fetchone``/``fetchall``/``get``/iteration."""
 
@@ -306,23 +309,42 @@ class PgConnection:
                  renew: Callable[[], psycopg.Connection[Any]] | None = None) -> None:
         prepare(raw)
         watch(raw, on_lost)
-        self.raw = raw
+        self._raw = raw
         self._on_lost = on_lost
         self._renew = renew
         self._changes = 0
         self._depth = 0
         self._owns_snapshot = False
+        self._deferred: list[str] = []  # commands sent with the next statement (defer)
+        self._memo: dict[Any, Any] = {}
 
-    def _adopt(self, raw: psycopg.Connection[Any]) -> None:
+    @property
+    def raw(self) -> psycopg.Connection[Any]:
+        """The psycopg connection, for store code that runs psycopg directly (the commands :meth:`defer` holds
+        are sent first)."""
+        if self._deferred:
+            self._together([])
+        return self._raw
+
+    def defer(self, command: str) -> None:
+        """Send ``command`` (one statement without bindings or rows: ``BEGIN``, ``SAVEPOINT``, ``RELEASE``) with
+        the next statement, in one pipeline, rather than in a round trip of its own. Anything run on this
+        connection sends it first, so the order of statements is kept; an error in it is raised by that
+        next statement."""
+        self._deferred.append(command)
+
+    def _adopt(self, raw: psycopg.Connection[Any], *, in_snapshot: bool = False) -> None:
         prepare(raw)
         watch(raw, self._on_lost)
-        self.raw = raw
-        self._depth = 0
-        self._owns_snapshot = False
+        self._raw = raw
+        if not in_snapshot:
+            self._depth = 0
+            self._owns_snapshot = False
+            self._memo.clear()
 
     def replace(self, raw: psycopg.Connection[Any]) -> None:
         """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
-        self.raw.close()
+        self._raw.close()
         self._adopt(raw)
 
     def _may_retry(self, text: str) -> bool:
@@ -333,7 +355,7 @@ class PgConnection:
 
     @property
     def lost(self) -> bool:
-        return is_lost(self.raw)
+        return is_lost(self._raw)
 
     @contextmanager
     def guard(self) -> Iterator[None]:
@@ -347,29 +369,56 @@ class PgConnection:
 
     def __enter__(self) -> PgConnection:
         """apsw's ``with conn:``: one consistent read snapshot (``REPEATABLE READ``) for the block; inside an
-        open transaction (the writer's) it is part of that transaction."""
+        open transaction (the writer's) it is part of that transaction. Its ``BEGIN`` goes with the block's
+        first statement (one round trip for both); a block that runs none costs none. A leased connection
+        found lost at that point is renewed and both are sent once more (nothing was read yet)."""
         if self._depth == 0 and not self.in_transaction:
-            with self.guard():
-                self.raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self.defer(_SNAPSHOT)
             self._owns_snapshot = True
         self._depth += 1
         return self
+
+    def _renewed(self, exc: psycopg.OperationalError) -> bool:
+        """After ``exc`` at a snapshot's first statement: whether the connection was lost and was renewed (the
+        caller sends it again); raises the ``on_lost`` error when it was lost and cannot be renewed."""
+        if not self.lost:
+            return False
+        if self._renew is None:
+            if self._on_lost is None:
+                return False
+            raise self._on_lost(exc) from None
+        self._adopt(self._renew(), in_snapshot=True)
+        return True
+
+    def in_snapshot(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """``compute()``, kept for the rest of the read snapshot this connection holds (a ``with conn:`` block on a
+        leased connection), where the catalog it reads cannot change under the reader; outside one (and on the
+        writer, whose own statements may change it) computed each time."""
+        if not self._owns_snapshot:
+            return compute()
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         self._depth -= 1
         if self._depth == 0 and self._owns_snapshot:
             self._owns_snapshot = False
+            self._memo.clear()
+            if self._deferred[:1] == [_SNAPSHOT]:  # no statement ran: nothing was begun
+                self._deferred.clear()
+                return
             if exc_type is not None and self.lost:
                 return  # nothing to end: the server ended the snapshot with the connection
             with self.guard():
-                self.raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
+                self._raw.execute("COMMIT" if exc_type is None else "ROLLBACK")
 
     def register_vectors(self) -> None:
         """Let numpy arrays bind as pgvector ``vector`` values on this connection (once the extension exists)."""
-        if self.raw not in _VECTORS:
+        if self._raw not in _VECTORS:
             with self.guard():
-                register_vector(self.raw)
-            _VECTORS.add(self.raw)
+                register_vector(self._raw)
+            _VECTORS.add(self._raw)
 
     def execute(self, sql: str, bindings: Sequence[Any] | None = None) -> PgCursor:
         """Run one statement (or, without bindings, several separated by ``;``) and return its rows.
@@ -379,6 +428,8 @@ class PgConnection:
             psycopg's errors pass through otherwise.
         """
         text, bound = bind(sql, bindings)
+        if self._deferred and bound:
+            return self._first(text, bound)
         try:
             return self._run(text, bound)
         except psycopg.OperationalError:
@@ -387,6 +438,52 @@ class PgConnection:
         assert self._renew is not None
         self._adopt(self._renew())  # ended by the server since it was checked: once more on a checked one
         return self._run(text, bound)
+
+    def _first(self, text: str, bound: list[Any]) -> PgCursor:
+        """A statement sent in one pipeline after the deferred commands."""
+        return self._together([(text, bound)])[0]
+
+    def _together(self, statements: list[tuple[str, list[Any]]]) -> list[PgCursor]:
+        """The deferred commands and ``statements`` in one pipeline (one round trip), the rows of each statement;
+        when the commands begin a snapshot on a lease found lost, all are sent once more on a renewed one
+        (nothing was read yet)."""
+        commands, self._deferred = self._deferred, []
+        try:
+            return self._pipelined(commands, statements)
+        except psycopg.OperationalError as exc:
+            if commands[:1] != [_SNAPSHOT] or not self._renewed(exc):
+                if self._on_lost is not None and self.lost:
+                    raise self._on_lost(exc) from None
+                raise
+        with self.guard():
+            return self._pipelined(commands, statements)
+
+    def _pipelined(self, commands: list[str], statements: list[tuple[str, list[Any]]]) -> list[PgCursor]:
+        raw = self._raw
+        cursors = [psycopg.RawCursor(raw) for _ in statements]
+        try:
+            with raw.pipeline():
+                for command in commands:
+                    raw.execute(command)
+                for cursor, (text, values) in zip(cursors, statements, strict=True):
+                    cursor.execute(text, values or None)
+            if cursors:
+                self._changes = max(cursors[-1].rowcount, 0)
+            return [PgCursor(cursor.fetchall() if cursor.description is not None else []) for cursor in cursors]
+        finally:
+            for cursor in cursors:
+                cursor.close()
+
+    def fetch_all(self, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> list[list[tuple[Any, ...]]]:
+        """The rows of each of ``statements`` (``(sql, bindings)``, run in order) from one pipeline: one round trip
+        for all.
+
+        Raises:
+            UnsupportedSql: SQLite-only syntax. The ``on_lost`` error when the connection was lost; the first
+            psycopg error otherwise (the statements after it do not run).
+        """
+        bound = [bind(sql, bindings) for sql, bindings in statements]
+        return [cursor.fetchall() for cursor in self._together(bound)]
 
     def _run(self, text: str, bound: list[Any]) -> PgCursor:
         with (psycopg.RawCursor(self.raw) if bound else psycopg.Cursor(self.raw)) as cursor:
@@ -419,20 +516,26 @@ class PgConnection:
                 changed += max(cursor.rowcount, 0)
             self._changes = changed
 
+    def execute_all(self, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> None:
+        """Run ``statements`` (``(sql, bindings)``, none returning rows) in order in one pipeline: one round trip
+        for all. The first that fails raises its error (the ``on_lost`` error when the connection was lost);
+        the rest do not run."""
+        self.fetch_all(statements)
+
     def changes(self) -> int:
         """Rows changed by the last statement (apsw's ``changes()``)."""
         return self._changes
 
     @property
     def in_transaction(self) -> bool:
-        return self.raw.info.transaction_status != TransactionStatus.IDLE
+        return self._raw.info.transaction_status != TransactionStatus.IDLE
 
     def getautocommit(self) -> bool:
         """apsw's ``getautocommit()``: True outside an explicit transaction."""
         return not self.in_transaction
 
     def close(self) -> None:
-        self.raw.close()
+        self._raw.close()
 
 
 def on_postgres(conn: object) -> bool:

@@ -11,8 +11,13 @@ correct, and change ids grow in commit order, so a follower reading ``id > last 
 commit sends ``NOTIFY limbic_changes`` with its change id (:mod:`limbic.core.store.postgres.listen`).
 
 Every connection is checked before use and replaced when the server ended it (a restart, an idle timeout, a
-proxy, ``pg_terminate_backend``, a failover): a leased read connection answers an empty query first; the
-write connection is opened again when it was lost. When the server does not answer at all, calls fail at once
+proxy, ``pg_terminate_backend``, a failover). A leased read connection answers an empty query first when it
+lay idle for more than :data:`IDLE_CHECK_SECONDS` or the server sent it something unasked (the message a
+server sends as it ends a connection, or its socket closing: read from the socket without a round trip);
+one used a moment ago goes straight to work, and when it fails at its first statement because it was lost
+meanwhile, that statement runs once more on a checked connection (a read, or the ``BEGIN`` of a snapshot:
+nothing was done yet). The write connection is opened again when it was lost, or when its ``BEGIN`` fails
+because it was. When the server does not answer at all, calls fail at once
 with "the database at host:port is unreachable; retrying" until it answers again
 (:mod:`limbic.core.store.postgres.reach`). A write whose connection was lost while it committed is looked up
 by its change id once the server answers: found, it is reported as stored.
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import select
 import threading
 import time
 import weakref
@@ -57,6 +63,10 @@ plus the background ones (vector filler, contradiction checks, sweeps, token loo
 POOL_WAIT_SECONDS = 30.0  # a busy pool: how long a read waits for a connection before StoreBusyError
 _WAIT_STEP_SECONDS = 0.5  # while waiting, the server is asked whether it still answers this often
 LOCK_TIMEOUT_MS = 10_000
+IDLE_CHECK_SECONDS = 10.0
+"""A pooled connection given back longer ago than this answers an empty query before it is leased again (an idle
+timeout or a proxy may have ended it silently); one given back more recently is checked only when its socket
+holds something unasked."""
 
 
 def connect(address: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
@@ -90,6 +100,7 @@ class PgDatabase(Transactions):
         self.address = address
         self.display_address = pg_address.masked(address)
         self._init_transactions()
+        self._announcing = 0  # the change id the open write announces as it commits (_announce)
         self._local = threading.local()
         self._closed = False
         self._reach = Reachability(address, on_back=self._renew_pool)
@@ -103,6 +114,7 @@ class PgDatabase(Transactions):
         self.path = _local_folder(address) / "memory"
         self._leased = 0
         self._leased_lock = threading.Lock()
+        self._returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self._pool = self._new_pool()
 
     # --- connections ---------------------------------------------------------------------------
@@ -161,8 +173,10 @@ class PgDatabase(Transactions):
         weakref.finalize(conn, self._checkin, held)
         return conn
 
-    def _checked(self) -> tuple[ConnectionPool, psycopg.Connection[Any]]:
-        """A pooled connection that answered an empty query, and its pool."""
+    def _checked(self, *, always: bool = False) -> tuple[ConnectionPool, psycopg.Connection[Any]]:
+        """A pooled connection taken to be alive (module docstring: an empty query when it lay idle or its socket
+        holds something unasked; ``always``: in any case, as when the lease's last one was found lost), and its
+        pool."""
         self._reach.check()
         deadline = time.monotonic() + POOL_WAIT_SECONDS
         swept = False
@@ -180,6 +194,8 @@ class PgDatabase(Transactions):
                 if time.monotonic() >= deadline:
                     raise StoreBusyError("every connection to the database server is in use; try again") from None
                 continue
+            if not always and not self._needs_check(raw):
+                return pool, raw
             try:
                 raw.execute("")
             except psycopg.Error:
@@ -192,9 +208,22 @@ class PgDatabase(Transactions):
                 continue
             return pool, raw
 
+    def _needs_check(self, raw: psycopg.Connection[Any]) -> bool:
+        """Whether ``raw`` must answer an empty query before use: idle past :data:`IDLE_CHECK_SECONDS` (or never
+        leased), or its socket readable (a read connection never listens, so anything there is the server
+        ending it)."""
+        returned = self._returned.get(raw)
+        if returned is None or time.monotonic() - returned > IDLE_CHECK_SECONDS:
+            return True
+        try:
+            readable, _, _ = select.select([raw.fileno()], [], [], 0)
+        except (OSError, ValueError, psycopg.Error):
+            return True
+        return bool(readable)
+
     def _renew(self, held: list[Any]) -> psycopg.Connection[Any]:
         """Give back the lost connection of a lease and put a checked one in its place."""
-        pool, raw = self._checked()
+        pool, raw = self._checked(always=True)
         lost_pool, lost = held
         held[:] = [pool, raw]
         self._give_back(lost_pool, lost)
@@ -210,6 +239,7 @@ class PgDatabase(Transactions):
         if self._closed or pool.closed:
             raw.close()
             return
+        self._returned[raw] = time.monotonic()
         try:
             pool.putconn(raw)
         except Exception:  # noqa: BLE001 - a connection the pool no longer wants: closed instead
@@ -241,6 +271,7 @@ class PgDatabase(Transactions):
         conn.replace(raw)
 
     def _begin(self, conn: PgConnection) -> None:
+        self._announcing = 0
         self._reach.check()
         if conn.lost:
             self._reopen_writer(conn)
@@ -253,22 +284,26 @@ class PgDatabase(Transactions):
             self._start(conn)  # lost again: the connection's own error (DatabaseUnavailableError)
 
     def _start(self, conn: PgConnection) -> None:
+        """``BEGIN``, the lock timeout and the writers' advisory lock, in one round trip (the simple protocol
+        runs the three statements in order and stops at the first that fails)."""
         raw = conn.raw
-        raw.execute("BEGIN")
         try:
-            raw.execute(f"SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}")
-            raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            raw.execute(f"BEGIN; SET LOCAL lock_timeout = {LOCK_TIMEOUT_MS}; "
+                        f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
         except psycopg.errors.LockNotAvailable as exc:
             raw.execute("ROLLBACK")
             raise StoreBusyError("another writer held the memory for more than 10 s; try again") from exc
 
     def _before_commit(self, conn: PgConnection) -> None:
         with conn.guard():
-            flush_pending_text(conn.raw)
+            flush_pending_text(conn)
+
+    def _send(self, conn: PgConnection, command: str) -> None:
+        conn.defer(command)  # with the next statement: one round trip for both
 
     def _announce(self, conn: PgConnection, change_id: int) -> None:
-        with conn.guard():
-            conn.raw.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(change_id)))
+        """Kept for :meth:`_commit`, which sends the ``NOTIFY`` with the ``COMMIT`` (one round trip)."""
+        self._announcing = change_id
 
     def _rollback(self, conn: PgConnection) -> None:
         if not conn.lost and conn.in_transaction:
@@ -282,11 +317,14 @@ class PgDatabase(Transactions):
         return exc
 
     def _commit(self, conn: PgConnection, change_id: int) -> None:
-        """``COMMIT``; when the connection is lost meanwhile, whether the write was stored is read back by its
+        """``COMMIT``, after the ``NOTIFY`` of the change :meth:`_announce` was given (in the same round trip, in
+        the transaction: listeners hear of it once it is committed); when the connection is lost meanwhile, whether the write was stored is read back by its
         change id on a new connection (stored: this returns; not stored: DatabaseUnavailableError saying so;
         unknown: DatabaseUnavailableError saying the write may be stored and sending it again is safe)."""
+        announcing, self._announcing = self._announcing, 0
+        notify = f"NOTIFY {CHANNEL}, '{int(announcing)}'; " if announcing else ""
         try:
-            conn.raw.execute("COMMIT")
+            conn.raw.execute(f"{notify}COMMIT")
             return
         except (psycopg.Error, DatabaseUnavailableError):
             if not conn.lost:

@@ -66,6 +66,9 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 """FTS5's ``bm25()`` b (``ext/fts5/fts5_aux.c``)."""
 LONG_TOKEN = 512
+PIPELINED_POSTINGS = 2_000
+"""A write of at most this many postings sends its statements in one pipeline (one round trip, rows as arrays);
+a larger one (an import's batch) streams its rows with ``COPY``, which a pipeline cannot hold."""
 """Tokens of more UTF-8 bytes than this are stored and looked up by digest (see the module docstring)."""
 
 SCHEMA = """
@@ -196,17 +199,36 @@ def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int,
             rows.extend((token, col, found) for token, found in positions.items())
         postings.extend((ix, token, doc, col, len(found), length, found) for token, col, found in rows)
         lengths.append((ix, doc, length))
-    delete_documents(conn, ix, ids)
     if not lengths:
         return
-    with conn.cursor() as cur:
-        with cur.copy("COPY fts_postings (ix, token, doc, col, freq, length, positions) FROM STDIN") as copy:
-            for row in postings:
-                copy.write_row(row)
-        with cur.copy("COPY fts_docs (ix, doc, length) FROM STDIN") as copy:
-            for entry in lengths:
-                copy.write_row(entry)
     holding = Counter(token for _, token in {(p[2], p[1]) for p in postings})  # documents holding each token
+    if len(postings) > PIPELINED_POSTINGS:  # an import's batch: COPY streams the rows
+        delete_documents(conn, ix, ids)
+        with conn.cursor() as cur:
+            with cur.copy("COPY fts_postings (ix, token, doc, col, freq, length, positions) FROM STDIN") as copy:
+                for row in postings:
+                    copy.write_row(row)
+            with cur.copy("COPY fts_docs (ix, doc, length) FROM STDIN") as copy:
+                for entry in lengths:
+                    copy.write_row(entry)
+        _count(conn, ix, holding, lengths)
+        return
+    with conn.pipeline():  # a write's few documents: every statement in one round trip
+        delete_documents(conn, ix, ids)
+        conn.execute(
+            "INSERT INTO fts_postings (ix, token, doc, col, freq, length, positions) "
+            "SELECT %s, t, d, c, f, n, p::integer[] FROM unnest(%s::text[], %s::bigint[], %s::smallint[], "
+            "%s::integer[], %s::integer[], %s::text[]) AS u(t, d, c, f, n, p)",
+            (ix, [p[1] for p in postings], [p[2] for p in postings], [p[3] for p in postings],
+             [p[4] for p in postings], [p[5] for p in postings],
+             ["{" + ",".join(map(str, p[6])) + "}" for p in postings]))
+        conn.execute("INSERT INTO fts_docs (ix, doc, length) SELECT %s, unnest(%s::bigint[]), unnest(%s::integer[])",
+                     (ix, [doc for _, doc, _ in lengths], [length for _, _, length in lengths]))
+        _count(conn, ix, holding, lengths)
+
+
+def _count(conn: psycopg.Connection, ix: int, holding: Counter[str], lengths: list[tuple[int, int, int]]) -> None:
+    """Add newly written documents to ``fts_terms`` (``holding``: documents per token) and ``fts_totals``."""
     conn.execute(
         "INSERT INTO fts_terms (ix, token, docs) SELECT %s, unnest(%s::text[]), unnest(%s::bigint[]) "
         "ON CONFLICT (ix, token) DO UPDATE SET docs = fts_terms.docs + excluded.docs",
@@ -220,8 +242,29 @@ def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int,
 def row_count(conn: psycopg.Connection, ix: int) -> int:
     """Documents in index ``ix`` (FTS5's row count; 0 when empty). Raises ValueError for an unknown ``ix``."""
     _columns_of(ix)
-    found = conn.execute("SELECT rows FROM fts_totals WHERE ix = %s", (ix,)).fetchone()
-    return 0 if found is None else int(found[0])
+    return row_counts(conn).get(ix, 0)
+
+
+def row_counts(conn: psycopg.Connection) -> dict[int, int]:
+    """Documents in each index, ``{ix: rows}`` (an index never written is left out)."""
+    return {int(ix): int(rows) for ix, rows in conn.execute("SELECT ix, rows FROM fts_totals")}
+
+
+def statistics(conn: psycopg.Connection, tokens: Collection[str]) -> tuple[dict[int, int], dict[int, dict[str, int]]]:
+    """:func:`row_counts` and, for every index, :func:`document_frequencies` of ``tokens``, in one statement
+    (what a search asks of both indexes before it ranks)."""
+    keys = {_key(token): token for token in tokens}
+    rows: dict[int, int] = {}
+    frequencies: dict[int, dict[str, int]] = {ix: {} for ix in COLUMNS}
+    for ix, token, count in conn.execute(
+            "SELECT ix, NULL::text, rows FROM fts_totals UNION ALL "
+            "SELECT ix, token, docs FROM fts_terms WHERE ix = ANY(%s) AND token = ANY(%s) AND docs > 0",
+            (sorted(COLUMNS), list(keys))):
+        if token is None:
+            rows[int(ix)] = int(count)
+        else:
+            frequencies[int(ix)][keys[token]] = int(count)
+    return rows, frequencies
 
 
 def document_frequencies(conn: psycopg.Connection, ix: int, tokens: Collection[str]) -> dict[str, int]:
@@ -229,12 +272,7 @@ def document_frequencies(conn: psycopg.Connection, ix: int, tokens: Collection[s
     column, as FTS5's ``fts5vocab`` ``row`` table counts them; tokens no document holds are left out.
     Raises ValueError for an unknown ``ix``."""
     _columns_of(ix)
-    keys = {_key(token): token for token in tokens}
-    if not keys:
-        return {}
-    found = conn.execute("SELECT token, docs FROM fts_terms WHERE ix = %s AND token = ANY(%s) AND docs > 0",
-                         (ix, list(keys)))
-    return {keys[token]: int(count) for token, count in found}
+    return statistics(conn, tokens)[1][ix] if tokens else {}
 
 
 def _phrase_hits(number: int, length: int, column_filter: bool) -> sql.Composed:

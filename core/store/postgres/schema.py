@@ -10,6 +10,7 @@ copy grows large enough to use them (:mod:`limbic.core.vectors.server_graph`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
@@ -78,12 +79,27 @@ def migrate(conn: PgConnection, shown: str) -> None:
 
 
 def vector_dimension(conn: PgConnection, table: str) -> int | None:
-    """The dimension of ``table``'s ``embedding vector(d)`` column, or None when the table does not exist."""
-    row = conn.raw.execute(
-        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-        "WHERE c.relname = %s AND a.attname = 'embedding' AND c.relnamespace = current_schema()::regnamespace",
-        (table,)).fetchone()
-    return int(row[0]) if row and row[0] > 0 else None
+    """The dimension of ``table``'s ``embedding vector(d)`` column, or None when the table does not exist (read once
+    per read snapshot: :meth:`PgConnection.in_snapshot`)."""
+    def read() -> int | None:
+        row = conn.execute(_DIMENSION.format("?"), (table,)).fetchone()  # run again if the lease was lost
+        return int(row[0]) if row and row[0] > 0 else None
+    return conn.in_snapshot(("vector_dimension", table), read)
+
+
+_DIMENSION = ("SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname = {} "
+              "AND a.attname = 'embedding' AND c.relnamespace = current_schema()::regnamespace")
+
+
+def read_state(conn: PgConnection, tables: Sequence[str]) -> tuple[dict[str, int | None], int, int]:
+    """In one statement: the dimension of each of the vector ``tables`` (None when absent, as
+    :func:`vector_dimension`), the last change id (0 when none) and how many entities wait for vectors."""
+    dimensions = ", ".join(f"({_DIMENSION.format(f'?{n}')})" for n in range(1, len(tables) + 1))
+    row = conn.execute(f"SELECT {dimensions}, (SELECT coalesce(max(id), 0) FROM changes), "
+                       "(SELECT count(*) FROM pending_vectors)", tuple(tables)).fetchone()
+    assert row is not None
+    found = {table: int(d) if d is not None and d > 0 else None for table, d in zip(tables, row, strict=False)}
+    return found, int(row[len(tables)]), int(row[len(tables) + 1])
 
 
 def create_vector_table(conn: PgConnection, table: str, dimension: int) -> None:

@@ -15,24 +15,35 @@ from typing import Any
 import psycopg
 
 from limbic.core.store.postgres import full_text
+from limbic.core.store.postgres.connection import PgConnection
 
 ENTITIES, OBSERVATIONS, REFLECTIONS = 1, 2, 3
 
 
-def flush_pending_text(raw: psycopg.Connection[Any]) -> None:
-    """Index the observations and reflections queued in ``fts_pending`` (in the open transaction)."""
+_QUEUED = (
+    "WITH queued AS (DELETE FROM fts_pending RETURNING ix, doc) "
+    "SELECT q.ix, q.doc, o.id IS NOT NULL OR r.id IS NOT NULL, e.name, o.content, r.author, r.mood, r.content "
+    "FROM queued q "
+    "LEFT JOIN observations o ON q.ix = ?1 AND o.id = q.doc "
+    "LEFT JOIN entities e ON e.id = o.entity_id "
+    "LEFT JOIN reflections r ON q.ix = ?2 AND r.id = q.doc "
+    "ORDER BY q.ix, q.doc")
+"""The ids queued in ``fts_pending`` (taken off the queue) with the texts of those still there, in one round trip:
+``(ix, id, present, entity name, content, author, mood, reflection content)``."""
+
+
+def flush_pending_text(conn: PgConnection) -> None:
+    """Index the observations and reflections queued in ``fts_pending`` (in the open transaction; the queue is
+    read through ``conn``, so commands it deferred go in the same round trip)."""
     queued: dict[int, list[int]] = {}
-    for ix, doc in raw.execute("DELETE FROM fts_pending RETURNING ix, doc"):
+    docs: dict[int, list[tuple[int, Sequence[str | None]]]] = {OBSERVATIONS: [], REFLECTIONS: []}
+    for ix, doc, present, name, content, author, mood, said in conn.execute(_QUEUED, (OBSERVATIONS, REFLECTIONS)):
         queued.setdefault(int(ix), []).append(int(doc))
-    if ids := queued.get(OBSERVATIONS):
-        docs: list[tuple[int, Sequence[str | None]]] = [(int(i), (name, content)) for i, name, content in raw.execute(
-            "SELECT o.id, e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
-            "WHERE o.id = ANY(%s) ORDER BY o.id", (ids,))]
-        _replace(raw, OBSERVATIONS, ids, docs)
-    if ids := queued.get(REFLECTIONS):
-        docs = [(int(i), (author, mood, content)) for i, author, mood, content in raw.execute(
-            "SELECT id, author, mood, content FROM reflections WHERE id = ANY(%s) ORDER BY id", (ids,))]
-        _replace(raw, REFLECTIONS, ids, docs)
+        if present:
+            docs[int(ix)].append((int(doc), (name, content) if ix == OBSERVATIONS else (author, mood, said)))
+    for ix in (OBSERVATIONS, REFLECTIONS):
+        if ids := queued.get(ix):
+            _replace(conn.raw, ix, ids, docs[ix])
 
 
 def _replace(raw: psycopg.Connection[Any], ix: int, ids: list[int],

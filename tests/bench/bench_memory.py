@@ -6,9 +6,12 @@ not grow (no leak); searches are recorded (impressions, search log), as the app 
     python tests/bench/bench_memory.py --app --db /path/to/memory.db
 
 ``--app`` measures the desktop app instead (offscreen, 1366×768, the MCP server on): RSS once the Python
-modules are imported, when the window shows, after the warm-up (the model and the vector copy), after a search
-drawn in the graph, after the global map, and with the Curation window open — what the app really uses after
-start, stage by stage, so the growth of each part can be read off.
+modules are imported, when the window shows, after the warm-up (the model and the vector copy, and start-up's
+other reads off the UI thread done, the review queue among them), after a search drawn in the graph, after the
+global map, with the Curation window open and once it is closed — what the app really uses after start, stage
+by stage, so the growth of each part can be read off. ``anon_mb_*`` is the anonymous part of each (heap, arrays,
+page caches; the rest is mapped files: libraries and the model file); ``LIMBIC_HOME``, when set, says whose
+installed model and active variant are used.
 
 ``--db`` is copied first. RSS is read from ``/proc/self/status`` (Linux): ``VmRSS`` now, ``VmHWM`` the
 peak. Prints one JSON object; ``growth_mb_after_warmup`` compares the last sample with the one after
@@ -91,7 +94,8 @@ def app_figures(db: Path) -> dict:
         wait(lambda: app.window is not None and app.window.isVisible())
         figures["rss_mb_window"], figures["anon_mb_window"] = rss_mb(), anonymous_mb()
         wait(lambda: app.service is not None and app.service._warm_up_thread is not None
-             and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None)
+             and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None
+             and app.controller.runner.pending() == 0)  # and what start-up reads off the UI thread (the review queue)
         figures["rss_mb_warmed_up"], figures["anon_mb_warmed_up"] = rss_mb(), anonymous_mb()
         import apsw
 
@@ -116,7 +120,9 @@ def app_figures(db: Path) -> dict:
         figures["sqlite_mb_end"] = round(apsw.memory_used() / 2**20, 1)
         figures["entities"] = app.service.stats().entities
         figures["model"] = getattr(app.service.embedder, "name", None)
-        curation.close()
+        curation.close()  # its panels' answers dropped, the free heap given back
+        wait(lambda: app.controller.runner.pending() == 0)
+        figures["rss_mb_curation_closed"], figures["anon_mb_curation_closed"] = rss_mb(), anonymous_mb()
         app.shutdown()
     qt.quit()
     figures["peak_rss_mb"] = rss_mb("VmHWM")

@@ -4,9 +4,9 @@ common adverbs and the forms of ser, estar, haber and tener). Topics are found f
 a part's name may take words of three.
 
 The English list is scikit-learn's ``ENGLISH_STOP_WORDS`` (318 words, from the Glasgow Information Retrieval
-Group's list), written here: importing scikit-learn for it cost about 100 MB of resident memory in every program
-that reads a statement (the app's review queue does at start); ``tests/test_curation_split.py`` checks that the
-two lists stay equal."""
+Group's list), written here so that a program reading statements (the app's review queue does at start) does not
+import scikit-learn, about 100 MB resident with SciPy; ``tests/test_curation_split.py`` checks that the two lists
+stay equal."""
 
 from __future__ import annotations
 

@@ -319,8 +319,8 @@ class Curating:
 
     def _release_memory(self) -> None:
         """After reading a whole vector table: empty this thread's read page cache (SQLite; up to 64 MB of pages
-        not read again soon) and give the C heap's free pages back (the texts and statements compared; 60–130 MB
-        at 10,000 entities, measured with tests/bench/bench_memory.py --app)."""
+        not read again soon) and give the C heap's free pages back (the rows read, the texts and statements
+        compared; docs/performance.md "The app's memory, where it goes")."""
         release = getattr(self.database, "release_cache", None)
         if release is not None:
             release()

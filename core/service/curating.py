@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from limbic.core import validation as check
-from limbic.core.curation import duplicates, entities
+from limbic.core.curation import duplicates, entities, statements
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
@@ -319,11 +319,13 @@ class Curating:
 
     def _release_memory(self) -> None:
         """After reading a whole vector table: empty this thread's read page cache (SQLite; up to 64 MB of pages
-        not read again soon) and give the C heap's free pages back (the rows read, the texts and statements
-        compared; docs/performance.md "The app's memory, where it goes")."""
+        not read again soon), forget the stems read (:func:`~limbic.core.curation.statements.clear_stem_cache`)
+        and give the C heap's free pages back (the rows read, the texts and statements compared;
+        docs/performance.md "The app's memory, where it goes")."""
         release = getattr(self.database, "release_cache", None)
         if release is not None:
             release()
+        statements.clear_stem_cache()
         release_free_memory()
 
     # --- writes of the curation edits -------------------------------------------------------------

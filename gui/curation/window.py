@@ -1,7 +1,7 @@
 """A window holding the curation panels (the merge queue; split candidates), opened from Edit ▸ Curation.
 Their edits go on the undo stack they are given (the app passes the entity editor's). Closing it drops the
 answers still due to its panels and gives the C heap's free pages back (the comparisons behind the lists:
-40–120 MB at 10,000 entities)."""
+35–90 MB at 10,000 entities)."""
 
 from __future__ import annotations
 

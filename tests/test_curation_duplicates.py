@@ -275,3 +275,27 @@ def test_duplicate_entities_by_name_merge_and_keep_undo_exactly(service):
     assert service.find_duplicate_entities()[0] == 1
     keep.revert(service)
     assert service.find_duplicate_entities()[0] == 2
+
+
+def test_the_review_queue_compares_statements_without_importing_scikit_learn(tmp_path):
+    """scikit-learn (about 100 MB resident with SciPy) is for the split panel's clustering only: the app's review
+    queue, which reads statements at start, must not load it (a fresh process, as the app is)."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys
+from limbic.core.embedding.base import HashingEmbedder
+from limbic.core.models import EntityInput, ObservationInput
+from limbic.core.service import MemoryService, review
+from limbic.core.store.backend import open_database
+service = MemoryService(open_database({str(tmp_path / "memory.db")!r}), HashingEmbedder(), origin="cli")
+service.create_entities([EntityInput("Ada", "person", (ObservationInput("likes strong coffee"),
+                                                       ObservationInput("likes strong coffee a lot")))])
+service.wait_for_vectors()
+review.review(service)
+service.close()
+print("sklearn" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "False"

@@ -11,9 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _embedder_helpers import real_model_dir
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.metrics import adjusted_rand_score
 
-from limbic.core.curation import splitting
+from limbic.core.curation import splitting, stop_words
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService, review
@@ -47,6 +48,10 @@ BAKING = ("Bakes sourdough bread every weekend", "Feeds the sourdough starter tw
           "Bakes a lemon tart for dinner parties", "Grinds spelt flour at home")
 RELATIONS = (RelationInput("Alex", "Greenhouse", "owns"), RelationInput("Alex", "Astronomy Club", "member_of"),
              RelationInput("Sourdough Starter", "Alex", "fed_by"), RelationInput("Alex", "Bob", "knows"))
+
+
+def test_the_english_stop_words_are_scikit_learns():
+    assert stop_words.ENGLISH == ENGLISH_STOP_WORDS
 
 
 def test_thresholds_by_type_are_settable(service):

@@ -103,6 +103,22 @@ def test_the_curation_window_opens_on_the_given_undo_stack(qtbot, controller, se
     qtbot.waitUntil(lambda: "duplicate clusters" in window.merge_queue.summary.text(), timeout=5000)
 
 
+def test_closing_the_curation_window_while_it_looks_drops_the_answers_due(qtbot, controller, service):
+    from PySide6.QtCore import Qt
+
+    from limbic.core.models import EntityInput, ObservationInput
+    from limbic.gui.curation.window import CurationWindow
+
+    service.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(f"waters the garden on day {i}")
+                                                             for i in range(24)))])
+    window = CurationWindow(controller)
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    window.show()
+    window.close()  # the merge queue's and the split panel's lookups still running: their widgets are gone
+    qtbot.waitUntil(lambda: controller.runner.pending() == 0, timeout=10_000)
+    qtbot.wait(50)  # an answer delivered to a deleted widget would raise here
+
+
 def test_the_app_opens_the_curation_window_from_the_edit_menu(qtbot, tmp_path, monkeypatch):
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.gui.app import LimbicApp

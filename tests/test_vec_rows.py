@@ -46,3 +46,21 @@ def test_scan_gives_every_row_once(memory_address):
     assert sorted(rows) == list(range(10, 50))
     assert all(np.array_equal(np.frombuffer(blob, dtype=np.float32), vectors[rowid - 10]) for rowid, blob in rows.items())
     database.close()
+
+
+def test_a_scan_holds_the_sqlite_page_cache_down_and_restores_its_size(tmp_path, monkeypatch):
+    import apsw
+
+    monkeypatch.setattr(vec_rows, "SCAN_CACHE_KIB", 256)
+    database = Database(tmp_path / "memory.db")
+    vectors = np.random.default_rng(5).standard_normal((4000, 64)).astype(np.float32)  # 1 MB of vectors
+    with database.maintenance() as conn:
+        ensure_vector_table(conn, 64, "test-model")
+        vec_rows.insert(conn, OBSERVATION_VECTOR_TABLE, [(i + 1, vectors[i].tobytes()) for i in range(len(vectors))])
+    conn = database.read()
+    conn.execute("PRAGMA shrink_memory")
+    size = conn.execute("PRAGMA cache_size").get
+    assert len(dict(vec_rows.scan(conn, OBSERVATION_VECTOR_TABLE))) == len(vectors)
+    assert conn.status(apsw.SQLITE_DBSTATUS_CACHE_USED)[0] <= 320 * 1024  # the scan's 256 KiB and the schema
+    assert conn.execute("PRAGMA cache_size").get == size
+    database.close()

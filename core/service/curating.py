@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from limbic.core import validation as check
-from limbic.core.curation import duplicates, entities
+from limbic.core.curation import duplicates, entities, statements
 from limbic.core.embedding.base import Embedder
+from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, iso
 from limbic.core.service.entity_duplicates import (
@@ -221,7 +222,8 @@ class Curating:
         with conn:  # one snapshot
             key = (model, threshold, only, reads.last_change_id(conn), scope.current())
             cached = getattr(self, "_duplicates", None)
-            if cached is not None and cached[0] == key:
+            fresh = cached is None or cached[0] != key
+            if cached is not None and not fresh:
                 rows, found, shared = cached[1], cached[2], cached[3]
             else:
                 rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
@@ -235,10 +237,15 @@ class Curating:
                 found = duplicates.duplicate_clusters(rows, texts, threshold, owners=owners, queries=queries,
                                                       kept=self._kept_pairs("observations"))
                 shared = duplicates.shared_texts(rows, texts, owners, queries)
-                self._duplicates = (key, rows, found, shared)  # the same question until the memory changes: the same answer
+                # the same question until the memory changes: the same answer, kept without the vectors
+                # (4 bytes × dimension a row: 77 MB at 50,000 observations), which only the clustering reads
+                rows = duplicates.ObservationRows(rows.observation, rows.entity, np.empty((0, rows.unit.shape[1]), np.float32))
+                self._duplicates = (key, rows, found, shared)
             clusters = self._clusters(conn, rows, found[:limit])
             facts = _shared_facts(conn, rows, shared[:limit])
             compared = len(rows)
+        if fresh:
+            self._release_memory()
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
                                time.perf_counter() - started, facts, len(shared))
 
@@ -306,7 +313,20 @@ class Curating:
                 groups += [g for g in close if supported(*evidence[g.ids])]
             groups = [g for g in groups if not _all_kept(g.ids, kept) and shown.issuperset(g.ids)]
             found = entity_duplicates(conn, groups, evidence)
+        if model:
+            self._release_memory()
         return len(found), found[:limit]
+
+    def _release_memory(self) -> None:
+        """After reading a whole vector table: empty this thread's read page cache (SQLite; up to 64 MB of pages
+        not read again soon), forget the stems read (:func:`~limbic.core.curation.statements.clear_stem_cache`)
+        and give the C heap's free pages back (the rows read, the texts and statements compared;
+        docs/performance.md "The app's memory, where it goes")."""
+        release = getattr(self.database, "release_cache", None)
+        if release is not None:
+            release()
+        statements.clear_stem_cache()
+        release_free_memory()
 
     # --- writes of the curation edits -------------------------------------------------------------
 

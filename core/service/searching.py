@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
+from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.core.errors import DatabaseClosedError
 from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
 from limbic.core.search.params import ScoringParams
@@ -129,6 +130,7 @@ class SearchAndVectors:
         release = getattr(self.database, "release_cache", None)  # SQLite: the vector tables' pages, read once
         if release is not None:
             release()
+        release_free_memory()  # the rows read on the way into the copy (38 MB at 10,000 entities)
 
     def start_warm_up(self) -> None:
         """Run :meth:`warm_up` once on a background thread; :meth:`close` waits for it. An error is logged

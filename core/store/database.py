@@ -34,6 +34,12 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_MS = 10_000
 BUSY_POLL_SECONDS = 0.001
 READ_POOL_SIZE = 4  # idle read connections kept for the next thread
+READ_CACHE_KIB = 64_000
+"""Page cache of each read connection (KiB)."""
+WRITE_CACHE_KIB = 16_000
+"""Page cache of the write connection (KiB). Each recorded search appends its log row, whose pages no write reads
+again; a 64 MB cache filled with them, 8 MB per 1,000 searches. Writes at 10k keep 16–25 MB of pages and cost the
+same CPU with 16 MB as with 64 (docs/performance.md "Memory")."""
 
 
 class _BusyWait:
@@ -63,7 +69,7 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute("PRAGMA cache_size = -64000")
+    conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
     # Unicode lower-casing for search_nodes (SQLite's lower() and LIKE fold ASCII only).
     conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
 
@@ -112,6 +118,7 @@ class Database(Transactions):
         self._readers_lock = threading.Lock()
         self._closed = False
         self._writer = self._connect()
+        self._writer.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB}")
         self._writer.set_busy_handler(_BusyWait())
         try:
             self._writer.execute("PRAGMA journal_mode = WAL")

@@ -20,6 +20,12 @@ import numpy as np
 from limbic.core.store.connection import Connection
 from limbic.core.store.postgres.connection import on_postgres
 
+SCAN_CACHE_KIB = 8192
+"""The page cache (KiB) of a SQLite connection while it scans a whole vector table: the pages are read once, so
+they need not fill the connection's 64 MB (the vector copy's load, the duplicate finders). sqlite-vec keeps 1,024
+vectors in one chunk (1.5 MB at 384 dimensions); a cache that cannot hold a chunk reads it again for every vector
+(measured at 10k: 0.21 s with 4 or 64 MB, 3.2 s with 1 MB)."""
+
 
 def _from_pg(data: bytes) -> bytes:
     return np.frombuffer(data, dtype=">f4", offset=4).astype("<f4").tobytes()
@@ -38,14 +44,20 @@ def read(conn: Connection, table: str, rowids: Iterable[int]) -> list[tuple[int,
 
 
 def scan(conn: Connection, table: str) -> Iterator[tuple[int, bytes]]:
-    """``(rowid, embedding bytes)`` of every row of ``table``, in no particular order."""
+    """``(rowid, embedding bytes)`` of every row of ``table``, in no particular order; on SQLite the connection's
+    page cache is held to :data:`SCAN_CACHE_KIB` meanwhile."""
     if on_postgres(conn):
         with conn.raw.cursor() as cursor:  # type: ignore[attr-defined]
             for rowid, data in cursor.execute(f"SELECT rowid, vector_send(embedding) FROM {table}"):
                 yield int(rowid), _from_pg(bytes(data))
         return
-    for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {table}"):
-        yield int(rowid), bytes(blob)
+    size = conn.execute("PRAGMA cache_size").get
+    conn.execute(f"PRAGMA cache_size = -{SCAN_CACHE_KIB}")  # a smaller size gives the pages beyond it back at once
+    try:
+        for rowid, blob in conn.execute(f"SELECT rowid, embedding FROM {table}"):
+            yield int(rowid), bytes(blob)
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(size)}")
 
 
 def insert(conn: Connection, table: str, rows: Sequence[tuple[int, bytes]]) -> None:

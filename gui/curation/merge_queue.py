@@ -72,6 +72,11 @@ class MergeQueue(QWidget):
         self._build()
         self.queue.finished.connect(self._edited)
 
+    def drop_answers(self) -> None:
+        """Drop the lists still being looked for (the window closes)."""
+        self._refresh_timer.stop()
+        self.controller.runner.cancel_channel(self._channel)
+
     # --- construction -------------------------------------------------------------------------------
 
     def _build(self) -> None:

@@ -91,6 +91,10 @@ class SplitPanel(QWidget):
 
     # --- finding and proposing ----------------------------------------------------------------------
 
+    def drop_answers(self) -> None:
+        """Drop the candidates and the proposal still being looked for (the window closes)."""
+        self.controller.runner.cancel_channel(self._channel)
+
     def find_candidates(self) -> None:
         """Entities over their type's threshold (off the UI thread)."""
         self.controller.run(partial(self.controller.service.find_split_candidates, 200), on_success=self._found,

@@ -6,9 +6,12 @@ not grow (no leak); searches are recorded (impressions, search log), as the app 
     python tests/bench/bench_memory.py --app --db /path/to/memory.db
 
 ``--app`` measures the desktop app instead (offscreen, 1366×768, the MCP server on): RSS once the Python
-modules are imported, when the window shows, after the warm-up (the model and the vector copy), after a search
-drawn in the graph, after the global map, and with the Curation window open — what the app really uses after
-start, stage by stage, so the growth of each part can be read off.
+modules are imported, when the window shows, after the warm-up (the model and the vector copy, and start-up's
+other reads off the UI thread done, the review queue among them), after a search drawn in the graph, after the
+global map, with the Curation window open and once it is closed — what the app really uses after start, stage
+by stage, so the growth of each part can be read off. ``anon_mb_*`` is the anonymous part of each (heap, arrays,
+page caches; the rest is mapped files: libraries and the model file); ``LIMBIC_HOME``, when set, says whose
+installed model and active variant are used.
 
 ``--db`` is copied first. RSS is read from ``/proc/self/status`` (Linux): ``VmRSS`` now, ``VmHWM`` the
 peak. Prints one JSON object; ``growth_mb_after_warmup`` compares the last sample with the one after
@@ -41,6 +44,16 @@ def rss_mb(field: str = "VmRSS") -> float:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
+def anonymous_mb() -> float:
+    """Anonymous resident memory (heap, arenas, arrays; the rest of RSS is mapped files: libraries, the
+    model file) from ``/proc/self/smaps_rollup``."""
+    with open("/proc/self/smaps_rollup", encoding="ascii") as rollup:
+        for line in rollup:
+            if line.startswith("Anonymous:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    raise RuntimeError("Anonymous not in /proc/self/smaps_rollup")
+
+
 def app_figures(db: Path) -> dict:
     """The app's RSS stage by stage on a copy of ``db`` (see the module docstring)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -50,11 +63,14 @@ def app_figures(db: Path) -> dict:
 
     from limbic.gui.app import LimbicApp
 
-    figures: dict = {"rss_mb_modules": rss_mb()}
+    figures: dict = {"rss_mb_modules": rss_mb(), "anon_mb_modules": anonymous_mb()}
     qt = QApplication(sys.argv[:1])
+    from limbic.core import paths
+
+    # the installed model and the active variant of the caller's home (LIMBIC_HOME or the default one)
+    models, active = paths.models_dir(), paths.config_dir() / "active_model.json"
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["LIMBIC_HOME"] = tmp
-        models, active = Path.home() / ".cache" / "limbic" / "models", Path.home() / ".config" / "limbic" / "active_model.json"
         if models.is_dir():  # the installed model, in the fresh home (as tests/bench/bench_startup.py does)
             (Path(tmp) / "cache").mkdir()
             (Path(tmp) / "cache" / "models").symlink_to(models)
@@ -76,10 +92,11 @@ def app_figures(db: Path) -> dict:
 
         app.start()
         wait(lambda: app.window is not None and app.window.isVisible())
-        figures["rss_mb_window"] = rss_mb()
+        figures["rss_mb_window"], figures["anon_mb_window"] = rss_mb(), anonymous_mb()
         wait(lambda: app.service is not None and app.service._warm_up_thread is not None
-             and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None)
-        figures["rss_mb_warmed_up"] = rss_mb()
+             and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None
+             and app.controller.runner.pending() == 0)  # and what start-up reads off the UI thread (the review queue)
+        figures["rss_mb_warmed_up"], figures["anon_mb_warmed_up"] = rss_mb(), anonymous_mb()
         import apsw
 
         figures["sqlite_mb_warmed_up"] = round(apsw.memory_used() / 2**20, 1)  # page caches of every connection
@@ -91,19 +108,21 @@ def app_figures(db: Path) -> dict:
         with_hits.connect(lambda _o: done.append(1))
         app.controller.search(QUERIES[0], 10)
         wait(lambda: bool(done) and len(view.shown_names()) > 0 and not view.canvas.animating)
-        figures["rss_mb_search"] = rss_mb()
+        figures["rss_mb_search"], figures["anon_mb_search"] = rss_mb(), anonymous_mb()
         view.set_mode("global")
         wait(lambda: len(view.shown_names()) == len(view.arrays) and not view.canvas.animating)
-        figures["rss_mb_global_map"] = rss_mb()
+        figures["rss_mb_global_map"], figures["anon_mb_global_map"] = rss_mb(), anonymous_mb()
         curation = app.show_curation()
         wait(lambda: curation.isVisible())
         settled = time.perf_counter() + 3  # its lists are read off the UI thread
         wait(lambda: time.perf_counter() > settled)
-        figures["rss_mb_curation"] = rss_mb()
+        figures["rss_mb_curation"], figures["anon_mb_curation"] = rss_mb(), anonymous_mb()
         figures["sqlite_mb_end"] = round(apsw.memory_used() / 2**20, 1)
         figures["entities"] = app.service.stats().entities
         figures["model"] = getattr(app.service.embedder, "name", None)
-        curation.close()
+        curation.close()  # its panels' answers dropped, the free heap given back
+        wait(lambda: app.controller.runner.pending() == 0)
+        figures["rss_mb_curation_closed"], figures["anon_mb_curation_closed"] = rss_mb(), anonymous_mb()
         app.shutdown()
     qt.quit()
     figures["peak_rss_mb"] = rss_mb("VmHWM")

@@ -36,6 +36,9 @@ from limbic.core.vectors.blocks import Block, Vectors, one_blas_thread
 from limbic.core.vectors.server_graph import ServerGraphs
 from limbic.core.vectors.similarities import ApproximateSimilarities, Similarities
 
+one_blas_thread()  # once, on the importing thread (the main thread of the app and the CLI): threadpoolctl lets the
+# first thread that sets the limit keep it, and a thread it did not start would stay listed as a dummy thread
+
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
 COMPACT_SHARE = 0.05  # merge the recent block into the main one past this share of its rows
 
@@ -99,8 +102,7 @@ class VectorIndex:
     def __init__(self, graphs: approximate.GraphBuilder | ServerGraphs | None = None) -> None:
         """``graphs``: builds the HNSW graph of a large main block (:mod:`limbic.core.vectors.approximate`), or
         on PostgreSQL has the server's HNSW indexes propose (:mod:`limbic.core.vectors.server_graph`);
-        ``None`` keeps every search an exact scan. Sets the process's BLAS to one thread (:func:`one_blas_thread`)."""
-        one_blas_thread()
+        ``None`` keeps every search an exact scan."""
         self.graphs = graphs
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput as E
@@ -246,3 +247,13 @@ def test_writes_go_to_a_recent_block_until_it_is_merged(service):
     assert len(recent.vectors.owner) < 0.05 * len(main.vectors.owner)
     entities = service.database.read().execute("SELECT count(*) FROM entities").fetchone()[0]
     assert len(index) == vector_counts(service)[2] + entities  # every current vector, none twice
+
+
+@pytest.mark.parametrize("rows", [100, 16_385, 60_044, 60_001])
+def test_cosines_in_two_halves_equal_the_one_thread_product_bit_for_bit(rows):
+    from limbic.core.vectors.blocks import cosines
+
+    generator = np.random.default_rng(rows)
+    unit = generator.standard_normal((rows, 384)).astype(np.float32)
+    query = generator.standard_normal(384).astype(np.float32)
+    assert np.array_equal(cosines(unit, query), unit @ query)

@@ -7,6 +7,7 @@ loads them; :mod:`limbic.core.vectors.similarities` scores queries against them.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,44 @@ def one_blas_thread() -> None:
     "search_semantic over stdio").
     """
     threadpool_limits(1, user_api="blas")
+
+
+SPLIT_ROWS = 16_384
+"""A product over more rows than this is computed in two halves at once, the second on a short-lived thread."""
+SPLIT_ALIGN = 64
+"""The halves part at a multiple of this many rows: OpenBLAS's kernel takes rows in blocks and the last few rows of
+a product another way, so parting anywhere else changed a few cosines in the last bits."""
+
+
+def cosines(unit: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``unit @ query``: ``(n, d) float32`` rows against a ``(d,) float32`` vector, ``(n,) float32``; bit for bit
+    the one-thread product. Past :data:`SPLIT_ROWS` rows the two halves are computed at once, one on this thread
+    and one on a thread of its own (numpy releases the GIL in BLAS): the memory-bound product of 60,044 × 384
+    took 1.9–2.0 ms instead of 2.8–3.0 on an idle 2-core machine, without the busy-waiting of a second BLAS
+    thread (:func:`one_blas_thread`).
+    """
+    n = len(unit)
+    if n <= SPLIT_ROWS or unit.ndim != 2:
+        return unit @ query
+    half = n // 2 // SPLIT_ALIGN * SPLIT_ALIGN
+    out = np.empty(n, dtype=np.result_type(unit, query))
+    failed: list[BaseException] = []
+
+    def second() -> None:
+        try:
+            np.matmul(unit[half:], query, out=out[half:])
+        except BaseException as exc:  # noqa: BLE001 — raised again on the caller's thread
+            failed.append(exc)
+
+    helper = threading.Thread(target=second, name="limbic-knn-half", daemon=True)
+    helper.start()
+    try:
+        np.matmul(unit[:half], query, out=out[:half])
+    finally:
+        helper.join()
+    if failed:
+        raise failed[0]
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +142,7 @@ class Block:
         """The cosine to ``query`` of the rows ``rows`` ``(r,) int64`` (every row when ``None``), ``-inf``
         for dead rows and expired observations."""
         unit = self.vectors.unit if rows is None else self.vectors.unit[rows]
-        sims = unit @ query
+        sims = cosines(unit, query)
         hidden = self.dead
         expired = self.groups.expiring[self.groups.expiring_at <= now]
         if len(expired):

@@ -101,3 +101,25 @@ def test_lone_surrogates_are_refused_over_http_without_a_write(http_server, serv
     assert service.entity_names() == []
     ok = httpx2.post(http_server.url, content=json.dumps(INITIALIZE).encode(), headers=headers, timeout=30)
     assert ok.status_code == 200
+
+
+def test_a_stray_print_while_serving_goes_to_stderr_not_the_wire():
+    """The event loop writes answers to the stdout pipe; meanwhile fd 1 points at stderr, and is given back after."""
+    import sys
+
+    script = (
+        "import anyio, os, sys\n"
+        "from limbic.core.mcp.stdio import _stdout_pipe\n"
+        "async def main():\n"
+        "    async with _stdout_pipe() as out:\n"
+        "        print('stray', flush=True)\n"
+        "        os.write(1, b'stray fd\\n')\n"
+        "        await out.write('answer\\n')\n"
+        "        await out.flush()\n"
+        "    print('after', flush=True)\n"
+        "anyio.run(main)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["answer", "after"]
+    assert done.stderr.splitlines() == ["stray", "stray fd"]

@@ -8,11 +8,12 @@
   replies still being computed (``printf '…' | limbic mcp`` got only ``initialize`` back). Here end of
   input is passed on to the server only once every request read so far has been answered.
 
-And one economy (docs/performance.md "search_semantic over stdio"): fewer thread hand-offs per call. The SDK
-reads each line and runs each synchronous tool on worker threads, each hand-off a wake-up the scheduler may delay
-on a busy machine. Here, on POSIX, a pipe on stdin is read by the event loop itself (a file or terminal keeps the
-SDK's thread), and the tools run on the event loop thread: one client's requests are answered one after the
-other. Answers are still written by the SDK's writer thread (an event-loop pipe on stdout measured slower).
+And one economy (docs/performance.md "search_semantic over stdio"): no thread hand-offs per call. The SDK reads each
+line, runs each synchronous tool and writes (then flushes) each answer on worker threads, each hand-off a wake-up
+the scheduler may delay. Here, on POSIX, pipes on stdin and stdout are read and written by the event loop itself
+(a file or terminal keeps the SDK's threads; while serving, fd 1 points at stderr so that a stray print never
+reaches the wire, as the SDK's own claim does), and the tools run on the event loop thread: one client's requests
+are answered one after the other.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ async def serve_stdio(server: MCPServer) -> None:
             pending.add(refusal.id)
             refusals_send.send_nowait(SessionMessage(refusal))
 
-    async with _stdin_lines() as stdin, stdio_server(stdin=lines(stdin)) as (wire_in, wire_out):  # type: ignore[arg-type]
+    async with _stdin_lines() as stdin, _stdout_pipe() as stdout, \
+            stdio_server(stdin=lines(stdin), stdout=stdout) as (wire_in, wire_out):  # type: ignore[arg-type]
         async with anyio.create_task_group() as group:
             group.start_soon(_inbound, wire_in, to_server_send, pending)
             group.start_soon(_outbound, from_server_receive, wire_out, pending)
@@ -139,6 +141,46 @@ async def _stdin_lines() -> AsyncIterator[AsyncIterator[str]]:
         yield lines()
     finally:
         transport.close()
+
+
+class _PipeOut:
+    """stdout as the SDK's writer uses it (``write`` then ``flush``), written by the event loop's pipe transport."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+@asynccontextmanager
+async def _stdout_pipe() -> AsyncIterator[_PipeOut | None]:
+    """stdout written by the event loop when it is a pipe (POSIX), with fd 1 pointed at stderr meanwhile so that a
+    stray print never reaches the wire (the SDK's own claim, which an explicit stream skips); else None (the SDK's
+    writer thread)."""
+    if os.name != "posix" or not _is_pipe(1):
+        yield None
+        return
+    sys.stdout.flush()
+    wire = os.dup(1)
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                        os.fdopen(wire, "wb", buffering=0))
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    try:
+        yield _PipeOut(writer)
+    finally:
+        try:
+            await writer.drain()
+        finally:
+            transport.close()
+            os.dup2(saved, 1)
+            os.close(saved)
 
 
 async def _inbound(wire_in: ObjectReceiveStream[SessionMessage | Exception],

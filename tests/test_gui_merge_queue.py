@@ -114,6 +114,7 @@ def test_closing_the_curation_window_while_it_looks_drops_the_answers_due(qtbot,
     window = CurationWindow(controller)
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     window.show()
+    window.show_split()
     window.close()  # the merge queue's and the split panel's lookups still running: their widgets are gone
     qtbot.waitUntil(lambda: controller.runner.pending() == 0, timeout=10_000)
     qtbot.wait(50)  # an answer delivered to a deleted widget would raise here
@@ -134,6 +135,8 @@ def test_the_app_opens_the_curation_window_from_the_edit_menu(qtbot, tmp_path, m
         action.trigger()
         window = next(w for w in app.window.findChildren(QDialog) if w.windowTitle() == "Curation")
         assert window.isVisible() and window.merge_queue.stack is app.editor.stack
+        assert window.split_panel.candidates == []  # split candidates are looked for once the Split tab shows
+        window.show_split()
         qtbot.waitUntil(lambda: "hold more" in window.split_panel.message.text()
                         or "topics" in window.split_panel.message.text(), timeout=10_000)
         qtbot.waitUntil(lambda: "duplicate clusters" in window.merge_queue.summary.text(), timeout=10_000)

@@ -16,7 +16,9 @@ from limbic.gui.edit.undo import EditQueue
 
 
 class CurationWindow(QDialog):
-    """Non-modal: the merge queue and the split candidates in tabs, looking for both as it opens."""
+    """Non-modal: the merge queue and the split candidates in tabs. It looks for duplicates as it opens, and for
+    split candidates when the Split tab is first shown (proposing a split loads scikit-learn's clustering, about
+    70 MB, which a session on the merge queue alone does not need: docs/performance.md "Memory")."""
 
     def __init__(self, controller: AppController, parent: QWidget | None = None, *,
                  stack: QUndoStack | None = None, queue: EditQueue | None = None) -> None:
@@ -31,8 +33,18 @@ class CurationWindow(QDialog):
         self.tabs.addTab(self.split_panel, "Split")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
+        self._split_looked_for = False
+        self.tabs.currentChanged.connect(self._tab_shown)
         self.merge_queue.find_duplicates()
-        self.split_panel.find_candidates()
+
+    def show_split(self) -> None:
+        """Show the Split tab (looking for split candidates the first time)."""
+        self.tabs.setCurrentWidget(self.split_panel)
+
+    def _tab_shown(self, index: int) -> None:
+        if self.tabs.widget(index) is self.split_panel and not self._split_looked_for:
+            self._split_looked_for = True
+            self.split_panel.find_candidates()
 
     def done(self, result: int) -> None:
         """Closing (Close, Escape or the title bar's button): the panels' pending answers are dropped, since their

@@ -8,7 +8,8 @@ not grow (no leak); searches are recorded (impressions, search log), as the app 
 ``--app`` measures the desktop app instead (offscreen, 1366×768, the MCP server on): RSS once the Python
 modules are imported, when the window shows, after the warm-up (the model and the vector copy, and start-up's
 other reads off the UI thread done, the review queue among them), after a search drawn in the graph, after the
-global map, with the Curation window open and once it is closed — what the app really uses after start, stage
+global map, with the Curation window open (its duplicates listed), with its Split tab shown (split candidates and
+the first one's proposal) and once it is closed — what the app really uses after start, stage
 by stage, so the growth of each part can be read off. ``anon_mb_*`` is the anonymous part of each (heap, arrays,
 page caches; the rest is mapped files: libraries and the model file); ``LIMBIC_HOME``, when set, says whose
 installed model and active variant are used.
@@ -114,9 +115,14 @@ def app_figures(db: Path) -> dict:
         figures["rss_mb_global_map"], figures["anon_mb_global_map"] = rss_mb(), anonymous_mb()
         curation = app.show_curation()
         wait(lambda: curation.isVisible())
-        settled = time.perf_counter() + 3  # its lists are read off the UI thread
-        wait(lambda: time.perf_counter() > settled)
+        # the merge queue's duplicates are looked for off the UI thread: measured once they are listed
+        wait(lambda: "duplicate clusters" in curation.merge_queue.summary.text()
+             and app.controller.runner.pending() == 0)
         figures["rss_mb_curation"], figures["anon_mb_curation"] = rss_mb(), anonymous_mb()
+        curation.show_split()  # split candidates, and the first one's proposal (scikit-learn's clustering)
+        split = curation.split_panel
+        wait(lambda: app.controller.runner.pending() == 0 and (split.proposal is not None or not split.candidates))
+        figures["rss_mb_curation_split"], figures["anon_mb_curation_split"] = rss_mb(), anonymous_mb()
         figures["sqlite_mb_end"] = round(apsw.memory_used() / 2**20, 1)
         figures["entities"] = app.service.stats().entities
         figures["model"] = getattr(app.service.embedder, "name", None)

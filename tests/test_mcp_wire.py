@@ -123,3 +123,22 @@ def test_a_stray_print_while_serving_goes_to_stderr_not_the_wire():
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["answer", "after"]
     assert done.stderr.splitlines() == ["stray", "stray fd"]
+
+
+def test_a_client_that_closes_its_end_gets_a_quiet_stop(tmp_path, limbic_home):
+    """The reader of the server's stdout goes away mid-session: one line on stderr, exit code 0, no traceback."""
+    env = os.environ | {"LIMBIC_HOME": str(limbic_home)}
+    server = subprocess.Popen([LIMBIC, "--db", str(tmp_path / "m.db"), "mcp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    server.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == 1
+    server.stdout.close()  # the client stops reading
+    for request_id in (2, 3):
+        server.stdin.write((json.dumps(call(request_id, "read_graph", {})) + "\n").encode())
+        server.stdin.flush()
+    server.stdin.close()
+    errors = server.stderr.read().decode()
+    assert server.wait(timeout=60) == 0
+    assert "Traceback" not in errors
+    assert "the client closed the connection" in errors

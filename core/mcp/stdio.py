@@ -1,4 +1,4 @@
-"""The stdio transport of ``limbic mcp``: the SDK's, plus two guarantees it lacks.
+"""The stdio transport of ``limbic mcp``: the SDK's, plus three guarantees it lacks.
 
 - **Every request gets an answer.** A request whose JSON carries a lone surrogate escape (``"a\\ud800b"``)
   is not valid Unicode text; the SDK's strict JSON parser rejects the whole line and nobody answers, so
@@ -7,6 +7,8 @@
 - **Answers are never lost on stdin close.** At end of input the SDK closes the session and drops the
   replies still being computed (``printf '…' | limbic mcp`` got only ``initialize`` back). Here end of
   input is passed on to the server only once every request read so far has been answered.
+- **A client that goes away gets a quiet stop.** When the reader of stdout closes its end, the server says so in
+  one line on stderr and ends with code 0 once stdin ends, instead of a traceback of the broken pipe.
 
 And one economy (docs/performance.md "search_semantic over stdio"): no thread hand-offs per call. The SDK reads each
 line, runs each synchronous tool and writes (then flushes) each answer on worker threads, each hand-off a wake-up
@@ -83,16 +85,20 @@ async def serve_stdio(server: MCPServer) -> None:
             pending.add(refusal.id)
             refusals_send.send_nowait(SessionMessage(refusal))
 
-    async with _stdin_lines() as stdin, _stdout_pipe() as stdout, \
-            stdio_server(stdin=lines(stdin), stdout=stdout) as (wire_in, wire_out):  # type: ignore[arg-type]
-        async with anyio.create_task_group() as group:
-            group.start_soon(_inbound, wire_in, to_server_send, pending)
-            group.start_soon(_outbound, from_server_receive, wire_out, pending)
-            group.start_soon(_outbound, refusals, wire_out, pending)
-            lowlevel = server._lowlevel_server
-            await lowlevel.run(to_server, from_server, lowlevel.create_initialization_options())
-            await refusals_send.aclose()
-        await wire_out.aclose()
+    try:
+        async with _stdin_lines() as stdin, _stdout_pipe() as stdout, \
+                stdio_server(stdin=lines(stdin), stdout=stdout) as (wire_in, wire_out):  # type: ignore[arg-type]
+            async with anyio.create_task_group() as group:
+                group.start_soon(_inbound, wire_in, to_server_send, pending)
+                group.start_soon(_outbound, from_server_receive, wire_out, pending)
+                group.start_soon(_outbound, refusals, wire_out, pending)
+                lowlevel = server._lowlevel_server
+                await lowlevel.run(to_server, from_server, lowlevel.create_initialization_options())
+                await refusals_send.aclose()
+            await wire_out.aclose()
+    except* (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
+        # the client closed its end of stdout: nobody is left to answer, which is not the server's failure
+        print("limbic mcp: the client closed the connection; stopping", file=sys.stderr)
 
 
 def _run_tools_on_the_loop(server: MCPServer) -> None:
@@ -150,10 +156,15 @@ class _PipeOut:
         self._writer = writer
 
     async def write(self, text: str) -> None:
+        if self._writer.transport.is_closing():
+            raise anyio.ClosedResourceError  # the client closed its end: the SDK's writer stops quietly
         self._writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        await self._writer.drain()
+        try:
+            await self._writer.drain()
+        except ConnectionError as exc:  # the client closed its end of the pipe
+            raise anyio.ClosedResourceError from exc
 
 
 @asynccontextmanager
@@ -176,7 +187,10 @@ async def _stdout_pipe() -> AsyncIterator[_PipeOut | None]:
         yield _PipeOut(writer)
     finally:
         try:
-            await writer.drain()
+            if not transport.is_closing():
+                await writer.drain()
+        except ConnectionError:  # the client is gone: nothing more can be said to it
+            pass
         finally:
             transport.close()
             os.dup2(saved, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import apsw
@@ -34,3 +35,15 @@ def fill(service, count, start=0):
         EntityInput(f"entity {i}", "T", tuple(ObservationInput(" ".join(rng.choice(WORDS, 6))) for _ in range(1 + i % 3)))
         for i in range(start, start + count)
     ])
+
+
+def project_files(folder: Path) -> list[Path]:
+    """Two memory files, ``alpha.jsonl`` and ``beta.jsonl``, each an entity ``Notes`` whose observation names its
+    project: the same name, to be imported into two projects."""
+    paths = []
+    for project in ("alpha", "beta"):
+        path = folder / f"{project}.jsonl"
+        path.write_text(json.dumps({"type": "entity", "name": "Notes", "entityType": "doc",
+                                    "observations": [f"{project} notes"]}) + "\n")
+        paths.append(path)
+    return paths

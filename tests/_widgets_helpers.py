@@ -63,3 +63,18 @@ def open_controller(service: MemoryService) -> Iterator[AppController]:
     yield ctrl
     bridge.stop()
     ctrl.shutdown()
+
+
+def shown_review(qtbot, controller: AppController):
+    """A Review view and the entity editor whose undo stack it uses, shown once its sections are read:
+    ``(view, editor)``."""
+    from limbic.gui.edit.editor import EntityEditor
+    from limbic.gui.review.view import ReviewView
+
+    editor = EntityEditor(controller)
+    view = ReviewView(controller, editor.execute)
+    for widget in (editor, view):
+        qtbot.addWidget(widget)
+    view.show()
+    qtbot.waitUntil(lambda: bool(view.sections), timeout=5000)
+    return view, editor

@@ -99,6 +99,16 @@ def service(memory_address):
     svc.close()
 
 
+@pytest.fixture(scope="session")
+def model():
+    """The real all-MiniLM-L6-v2 (fp32), loaded once for the tests about the model (skipped without it)."""
+    from _embedder_helpers import real_model_dir
+
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    return OnnxEmbedder(real_model_dir())
+
+
 @pytest.fixture
 def controller(qtbot, service):
     """The GUI's AppController on ``service``, with in-process changes bridged to it (GUI tests)."""

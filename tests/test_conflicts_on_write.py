@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import apsw
 import pytest
-from _embedder_helpers import real_model_dir
 from _mcp_helpers import portal_client
 
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
@@ -38,11 +37,6 @@ class CountingModel:
     def embed_query(self, text):
         self.texts.append(text)
         return self.model.embed_query(text)
-
-
-@pytest.fixture(scope="module")
-def model():
-    return OnnxEmbedder(real_model_dir())
 
 
 @pytest.fixture

@@ -9,13 +9,11 @@ import json
 import time
 
 import pytest
-from _embedder_helpers import real_model_dir
 from _mcp_helpers import outcome, portal_client
 from _scoring_helpers import DAY
 
 from limbic.core.cli.main import main
 from limbic.core.embedding.base import HashingEmbedder
-from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.errors import ConflictError
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.mcp.server import build_server
@@ -36,11 +34,6 @@ def state(service: MemoryService) -> tuple:
 
 def call(portal, client, tool: str, **arguments) -> dict:
     return outcome(portal.call(client.call_tool, tool, arguments))
-
-
-@pytest.fixture(scope="module")
-def model():
-    return OnnxEmbedder(real_model_dir())
 
 
 def test_resolve_conflict_over_mcp_is_undone_exactly(model, memory_address):

@@ -3,13 +3,13 @@ report, entities stored, graph view updated live), exports in the three formats 
 
 from __future__ import annotations
 
-import json
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import networkx as nx
 import pytest
+from _store_helpers import project_files
 from _widgets_helpers import build_small_graph
 
 from limbic.core.embedding.base import HashingEmbedder
@@ -98,12 +98,7 @@ def test_export_failure_is_shown(qtbot, controller, tmp_path):
 
 
 def test_the_import_dialog_gives_each_file_its_project(qtbot, controller, service, tmp_path):
-    paths = []
-    for project in ("alpha", "beta"):
-        path = tmp_path / f"{project}.jsonl"
-        path.write_text(json.dumps({"type": "entity", "name": "Notes", "entityType": "doc",
-                                    "observations": [f"{project} notes"]}) + "\n")
-        paths.append(path)
+    paths = project_files(tmp_path)
     dialog = ImportDialog(controller)
     qtbot.addWidget(dialog)
     dialog.set_paths(paths)

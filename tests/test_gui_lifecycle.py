@@ -12,7 +12,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import time
 
 import pytest
-from _widgets_helpers import DAY
+from _widgets_helpers import DAY, shown_review
 
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput as E
@@ -21,7 +21,6 @@ from limbic.core.models import RelationInput as R
 from limbic.gui.edit.editor import EntityEditor
 from limbic.gui.graph.view import GraphView
 from limbic.gui.review.timeline import TimelineBar
-from limbic.gui.review.view import ReviewView
 
 pytestmark = pytest.mark.gui
 
@@ -43,13 +42,7 @@ def memory(service):
 
 @pytest.fixture
 def review(qtbot, controller, memory):
-    editor = EntityEditor(controller)
-    view = ReviewView(controller, editor.execute)
-    for widget in (editor, view):
-        qtbot.addWidget(widget)
-    view.show()
-    qtbot.waitUntil(lambda: bool(view.sections), timeout=5000)
-    return view, editor
+    return shown_review(qtbot, controller)
 
 
 def _settle(qtbot, view, editor, done):

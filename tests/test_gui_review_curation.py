@@ -8,10 +8,9 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from _widgets_helpers import shown_review
 
 from limbic.core.models import EntityInput, ObservationInput
-from limbic.gui.edit.editor import EntityEditor
-from limbic.gui.review.view import ReviewView
 
 pytestmark = pytest.mark.gui
 
@@ -24,13 +23,7 @@ def review(qtbot, controller, service):
         ObservationInput(TEXT.format(n=n)), ObservationInput(TEXT.format(n=n) + " line by line"))) for n in range(3)]
         + [EntityInput("NYC", "city", (ObservationInput("big apple"),)),
            EntityInput("New York City", "city", (ObservationInput("five boroughs"),))])
-    editor = EntityEditor(controller)
-    view = ReviewView(controller, editor.execute)
-    for widget in (editor, view):
-        qtbot.addWidget(widget)
-    view.show()
-    qtbot.waitUntil(lambda: bool(view.sections), timeout=5000)
-    return view, editor
+    return shown_review(qtbot, controller)
 
 
 def test_a_family_is_one_row_settled_at_once_and_undone_at_once(qtbot, review, service):

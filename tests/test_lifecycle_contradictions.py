@@ -10,10 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _embedder_helpers import real_model_dir
 from _mcp_helpers import portal_client
 
-from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.lifecycle import contradictions as c
 from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput as E
@@ -26,11 +24,6 @@ from limbic.core.store.indexing import observation_passage
 
 PAIRS = Path(__file__).parent / "fixtures" / "contradiction_pairs.jsonl"
 REALISTIC = Path(__file__).parent / "fixtures" / "contradiction_pairs_realistic.jsonl"
-
-
-@pytest.fixture(scope="module")
-def model():
-    return OnnxEmbedder(real_model_dir())
 
 
 @pytest.fixture

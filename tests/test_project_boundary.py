@@ -11,7 +11,7 @@ import anyio
 import apsw
 import pytest
 from _mcp_helpers import http_client, outcome, portal_client
-from _store_helpers import database_at_version
+from _store_helpers import database_at_version, project_files
 
 from limbic.core.cli.main import main
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
@@ -222,12 +222,7 @@ def test_cli_import_and_export_for_a_project(memory_address, tmp_path, capsys):
 def test_the_import_dialog_functions_take_a_project_per_file(service, tmp_path):
     from limbic.core.io.importer import import_files
 
-    paths = []
-    for project in ("alpha", "beta"):
-        path = tmp_path / f"{project}.jsonl"
-        path.write_text(json.dumps({"type": "entity", "name": "Notes", "entityType": "doc",
-                                    "observations": [f"{project} notes"]}) + "\n")
-        paths.append(path)
+    paths = project_files(tmp_path)
     report = import_files(service, paths, project=["alpha", "beta"])
     assert report.ok
     for project in ("alpha", "beta"):

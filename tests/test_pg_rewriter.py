@@ -9,7 +9,8 @@ import apsw
 import psycopg
 import pytest
 
-from limbic.core.store.postgres.connection import PgConnection, UnsupportedSql, bind, translate
+from limbic.core.store.postgres.connection import PgConnection
+from limbic.core.store.postgres.rewriter import UnsupportedSql, bind, translate
 
 
 @pytest.mark.parametrize(("sql", "values", "text", "sent"), [

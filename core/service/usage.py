@@ -29,6 +29,7 @@ import numpy as np
 
 from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError
 from limbic.core.learning import codec
+from limbic.core.pacing import QuietWindow
 from limbic.core.store import Connection, search_log, writes
 from limbic.core.store.database import Database
 from limbic.core.store.search_log import Impression, SearchEvent
@@ -56,7 +57,7 @@ class SignalRecorder:
     """One worker thread writing usage signals in ``Database.maintenance`` transactions, in the order given.
 
     A search's log waits until the service has been quiet for :data:`QUIET_SECONDS` (at most
-    :data:`LONGEST_DEFERRAL_SECONDS`), so that writing it does not share the CPU with the answer being sent or
+    :data:`LONGEST_DEFERRAL_SECONDS`; :class:`~limbic.core.pacing.QuietWindow`), so that writing it does not share the CPU with the answer being sent or
     the next search: on 2 cores that took about 1 ms from each ``search_semantic`` over stdio
     (docs/performance.md "search_semantic over stdio"). A use (:meth:`record_access`) and :meth:`wait` write
     everything queued before them at once, so a use always finds the search it answers.
@@ -68,10 +69,10 @@ class SignalRecorder:
     def __init__(self, database: Database) -> None:
         self._database = database
         self._changed = threading.Condition()
-        self._queue: list[tuple[Callable[[], None], Future, float]] = []
+        self._queue: list[tuple[Callable[[], None], Future]] = []
         self._due_now = False  # a use or a wait() is queued: write everything without waiting for quiet
         self._closed = False
-        self._last_submit = 0.0
+        self._window = QuietWindow(self.QUIET_SECONDS, self.LONGEST_DEFERRAL_SECONDS)
         self._thread: threading.Thread | None = None
 
     def _submit(self, task: Callable[[], None], *, deferrable: bool = False) -> Future:
@@ -79,9 +80,8 @@ class SignalRecorder:
         with self._changed:
             if self._closed:
                 raise RuntimeError("the usage recorder is shut down")
-            now = time.monotonic()
-            self._queue.append((task, future, now))
-            self._last_submit = now
+            self._window.add(time.monotonic(), waiting=bool(self._queue))
+            self._queue.append((task, future))
             self._due_now = self._due_now or not deferrable
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="limbic-signals")
@@ -89,7 +89,7 @@ class SignalRecorder:
             self._changed.notify()
         return future
 
-    def _next_batch(self) -> list[tuple[Callable[[], None], Future, float]] | None:
+    def _next_batch(self) -> list[tuple[Callable[[], None], Future]] | None:
         """The tasks to write now (in order), once they are due; None when there are none left (the thread
         ends: it is not a daemon, so a process that exits writes what it queued first)."""
         with self._changed:
@@ -98,7 +98,7 @@ class SignalRecorder:
                     self._thread = None
                     return None
                 now = time.monotonic()
-                due = min(self._last_submit + self.QUIET_SECONDS, self._queue[0][2] + self.LONGEST_DEFERRAL_SECONDS)
+                due = self._window.due()
                 if self._due_now or self._closed or now >= due:
                     batch, self._queue, self._due_now = self._queue, [], False
                     return batch
@@ -106,7 +106,7 @@ class SignalRecorder:
 
     def _run(self) -> None:
         while (batch := self._next_batch()) is not None:
-            for task, future, _ in batch:
+            for task, future in batch:
                 try:
                     task()
                 except (DatabaseClosedError, DatabaseUnavailableError) as exc:  # the database logs an outage itself

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import LimbicError
+from limbic.core.pacing import QuietWindow
 from limbic.core.store.database import Database
 from limbic.core.vectors.pending import Writer, fill_step, pending_count
 
@@ -43,7 +44,7 @@ RETRY_SECONDS = 2.0
 QUIET_SECONDS = 0.1
 LONGEST_DEFERRAL_SECONDS = 1.0
 """Vectors of this process's writes are computed once its writes have paused for ``QUIET_SECONDS`` (at most
-``LONGEST_DEFERRAL_SECONDS`` after the first one waiting), in steps of up to :data:`BACKGROUND_STEP` entities:
+``LONGEST_DEFERRAL_SECONDS`` after the first one waiting; :class:`~limbic.core.pacing.QuietWindow`), in steps of up to :data:`BACKGROUND_STEP` entities:
 back-to-back writes then do not share the cores with the model between them (docs/performance.md
 "add_observations and its check"). A ``wake()`` with no ids (``wait``, start) does not wait."""
 
@@ -94,7 +95,7 @@ class VectorFiller:
         self._start_lock = threading.Lock()
         self._own: dict[int, None] = {}  # entity ids this process wrote, in order (under _start_lock)
         self._sweep = False  # fill every pending mark, whoever wrote it (under _start_lock)
-        self._first_wake = self._last_wake = 0.0  # monotonic times of this process's waiting writes (_start_lock)
+        self._window = QuietWindow(QUIET_SECONDS, LONGEST_DEFERRAL_SECONDS)  # this process's waiting writes (_start_lock)
         self.last_error: BaseException | None = None
 
     def wake(self, entity_ids: Iterable[int] | None = None) -> None:
@@ -106,10 +107,7 @@ class VectorFiller:
             if entity_ids is None:
                 self._sweep = True
             else:
-                now = time.monotonic()
-                if not self._own:
-                    self._first_wake = now
-                self._last_wake = now
+                self._window.add(time.monotonic(), waiting=bool(self._own))
                 self._own.update(dict.fromkeys(int(i) for i in entity_ids))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="limbic-vector-filler", daemon=True)
@@ -182,7 +180,7 @@ class VectorFiller:
             with self._start_lock:
                 if self._sweep or not self._own or self._closed:
                     return
-                due = min(self._last_wake + QUIET_SECONDS, self._first_wake + LONGEST_DEFERRAL_SECONDS)
+                due = self._window.due()
             left = due - time.monotonic()
             if left <= 0:
                 return

@@ -245,7 +245,7 @@ class Curating:
             facts = _shared_facts(conn, rows, shared[:limit])
             compared = len(rows)
         if fresh:
-            self._release_memory()
+            self.release_memory()
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
                                time.perf_counter() - started, facts, len(shared))
 
@@ -314,14 +314,14 @@ class Curating:
             groups = [g for g in groups if not _all_kept(g.ids, kept) and shown.issuperset(g.ids)]
             found = entity_duplicates(conn, groups, evidence)
         if model:
-            self._release_memory()
+            self.release_memory()
         return len(found), found[:limit]
 
-    def _release_memory(self) -> None:
-        """After reading a whole vector table: empty this thread's read page cache (SQLite; up to 64 MB of pages
-        not read again soon), forget the stems read (:func:`~limbic.core.curation.statements.clear_stem_cache`)
-        and give the C heap's free pages back (the rows read, the texts and statements compared;
-        docs/performance.md "The app's memory, where it goes")."""
+    def release_memory(self) -> None:
+        """After reading a whole vector table, or when the curation lists close: empty this thread's read page
+        cache (SQLite; up to 64 MB of pages not read again soon), forget the stems read
+        (:func:`~limbic.core.curation.statements.clear_stem_cache`) and give the C heap's free pages back (the
+        rows read, the texts and statements compared; docs/performance.md "The app's memory, where it goes")."""
         release = getattr(self.database, "release_cache", None)
         if release is not None:
             release()

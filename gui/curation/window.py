@@ -1,6 +1,6 @@
 """A window holding the curation panels (the merge queue; split candidates), opened from Edit ▸ Curation.
 Their edits go on the undo stack they are given (the app passes the entity editor's). Closing it drops the
-answers still due to its panels and gives the C heap's free pages back (the comparisons behind the lists:
+answers still due to its panels and gives the memory behind its lists back (the comparisons behind the lists:
 35–90 MB at 10,000 entities)."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QDialog, QTabWidget, QVBoxLayout, QWidget
 
-from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.gui.controller import AppController
 from limbic.gui.curation.merge_queue import MergeQueue
 from limbic.gui.curation.split_panel import SplitPanel
@@ -48,8 +47,8 @@ class CurationWindow(QDialog):
 
     def done(self, result: int) -> None:
         """Closing (Close, Escape or the title bar's button): the panels' pending answers are dropped, since their
-        widgets go with the window, and the free heap is given back off the UI thread."""
+        widgets go with the window, and the memory behind the lists is given back off the UI thread."""
         self.merge_queue.drop_answers()
         self.split_panel.drop_answers()
-        self.controller.run(release_free_memory)
+        self.controller.run(self.controller.service.release_memory)
         super().done(result)

@@ -31,8 +31,9 @@ from collections.abc import Callable, Iterable
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import LimbicError
 from limbic.core.pacing import QuietWindow
+from limbic.core.store import reads
 from limbic.core.store.database import Database
-from limbic.core.vectors.pending import Writer, fill_step, pending_count
+from limbic.core.vectors.pending import Writer, fill_step
 
 log = logging.getLogger(__name__)
 
@@ -214,4 +215,4 @@ class VectorFiller:
 
     def pending(self) -> int:
         """How many entities wait for vectors (read now)."""
-        return pending_count(self._database.read())
+        return reads.pending_vector_count(self._database.read())

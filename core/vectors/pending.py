@@ -41,11 +41,6 @@ FILL_BATCH = 64
 """Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
 
 
-def pending_count(conn: Connection) -> int:
-    """How many entities wait for vectors."""
-    return reads.pending_vector_count(conn)
-
-
 def pending_entities(conn: Connection, limit: int, only: Sequence[int] | None = None,
                      queued_before: float | None = None) -> dict[int, int]:
     """Up to ``limit`` pending entities (among ``only`` when given; only marks queued before
@@ -200,11 +195,11 @@ def fill(database: Database, embedder: Embedder, write: Writer, *,
     ``progress(done, total)`` (entities) after each step, where ``total`` is the number pending when
     called plus those marked meanwhile. Returns the number of texts embedded."""
     done, embedded = 0, 0
-    total = pending_count(database.read()) if only is None else len(only)
+    total = reads.pending_vector_count(database.read()) if only is None else len(only)
     while True:
         landed, texts = fill_step(database, embedder, write, limit, only)
         if not landed and not texts:
             return embedded
         done, embedded = done + landed, embedded + texts
         if progress:
-            progress(done, max(total, done + (pending_count(database.read()) if only is None else 0)))
+            progress(done, max(total, done + (reads.pending_vector_count(database.read()) if only is None else 0)))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store import Connection
+from limbic.core.store import Connection, reads
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import mark_pending
 from limbic.core.store.schema import (
@@ -29,7 +29,7 @@ from limbic.core.store.schema import (
     put_setting,
     vector_dimension,
 )
-from limbic.core.vectors.pending import FILL_BATCH, fill, pending_count
+from limbic.core.vectors.pending import FILL_BATCH, fill
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +100,7 @@ def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int
     stale = stale_entity_ids(database, embedder.name)
     with database.write("system", "reembed") as txn:
         mark_pending(txn.conn, stale, time.time())
-    total = pending_count(database.read())
+    total = reads.pending_vector_count(database.read())
     if progress:
         progress(0, total)
 

@@ -14,10 +14,11 @@ from contextlib import contextmanager
 
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import ModelNotInstalledError
+from limbic.core.store import reads
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.schema import LANDED_OP
 from limbic.core.vectors.filler import VectorFiller
-from limbic.core.vectors.pending import fill, pending_count
+from limbic.core.vectors.pending import fill
 from limbic.core.vectors.reembed import ReembedReport, reembed, stale_vector_count
 
 BACKGROUND_THREADS = 1
@@ -49,7 +50,7 @@ class VectorUpkeep:
         self._deferred = 0
         self._filler = VectorFiller(database, background_embedder(embedder), self.land) \
             if embedder is not None and background else None
-        if self._filler is not None and pending_count(database.read()):
+        if self._filler is not None and reads.pending_vector_count(database.read()):
             self._filler.wake()  # what an earlier process committed but did not embed (e.g. killed)
 
     def close(self) -> None:
@@ -91,7 +92,7 @@ class VectorUpkeep:
 
     def pending(self) -> int:
         """Entities whose new or changed texts wait for their vectors (0 without a model)."""
-        return 0 if self.embedder is None else pending_count(self.database.read())
+        return 0 if self.embedder is None else reads.pending_vector_count(self.database.read())
 
     def wait(self, timeout: float | None = None, progress: Progress | None = None) -> bool:
         """Compute every pending vector and wait (``timeout`` seconds only applies to the background

@@ -16,9 +16,7 @@ import psycopg
 
 from limbic.core.store.postgres import full_text
 from limbic.core.store.postgres.connection import PgConnection
-
-ENTITIES, OBSERVATIONS, REFLECTIONS = 1, 2, 3
-
+from limbic.core.store.postgres.full_text import OBSERVATION_FTS, REFLECTION_FTS
 
 _QUEUED = (
     "WITH queued AS (DELETE FROM fts_pending RETURNING ix, doc) "
@@ -36,12 +34,12 @@ def flush_pending_text(conn: PgConnection) -> None:
     """Index the observations and reflections queued in ``fts_pending`` (in the open transaction; the queue is
     read through ``conn``, so commands it deferred go in the same round trip)."""
     queued: dict[int, list[int]] = {}
-    docs: dict[int, list[tuple[int, Sequence[str | None]]]] = {OBSERVATIONS: [], REFLECTIONS: []}
-    for ix, doc, present, name, content, author, mood, said in conn.execute(_QUEUED, (OBSERVATIONS, REFLECTIONS)):
+    docs: dict[int, list[tuple[int, Sequence[str | None]]]] = {OBSERVATION_FTS: [], REFLECTION_FTS: []}
+    for ix, doc, present, name, content, author, mood, said in conn.execute(_QUEUED, (OBSERVATION_FTS, REFLECTION_FTS)):
         queued.setdefault(int(ix), []).append(int(doc))
         if present:
-            docs[int(ix)].append((int(doc), (name, content) if ix == OBSERVATIONS else (author, mood, said)))
-    for ix in (OBSERVATIONS, REFLECTIONS):
+            docs[int(ix)].append((int(doc), (name, content) if ix == OBSERVATION_FTS else (author, mood, said)))
+    for ix in (OBSERVATION_FTS, REFLECTION_FTS):
         if ids := queued.get(ix):
             _replace(conn.raw, ix, ids, docs[ix])
 

@@ -8,6 +8,7 @@ few lines, not a traceback per attempt."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 from urllib.parse import urlsplit
 
@@ -211,6 +212,41 @@ def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg
                         raise
                     time.sleep(0.1)
         assert [o.content for o in found.observations] == ["writes the first program"]
+    finally:
+        service.close()
+
+
+def test_a_write_whose_connection_ends_inside_a_pipeline_fails_clearly_and_the_next_is_stored(pg_address):
+    """The server ends the write connection while the text index's pipeline waits for its results
+    (``pg_terminate_backend``, an idle timeout, a failover): the write fails with the one clear error and the next
+    write runs on a new connection. Depending on when the end arrives, psycopg marks the connection broken or, with
+    results still due, cannot leave pipeline mode and leaves it unmarked; the store closes the latter
+    (``postgres.connection.pipeline``), which the restart and termination tests above met in about one run in six
+    before, every later write then failing, ``ROLLBACK`` included."""
+    from _pg import server_dsn
+
+    from limbic.core.errors import DatabaseUnavailableError
+    from limbic.core.store.postgres import full_text
+
+    service = MemoryService(open_database(pg_address), None)
+    try:
+        service.create_entities([E("Ada", "person")])
+        database = service.database
+        with pytest.raises(DatabaseUnavailableError, match="nothing was stored"):
+            with database.write("test", "add_observations") as txn:
+                pid = txn.conn.raw.info.backend_pid
+                ending = threading.Timer(0.2, lambda: psycopg.connect(server_dsn(), autocommit=True).execute(
+                    "SELECT pg_terminate_backend(%s)", (pid,)))
+                ending.start()  # while the pipeline waits for its results
+                try:
+                    with full_text.pipeline(txn.conn.raw):
+                        txn.conn.raw.execute("SELECT pg_sleep(1)")
+                        for _ in range(3):
+                            txn.conn.raw.execute("SELECT 1")
+                finally:
+                    ending.join()
+        service.add_observations([("Ada", ["writes the first program"])])
+        assert [o.content for o in service.open_nodes(["Ada"]).entities[0].observations] == ["writes the first program"]
     finally:
         service.close()
 

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.adapt import Loader
-from psycopg.pq import TransactionStatus
+from psycopg.pq import PipelineStatus, TransactionStatus
 
 from limbic.core.store.postgres.rewriter import bind
 
@@ -82,6 +82,21 @@ def prepare(raw: psycopg.Connection[Any]) -> None:
     raw.autocommit = True
     raw.adapters.register_loader("numeric", _NumericLoader)
     _PREPARED.add(raw)
+
+
+@contextmanager
+def pipeline(raw: psycopg.Connection[Any]) -> Iterator[None]:
+    """``raw.pipeline()``: the statements of the block in one round trip. When the server ends the connection while
+    results are still due, psycopg cannot leave pipeline mode ("cannot exit pipeline mode while busy") and the
+    connection is not marked broken: every later statement, ``ROLLBACK`` included, would fail the same way. Such a
+    connection is closed here, so that it counts as lost (:func:`is_lost`) and is replaced."""
+    try:
+        with raw.pipeline():
+            yield
+    except psycopg.Error:
+        if not raw.closed and raw.pgconn.pipeline_status != PipelineStatus.OFF:
+            raw.close()
+        raise
 
 
 def is_lost(raw: psycopg.Connection[Any]) -> bool:
@@ -164,6 +179,10 @@ class PgConnection:
         next statement."""
         self._deferred.append(command)
 
+    def drop_deferred(self) -> None:
+        """Forget the commands :meth:`defer` holds (the transaction they belong to is being rolled back)."""
+        self._deferred.clear()
+
     def _adopt(self, raw: psycopg.Connection[Any], *, in_snapshot: bool = False) -> None:
         prepare(raw)
         watch(raw, self._on_lost)
@@ -174,8 +193,11 @@ class PgConnection:
             self._memo.clear()
 
     def replace(self, raw: psycopg.Connection[Any]) -> None:
-        """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed."""
+        """Go on with ``raw`` (a new connection) after this one was lost; the old one is closed, and the commands
+        still deferred on it (a savepoint's ``RELEASE``) are dropped: they belonged to its transaction, which ended
+        with it, and sent first on the new connection they would fail its next ``BEGIN``."""
         self._raw.close()
+        self.drop_deferred()
         self._adopt(raw)
 
     def _may_retry(self, text: str) -> bool:
@@ -293,7 +315,7 @@ class PgConnection:
         raw = self._raw
         cursors = [psycopg.RawCursor(raw) for _ in statements]
         try:
-            with raw.pipeline():
+            with pipeline(raw):
                 for command in commands:
                     raw.execute(command)
                 for cursor, (text, values) in zip(cursors, statements, strict=True):

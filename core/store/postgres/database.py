@@ -306,6 +306,7 @@ class PgDatabase(Transactions):
         self._announcing = change_id
 
     def _rollback(self, conn: PgConnection) -> None:
+        conn.drop_deferred()  # a savepoint's RELEASE still waiting: the ROLLBACK ends it anyway
         if not conn.lost and conn.in_transaction:
             conn.execute("ROLLBACK")
 

@@ -45,6 +45,8 @@ import apsw
 import psycopg
 from psycopg import sql
 
+from limbic.core.store.postgres.connection import pipeline
+
 ENTITY_FTS = 1
 """``ix`` of ``entity_fts``: columns ``name``, ``entity_type``, ``obs_text``."""
 OBSERVATION_FTS = 2
@@ -213,7 +215,7 @@ def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int,
                     copy.write_row(entry)
         _count(conn, ix, holding, lengths)
         return
-    with conn.pipeline():  # a write's few documents: every statement in one round trip
+    with pipeline(conn):  # a write's few documents: every statement in one round trip
         delete_documents(conn, ix, ids)
         conn.execute(
             "INSERT INTO fts_postings (ix, token, doc, col, freq, length, positions) "

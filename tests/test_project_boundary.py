@@ -61,11 +61,14 @@ def test_a_beta_server_cannot_read_or_change_alphas_entity(memory):
         refused("set_status", {"entityNames": ["Backend"], "status": "archived"})
         refused("create_relations", {"relations": [{"from": "Frontend", "to": "Backend", "relationType": "calls"}]})
         refused("end_relation", {"relation": {"from": "Backend", "to": "Postgres", "relationType": "stores_in"}})
-        assert not call("delete_observations", {"deletions": [
-            {"entityName": "Backend", "observations": ["alpha's backend is written in Go"]}]})["error"]
-        assert not call("delete_relations", {"relations": [
-            {"from": "Backend", "to": "Postgres", "relationType": "stores_in"}]})["error"]
-        assert not call("delete_entities", {"entityNames": ["Backend"]})["error"]  # unknown names are ignored
+        outside = "'Backend' belongs to another project (this memory is served for project 'beta')"
+        assert call("delete_observations", {"deletions": [
+            {"entityName": "Backend", "observations": ["alpha's backend is written in Go"]}]})["text"] == (
+            f"No observations deleted: {outside}")
+        assert call("delete_relations", {"relations": [
+            {"from": "Backend", "to": "Postgres", "relationType": "stores_in"}]})["text"] == (
+            f"No relations deleted: {outside}")
+        assert call("delete_entities", {"entityNames": ["Backend"]})["text"] == f"No entities deleted: {outside}"
         refused("search_nodes", {"query": "backend", "project": "alpha"}, "out of its scope")
         refused("search_semantic", {"query": "backend written in Go", "project": "alpha"}, "out of its scope")
         refused("read_graph", {"project": "alpha"}, "out of its scope")
@@ -81,6 +84,51 @@ def test_a_beta_server_cannot_read_or_change_alphas_entity(memory):
         assert summary["entityTypes"] == {"service": 1, "database": 1} and summary["embeddedEntities"] == 2
     after = alpha_backend(memory)
     assert after.entity == before.entity and after.relations == before.relations
+
+
+def test_a_beta_servers_deletes_name_what_they_left_in_another_project(memory):
+    memory.create_entities([E("Cache", "service", (O("beta caches sessions in Redis"), O("beta's cache holds 1 GB")),
+                              project="beta"), E("Queue", "service", (O("alpha queues jobs"),), project="alpha")])
+    memory.create_relations([R("Frontend", "Postgres", "reads_from"), R("Cache", "Postgres", "warms_from")])
+    before = alpha_backend(memory)
+    with portal_client(build_server(memory, project="beta")) as (portal, client):
+        def call(tool, arguments):
+            answer = outcome(portal.call(client.call_tool, tool, arguments))
+            assert not answer["error"] and answer["structured"] == {"success": True, "message": answer["text"]}
+            return answer["text"]
+
+        why = "(this memory is served for project 'beta')"
+        assert call("delete_observations", {"deletions": [
+            {"entityName": "Cache", "observations": ["beta's cache holds 1 GB"]},
+            {"entityName": "Backend", "observations": ["alpha's backend is written in Go"]}]}) == (
+            f"Observations deleted successfully, but nothing was deleted for 'Backend': 'Backend' belongs to another "
+            f"project {why}")
+        assert call("delete_relations", {"relations": [
+            {"from": "Frontend", "to": "Postgres", "relationType": "reads_from"},
+            {"from": "Backend", "to": "Postgres", "relationType": "stores_in"},
+            {"from": "Queue", "to": "Backend", "relationType": "feeds"}]}) == (
+            "Relations deleted successfully, but nothing was deleted for 'Backend' -[stores_in]-> 'Postgres', "
+            f"'Queue' -[feeds]-> 'Backend': 'Backend', 'Queue' belong to another project {why}")
+        assert call("delete_entities", {"entityNames": ["Cache", "Queue", "No such thing"]}) == (
+            f"Entities deleted successfully, but nothing was deleted for 'Queue': 'Queue' belongs to another project "
+            f"{why}")
+        # what no project holds is answered as the reference server answers it: the memory holds none of it
+        assert call("delete_entities", {"entityNames": ["No such thing"]}) == "Entities deleted successfully"
+        assert call("delete_observations", {"deletions": [
+            {"entityName": "Frontend", "observations": ["never said"]}]}) == "Observations deleted successfully"
+        assert call("delete_relations", {"relations": [
+            {"from": "Frontend", "to": "Postgres", "relationType": "never_related"}]}) == "Relations deleted successfully"
+    with memory.scoped("beta"):
+        assert sorted(e.name for e in memory.read_graph().entities) == ["Frontend", "Postgres"]
+        assert memory.read_graph().relations == ()
+    after = alpha_backend(memory)
+    assert after.entity == before.entity and after.relations == before.relations
+    with memory.scoped("alpha"):
+        assert [o.content for o in memory.get_entity("Queue").entity.observations] == ["alpha queues jobs"]
+    with portal_client(build_server(memory)) as (portal, client):  # unbound: alpha's entity is seen, and deleted
+        answer = outcome(portal.call(client.call_tool, "delete_entities", {"entityNames": ["Queue"]}))
+        assert answer["text"] == "Entities deleted successfully"
+    assert memory.projects() == {"alpha": 1, "beta": 1}
 
 
 def test_beta_writing_a_name_alpha_holds_makes_betas_own_entity(memory):

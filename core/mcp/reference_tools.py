@@ -47,6 +47,7 @@ from limbic.core.mcp.tooling import (
     PageLimit,
     ProjectArg,
     current_origin,
+    deletion_message,
     paged,
     refusals,
     relation_inputs,
@@ -56,6 +57,7 @@ from limbic.core.mcp.tooling import (
 )
 from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
+from limbic.core.service.inputs import prepare_relation
 from limbic.core.validation import MAX_ITEMS
 
 log = logging.getLogger(__name__)
@@ -115,22 +117,29 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
 
     def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
                         ) -> Annotated[CallToolResult, SuccessOut]:
-        with refusals():
-            service.delete_entities(entityNames, origin=current_origin())
-        return success("Entities deleted successfully")
+        with refusals(), service.transaction("delete_entities", origin=current_origin()):
+            outside = service.outside_project(entityNames)
+            deleted = service.delete_entities(entityNames, origin=current_origin())
+        return success(deletion_message("Entities", deleted, outside))
 
     def delete_observations(deletions: Annotated[list[DeletionIn], Field(max_length=MAX_ITEMS)]
                             ) -> Annotated[CallToolResult, SuccessOut]:
-        with refusals():
-            service.delete_observations([(d.entityName, d.observations) for d in deletions], origin=current_origin())
-        return success("Observations deleted successfully")
+        with refusals(), service.transaction("delete_observations", origin=current_origin()):
+            outside = service.outside_project([d.entityName for d in deletions])
+            deleted = service.delete_observations([(d.entityName, d.observations) for d in deletions],
+                                                  origin=current_origin())
+        return success(deletion_message("Observations", deleted, outside))
 
     def delete_relations(relations: Annotated[list[RelationIn],
                                               Field(max_length=MAX_ITEMS, description="An array of relations to delete")]
                          ) -> Annotated[CallToolResult, SuccessOut]:
-        with refusals():
-            service.delete_relations(relation_inputs(relations), origin=current_origin())
-        return success("Relations deleted successfully")
+        with refusals(), service.transaction("delete_relations", origin=current_origin()):
+            items = [prepare_relation(r) for r in relation_inputs(relations)]
+            outside = service.outside_project([n for r in items for n in (r.source, r.target)])
+            deleted = service.delete_relations(items, origin=current_origin())
+        skipped = dict.fromkeys(f"{r.source!r} -[{r.relation_type}]-> {r.target!r}" for r in items
+                                if {r.source, r.target} & set(outside))
+        return success(deletion_message("Relations", deleted, outside, list(skipped)))
 
     def read_graph(
         mode: Annotated[Literal["full", "names", "page", "summary"], Field(

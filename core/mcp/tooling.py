@@ -18,6 +18,7 @@ from limbic.core.errors import LimbicError
 from limbic.core.mcp.answers import pretty
 from limbic.core.mcp.schemas import Name, RelationIn, graph_out, trim_observations
 from limbic.core.models import GraphPage, RelationInput
+from limbic.core.store import scope
 from limbic.core.validation import MAX_ITEMS
 
 MAX_SEARCH_LIMIT = 100
@@ -90,3 +91,19 @@ def paged(page: GraphPage, query: str = "", max_observations: int | None = None,
 
 def success(message: str) -> CallToolResult:
     return result({"success": True, "message": message}, message)
+
+
+def deletion_message(noun: str, deleted: int, outside: list[str], skipped: list[str] | None = None) -> str:
+    """The message of a delete tool (``noun``: ``Entities``, ``Observations``, ``Relations``): the reference
+    server's ``"<noun> deleted successfully"``, unless the call named something that another project holds
+    (``outside``, from :meth:`~limbic.core.service.MemoryService.outside_project`; ``skipped``: the named items
+    it concerns as shown, default those names). Then the message says that nothing was deleted for them and
+    why; ``deleted``: how many were deleted in all (docs/mcp.md "The reference tools")."""
+    if not outside:
+        return f"{noun} deleted successfully"
+    why = (f"{', '.join(repr(n) for n in outside)} {'belongs' if len(outside) == 1 else 'belong'} to another "
+           f"project (this memory is served for project {scope.current()!r})")
+    if not deleted:
+        return f"No {noun.lower()} deleted: {why}"
+    shown = ", ".join(skipped or [repr(n) for n in outside])
+    return f"{noun} deleted successfully, but nothing was deleted for {shown}: {why}"

@@ -71,6 +71,18 @@ class ReadsAndUses:
         binding = scope.current()
         return found if binding is None else {p: n for p, n in found.items() if p == binding}
 
+    def outside_project(self, names: Sequence[str]) -> list[str]:
+        """Of ``names`` (order kept, each once), those that another project holds and the project the call is bound
+        to does not see (neither its own entity of the name nor a global one): what the call cannot touch
+        although the memory has it (docs/lifecycle.md "Project scope"). Empty when the call is unbound (every
+        entity is seen). Raises ValidationError for a malformed name."""
+        binding = scope.current()
+        if binding is None:
+            return []
+        names = list(dict.fromkeys(check.name(n) for n in names))
+        held = scope.held_elsewhere(self.database.read(), names, binding)
+        return [n for n in names if n in held]
+
     def read_graph_page(self, offset: int = 0, limit: int = 100, *, project: str | None = None,
                         as_of: float | None = None) -> GraphPage:
         """Entities ``offset .. offset+limit`` by id, with the active relations touching them (of the view of

@@ -110,6 +110,17 @@ def resolve(conn: Any, names: Sequence[str], project: str | None) -> dict[str, i
     return found
 
 
+def held_elsewhere(conn: Any, names: Sequence[str], project: str) -> set[str]:
+    """The names among ``names`` that ``project``'s view does not resolve (no entity of ``project``, no global
+    one) although another project holds them: what a call bound to ``project`` cannot touch."""
+    if not names:
+        return set()
+    return {str(r[0]) for r in conn.execute(
+        "SELECT DISTINCT e.name FROM entities e WHERE e.name IN (SELECT value FROM json_each(?1)) "
+        "AND e.project <> ?2 AND NOT EXISTS (SELECT 1 FROM entities v WHERE v.name = e.name "
+        "AND (v.project IS NULL OR v.project = ?2))", (json.dumps(list(names)), project))}
+
+
 def in_slot(conn: Any, names: Sequence[str], project: str | None) -> dict[str, int]:
     """``{name: id}`` of the names held in exactly ``project`` (``None``: among the global entities): the slot a
     new entity of that project would take."""

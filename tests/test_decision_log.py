@@ -1,7 +1,7 @@
 """Every decision undoable, wherever it was made: ``resolve_conflict`` and ``execute_entity_split`` over MCP,
 ``limbic gc --archive`` and ``limbic review --decide`` from the command line, the app's Review edits — each is one
 row of the decision log, and ``undo_decision`` / ``limbic undo`` take it back exactly (every row, ids and
-statuses included), on SQLite and PostgreSQL."""
+statuses included), on SQLite and PostgreSQL. A conflict that cannot be settled is refused with the reason."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import json
 import time
 
 import pytest
+from _lifecycle_helpers import written_ago
 from _mcp_helpers import outcome, portal_client
 from _scoring_helpers import DAY
 
@@ -20,6 +21,7 @@ from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
+from limbic.core.models import iso
 from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.service.entity_edits import MergeEntities
 from limbic.core.store.backend import open_database
@@ -96,6 +98,7 @@ def test_gc_archive_keeps_each_status_and_is_undone_exactly(service, memory_addr
                              E("paused task", "Task", (O("on hold"),), status="paused", created_at=old),
                              E("old note", "Note", (O("a note"),), created_at=old),
                              E("Sofia", "Person", (O("lives in Lisbon"),), created_at=old)])
+    written_ago(service, 200)
     service.save_retention_params(RetentionParams(grace_days=0))
     before = state(service)
     assert main(["--db", memory_address, "gc", "--archive", "--json"]) == 0
@@ -128,6 +131,7 @@ def test_undo_decision_refuses_another_callers_decision(service):
 
 def test_the_apps_undo_stack_and_the_log_agree(service):
     service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+    written_ago(service, 90)
     service.save_retention_params(RetentionParams(grace_days=0))
     [section] = review.review(service, ["forget"])
     edit = review.edit_for(service, section.items[0], "archive")  # what the Review view pushes on its stack
@@ -145,6 +149,7 @@ def test_review_decide_from_the_command_line_is_logged(memory_address, capsys):
     service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
         service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+        written_ago(service, 90)
         service.save_retention_params(RetentionParams(grace_days=0))
         key = review.review(service, ["forget"])[0].items[0].key
         before = state(service)
@@ -175,3 +180,37 @@ def test_a_duplicate_decision_read_back_from_the_log_is_undone_exactly(service, 
     assert state(service) != before
     decision_log.undo(service, made.decision_id, origin="cli")  # the edit as the log keeps it, not the object
     assert state(service) == before
+
+
+def test_resolve_conflict_says_why_a_conflict_is_not_open(model, memory_address):
+    service = MemoryService(open_database(memory_address), model)
+    old, new = "Production deploys go to AWS region us-east-1", "Production deploys go to AWS region us-west-2"
+    try:
+        service.create_entities([E("deploys", "Fact", (O(old),)), E("infra", "Team", (O("owns the deploy pipeline"),))])
+        service.create_relations([R("infra", "deploys", "owns")])
+        with portal_client(build_server(service, tools="all")) as (portal, client):
+            def refusal(key: str) -> str:
+                answer = call(portal, client, "resolve_conflict", key=key, option="supersede")
+                assert answer["error"]
+                return answer["text"].split(f"no open decision {key!r}: ", 1)[1]
+
+            written = call(portal, client, "add_observations", observations=[{"entityName": "deploys",
+                                                                              "contents": [new]}])
+            service.wait_for_vectors()
+            [key] = [c["key"] for c in written["structured"]["conflicts"]]
+            kept = call(portal, client, "resolve_conflict", key=key, option="keep_both")["structured"]
+            settled = service.conflict(int(key.split(":")[1])).resolved_at
+            assert refusal(key) == (f"it was settled already (keep both) at {iso(float(int(settled)))} by agent (MCP) "
+                                    f"(decision {kept['decision']})")
+            assert not call(portal, client, "undo_decision")["error"]  # open again
+            service.set_observation_terms("deploys", new, expires_at=time.time() - 1, weight=1.0)
+            assert refusal(key) == f"the observation “{new}” of 'deploys' has expired"
+            service.set_observation_terms("deploys", new, expires_at=None, weight=1.0)
+            service.add_observations([("deploys", [O("Production deploys go to AWS region eu-west-1", supersedes=old)])])
+            assert refusal(key) == f"the observation “{old}” of 'deploys' was superseded since"
+            service.delete_observations([("deploys", [new])])
+            assert refusal(key) == ("this memory has no such conflict (never reported, or one of its observations "
+                                    "was deleted since)")
+            assert refusal("contradiction:" + "9" * 40) == "it was settled or the memory changed"
+    finally:
+        service.close()

@@ -333,7 +333,9 @@ def test_a_beta_server_cannot_settle_alphas_contradiction(memory):
     with portal_client(build_server(memory, project="beta")) as (portal, client):
         answer = outcome(portal.call(client.call_tool, "resolve_conflict", {"key": f"contradiction:{row.id}",
                                                                             "option": "delete_old"}))
-        assert answer["error"] and "no open decision" in str(answer["text"])
+        assert answer["error"] and answer["text"].endswith(
+            f"no open decision 'contradiction:{row.id}': it is about another project's memories (this memory is "
+            "served for project 'beta')")
     assert memory.open_conflicts()[0] == total >= 1
     assert len(alpha_backend(memory).entity.observations) == 3
 

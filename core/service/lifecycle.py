@@ -25,13 +25,14 @@ from limbic.core.errors import (
 )
 from limbic.core.lifecycle import confidence, contradictions
 from limbic.core.lifecycle.retention import RetentionParams
-from limbic.core.models import Entity, Observation
+from limbic.core.models import Entity, Observation, iso
 from limbic.core.service import conflict_checks as checks
 from limbic.core.service import retention
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
+from limbic.core.service.history import origin_label
 from limbic.core.service.retention import Retention
-from limbic.core.store import conflicts, expiry, graph, reads, scope, views, writes
+from limbic.core.store import conflicts, decision_log, expiry, graph, reads, scope, views, writes
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
 from limbic.core.store.database import Database, WriteTransaction
@@ -170,6 +171,35 @@ class Lifecycle:
         if row is None or not _in_view(conn, row):
             raise NotFoundError(f"no conflict {conflict_id}")
         return row
+
+    def why_not_open(self, conflict_id: int) -> str | None:
+        """Why the conflict ``conflict_id`` cannot be settled, in one line for a person, or ``None`` while it is open:
+        this memory has no such conflict (never reported, or one of its observations was deleted since); it is
+        about another project's memories (a call bound to a project); it was settled already (how, when, by
+        whom: the decision that settled it); or one of its observations was superseded or expired since."""
+        conn = self.database.read()
+        row = conflicts.by_id(conn, conflict_id)
+        if row is None:
+            return "this memory has no such conflict (never reported, or one of its observations was deleted since)"
+        if not _in_view(conn, row):
+            return f"it is about another project's memories (this memory is served for project {scope.current()!r})"
+        if row.resolved_at is not None:
+            decided = decision_log.first_made_since(  # the settling edit, as the log's JSON names it
+                conn, "contradiction", row.resolved_at, f'"conflict_id":{row.id},')
+            by = "" if decided is None else f" by {origin_label(decided.origin)} (decision {decided.id})"
+            how = (row.resolution or "settled").replace("_", " ")
+            return f"it was settled already ({how}) at {iso(float(int(row.resolved_at)))}{by}"
+        terms = reads.observation_terms(conn, [row.other_id, row.observation_id])
+        now = time.time()
+        for oid, entity, content in ((row.other_id, row.other_entity, row.other_content),
+                                     (row.observation_id, row.entity, row.content)):
+            superseded_at, expires_at = terms.get(oid, (None, None))
+            shown = content if len(content) <= 80 else content[:79] + "…"
+            if superseded_at is not None:
+                return f"the observation “{shown}” of {entity!r} was superseded since"
+            if expires_at is not None and expires_at <= now:
+                return f"the observation “{shown}” of {entity!r} has expired"
+        return None
 
     def settle_conflict(self, conflict_id: int, option: str, *, origin: str | None = None) -> None:
         """Settle an open conflict with ``option`` (:data:`~limbic.core.lifecycle.contradictions.OPTIONS`) as one

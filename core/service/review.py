@@ -68,7 +68,7 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
     (``edit.revert(service)`` undoes it exactly; its ``decision_id`` is its row in the log).
 
     Raises:
-        NotFoundError: no open decision has that key (already settled, or the memory changed).
+        NotFoundError: no open decision has that key; the message says why (:func:`_not_open`).
         ValidationError: ``option`` is not one of the decision's options.
     """
     kind = key.split(":", 1)[0]
@@ -78,7 +78,7 @@ def decide(service: MemoryService, key: str, option: str, *, origin: str | None 
     _, found = source.find(service, limit=10_000)
     decision = next((d for d in found if d.key == key), None)
     if decision is None:
-        raise NotFoundError(f"no open decision {key!r}: it was settled or the memory changed")
+        raise NotFoundError(f"no open decision {key!r}: {_not_open(service, key)}")
     if option not in decision.options:
         raise ValidationError(f"{option!r} is not an option of {key!r}; options: {', '.join(decision.options)}")
     return decision_log.apply(service, source.edit(service, decision, option), decision.kind, decision.subjects,
@@ -106,7 +106,7 @@ def decide_all(service: MemoryService, keys: Sequence[str], option: str, *, orig
     by_key = {d.key: d for d in found}
     missing = [key for key in keys if key not in by_key]
     if missing:
-        raise NotFoundError(f"no open decision {missing[0]!r}: it was settled or the memory changed")
+        raise NotFoundError(f"no open decision {missing[0]!r}: {_not_open(service, missing[0])}")
     steps = []
     for key in keys:
         if option not in by_key[key].options:
@@ -115,6 +115,19 @@ def decide_all(service: MemoryService, keys: Sequence[str], option: str, *, orig
     edit = steps[0] if len(steps) == 1 else Compound(f"{option} {len(steps)} alike decisions", steps)
     return decision_log.apply(service, edit, kind, [name for key in keys for name in by_key[key].subjects],
                               origin=origin)
+
+
+def _not_open(service: MemoryService, key: str) -> str:
+    """Why ``key`` names no open decision, in one line: for a contradiction, its conflict's own state
+    (:meth:`~limbic.core.service.MemoryService.why_not_open`: unknown, another project's, settled when and by
+    whom, an observation changed); otherwise that it was settled or the memory changed."""
+    kind, _, number = key.partition(":")
+    if kind == lifecycle_review.ContradictionSource.kind and number.isascii() and number.isdigit() \
+            and len(number) < 19:  # an id SQL can hold
+        reason = service.why_not_open(int(number))
+        if reason is not None:
+            return reason
+    return "it was settled or the memory changed"
 
 
 def edit_for(service: MemoryService, decision: Decision, option: str,

@@ -70,6 +70,14 @@ def last_standing(conn: Any, origin: str | None = None) -> DecisionRow | None:
     return _row(rows[0]) if rows else None
 
 
+def first_made_since(conn: Any, kind: str, at: float, edit_part: str) -> DecisionRow | None:
+    """The first decision of ``kind`` made at or after ``at`` (UTC seconds) whose edit's JSON holds the text
+    ``edit_part``; ``None`` when there is none."""
+    rows = list(conn.execute(f"SELECT {_COLUMNS} FROM decisions WHERE kind = ? AND made_at >= ? "
+                             "AND instr(edit, ?) > 0 ORDER BY id LIMIT 1", (kind, at, edit_part)))
+    return _row(rows[0]) if rows else None
+
+
 def by_id(conn: Any, decision_id: int) -> tuple[DecisionRow, str] | None:
     """The decision ``decision_id`` and its edit's JSON; ``None`` when there is none."""
     rows = list(conn.execute(f"SELECT {_COLUMNS}, edit FROM decisions WHERE id = ?", (decision_id,)))

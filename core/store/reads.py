@@ -94,6 +94,15 @@ def observation_ids(conn: Connection, entity_id: int, contents: Sequence[str]) -
         (entity_id, json.dumps(list(contents))))]
 
 
+def observation_terms(conn: Connection,
+                      observation_ids: Sequence[int]) -> dict[int, tuple[float | None, float | None]]:
+    """``{id: (superseded_at, expires_at)}`` of the observations among ``observation_ids`` that exist (UTC
+    seconds; ``None``: not superseded, never expires)."""
+    return {int(r[0]): (r[1], r[2]) for r in conn.execute(
+        "SELECT id, superseded_at, expires_at FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps([int(i) for i in observation_ids]),))}
+
+
 def all_names(conn: Connection) -> list[str]:
     """Every entity name, by id."""
     return [r[0] for r in conn.execute("SELECT name FROM entities ORDER BY id")]

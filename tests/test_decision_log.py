@@ -1,7 +1,7 @@
-"""Every decision undoable, wherever it was made: ``resolve_conflict`` and ``execute_entity_split`` over MCP,
-``limbic gc --archive`` and ``limbic review --decide`` from the command line, the app's Review edits — each is one
-row of the decision log, and ``undo_decision`` / ``limbic undo`` take it back exactly (every row, ids and
-statuses included), on SQLite and PostgreSQL. A conflict that cannot be settled is refused with the reason."""
+"""Every decision undoable, wherever it was made: ``resolve_conflict``, ``set_status`` and ``execute_entity_split``
+over MCP, ``limbic gc --archive`` and ``limbic review --decide`` from the command line, the app's Review edits —
+each is one row of the decision log, and ``undo_decision`` / ``limbic undo`` take it back exactly (every row, ids
+and statuses included), on SQLite and PostgreSQL. A conflict that cannot be settled is refused with the reason."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import json
 import time
 
 import pytest
-from _lifecycle_helpers import written_ago
 from _mcp_helpers import outcome, portal_client
 from _scoring_helpers import DAY
 
@@ -98,7 +97,6 @@ def test_gc_archive_keeps_each_status_and_is_undone_exactly(service, memory_addr
                              E("paused task", "Task", (O("on hold"),), status="paused", created_at=old),
                              E("old note", "Note", (O("a note"),), created_at=old),
                              E("Sofia", "Person", (O("lives in Lisbon"),), created_at=old)])
-    written_ago(service, 200)
     service.save_retention_params(RetentionParams(grace_days=0))
     before = state(service)
     assert main(["--db", memory_address, "gc", "--archive", "--json"]) == 0
@@ -131,7 +129,6 @@ def test_undo_decision_refuses_another_callers_decision(service):
 
 def test_the_apps_undo_stack_and_the_log_agree(service):
     service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
-    written_ago(service, 90)
     service.save_retention_params(RetentionParams(grace_days=0))
     [section] = review.review(service, ["forget"])
     edit = review.edit_for(service, section.items[0], "archive")  # what the Review view pushes on its stack
@@ -149,7 +146,6 @@ def test_review_decide_from_the_command_line_is_logged(memory_address, capsys):
     service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
         service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
-        written_ago(service, 90)
         service.save_retention_params(RetentionParams(grace_days=0))
         key = review.review(service, ["forget"])[0].items[0].key
         before = state(service)
@@ -179,6 +175,38 @@ def test_a_duplicate_decision_read_back_from_the_log_is_undone_exactly(service, 
     made = decision_log.apply(service, edit, "duplicate", ["Harbor"], origin="gui")
     assert state(service) != before
     decision_log.undo(service, made.decision_id, origin="cli")  # the edit as the log keeps it, not the object
+    assert state(service) == before
+
+
+def test_set_status_over_mcp_is_a_decision_undone_exactly(service, memory_address, capsys):
+    service.create_entities([E("done task", "Task", (O("shipped"),), status="completed"),
+                             E("paused task", "Task", (O("on hold"),), status="paused"),
+                             E("old note", "Note", (O("a note"),)), E("Sofia", "Person", (O("lives in Lisbon"),))])
+    service.mark_used(["old note"])
+    service.wait_for_signals()
+    before = state(service)
+    with portal_client(build_server(service)) as (portal, client):
+        archived = call(portal, client, "set_status", entityNames=["done task", "paused task", "old note", "old note"],
+                        status="archived")
+        assert not archived["error"]
+        assert [(e["name"], e["status"]) for e in archived["structured"]["entities"]] == [
+            ("done task", "archived"), ("paused task", "archived"), ("old note", "archived")]
+        [row] = service.decisions()
+        assert (row.id, row.kind, row.origin, row.subjects, row.description) == (
+            archived["structured"]["decision"], "status", "mcp", ("done task", "paused task", "old note"),
+            "set done task, paused task, old note archived")
+        assert state(service) != before
+        undone = call(portal, client, "undo_decision")
+        assert not undone["error"] and undone["structured"]["decision"] == row.id and undone["structured"]["undone"]
+        assert state(service) == before  # each status and updated time back, usage untouched
+        again = call(portal, client, "set_status", entityNames=["Sofia"], status="paused")
+        assert again["structured"]["decision"] == row.id + 1
+        refused = call(portal, client, "set_status", entityNames=["Sofia", "Nobody"], status="archived")
+        assert refused["error"] and "Nobody" in refused["text"]
+        assert call(portal, client, "set_status", entityNames=[], status="archived")["error"]
+    assert [d.id for d in service.decisions()] == [row.id + 1, row.id]  # a refused call logs nothing
+    assert main(["--db", memory_address, "undo"]) == 0  # the command line undoes it as well
+    assert f"(decision {row.id + 1}, made by agent (MCP))" in capsys.readouterr().out
     assert state(service) == before
 
 

@@ -2,9 +2,9 @@
 undoing one (docs/curation.md "Decisions and undo").
 
 ``decisions`` lists, newest first, every decision applied from the app's Review view, over MCP
-(``resolve_conflict``, ``merge_entities``, ``execute_entity_split``) or by ``limbic gc --archive/--delete``:
-its id, when, who, what, and whether it was undone. ``undo`` takes back one exactly — every row it changed, ids
-and statuses included — by its id, or the newest still standing.
+(``resolve_conflict``, ``merge_entities``, ``set_status``, ``execute_entity_split``) or by ``limbic gc
+--archive/--delete``: its id, when, who, what, and whether it was undone. ``undo`` takes back one exactly —
+every row it changed, ids and statuses included — by its id, or the newest still standing.
 """
 
 from __future__ import annotations

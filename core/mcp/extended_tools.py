@@ -19,7 +19,6 @@ from limbic.core.mcp.detail_schemas import (
     relation_detail,
 )
 from limbic.core.mcp.schemas import (
-    EntitiesOut,
     EntityOut,
     MarkUsedOut,
     Name,
@@ -28,6 +27,7 @@ from limbic.core.mcp.schemas import (
     RelationIn,
     SearchOut,
     Status,
+    StatusOut,
     entity_out,
 )
 from limbic.core.mcp.tooling import (
@@ -43,7 +43,7 @@ from limbic.core.mcp.tooling import (
 )
 from limbic.core.search import presets
 from limbic.core.service import MemoryService, decision_log
-from limbic.core.service.entity_edits import MergeEntities
+from limbic.core.service.entity_edits import MergeEntities, SetStatus
 
 
 def add_extended_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
@@ -77,12 +77,14 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
                                origin=current_origin())
             return result(entity_out(service.get_entity(targetName).entity))
 
-    def set_status(entityNames: Annotated[Items, Field(description="Entities to update")],
+    def set_status(entityNames: Annotated[Items, Field(min_length=1, description="Entities to update")],
                    status: Annotated[Status, Field(description="The new status")]
-                   ) -> Annotated[CallToolResult, EntitiesOut]:
+                   ) -> Annotated[CallToolResult, StatusOut]:
+        names = list(dict.fromkeys(entityNames))
         with refusals():
-            updated = [entity_out(e) for e in service.set_status(entityNames, status, origin=current_origin())]
-        return result({"entities": updated})
+            decided = decision_log.apply(service, SetStatus(names, status), "status", names, origin=current_origin())
+            updated = [entity_out(e) for e in service.open_nodes(names, record=False).entities]
+        return result({"entities": updated, "decision": decided.decision_id})
 
     def end_relation(relation: Annotated[RelationIn, Field(description="The active relation to end")]
                      ) -> Annotated[CallToolResult, RelationDetailOut]:
@@ -120,7 +122,8 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
          "Merge entities into a target: observations and relations move to the target, the sources are "
          "deleted. Logged as a decision: undo_decision takes it back exactly.", tool_annotations(False, True)),
         (set_status, "Set Status",
-         "Set the status of entities: active, paused, completed or archived (archived ones rank lower).", write),
+         "Set the status of entities: active, paused, completed or archived (archived ones rank lower). Logged "
+         "as a decision: undo_decision takes it back exactly.", write),
         (end_relation, "End Relation",
          "Mark an active relation as ended (kept as history, no longer returned by read_graph).", write),
         (get_entity, "Get Entity",

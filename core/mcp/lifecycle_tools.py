@@ -56,8 +56,8 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
 
     def undo_decision(
         decision: Annotated[int | None, Field(strict=True, ge=1, description=(
-            "The id of a decision you made (resolve_conflict, merge_entities and execute_entity_split return "
-            "it); default: your newest one still standing"))] = None,
+            "The id of a decision you made (resolve_conflict, set_status and execute_entity_split return it); "
+            "default: your newest one still standing"))] = None,
     ) -> Annotated[CallToolResult, UndoneOut]:
         with refusals():
             row = decision_log.undo(service, decision, origin=current_origin(), own=True)
@@ -69,5 +69,6 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
         "which memory is right before choosing. The choice is logged as a decision: undo_decision takes it back "
         "exactly, as do `limbic undo` and the app."))
     add_strict_tool(server, undo_decision, title="Undo Decision", annotations=tool_annotations(False, True), description=(
-        "Undo a decision you made (resolve_conflict, merge_entities, execute_entity_split) exactly: every row it "
-        "changed comes back. Default: your newest one not undone yet; another client's decisions are refused."))
+        "Undo a decision you made (resolve_conflict, merge_entities, set_status, execute_entity_split) exactly: "
+        "every row it changed comes back. Default: your newest one not undone yet; another client's decisions "
+        "are refused."))

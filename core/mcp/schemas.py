@@ -125,6 +125,13 @@ class EntitiesOut(BaseModel):
     notes: list[str] | None = None
 
 
+class StatusOut(BaseModel):
+    """``set_status``: the entities as they are now (in the order named) and the decision's id in the log."""
+
+    entities: list[EntityOut]
+    decision: int = Field(description="The decision's id in the log (undo_decision takes it back)")
+
+
 class RelationsOut(BaseModel):
     relations: list[RelationOut]
 

@@ -2,7 +2,7 @@
 (docs/curation.md "Decisions and undo").
 
 A decision applied from the app's Review view, over MCP (``resolve_conflict``, ``merge_entities``,
-``execute_entity_split``) or from the command line (``limbic gc --archive/--delete``) is an
+``set_status``, ``execute_entity_split``) or from the command line (``limbic gc --archive/--delete``) is an
 :class:`~limbic.core.service.edits.Edit` wrapped in :class:`Decided`: applying it performs the edit and adds a
 row to the ``decisions`` table in the same transaction — who (the change log's origin), when, what kind, a
 description, its subjects and the edit itself as JSON, with the rows its revert puts back (:func:`encode`).

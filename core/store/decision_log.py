@@ -16,8 +16,8 @@ _COLUMNS = "id, made_at, origin, kind, description, subjects, undone_at, undone_
 class DecisionRow:
     """One applied decision: ``id``, ``made_at`` (UTC seconds), ``origin`` (who: the change log's origin, e.g.
     ``gui``, ``cli``, ``stdio``, ``mcp:alice``), ``kind`` (``contradiction``, ``merge``, ``split``, ``forget``,
-    …), ``description`` (one line), ``subjects`` (entity names), ``undone_at`` and ``undone_by`` (``None`` while
-    it stands)."""
+    ``status``, …), ``description`` (one line), ``subjects`` (entity names), ``undone_at`` and ``undone_by``
+    (``None`` while it stands)."""
 
     id: int
     made_at: float

@@ -140,6 +140,23 @@ def test_full_text_only_without_a_model(memory_address):
         service.close()
 
 
+@pytest.mark.parametrize("blank", ["", "   ", "\t"])
+def test_a_blank_mood_filters_nothing_and_a_blank_author_or_type_is_refused(memory_address, blank):
+    service = MemoryService(open_database(memory_address))
+    try:
+        seed(service)
+        everything = [r.id for r, _ in service.search_reflections("project")]
+        assert len(everything) == 2
+        assert [r.id for r, _ in service.search_reflections("project", mood=blank)] == everything
+        assert [r.id for r, _ in service.search_reflections("project", mood=blank, author="SOFIA")] == everything
+        for filters in ({"author": blank}, {"target_type": blank}, {"author": blank, "mood": blank}):
+            with pytest.raises(ValidationError) as refused:
+                service.search_reflections("project", **filters)
+            assert "sql" not in str(refused.value).lower()
+    finally:
+        service.close()
+
+
 def test_exported_and_imported_back_identically(service, other_address, tmp_path):
     seed(service)
     out = io.BytesIO()

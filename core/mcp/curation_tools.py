@@ -76,7 +76,7 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
     def search_reflections(
         query: Annotated[Query, Field(description="What to look for, in plain words")],
         author: Annotated[str | None, Field(max_length=rules.MAX_AUTHOR, description="Only this author's")] = None,
-        mood: Annotated[str | None, Field(max_length=rules.MAX_MOOD, description="Only this mood")] = None,
+        mood: Annotated[str | None, Field(max_length=rules.MAX_MOOD, description="Only this mood (empty: any)")] = None,
         targetType: Annotated[Literal["entity", "relation", "global"] | None, Field(
             description="Only reflections about this kind of target")] = None,
         limit: Annotated[int, Field(strict=True, ge=1, le=100, description="Number of results")] = 10,

@@ -164,8 +164,10 @@ class Reflecting:
                            target_type: str | None = None, limit: int = 10) -> list[tuple[Reflection, rules.Ranked]]:
         """Reflections matching ``query``'s content words (stop words left out) by keyword (FTS5, BM25) and by meaning (cosine of the vectors), the two
         rankings fused by RRF with the saved ``rrf_k`` (:func:`limbic.core.curation.reflections.fuse`); only those
-        of ``author`` and ``mood`` (case-insensitive) and ``target_type`` when given. Full text only without a
-        model. Raises ValidationError for an empty or too long query or a limit outside 1..1000."""
+        of ``author`` and ``mood`` (case-insensitive) and ``target_type`` when given (an empty or blank ``mood``
+        filters nothing). Full text only without a model. Raises ValidationError for an empty or too long query,
+        an empty, blank or too long author, a mood over 64 characters, an unknown target type or a limit outside
+        1..1000."""
         text = check.query(query)
         if not text:
             raise ValidationError("query must not be empty")
@@ -182,12 +184,16 @@ class Reflecting:
         return [(found[r.id], r) for r in ranked if r.id in found]
 
     def _filtered(self, author: str | None, mood: str | None, target_type: str | None) -> set[int] | None:
-        """Ids of the reflections passing the filters (None when there are none)."""
-        if author is None and mood is None and target_type is None:
+        """Ids of the reflections passing the filters (None when there are none). Each filter is checked as
+        :func:`limbic.core.curation.reflections.author`, ``mood`` and ``target_type`` check it, so an empty or
+        blank mood is no mood filter, as it is no mood when writing. Raises ValidationError for a bad author or
+        target type."""
+        wanted_author = None if author is None else rules.author(author)
+        wanted_mood = rules.mood(mood)
+        wanted_type = None if target_type is None else rules.target_type(target_type)
+        if wanted_author is None and wanted_mood is None and wanted_type is None:
             return None
-        return rows.filtered(self.database.read(), None if author is None else rules.author(author),
-                             None if mood is None else rules.mood(mood),
-                             None if target_type is None else rules.target_type(target_type))
+        return rows.filtered(self.database.read(), wanted_author, wanted_mood, wanted_type)
 
     def _similarities(self, query: str, wanted: set[int] | None, count: int) -> dict[int, float]:
         """The ``count`` best cosine similarities of the reflections (those ``wanted``) to ``query``; vectors

@@ -86,6 +86,55 @@ def test_a_beta_server_cannot_read_or_change_alphas_entity(memory):
     assert after.entity == before.entity and after.relations == before.relations
 
 
+TABLES = [f"postgres keeps the orders table partitioned by month {i}" for i in range(6)]
+BACKUPS = [f"postgres backups run nightly to cold storage copy {i}" for i in range(6)]
+
+
+def test_a_global_entity_shows_no_relation_to_another_projects_entity(memory):
+    memory.add_observations([("Postgres", [O(t) for t in TABLES + BACKUPS])])
+    memory.create_relations([R("Frontend", "Postgres", "reads_from")])
+    memory.add_reflection("relation", R("Backend", "Postgres", "stores_in"), "nolan", "alpha's orders live in Postgres")
+    memory.add_reflection("entity", "Postgres", "sofia", "the shared database needs a bigger disk")
+    with memory.scoped("beta"):
+        detail = memory.get_entity("Postgres")
+        assert [(r.source, r.target) for r in detail.relations] == [("Frontend", "Postgres")] and detail.degree == 1
+        assert [r.content for r in memory.reflections_of("Postgres")] == ["the shared database needs a bigger disk"]
+        assert [r.content for r in memory.reflections_by_entity(["Postgres"])["Postgres"]] == [
+            "the shared database needs a bigger disk"]
+    with portal_client(build_server(memory, project="beta")) as (portal, client):
+        def call(tool, arguments):
+            answer = outcome(portal.call(client.call_tool, tool, arguments))
+            assert "Backend" not in json.dumps(answer) and "alpha" not in json.dumps(answer), (tool, answer)
+            return answer
+
+        entity = call("get_entity", {"name": "Postgres"})["structured"]
+        assert [(r["from"], r["to"]) for r in entity["relations"]] == [("Frontend", "Postgres")]
+        assert entity["degree"] == 1 and [i["to"] for i in entity["inverseRelations"]] == ["Frontend"]
+        assert [r["content"] for r in entity["reflections"]] == ["the shared database needs a bigger disk"]
+        [node] = call("open_nodes", {"names": ["Postgres"], "includeReflections": True})["structured"]["entities"]
+        assert [r["content"] for r in node["reflections"]] == ["the shared database needs a bigger disk"]
+        call("read_graph", {})
+        call("read_graph", {"mode": "page", "limit": 10})
+        call("search_nodes", {"query": "postgres"})
+        call("search_semantic", {"query": "orders table partitioned"})
+        call("search_reflections", {"query": "orders postgres"})
+        call("analyze_entity_split", {"entityName": "Postgres", "method": "tfidf"})
+        proposal = call("propose_entity_split", {"entityName": "Postgres", "method": "tfidf"})["structured"]
+        assert len(proposal["parts"]) == 2
+        assert [(r["from"], r["to"]) for part in proposal["parts"] for r in part["relations"]] + [
+            (r["from"], r["to"]) for r in proposal["stayingRelations"]] == [("Frontend", "Postgres")]
+        refused = outcome(portal.call(client.call_tool, "execute_entity_split", {"entityName": "Postgres", "parts": [
+            {"name": "Postgres - backups", "observations": BACKUPS,
+             "relations": [{"from": "Backend", "to": "Postgres", "relationType": "stores_in"}]}]}))
+        assert refused["error"] and "'Postgres' has no active relation 'Backend'" in refused["text"]
+    with memory.scoped("alpha"):  # alpha's relation and its reflection are as they were
+        assert [(r.source, r.target) for r in memory.get_entity("Postgres").relations] == [("Backend", "Postgres")]
+        assert len(memory.reflections_of("Postgres")) == 2
+    assert [(r.source, r.target) for r in memory.get_entity("Postgres").relations] == [
+        ("Backend", "Postgres"), ("Frontend", "Postgres")]
+    assert len(memory.reflections_of("Postgres")) == 2
+
+
 def test_a_beta_servers_deletes_name_what_they_left_in_another_project(memory):
     memory.create_entities([E("Cache", "service", (O("beta caches sessions in Redis"), O("beta's cache holds 1 GB")),
                               project="beta"), E("Queue", "service", (O("alpha queues jobs"),), project="alpha")])

@@ -162,7 +162,9 @@ class ReadsAndUses:
         return graph
 
     def get_entity(self, name: str, *, record: bool = False, origin: str | None = None) -> EntityDetail:
-        """One entity with access and impression statistics, degree and all its relations (ended ones included).
+        """One entity with access and impression statistics, degree and all its relations (ended ones included);
+        in a call bound to a project only those whose both ends it sees (docs/lifecycle.md "Project scope"), so
+        a global entity never shows another project's entity through a relation, in the list or the degree.
 
         With ``record`` the read is a use (MCP ``get_entity``): one access is recorded off the caller's
         path, after the statistics returned here were read. Internal reads (undo snapshots, import,
@@ -175,7 +177,7 @@ class ReadsAndUses:
         if not found:
             raise NotFoundError(f"unknown entity {name!r}", [name])
         entity = found[0]
-        relations = reads.relations_touching(conn, [entity.id], include_ended=True)
+        relations = views.relations_seen(conn, [entity.id], include_ended=True)
         count, last, days = reads.access_stats(conn, entity.id)
         impressions, last_impression = impression_stats(conn, entity.id)
         degree = sum(1 for r in relations if r.active)

@@ -145,14 +145,15 @@ class Reflecting:
         return found[0]
 
     def reflections_of(self, name: str) -> list[Reflection]:
-        """The reflections about entity ``name`` and about its relations, oldest first (reading is not a use).
-        Raises NotFoundError for an unknown name."""
+        """The reflections about entity ``name`` and about its relations, oldest first (reading is not a use); in a
+        call bound to a project, not those about a relation to an entity it does not see. Raises NotFoundError
+        for an unknown name."""
         name = check.name(name)
         conn = self.database.read()
         found = reads.ids_by_names(conn, [name]).get(name)
         if found is None:
             raise NotFoundError(f"unknown entity {name!r}", [name])
-        return rows.touching(conn, [found])
+        return _in_view(conn, rows.touching(conn, [found]))
 
     def all_reflections(self) -> list[Reflection]:
         """Every reflection, oldest first (in a call bound to a project: the global ones and those about the
@@ -218,10 +219,11 @@ class Reflecting:
         return {ids[k]: float(sims[k]) for k in best}
 
     def reflections_by_entity(self, names: Sequence[str]) -> dict[str, list[Reflection]]:
-        """``{name: reflections about it or its relations}`` for the names that exist (for ``open_nodes``)."""
+        """``{name: reflections about it or its relations}`` for the names that exist (for ``open_nodes``); in a
+        call bound to a project, not those about a relation to an entity it does not see."""
         conn = self.database.read()
         ids = reads.ids_by_names(conn, list(names))
-        found = rows.touching(conn, list(ids.values()))
+        found = _in_view(conn, rows.touching(conn, list(ids.values())))
         return {name: [r for r in found if eid in (r.entity_id, r.target_id)] for name, eid in ids.items()}
 
 

@@ -22,7 +22,7 @@ from limbic.core import validation as check
 from limbic.core.curation import relation_types, splitting
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, EntityInput, ObservationInput, RelationInput
-from limbic.core.store import curation_reads, reads, scope, vec_rows, vector_meta
+from limbic.core.store import curation_reads, reads, scope, vec_rows, vector_meta, views
 from limbic.core.store.database import Database
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
 from limbic.core.validation import MAX_ITEMS
@@ -165,7 +165,7 @@ class Splitting:
         with conn:
             entity = _entity(conn, name)
             live = list(entity.live_observations)
-            relations = [r for r in reads.relations_touching(conn, [entity.id]) if r.source != r.target]
+            relations = [r for r in views.relations_seen(conn, [entity.id]) if r.source != r.target]
             vectors = self._observation_vectors(conn, [o.id for o in live]) if method == "vectors" else None
             taken = {n.casefold() for n in reads.all_names(conn)}
         threshold = splitting.threshold_for(entity.entity_type, self.split_thresholds())
@@ -252,7 +252,7 @@ class Splitting:
         missing = [o for p in parts for o in p.observations if o not in live]
         if missing:
             raise NotFoundError(f"{name!r} has no live observation {missing[0][:80]!r}", missing)
-        active = {(r.source, r.target, r.relation_type) for r in reads.relations_touching(conn, [entity.id])}
+        active = {(r.source, r.target, r.relation_type) for r in views.relations_seen(conn, [entity.id])}
         foreign = [r for p in parts for r in p.relations
                    if (r.source, r.target, r.relation_type) not in active or name not in (r.source, r.target)]
         if foreign:

@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 
 from limbic.core.models import Entity, Relation
-from limbic.core.store import reads
+from limbic.core.store import reads, scope
 from limbic.core.store.connection import Connection
 
 INFINITY = float("inf")
@@ -73,6 +73,14 @@ def relations(conn: Connection, ids: Sequence[int], *, project: str | None, as_o
     ends = {i for r in touching for i in (r.source_id, r.target_id)}
     visible = set(in_view(conn, sorted(ends), project=project, as_of=as_of))
     return [r for r in touching if r.source_id in visible and r.target_id in visible]
+
+
+def relations_seen(conn: Connection, ids: Sequence[int], *, include_ended: bool = False) -> list[Relation]:
+    """The relations touching ``ids`` (active ones, ended ones too with ``include_ended``) that the running call
+    sees: in a call bound to a project (:func:`limbic.core.store.scope.current`) only those whose both ends
+    are in its view; every one when unbound. The read that lists an entity's relations for a caller (never
+    for an undo snapshot, which keeps them all)."""
+    return relations(conn, ids, project=scope.current(), as_of=None, include_ended=include_ended)
 
 
 def substring_matches(conn: Connection, text: str, *, project: str | None, as_of: float | None) -> list[int]:

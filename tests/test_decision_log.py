@@ -9,6 +9,7 @@ import json
 import time
 
 import pytest
+from _lifecycle_helpers import written_ago
 from _mcp_helpers import outcome, portal_client
 from _scoring_helpers import DAY
 
@@ -97,6 +98,7 @@ def test_gc_archive_keeps_each_status_and_is_undone_exactly(service, memory_addr
                              E("paused task", "Task", (O("on hold"),), status="paused", created_at=old),
                              E("old note", "Note", (O("a note"),), created_at=old),
                              E("Sofia", "Person", (O("lives in Lisbon"),), created_at=old)])
+    written_ago(service, 200)
     service.save_retention_params(RetentionParams(grace_days=0))
     before = state(service)
     assert main(["--db", memory_address, "gc", "--archive", "--json"]) == 0
@@ -129,6 +131,7 @@ def test_undo_decision_refuses_another_callers_decision(service):
 
 def test_the_apps_undo_stack_and_the_log_agree(service):
     service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+    written_ago(service, 90)
     service.save_retention_params(RetentionParams(grace_days=0))
     [section] = review.review(service, ["forget"])
     edit = review.edit_for(service, section.items[0], "archive")  # what the Review view pushes on its stack
@@ -146,6 +149,7 @@ def test_review_decide_from_the_command_line_is_logged(memory_address, capsys):
     service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
         service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+        written_ago(service, 90)
         service.save_retention_params(RetentionParams(grace_days=0))
         key = review.review(service, ["forget"])[0].items[0].key
         before = state(service)

@@ -1,24 +1,32 @@
 """Forget and promote: Mnemex ``scoring_algorithm.md``'s tables and worked examples A–D, the review's candidates
-(uses are accesses, never impressions), pinning, and ``limbic review`` / ``limbic gc``."""
+(uses are accesses, never impressions; each memory's time its own), what is kept and why (open work,
+configuration, what a memory holds), pinning, the forecast of a later date (``limbic gc --at``, the ``at`` of
+``consolidation_report``), and ``limbic review`` / ``limbic gc`` (its dry run lists what the real run archives)."""
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 
 import numpy as np
 import pytest
-from _scoring_helpers import DAY
+from _lifecycle_helpers import DAY, aged_sample, written_ago
+from _mcp_helpers import outcome, portal_client
 
+from limbic.core.errors import ValidationError
+from limbic.core.lifecycle import keeping
 from limbic.core.lifecycle import retention as r
+from limbic.core.lifecycle.expiry import parse_moment
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
+from limbic.core.service import retention as retention_review
 from limbic.core.service import review
 
-MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600))  # λ = 2.673e-6 per second (3 days)
+MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600), decay_model=0)  # e^(−λΔt), λ = 2.673e-6/s
 
 
 def test_the_decay_table():
@@ -52,17 +60,29 @@ def test_the_usage_rule_and_the_time_until_forgotten():
     # scenario 2: five uses within 14 days promote whatever the score
     assert r.decide(np.array([0.3]), np.array([5]), np.array([5]), MNEMEX)[0] == ("promote", "used 5 times in the last 14 days")
     until = r.hours_until_forgotten(np.array([1, 1, 1]), np.array([0.0, 600.0, 0.0]), np.array([1.0, 1.0, 2.0]),
-                                    RetentionParams(half_life_hours=MNEMEX.half_life_hours, tau_forget=0.05))
+                                    RetentionParams(half_life_hours=MNEMEX.half_life_hours, tau_forget=0.05,
+                                                    decay_model=0))
     assert until[0] == pytest.approx(math.log(20) / (2.673e-6 * 3600), rel=1e-3)  # e^(−λt) = 0.05: t = ln 20 / λ
     assert until[1] == 0.0 and until[2] == pytest.approx(math.log(40) / (2.673e-6 * 3600), rel=1e-3)
     forever = r.hours_until_forgotten(np.array([1]), np.array([0.0]), np.array([1.0]), RetentionParams(tau_forget=0.0))
     assert math.isinf(forever[0])
 
 
+def test_the_default_decay_forgets_one_write_after_seven_weeks_and_more_held_later():
+    # the power law, Mnemex's default model: (1 + Δt/t0)^(−1.1), half-life 3 days; one write, never used again,
+    # falls below τ_forget 0.05 after 48.7 days — past the 30-day grace, so no day of writes ends up on one date
+    params = RetentionParams()
+    thin, rich = r.hours_until_forgotten(np.array([1, 1]), np.array([0.0, 0.0]), np.array([1.0, 1.5]), params) / 24
+    assert thin == pytest.approx(48.66, abs=0.05) and rich == pytest.approx(71.86, abs=0.05)
+    assert r.strength(np.array([1.0, 1.0, 1.9]), np.array([0, 3, 5]), np.array([2.0, 0, 0]), params).tolist() == \
+        pytest.approx([1.2, 1.3, 2.0])
+
+
 def test_review_candidates_count_uses_not_impressions(service):
     old = time.time() - 60 * DAY
-    service.create_entities([E("stale", "Note", (O("x"),), created_at=old), E("fresh", "Note", (O("y"),)),
-                             E("busy", "Note", (O("z"),), created_at=old)])
+    service.create_entities([E("stale", "Note", (O("x"),), created_at=old), E("busy", "Note", (O("z"),), created_at=old)])
+    written_ago(service, 60)
+    service.create_entities([E("fresh", "Note", (O("y"),))])
     for _ in range(5):
         service.mark_used(["busy"])
     for _ in range(20):
@@ -91,8 +111,9 @@ def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(
     path = memory_address
     service = MemoryService.open(path, embedder=HashingEmbedder())
     old = time.time() - 90 * DAY
-    service.create_entities([E(f"old {i}", "Note", (O(f"fact {i}"),), created_at=old) for i in range(3)]
-                            + [E("new", "Note", (O("recent fact"),))])
+    service.create_entities([E(f"old {i}", "Note", (O(f"fact {i}"),), created_at=old) for i in range(3)])
+    written_ago(service, 90)
+    service.create_entities([E("new", "Note", (O("recent fact"),))])
     service.set_pinned(["old 2"], True)
     service.save_retention_params(RetentionParams(grace_days=0))
     before = service.last_change_id()
@@ -114,6 +135,97 @@ def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(
     assert kinds["forget"]["total"] == 0 and "contradiction" in kinds
 
 
+def test_the_dry_run_and_the_real_run_archive_the_same_list(tmp_path, capsys):
+    # the sample memory 100 days after it was loaded, nobody having used it since, and an observation that expired
+    # meanwhile: the real run sweeps it out of the indexes first (a logged write) — that moves nothing
+    from limbic.core.cli.main import main
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.service import MemoryService
+
+    first = tmp_path / "first.db"
+    service = MemoryService.open(str(first), embedder=HashingEmbedder())
+    aged_sample(service, 100)
+    since = service.last_change_id()
+    service.add_observations([("Sentry", [O("quota raised for the launch week", expires_at=time.time() - 90 * DAY)])])
+    written_ago(service, 95, since)
+    service.close()
+    second = tmp_path / "second.db"
+    shutil.copyfile(first, second)
+    assert main(["--db", str(first), "gc", "--archive", "--dry-run", "--json"]) == 0
+    dry = json.loads(capsys.readouterr().out)
+    assert main(["--db", str(second), "gc", "--archive", "--json"]) == 0
+    real = json.loads(capsys.readouterr().out)
+    assert real["swept"] == ["Sentry"] and dry["swept"] == ["Sentry"] and real["decision"] is not None
+    assert len(dry["forget"]) >= 10
+    assert [c["name"] for c in real["forget"]] == [c["name"] for c in dry["forget"]]
+    service = MemoryService.open(str(second), embedder=HashingEmbedder())
+    try:
+        assert sorted(e.name for e in service.read_graph().entities if e.status == "archived") == sorted(
+            {c["name"] for c in real["forget"]} | {"Legacy ETL", "Apache Airflow", "Legacy ETL Repository Layout",
+                                                    "Incident: Dashboard Down 2025-08-02"})  # archived in the sample
+    finally:
+        service.close()
+
+
+def test_a_sweep_and_other_writes_move_no_memorys_time(service):
+    aged_sample(service, 100)
+    since = service.last_change_id()
+    service.add_observations([("Sentry", [O("quota raised for the launch week", expires_at=time.time() - 90 * DAY)])])
+    written_ago(service, 95, since)
+    now = time.time()
+
+    def proposed() -> list[tuple[str, str]]:
+        return [(p.retention.name, p.retention.reason) for p in service.forecast(now, now=now).proposed]
+
+    before = proposed()
+    assert before and service.sweep_expired(origin="cli").entities == ("Sentry",)
+    assert proposed() == before
+    service.create_entities([E(f"Other thing {i}", "Note", (O(f"an agent's note about another project, {i}"),))
+                             for i in range(20)], origin="mcp:agent")
+    service.add_observations([("Other thing 3", [O("written by another agent later")])], origin="mcp:agent")
+    assert proposed() == before
+
+
+def test_open_work_configuration_and_what_a_memory_holds_are_read_from_it():
+    kept = keeping.kept
+    bug = kept("Bug", "Bug: consumer lag", "active", [("Lag grows after a rebalance", None),
+                                                      ("Still happens on pod restarts; blocks the 2.0 release", "event")])
+    assert bug.kind == keeping.OPEN_WORK and bug.reason("Bug") == \
+        "open work (a Bug): “Still happens on pod restarts; blocks the 2.0 release”"
+    assert kept("Task", "Upgrade the database", "active", [("Needs a maintenance window", None)]).kind == keeping.OPEN_WORK
+    assert kept("Feature", "Dark mode", "active", [("Status: In progress", None)]).kind == keeping.OPEN_WORK
+    assert kept("Component", "Parser", "active", [("Status: open", None)]).kind == keeping.OPEN_WORK
+    # done: by its status, or its latest state
+    assert kept("Bug", "Bug: flaky test", "active", [("Fails once in 30 runs", None),
+                                                     ("Root cause found; fixed with a fixed clock", "event")]) is None
+    assert kept("Issue", "Login loop", "active", [("Status: Open", None), ("Status: RESOLVED (by fixing the cookie)",
+                                                                           None)]) is None
+    assert kept("Bug", "Bug: old", "completed", [("still happens", None)]) is None
+    assert kept("Project", "Side project", "paused", [("Paused until winter", "event")]) is None
+    # a project's events are about its parts: only its status says it is done
+    assert kept("Project", "Dashboard", "active", [("Safari flicker fixed in release 1.4.2", "event")]).kind == \
+        keeping.OPEN_WORK
+    # configuration: type or name, or what it says
+    for entity_type, name, text in [("Config", "Harbor settings", "batch size 500"),
+                                    ("Inventory", "Home Lab Inventory", "pve-01 — a small server"),
+                                    ("Tool", "Home lab hosts", "three machines"),
+                                    ("Tool", "pve", "pve-01: 192.168.50.10"),
+                                    ("Tool", "Redpanda", "brokers at redpanda-0.redpanda:9093"),
+                                    ("Library", "client", "INGEST_BATCH_SIZE=500 in the deployment"),
+                                    ("Place", "Falkenstein", "where the production cluster runs"),
+                                    ("Concept", "SLO", "Harbor SLOs: 99.5% of readings within 5 minutes"),
+                                    ("Dashboard", "Ingest Health", "lag per partition")]:
+        found = kept(entity_type, name, "active", [(text, None)])
+        assert found is not None and found.kind == keeping.CONFIGURATION, (entity_type, name, text)
+    assert kept("Concept", "Parquet", "active", [("Partitioning used: buoy_id=…/date=…", None)]) is None
+    assert kept("Bug", "Bug: staging", "completed", [("late rows go to a staging table in production", None)]) is None
+    # what someone prefers or decided, held in another entity's observations
+    assert kept("Tool", "Slack", "active", [("Tidewater's chat", None), ("Answers in two blocks a day", "preference")]
+                ).kind == keeping.HOLDS
+    assert kept("Tool", "Tailscale", "active", [("Never open a port on the router", "decision")]).kind == keeping.HOLDS
+    assert kept("Library", "NumPy", "active", [("Used everywhere underneath", None)]) is None
+
+
 def test_forget_proposals_skip_new_used_pinned_protected_and_what_they_hold(service):
     old = time.time() - 90 * DAY
     service.create_entities([
@@ -124,65 +236,150 @@ def test_forget_proposals_skip_new_used_pinned_protected_and_what_they_hold(serv
         E("Prefers tabs", "preference", (O("tabs over spaces"),), created_at=old),
         E("Lisbon", "Place", (O("capital of Portugal"),), created_at=old),
         E("Ericeira", "Place", (O("a surf town"),), created_at=old),
-        E("Helper", "Tool", (O("used with the used note"),), created_at=old)])
-    service.create_relations([R("Sofia", "Lisbon", "lives_in"), R("Helper", "Used note", "supports")])
-    service.record_access(["Used note"], at=time.time() - 20 * DAY)
-    service.set_pinned(["Pinned note"], True)
-    # everything was written a moment ago: within the grace period, nothing is proposed
+        E("Helper", "Tool", (O("used with the used note"),), created_at=old),
+        E("Bug: lag", "Bug", (O("lag grows after a rebalance"),), created_at=old),
+        E("Prod config", "Config", (O("BATCH_SIZE=500"),), created_at=old),
+        E("Linter", "Tool", (O("lints the Ingest service"),), created_at=old),
+        E("Ingest service", "Project", (O("reads the buoys"),), created_at=old),
+        E("Bug: old crash", "Bug", (O("crashed on start"), O("fixed in 1.2")), status="completed", created_at=old)])
+    service.create_relations([R("Sofia", "Lisbon", "lives_in"), R("Helper", "Used note", "supports"),
+                              R("Bug: old crash", "Ingest service", "affects")])
+    # written a moment ago: within the grace period, nothing is proposed
     now = {x.name: x for x in service.retention()}
     assert all(x.decision != "forget" for x in now.values())
-    assert now["Stale note"].reason.startswith("new: imported less than a minute ago") and "kept at least 30 days" in now["Stale note"].reason
-    # 40 days on, with nobody using the memory meanwhile (its clock stopped at its last activity)
-    later = {x.name: x for x in service.retention(now=time.time() + 40 * DAY)}
-    assert {n for n, x in later.items() if x.decision == "forget"} == {"Stale note"}
-    assert later["Stale note"].reason == "never used since it was imported 1 month ago (written 4 months ago)"
-    assert later["Used note"].reason == "used 2 weeks ago"
+    written_ago(service, 90)  # as if written 90 days ago, nobody having used anything since
+    service.record_access(["Used note"], at=time.time() - 20 * DAY)
+    service.set_pinned(["Pinned note"], True)
+    later = {x.name: x for x in service.retention()}
+    assert {n for n, x in later.items() if x.decision == "forget"} == {"Stale note", "Bug: old crash"}
+    assert later["Stale note"].reason == "never used since it was imported 2 months ago (written 2 months ago)" \
+        or later["Stale note"].reason.startswith("never used since it was")
+    assert later["Used note"].decision == "keep"
     assert later["Pinned note"].reason == "pinned"
     assert later["Sofia"].reason == "a Person: never proposed for forgetting"
     assert later["Prefers tabs"].reason == "a preference: never proposed for forgetting"
     assert later["Lisbon"].reason == "related to Sofia (a Person)"
     assert later["Ericeira"].reason == "named by Sofia (a Person)"
     assert later["Helper"].reason == "related to Used note, used 2 weeks ago"
+    assert later["Bug: lag"].reason == "open work (a Bug): “status active, not marked done”"
+    assert later["Prod config"].reason == "configuration: “Config”"
+    assert later["Ingest service"].guard == keeping.OPEN_WORK
+    assert later["Linter"].reason == "mentions Ingest service (open work)"
+    assert later["Stale note"].guard == "" and later["Lisbon"].guard == "tied to a kept memory"
     # the protected types are a setting
     params = RetentionParams(protected_types=("preference",))
-    assert {n for n, x in zip(later, service.retention(params, now=time.time() + 40 * DAY), strict=True)
-            if x.decision == "forget"} >= {"Stale note"}
-    changed = {x.name: x for x in service.retention(params, now=time.time() + 40 * DAY)}
+    changed = {x.name: x for x in service.retention(params)}
     assert changed["Sofia"].decision == "forget" and changed["Lisbon"].decision == "forget"
 
 
-def test_the_sample_memory_keeps_what_a_person_would(tmp_path):
-    from limbic.core.embedding.base import HashingEmbedder
-    from limbic.core.io.sample import seed_sample_graph
-    from limbic.core.service import MemoryService
-    from limbic.core.service import retention as retention_review
+def test_the_sample_memory_keeps_what_a_person_would(service):
+    aged_sample(service, 0)
+    types = {e.name: e.entity_type for e in service.read_graph().entities}
+    now = time.time()
+    assert not service.forecast(now, now=now).proposed  # loaded a moment ago
+    assert not service.forecast(now + 30 * DAY, now=now).proposed  # nothing written 30 days ago fades
+    later = service.forecast(now + 90 * DAY, now=now)
+    proposed = {p.retention.name: p.retention for p in later.proposed}
+    assert 10 <= len(proposed) <= 0.15 * len(types)
+    # the employer, the home city, the person, what she prefers or decided; open work, configuration: never proposed
+    assert not {"Tidewater Labs", "Lisbon", "Sofia Almeida", "Bug: Redpanda consumer lag after rebalance",
+                "Harbor Production Config", "Home Lab Inventory", "Service level objective", "Slack", "ruff",
+                "Hetzner Falkenstein"} & set(proposed)
+    assert not [n for n in proposed if types[n].lower() in ("preference", "person", "decision")]
+    assert all(x.reason.startswith(("never used since it was imported", "not used")) for x in proposed.values())
+    held = {x.name: x.reason for x in later.held}
+    assert held["Task: Rotate MinIO access keys"] == "open work (a Task): “Done for ingest; Dagster jobs still use the " \
+                                                     "old key”"
+    assert held["Hetzner Falkenstein"].startswith("configuration: “Hetzner data centre park in Falkenstein")
+    assert held["Slack"].startswith("holds a preference or decision: “Sofia mutes #random")
+    # what is used most is kept by its own use for years; by then, what it is keeps it
+    years = {x.name: x.reason for x in service.retention(now=now + 5 * 365 * DAY)}
+    assert years["Bug: Redpanda consumer lag after rebalance"].startswith("open work (a Bug): “Next step:")
+    assert years["Harbor Production Config"] == "configuration: “Config”"
+    assert years["Home Lab Inventory"] == "configuration: “Inventory”"
+    assert years["Service level objective"].startswith("configuration: “Harbor SLOs: 99.5%")
+    assert all("e-" not in x.reason and "score" not in x.reason for x in service.retention(now=now + 90 * DAY))
 
-    service = MemoryService.open(str(tmp_path / "sample.db"), embedder=HashingEmbedder())
-    try:
-        seed_sample_graph(service)
-        types = {e.name: e.entity_type for e in service.read_graph().entities}
-        assert not retention_review.forget_candidates(service.retention())  # imported a moment ago
-        later = service.retention(now=time.time() + 31 * DAY)  # past the grace period, nobody used it meanwhile
-        proposed = {x.name: x for x in retention_review.forget_candidates(later)}
-        assert 0 < len(proposed) <= 0.15 * len(types)
-        # the employer, the home city, what Sofia lives by: never proposed
-        assert not {"Tidewater Labs", "Lisbon", "Sofia Almeida"} & set(proposed)
-        assert not [n for n in proposed if types[n].lower() in ("preference", "person", "decision")]
-        assert all(x.reason.startswith(("never used since it was imported", "not used for")) for x in proposed.values())
-        assert all("e-" not in x.reason and "score" not in x.reason for x in later)
-    finally:
-        service.close()
+
+def test_the_forecast_spreads_over_the_days_and_spares_what_was_written_today(service):
+    aged_sample(service, 0)
+    now = time.time()
+    ahead = service.forecast(now + 90 * DAY, now=now)
+    days = [int((p.due - now) // DAY) for p in ahead.proposed]
+    assert len(days) >= 10 and all(30 <= d < 90 for d in days)
+    assert max(days.count(d) for d in days) <= 0.2 * len(days)  # no cliff: each by its own decay and use
+    # the forecast is the review at that date: the same candidates, each from the day its forecast says
+    for day in (45, 60, 75, 90):
+        then = {x.name for x in retention_review.forget_candidates(service.retention(now=now + day * DAY))}
+        assert {p.retention.name for p in ahead.proposed if p.due <= now + day * DAY} == then
+    # what an agent writes now: never proposed within 30 days, each later by what it holds
+    service.create_entities([E("Deploy note", "Note", (O("deploys go out on Tuesdays"),)),
+                             E("Review habit", "Note", (O("reviews happen after lunch, two reviewers for anything "
+                                                          "that touches the ingest path"), O("pairs on hard ones"))),
+                             E("Build cache", "Concept", (O("the CI cache keys on the lock file"),))])
+    written = {p.retention.name: p.due for p in service.forecast(now + 90 * DAY, now=now).proposed
+               if p.retention.name in ("Deploy note", "Review habit", "Build cache")}
+    assert not set(written) & {p.retention.name for p in service.forecast(now + 30 * DAY, now=now).proposed}
+    assert len(written) == 3 and all(due - now > 45 * DAY for due in written.values())
+    assert written["Review habit"] > written["Deploy note"]  # it holds more
+    with pytest.raises(ValidationError):
+        service.forecast(now - DAY, now=now)
+
+
+def test_what_would_be_proposed_at_a_date_from_the_command_line_and_mcp(service, memory_address, capsys):
+    from limbic.core.cli.main import main
+    from limbic.core.mcp.server import build_server
+
+    old = time.time() - 40 * DAY
+    service.create_entities([E("Old note", "Note", (O("an idea nobody came back to"),), created_at=old),
+                             E("Open bug", "Bug", (O("crashes on start"),), created_at=old)])
+    written_ago(service, 40)
+    assert main(["--db", memory_address, "gc", "--at", "+30d", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [p["name"] for p in report["proposed"]] == ["Old note"]
+    assert report["proposed"][0]["proposedFrom"] < report["at"] and report["proposed"][0]["reason"].startswith(
+        "never used since it was")
+    assert report["held"] == [{"name": "Open bug", "entityType": "Bug", "keptBy": "open work",
+                               "reason": "open work (a Bug): “status active, not marked done”"}]
+    assert main(["--db", memory_address, "gc", "--at", "+1d", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["proposed"] == []
+    assert main(["--db", memory_address, "gc", "--at", "+30d"]) == 0
+    printed = capsys.readouterr().out
+    assert "1 forget candidates on " in printed and "Old note: never used since" in printed
+    assert "1 kept although their score is low then: 1 open work" in printed
+    for bad in (["--at", "yesterday"], ["--at", "2001-01-01"], ["--at", "+30d", "--archive"]):
+        assert main(["--db", memory_address, "gc", *bad]) != 0
+        assert "Traceback" not in capsys.readouterr().err
+    with portal_client(build_server(service)) as (portal, client):
+        later = outcome(portal.call(client.call_tool, "consolidation_report", {"kinds": ["forget"], "at": "+30d"}))
+        now = outcome(portal.call(client.call_tool, "consolidation_report", {"kinds": ["forget"]}))
+        bad = outcome(portal.call(client.call_tool, "consolidation_report", {"kinds": ["forget"], "at": "soon"}))
+    [section] = later["structured"]["sections"]
+    assert [i["subjects"] for i in section["items"]] == [["Old note"]] and "proposedFrom" in section["items"][0][
+        "evidence"] and later["structured"]["at"].endswith("Z")
+    assert now["structured"]["sections"][0]["total"] == 0 and "at" not in now["structured"]
+    assert bad["error"] and "+N days" in bad["text"]
+
+
+def test_a_moment_is_a_date_or_days_ahead():
+    now = 1_780_000_000.0
+    assert parse_moment("+30d", now) == now + 30 * DAY
+    assert parse_moment("+12h", now) == now + 12 * 3600 and parse_moment("+2w", now) == now + 14 * DAY
+    assert parse_moment("+ 3 days", now) == now + 3 * DAY
+    assert parse_moment("2026-06-01", now) == parse_moment("2026-06-01T23:59:59.999Z", now)
+    for bad in ("30", "+30x", "", "2020-01-01", "+40000d", None):
+        with pytest.raises(ValidationError):
+            parse_moment(bad, now)
 
 
 def test_an_import_is_new_even_under_the_id_of_an_entity_deleted_long_ago(service):
     old = time.time() - 400 * DAY
     service.create_entities([E("first", "Note", (O("a"),), created_at=old)])
-    later = {x.name: x for x in service.retention(now=time.time() + 40 * DAY)}
+    later = {x.name: x for x in service.retention(now=time.time() + 60 * DAY)}
     assert later["first"].decision == "forget"
     first_id = later["first"].entity_id
-    with service.database.write("cli", "backdate") as txn:  # as if "first" had been written 400 days ago
-        txn.conn.execute("UPDATE changes SET at = ?", (old,))
+    written_ago(service, 400)  # as if "first" had been written 400 days ago
     service.delete_entities(["first"])
     service.create_entities([E("second", "Note", (O("b"),), created_at=old)])  # takes the free id again
-    [again] = service.retention(now=time.time() + 10 * DAY)
-    assert again.entity_id == first_id and again.reason.startswith("new: imported")
+    [again] = service.retention(RetentionParams(grace_days=90), now=time.time() + 60 * DAY)
+    assert again.entity_id == first_id and again.reason == "new: imported 1 month ago; kept at least 90 days"

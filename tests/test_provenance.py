@@ -1,11 +1,13 @@
 """Who wrote each memory and what fades next (core/service/provenance.py) on a real database: origins from the
-change log, one origin's writes in order, TTL expiries and forget-threshold crossings within a window."""
+change log, one origin's writes in order, TTL expiries and what would be proposed for forgetting within a
+window (the service's forecast)."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from _lifecycle_helpers import written_ago
 
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.retention import RetentionParams
@@ -36,14 +38,17 @@ def test_origins_follow_the_change_log(service):
 
 def test_what_fades_within_a_window(service):
     now = time.time()
+    service.create_entities([EntityInput("Old idea", "Note", (ObservationInput("written long ago"),),
+                                         created_at=now - 5 * DAY)])
+    written_ago(service, 5)
     service.create_entities([
         EntityInput("Deploy key", "Secret", (ObservationInput("rotates soon", expires_at=now + 10 * DAY),
                                              ObservationInput("kept for a year", expires_at=now + 365 * DAY))),
-        EntityInput("Old idea", "Note", (ObservationInput("written long ago"),), created_at=now - 5 * DAY),
         EntityInput("Fresh idea", "Note", (ObservationInput("written today"),)),
     ])
-    # no grace period: what was written today (the entities above) may fade as soon as its score says so
-    service.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05, grace_days=0.0))
+    # no grace period, the exponential decay: what was written today may fade as soon as its score says so
+    service.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05, grace_days=0.0,
+                                                  decay_model=0))
     week = provenance.fading_next(service, 7, now=now)
     month = provenance.fading_next(service, 30, now=now)
     expiring = [f for f in month if f.kind == provenance.EXPIRES]
@@ -54,6 +59,7 @@ def test_what_fades_within_a_window(service):
     assert "Old idea" in forgotten  # 5 days old at a 3-day half-life: below 0.05 in about 8 more days
     retention = {r.name: r for r in service.retention(now=now)}
     assert forgotten["Old idea"].at == pytest.approx(now + retention["Old idea"].hours_until_forgotten * 3600)
+    assert forgotten["Old idea"].detail == "never used since it was written 1 month ago"  # as at the end of the window
     assert [f.at for f in month] == sorted(f.at for f in month)
     service.set_pinned(["Old idea"], True)
     assert "Old idea" not in {f.name for f in provenance.fading_next(service, 30, now=now)}  # pinned: kept

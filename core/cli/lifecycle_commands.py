@@ -5,7 +5,10 @@ promote candidates (with how long until each would be proposed for forgetting), 
 ``--decide`` settles one of them first, logged as a decision.
 ``gc`` sweeps the text of expired observations out of the indexes; with ``--archive`` or ``--delete`` it also
 acts on the forget candidates, as one transaction recorded as one decision (``limbic undo`` restores every entity
-with its previous status), and reports what changed (``--dry-run``: only what would).
+with its previous status), and reports what changed (``--dry-run``: only what would — the same list, since the
+sweep moves no memory's time). ``gc --at +30d`` (or a date) answers what would be proposed then if nothing is used
+or written meanwhile, each with the day it is first proposed, and what is kept then although its score is low, with
+the reason; it changes nothing.
 Both take ``--set KEY=VALUE`` to change a forget/promote setting (saved for every client).
 """
 
@@ -18,9 +21,10 @@ import time
 from limbic.core.cli.common import open_service, print_json
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import MODES
+from limbic.core.lifecycle.expiry import parse_moment
 from limbic.core.lifecycle.retention import RetentionParams, duration
+from limbic.core.models import iso
 from limbic.core.service import MemoryService, decision_log, review
-from limbic.core.service import retention as retention_review
 from limbic.core.service.entity_edits import DeleteEntities, SetStatus
 from limbic.core.store import expiry
 
@@ -41,6 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     action.add_argument("--archive", action="store_true", help="archive the forget candidates")
     action.add_argument("--delete", action="store_true", help="delete the forget candidates (archived ones too)")
     gc.add_argument("--dry-run", action="store_true", help="report what would change, change nothing")
+    gc.add_argument("--at", metavar="WHEN", help="what would be proposed for forgetting then, if nothing is used or "
+                    "written meanwhile: +30d, +12h, +2w or a date (2027-01-15, the end of that day); changes nothing")
     gc.add_argument("--json", action="store_true", help="print JSON")
     _settings(gc)
     gc.set_defaults(handler=run_gc)
@@ -49,8 +55,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _settings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="change a forget/promote setting and save it (beta, half_life_hours, decay_model, alpha, "
-                        "tau_forget, tau_promote, promote_uses, promote_window_days, strength_step, grace_days, keep_used_days, "
-                        "protected_types=person,preference,…)")
+                        "tau_forget, tau_promote, promote_uses, promote_window_days, strength_step, detail_step, "
+                        "grace_days, keep_used_days, protected_types=person,preference,…)")
 
 
 def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams:
@@ -95,17 +101,21 @@ def run_review(args: argparse.Namespace) -> int:
 
 
 def run_gc(args: argparse.Namespace) -> int:
+    if args.at is not None and (args.archive or args.delete or args.dry_run):
+        raise ValidationError("--at only tells what would be proposed then; leave out --archive, --delete and --dry-run")
     service = open_service(args)
     try:
         params = _apply_settings(service, args.set)
         now = time.time()
+        if args.at is not None:
+            return _print_forecast(service, params, parse_moment(args.at, now, "--at"), now, args.json)
         if args.dry_run:
             unswept = expiry.unswept_entities(service.database.read(), now)
             swept = [e.name for e in service.read_graph().entities if e.id in set(unswept)] if unswept else []
         else:
             swept = list(service.sweep_expired(origin="cli").entities)
         decided = None
-        candidates = retention_review.forget_candidates(service.retention(params, now=now), archived=args.delete) \
+        candidates = [p.retention for p in service.forecast(now, params, now=now, archived=args.delete).proposed] \
             if args.archive or args.delete else []
         names = [c.name for c in candidates]
         if names and not args.dry_run:
@@ -131,4 +141,30 @@ def run_gc(args: argparse.Namespace) -> int:
         print(f"  {c.name}: {c.reason}")
     if len(candidates) > 50:
         print(f"  … and {len(candidates) - 50:,} more (--json lists them all)")
+    return 0
+
+
+def _print_forecast(service: MemoryService, params: RetentionParams, at: float, now: float, as_json: bool) -> int:
+    """``gc --at``: the forecast (:func:`limbic.core.service.retention.forecast`), as JSON or lines."""
+    found = service.forecast(at, params, now=now)
+    if as_json:
+        print_json(found.to_dict())
+        return 0
+    day = (iso(at) or "")[:10]
+    print(f"{len(found.proposed):,} forget candidates on {day} (in {(at - now) / 86_400:.0f} days), if nothing is "
+          "used or written meanwhile; each from the day it is first proposed")
+    for p in found.proposed[:50]:
+        print(f"  {(iso(p.due) or '')[:10]}  {p.retention.name}: {p.retention.reason}")
+    if len(found.proposed) > 50:
+        print(f"  … and {len(found.proposed) - 50:,} more (--json lists them all)")
+    if found.held:
+        kinds: dict[str, int] = {}
+        for r in found.held:
+            kinds[r.guard] = kinds.get(r.guard, 0) + 1
+        print(f"{len(found.held):,} kept although their score is low then: "
+              + ", ".join(f"{count:,} {kind}" for kind, count in sorted(kinds.items(), key=lambda kv: -kv[1])))
+        for r in found.held[:20]:
+            print(f"  {r.name}: {r.reason}")
+        if len(found.held) > 20:
+            print(f"  … and {len(found.held) - 20:,} more (--json lists them all)")
     return 0

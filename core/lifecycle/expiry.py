@@ -73,3 +73,33 @@ def expiry_time(expires_at: object | None, ttl_days: object | None, now: float) 
     if ttl_days is not None:
         return now + ttl_seconds(ttl_days)
     return None
+
+
+_RELATIVE = re.compile(r"^\+\s*(\d+(?:\.\d+)?)\s*(h|hours?|d|days?|w|weeks?)$", re.IGNORECASE)
+_UNIT_SECONDS = {"h": 3_600.0, "d": DAY_SECONDS, "w": 7 * DAY_SECONDS}
+
+
+def parse_moment(text: object, now: float, what: str = "at") -> float:
+    """A moment from ``now`` on (UTC seconds): ``+30d``, ``+12h``, ``+2w`` (``days``, ``hours``, ``weeks`` too)
+    counted from ``now``, or an ISO 8601 date or date-time (a date alone is the end of that day, as ``asOf``
+    reads it: :func:`parse_instant`), at most :data:`MAX_TTL_DAYS` ahead.
+
+    Raises:
+        ValidationError: neither form, or a moment before ``now``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"{what} must be +N days (e.g. +30d) or an ISO 8601 date (e.g. 2027-01-15)")
+    relative = _RELATIVE.match(text.strip())
+    if relative:
+        moment = now + float(relative.group(1)) * _UNIT_SECONDS[relative.group(2)[0].lower()]
+    else:
+        try:
+            moment = parse_instant(text, what, end_of_day=True)
+        except ValidationError:
+            raise ValidationError(f"{what} {text.strip()[:40]!r} is neither +N days (e.g. +30d) nor an ISO 8601 "
+                                  "date (e.g. 2027-01-15)") from None
+    if moment < now:
+        raise ValidationError(f"{what} {text.strip()[:40]!r} is in the past: a forecast is for now or later")
+    if moment > now + MAX_TTL_DAYS * DAY_SECONDS:
+        raise ValidationError(f"{what} {text.strip()[:40]!r} is more than {MAX_TTL_DAYS:,.0f} days ahead")
+    return moment

@@ -4,13 +4,18 @@
 ``score = n_use^β · f(Δt) · strength``: ``n_use`` the uses (writing a memory is its first use, then each
 access — an agent's ``open_nodes``, ``get_entity``, ``mark_used`` or a person's *Mark as useful*; never an
 impression), ``f`` the decay model (:func:`limbic.core.search.decay.model_curve`) of the hours ``Δt`` since
-the last use, ``strength`` 0..2 (default 1, raised by each use, capped at 2). Below ``τ_forget`` a memory is a
-candidate to forget (archive or delete); at ``τ_promote`` or above, or with ``promote_uses`` uses within
-``promote_window_days``, a candidate to promote (pin). Pure functions over numbers and numpy arrays.
+the memory's own last use (its write, its arrival by import, or its last access; the wall clock), ``strength``
+0..2 (its stored base, default 1, raised by each use and by each observation beyond the first and each
+relation it holds, capped at 2). Below ``τ_forget`` a memory is a candidate to forget (archive or delete); at
+``τ_promote`` or above, or with ``promote_uses`` uses within ``promote_window_days``, a candidate to promote
+(pin). Pure functions over numbers and numpy arrays.
 
-A low score is not enough to propose forgetting: the guards of :mod:`limbic.core.service.retention` keep what
-is new (``grace_days``), used lately (``keep_used_days``), pinned, of a protected type (``protected_types``) or
-tied to such a memory. :func:`duration` words a span of time for the reasons a person reads.
+The default decay is Mnemex's default model, the power law (half-life 3 days, α 1.1): a memory written once and
+never used again falls below ``τ_forget`` 0.05 after 49 days, one holding more or used more later, each at its
+own moment. A low score is not enough to propose forgetting: the guards of :mod:`limbic.core.service.retention`
+keep what is new (``grace_days``), used lately (``keep_used_days``), pinned, of a protected type
+(``protected_types``), open work, configuration, or tied to such a memory. :func:`duration` words a span of time
+for the reasons a person reads.
 """
 
 from __future__ import annotations
@@ -41,11 +46,12 @@ was decided."""
 
 @dataclass(frozen=True, slots=True)
 class RetentionParams:
-    """The constants of the retention score and its thresholds; the defaults are Mnemex's (a 3-day half-life)."""
+    """The constants of the retention score and its thresholds; the defaults are Mnemex's (its default power-law
+    decay with a 3-day half-life)."""
 
     beta: float = _setting(0.6, 0.0, 1.0, "exponent of the use count")
     half_life_hours: float = _setting(72.0, 1.0, 87_600.0, "half-life of the decay, hours (1 hour to 10 years)")
-    decay_model: float = _setting(0, 0, 2, "0 exponential, 1 power law, 2 two-component")
+    decay_model: float = _setting(1, 0, 2, "0 exponential, 1 power law, 2 two-component")
     alpha: float = _setting(1.1, 0.1, 5.0, "power-law shape")
     fast_hours: float = _setting(24.0, 1.0, 8_760.0, "two-component: half-life of the fast part, hours")
     fast_share: float = _setting(0.5, 0.0, 1.0, "two-component: share of the fast part")
@@ -54,11 +60,13 @@ class RetentionParams:
     promote_uses: float = _setting(5, 1, 10_000, "promote with this many uses within the window")
     promote_window_days: float = _setting(14, 1, 3_650, "the window of the usage rule, days")
     strength_step: float = _setting(0.1, 0.0, 2.0, "strength added by each use")
+    detail_step: float = _setting(0.1, 0.0, 2.0, "strength added by each observation beyond the first and each "
+                                  "relation a memory holds")
     promote_min_uses: float = _setting(2, 1, 10_000, "uses a memory needs before its score can promote it")
     grace_days: float = _setting(30, 0, 3_650, "never propose forgetting what was written or imported this many "
                                  "days ago or less")
     keep_used_days: float = _setting(30, 0, 3_650, "never propose forgetting what was used (or whose related "
-                                     "memories were used) this many days ago or less, on the memory's clock")
+                                     "memories were used) this many days ago or less")
     protected_types: tuple[str, ...] = field(default=PROTECTED_TYPES, metadata={
         "help": "entity types never proposed for forgetting, comma-separated (compared without case)"})
 
@@ -97,10 +105,13 @@ class RetentionParams:
 MAX_STRENGTH = 2.0
 
 
-def strength(base: np.ndarray, accesses: np.ndarray, params: RetentionParams) -> np.ndarray:
-    """A memory's strength after its uses: ``min(2, base + step·accesses)``, ``(n,) float64``."""
+def strength(base: np.ndarray, accesses: np.ndarray, details: np.ndarray, params: RetentionParams) -> np.ndarray:
+    """A memory's strength after its uses and with what it holds: ``min(2, base + strength_step·accesses +
+    detail_step·details)``, ``(n,) float64``; ``details`` counts its current observations beyond the first and its
+    active relations (a memory that holds more, tied to more, fades slower: each its own moment)."""
     return np.minimum(MAX_STRENGTH, np.asarray(base, dtype=np.float64)
-                      + params.strength_step * np.asarray(accesses, dtype=np.float64))
+                      + params.strength_step * np.asarray(accesses, dtype=np.float64)
+                      + params.detail_step * np.asarray(details, dtype=np.float64))
 
 
 def fading(hours: np.ndarray, params: RetentionParams) -> np.ndarray:

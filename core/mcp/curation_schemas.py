@@ -68,6 +68,7 @@ class DuplicatesOut(BaseModel):
     model: str | None
     seconds: float
     note: str | None = None
+    at: str | None = Field(default=None, description="The moment the lifecycle's kinds were read at, when asked")
 
 
 class MigrateOut(BaseModel):

@@ -14,6 +14,7 @@ from pydantic import Field
 from limbic.core.curation import reflections as rules
 from limbic.core.io import migrate as migrating
 from limbic.core.io.migrate import MAX_PATH
+from limbic.core.lifecycle.expiry import parse_moment
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.curation_schemas import (
     DuplicatesOut,
@@ -93,10 +94,15 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
             max_length=50, description="Only these kinds of decision (default: all), e.g. duplicate, "
             "duplicate_entity, split, orphan, placeholder")] = None,
         limit: Annotated[int, Field(strict=True, ge=1, le=100, description="Items listed per kind")] = 10,
+        at: Annotated[str | None, Field(max_length=40, description=(
+            "List the forget and promote candidates and the expired observations as they would stand then, if "
+            "nothing is used or written meanwhile: +N days (+30d; +12h, +2w) or an ISO 8601 date (2027-01-15, the "
+            "end of that day). Each forget candidate says from when (proposedFrom). Default: now"))] = None,
     ) -> Annotated[CallToolResult, ReportOut]:
         started = time.perf_counter()
         with refusals():
-            sections = review.review(service, kinds, limit)
+            moment = None if at is None else parse_moment(at, time.time())
+            sections = review.review(service, kinds, limit, None if moment is None else review.sources_at(moment))
         out = [section.to_dict() for section in sections]
         for section in out:
             for item in section["items"]:
@@ -104,6 +110,8 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         pending = service.vectors.pending()
         answer: dict[str, Any] = {"sections": out, "totals": {s.kind: s.total for s in sections},
                                   "complete": pending == 0, "seconds": round(time.perf_counter() - started, 3)}
+        if moment is not None:
+            answer["at"] = iso(moment)
         if pending:
             answer["note"] = (f"incomplete: {pending} entities have observations whose vectors are still being "
                               "computed; they were not compared yet — ask again in a moment")
@@ -116,7 +124,8 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
          "(clusters), duplicate entities, entities to split, orphans (no relations), placeholder entities left by "
          "imports, and the lifecycle's kinds when present (contradictions, stale and promote candidates, expired "
          "observations). Each item has a key, evidence and options; settle them in Limbic Studio's Review view. "
-         "Changes nothing.", read),
+         "With at (+30d or a date), the forget and promote candidates and expired observations are those of that "
+         "day if nothing is used or written meanwhile. Changes nothing.", read),
         (find_duplicate_observations, "Find Duplicate Observations",
          "Find observations of one entity that say the same fact twice, as clusters with the text a merge keeps. "
          "Fields, values, names or negations that differ are never duplicates; the same text on different "

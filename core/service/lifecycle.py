@@ -31,7 +31,7 @@ from limbic.core.service import retention
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
 from limbic.core.service.history import origin_label
-from limbic.core.service.retention import Retention
+from limbic.core.service.retention import Forecast, Retention
 from limbic.core.store import conflicts, decision_log, expiry, graph, reads, scope, views, writes
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
@@ -242,6 +242,22 @@ class Lifecycle:
         found = retention.review(self.database, params or self.retention_params(), time.time() if now is None else now)
         shown = set(scope.visible(self.database.read(), [r.entity_id for r in found]))  # a bound call's view
         return [r for r in found if r.entity_id in shown]
+
+    def forecast(self, at: float, params: RetentionParams | None = None, *, now: float | None = None,
+                 archived: bool = False) -> Forecast:
+        """What the lifecycle rules would propose for forgetting at ``at`` (UTC seconds, ``now`` or later) if nothing
+        is used or written from ``now`` (default the present) on, in a bound call's view; ``at == now`` is what
+        they propose now (:func:`limbic.core.service.retention.forecast`). Reading it records nothing.
+
+        Raises:
+            ValidationError: ``at`` is before ``now``.
+        """
+        found = retention.forecast(self.database, params or self.retention_params(), at,
+                                   time.time() if now is None else now, archived=archived)
+        shown = set(scope.visible(self.database.read(), [p.retention.entity_id for p in found.proposed]
+                                  + [r.entity_id for r in found.held]))
+        return Forecast(found.at, found.now, [p for p in found.proposed if p.retention.entity_id in shown],
+                        [r for r in found.held if r.entity_id in shown])
 
     def set_pinned(self, names: Sequence[str], pinned: bool, *, origin: str | None = None) -> list[Entity]:
         """Pin (promote) or unpin entities, one transaction. Raises NotFoundError naming unknown entities."""

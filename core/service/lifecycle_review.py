@@ -4,7 +4,8 @@
 similarity, the checkable difference), settled by keeping both, updating the old one, superseding it or deleting
 it. ``expired``: an observation past its expiry, kept as history; delete it or renew it (no expiry). ``forget``
 and ``promote``: memories whose retention score says so (archive, delete or pin; pin). Every option is an
-undoable edit.
+undoable edit. :func:`sources_at` reads the last three as they would stand at a later moment if nothing is used or
+written meanwhile (``consolidation_report``'s ``at``).
 """
 
 from __future__ import annotations
@@ -65,12 +66,16 @@ class ContradictionSource:
 
 
 class ExpiredSource:
-    """Observations past their expiry (kept as history until deleted), the most recently expired first."""
+    """Observations past their expiry (kept as history until deleted), the most recently expired first; at ``at``
+    (UTC seconds) when given, else at the time asked."""
 
     kind = "expired"
 
+    def __init__(self, at: float | None = None) -> None:
+        self.at = at
+
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
-        now = time.time()
+        now = time.time() if self.at is None else self.at
         total, rows = expiry.expired_rows(service.database.read(), now, limit)
         return total, [_decision(
             kind=self.kind, key=f"{self.kind}:{oid}",
@@ -88,17 +93,25 @@ class ExpiredSource:
 
 class RetentionSource:
     """Forget or promote candidates (:mod:`limbic.core.service.retention`, with the saved settings): ``kind``,
-    the ``options`` (the suggested one first) and ``select``, which picks the candidates of the whole review."""
+    the ``options`` (the suggested one first) and ``select``, which picks the candidates of a moment — the forget
+    candidates are the forecast's (:meth:`MemoryService.forecast`), each with the moment it is first proposed; at
+    ``at`` (UTC seconds) when given, else at the time asked."""
 
     def __init__(self, kind: str, options: tuple[str, ...],
-                 select: Callable[[list[Retention]], list[Retention]]) -> None:
-        self.kind, self.options, self._select = kind, options, select
+                 select: Callable[[MemoryService, float], list[tuple[Retention, float | None]]],
+                 at: float | None = None) -> None:
+        self.kind, self.options, self._select, self.at = kind, options, select, at
+
+    def at_moment(self, at: float) -> RetentionSource:
+        """The same source read at ``at`` (UTC seconds, now or later)."""
+        return RetentionSource(self.kind, self.options, self._select, at)
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
-        found = self._select(service.retention())
+        found = self._select(service, time.time() if self.at is None else self.at)
         return len(found), [_decision(
             kind=self.kind, key=f"{self.kind}:{r.entity_id}", title=f"{r.name}: {r.reason}", subjects=(r.name,),
-            evidence=r.to_dict(), options=self.options) for r in found[:limit]]
+            evidence=r.to_dict() if due is None else {**r.to_dict(), "proposedFrom": iso(due)},
+            options=self.options) for r, due in found[:limit]]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _check(decision, option)
@@ -108,12 +121,27 @@ class RetentionSource:
         return SetStatus(names, "archived") if option == "archive" else DeleteEntities(names)
 
 
-FORGET = RetentionSource("forget", ("archive", "delete", "pin"), retention.forget_candidates)
+def _forget(service: MemoryService, at: float) -> list[tuple[Retention, float | None]]:
+    now = min(at, time.time())
+    return [(p.retention, None if at == now else p.due) for p in service.forecast(at, now=now).proposed]
+
+
+def _promote(service: MemoryService, at: float) -> list[tuple[Retention, float | None]]:
+    return [(r, None) for r in retention.promote_candidates(service.retention(now=at))]
+
+
+FORGET = RetentionSource("forget", ("archive", "delete", "pin"), _forget)
 """Memories whose retention score fell below τ_forget and that no guard keeps (new, used lately, pinned, protected,
-tied to a protected or used memory): archive (suggested), delete, or pin to keep."""
-PROMOTE = RetentionSource("promote", ("pin",), retention.promote_candidates)
+open work, configuration, tied to a kept or used memory): archive (suggested), delete, or pin to keep."""
+PROMOTE = RetentionSource("promote", ("pin",), _promote)
 """Memories used enough to keep for good: pin them (pinned memories are never forget candidates)."""
 
 
 LIFECYCLE_SOURCES = (ContradictionSource(), ExpiredSource(), FORGET, PROMOTE)
 """The lifecycle's decision sources, in the order the report lists them."""
+
+
+def sources_at(at: float) -> tuple[ContradictionSource, ExpiredSource, RetentionSource, RetentionSource]:
+    """The lifecycle's decision sources as they would stand at ``at`` (UTC seconds, now or later) if nothing is used
+    or written meanwhile: expired observations, forget and promote candidates then; open contradictions as now."""
+    return ContradictionSource(), ExpiredSource(at), FORGET.at_moment(at), PROMOTE.at_moment(at)

@@ -7,15 +7,15 @@
   sweep, saved settings, tokens) are not writes of memory and are left out.
 - :func:`writes_by`: one origin's writes in order, with the entities each touched.
 - :func:`fading_next`: what will expire (an observation's TTL or ``expiresAt``, docs/lifecycle.md "Expiry")
-  or fall below the forget threshold without another use (the service's retention review, docs/lifecycle.md
-  "Forget and promote": its ``hours_until_forgotten``) within a number of days, with the moment each crosses.
+  or be proposed for forgetting if nothing is used or written meanwhile (the service's forecast, the one
+  ``limbic gc --at`` and ``consolidation_report``'s ``at`` answer with: docs/lifecycle.md "Forget and promote")
+  within a number of days, with the moment each crosses.
 
 Plain functions over a :class:`~limbic.core.service.MemoryService`; reading records nothing.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -62,8 +62,8 @@ class Write:
 @dataclass(frozen=True, slots=True)
 class Fade:
     """A memory that fades within the window: the entity (``entity_id``, ``name``), ``kind`` (:data:`EXPIRES`: an
-    observation expires, its text in ``detail``; :data:`FORGOTTEN`: its retention score falls below the forget
-    threshold, ``detail`` says so) and ``at``, the moment it crosses (UTC seconds)."""
+    observation expires, its text in ``detail``; :data:`FORGOTTEN`: it is proposed for forgetting, ``detail`` says
+    why, as at the end of the window) and ``at``, the moment it crosses (UTC seconds)."""
 
     entity_id: int
     name: str
@@ -107,9 +107,10 @@ def writes_by(service: MemoryService, origin: str, limit: int = 500) -> list[Wri
 
 def fading_next(service: MemoryService, days: float, *, now: float | None = None) -> list[Fade]:
     """What fades within ``days`` (0–3,650) after ``now`` (UTC seconds, default the present), soonest first:
-    each live observation whose expiry falls in the window, and each entity (not pinned) whose retention score
-    falls below ``τ_forget`` in it without another use (:meth:`MemoryService.retention`). Entities already
-    below the threshold are not listed (they are forget candidates now, in Review).
+    each live observation whose expiry falls in the window, and each entity the lifecycle rules would propose for
+    forgetting by its end if nothing is used or written meanwhile (:meth:`MemoryService.forecast`), at the moment
+    it is first proposed — each by its own decay and use. Entities proposed already are not listed (they are forget
+    candidates now, in Review).
 
     Raises:
         ValidationError: ``days`` not a number in range.
@@ -120,11 +121,7 @@ def fading_next(service: MemoryService, days: float, *, now: float | None = None
     end = start + float(days) * DAY
     fades = [Fade(entity_id, name, EXPIRES, at, content)
              for entity_id, name, content, at in provenance.expiring_observations(service.database.read(), start, end)]
-    params = service.retention_params()
-    for item in service.retention(params, now=start):
-        hours = item.hours_until_forgotten
-        if item.pinned_at is None and 0 < hours <= days * 24 and not math.isinf(hours):
-            fades.append(Fade(item.entity_id, item.name, FORGOTTEN, start + hours * 3600.0,
-                              f"retention score falls below {params.tau_forget:g} (now {item.score:.3g})"))
+    fades += [Fade(p.retention.entity_id, p.retention.name, FORGOTTEN, p.due, p.retention.reason)
+              for p in service.forecast(end, now=start).proposed if p.due > start]
     fades.sort(key=lambda fade: (fade.at, fade.name, fade.kind))
     return fades

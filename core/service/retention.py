@@ -1,20 +1,26 @@
 """The forget/promote review over the whole memory (docs/lifecycle.md "Forget and promote"): every entity's
-retention score from its uses (accesses only), strength and last use, what it suggests, and why, in words.
+retention score from its own uses, strength and last use, what it suggests, and why, in words; and
+:func:`forecast`, what the rules would propose at a date.
 
 Writing a memory is its first use: ``n_use = 1 + accesses``, and a memory never accessed was last used when it
-was created. Time since use runs on the memory's own clock: up to its last activity (its latest write or use,
-:func:`limbic.core.store.retention.last_activity`), so a memory nobody opened for a month has not aged by a
-month. A low score proposes forgetting only when no guard keeps the memory, checked in this order:
+was written into this memory — created, or imported (:func:`limbic.core.store.retention.arrivals`: an import
+writes it here, whatever ``created_at`` its file carried). Time since use is each memory's own, on the wall
+clock: nothing else written or swept moves it. A low score proposes forgetting only when no guard keeps the
+memory, checked in this order:
 
 1. pinned (promoted);
 2. its type is protected (``protected_types``: person, preference, identity, decision);
-3. new: written or imported (:func:`limbic.core.store.retention.arrivals`) less than ``grace_days`` ago, on the
-   wall clock;
-4. used less than ``keep_used_days`` ago;
-5. related (an active relation) to a memory of a protected type, or named in one's current observations;
-6. related to a memory used less than ``keep_used_days`` ago.
+3. what it says keeps it (:mod:`limbic.core.lifecycle.keeping`): open work, configuration, or a preference or
+   decision it holds;
+4. new: written or imported less than ``grace_days`` ago;
+5. used less than ``keep_used_days`` ago;
+6. related (an active relation) to a memory kept by 2 or 3, or named in one's current observations;
+7. related to a memory used less than ``keep_used_days`` ago.
 
-A protected or pinned memory is never a promote candidate either (it is kept already).
+What is done (completed, archived, or a work item whose latest state is done) is judged by its own use alone:
+guards 6 and 7 do not hold it. A protected or pinned memory is never a promote candidate either (it is kept
+already). Nothing here depends on when it is asked but through ``now``: the review at a later moment is what the
+rules would propose then if nothing else happens (:func:`forecast`).
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from limbic.core.lifecycle import retention
+from limbic.core.errors import ValidationError
+from limbic.core.lifecycle import keeping, retention
 from limbic.core.lifecycle.retention import RetentionParams, duration, times
+from limbic.core.models import iso
 from limbic.core.store import retention as rows
 from limbic.core.store.database import Database
 from limbic.core.store.writes import day_of
@@ -40,7 +48,12 @@ DAY = 86_400.0
 IMPORTED_AFTER = DAY
 """A memory whose first logged change came this long after its ``created_at`` was imported (the file kept its
 older time)."""
+GUARDS = ("pinned", "protected type", keeping.OPEN_WORK, keeping.CONFIGURATION, "holds a preference or decision",
+          "new", "used lately", "tied to a kept memory", "tied to a used memory")
+"""The guards of the module docstring, by the names a ``Retention.guard`` holds."""
 _MAX_NAME_WORDS = 6
+WORDS_PER_DETAIL = 10.0
+"""Words of observations that count as one detail of a memory's strength (about one observation's worth)."""
 _WORD = re.compile(r"\w+")
 
 
@@ -48,9 +61,11 @@ _WORD = re.compile(r"\w+")
 class Retention:
     """One entity in the review: ``score``, ``decision`` (keep / forget / promote) and its ``reason`` (a phrase
     a person reads); ``uses`` (1 + accesses), ``recent_uses`` (uses within the promote window),
-    ``hours_since_use`` (on the memory's clock), ``strength`` (after its uses), ``status``, ``pinned_at`` (UTC
-    seconds or ``None``), ``hours_until_forgotten`` without another use (bisection and the guards; ``inf``: not
-    within 100 years, or never), ``entity_type`` and ``arrived_at`` (UTC seconds it was written or imported)."""
+    ``hours_since_use`` (since its own last use: its write or import, or its last access), ``strength`` (after its
+    uses and with what it holds), ``status``, ``pinned_at`` (UTC seconds or ``None``), ``hours_until_forgotten``
+    without another use (bisection and the guards; ``inf``: not within 100 years, or never), ``entity_type``,
+    ``arrived_at`` (UTC seconds it was written or imported) and ``guard``, the guard that keeps it although its
+    score is low (one of :data:`GUARDS`; ``""`` when none does)."""
 
     entity_id: int
     name: str
@@ -66,6 +81,7 @@ class Retention:
     hours_until_forgotten: float
     entity_type: str = ""
     arrived_at: float = 0.0
+    guard: str = ""
 
     def to_dict(self) -> dict:
         until = self.hours_until_forgotten
@@ -73,7 +89,8 @@ class Retention:
                 "decision": self.decision, "reason": self.reason, "uses": self.uses, "recentUses": self.recent_uses,
                 "daysSinceUse": round(self.hours_since_use / 24, 2), "strength": round(self.strength, 3),
                 "status": self.status, "pinned": self.pinned_at is not None,
-                "daysUntilForgotten": None if math.isinf(until) else round(until / 24, 2)}
+                "daysUntilForgotten": None if math.isinf(until) else round(until / 24, 2),
+                **({"keptBy": self.guard} if self.guard else {})}
 
 
 def load_params(database: Database) -> RetentionParams:
@@ -85,21 +102,31 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _mentions(texts: list[tuple[int, str]], names: dict[int, str]) -> dict[int, int]:
-    """``{entity id: id of a protected entity whose text names it}``: a name matches a run of whole words
-    (case ignored) of one of ``texts``; names of more than six words are not looked for."""
-    runs: dict[tuple[str, ...], int] = {}
-    for owner, text in texts:
-        words = _words(text)
-        for size in range(1, _MAX_NAME_WORDS + 1):
-            for start in range(len(words) - size + 1):
-                runs.setdefault(tuple(words[start:start + size]), owner)
-    found = {}
+def _named(texts: list[tuple[int, str]], names: dict[int, str]) -> list[tuple[int, int]]:
+    """``(owner id, named id)`` for each entity of ``names`` that a text (``(owner id, text)``) of another entity
+    names, in the order found: a name matches a run of whole words (case ignored); names under 3 characters or of
+    more than six words are not looked for. Linear in the words of ``texts`` (names indexed by their first word)."""
+    keys: dict[str, dict[tuple[str, ...], list[int]]] = {}
     for eid, name in names.items():
         key = tuple(_words(name))
-        if key and len(key) <= _MAX_NAME_WORDS and len(name) >= 3 and key in runs and runs[key] != eid:
-            found[eid] = runs[key]
+        if key and len(key) <= _MAX_NAME_WORDS and len(name) >= 3:
+            keys.setdefault(key[0], {}).setdefault(key, []).append(eid)
+    found: list[tuple[int, int]] = []
+    for owner, text in texts:
+        words = _words(text)
+        if keys.keys().isdisjoint(words):
+            continue
+        for start, word in enumerate(words):
+            for key, eids in keys.get(word, {}).items():
+                if tuple(words[start:start + len(key)]) == key:
+                    found.extend((owner, e) for e in eids if e != owner)
     return found
+
+
+def _said(facts: list[tuple[str, str | None]]) -> float:
+    """How much a memory says, in observations: its current observations' words (split at white space) beyond the
+    first ten, by tens."""
+    return max(0.0, sum(len(text.split()) for text, _ in facts) - WORDS_PER_DETAIL) / WORDS_PER_DETAIL
 
 
 def _ago(seconds: float) -> str:
@@ -107,83 +134,118 @@ def _ago(seconds: float) -> str:
 
 
 def review(database: Database, params: RetentionParams, now: float) -> list[Retention]:
-    """Every entity's retention at ``now`` (UTC seconds, the wall clock; decay runs on the memory's clock), by id."""
+    """Every entity's retention at ``now`` (UTC seconds; each memory's decay runs from its own last use), by id."""
     conn = database.read()
     since = day_of(now - params.promote_window_days * DAY)
     found = rows.usage(conn, since)
     if not found:
         return []
-    clock = min(now, rows.last_activity(conn) or now)
     first = rows.arrivals(conn)
     ids = [int(r[0]) for r in found]
     names = {int(r[0]): str(r[1]) for r in found}
     types = {int(r[0]): str(r[9]) for r in found}
+    statuses = [str(r[2]) for r in found]
+    facts: dict[int, list[tuple[str, str | None]]] = {i: [] for i in ids}
+    for owner, text, kind in rows.current_observations(conn, now):
+        facts.setdefault(owner, []).append((text, kind))
     created = np.array([r[3] for r in found], dtype=np.float64)
     arrived = np.maximum(created, np.array([first.get(i, -math.inf) for i in ids], dtype=np.float64))
     accesses = np.array([r[6] for r in found], dtype=np.float64)
-    last = np.array([r[3] if r[7] is None else r[7] for r in found], dtype=np.float64)
-    hours = np.maximum(0.0, (clock - last) / HOUR)
-    strengths = retention.strength(np.array([r[4] for r in found]), accesses, params)
+    accessed = np.array([-math.inf if r[7] is None else r[7] for r in found], dtype=np.float64)
+    last = np.maximum(arrived, accessed)  # writing it here (or importing it) is a use
+    hours = np.maximum(0.0, (now - last) / HOUR)
+    graph = _Neighbours(np.array(ids, dtype=np.int64), rows.active_pairs(conn))
+    details = np.array([_said(facts[i]) for i in ids], dtype=np.float64) + graph.degree()
+    strengths = retention.strength(np.array([r[4] for r in found]), accesses, details, params)
     uses = 1.0 + accesses
-    window_start = clock - params.promote_window_days * DAY  # the write is a use within the window too
-    recent = np.array([r[8] + (r[3] >= window_start) for r in found], dtype=np.float64)
+    window_start = now - params.promote_window_days * DAY  # the write is a use within the window too
+    recent = np.array([r[8] for r in found], dtype=np.float64) + (arrived >= window_start)
     scores = retention.score(uses, hours, strengths, params)
     decisions = retention.decide(scores, uses, recent, params)
     until = retention.hours_until_forgotten(uses, hours, strengths, params)
 
     pinned = np.array([r[5] is not None for r in found])
     protected = np.array([types[i].lower() in params.protected_types for i in ids])
-    graph = _Neighbours(np.array(ids, dtype=np.int64), rows.active_pairs(conn))
-    named = _mentions(rows.texts_of_types(conn, params.protected_types, now), names) if protected.any() else {}
-    named_by = np.array([i in named for i in ids])
+    says = [keeping.kept(types[i], names[i], statuses[k], facts[i]) for k, i in enumerate(ids)]
+    done = np.array([keeping.is_done(types[i], statuses[k], facts[i]) for k, i in enumerate(ids)])
+    holders = protected | np.array([x is not None for x in says])
+    holder_texts = [(i, text) for k, i in enumerate(ids) if holders[k] for text, _ in facts[i]]
+    named: dict[int, int] = {}
+    for holder, e in _named(holder_texts, names):
+        named.setdefault(e, holder)
+    named_by = np.array([i in named for i in ids]) & ~done
+    mentions: dict[int, int] = {}
+    for owner, holder in _named([(i, text) for k, i in enumerate(ids) if not holders[k] and not done[k]
+                                 for text, _ in facts[i]], {i: names[i] for k, i in enumerate(ids) if holders[k]}):
+        mentions.setdefault(owner, holder)
+    mentioning = np.array([i in mentions for i in ids])
     keep_used, grace = params.keep_used_days * DAY, params.grace_days * DAY
-    age, idle = now - arrived, clock - last
-    busy_idle = clock - graph.latest(last)
+    age, idle = now - arrived, now - accessed
+    busy_idle = now - graph.latest(accessed)
     # the guards (module docstring), each a mask over the rows, and the hours each holds from now
-    new, used, busy = age < grace, idle < keep_used, busy_idle < keep_used
-    held_for_good = pinned | protected | graph.any(protected) | named_by
+    new, used, busy = age < grace, idle < keep_used, (busy_idle < keep_used) & ~done
+    tied = graph.any(holders) & ~done
+    held_for_good = pinned | holders | tied | named_by | mentioning
     hold = np.maximum.reduce([until, np.where(held_for_good, np.inf, 0.0), np.where(new, (grace - age) / HOUR, 0.0),
                               np.where(used, (keep_used - idle) / HOUR, 0.0),
                               np.where(busy, (keep_used - busy_idle) / HOUR, 0.0)])
     kept = held_for_good | new | used | busy
 
-    def guard(k: int) -> str:
-        """Why row ``k`` is kept whatever its score: the first guard that holds, in the module's order."""
+    row_of = {i: k for k, i in enumerate(ids)}
+
+    def guard(k: int) -> tuple[str, str]:
+        """Why row ``k`` is kept whatever its score: the first guard that holds, in the module's order, and the
+        reason in words."""
         i = ids[k]
         if pinned[k]:
-            return "pinned"
+            return "pinned", "pinned"
         if protected[k]:
-            return f"a {types[i]}: never proposed for forgetting"
+            return "protected type", f"a {types[i]}: never proposed for forgetting"
+        held = says[k]
+        if held is not None:
+            return GUARDS[2 + [keeping.OPEN_WORK, keeping.CONFIGURATION, keeping.HOLDS].index(held.kind)], \
+                held.reason(types[i])
         if new[k]:
             verb = "imported" if arrived[k] - created[k] > IMPORTED_AFTER else "written"
-            return f"new: {verb} {_ago(age[k])}; kept at least {params.grace_days:g} days"
+            return "new", f"new: {verb} {_ago(age[k])}; kept at least {params.grace_days:g} days"
         if used[k]:
-            return f"used {_ago(idle[k])}"
+            return "used lately", f"used {_ago(idle[k])}"
         around = graph.of(k)
-        holders = around[protected[around]]
-        if len(holders):
-            holder = int(holders.min())
-            return f"related to {names[ids[holder]]} (a {types[ids[holder]]})"
-        if named_by[k]:
-            return f"named by {names[named[i]]} (a {types[named[i]]})"
-        j = int(around[np.argmax(last[around])])
-        return f"related to {names[ids[j]]}, used {_ago(busy_idle[k])}"
+        if tied[k]:
+            j = int(around[holders[around]].min())
+            return "tied to a kept memory", f"related to {names[ids[j]]} ({_held_as(says[j], types[ids[j]], protected[j])})"
+        if named_by[k] or mentioning[k]:
+            other = named[i] if named_by[k] else mentions[i]
+            j = row_of[other]
+            verb = "named by" if named_by[k] else "mentions"
+            return "tied to a kept memory", f"{verb} {names[other]} ({_held_as(says[j], types[other], protected[j])})"
+        j = int(around[np.argmax(accessed[around])])
+        return "tied to a used memory", f"related to {names[ids[j]]}, used {_ago(busy_idle[k])}"
 
     out = []
     for k, r in enumerate(found):
         i = ids[k]
         decision, reason = decisions[k]
+        kept_by = ""
         if decision == retention.PROMOTE and (pinned[k] or protected[k]):
             decision, reason = retention.KEEP, "pinned" if pinned[k] else f"a {types[i]}: kept without pinning"
         elif decision == retention.FORGET and kept[k]:
-            decision, reason = retention.KEEP, guard(k)
+            decision, (kept_by, reason) = retention.KEEP, guard(k)
         elif decision == retention.FORGET:
-            reason = _forget_reason(int(accesses[k]), float(age[k]), now - float(created[k]), float(idle[k]),
-                                    arrived[k] - created[k] > IMPORTED_AFTER)
+            reason = _forget_reason(int(accesses[k]), float(age[k]), now - float(created[k]), float(now - last[k]),
+                                    float(idle[k]), arrived[k] - created[k] > IMPORTED_AFTER)
         out.append(Retention(i, names[i], float(scores[k]), decision, reason, int(uses[k]), int(recent[k]),
                              float(hours[k]), float(strengths[k]), str(r[2]), r[5], float(hold[k]), types[i],
-                             float(arrived[k])))
+                             float(arrived[k]), kept_by))
     return out
+
+
+def _held_as(says: keeping.Kept | None, entity_type: str, protected: bool) -> str:
+    """What keeps a holder, in a few words: ``"a Person"``, ``"open work"``, ``"configuration"``."""
+    if protected or says is None:
+        return f"a {entity_type}"
+    return {keeping.OPEN_WORK: "open work", keeping.CONFIGURATION: "configuration"}.get(
+        says.kind, "it holds a preference or decision")
 
 
 class _Neighbours:
@@ -209,6 +271,10 @@ class _Neighbours:
         np.maximum.at(out, self._source, values[self._target])
         return out
 
+    def degree(self) -> np.ndarray:
+        """Per row, its active relations (both directions), ``(n,) float64``."""
+        return np.diff(self._starts).astype(np.float64)
+
     def any(self, mask: np.ndarray) -> np.ndarray:
         """Per row, whether a neighbour is in ``mask`` ``(n,) bool``."""
         out = np.zeros(len(mask), dtype=bool)
@@ -216,15 +282,19 @@ class _Neighbours:
         return out
 
 
-def _forget_reason(accesses: int, since_arrival: float, since_written: float, idle: float, imported: bool) -> str:
+def _forget_reason(accesses: int, since_arrival: float, since_written: float, since_use: float, since_access: float,
+                   imported: bool) -> str:
     """Why a memory is proposed for forgetting, in words: ``"never used since it was imported 3 months ago
-    (written 2 years ago)"``, ``"not used for 8 months (used 4 times in all)"``."""
+    (written 2 years ago)"``, ``"not used for 8 months (used 4 times in all)"``, ``"not used since it was imported
+    2 months ago (used 4 times in all, last 8 months ago)"``."""
     if accesses == 0:
         if imported:
             return f"never used since it was imported {_ago(since_arrival)} (written {_ago(since_written)})"
         return f"never used since it was written {_ago(since_written)}"
-    return f"not used for {duration(idle)} (used {times(accesses)} in all)"
-
+    if since_access > since_use:
+        return f"not used since it was imported {_ago(since_arrival)} (used {times(accesses)} in all, last " \
+               f"{_ago(since_access)})"
+    return f"not used for {duration(since_use)} (used {times(accesses)} in all)"
 
 
 def forget_candidates(items: list[Retention], *, archived: bool = False) -> list[Retention]:
@@ -237,3 +307,55 @@ def promote_candidates(items: list[Retention]) -> list[Retention]:
     """The promote candidates, highest score first: not pinned yet."""
     return sorted((r for r in items if r.decision == retention.PROMOTE and r.pinned_at is None),
                   key=lambda r: (-r.score, r.entity_id))
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A memory the rules would propose for forgetting at a moment: its :class:`Retention` then, and ``due``, the
+    first moment (UTC seconds, from the asking on) it is proposed."""
+
+    retention: Retention
+    due: float
+
+    def to_dict(self) -> dict:
+        return {**self.retention.to_dict(), "proposedFrom": iso(self.due)}
+
+
+@dataclass(frozen=True, slots=True)
+class Forecast:
+    """What the rules would propose at ``at`` (UTC seconds), asked at ``now``: ``proposed`` (lowest score first)
+    and ``held``, the memories whose score is below ``τ_forget`` then but that a guard keeps, with the reason."""
+
+    at: float
+    now: float
+    proposed: list[Proposal]
+    held: list[Retention]
+
+    def to_dict(self) -> dict:
+        return {"at": iso(self.at), "askedAt": iso(self.now), "proposed": [p.to_dict() for p in self.proposed],
+                "held": [{"name": r.name, "entityType": r.entity_type, "keptBy": r.guard, "reason": r.reason}
+                         for r in self.held]}
+
+
+def forecast(database: Database, params: RetentionParams, at: float, now: float, *,
+             archived: bool = False) -> Forecast:
+    """What the lifecycle rules would propose for forgetting at ``at`` (UTC seconds, ``now`` or later) if, from
+    ``now`` on, nothing is used, written or decided: the forget candidates of :func:`review` at ``at`` (archived
+    ones only with ``archived``), each with the moment from ``now`` on it is first proposed (from the review at
+    ``now``: each memory's own decay and guards). ``at == now`` is what is proposed now — ``limbic gc``, its dry
+    run and the Review view ask exactly this; ``limbic gc --at``, ``consolidation_report``'s ``at`` and the app's
+    *Ahead* ask it for a later date.
+
+    Raises:
+        ValidationError: ``at`` is before ``now``.
+    """
+    if at < now:
+        raise ValidationError("a forecast is for now or later: the past is read with asOf")
+    later = review(database, params, at)
+    proposed = forget_candidates(later, archived=archived)
+    if at == now or not proposed:
+        due = dict.fromkeys((r.entity_id for r in proposed), now)
+    else:
+        due = {r.entity_id: now + min(r.hours_until_forgotten * HOUR, at - now) for r in review(database, params, now)}
+    held = [r for r in later if r.guard and (archived or r.status != "archived")]
+    return Forecast(at, now, [Proposal(r, due.get(r.entity_id, now)) for r in proposed], held)

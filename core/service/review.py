@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["SOURCES", "Decision", "DecisionSource", "Family", "ReviewSection", "decide", "decide_all", "edit_for",
-           "review"]
+           "review", "sources_at"]
 
 FAMILY_SCAN = 10_000
 """Decisions of one kind looked at to find its families (more than are listed; past this many, the rest count
@@ -38,6 +38,13 @@ FAMILY_TITLES = {
 
 SOURCES: tuple[DecisionSource, ...] = (*lifecycle_review.LIFECYCLE_SOURCES, *curation_review.SOURCES)
 """Every kind of decision, in the order the report lists them."""
+
+
+def sources_at(at: float) -> tuple[DecisionSource, ...]:
+    """:data:`SOURCES` as the queue would stand at ``at`` (UTC seconds, now or later) if nothing is used or written
+    meanwhile: the lifecycle's forget, promote and expired kinds read then (:func:`lifecycle_review.sources_at`),
+    the other kinds as they are now."""
+    return (*lifecycle_review.sources_at(at), *curation_review.SOURCES)
 
 
 def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: int = 20,

@@ -1,6 +1,6 @@
-"""Rows of the forget/promote review: every entity's uses, strength, pin and arrival, the memory's last activity,
-the active relations and the texts of protected entities (docs/lifecycle.md "Forget and promote"), each in one
-set-based query; and the writes of pinning and strength. None commits."""
+"""Rows of the forget/promote review: every entity's uses, strength, pin and arrival, the active relations and the
+current observations (docs/lifecycle.md "Forget and promote"), each in one set-based query; and the writes of
+pinning and strength. None commits."""
 
 from __future__ import annotations
 
@@ -47,27 +47,17 @@ def arrivals(conn: Connection) -> dict[int, float]:
     return {int(i): float(at) for i, at in conn.execute(sql)}
 
 
-def last_activity(conn: Connection) -> float | None:
-    """The memory's last activity (UTC seconds): its latest logged write by anyone but the system (the expiry
-    sweep) or its latest recorded use, whichever is later; ``None`` for a memory without either."""
-    row = conn.execute("SELECT (SELECT max(at) FROM changes WHERE origin <> 'system'), "
-                       "(SELECT max(last_access) FROM entity_access)").fetchone()
-    found = [float(v) for v in (row or ()) if v is not None]
-    return max(found) if found else None
-
-
 def active_pairs(conn: Connection) -> list[tuple[Any, ...]]:
     """``(from id, to id)`` of every active relation."""
     return conn.execute("SELECT from_id, to_id FROM relations WHERE active = 1").fetchall()
 
 
-def texts_of_types(conn: Connection, types: Sequence[str], now: float) -> list[tuple[int, str]]:
-    """``(entity id, observation text)`` of the current observations (neither superseded nor expired at ``now``)
-    of entities whose type, lower-cased, is one of ``types``."""
-    return [(int(i), str(t)) for i, t in conn.execute(
-        "SELECT o.entity_id, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
-        "WHERE lower(e.entity_type) IN (SELECT value FROM json_each(?)) AND o.superseded_at IS NULL "
-        "AND (o.expires_at IS NULL OR o.expires_at > ?)", (json.dumps(list(types)), now))]
+def current_observations(conn: Connection, now: float) -> list[tuple[int, str, str | None]]:
+    """``(entity id, text, kind)`` of every current observation (neither superseded nor expired at ``now``), by
+    entity, in the order written."""
+    return [(int(i), str(t), k) for i, t, k in conn.execute(
+        "SELECT entity_id, content, kind FROM observations WHERE superseded_at IS NULL "
+        "AND (expires_at IS NULL OR expires_at > ?) ORDER BY entity_id, id", (now,))]
 
 
 def set_pinned(conn: Connection, entity_ids: Sequence[int], at: float | None) -> None:

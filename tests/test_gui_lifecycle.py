@@ -1,7 +1,7 @@
 """The lifecycle in the app (a real window, offscreen): the Review view lists contradictions side by side,
 forget/promote candidates and expired observations, applies one option or a bulk one, and every action is undone
 through the editor's undo stack; the editor shows expired observations and pins; the project filter and the
-time slider limit the graph view; the decay plot draws the chosen model."""
+time slider limit the graph view; *Ahead* shows the forecast of its date; the decay plot draws the chosen model."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import time
 
 import pytest
+from _lifecycle_helpers import written_ago
 from _widgets_helpers import DAY, shown_review
 
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
+from limbic.core.models import iso
 from limbic.gui.edit.editor import EntityEditor
 from limbic.gui.graph.view import GraphView
 from limbic.gui.review.timeline import TimelineBar
@@ -28,10 +30,11 @@ pytestmark = pytest.mark.gui
 @pytest.fixture
 def memory(service):
     old = time.time() - 60 * DAY
+    service.create_entities([E("stale one", "Note", (O("an old note"),), created_at=old),
+                             E("stale two", "Note", (O("another old note"),), created_at=old)])
+    written_ago(service, 60)
     service.create_entities([
         E("billing", "Service", (O("the billing service listens on port 8080"),)),
-        E("stale one", "Note", (O("an old note"),), created_at=old),
-        E("stale two", "Note", (O("another old note"),), created_at=old),
         E("ticket", "Task", (O("due last week", expires_at=time.time() - DAY), O("open"))),
     ])
     service.add_observations([("billing", [O("the billing service listens on port 9090")])])
@@ -146,6 +149,36 @@ def test_the_time_slider_replays_the_graph(qtbot, controller, service):
     qtbot.waitUntil(lambda: view.arrays is not None and len(view.arrays.edges) == 0, timeout=5000)
     bar.set_replay(False)
     qtbot.waitUntil(lambda: set(view.shown_names()) == {"first", "second", "third"}, timeout=5000)
+
+
+def test_ahead_shows_the_forecast_of_its_date(qtbot, controller, memory):
+    memory.create_entities([E("passing thought", "Note", (O("maybe try the new linter some day"),)),
+                            E("key", "Secret", (O("rotates soon", expires_at=time.time() + 20 * DAY),))])
+    view = GraphView(controller)
+    bar = TimelineBar(controller, view)
+    for widget in (view, bar):
+        qtbot.addWidget(widget)
+    qtbot.waitUntil(lambda: view.arrays is not None, timeout=5000)
+    now = time.time()
+    labels = [bar.ahead_box.itemText(i) for i in range(bar.ahead_box.count())]
+    assert labels == ["Now"] + [f"+{d} days · {(iso(now + d * DAY) or '')[:10]}" for d in (7, 30, 90)]
+    bar.look_ahead(90)
+    qtbot.waitUntil(lambda: view.colouring == "fades" and view.lenses.fades is not None
+                    and "(by " in view.legend.detail_title.text(), timeout=10_000)
+    until = view.lenses.until
+    day = (iso(until) or "")[:10]
+    assert view.legend.title == f"What fades by {day} (within 90 days)" and f"(by {day})" in \
+        view.legend.detail_title.text()
+    # the same forecast `limbic gc --at` and consolidation_report answer with: each from the day it is first proposed
+    forecast = memory.forecast(until, now=until - 90 * DAY)
+    assert [(f.name, round(f.at)) for f in view.lenses.fades if f.kind == "forgotten"] == [
+        (p.retention.name, round(p.due)) for p in forecast.proposed if p.due > forecast.now] == [
+        ("passing thought", round(forecast.proposed[-1].due))]
+    assert [f.name for f in view.lenses.fades if f.kind == "expires"] == ["key"]
+    assert any(t.endswith("proposed for forgetting: never used since it was written 2 months ago")
+               for t in view.legend.detail_texts())
+    bar.look_ahead(None)
+    qtbot.waitUntil(lambda: view.colouring != "fades", timeout=10_000)
 
 
 def test_the_decay_plot_draws_the_chosen_model(qtbot):

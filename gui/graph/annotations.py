@@ -91,8 +91,9 @@ class Annotations:
         mode = self._colour_shown
         if mode == "fades":
             rows = self.lenses.fade_rows()
-            self.legend.set_detail(f"{len(self.lenses.fades or []):,} fade within {self.lenses.days:g} days, soonest "
-                                   "first (click: select)" if self.lenses.fades is not None else "reading…", rows)
+            self.legend.set_detail(f"{len(self.lenses.fades or []):,} fade within {self.lenses.days:g} days (by "
+                                   f"{self.lenses.until_date()}), soonest first (click: select)"
+                                   if self.lenses.fades is not None else "reading…", rows)
         elif mode == "origin" and self._chosen_code is not None and self.lenses.writes is not None:
             origin, writes = self.lenses.writes
             self.legend.set_detail(f"{self.lenses.label(origin)}: {plural(len(writes), 'write')}, oldest first",

@@ -23,7 +23,7 @@ from limbic.gui.graph import style
 
 MODES = (("Colour: auto", "auto"), ("Colour: type", "type"), ("Colour: community", "community"),
          ("Colour: who wrote it", "origin"), ("Colour: what fades next", "fades"))
-FADE_CODES = {"expires": 5, "forgotten": 7}  # vermilion: an observation expires; violet: falls below τ_forget
+FADE_CODES = {"expires": 5, "forgotten": 7}  # vermilion: an observation expires; violet: proposed for forgetting
 TYPE_COVERAGE = 0.6      # auto: colour by type when the coloured types cover this share of the drawn nodes
 MIN_COMMUNITY = 3        # smaller groups (and lone nodes) stay grey
 GREY = len(style.PALETTE)
@@ -181,18 +181,19 @@ def by_origin(origins: Sequence[str | None], colours: dict[str, int], counts: di
                      tuple(colours.get(o, GREY) for o in shown))
 
 
-def by_fade(kinds: Sequence[str | None], days: float) -> Colouring:
-    """*What fades next*: drawn nodes that fade within ``days`` in the colour of how (``kinds``: "expires",
-    "forgotten" or ``None``: nothing due, grey)."""
+def by_fade(kinds: Sequence[str | None], days: float, until: str) -> Colouring:
+    """*What fades next*: drawn nodes that fade within ``days`` (by the day ``until``, ``YYYY-MM-DD``) in the colour
+    of how (``kinds``: "expires", "forgotten" or ``None``: nothing due, grey)."""
     codes = np.array([GREY if k is None else FADE_CODES[k] for k in kinds], dtype=np.int64)
     entries, entry_codes = [], []
-    for kind, text in (("expires", "an observation expires"), ("forgotten", "falls below the forget threshold")):
+    for kind, text in (("expires", "an observation expires"), ("forgotten", "proposed for forgetting")):
         count = sum(1 for k in kinds if k == kind)
         entries.append((style.type_colour(FADE_CODES[kind]), f"{text} ({count:,})"))
         entry_codes.append(FADE_CODES[kind])
     entries.append((style.OTHER_COLOUR, f"nothing due ({sum(1 for k in kinds if k is None):,})"))
     entry_codes.append(GREY)
-    return Colouring(codes, "fades", f"What fades within {days:g} days", tuple(entries), tuple(entry_codes))
+    return Colouring(codes, "fades", f"What fades by {until} (within {days:g} days)", tuple(entries),
+                     tuple(entry_codes))
 
 
 def _by_type(type_codes: np.ndarray, type_names: Sequence[str]) -> Colouring:

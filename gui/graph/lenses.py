@@ -1,14 +1,17 @@
 """The data behind the graph view's *Who wrote it* and *What fades next* colourings, read off the UI thread.
 
 :class:`Lenses` asks the service (:mod:`limbic.core.service.provenance`) for each entity's last writer, or for
-what fades within a horizon, when that colouring is on and again after every change; it says per drawn node
-what to colour (:meth:`origins_of`, :meth:`fades_of`) and what the legend's detail list shows (an origin's
-writes in order, the fading memories with the date each crosses). Reading records nothing.
+what fades within a horizon (the service's forecast: what the lifecycle rules would propose by then), when that
+colouring is on and again after every change; it says per drawn node what to colour (:meth:`origins_of`,
+:meth:`fades_of`) and what the legend's detail list shows (an origin's writes in order, the fading memories with
+the date each crosses). Reading records nothing.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
@@ -35,6 +38,7 @@ class Lenses(QObject):
         self.origins: WriteOrigins | None = None
         self.colours: dict[str, int] = {}  # origin → colour code, kept while the app runs
         self.days: float = DEFAULT_DAYS
+        self.until: float = time.time() + DEFAULT_DAYS * provenance.DAY  # the end of the window read last (UTC seconds)
         self.fades: list[Fade] | None = None
         self.writes: tuple[str, list[Write]] | None = None  # the chosen origin and its writes
 
@@ -45,8 +49,9 @@ class Lenses(QObject):
             self.controller.run(provenance.write_origins, service, on_success=self._origins,
                                 channel=self.channel + "-origins")
         elif mode == "fades":
-            days = self.days
-            self.controller.run(provenance.fading_next, service, days,
+            days, now = self.days, time.time()
+            self.until = now + days * provenance.DAY
+            self.controller.run(partial(provenance.fading_next, now=now), service, days,
                                 on_success=lambda found: self._fades(days, found), channel=self.channel + "-fades")
 
     def set_days(self, days: float) -> None:
@@ -79,11 +84,16 @@ class Lenses(QObject):
     def fading_ids(self) -> list[int]:
         return list(dict.fromkeys(f.entity_id for f in self.fades or ()))
 
+    def until_date(self) -> str:
+        """The last day of the window, ``YYYY-MM-DD`` (UTC)."""
+        return (iso(self.until) or "")[:10]
+
     def fade_rows(self) -> list[tuple[str, str]]:
         """``(text, entity name)`` per fading memory, soonest first: the date it crosses and what."""
         rows = []
         for fade in (self.fades or [])[:DETAIL_ROWS]:
-            what = f"“{fade.detail}” expires" if fade.kind == provenance.EXPIRES else "falls below forget threshold"
+            what = f"“{fade.detail}” expires" if fade.kind == provenance.EXPIRES else \
+                f"proposed for forgetting: {fade.detail}"
             rows.append((f"{(iso(fade.at) or '')[:10]} · {fade.name}\n{what}", fade.name))
         return rows
 

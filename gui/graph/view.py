@@ -233,8 +233,9 @@ class GraphView(Annotations, QWidget):
             self._rings()
 
     def show_fading(self, days: float | None) -> None:
-        """*What fades next* within ``days`` (7, 30, 90…): colour what expires or falls below the forget threshold
-        by then, list it with dates in the legend; ``None`` goes back to the colouring chosen before."""
+        """*What fades next* within ``days`` (7, 30, 90…): colour what expires or would be proposed for forgetting
+        by then (the service's forecast), list it with dates in the legend; ``None`` goes back to the colouring
+        chosen before."""
         if days is None:
             if self._colour_mode == "fades":
                 self.set_colouring(self._colour_before_fades)
@@ -462,7 +463,7 @@ class GraphView(Annotations, QWidget):
             return by_origin(self.lenses.origins_of(ids), self.lenses.colours,
                              self.lenses.origins.counts if self.lenses.origins is not None else {})
         if self._colour_mode == "fades":
-            return by_fade(self.lenses.fades_of(ids), self.lenses.days)
+            return by_fade(self.lenses.fades_of(ids), self.lenses.days, self.lenses.until_date())
         return colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, names, priority,
                             groups, ids, self._colours)
 

@@ -4,9 +4,10 @@ of a date"), and the bar that holds it with the project filter.
 At a moment ``T`` the graph shows the entities created by then with the relations active then
 (``MemoryService.graph_arrays_as_of``; the live layout stays, later entities are hidden) and marks the entities
 written in the window before ``T`` (teal squares; the label counts them). The *Ahead* box carries the slider
-past today: 7, 30 or 90 days ahead the graph shows *What fades next* (what expires or falls below the forget
-threshold by then, with the date each crosses; ``GraphView.show_fading``). Everything is read off the UI
-thread; moving the slider records nothing.
+past today: 7, 30 or 90 days ahead, each entry labelled with its date, the graph shows *What fades next* (what
+expires or would be proposed for forgetting by then if nothing is used or written meanwhile — the forecast
+``limbic gc --at`` answers with — with the date each crosses; ``GraphView.show_fading``). Everything is read off
+the UI thread; moving the slider records nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,29 @@ STEPS = 1000
 WINDOWS = (("1 hour", 3600.0), ("1 day", 86_400.0), ("1 week", 7 * 86_400.0), ("1 month", 30 * 86_400.0))
 AHEAD = (("Now", None), ("+7 days", 7), ("+30 days", 30), ("+90 days", 90))
 Keep = Callable[[GraphArrays], np.ndarray]
+
+
+def ahead_label(label: str, days: int | None, now: float) -> str:
+    """An *Ahead* entry with its date: ``"+30 days · 2027-01-15"`` (``"Now"`` stays as it is)."""
+    return label if days is None else f"{label} · {(iso(now + days * 86_400.0) or '')[:10]}"
+
+
+class AheadBox(QComboBox):
+    """The *Ahead* choices (:data:`AHEAD`), each labelled with its date, relabelled whenever the list opens."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        for label, days in AHEAD:
+            self.addItem(ahead_label(label, days, time.time()), days)
+
+    def relabel(self) -> None:
+        now = time.time()
+        for index, (label, days) in enumerate(AHEAD):
+            self.setItemText(index, ahead_label(label, days, now))
+
+    def showPopup(self) -> None:  # noqa: N802 - Qt override
+        self.relabel()
+        super().showPopup()
 
 
 class TimelineBar(QWidget):
@@ -55,11 +79,9 @@ class TimelineBar(QWidget):
         self.label = QLabel()
         self.label.setToolTip("Entities created or given an observation within the window before the slider's date "
                               "(marked with teal squares)")
-        self.ahead_box = QComboBox()
-        for label, days in AHEAD:
-            self.ahead_box.addItem(label, days)
-        self.ahead_box.setToolTip("Look ahead: what expires or falls below the forget threshold within 7, 30 or 90 "
-                                  "days (What fades next)")
+        self.ahead_box = AheadBox()
+        self.ahead_box.setToolTip("Look ahead: what expires or would be proposed for forgetting within 7, 30 or 90 "
+                                  "days if nothing is used or written meanwhile (What fades next)")
         self.ahead_box.activated.connect(lambda _i: self.look_ahead(self.ahead_box.currentData()))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
@@ -107,6 +129,7 @@ class TimelineBar(QWidget):
     def look_ahead(self, days: int | None) -> None:
         """Show *What fades next* within ``days`` (``None``: back to now); ends a replay (the past and the future
         are not shown at once)."""
+        self.ahead_box.relabel()
         self.ahead_box.setCurrentIndex([d for _, d in AHEAD].index(days))
         if days is not None and self.replay.isChecked():
             self.set_replay(False)

@@ -1,26 +1,35 @@
 """Contradiction detection: does a new observation change what an older one says?
 
 mememory ("Scoring & Recall", "Contradiction Detection") flags every existing memory whose cosine similarity to
-the new one exceeds 0.75. On facts written the way an assistant stores them that rule flags paraphrases,
-refinements and two facts about two things, and misses a changed value phrased differently ("left Acme and
-joined Initech") or an antonym. The default mode, :data:`CHECKABLE`, reads the two texts
-(:mod:`limbic.core.lifecycle.frames`, :mod:`limbic.core.lifecycle.change_cues`) and flags, with a reason a person
-reads at once:
+the new one exceeds 0.75 (:data:`SIMILARITY`, kept as written). On real agent memory that rule is mostly noise:
+agents write lists (commands, phases, imports, updated files, coding standards) whose lines are close in every
+way and are sets, not contradictions. The default mode, :data:`CHECKABLE`, flags a pair only when the two speak
+of the same attribute of the same thing and that attribute holds one value at a time
+(:mod:`limbic.core.lifecycle.claims` reads what each text claims), with a reason a person reads at once:
 
-- **a stated change** — one text says a value was left or replaced (``moved to``, ``switched from … to``,
-  ``left … and joined``, ``no longer at``, ``slipped to``, ``now``, ``se mudó a``, ``dejó``) and the other holds the
-  old value (or a different value of the new one's kind): ``employer changed: Acme → Initech``;
-- **the same frame with another value** — the two say the same words with their values masked, and a value of
-  one kind differs in one slot (``version: Python 3.11 → 3.12``), or a ``Key: value`` field holds another value;
-  never two events with two dates (both in the past tense), never two slots at once (two things);
-- **a negation** — one negates what the other says, their content words alike (``negated: is no longer on call``);
-- **opposite words** — ``enabled``/``disabled``, ``public``/``private``, the rest alike (``opposite: enabled →
-  disabled``).
+- **a single-valued field** — ``Status``, ``Priority``, ``Version``, owner, location, a due date (in English,
+  Spanish, Korean and Chinese: ``상태``, ``状态``, ``prioridad``) holding another value: ``status: Open →
+  RESOLVED``; two states of one rank agree (``done`` / ``completed``), a key the entity holds three or more
+  values of is a list (:func:`lists`);
+- **a state of work** — the same work planned or in progress on one side and done on the other (``MSVC 호환성 작업
+  진행`` / ``모든 MSVC 호환성 문제가 해결됨``, ``Needs to be moved to internal/cpu/`` / ``Moved … to
+  internal/cpu/darwin/``), their topics alike and not two things (``Sprint 3`` / ``Sprint 4``, two labels);
+- **a count, a version, an amount, a date** of the same thing changed (``three services`` / ``four services``,
+  ``React 17`` / ``React 18로``, ``Budget: $40k`` / ``cut to $25k``, ``planned for March 3`` / ``starts March 10``);
+  never two snapshots tied to two moments (``… (244 passed) after X`` / ``(286 passed) after Y``);
+- **an attribute given another value** — where someone lives or works, who owns a thing (``moved: Madrid →
+  Valencia``, ``owner changed: Platform → Web``), and the same sentence with another region, time or name in a
+  one-value frame (``deploys go to us-east-1`` / ``us-west-2``);
+- **a removal or a correction** — the newer says a thing the older names is gone (``Heroku app shut down``,
+  ``RabbitMQ 下线``) or says it corrects or supersedes an earlier text;
+- **a stated change, a negation, opposite words** — ``left Acme and joined Initech``, ``no configuration
+  files`` / ``JSON config file support``, ``enabled`` / ``disabled``.
 
-Each rule needs a cosine similarity above its floor (:data:`FLOORS`), and two facts need a content word in
-common, so unrelated facts are never read; nor are observations longer than :data:`MAX_CHARS`. The floors were
-chosen on the dev split of ``tests/fixtures/contradiction_pairs_realistic.jsonl`` (docs/lifecycle.md
-"Contradictions" has the figures). :data:`SIMILARITY` is mememory's rule as written.
+Observations longer than :data:`MAX_WORDS` are passages, not facts, and are not read; a pair below :data:`FLOOR`
+is never read; a new observation raises at most :data:`MAX_FINDINGS` conflicts. Which observations are compared
+at all is the store's choice: the same entity's and those of entities that are the same subject
+(:func:`limbic.core.store.conflicts.same_subject`), never a related module's. docs/lifecycle.md "Contradictions"
+has the labelling rule and the figures.
 
 Pure functions over texts and ``float32`` unit vectors; nothing here reads or writes the store.
 """
@@ -35,7 +44,9 @@ from functools import lru_cache
 import numpy as np
 
 from limbic.core.lifecycle import change_cues as cues
-from limbic.core.lifecycle.frames import STOP, Fact, Value, read, stem
+from limbic.core.lifecycle import claims
+from limbic.core.lifecycle.claims import Claim
+from limbic.core.lifecycle.frames import STOP, Fact, Value, stem
 
 THRESHOLD = 0.75
 """Cosine similarity above which mememory's rule (mode ``similarity``) flags two observations."""
@@ -49,10 +60,45 @@ OPTIONS = ("keep_both", "update_old", "supersede", "delete_old")
 """How a person settles a conflict (mememory's resolution options): keep both, replace the old text with the new
 one, mark the old one superseded by the new one, delete the old one."""
 
-FLOORS = {"change": 0.45, "frame": 0.6, "field": 0.6, "negation": 0.6, "opposite": 0.55}
-"""The cosine similarity each rule of :data:`CHECKABLE` needs, by rule."""
-FLOOR = min(FLOORS.values())
-"""Below this similarity no rule of :data:`CHECKABLE` applies: the cheap bound of a check."""
+FLOOR = 0.2
+"""Below this cosine similarity no rule of :data:`CHECKABLE` applies: the cheap bound of a check. The structural
+rules (a field, a state, a count, a version, an attribute, a removal) read the texts above it."""
+SENTENCE_FLOOR = 0.45
+"""The cosine similarity the sentence rules (a stated change, a negation, opposite words) need."""
+STATE_OVERLAP = 0.6
+BARE_TOPIC = 2
+"""A state said of almost nothing (``Awaiting review``, ``Merged into main on Friday``: two topic words or fewer on
+each side, no label) is the entity's own: work under way and work done contradict (a plan, ``should be …``, and
+history, ``was flaky in March``, do not)."""
+"""Share of the smaller topic two states of work must have in common to be the same work."""
+COUNT_OVERLAP = 0.6
+"""Share of the smaller topic two counts of one unit must have in common to count the same things."""
+AMOUNT_OVERLAP = 0.5
+"""Share of the smaller topic two quantities or two dates must have in common to be of the same thing."""
+_RANGE = re.compile(r"[<>]=?|≥|≤|\^\d|~\d|\bor (?:later|newer|above|higher)\b|\bat least\b|\bminimum\b|\brequires?\b|"
+                    r"\bsupports?\b|\bcompatible\b|以上|이상")
+_SINGLE_KINDS = frozenset(("region", "time", "date", "weekday", "money"))
+"""Kinds of value one slot holds one of at a time (a list holds names, paths and numbers)."""
+_NEGATION_STEMS = frozenset(stem(w) for w in cues.NEGATIONS | {"longer", "anymore", "no", "not", "yet"})
+_ONE_VALUE = frozenset(("is", "are", "was", "runs", "run", "listens", "built", "requires", "served", "stored",
+                        "expire", "expires", "edits", "writes", "lives", "located", "hosted", "deployed", "set",
+                        "limit", "es", "está", "vive"))
+_MANY_VALUES = frozenset(("imports", "includes", "include", "supports", "contains", "has", "have", "uses", "also",
+                          "and", "like", "likes", "enjoys", "speaks", "plays", "knows"))
+MAX_FINDINGS = 2
+"""Conflicts one new observation raises at most (the most similar older observations)."""
+REMOVAL_FLOOR = 0.55
+"""The cosine similarity a removal needs: the older text must be about the thing said gone, not mention it."""
+_SNAPSHOT_RULES = frozenset(("state", "count", "amount"))
+"""Rules two anchored snapshots never trigger (:func:`_history`)."""
+MAX_WORDS = 40
+"""Longer observations are passages (a day's log, a summary), not facts: they are not read."""
+CORRECTION_FLOOR = 0.6
+"""The cosine similarity an older text needs to be the one a correction corrects."""
+LIST_VALUES = 3
+"""Different values from which a field key is a list in an entity (one item a line)."""
+_VERSION_WORDS = frozenset(("versi", "relea", "curre", "lates", "버전", "版本", "version", "release", "released"))
+_CURRENT = frozenset(("current", "currently", "latest", "now", "is", "pins", "uses", "runs", "actual", "현재", "当前"))
 MAX_CHARS = 300
 """Longer observations are passages, not facts with a frame: they are not read (the similarity mode still
 compares them)."""
@@ -112,7 +158,9 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                     continue  # "no longer on call": a negation, said as one
                 if not _shared(side, other, (move.old, move.new)):
                     continue
-                if move.new is None or move.old.kind == "word":
+                if move.old.kind == "word":
+                    continue  # "replaced the legacy modal", "again": a word, not a value the other holds
+                if move.new is None:
                     return f"no longer: {move.old.text}" if newer else f"again: {move.old.text}"
                 x, y = (move.old, move.new) if newer else (move.new, move.old)
                 return _change(x, y, a if newer else b, b if newer else a) if newer else _change(x, y, a, b)
@@ -125,31 +173,10 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                 continue
             if new.kind in ("number", "money") and _unit(other, old) != _unit(side, new):
                 continue  # "port 9223" / "8 tools": two quantities of two things
-            if new.kind == "named" and cues.slot(old, new, other, side) == "changed":
-                continue  # nothing says what the two names are: not enough to call it a change
+            if new.kind == "named" and cues.slot(old, new, other, side) in ("changed", "switched"):
+                continue  # "now uses Y": nothing says the two names fill one slot (an employer, a home)
             return _change(old, new, a, b) if newer else _change(new, old, a, b)
     return None
-
-
-def _same_frame(a: Fact, b: Fact) -> str | None:
-    """The same frame (or one frame extending the other) with another value in one slot."""
-    short, long = (a.frame, b.frame) if len(a.frame) <= len(b.frame) else (b.frame, a.frame)
-    if not short or long[: len(short)] != short or _ADDED & set(b.lower):
-        return None  # another frame; or "also …": one more, not another
-    if ":" in a.lower and ":" in b.lower and a.lower[:a.lower.index(":")] != b.lower[:b.lower.index(":")]:
-        return None  # two fields ("Error 1: …" / "Error 5: …")
-    diffs = [(x, y) for x, y in zip(a.slots, b.slots, strict=False) if x is not None and y is not None and x.key != y.key
-             and not _aside(a, x) and not _aside(b, y)]
-    if any(x.start == 0 or y.start == 0 for x, y in diffs) or len(diffs) > 2 or (len(diffs) > 1 and diffs[0][0].kind
-                                                                                      in ("named", "version")):
-        return None  # another subject ("BUY button …" / "SELL button …"), or two names, or many slots: two things
-    if diffs and diffs[0][0].kind == "named" and _SHARED_VERBS & {stem(w) for w in a.lower} & {stem(w) for w in b.lower}:
-        return None  # "enjoys Confucianism" / "enjoys Buddhism": one may enjoy both
-    if not diffs or len({x.kind for x, _ in diffs}) > 1 or any(_product(x) != _product(y) for x, y in diffs):
-        return None  # nothing differs; two slots of two kinds (two things, two events); Java 17 / Gradle 8
-    if all(x.kind in _DATES for x, _ in diffs) and _past(a) and _past(b):
-        return None  # two past events on two dates
-    return "; ".join(_change(x, y, a, b) for x, y in diffs)
 
 
 def _unit(fact: Fact, value: Value) -> str:
@@ -176,50 +203,238 @@ def _product(value: Value) -> str:
     return value.key.rpartition(" ")[0] if value.kind == "version" else ""
 
 
-def _field(a: Fact, b: Fact) -> str | None:
-    """A ``Key: value`` field holding another value (``role: senior product manager → director of product``)."""
-    if ":" not in a.frame or ":" not in b.frame:
-        return None
-    key = a.lower[: a.lower.index(":")]
-    if key != b.lower[: b.lower.index(":")] or not key or len(key) > 5 or key[-1] in _NOTES:
-        return None  # the same field, by its words as written
-    if len(key[-1]) > 3 and key[-1].endswith("s") and not key[-1].endswith(("ss", "us", "is")):
-        return None  # "Config structs: …", "Dependencies: …": a list of items, each line another one
-    va, vb = a.lower[a.lower.index(":") + 1:], b.lower[b.lower.index(":") + 1:]
-    if not va or not vb or va == vb or len(va) > 8 or len(vb) > 8:
-        return None
-    text_a, text_b = " ".join(va), " ".join(vb)
-    if text_a in text_b or text_b in text_a:
-        return None  # a refinement
-    shown_a = a.text[a.text.index(":") + 1:].strip()
-    shown_b = b.text[b.text.index(":") + 1:].strip()
-    return f"{key[-1]}: {shown_a} → {shown_b}"
-
-
-def _negated(a: Fact, b: Fact) -> str | None:
-    """One fact negates what the other says: most of the positive one's content words are in the negated one."""
-    neg_a, neg_b = cues.negation(a), cues.negation(b)
+def _negated(a: Claim, b: Claim) -> str | None:
+    """One fact negates what the other asserts: the negated one says nothing the positive one does not, its
+    negation aside (``No configuration files`` / ``JSON config file support``, ``doesn't like spicy food`` /
+    ``likes spicy food``), at most one word excepted when it says six or more."""
+    neg_a, neg_b = cues.negation(a.fact), cues.negation(b.fact)
     if (neg_a is None) == (neg_b is None):
         return None
     positive, negated, phrase = (a, b, neg_b) if neg_b is not None else (b, a, neg_a)
-    words = {w for w in positive.words if w not in ("no", "not")}
-    shared = words & negated.words
-    if len(shared) < min(2, len(words)) or len(shared) < 0.6 * len(words):
+    said = {w for w in negated.fact.words if w not in _NEGATION_STEMS}
+    extra = said - positive.fact.words
+    if len(said) < 2 or len(extra) > (1 if len(said) >= 6 else 0):
         return None
     return f"negated: {phrase}"
 
 
-def _opposite(a: Fact, b: Fact) -> str | None:
+def _opposite(a: Claim, b: Claim) -> str | None:
     """Opposite words, one on each side, the rest of the two alike."""
-    pair = cues.opposite(a, b)
+    pair = cues.opposite(a.fact, b.fact)
     if pair is None:
         return None
-    left = {w for w in a.words if not any(w in p for p in pair)}
-    right = {w for w in b.words if not any(w in p for p in pair)}
+    left = {w for w in a.fact.words if not any(w in p for p in pair)}
+    right = {w for w in b.fact.words if not any(w in p for p in pair)}
     shared = left & right
     if not shared or len(shared) < 0.6 * min(len(left), len(right)):
         return None
     return f"opposite: {pair[0]} → {pair[1]}"
+
+
+def _field(a: Claim, b: Claim) -> str | None:
+    """A single-valued field (:data:`~limbic.core.lifecycle.claims.FIELD_KEYS`) holding another value: ``status:
+    Open → RESOLVED``, ``priority: medium → high``; two states of one rank (``done`` / ``completed``) agree, and a
+    value that holds the other (``high`` / ``high (P1)``) refines it."""
+    if a.field is None or b.field is None or a.field[0] != b.field[0]:
+        return None
+    if a.field[1] != b.field[1] and not (a.field[1] in claims.FIELD_KEYS[a.field[0]]
+                                         and b.field[1] in claims.FIELD_KEYS[b.field[0]]):
+        return None  # "Frontend status" / "Backend status": two things' fields
+    key, value_a, value_b = a.field[0], a.field[2], b.field[2]
+    plain_a, plain_b = _plain(_main(value_a)), _plain(_main(value_b))
+    if not plain_a or not plain_b or plain_a in plain_b or plain_b in plain_a:
+        return None
+    state_a, state_b = claims.value_state(value_a), claims.value_state(value_b)
+    if state_a is not None and state_b is not None and claims.STATE_RANK[state_a] == claims.STATE_RANK[state_b]:
+        return None
+    if key == "status" and (state_a is None) != (state_b is None) and plain_a.split()[0] == plain_b.split()[0]:
+        return None
+    return f"{a.field[1].split()[-1]}: {_short(value_a)} → {_short(value_b)}"
+
+
+def _state(a: Claim, b: Claim) -> str | None:
+    """The same work in two states: planned or in progress on one side, done on the other (``MSVC 호환성 작업 진행``
+    / ``모든 MSVC 호환성 문제가 해결됨``), about the same topic and not two different things."""
+    if a.state is None or b.state is None or a.field is not None or b.field is not None:
+        return None
+    rank_a, rank_b = claims.STATE_RANK[a.state], claims.STATE_RANK[b.state]
+    if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b):
+        return None  # planned / in progress: both still to finish
+    bare = (len(a.topic) <= BARE_TOPIC and len(b.topic) <= BARE_TOPIC and a.label is None and b.label is None
+            and claims.PLANNED not in (a.state, b.state) and not _past(a.fact))
+    same_work = any("#" in t or " " in t for t in a.topic & b.topic)  # PR #412 / #412; Task 7 / task 7
+    if (a.topic or b.topic) and not bare and not same_work:
+        shared = a.topic & b.topic
+        if not shared or claims.topic_overlap(a, b) < STATE_OVERLAP or (len(shared) < 2 and min(
+                len(a.topic), len(b.topic)) > 2):
+            return None
+    return f"state: {a.state} → {b.state}"
+
+
+def _count(a: Claim, b: Claim) -> str | None:
+    """A count of the same things changed (``Three services`` / ``four services``, ``노드 3대`` / ``5대``); the rest
+    of the two about the same topic."""
+    if not a.counts or not b.counts or claims.other_things(a, b):
+        return None
+    mine = dict(a.counts)
+    for unit, number in b.counts:
+        old = mine.get(unit)
+        if old is None or old == number or number in {n for u, n in a.counts if u == unit and n != old}:
+            continue
+        words = set(unit.split())
+        rest_a, rest_b = a.topic - words, b.topic - words
+        if rest_a and rest_b and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
+            continue
+        return f"{unit}: {old} → {number}"
+    return None
+
+
+def _version(a: Claim, b: Claim) -> str | None:
+    """Another version of the same product (``Python 3.9`` / ``Python 3.12``, ``React 17`` / ``React 18로``), or
+    of the thing itself when both speak of its version and one says which is current (``v2.2.0 released`` /
+    ``Current version is v2.4.0``); never a range and a version in it (``requires Node >= 18``)."""
+    if claims.other_things(a, b) or _RANGE.search(a.text) or _RANGE.search(b.text):
+        return None
+    (pa, bare_a), (pb, bare_b) = claims.versions(a.text), claims.versions(b.text)
+    for product, x in pa.items():
+        y = pb.get(product)
+        if y is not None and y != x and x not in pb.values() and y not in pa.values():
+            return f"version: {_shown(a.text, product)} {x} → {y}"
+    if bare_a and bare_b and not bare_a & bare_b and _current(a, b) and claims.topic_overlap(a, b) >= 0.3:
+        return f"version: {min(bare_a)} → {min(bare_b)}"
+    return None
+
+
+def _shown(text: str, product: str) -> str:
+    """``product`` as ``text`` writes it."""
+    at = text.lower().find(product)
+    return text[at:at + len(product)] if at >= 0 else product
+
+
+def _current(a: Claim, b: Claim) -> bool:
+    """Both speak of a version, and one says which is current (not two releases, both history)."""
+    words = [a.fact.words | set(a.fact.lower), b.fact.words | set(b.fact.lower)]
+    versioned = [bool(w & _VERSION_WORDS) or any(v.kind == "version" and v.text.lower().startswith("v")
+                                                 for v in c.fact.values) for w, c in zip(words, (a, b), strict=True)]
+    return all(versioned) and any(w & _CURRENT for w in words)
+
+
+def _slot(a: Claim, b: Claim) -> str | None:
+    """Where someone lives or works, or who owns a thing, given another value (``home: berlin → munich``)."""
+    if a.slot is None or b.slot is None or a.slot[0] != b.slot[0] or a.slot[1] == b.slot[1]:
+        return None
+    if a.slot[1].lower() in b.text.lower() or b.slot[1].lower() in a.text.lower():
+        return None
+    if a.slot[1].lower() == b.slot[1].lower() or stem(a.slot[1]) == stem(b.slot[1]):
+        return None
+    return f"{_SLOT_NAMES[a.slot[0]]}: {a.slot[1]} → {b.slot[1]}"
+
+
+_SLOT_NAMES = {"home": "moved", "employer": "employer changed", "owner": "owner changed"}
+
+
+def _frame(a: Claim, b: Claim) -> str | None:
+    """The same sentence with one value of a single-valued kind changed (``deploys go to us-east-1`` / ``…
+    us-west-2``: a region, a time, an amount); never two past events, never an identifier or a name (lists)."""
+    fa, fb = a.fact, b.fact
+    if fa.frame != fb.frame or _ADDED & set(fb.lower):
+        return None
+    diffs = [(x, y) for x, y in zip(fa.slots, fb.slots, strict=True) if x is not None and y is not None
+             and x.key != y.key]
+    if len(diffs) != 1 or diffs[0][0].kind != diffs[0][1].kind:
+        return None
+    kind = diffs[0][0].kind
+    if kind not in _SINGLE_KINDS and not (kind in ("named", "number", "version") and _single_frame(fa)
+                                          and not _code_only(fa) and not _code_only(fb)):
+        return None
+    x, y = diffs[0]
+    if x.kind in ("date", "time", "weekday") and _past(fa) and _past(fb):
+        return None  # two past events on two dates
+    return _change(x, y, fa, fb)
+
+
+def _single_frame(fact: Fact) -> bool:
+    """Whether ``fact``'s frame gives its subject one value (``is``, ``runs on``, ``listens on``, ``built with``,
+    ``expire after``), not one of many (``imports``, ``includes``, ``supports``, ``uses``, a bare list item)."""
+    words = set(fact.lower)
+    return bool(words & _ONE_VALUE) and not words & _MANY_VALUES and fact.frame[:1] != ("<named>",)
+
+
+def _corrected(a: Claim, b: Claim, similarity: float) -> str | None:
+    """The newer says it corrects or supersedes an earlier text (``CORRECTED: …``, ``(supersedes earlier …
+    wording)``, ``更正``) and the older is close to it."""
+    if not b.correction or a.correction or similarity < CORRECTION_FLOOR or claims.topic_overlap(a, b) < 0.5:
+        return None
+    return "corrected by the newer"
+
+
+def _removed(a: Claim, b: Claim) -> str | None:
+    """The newer says a thing the older names is gone (``Heroku app shut down``, ``RabbitMQ 下线``, ``SendGrid dado
+    de baja``), the older not itself a removal."""
+    if not b.removed or a.removed or b.state == claims.PLANNED or cues.negation(a.fact) is not None:
+        return None  # "to be deleted once confirmed": a plan, not a removal
+    named = {v.key for v in a.fact.values if v.kind == "named"} | {stem(v.key) for v in a.fact.values
+                                                                      if v.kind == "named"}
+    named_b = {stem(v.key) for v in b.fact.values if v.kind == "named"}
+    capitals = {stem(t) for t in a.fact.tokens if t[:1].isupper()}
+    gone = b.removed & (named | (capitals & named_b))
+    if not gone or len(gone) < len(b.removed) / 2:
+        return None  # "Outer tokio::RwLock removed" / "internal RwLock": a part of it, qualified, is gone
+    return f"removed: {sorted(gone)[0]}"
+
+
+def _main(value: str) -> str:
+    """A field's value without what follows it in parentheses or after a dash (``한지호 (최수진 퇴사 후 인계)``)."""
+    return re.split(r"\s[(（\[]|[(（\[]|\s[-–—]\s", value, maxsplit=1)[0] or value
+
+
+def _amount(a: Claim, b: Claim) -> str | None:
+    """A quantity of the same thing changed, the newer saying so (``Rate limit: 100 requests per minute`` /
+    ``Rate limit raised to 300 req/min``, ``Budget: $40k`` / ``Budget cut to $25k``, ``timeout is 30s`` /
+    ``DEFAULT_TIMEOUT changed to 10s``), or one field holding another: one quantity each, the topic alike."""
+    if not (b.change or (a.label is not None and a.label == b.label)) or claims.other_things(a, b):
+        return None
+    qa, qb = claims.quantities(a.text), claims.quantities(b.text)
+    if len(qa) != 1 or len(qb) != 1 or qa[0] == qb[0]:
+        return None
+    shared = a.topic & b.topic
+    if not shared or (claims.topic_overlap(a, b) < AMOUNT_OVERLAP and len(shared) < 2):
+        return None
+    return f"amount: {qa[0]} → {qb[0]}"
+
+
+def _when(a: Claim, b: Claim) -> str | None:
+    """The same event at another date or time, one of the two a plan or a change (``Sprint 4 planned for March
+    3`` / ``Sprint 4 starts March 10``, ``定在周三下午两点`` / ``改到周四上午十点``); never two past events."""
+    da, db = claims.when(a.text), claims.when(b.text)
+    kinds = {k.split()[0] for k in da} & {k.split()[0] for k in db}
+    da = {k: v for k, v in da.items() if k.split()[0] in kinds}
+    db = {k: v for k, v in db.items() if k.split()[0] in kinds}
+    if not da or not db or da.keys() & db.keys() or claims.other_things(a, b):
+        return None  # nothing of one kind (a weekday and a time are two facts), or a date in common
+    if not (b.change or _scheduled(a) or _scheduled(b)) or (_past(a.fact) and _past(b.fact)):
+        return None
+    if (a.topic or b.topic) and claims.topic_overlap(a, b) < AMOUNT_OVERLAP:
+        return None
+    return f"date: {da[min(da)]} → {db[min(db)]}"
+
+
+def _scheduled(c: Claim) -> bool:
+    return any(claims.has_cue(c.text.lower(), cue) for cue in claims.SCHEDULE_CUES)
+
+
+def _plain(value: str) -> str:
+    return " ".join(_WORD.findall(value.lower()))
+
+
+def _short(value: str) -> str:
+    return value if len(value) <= 40 else value[:39] + "…"
+
+
+RULES = (("field", _field), ("state", _state), ("count", _count), ("version", _version), ("slot", _slot),
+         ("removed", _removed), ("amount", _amount), ("when", _when), ("frame", _frame))
+"""The rules that read structure, tried in order; then the sentence rules (a stated change, a negation, opposite
+words)."""
 
 
 def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: float = THRESHOLD) -> str | None:
@@ -229,18 +444,59 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         return f"similar ({similarity:.2f} > {threshold:.2f})" if similarity > threshold else None
     if similarity < FLOOR or a.strip().lower() == b.strip().lower() or len(a) > MAX_CHARS or len(b) > MAX_CHARS:
         return None
+    if claims.words_long(a) > MAX_WORDS or claims.words_long(b) > MAX_WORDS:
+        return None  # a passage (a log of a day's work), not a fact with one value
+    ca, cb = claims.claim(a), claims.claim(b)
+    history = _history(a, b)
+    for name, rule in RULES:
+        if history and name in _SNAPSHOT_RULES:
+            continue
+        if name == "removed" and similarity < REMOVAL_FLOOR:
+            continue
+        reason = rule(ca, cb)
+        if reason is not None:
+            return reason
+    if similarity < SENTENCE_FLOOR or ca.label != cb.label and None not in (ca.label, cb.label):
+        return None
+    reason = _corrected(ca, cb, similarity)
+    if reason is not None:
+        return reason
     if not _words(a) & _words(b):
-        return None  # no content word in common: no rule can apply
-    fa, fb = read(a), read(b)
+        return None  # no content word in common: no sentence rule can apply
+    fa, fb = ca.fact, cb.fact
     if cues.opposite(fa, fb) is not None and (cues.negation(fa) is None) != (cues.negation(fb) is None):
         return None  # "private" / "not public": two negatives say the same
-    for rule, check in (("change", _stated_change), ("frame", _same_frame), ("field", _field),
-                        ("negation", _negated), ("opposite", _opposite)):
-        if similarity >= FLOORS[rule]:
-            reason = check(fa, fb)
-            if reason is not None:
-                return reason
-    return None
+    if not ((_code_only(fa) or _code_only(fb)) and ("now" in fa.lower or "now" in fb.lower)):
+        reason = _stated_change(fa, fb)
+        if reason is not None and not (_past(fa) and _past(fb)):
+            return reason
+    return _negated(ca, cb) or _opposite(ca, cb)
+
+
+def _history(a: str, b: str) -> bool:
+    """Both texts tie themselves to two different moments (``… (244 passed) after the responsive fixes`` / ``…
+    (286 passed) after the database fix``): two snapshots, both history."""
+    x, y = claims.anchored(a), claims.anchored(b)
+    return x is not None and y is not None and x != y
+
+
+def _code_only(fact: Fact) -> bool:
+    """Whether the values of ``fact`` are all paths or code names (a file's location, a command): those are lists
+    in agent memory, not one value replaced by another."""
+    named = [v for v in fact.values if v.kind == "named"]
+    return bool(named) and all(re.search(r"[/\\._:]", v.text) for v in named)
+
+
+def lists(texts: Sequence[str]) -> frozenset[str]:
+    """The field keys of ``texts`` (one entity's observations) that the memory treats as lists: a key that holds
+    :data:`LIST_VALUES` or more different values, other than a status (``Coding standard: …`` ×n, ``UPDATED:
+    …`` ×n)."""
+    values: dict[str, set[str]] = {}
+    for text in texts:
+        c = claims.claim(text)
+        if c.label is not None:
+            values.setdefault(c.label, set()).add(_plain(text.split(":", 1)[-1]))
+    return frozenset(k for k, v in values.items() if len(v) >= LIST_VALUES and claims._KEY_OF.get(k) != "status")
 
 
 def find(text: str, vector: np.ndarray, others: Sequence[tuple[int, str]], vectors: np.ndarray,
@@ -248,15 +504,21 @@ def find(text: str, vector: np.ndarray, others: Sequence[tuple[int, str]], vecto
     """The observations among ``others`` (``(id, text)``, older ones, their unit vectors ``(n, d) float32`` in that
     order) that the new observation ``text`` (unit vector ``(d,) float32``) conflicts with in ``mode``, most
     similar first. Identical texts are duplicates, not conflicts; a pair below the mode's lowest similarity is
-    never read."""
+    never read; a field the others hold as a list (:func:`lists`) is never a conflict; in the default mode at
+    most :data:`MAX_FINDINGS` (the most similar): one change is settled once, not against every older mention."""
     if not len(others):
         return []
     sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
     cut = threshold if mode == SIMILARITY else FLOOR
+    listed = lists([text, *(t for _, t in others)]) if mode == CHECKABLE else frozenset()
+    label = claims.claim(text).label if mode == CHECKABLE else None
+    if label is not None and label in listed:
+        return []
     found = []
     for index in np.flatnonzero(sims >= cut).tolist():
         other, other_text = others[index]
         reason = judge(other_text, text, float(sims[index]), mode, threshold)
         if reason is not None:
             found.append(Finding(other, float(sims[index]), reason))
-    return sorted(found, key=lambda f: -f.similarity)
+    found.sort(key=lambda f: -f.similarity)
+    return found if mode == SIMILARITY else found[:MAX_FINDINGS]

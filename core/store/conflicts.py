@@ -2,13 +2,14 @@
 
 An observation written while a model is in use is queued (``conflict_checks``) in its write's transaction;
 once its vector has landed it is compared with the current observations of its entity and of the entities
-related to it (:func:`neighbours`), and what conflicts is stored in ``conflicts`` until a person resolves it
+that are the same subject (:func:`neighbours`, :func:`same_subject`), and what conflicts is stored in ``conflicts`` until a person resolves it
 (docs/lifecycle.md "Contradictions"). None of these functions commits.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +21,6 @@ from limbic.core.store.connection import Connection, execute_all, fetch_all
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
-MAX_RELATED = 32
-"""Related entities each way whose observations a new observation is compared with (the most recently related)."""
 MAX_NEIGHBOURS = 256
 """Observations a new observation is compared with, at most."""
 
@@ -90,24 +89,50 @@ def done(conn: Connection, observation_ids: Sequence[int]) -> None:
                  (json.dumps([int(i) for i in observation_ids]),))
 
 
-def _related(conn: Connection, entity_id: int) -> list[int]:
-    """``entity_id`` and its :data:`MAX_RELATED` most recently related entities each way."""
-    return [entity_id] + [int(r[0]) for r in conn.execute(
-        "SELECT to_id FROM (SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 ORDER BY id DESC LIMIT ?2) "
-        "UNION SELECT from_id FROM (SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "
-        "ORDER BY id DESC LIMIT ?2)", (entity_id, MAX_RELATED))]
+SAME_SUBJECT = frozenset((
+    "same_as", "is_a", "is", "alias", "alias_of", "aka", "also_known_as", "known_as", "equivalent_to",
+    "duplicate_of", "renamed_to", "renamed_from", "formerly", "identical_to"))
+"""Relation types that say two entities are one subject (an alias, an is-a, a renaming): their observations are
+checked against each other. Any other relation joins two subjects, whose observations never contradict."""
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+", re.UNICODE)
+
+
+def name_spellings(name: str) -> list[str]:
+    """The lowercased spellings of ``name`` that name the same subject: its words (split at case changes,
+    spaces, ``_``, ``-`` and ``.``) joined by nothing, a space, ``_``, ``-`` or ``.`` (``CPUPackage``,
+    ``CPU_Package``, ``cpu-package`` and ``CPU Package`` are one name)."""
+    words = [w.lower() for w in _WORDS.findall(name)]
+    return sorted({sep.join(words) for sep in ("", " ", "_", "-", ".")} | {name.lower()}) if words else [name.lower()]
+
+
+def same_subject(conn: Connection, entity_id: int) -> list[int]:
+    """``entity_id`` and the entities of its project that are the same subject: the same name in another
+    spelling (:func:`name_spellings`) or joined to it by a :data:`SAME_SUBJECT` relation, either way."""
+    row = conn.execute("SELECT name, coalesce(project, '') FROM entities WHERE id = ?1", (entity_id,)).fetchone()
+    if row is None:
+        return [entity_id]
+    spellings = name_spellings(row[0])
+    marks = ", ".join(f"?{i + 3}" for i in range(len(spellings)))
+    found = [int(r[0]) for r in conn.execute(
+        f"SELECT id FROM entities WHERE lower(name) IN ({marks}) AND coalesce(project, '') = ?2 AND id != ?1",
+        (entity_id, row[1], *spellings))]
+    found += [int(r[0]) for r in conn.execute(
+        "SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 AND lower(relation_type) IN "
+        "(SELECT value FROM json_each(?2)) UNION SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "
+        "AND lower(relation_type) IN (SELECT value FROM json_each(?2))", (entity_id, json.dumps(sorted(SAME_SUBJECT))))]
+    return [entity_id] + sorted(set(found) - {entity_id})
 
 
 def neighbours(conn: Connection, observation_id: int, entity_id: int, model: str,
                now: float) -> list[tuple[int, str]]:
-    """The current observations of ``entity_id`` and of its related entities (the :data:`MAX_RELATED` most
-    recently related each way, at most :data:`MAX_NEIGHBOURS` observations) with a vector by ``model``, other
-    than ``observation_id``: ``[(id, text)]``, the entity's own first."""
+    """The current observations of ``entity_id`` and of the entities that are the same subject
+    (:func:`same_subject`; at most :data:`MAX_NEIGHBOURS` observations) with a vector by ``model``, other than
+    ``observation_id``: ``[(id, text)]``, the entity's own first."""
     return [(int(r[0]), r[1]) for r in conn.execute(
         "SELECT o.id, o.content FROM observations o JOIN observation_embedding_meta m ON m.observation_id = o.id "
         f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} AND +m.model = ?3 "
         "AND o.id != ?4 ORDER BY o.entity_id = ?5 DESC, o.id DESC LIMIT ?6",
-        (json.dumps(_related(conn, entity_id)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
+        (json.dumps(same_subject(conn, entity_id)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
 
 
 def written(conn: Connection, after: int, now: float) -> list[tuple[int, int, str, str]]:
@@ -120,7 +145,7 @@ def written(conn: Connection, after: int, now: float) -> list[tuple[int, int, st
 
 def candidates(conn: Connection, entity_id: int, model: str, now: float) -> tuple[list[tuple[int, str]], list[int]]:
     """What an observation of ``entity_id`` is compared with, as :func:`neighbours` chooses them (its entity's and
-    its related entities' current observations, at most :data:`MAX_NEIGHBOURS`), in one query: ``([(id, text)]``
+    the same subject's current observations, at most :data:`MAX_NEIGHBOURS`), in one query: ``([(id, text)]``
     with a vector by ``model``, ``[id]`` without one)."""
     landed: list[tuple[int, str]] = []
     waiting: list[int] = []
@@ -129,7 +154,7 @@ def candidates(conn: Connection, entity_id: int, model: str, now: float) -> tupl
             "LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id AND m.model = ?3 "
             f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} "
             "ORDER BY o.entity_id = ?4 DESC, o.id DESC LIMIT ?5",
-            (json.dumps(_related(conn, entity_id)), now, model, entity_id, MAX_NEIGHBOURS)):
+            (json.dumps(same_subject(conn, entity_id)), now, model, entity_id, MAX_NEIGHBOURS)):
         if has_vector:
             landed.append((int(oid), content))
         else:
@@ -139,14 +164,14 @@ def candidates(conn: Connection, entity_id: int, model: str, now: float) -> tupl
 
 def unlanded(conn: Connection, observation_ids: Sequence[int], entity_id: int, model: str,
              now: float) -> list[tuple[int, str, str]]:
-    """The current observations of ``entity_id`` and of its related entities that have no vector by ``model`` yet,
+    """The current observations of ``entity_id`` and of the same subject's entities that have no vector by ``model`` yet,
     other than ``observation_ids``: ``[(id, text, entity name)]``, the entity's own first, newest first."""
     return [(int(r[0]), r[1], r[2]) for r in conn.execute(
         "SELECT o.id, o.content, e.name FROM observations o JOIN entities e ON e.id = o.entity_id "
         "LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id AND m.model = ?3 "
         f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} AND m.observation_id IS NULL "
         "AND o.id NOT IN (SELECT value FROM json_each(?4)) ORDER BY o.entity_id = ?5 DESC, o.id DESC",
-        (json.dumps(_related(conn, entity_id)), now, model, json.dumps([int(i) for i in observation_ids]), entity_id))]
+        (json.dumps(same_subject(conn, entity_id)), now, model, json.dumps([int(i) for i in observation_ids]), entity_id))]
 
 
 def vectors(conn: Connection, observation_ids: Sequence[int], held: dict[int, np.ndarray]) -> dict[int, np.ndarray]:

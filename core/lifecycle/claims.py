@@ -1,0 +1,472 @@
+"""What a short observation claims about its subject, read for the contradiction check: a single-valued field
+(``Status: open``, ``우선순위: 높음``), a state of work (planned, in progress, open, done…), the attribute a sentence
+gives a value to (where someone lives, who owns something, a count of things, a version, a date), what it says
+was removed or replaced, and the words that name its topic.
+
+Agent memory is structured: most observations of an entity are items of lists (commands, phases, files, imports,
+rules), which are sets, never contradictions. Two observations can contradict only when they speak of the same
+attribute of the same thing, and the attribute holds one value at a time. The cue lists below are English,
+Spanish, Korean and Chinese words for those attributes and states (cue lists, not translation); Korean and
+Chinese are matched as substrings, other languages as words.
+
+Pure functions over text; nothing here reads the store or a model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from limbic.core.lifecycle.frames import STOP, Fact, read, stem
+
+# --- states of work -------------------------------------------------------------------------------------------
+PLANNED, ACTIVE, OPEN, DONE, CANCELLED = "planned", "in progress", "open", "done", "cancelled"
+STATE_CUES: dict[str, tuple[str, ...]] = {
+    PLANNED: ("planned", "plan to", "plans to", "todo", "to do", "to-do", "need to", "needs to", "not started",
+              "proposed", "pending", "backlog", "upcoming", "will be", "should be", "must be", "has to be", "not yet",
+              "pendiente", "planeado", "planificado", "propuesto", "por hacer", "hay que", "falta",
+              "예정", "계획", "할 일", "필요", "计划", "待办", "待实现", "待完成", "待用户", "待确认", "待定", "打算", "准备",
+              "需要"),
+    ACTIVE: ("in progress", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
+             "halfway", "started", "blocked", "on hold", "waiting on", "waiting for", "awaiting",
+             "en progreso", "en curso", "trabajando en", "en desarrollo", "bloqueado",
+             "진행 중", "진행중", "진행", "작업 중", "개발 중", "보류", "대기",
+             "进行中", "开发中", "正在", "处理中", "阻塞", "等待"),
+    OPEN: ("unresolved", "broken", "failing", "flaky", "not working", "missing", "draft",
+           "abierto", "sin resolver", "roto", "미해결", "오류 발생", "실패", "未解决", "失败", "故障", "有问题"),
+    DONE: ("done", "completed", "complete", "finished", "implemented", "resolved", "fixed", "closed", "merged",
+           "shipped", "deployed", "released", "published", "unblocked", "landed", "moved", "migrated", "removed",
+           "added", "created", "debugged", "refactored", "ported", "integrated", "upgraded", "successfully",
+           "hecho", "completado", "completada", "terminado", "resuelto", "implementado", "desplegado", "listo",
+           "migrado", "publicado", "완료", "해결", "구현", "배포", "수정됨", "이전함", "이동함",
+           "已完成", "完成", "已解决", "解决", "已上线", "上线", "已实现", "实现", "已修复", "修复", "已迁移", "已发布"),
+    CANCELLED: ("cancelled", "canceled", "abandoned", "wontfix", "won't do", "rejected", "descartado", "cancelado",
+                "취소", "폐기", "取消", "放弃"),
+}
+"""Words of each state of work. ``blocked`` / ``waiting`` count as in progress: started, not finished."""
+_NOT_DONE = ("미해결", "未解决", "未完成", "미완료", "not done", "not completed", "not implemented", "not fixed",
+             "not resolved", "not finished", "unfinished", "incomplete", "sin terminar", "no implementado")
+"""Phrases that hold a word of :data:`DONE` and say the opposite (``미해결`` holds ``해결``)."""
+STATE_RANK = {PLANNED: 0, ACTIVE: 1, OPEN: 1, DONE: 2, CANCELLED: 2}
+"""How far along work is: two states of one rank (done / cancelled, in progress / open) do not contradict."""
+_VALUE_STATES = {"open": OPEN, "new": PLANNED, "todo": PLANNED, "active": ACTIVE, "paused": ACTIVE,
+                 "abierto": OPEN, "nuevo": PLANNED}
+"""A field's value that names a state by itself (``Status: open``)."""
+
+
+def value_state(value: str) -> str | None:
+    """The state of work a field's value names (``Open``, ``RESOLVED (by …)``, ``진행 중``), else ``None``."""
+    low = " ".join(_SPLIT_DIGITS.sub(" ", value.lower()).split())
+    first = re.split(r"[\s(,;:.-]+", low, maxsplit=1)[0]
+    return _VALUE_STATES.get(first) or state_of(low)[0]
+
+# --- single-valued fields -------------------------------------------------------------------------------------
+FIELD_KEYS: dict[str, tuple[str, ...]] = {
+    "status": ("status", "state", "current status", "current state", "estado", "상태", "진행 상태", "状态", "狀態",
+               "进度"),
+    "priority": ("priority", "prioridad", "우선순위", "优先级", "優先級"),
+    "version": ("version", "current version", "latest version", "versión", "버전", "版本", "当前版本"),
+    "owner": ("owner", "assignee", "assigned to", "maintainer", "responsible", "lead", "manager", "responsable",
+              "dueño", "담당자", "담당", "책임자", "负责人", "负责", "owner/maintainer"),
+    "location": ("location", "located", "file location", "home", "city", "based in", "ubicación", "ciudad",
+                 "위치", "파일 위치", "거주지", "位置", "所在地", "城市"),
+    "due": ("due", "due date", "deadline", "target", "target date", "eta", "release date", "launch date",
+            "start date", "start", "starts", "fecha límite", "fecha", "마감", "마감일", "시작일", "截止", "截止日期",
+            "上线日期", "开始时间"),
+    "phase": ("current phase", "phase actual", "현재 단계", "当前阶段"),
+    "employer": ("employer", "company", "works at", "empresa", "회사", "직장", "公司"),
+    "role": ("role", "title", "position", "rol", "cargo", "직책", "역할", "职位", "角色"),
+}
+"""Keys a memory gives one value at a time, by what they mean (``Status``, ``상태``, ``状态`` are one key)."""
+_KEY_OF = {word: key for key, words in FIELD_KEYS.items() for word in words}
+_FIELD = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w ./'-]{0,60}?)\s*(?:\([^)]{0,40}\))?\s*[:：=]\s*(\S.*)$",
+                    re.UNICODE | re.DOTALL)
+_LABEL_STATES = {"issue": OPEN, "bug": OPEN, "problem": OPEN, "error": OPEN, "blocker": OPEN, "문제": OPEN,
+                 "버그": OPEN, "问题": OPEN, "todo": PLANNED, "next": PLANNED, "pending": PLANNED, "fixed": DONE,
+                 "resolved": DONE, "done": DONE, "completed": DONE}
+"""Labels that state a state of work by themselves (``Minor issue: …``, ``TODO: …``, ``Fixed: …``)."""
+CORRECTION_CUES = ("supersedes", "superseded", "supersedes earlier", "replaces earlier", "previously stated")
+"""Words that say a text corrects or supersedes an earlier one anywhere in it (``(supersedes earlier three-agent
+wording)``); :data:`CORRECTION_HEADS` say so at its start."""
+CORRECTION_HEADS = re.compile(r"^\s*(?:corrected|correction|erratum|更正|纠正|정정|corrección|corregido)(?![\w-])",
+                              re.IGNORECASE | re.UNICODE)
+
+# --- attributes of a sentence ---------------------------------------------------------------------------------
+SLOT_CUES: dict[str, tuple[str, ...]] = {
+    "home": ("lives in", "living in", "based in", "resides in", "moved to", "relocated to", "moved back to",
+             "vive en", "se mudó a", "reside en", "se fue a vivir a", "에 거주", "에서 거주", "거주", "이사",
+             "住在", "搬到", "搬去", "定居", "居住"),
+    "employer": ("works at", "works for", "working at", "employed by", "joined", "job at", "hired by",
+                 "engineer at", "developer at", "manager at", "designer at", "trabaja en", "trabaja para",
+                 "entró a", "se unió a", "ahora es", "에서 근무", "근무", "이직", "입사", "在", "加入", "入职", "跳槽"),
+    "owner": ("owned by", "maintained by", "managed by", "manager is", "reports to", "assigned to",
+              "ownership transferred to", "handed over to", "took over", "takes over", "owner is", "owner de",
+              "responsable", "담당자", "담당", "负责人", "负责", "交给",
+              "移交"),
+}
+"""Phrases that say which attribute a sentence gives a value to (where someone lives, works, who owns it)."""
+CHANGE_CUES = ("now", "no longer", "switched", "changed", "moved", "migrated", "replaced", "upgraded", "updated to",
+               "bumped", "raised", "lowered", "increased", "decreased", "cut to", "reduced", "scaled", "slipped",
+               "postponed", "rescheduled", "pushed", "transferred", "relocated", "instead", "supersedes",
+               "superseded", "previously", "formerly", "was", "again", "ahora", "cambió", "pasó", "migrado",
+               "actualizado", "ya no", "antes", "변경", "전환", "이직", "이사", "업그레이드", "증설", "축소",
+               "바뀜", "기존", "改到", "改为", "换成", "升级", "迁移", "搬到", "调整", "之前", "原来", "现在")
+"""Words that say a value was replaced."""
+_CHANGE_STEMS = frozenset(stem(cue) for cue in CHANGE_CUES if " " not in cue and cue.isascii()) - {"now"}
+REMOVAL_CUES = ("removed", "remove", "removing", "removal", "eliminated", "eliminate", "cleaned up", "deleted",
+                "dropped", "shut down", "decommissioned", "retired", "deprecated",
+                "gave up", "replaced", "uninstalled", "sunset", "eliminado", "dado de baja", "retirado",
+                "종료", "제거", "삭제", "폐기", "下线", "删除", "移除", "弃用", "停用")
+"""Words that say a thing is gone (``Heroku app shut down``, ``RabbitMQ 下线``)."""
+_NUMBER_WORDS = {w: i for i, group in enumerate((
+    ("zero", "cero"), ("one", "uno", "una"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
+    ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
+    ("ten", "diez"), ("eleven", "once"), ("twelve", "doce"))) for w in group}
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
+_SPLIT_DIGITS = re.compile(r"(?<=[\dA-Za-z])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])|"
+                           r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])(?=[\dA-Za-z])")
+_COUNT = re.compile(r"(?<![\w.:/-])(\d[\d,]*)(?:\s+|(?=[개대명건个台名项条次人家种]))"
+                    r"(?![월일년시분月日年号点时分])([^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*)?)", re.UNICODE)
+_COUNTERS = frozenset("개대명건个台名项条次人家种")
+_IDENTIFIED = frozenset((
+    "sprint", "phase", "step", "stage", "milestone", "epic", "version", "release", "week", "issue", "ticket",
+    "pr", "port", "task", "part", "chapter", "level", "tier", "round", "iteration", "day", "item", "option",
+    "section", "line", "lines", "page", "room", "floor", "build", "run", "test", "story", "subtask", "sub-task",
+    "bug", "rule", "requirement", "figure", "table", "adr", "rfc", "module", "lesson", "unit", "scenario",
+    "스프린트", "단계"))
+"""Words a number after them names (``Sprint 4``, ``Phase 2``, ``port 9000``): an identifier, not a count."""
+_OUTCOMES = frozenset(("pass", "fail", "skipp", "skip", "error", "warni", "succe"))
+_MEASURES = frozenset(("am", "pm", "h", "s", "ms", "min", "mins", "k", "m", "gb", "mb", "tb", "kb", "px", "x",
+                       "hours", "hour", "minutes", "seconds", "days", "weeks", "months", "years", "percent"))
+_PARTICLES = ("으로", "를", "을", "이", "가", "은", "는", "의", "로", "에", "와", "과", "도")
+_NOT_ITSELF = frozenset(("duplicate", "duplicated", "unused", "redundant", "dead", "old", "stale", "extra",
+                         "debug", "temporary", "obsolete", "legacy", "manual"))
+_TIME_STEMS = frozenset(stem(w) for w in (
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
+    "april", "june", "july", "august", "september", "october", "november", "december", "into", "onto", "today",
+    "yesterday", "tomorrow", "week", "month", "year", "last", "next", "ago"))
+_PLACES = frozenset(("in", "from", "on", "at", "with", "by", "since", "for", "after", "en", "de", "desde"))
+_AUXILIARIES = frozenset(("is", "was", "are", "were", "been", "be", "got", "has", "have", "had", "now", "fully",
+                          "entirely", "completely", "all"))
+_GENERIC = frozenset(("task", "featu", "work", "item", "thing", "issue", "implementation", "imple", "project",
+                      "proje", "code", "updat", "curre", "statu", "alrea", "still", "yet", "now", "last", "week",
+                      "month", "year", "today", "yesterday", "tuesday", "friday", "monday"))
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One observation as the check reads it: ``fact`` (its frame and values), ``field`` (canonical key, the key
+    as written, the value as written) for a ``Key: value`` text, the ``label`` of any short ``Key:`` prefix,
+    ``state`` of work it states (``None`` when none), the ``slot`` it gives a value to with that value,
+    ``counts`` (unit → number), whether it states a ``change``, what it says was ``removed``, ``topic``: the
+    stems (or, for Chinese, Japanese and Korean, the character pairs) that name what it is about, its
+    ``specifics`` (identifiers and names) and whether it says it is a ``correction`` of an earlier text."""
+
+    text: str
+    fact: Fact
+    field: tuple[str, str, str] | None
+    label: str | None
+    state: str | None
+    slot: tuple[str, str] | None
+    counts: tuple[tuple[str, int], ...]
+    change: bool
+    removed: frozenset[str]
+    topic: frozenset[str]
+    specifics: frozenset[str]
+    correction: bool = False
+
+
+@lru_cache(maxsize=1024)
+def _cue(cue: str) -> re.Pattern[str]:
+    return re.compile(re.escape(cue) if _CJK.search(cue) else rf"(?<![\w-]){re.escape(cue)}(?![\w-])")
+
+
+def _has(text: str, cue: str) -> bool:
+    """Whether ``text`` (lowercased, spaced) holds ``cue``: as a substring for Korean and Chinese, else as words."""
+    return _cue(cue).search(text) is not None
+
+
+def _drop(text: str, cue: str) -> str:
+    return _cue(cue).sub(" ", text)
+
+
+def _cjk_pairs(text: str) -> set[str]:
+    pairs: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        for particle in _PARTICLES:
+            if run.endswith(particle) and len(run) > len(particle) + 1:
+                run = run[: -len(particle)]
+                break
+        pairs.update(run[i:i + 2] for i in range(len(run) - 1))
+    return pairs
+
+
+_UNDER_WAY = frozenset(("debugging", "implementing", "fixing", "refactoring", "migrating", "investigating",
+                        "porting", "upgrading", "integrating", "building", "developing"))
+"""Verbs that open a text to say work is under way (``Debugging test failures…``); elsewhere (``after
+implementing …``) they tell of the past."""
+
+
+_TAG_STATES = {"open": OPEN, "todo": PLANNED, "wip": ACTIVE, "blocked": ACTIVE, "done": DONE, "fixed": DONE,
+               "closed": DONE, "resolved": DONE, "hecho": DONE, "completado": DONE, "pendiente": PLANNED,
+               "已完成": DONE, "完成": DONE, "进行中": ACTIVE, "待办": PLANNED, "완료": DONE, "진행중": ACTIVE}
+_TAG = re.compile(r"^\s*[\[【(]\s*([^\]】)]{1,12}?)\s*[\]】)]")
+_STILL_OPEN = re.compile(r"(?:\b(?:is|still|remains|stays)\s+open\b|\bopen\s*$)")
+
+
+def state_of(low: str) -> tuple[str | None, str]:
+    """The state of work ``low`` (lowercased text) states and the text with its state words taken out. A plan
+    outranks the verb it plans (``needs to be moved``: planned), work under way outranks a partial result
+    (``halfway done``: in progress), and a result outranks the trouble it ended (``fixed the flaky test``: done)."""
+    rest, state = low, None
+    tag = _TAG.match(low)
+    if tag and tag.group(1) in _TAG_STATES:  # [OPEN] …, [HECHO] …, 【已完成】…
+        state, rest = _TAG_STATES[tag.group(1)], low[tag.end():]
+    elif _STILL_OPEN.search(low):
+        state, rest = OPEN, _STILL_OPEN.sub(" ", low)
+    first = rest.split(maxsplit=1)
+    if state is None and first and first[0] in _UNDER_WAY:
+        state, rest = ACTIVE, first[1] if len(first) > 1 else ""
+    for phrase in _NOT_DONE:
+        if _has(rest, phrase):
+            state, rest = OPEN, _drop(rest, phrase)
+    for candidate in (PLANNED, ACTIVE, DONE, CANCELLED, OPEN):
+        for cue in sorted(STATE_CUES[candidate], key=len, reverse=True):
+            if _has(rest, cue):
+                state = state or candidate
+                rest = _drop(rest, cue)
+    return state, rest
+
+
+def _topic(text: str, fact: Fact) -> frozenset[str]:
+    words = {stem(w) for w in re.split(r"[\s_/.:;,()\[\]{}'\"=+-]+", text) if w and w[0].isalnum()
+             and w not in STOP and not _CJK.search(w) and not w.isdigit() and w not in _NUMBER_WORDS}
+    return frozenset((words - _GENERIC - _CHANGE_STEMS - _TIME_STEMS) | _cjk_pairs(text))
+
+
+def _specifics(fact: Fact) -> frozenset[str]:
+    """Identifiers and names that pin down a thing (paths, code names, capitalised names): two texts naming two
+    different ones speak of two things."""
+    return frozenset(v.key for v in fact.values if v.kind == "named" and not v.text[:1].isdigit()
+                     and (re.search(r"[/_.#]|\w[A-Z]", v.text) or " " not in v.key))
+
+
+def _counts(text: str) -> tuple[tuple[str, int], ...]:
+    """The counts ``text`` gives: ``(unit, number)`` for a number (digits or a number word) followed by what it
+    counts (``27 unit tests``, ``four services``, ``노드 3대``, ``8 个服务``); a number after a word that names by
+    number (``Sprint 4``) or followed by a measure (``6am``, ``30 s``) is not a count."""
+    out = []
+    low = " ".join(_SPLIT_DIGITS.sub(" ", text.lower()).split())
+    for word, number in _NUMBER_WORDS.items():
+        for match in re.finditer(rf"(?<![\w-]){word}\s+([^\W\d_][\w-]*)", low):
+            if match.group(1) not in STOP and match.group(1) not in _MEASURES:
+                out.append((stem(match.group(1)), number))
+    for match in _COUNT.finditer(low):
+        raw = match.group(1).replace(",", "")
+        before = low[: match.start()].split()
+        if len(raw) > 6 or (before and (before[-1] in _IDENTIFIED or before[-1].startswith("#"))):
+            continue
+        tail = match.group(2).split()
+        if tail[0][0] in _COUNTERS:  # 3대, 8 个服务: a counter, then (Chinese) the noun after or (Korean) the one before
+            counter, rest = tail[0][0], tail[0][1:]
+            noun = (_cjk_pairs(rest) if _CJK.search(rest) and not re.search(r"[\uac00-\ud7af]", rest) else
+                    _cjk_pairs(before[-1]) if before and _CJK.search(before[-1]) else set())
+            out.append((counter + "".join(sorted(noun)[:1]), int(raw)))
+            continue
+        if tail[0] in _MEASURES or tail[0] in STOP or any(stem(w) in _OUTCOMES for w in tail):
+            continue  # "6am", "(244 passed, 3 skipped)": a measure, or a run's outcome, not things counted
+        unit = [stem(w) for w in tail if w not in STOP and not _CJK.search(w)]
+        if unit:
+            out.append((" ".join(unit[:2]), int(raw)))
+    return tuple(out)
+
+
+def _slot(low: str, shown: str) -> tuple[str, str] | None:
+    """The attribute ``low`` gives a value to and that value as ``shown`` writes it (``("home", "Valencia")``)."""
+    for slot, cues in SLOT_CUES.items():
+        for cue in sorted(cues, key=len, reverse=True):
+            if _CJK.search(cue):
+                at = low.find(cue)
+                if at < 0:
+                    continue
+                after = cue in ("住在", "搬到", "搬去", "加入", "入职", "跳槽", "交给", "移交", "在", "负责人", "负责")
+                runs = [v.lstrip("了：") for v in _CJK_RUN.findall(low[at + len(cue):] if after else low[:at])]
+                runs = [v for v in runs if v]
+                runs = runs if after else runs[-1:]
+                if runs and (cue != "在" or any(w in low for w in ("工作", "做", "上班", "任职"))):
+                    return slot, runs[0][:6]
+                continue
+            match = re.search(rf"(?<![\w-]){re.escape(cue)}\s+(?:the\s+|la\s+|el\s+)?([\w.&'-]+)", low)
+            if match:
+                word = match.group(1)
+                if word in STOP or word[0].isdigit():
+                    continue
+                return slot, shown[match.start(1):match.end(1)] if len(shown) == len(low) else word
+    return None
+
+
+@lru_cache(maxsize=8192)
+def claim(text: str) -> Claim:
+    """``text`` read as a :class:`Claim` (cached: a new observation is compared with many)."""
+    spaced = _SPLIT_DIGITS.sub(" ", text)
+    fact = read(spaced)
+    low = " ".join(spaced.lower().split())
+    field = label = None
+    match = _FIELD.match(text.strip())
+    if match and len(match.group(1).split()) <= 4:
+        raw_key = " ".join(match.group(1).lower().replace("_", " ").split())
+        label = raw_key
+        words = raw_key.split()
+        key = _KEY_OF.get(raw_key) or (_KEY_OF.get(words[-1]) if words and len(words) <= 3 else None)
+        if key is not None:
+            field = (key, raw_key, match.group(2).strip())
+    state, body = state_of(low)
+    if state is None and label is not None and 0 < len(label.split()) <= 2:
+        state = _LABEL_STATES.get(label.split()[-1])
+    topic = _topic(body, fact) | _identifiers(low)
+    removed = frozenset(stem(w) for cue in REMOVAL_CUES if _has(low, cue)
+                        for w in re.split(r"[\s_/.:;,()'\"-]+", _near(low, cue)) if w and w not in STOP
+                        and not _CJK.search(w))
+    change = any(_has(low, cue) for cue in CHANGE_CUES)
+    correction = any(_has(low, cue) for cue in CORRECTION_CUES) or CORRECTION_HEADS.match(text) is not None
+    return Claim(text, fact, field, label, state, _slot(low, " ".join(spaced.split())), _counts(text), change, removed, topic,
+                 _specifics(fact), correction)
+
+
+def _near(low: str, cue: str) -> str:
+    """What ``low`` says ``cue`` removed: the words after it (``removed lodash``, ``replaced print calls``), or the
+    words before it when nothing or a place follows (``Heroku app shut down``, ``X is deprecated in v1``) and
+    always in Korean and Chinese, where the thing removed comes first."""
+    at = _cue(cue).search(low)
+    if at is None:
+        return ""
+    after = []
+    for word in re.split(r"(?<=[,;])\s*|\s+", low[at.end():].strip())[:3]:
+        if not word or word in _PLACES:
+            break
+        after.append(word.rstrip(",;"))
+        if word.endswith((",", ";")):
+            break
+    if after and after[0] in _NOT_ITSELF:
+        return ""  # "removed duplicate localStorage logic": the duplicate is gone, not the thing
+    if after and not _CJK.search(cue):
+        return " ".join(after)
+    before = [w for w in low[: at.start()].split() if w not in _AUXILIARIES][-2:]
+    return "" if any(w in _NOT_ITSELF for w in before) else " ".join(before)
+
+
+def _identifiers(low: str) -> frozenset[str]:
+    """Things named by number in ``low`` (``sprint 4``, ``phase 2``): part of what a text is about."""
+    named = {f"{m.group(1)} {m.group(2)}" for m in re.finditer(r"(?<![\w-])(\w+)\s+#?(\d+)(?![\w.])", low)
+             if m.group(1) in _IDENTIFIED}
+    return frozenset(named | {m.group(0) for m in re.finditer(r"(?<![\w&])#\d+\b", low)})
+
+
+def topic_overlap(a: Claim, b: Claim) -> float:
+    """Shared topic ÷ the smaller topic (0..1; 0 when either has none)."""
+    if not a.topic or not b.topic:
+        return 0.0
+    return len(a.topic & b.topic) / min(len(a.topic), len(b.topic))
+
+
+def other_things(a: Claim, b: Claim) -> bool:
+    """Whether ``a`` and ``b`` name two different things: both carry identifiers or names and share none (the
+    path of one is a prefix of the other's: one thing), or they sit under two different labels."""
+    if a.label is not None and b.label is not None and a.label != b.label:
+        return True
+    named = {i.split()[0]: i for i in a.topic if " " in i}
+    if any(i.split()[0] in named and named[i.split()[0]] != i for i in b.topic if " " in i):
+        return True  # Sprint 4 / Sprint 3
+    if a.specifics and b.specifics and not (a.specifics & b.specifics):
+        return not any(x.startswith(y) or y.startswith(x) for x in a.specifics for y in b.specifics)
+    return False
+
+
+def number_of(word: str) -> int | None:
+    """``word`` as a whole number (digits or an English or Spanish number word up to twelve), else ``None``."""
+    if word.isdigit():
+        return int(word)
+    return _NUMBER_WORDS.get(word)
+
+
+SCHEDULE_CUES = ("planned for", "scheduled", "starts", "start", "due", "deadline", "target", "moved to", "slipped",
+                 "postponed", "rescheduled", "pushed to", "set for", "will be on", "programado", "para el", "pasó a",
+                 "예정", "시작", "변경", "마감", "定在", "改到", "计划", "安排在", "截止")
+"""Words that make a date a plan (a plan's date can change; two past events' dates cannot)."""
+_WHEN = re.compile(
+    r"(\d{1,2})\s*월\s*(\d{1,2})\s*일|(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|(周|星期)([一二三四五六日天])|"
+    r"(上午|下午|晚上|早上)?([一二三四五六七八九十两]+|\d{1,2})\s*点|(\d{1,2})\s*시", re.UNICODE)
+
+
+def has_cue(low: str, cue: str) -> bool:
+    """Whether the lowercased ``low`` holds ``cue`` (a substring in Korean and Chinese, words elsewhere)."""
+    return _has(low, cue)
+
+
+def when(text: str) -> dict[str, str]:
+    """The dates, weekdays and times ``text`` names: ``{"<kind> <normalised>": as written}`` (``date 2025-03-15``:
+    ``March 15, 2025``; ``date 4월8일``; ``weekday 周三``; ``time 10:00``)."""
+    fact = read(_SPLIT_DIGITS.sub(" ", text))
+    found = {f"{v.kind} {v.key}": v.text for v in fact.values if v.kind in ("date", "weekday", "time")}
+    for match in _WHEN.finditer(text):
+        kind = "date" if match.group(1) or match.group(3) else "weekday" if match.group(5) else "time"
+        found[f"{kind} {match.group(0).replace(' ', '')}"] = match.group(0)
+    return found
+
+
+_QUANTITY = re.compile(r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:k|m|%|ms|s|h|d|w|min|gb|mb|tb|x)?(?![\w.])",
+                       re.IGNORECASE)
+
+
+def quantities(text: str) -> list[str]:
+    """The amounts ``text`` states (``$40k``, ``300``, ``10s``, ``100%``), normalised; dates, versions and
+    numbers that name a thing (``Sprint 4``) left out."""
+    low = text.lower()
+    out = []
+    for match in _QUANTITY.finditer(low):
+        before = low[: match.start()].split()
+        if before and before[-1] in _IDENTIFIED:
+            continue
+        out.append(match.group(0).replace(",", "").replace(" ", ""))
+    return out
+
+
+_PRODUCT_VERSION = re.compile(r"(?<![\w.-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s*v?(\d+(?:\.\d+)*)(?![\w.])")
+_BARE_VERSION = re.compile(r"(?<![\w.-])v(\d+(?:\.\d+)+)(?![\w.])|(?<=version )(\d+(?:\.\d+)+)", re.IGNORECASE)
+_NOT_PRODUCTS = _IDENTIFIED | frozenset(("march", "april", "may", "june", "july", "august", "september", "october",
+                                         "november", "december", "january", "february", "q", "top", "last", "next",
+                                         "first", "every", "version", "versión", "at", "to", "of", "in", "on", "for",
+                                         "v", "has", "have", "with", "and", "only", "all"))
+
+
+def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
+    """The versions ``text`` names: ``{product: version}`` for a capitalised name with a number after it
+    (``Python 3.12``, ``React 18로``, ``Node 18``; never ``Sprint 4`` or ``March 3``), and the bare versions
+    (``v2.4.0``, ``version 2.2.0``)."""
+    spaced = _SPLIT_DIGITS.sub(" ", text)
+    products: dict[str, str] = {}
+    for match in _PRODUCT_VERSION.finditer(spaced):
+        name = match.group(1)
+        if name.lower() in _NOT_PRODUCTS or (name.islower() and "." not in match.group(2)):
+            continue
+        products[name.lower()] = match.group(2)
+    bare = frozenset((m.group(1) or m.group(2)) for m in _BARE_VERSION.finditer(spaced))
+    return products, bare
+
+
+def words_long(text: str) -> int:
+    """How many words ``text`` holds, a Chinese, Japanese or Korean character counting as half a word."""
+    return len(re.findall(r"[^\W\d_]+|\d+", _CJK.sub(" ", text))) + len(_CJK.findall(text)) // 2
+
+
+_ANCHOR = re.compile(r"\b(?:after|since|as of)\s+(?:the\s+)?[\w-]+|\b\d{4}-\d{2}-\d{2}\b|"
+                     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.IGNORECASE)
+
+
+def anchored(text: str) -> str | None:
+    """The moment ``text`` ties itself to (``after the database function fix``, ``on July 3, 2025``,
+    ``2026-02-25``), lowercased, else ``None``: a text so anchored tells of that moment, history."""
+    match = _ANCHOR.search(text)
+    return match.group(0).lower() if match else None

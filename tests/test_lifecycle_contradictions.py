@@ -182,7 +182,8 @@ def test_settling_a_conflict_is_undone_exactly(memory, option):
     before, conflicts = memory.snapshot_entities(["deploys"]), memory.open_conflicts()
     [section] = review.review(memory, ["contradiction"])
     [decision] = section.items
-    assert decision.options[0] == "supersede" and decision.evidence["reason"].startswith("region:")
+    assert decision.options[0] == "keep_both" and decision.evidence["reason"].startswith("region:")  # no cue says which
+    assert decision.evidence["suggestion"].startswith("nothing says which is current")
     edit = review.decide(memory, decision.key, option)
     assert review.review(memory, ["contradiction"])[0].total == 0
     live = [o.content for o in memory.get_entity("deploys").entity.live_observations]

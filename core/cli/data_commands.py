@@ -48,7 +48,8 @@ def run_import(args: argparse.Namespace) -> int:
 
     Two phases: the text (entities, observations, relations, FTS rows: keyword-searchable as soon as a
     file's transaction commits), then the vectors of everything pending (resumed here after an
-    interrupted import). On a terminal, a tqdm bar on stderr per phase shows done, rate and ETA."""
+    interrupted import), after which the imported observations' contradiction check runs and its count is
+    reported. On a terminal, a tqdm bar on stderr per phase shows done, rate and ETA."""
     service = open_service(args, origin="import")
     tty = sys.stderr.isatty()
     bar = tqdm(total=None, unit="rec", desc="text", file=sys.stderr, disable=not tty)
@@ -59,6 +60,7 @@ def run_import(args: argparse.Namespace) -> int:
         bar.set_postfix_str(message[:40], refresh=False)
 
     try:
+        before = service.newest_observation()
         with service.deferred_vectors():
             report = import_files(service, args.files, progress=progress, project=args.project)
         bar.close()
@@ -71,6 +73,9 @@ def run_import(args: argparse.Namespace) -> int:
 
         service.wait_for_vectors(progress=landed)
         vectors.close()
+        if service.embedder is not None:  # the check of the imported observations, batched once their vectors landed
+            service.check_conflicts()
+            report.contradictions = service.conflicts_since(before)
     finally:
         bar.close()
         service.close()

@@ -104,9 +104,12 @@ class FileReport:
 
 @dataclass(slots=True)
 class ImportReport:
-    """Reports of every file of one import, in the order given."""
+    """Reports of every file of one import, in the order given; ``contradictions``: the conflicts the check
+    found among the observations the import added, once their vectors landed (``None``: not checked, no model
+    in use or the vectors not waited for)."""
 
     files: list[FileReport]
+    contradictions: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -121,6 +124,7 @@ class ImportReport:
         out.update({key: sum(getattr(f, key) for f in self.files) for key in keys})
         out["placeholders"] = sum(len(f.placeholders) for f in self.files)
         out["skipped"] = sum(len(f.skipped) for f in self.files)
+        out["contradictions"] = self.contradictions
         return out
 
     def to_dict(self) -> dict:
@@ -131,5 +135,7 @@ class ImportReport:
         tail = (f"Total: {totals['files']} file(s), {totals['entities_created']} entities created "
                 f"({totals['placeholders']} placeholders), {totals['observations_added']} observations added, "
                 f"{totals['relations_created']} relations created, {totals['skipped']} item(s) skipped"
-                + (f", {totals['failed_files']} file(s) NOT imported" if totals["failed_files"] else ""))
+                + (f", {totals['failed_files']} file(s) NOT imported" if totals["failed_files"] else "")
+                + (f"; {self.contradictions} contradiction(s) to review (limbic review)" if self.contradictions
+                   else "; no contradictions found" if self.contradictions == 0 else ""))
         return "\n".join([*(f.summary(limit) for f in self.files), tail])

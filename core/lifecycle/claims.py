@@ -143,6 +143,8 @@ _MEASURES = frozenset(("am", "pm", "h", "s", "ms", "min", "mins", "k", "m", "gb"
 _PARTICLES = ("으로", "를", "을", "이", "가", "은", "는", "의", "로", "에", "와", "과", "도")
 _NOT_ITSELF = frozenset(("duplicate", "duplicated", "unused", "redundant", "dead", "old", "stale", "extra",
                          "debug", "temporary", "obsolete", "legacy", "manual"))
+_MILESTONE = re.compile(r"(?<![\w-])[Mm](\d{1,2})(?![\w.])")
+"""``M1``: milestone 1, as agents abbreviate it."""
 _TIME_STEMS = frozenset(stem(w) for w in (
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
     "april", "june", "july", "august", "september", "october", "november", "december", "into", "onto", "today",
@@ -160,7 +162,7 @@ class Claim:
     """One observation as the check reads it: ``fact`` (its frame and values), ``field`` (canonical key, the key
     as written, the value as written) for a ``Key: value`` text, the ``label`` of any short ``Key:`` prefix,
     ``state`` of work it states (``None`` when none), the ``slot`` it gives a value to with that value,
-    ``counts`` (unit → number), whether it states a ``change``, what it says was ``removed``, ``topic``: the
+    ``counts`` (unit, number, unit as written), whether it states a ``change``, what it says was ``removed``, ``topic``: the
     stems (or, for Chinese, Japanese and Korean, the character pairs) that name what it is about, its
     ``specifics`` (identifiers and names) and whether it says it is a ``correction`` of an earlier text."""
 
@@ -170,7 +172,7 @@ class Claim:
     label: str | None
     state: str | None
     slot: tuple[str, str] | None
-    counts: tuple[tuple[str, int], ...]
+    counts: tuple[tuple[str, int, str], ...]
     change: bool
     removed: frozenset[str]
     topic: frozenset[str]
@@ -253,16 +255,17 @@ def _specifics(fact: Fact) -> frozenset[str]:
                      and (re.search(r"[/_.#]|\w[A-Z]", v.text) or " " not in v.key))
 
 
-def _counts(text: str) -> tuple[tuple[str, int], ...]:
-    """The counts ``text`` gives: ``(unit, number)`` for a number (digits or a number word) followed by what it
-    counts (``27 unit tests``, ``four services``, ``노드 3대``, ``8 个服务``); a number after a word that names by
-    number (``Sprint 4``) or followed by a measure (``6am``, ``30 s``) is not a count."""
+def _counts(text: str) -> tuple[tuple[str, int, str], ...]:
+    """The counts ``text`` gives: ``(unit, number, unit as written)`` for a number (digits or a number word)
+    followed by what it counts (``27 unit tests``, ``four services``, ``노드 3대``, ``8 个服务``); a number after a
+    word that names by number (``Sprint 4``), followed by a measure (``6am``, ``30 s``) or by a run's outcome
+    (``244 passed``) is not a count."""
     out = []
     low = " ".join(_SPLIT_DIGITS.sub(" ", text.lower()).split())
     for word, number in _NUMBER_WORDS.items():
         for match in re.finditer(rf"(?<![\w-]){word}\s+([^\W\d_][\w-]*)", low):
             if match.group(1) not in STOP and match.group(1) not in _MEASURES:
-                out.append((stem(match.group(1)), number))
+                out.append((stem(match.group(1)), number, match.group(1)))
     for match in _COUNT.finditer(low):
         raw = match.group(1).replace(",", "")
         before = low[: match.start()].split()
@@ -273,13 +276,13 @@ def _counts(text: str) -> tuple[tuple[str, int], ...]:
             counter, rest = tail[0][0], tail[0][1:]
             noun = (_cjk_pairs(rest) if _CJK.search(rest) and not re.search(r"[\uac00-\ud7af]", rest) else
                     _cjk_pairs(before[-1]) if before and _CJK.search(before[-1]) else set())
-            out.append((counter + "".join(sorted(noun)[:1]), int(raw)))
+            out.append((counter + "".join(sorted(noun)[:1]), int(raw), " ".join(tail)))
             continue
         if tail[0] in _MEASURES or tail[0] in STOP or any(stem(w) in _OUTCOMES for w in tail):
             continue  # "6am", "(244 passed, 3 skipped)": a measure, or a run's outcome, not things counted
-        unit = [stem(w) for w in tail if w not in STOP and not _CJK.search(w)]
-        if unit:
-            out.append((" ".join(unit[:2]), int(raw)))
+        kept = [w for w in tail if w not in STOP and not _CJK.search(w)][:2]
+        if kept:
+            out.append((" ".join(stem(w) for w in kept), int(raw), " ".join(kept)))
     return tuple(out)
 
 
@@ -310,7 +313,7 @@ def _slot(low: str, shown: str) -> tuple[str, str] | None:
 @lru_cache(maxsize=8192)
 def claim(text: str) -> Claim:
     """``text`` read as a :class:`Claim` (cached: a new observation is compared with many)."""
-    spaced = _SPLIT_DIGITS.sub(" ", text)
+    spaced = _MILESTONE.sub(r"milestone \1", _SPLIT_DIGITS.sub(" ", text))
     fact = read(spaced)
     low = " ".join(spaced.lower().split())
     field = label = None
@@ -353,7 +356,7 @@ def _near(low: str, cue: str) -> str:
         return ""  # "removed duplicate localStorage logic": the duplicate is gone, not the thing
     if after and not _CJK.search(cue):
         return " ".join(after)
-    before = [w for w in low[: at.start()].split() if w not in _AUXILIARIES][-2:]
+    before = [w for w in re.split(r"[\s，、；。]+", low[: at.start()]) if w and w not in _AUXILIARIES][-2:]
     return "" if any(w in _NOT_ITSELF for w in before) else " ".join(before)
 
 

@@ -58,7 +58,11 @@ MODES = (CHECKABLE, SIMILARITY)
 
 OPTIONS = ("keep_both", "update_old", "supersede", "delete_old")
 """How a person settles a conflict (mememory's resolution options): keep both, replace the old text with the new
-one, mark the old one superseded by the new one, delete the old one."""
+one, mark the old one superseded by the new one, delete the old one. In this order they are offered when nothing
+says which of the two is current (:func:`options_for`): keeping both is suggested."""
+SUPERSEDE_FIRST = ("supersede", "keep_both", "update_old", "delete_old")
+"""The options when the newer says it is current (:func:`newer_is_current`): marking the older superseded first
+(it stays as history, out of search), keeping both right after."""
 
 FLOOR = 0.2
 """Below this cosine similarity no rule of :data:`CHECKABLE` applies: the cheap bound of a check. The structural
@@ -276,16 +280,16 @@ def _count(a: Claim, b: Claim) -> str | None:
     of the two about the same topic."""
     if not a.counts or not b.counts or claims.other_things(a, b):
         return None
-    mine = dict(a.counts)
-    for unit, number in b.counts:
+    mine = {unit: number for unit, number, _ in a.counts}
+    for unit, number, shown in b.counts:
         old = mine.get(unit)
-        if old is None or old == number or number in {n for u, n in a.counts if u == unit and n != old}:
+        if old is None or old == number or number in {n for u, n, _ in a.counts if u == unit and n != old}:
             continue
         words = set(unit.split())
         rest_a, rest_b = a.topic - words, b.topic - words
         if rest_a and rest_b and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
             continue
-        return f"{unit}: {old} → {number}"
+        return f"{shown}: {old} → {number}"
     return None
 
 
@@ -380,7 +384,8 @@ def _removed(a: Claim, b: Claim) -> str | None:
     gone = b.removed & (named | (capitals & named_b))
     if not gone or len(gone) < len(b.removed) / 2:
         return None  # "Outer tokio::RwLock removed" / "internal RwLock": a part of it, qualified, is gone
-    return f"removed: {sorted(gone)[0]}"
+    shown = [t for t in a.fact.tokens if stem(t) in gone or t.lower() in gone]
+    return f"removed: {shown[0] if shown else sorted(gone)[0]}"
 
 
 def _main(value: str) -> str:
@@ -478,6 +483,33 @@ def _history(a: str, b: str) -> bool:
     (286 passed) after the database fix``): two snapshots, both history."""
     x, y = claims.anchored(a), claims.anchored(b)
     return x is not None and y is not None and x != y
+
+
+def newer_is_current(old: str, new: str) -> bool:
+    """Whether ``new`` says it replaces ``old``: it states a change (``now``, ``moved to``, ``upgraded``,
+    ``변경``, ``改到``, ``ahora``), a correction or a removal, or it is further along the same work (planned or in
+    progress → done, a ``Status`` field included)."""
+    a, b = claims.claim(old), claims.claim(new)
+    if b.change or b.correction or b.removed:
+        return True
+    state_a = claims.value_state(a.field[2]) if a.field is not None else a.state
+    state_b = claims.value_state(b.field[2]) if b.field is not None else b.state
+    return (state_a is not None and state_b is not None
+            and claims.STATE_RANK[state_b] > claims.STATE_RANK[state_a])
+
+
+SUGGESTIONS = {
+    "supersede": "the newer says it replaces the older: mark the older superseded (it stays as history)",
+    "keep_both": "nothing says which is current: keep both until someone says which is right",
+}
+"""What the suggested option of a conflict (the first of :func:`options_for`) means, in one line."""
+
+
+def options_for(old: str, new: str, same_entity: bool) -> tuple[str, ...]:
+    """The ways to settle a conflict of ``new`` with ``old``, the suggested one first: ``supersede`` only when both
+    are on one entity and the newer says it is current (:func:`newer_is_current`); otherwise ``keep_both``. A
+    conflict across two entities never suggests superseding the other entity's observation."""
+    return SUPERSEDE_FIRST if same_entity and newer_is_current(old, new) else OPTIONS
 
 
 def _code_only(fact: Fact) -> bool:

@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from limbic.core.lifecycle.contradictions import OPTIONS
+from limbic.core.lifecycle.contradictions import OPTIONS, SUGGESTIONS, options_for
 from limbic.core.mcp.arguments import add_strict_tool
 from limbic.core.mcp.tooling import current_origin, refusals, result, tool_annotations
 from limbic.core.models import iso
@@ -34,10 +34,13 @@ class UndoneOut(BaseModel):
 
 def conflict_out(row: ConflictRow) -> dict[str, Any]:
     """One conflict as ``add_observations`` reports it: the new observation, the one it contradicts, their
-    similarity, the reason, the key and options for ``resolve_conflict``."""
+    similarity, the reason, the key and options for ``resolve_conflict`` (the suggested one first,
+    :func:`~limbic.core.lifecycle.contradictions.options_for`) and the ``suggestion`` in words."""
+    options = options_for(row.other_content, row.content, row.entity == row.other_entity)
     return {"key": f"contradiction:{row.id}", "entityName": row.entity, "observation": row.content,
             "conflictsWith": {"entityName": row.other_entity, "observation": row.other_content},
-            "similarity": round(row.similarity, 4), "reason": row.reason, "options": list(OPTIONS)}
+            "similarity": round(row.similarity, 4), "reason": row.reason, "options": list(options),
+            "suggestion": SUGGESTIONS[options[0]]}
 
 
 def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:

@@ -1,7 +1,7 @@
 """The contradiction check of written observations (docs/lifecycle.md "Contradictions").
 
-A write that adds observations while a model is in use (imports are not checked) encodes their texts just before
-its transaction with the query encoder — the vectors the background embedder would compute — and inside the
+A write that adds observations while a model is in use encodes their texts just before its transaction with the
+query encoder — the vectors the background embedder would compute — and inside the
 transaction stores those vectors and checks each new observation (:func:`check_written`) against the current observations of
 its entity and of the related entities (:func:`limbic.core.store.conflicts.candidates`), the other observations
 of the same write among them, each pair once. Where a neighbour has no vector yet, or the texts were not embedded
@@ -32,7 +32,7 @@ from limbic.core.vectors.pending import store_observation_vectors
 log = logging.getLogger(__name__)
 
 CHECKED_OPS = frozenset({"create_entities", "upsert_entities", "add_observations", "supersede_observation"})
-"""The writes whose new observations are checked (an import's are not: origin ``import``)."""
+"""The writes whose new observations are checked (an import's too: queued, checked once its vectors land)."""
 MODE_KEY = "conflict_mode"
 """Setting: the detector's mode (:data:`~limbic.core.lifecycle.contradictions.MODES`)."""
 CHECK_OP = "check_conflicts"
@@ -169,9 +169,12 @@ def _findings(conn: Any, ready: Sequence[tuple[int, int, str]], given: dict[int,
     from the store, or in ``given``; ``extra`` adds neighbours without a stored vector, per observation). A queued
     neighbour written later is left to its own check: each pair once."""
     later = set(conflicts.queued(conn))
+    subjects: dict[int, list[int]] = {}  # an import's batch holds many observations of one entity
     findings = []
     for observation_id, entity_id, text in ready:
-        others = [o for o in conflicts.neighbours(conn, observation_id, entity_id, model, now)
+        if entity_id not in subjects:
+            subjects[entity_id] = conflicts.same_subject(conn, entity_id)
+        others = [o for o in conflicts.neighbours(conn, observation_id, entity_id, model, now, subjects[entity_id])
                   if not (o[0] > observation_id and o[0] in later)] + (extra or {}).get(observation_id, [])
         ids = [observation_id] + [i for i, _ in others]
         found_vectors = conflicts.vectors(conn, ids, {**held(ids), **given})

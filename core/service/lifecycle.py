@@ -84,11 +84,12 @@ class Lifecycle:
 
     def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any],
                  vectors: checks.Vectors | None = None) -> Any:
-        """Run ``body`` and check the observations it added for contradictions (writes that add observations, not
-        imports, with a model in use): in this transaction those whose texts were embedded beforehand
-        (``vectors``; :func:`~limbic.core.service.conflict_checks.check_written`, in a savepoint: a failing check
-        never fails the write), the others queued."""
-        if op not in checks.CHECKED_OPS or origin == "import" or self.embedder is None:
+        """Run ``body`` and check the observations it added for contradictions (writes that add observations, with
+        a model in use): in this transaction those whose texts were embedded beforehand (``vectors``;
+        :func:`~limbic.core.service.conflict_checks.check_written`, in a savepoint: a failing check never fails
+        the write), the others queued — an import's all of them, checked in batches once its vectors land
+        (:meth:`check_conflicts`), so a memory gives the same warnings however it arrived."""
+        if op not in checks.CHECKED_OPS or self.embedder is None:
             return body(txn)
         newest = checks.newest_observation(txn)
         result = body(txn)
@@ -151,6 +152,15 @@ class Lifecycle:
                              lambda held: self._vectors.observation_vectors(model, held))
             pending, found = conflicts.queued_and_found(self.database.read(), ids)
         return [c for c in found if c.resolved_at is None], len(pending)
+
+    def newest_observation(self) -> int:
+        """The highest observation id now (0 in an empty memory): what :meth:`conflicts_since` counts from."""
+        return conflicts.newest_observation(self.database.read())
+
+    def conflicts_since(self, after: int) -> int:
+        """The open conflicts raised by observations written after ``after`` (:meth:`newest_observation` taken
+        before an import: what the import's check found, with what others wrote meanwhile)."""
+        return conflicts.open_since(self.database.read(), after, time.time())
 
     def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:
         """The number of open conflicts and the newest ``limit`` (all with -1), both observations current; in a

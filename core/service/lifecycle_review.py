@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from limbic.core.errors import ValidationError
-from limbic.core.lifecycle.contradictions import OPTIONS as CONFLICT_OPTIONS
+from limbic.core.lifecycle.contradictions import SUGGESTIONS, options_for
 from limbic.core.lifecycle.retention import duration
 from limbic.core.models import iso
 from limbic.core.service import retention
@@ -29,8 +29,6 @@ from limbic.core.store import expiry
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
 
-SUGGESTED_CONFLICT_OPTIONS = ("supersede", *(o for o in CONFLICT_OPTIONS if o != "supersede"))
-"""The options of a conflict, the suggested one first: the newer observation supersedes the older one."""
 EXPIRED_OPTIONS = ("delete", "renew")
 
 
@@ -45,20 +43,24 @@ def _check(decision: Decision, option: str) -> None:
 
 
 class ContradictionSource:
-    """Open conflicts, newest first (:mod:`limbic.core.service.conflict_checks`)."""
+    """Open conflicts, newest first (:mod:`limbic.core.service.conflict_checks`), both texts side by side; keeping
+    both is suggested unless the newer says it is current
+    (:func:`~limbic.core.lifecycle.contradictions.options_for`)."""
 
     kind = "contradiction"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
         total, rows = service.open_conflicts(limit)
+        options = [options_for(r.other_content, r.content, r.entity == r.other_entity) for r in rows]
         return total, [_decision(
             kind=self.kind, key=f"{self.kind}:{r.id}",
             title=f"{r.entity}: “{r.content}” contradicts “{r.other_content}”",
             subjects=tuple(dict.fromkeys((r.entity, r.other_entity))),
             evidence={"new": {"entity": r.entity, "observation": r.content, "id": r.observation_id},
                       "old": {"entity": r.other_entity, "observation": r.other_content, "id": r.other_id},
-                      "similarity": round(r.similarity, 4), "reason": r.reason, "mode": r.mode},
-            options=SUGGESTED_CONFLICT_OPTIONS, created_at=r.created_at) for r in rows]
+                      "similarity": round(r.similarity, 4), "reason": r.reason, "mode": r.mode,
+                      "suggestion": SUGGESTIONS[chosen[0]]},
+            options=chosen, created_at=r.created_at) for r, chosen in zip(rows, options, strict=True)]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _check(decision, option)

@@ -124,15 +124,17 @@ def same_subject(conn: Connection, entity_id: int) -> list[int]:
 
 
 def neighbours(conn: Connection, observation_id: int, entity_id: int, model: str,
-               now: float) -> list[tuple[int, str]]:
+               now: float, subjects: Sequence[int] | None = None) -> list[tuple[int, str]]:
     """The current observations of ``entity_id`` and of the entities that are the same subject
     (:func:`same_subject`; at most :data:`MAX_NEIGHBOURS` observations) with a vector by ``model``, other than
-    ``observation_id``: ``[(id, text)]``, the entity's own first."""
+    ``observation_id``: ``[(id, text)]``, the entity's own first. ``subjects``: :func:`same_subject` of
+    ``entity_id`` when the caller has it already."""
+    subjects = same_subject(conn, entity_id) if subjects is None else subjects
     return [(int(r[0]), r[1]) for r in conn.execute(
         "SELECT o.id, o.content FROM observations o JOIN observation_embedding_meta m ON m.observation_id = o.id "
         f"WHERE o.entity_id IN (SELECT value FROM json_each(?1)) AND {current('?2', 'o')} AND +m.model = ?3 "
         "AND o.id != ?4 ORDER BY o.entity_id = ?5 DESC, o.id DESC LIMIT ?6",
-        (json.dumps(same_subject(conn, entity_id)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
+        (json.dumps(list(subjects)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
 
 
 def written(conn: Connection, after: int, now: float) -> list[tuple[int, int, str, str]]:
@@ -228,6 +230,14 @@ def open_rows(conn: Connection, now: float, limit: int = -1) -> tuple[int, list[
         f"JOIN observations p ON p.id = c.other_id WHERE {_OPEN}", (now,)).get
     rows = conn.execute(_ROWS.format(where=_OPEN) + " LIMIT ?2", (now, limit))
     return int(total), [_row(r) for r in rows]
+
+
+def open_since(conn: Connection, after: int, now: float) -> int:
+    """The open conflicts whose newer observation has an id above ``after`` (written since that id was the
+    newest)."""
+    return int(conn.execute(
+        "SELECT count(*) FROM conflicts c JOIN observations o ON o.id = c.observation_id "
+        f"JOIN observations p ON p.id = c.other_id WHERE {_OPEN} AND c.observation_id > ?2", (now, after)).get)
 
 
 def queued_and_found(conn: Connection, observation_ids: Sequence[int]) -> tuple[list[int], list[ConflictRow]]:

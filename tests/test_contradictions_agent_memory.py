@@ -1,0 +1,141 @@
+"""Contradiction warnings on the shapes real agent memory has: lines of a list are sets, a related module's own
+``Path:`` is never compared, a status or a count that changed is; the suggested option hides no fact; an import
+raises the same warnings as the same memory written through MCP. Real model, real SQLite file and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _mcp_helpers import portal_client
+
+from limbic.core.io.importer import import_file
+from limbic.core.lifecycle import contradictions as c
+from limbic.core.mcp.server import build_server
+from limbic.core.models import EntityInput as E
+from limbic.core.models import ObservationInput as O
+from limbic.core.models import RelationInput as R
+from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
+from limbic.core.store.conflicts import name_spellings
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("npm run test:unit", "npm run test:e2e"),
+    ("Phase 1: set up the repository", "Phase 2: write the parser"),
+    ("UPDATED: src/app.ts", "UPDATED: src/server.ts"),
+    ("Coding standard: use tabs", "Coding standard: no default exports"),
+    ("Imports from core/utils", "Imports from core/models"),
+    ("Sprint 4 planned for March 3", "Sprint 3 finished with 18 points"),
+    ("All tests passing (244 passed, 3 skipped) after the responsive fixes",
+     "All tests passing (286 passed, 3 skipped) after the database fix"),
+    ("✅ Subtask 15.2 COMPLETED: folder structure established", "✅ Subtask 15.3 COMPLETED: TypeScript configured"),
+    ("Requires Node >= 18", "Team uses Node 20.11 locally"),
+    ("Standup is on Mondays and Thursdays", "Standup starts at 9:30am"),
+    ("The developer lived in Puerto Rico.", "The developer lived in Ohio."),
+    ("Scope: UI components, CRUD, remove/adapt legacy UI logic", "Acceptance: legacy UI logic removed, CRUD updated"),
+])
+def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
+    assert c.judge(old, new, 0.9) is None
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("Status: Proposed", "Status: Completed", "status: Proposed → Completed"),
+    ("Status: Open", "Status: RESOLVED (by fixing the parser)", "status: Open → RESOLVED (by fixing the parser)"),
+    ("Priority: medium", "Priority: high", "priority: medium → high"),
+    ("6 content components", "7 content components", "content components: 6 → 7"),
+    ("JSON config file support", "No configuration files", "negated: No configuration files"),
+    ("Released version 2.2.0", "Current version is v2.4.0", "version: 2.2.0 → 2.4.0"),
+    ("MSVC 호환성 작업 진행", "모든 MSVC 호환성 문제가 해결됨", "state: in progress → done"),
+    ("Needs to be moved to internal/cpu/", "Moved implementation files to internal/cpu/darwin/",
+     "state: planned → done"),
+    ("M1 MVP implementation in progress", "Milestone 1 MVP implemented", "state: in progress → done"),
+    ("27개 단위 테스트로 검증", "36개 단위 테스트로 검증 (기존 27개 + 9개)", "개 단위: 27 → 36"),
+    ("React 17 사용", "React 18로 업그레이드 완료", "version: React 17 → 18"),
+    ("使用 RabbitMQ", "已全部迁移到 Kafka，RabbitMQ 下线", "removed: RabbitMQ"),
+    ("Javier vive en Madrid", "Javier se mudó a Valencia el mes pasado", "moved: Madrid → Valencia"),
+])
+def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
+    assert c.judge(old, new, 0.8) == reason
+
+
+def test_a_key_the_entity_holds_as_a_list_is_never_a_conflict():
+    others = [(1, "Coding standard: use tabs"), (2, "Coding standard: no default exports")]
+    assert c.lists(["Coding standard: prefer composition", *(t for _, t in others)]) == {"coding standard"}
+    assert c.lists(["Status: open", "Status: in progress", "Status: done"]) == frozenset()  # a status is one
+
+
+def test_the_suggested_option_hides_no_fact():
+    assert c.options_for("Status: Open", "Status: RESOLVED", same_entity=True)[0] == "supersede"  # further along
+    assert c.options_for("Lives in Berlin", "Moved to Munich in May", same_entity=True)[0] == "supersede"  # a cue
+    assert c.options_for("Deploys go to us-east-1", "Deploys go to us-west-2", same_entity=True)[0] == "keep_both"
+    assert c.options_for("Status: Open", "Status: RESOLVED", same_entity=False)[0] == "keep_both"  # another entity
+    assert set(c.options_for("a", "b", True)) == set(c.OPTIONS)
+
+
+def test_spellings_of_one_name():
+    assert set(name_spellings("CPUPackage")) == set(name_spellings("CPU_Package")) == set(name_spellings("cpu package"))
+    assert "powermetrics" in name_spellings("Power_Metrics") and "test_suite" in name_spellings("TestSuite")
+
+
+@pytest.fixture
+def memory(model, memory_address):
+    service = MemoryService(open_database(memory_address), model)
+    yield service
+    service.close()
+
+
+def test_only_the_same_subject_is_compared(memory):
+    memory.create_entities([E("CPU Types", "module", (O("Path: pkg/metrics/types.go"),)),
+                            E("CPU API", "module", (O("Path: api/metrics/cpu.go"),)),
+                            E("CPUPackage", "module", (O("Status: in progress"),)),
+                            E("Billing", "service", (O("Status: in progress"),))])
+    memory.create_relations([R("CPU API", "CPU Types", "imports"), R("Billing", "CPUPackage", "depends_on")])
+    memory.wait_for_vectors()
+    memory.create_entities([E("cpu_package", "module", (O("Status: done"),))])
+    memory.wait_for_vectors()
+    memory.check_conflicts()
+    _, rows = memory.open_conflicts()
+    assert [(r.entity, r.other_entity, r.reason) for r in rows] == [
+        ("cpu_package", "CPUPackage", "status: in progress → done")]  # not Billing's, not the modules' paths
+
+
+def test_a_conflict_over_mcp_says_what_it_suggests(memory):
+    memory.create_entities([E("deploys", "Fact", (O("Status: Open"),))])
+    memory.wait_for_vectors()
+    with portal_client(build_server(memory)) as (portal, client):
+        result = portal.call(client.call_tool, "add_observations", {"observations": [
+            {"entityName": "deploys", "contents": ["Status: RESOLVED (fixed by the retry)"]}]})
+    [conflict] = result.structured_content["conflicts"]
+    assert conflict["options"][0] == "supersede" and conflict["suggestion"].startswith("the newer says it replaces")
+
+
+def test_an_import_raises_what_the_same_writes_raise(model, memory_address, tmp_path):
+    lines = [{"type": "entity", "name": "Auth refactor", "entityType": "task",
+              "observations": ["Status: in progress", "Owner: Ana", "npm run test:unit", "npm run test:e2e",
+                               "Status: done"]},
+             {"type": "entity", "name": "Auth module", "entityType": "module", "observations": ["Path: src/auth.ts"]},
+             {"type": "entity", "name": "Billing module", "entityType": "module", "observations": ["Path: src/bill.ts"]},
+             {"type": "relation", "from": "Auth module", "to": "Billing module", "relationType": "imports"}]
+    path = tmp_path / "memory.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    imported = MemoryService(open_database(memory_address), model)
+    try:
+        before = imported.newest_observation()
+        import_file(imported, path)
+        imported.wait_for_vectors()
+        imported.check_conflicts()
+        found = sorted((r.content, r.other_content) for r in imported.open_conflicts()[1])
+        assert imported.conflicts_since(before) == len(found) == 1
+    finally:
+        imported.close()
+    written = MemoryService(open_database(str(tmp_path / "written.db")), model)
+    try:
+        written.create_entities([E("Auth refactor", "task", ())])
+        written.add_observations([("Auth refactor", [O(t) for t in lines[0]["observations"]])])
+        written.wait_for_vectors()
+        written.check_conflicts()
+        assert sorted((r.content, r.other_content) for r in written.open_conflicts()[1]) == found
+    finally:
+        written.close()
+    assert found == [("Status: done", "Status: in progress")]

@@ -18,9 +18,21 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "duplicate_pairs_corpus
 LABELS = ("duplicate", "specific", "shared", "different")
 
 
-def load_pairs() -> list[dict]:
-    """The labelled pairs, in file order."""
-    return [json.loads(line) for line in FIXTURE.read_text(encoding="utf-8").splitlines() if line.strip()]
+def load_pairs(path: Path = FIXTURE) -> list[dict]:
+    """The labelled pairs of ``path`` (default: the fixture; any file of its format: one JSON object a line with
+    ``text_a``, ``text_b``, ``entity_a``, ``entity_b``, ``label`` and optionally ``type_a``, ``type_b``), in file
+    order. Raises ValueError naming the first line that lacks a field or has an unknown label."""
+    pairs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        pair = json.loads(line)
+        missing = [k for k in ("text_a", "text_b", "entity_a", "entity_b", "label") if not pair.get(k)]
+        if missing or pair["label"] not in LABELS:
+            raise ValueError(f"{path}:{number}: " + (f"no {', '.join(missing)}" if missing else
+                                                      f"label {pair['label']!r} is not one of {', '.join(LABELS)}"))
+        pairs.append(pair)
+    return pairs
 
 
 def store_pairs(service, pairs: list[dict]) -> dict[tuple[str, str], int]:
@@ -33,7 +45,7 @@ def store_pairs(service, pairs: list[dict]) -> dict[tuple[str, str], int]:
     for pair in pairs:
         for side in "ab":
             name, text = pair[f"entity_{side}"], pair[f"text_{side}"]
-            kinds.setdefault(name, pair[f"type_{side}"])
+            kinds.setdefault(name, pair.get(f"type_{side}") or "thing")
             found = texts.setdefault(name, [])
             if text not in found:
                 found.append(text)
@@ -45,13 +57,15 @@ def store_pairs(service, pairs: list[dict]) -> dict[tuple[str, str], int]:
 
 @dataclass(frozen=True)
 class Score:
-    """Proposed duplicate pairs against the labels: true positives, false positives, false negatives."""
+    """Proposed duplicate pairs against the labels: true positives, false positives, false negatives, and the
+    texts of the false positives and of the duplicates missed."""
 
     threshold: float
     tp: int
     fp: int
     fn: int
     false_positives: tuple[str, ...]
+    missed: tuple[str, ...] = ()
 
     @property
     def precision(self) -> float:
@@ -75,7 +89,7 @@ def score(service, pairs: list[dict], ids: dict[tuple[str, str], int], threshold
             for member in cluster.members:
                 cluster_of[member.id] = number
     tp = fp = fn = 0
-    wrong = []
+    wrong, missed = [], []
     for pair in pairs:
         a, b = ids[(pair["entity_a"], pair["text_a"])], ids[(pair["entity_b"], pair["text_b"])]
         proposed = a in cluster_of and cluster_of.get(a) == cluster_of.get(b)
@@ -83,6 +97,6 @@ def score(service, pairs: list[dict], ids: dict[tuple[str, str], int], threshold
         tp += proposed and duplicate
         fp += proposed and not duplicate
         fn += duplicate and not proposed
-        if proposed and not duplicate:
-            wrong.append(f"{pair['text_a'][:50]} / {pair['text_b'][:50]}")
-    return Score(report.threshold, tp, fp, fn, tuple(wrong))
+        if proposed != duplicate:
+            (wrong if proposed else missed).append(f"{pair['text_a'][:60]} / {pair['text_b'][:60]}")
+    return Score(report.threshold, tp, fp, fn, tuple(wrong), tuple(missed))

@@ -1,20 +1,29 @@
-"""Duplicate observations: the checkable-value and statement rules, name normalisation, the exact pair finders,
-precision and recall on the hand-labelled pairs from real agent memory (real model), fields on many entities,
-reading one's own writes, and the duplicate decisions settled and undone exactly."""
+"""Duplicate observations: the checkable-value, state and statement rules, name normalisation, the exact pair
+finders, survivors that keep every detail and merged texts, precision and recall on the hand-labelled pairs from
+real agent memory (real model), the threshold as the one similarity floor, fields on many entities, reading
+one's own writes, and the duplicate decisions settled and undone exactly."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 from _duplicate_pairs import load_pairs, score, store_pairs
 from _embedder_helpers import real_model_dir
 
-from limbic.core.curation import duplicates, statements, values
-from limbic.core.curation.entities import acronym, normalise_name, same_names
+from limbic.core.curation import duplicates, statements, states, survivors, values
+from limbic.core.curation.entities import acronym, name_keys, normalise_name, same_names
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
-from limbic.core.service import MemoryService, review
-from limbic.core.service.curation_edits import SupersedeDuplicates, keep_observations_apart, merge_duplicates
+from limbic.core.service import MemoryService, decision_log, review
+from limbic.core.service.curating import Member, duplicate_cluster
+from limbic.core.service.curation_edits import (
+    CombineDuplicates,
+    SupersedeDuplicates,
+    keep_observations_apart,
+    merge_duplicates,
+)
 from limbic.core.store.backend import open_database
 
 # --- what two statements can differ in --------------------------------------------------------------
@@ -36,6 +45,9 @@ from limbic.core.store.backend import open_database
     ("calls executeBuyTransaction() on confirm", "calls executeSellTransaction() on confirm", True),  # code names
     ("The developer lived in Ohio.", "The developer lives in New York.", True),  # names inside a sentence
     ("REPEATEDLY violated the Godot rules", "Broke the Godot rules", False),  # capitals for emphasis
+    ("Database migration needed", "No database migration needed", True),
+    ("Database is already compatible with the new game logic modules",  # "no … needed" is not a negation of it
+     "No database migration needed - schema already supports the game logic modules", False),
 ])
 def test_checkable_differences(a, b, different):
     assert values.differ(values.signature(a), values.signature(b)) is different
@@ -63,10 +75,62 @@ def test_checkable_differences(a, b, different):
      "Values maintainability, extensibility and DRY principles in all code.", statements.DIFFERENT),
     ("路由无冲突", "可以同时提供服务", statements.DIFFERENT),  # compared by characters, not by the English model
     ("路由无冲突", "路由无冲突。", statements.SAME),
+    # opposite states, never one fact (real agent memory)
+    ("Currently broken in branches after new_features", "Working implementation exists in new_features branch",
+     statements.DIFFERENT),
+    ("M1 MVP implementation in progress", "M1 MVP implemented", statements.DIFFERENT),
+    ("MSVC 호환성 작업 진행", "MSVC 호환성 작업 완료", statements.DIFFERENT),
+    ("Debugging test failures in streaming integration tests",
+     "Successfully debugged UCRA streaming integration test failures", statements.DIFFERENT),
+    # a field and a sentence about its key: one fact reworded
+    ("Maintains backward compatibility with existing installations",
+     "Backward compatibility: Maintains existing functionality", statements.SAME),
+    ("Priority: high", "The parser rewrite is urgent", statements.DIFFERENT),
+    # short statements: each word is a fact
+    ("The developer enjoys skateboarding.", "The developer enjoys snowboarding.", statements.DIFFERENT),
+    ("Prefers tabs over spaces for indentation", "Likes indenting with tabs rather than spaces", statements.SAME),
+    # "This package provides …" says that a thing exists, not what it is
+    ("Library for parsing JSON documents", "This package provides a library for parsing JSON documents",
+     statements.SAME),
 ])
 def test_statement_relations(a, b, relation):
     assert statements.relation(statements.read(a), statements.read(b)) == relation
     assert statements.relation(statements.read(b), statements.read(a)) == relation
+
+
+@pytest.mark.parametrize(("text", "state"), [
+    ("Currently broken in branches after new_features", states.PROBLEM),
+    ("Working implementation exists in new_features branch", states.WORKING),
+    ("Working on the parser", states.PROGRESS),
+    ("The build is not working", states.PROBLEM),
+    ("Bug fixed in the parser", states.DONE),
+    ("Issue resolved: the importer skips empty lines", states.DONE),
+    ("Needs to be moved to internal/cpu/", states.PLANNED),
+    ("Moved implementation files to internal/cpu/darwin/", states.DONE),
+    ("Status report: open questions remain", None),
+    ("Must always use Godot server tools for scene operations", states.RULE),
+    ("v1 Hello World 구현 상태: /state-init skill 생성됨", states.DONE),
+    ("다크 모드 추가 예정", states.PLANNED), ("다크 모드 구현", states.DONE), ("다크 모드 구현 예정", states.PLANNED),
+    ("모든 MSVC 호환성 문제가 해결됨", states.DONE), ("미해결 이슈 3건", states.PROBLEM),
+    ("Exportar a CSV: pendiente", states.PLANNED), ("Exportar a CSV: hecho", states.DONE),
+    ("导出功能计划中", states.PLANNED), ("V2 API集成测试完成", states.DONE), ("导出功能未完成", states.PLANNED),
+    ("V1 API端点正常工作", states.WORKING), ("Prefers tabs over spaces", None),
+])
+def test_states_are_read_in_four_languages(text, state):
+    assert states.state(text) == state
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Currently broken in branches after new_features", "Working implementation exists in new_features branch"),
+    ("Dark mode toggle planned for the settings page", "Dark mode toggle implemented in the settings page"),
+    ("Bug: Status open for the login redirect loop", "Bug resolved for the login redirect loop"),
+    ("설정 페이지에 다크 모드 추가 예정", "설정 페이지에 다크 모드 추가됨"),
+    ("Exportación a CSV pendiente en el panel", "Exportación a CSV hecha en el panel"),
+    ("导出功能计划在下个版本", "导出功能已完成在下个版本"),
+    ("Search reindexing in progress for the archive", "Search reindexing done for the archive"),
+])
+def test_opposite_states_are_never_one_fact(a, b):
+    assert statements.relation(statements.read(a), statements.read(b)) == statements.DIFFERENT
 
 
 def test_names_are_normalised_for_case_spacing_punctuation_plurals_and_accents():
@@ -78,6 +142,93 @@ def test_names_are_normalised_for_case_spacing_punctuation_plurals_and_accents()
     assert acronym("New York City") == "nyc" and acronym("Berlin") is None
     groups = same_names([(1, "NYC"), (2, "New York City"), (3, "Projects"), (4, "project"), (5, "Alice")])
     assert [(g.ids, g.reason) for g in groups] == [((1, 2), "acronym"), ((3, 4), "same name")]
+
+
+def test_names_spelled_in_camel_snake_kebab_case_or_with_spaces_are_one():
+    """Entity names from real agent memory that name one thing, however their words are joined."""
+    assert normalise_name("CPUPackage") == normalise_name("CPU_Package") == normalise_name("cpu package") == "cpu package"
+    names = ["CPUPackage", "CPU_Package", "cpu_package", "CPU Package", "TestSuite", "test_suite", "PowerMetrics",
+             "Power_Metrics", "power-metrics", "libtest-files-perl", "libtest-file-perl", "Alice"]
+    groups = same_names(list(enumerate(names)))
+    assert [g.ids for g in groups] == [(0, 1, 2, 3), (4, 5), (6, 7, 8)]
+    assert name_keys("IPv6Config") & name_keys("ipv6_config")
+    assert not name_keys("libtest-files-perl") & name_keys("libtest-file-perl")  # package names keep plurals
+
+
+# --- what settling a cluster keeps ------------------------------------------------------------------
+
+
+def _texts(*contents: str) -> list[survivors.Text]:
+    return [survivors.Text(n, text, float(n)) for n, text in enumerate(contents, 1)]
+
+
+@pytest.mark.parametrize(("kept", "dropped"), [  # each pair: the first holds a detail the second lacks
+    ("Release follows an 8-step process with sign-off", "Release follows a careful step by step process with sign-off"),
+    ("Builds the desktop bundle for macOS with codesign", "Builds the desktop bundle with codesign and notarisation"),
+    ("Request parsing lives in http_handler and pages in page_generation", "Request parsing and page rendering modules"),
+    ("Upgrade the CLI with `gorka update self-upgrade`", "Upgrade the CLI with `gorka self-upgrade` when asked"),
+    ("Ranking weights are tunable for the discovery feature", "Ranking weights are tunable in the settings panel"),
+    ("Telemetry upload is optional", "Telemetry upload happens at startup"),
+    ("~/.aim directory now managed via stow symlink", "Aim package configured for GNU Stow management"),
+    ("Created duplicate nodes and messy scene files", "Created multiple unnecessary duplicate scene files"),
+])
+def test_a_survivor_keeps_every_detail_or_there_is_none(kept, dropped):
+    """The details of agent memory a survivor must keep — a number, a platform, module names, a command, a
+    scope, "optional", a path, what was duplicated — and the merged text that keeps them all instead."""
+    texts = _texts(kept, dropped)
+    assert not survivors.keeps(survivors.said(dropped), survivors.details(kept))
+    found = survivors.survivor(texts)
+    assert found is None or found.content == kept
+    if found is None:
+        merged = survivors.merged_text(texts)
+        for text in (kept, dropped):
+            assert survivors.keeps(survivors.said(merged), survivors.details(text)), merged
+        written = set(re.findall(r"[^\W_]+", kept + " " + dropped))
+        assert set(re.findall(r"[^\W_]+", merged)) <= written  # never a word no member wrote
+
+
+@pytest.mark.parametrize(("texts", "survivor"), [
+    (("Values maintainability, extensibility, and DRY principles in all code and content.",
+      "Prefers maintainability, extensibility, and DRY principles in all code and content."),
+     "Prefers maintainability, extensibility, and DRY principles in all code and content."),  # "values": wording
+    (("Astro is one of the user's favorite pieces of software. This is a high-priority personal preference and "
+      "should be respected and emphasized in all recommendations, framework/tool choices, and project discussions.",
+      "User has reiterated that Astro is one of their favorite pieces of software. This reinforces the existing "
+      "high-priority personal preference and should be continually emphasized in all recommendations, "
+      "framework/tool choices, and project discussions."),
+     "Astro is one of the user's favorite pieces of software. This is a high-priority personal preference and "
+     "should be respected and emphasized in all recommendations, framework/tool choices, and project discussions."),
+    (("This package provides a library for parsing JSON documents", "Library for parsing JSON documents"),
+     "Library for parsing JSON documents"),  # what it does, not "This package provides"
+    (("* DNS root hints and DNSSEC trust anchor", "DNS root hints and DNSSEC trust anchor"),
+     "DNS root hints and DNSSEC trust anchor"),  # the sentence, not the bullet
+])
+def test_the_survivor_is_the_definitional_text_that_keeps_every_detail(texts, survivor):
+    assert survivors.survivor(_texts(*texts)).content == survivor
+
+
+def test_merged_text_starts_from_the_definition_and_adds_what_the_others_hold():
+    assert survivors.merged_text(_texts("* Root Hints (root.hints) for the resolver",
+                                        "DNS root hints and DNSSEC trust anchor")) == \
+        "DNS root hints and DNSSEC trust anchor (root.hints for the resolver)"
+    assert survivors.merged_text(_texts(
+        "Failed to follow mandatory Godot server MCP requirements",
+        "REPEATEDLY violated mandatory Godot server MCP requirements",
+        "MAJOR INCIDENT: Direct disobedience of mandatory Godot server MCP requirements")) == \
+        "MAJOR INCIDENT: Direct disobedience of mandatory Godot server MCP requirements (REPEATEDLY violated; " \
+        "Failed to follow)"
+
+
+def test_a_cluster_without_survivor_suggests_keeping_both_and_offers_the_merged_text():
+    members = [Member(1, "Dotfiles", "Aim package configured for GNU Stow management", None, 1.0),
+               Member(2, "Dotfiles", "~/.aim directory now managed via stow symlink", None, 2.0)]
+    cluster = duplicate_cluster(members, 2, ((1, 2, 0.8),), 0.8, 0.8)
+    assert cluster.survivor is None and cluster.options == ("keep", "combine")
+    assert cluster.merged == "Aim package configured for GNU Stow management (~/.aim directory, symlink)"
+    assert cluster.to_dict()["keeps"] is None and "each adds a detail the others lack" in cluster.reason
+    whole = duplicate_cluster([members[0], Member(3, "Dotfiles", "The aim package is configured for GNU Stow "
+                                                                 "management", None, 3.0)], 2, ((1, 3, 0.9),), 0.9, 0.9)
+    assert whole.survivor is not None and whole.merged is None and whole.options == ("supersede", "merge", "keep")
 
 
 def test_the_pair_finder_is_exact_in_blocks(monkeypatch):
@@ -137,12 +288,12 @@ def test_the_labelled_pairs_are_real_and_enough():
 
 
 def test_default_threshold_reaches_precision_and_recall_on_real_agent_memory(labelled):
-    """Precision ≥ 0.8 and recall ≥ 0.5 at the default setting on the hand-labelled pairs from real agent memory
+    """Precision ≥ 0.8 and recall ≥ 0.6 at the default setting on the hand-labelled pairs from real agent memory
     (docs/curation.md "Calibration"); the counts are in the message."""
     service, pairs, ids = labelled
     found = score(service, pairs, ids)
     assert found.threshold == duplicates.DEFAULT_THRESHOLD
-    assert found.precision >= 0.8 and found.recall >= 0.5, (found.to_dict(), found.false_positives)
+    assert found.precision >= 0.8 and found.recall >= 0.6, (found.to_dict(), found.false_positives, found.missed)
 
 
 def test_fields_of_many_tasks_are_not_duplicates_but_a_reworded_fact_is(memory_address):
@@ -170,7 +321,8 @@ def test_fields_of_many_tasks_are_not_duplicates_but_a_reworded_fact_is(memory_a
         assert report.complete and report.pending == 0
         [cluster] = report.clusters
         assert cluster.relation == "duplicate" and cluster.entities == ("Task 3",) and cluster.size == 2
-        assert cluster.survivor.content == "Database is already compatible with the new game logic modules"
+        assert cluster.survivor is None and cluster.options == ("keep", "combine")  # "compatible" / "supports"
+        assert cluster.merged == "Database is already compatible with the new game logic modules (already supports)"
         assert service.find_duplicate_observations(entity_name="Task 5").total == 0
     finally:
         service.close()
@@ -206,6 +358,90 @@ def test_paraphrases_are_found_unrelated_ones_not_and_settling_undoes_exactly(me
             review.decide(service, section.items[0].key, "explode")
         with pytest.raises(NotFoundError):
             review.decide(service, "duplicate:1-999", "merge")
+    finally:
+        service.close()
+
+
+def test_the_threshold_is_the_one_similarity_floor(memory_address):
+    """A pair of short statements (four content words or fewer) is listed at any threshold up to its
+    similarity and at none above it: no hidden margin. The pairs at or above the threshold are counted, listed
+    or not (two that differ in their words are not)."""
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
+    try:
+        service.create_entities([EntityInput("User", "person", tuple(ObservationInput(t) for t in (
+            "Prefers tabs over spaces for indentation", "Likes indenting with tabs rather than spaces",
+            "The developer enjoys skateboarding.", "The developer enjoys snowboarding.")))])
+        [cluster] = service.find_duplicate_observations(threshold=0.5).clusters
+        similarity = cluster.best
+        assert {m.content for m in cluster.members} == {"Prefers tabs over spaces for indentation",
+                                                        "Likes indenting with tabs rather than spaces"}
+        below = service.find_duplicate_observations(threshold=round(similarity - 0.005, 4))
+        above = service.find_duplicate_observations(threshold=round(similarity + 0.005, 4))
+        assert below.total == 1 and above.total == 0
+        assert below.pairs > above.pairs >= 0 and below.to_dict()["pairsAtThreshold"] == below.pairs
+    finally:
+        service.close()
+
+
+def test_a_rewording_is_found_and_opposite_states_never_are(memory_address):
+    """Real agent writes: a field that rewords a sentence about its key is one cluster; close statements of one
+    thing in opposite states (broken / working, planned / implemented, in progress / resolved, in English and
+    Korean) are in none, at any threshold."""
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
+    try:
+        service.create_entities([
+            EntityInput("Installer", "component", (
+                ObservationInput("Maintains backward compatibility with existing installations"),
+                ObservationInput("Backward compatibility: Maintains existing functionality"))),
+            EntityInput("Feature Branch", "branch", (
+                ObservationInput("Currently broken in branches after new_features"),
+                ObservationInput("Working implementation exists in new_features branch"))),
+            EntityInput("Build", "task", (
+                ObservationInput("MSVC 호환성 작업 진행"), ObservationInput("모든 MSVC 호환성 문제가 해결됨"),
+                ObservationInput("설정 화면에 다크 모드 추가 예정"), ObservationInput("설정 화면에 다크 모드 구현")))])
+        report = service.find_duplicate_observations(threshold=0.5)
+        assert [(c.entities, c.relation) for c in report.clusters] == [(("Installer",), "duplicate")]
+        assert report.clusters[0].merged == ("Maintains backward compatibility with existing installations "
+                                             "(functionality)")
+        assert report.pairs >= 4  # the opposite states were compared, and kept apart by their words
+    finally:
+        service.close()
+
+
+def test_one_entity_under_spellings_of_its_name_is_found_with_evidence_two_projects_are_not(memory_address):
+    """``CPUPackage`` / ``CPU_Package`` / ``cpu_package`` / ``CPU Package``, ``PowerMetrics`` / ``Power_Metrics``
+    are candidates; two projects' ``git_workflow`` (a workflow) and ``GitWorkflow`` (infrastructure, its own
+    observations and relations: real agent memory) share nothing and are not proposed."""
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
+    try:
+        service.create_entities([
+            EntityInput("CPUPackage", "struct", (ObservationInput("Per-package CPU power and temperature readings"),
+                                                 ObservationInput("Defined in pkg/metrics/types.go"))),
+            EntityInput("CPU_Package", "struct", (ObservationInput("Holds package power in watts"),)),
+            EntityInput("cpu_package", "metric", (ObservationInput("CPU package power sampled every second"),)),
+            EntityInput("CPU Package", "component", (ObservationInput("Package temperature from SMC sensors"),)),
+            EntityInput("PowerMetrics", "tool", (ObservationInput("macOS powermetrics sampler wrapper"),)),
+            EntityInput("Power_Metrics", "tool", (ObservationInput("Runs powermetrics with sudo"),)),
+            EntityInput("git_workflow", "workflow", tuple(ObservationInput(t) for t in (
+                "Two-branch strategy: main (stable, tagged releases) and develop (active development)",
+                "PowerShell strips UTF-8 emojis when passing to Git"))),
+            EntityInput("GitWorkflow", "infrastructure", tuple(ObservationInput(t) for t in (
+                "Branch model: master/develop/feature/fix/release/hotfix",
+                "Unity CI via GitHub Actions (.github/workflows/unity-ci.yml)",
+                "Local git setup: Tools/git/setup-local-git.ps1"))),
+            EntityInput("VeilBreakers3D", "project", ())])
+        service.create_relations([RelationInput("GitWorkflow", "VeilBreakers3D", "supports")])
+        total, found = service.find_duplicate_entities()
+        assert {frozenset(g.names) for g in found} == {
+            frozenset({"CPUPackage", "CPU_Package", "cpu_package", "CPU Package"}),
+            frozenset({"PowerMetrics", "Power_Metrics"})} and total == 2
+        assert all(g.reason == "same name" for g in found)
     finally:
         service.close()
 
@@ -249,6 +485,37 @@ def test_supersede_merge_and_keep_undo_exactly_and_hostile_arguments(service):
         merge_duplicates(cluster.members[:1])
 
 
+def test_combining_writes_the_merged_text_and_undoes_exactly(service):
+    """A cluster where each member holds a detail the other lacks: keep both is suggested, combine writes the
+    merged text and makes the members its history; undone exactly, over the review queue and as an edit."""
+    service.create_entities([EntityInput("Widget", "product", (
+        ObservationInput("the blue widget is assembled in the Ohio plant by hand"),
+        ObservationInput("the blue widget is assembled in the Ohio plant with care")))])
+    before = service.read_graph(include_ended=True)
+    [cluster] = service.find_duplicate_observations(threshold=0.6).clusters
+    assert cluster.survivor is None and cluster.merged == "the blue widget is assembled in the Ohio plant with care (by hand)"
+    [section] = review.review(service, kinds=["duplicate"])
+    [decision] = section.items
+    assert decision.options == ("keep", "combine") and "each with a detail of its own" in decision.title
+    edit = review.decide(service, decision.key, "combine")
+    widget = service.get_entity("Widget").entity
+    assert [o.content for o in widget.live_observations] == [cluster.merged]
+    assert {o.content for o in widget.observations} == {cluster.merged, *(m.content for m in cluster.members)}
+    edit.revert(service)
+    assert service.read_graph(include_ended=True) == before
+    review.decide(service, decision.key, "combine")
+    decision_log.undo(service)  # the logged decision, read back from its record (as `limbic undo`)
+    assert service.read_graph(include_ended=True) == before
+    own = CombineDuplicates(cluster.members, cluster.merged)
+    own.apply(service)
+    own.revert(service)
+    assert service.read_graph(include_ended=True) == before
+    with pytest.raises(ValidationError):
+        CombineDuplicates(cluster.members[:1], "x")
+    with pytest.raises(ValidationError):
+        CombineDuplicates(cluster.members, "x", entity="Nobody")
+
+
 def test_duplicate_entities_by_name_merge_and_keep_undo_exactly(service):
     service.create_entities([EntityInput("NYC", "city", (ObservationInput("big apple"),)),
                              EntityInput("New York City", "city", (ObservationInput("five boroughs"),
@@ -287,7 +554,7 @@ def test_the_review_queue_compares_statements_without_importing_scikit_learn(tmp
 import sys
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
-from limbic.core.service import MemoryService, review
+from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.store.backend import open_database
 service = MemoryService(open_database({str(tmp_path / "memory.db")!r}), HashingEmbedder(), origin="cli")
 service.create_entities([EntityInput("Ada", "person", (ObservationInput("likes strong coffee"),

@@ -101,6 +101,9 @@ def test_evidence_is_described_in_plain_words():
                                      "Merging keeps: “Database is already compatible”"]
     assert "In Task 3:" in text and "  • No migration needed" in text
     assert "{" not in text and "duplicate:1-2" not in text and "id" not in text.split()
+    combined = Decision("duplicate", "duplicate:1-2", "t", ("Task 3",), {**cluster.evidence, "keeps": None,
+                        "merged": "Database is already compatible (no migration needed)"}, ("keep", "combine"))
+    assert describe(combined).splitlines()[1] == "Combining writes: “Database is already compatible (no migration needed)”"
     forget = Decision("forget", "forget:5", "t", ("X",), {"score": 7e-61, "entityId": 5, "threshold": 0.05,
                                                           "reason": "never used since it was imported"})
     assert describe(forget) == "Never used since it was imported.\nScore: 0\nThreshold: 0.05"
@@ -131,19 +134,25 @@ def test_an_agent_that_writes_and_asks_at_once_is_told_about_its_duplicates(memo
         assert answer["complete"] and answer["total"] == 1 and answer["compared"] == 2 and "note" not in answer
         [cluster] = answer["clusters"]
         assert cluster["keeps"] == "The staging database is already compatible with the new schema of the game"
+        assert cluster["merged"] is None and cluster["options"] == ["supersede", "merge", "keep"]
+        assert answer["pairsAtThreshold"] == 1
         assert report["structured"]["complete"] and report["structured"]["sections"][0]["rows"] >= 0
     finally:
         service.close()
 
 
-def test_the_survivor_repeats_every_other_member():
-    """A member that repeats only the centre is never the survivor, however long: keeping it would lose a fact."""
-    from limbic.core.service.curating import DuplicateCluster, Member
+def test_the_survivor_keeps_every_detail_of_every_other_member():
+    """However long, a member that lacks a detail of another (a path, a name) is never the survivor: keeping it
+    would lose a fact. Then the suggestion is to keep both, and the merged text holds every member's details."""
+    from limbic.core.service.curating import Member, duplicate_cluster
 
     centre = Member(1, "Dotfiles", "~/.aim directory now managed via stow symlink", None, 1.0)
     general = Member(2, "Dotfiles", "Uses GNU Stow for symlink management of every package", None, 2.0)
     aim = Member(3, "Dotfiles", "Aim package configured for GNU Stow management", None, 3.0)
-    cluster = DuplicateCluster((centre, general, aim), 3, ((1, 2, 0.79), (1, 3, 0.80)), 0.80, 0.79)
-    assert cluster.survivor == centre
-    whole = DuplicateCluster((centre, general, aim), 3, ((1, 2, 0.79), (1, 3, 0.80), (2, 3, 0.9)), 0.9, 0.79)
-    assert whole.survivor == general  # every member repeats every other: the one that says the most
+    cluster = duplicate_cluster((centre, general, aim), 3, ((1, 2, 0.79), (1, 3, 0.80), (2, 3, 0.9)), 0.9, 0.79)
+    assert cluster.survivor is None and cluster.options == ("keep", "combine")
+    assert cluster.merged == ("Uses GNU Stow for symlink management of every package (Aim package configured; "
+                              "~/.aim directory)")
+    whole = duplicate_cluster((aim, Member(4, "Dotfiles", "The aim package is configured for GNU Stow management "
+                                                          "of dotfiles", None, 4.0)), 2, ((3, 4, 0.9),), 0.9, 0.9)
+    assert whole.survivor is not None and whole.survivor.id == 4

@@ -1,6 +1,7 @@
 """The merge queue in a real window: duplicates found at the slider's threshold, members one per row with the
-reason and the text a merge keeps, both sides of an entity pair, each action applied through the core's edits
-and undone exactly from the queue's undo stack."""
+reason and the text a merge keeps (or the merged text Combine writes when no member keeps every detail), both
+sides of an entity pair, each action applied through the core's edits and undone exactly from the queue's undo
+stack."""
 
 from __future__ import annotations
 
@@ -80,6 +81,35 @@ def test_entities_merge_into_the_chosen_name_and_undo(qtbot, queue, service):
     qtbot.waitUntil(lambda: not queue.entity_groups, timeout=5000)  # the queue looked again
     queue.stack.undo()
     settled(qtbot, queue)
+    assert service.read_graph(include_ended=True) == before
+
+
+def test_a_cluster_without_survivor_offers_the_merged_text_and_combine_undoes(qtbot, controller, service):
+    """Each member holds a detail the other lacks: no text is said to be kept; Combine writes the merged text
+    shown, merge and supersede wait for a member chosen by hand; undo gives the members back exactly."""
+    service.create_entities([EntityInput("Widget", "product", (
+        ObservationInput("the blue widget is assembled in the Ohio plant by hand"),
+        ObservationInput("the blue widget is assembled in the Ohio plant with care")))])
+    widget = MergeQueue(controller)
+    qtbot.addWidget(widget)
+    widget.show()
+    widget.slider.setValue(60)
+    found(qtbot, widget)
+    [cluster] = widget.clusters
+    assert "each with a detail of its own" in widget.cluster_list.item(0).text()
+    assert "Combining writes: “the blue widget is assembled in the Ohio plant with care (by hand)”" in \
+        widget.cluster_reason.text()
+    assert widget.combine_button.isEnabled() and widget.keep_button.isEnabled()
+    assert not widget.merge_button.isEnabled() and not widget.supersede_button.isEnabled()
+    widget.members.selectRow(0)
+    assert widget.merge_button.isEnabled() and widget.supersede_button.isEnabled()
+    widget.members.clearSelection()
+    before = service.read_graph(include_ended=True)
+    widget.settle_cluster("combine")
+    settled(qtbot, widget)
+    assert [o.content for o in service.get_entity("Widget").entity.live_observations] == [cluster.merged]
+    widget.stack.undo()
+    settled(qtbot, widget)
     assert service.read_graph(include_ended=True) == before
 
 

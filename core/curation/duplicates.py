@@ -2,20 +2,22 @@
 their words, grouped into clusters. Detection only: nothing here writes.
 
 Each observation's vector embeds ``"<entity name>: <content>"`` (:func:`~limbic.core.store.indexing.observation_passage`).
-Only observations of one *owner* are compared: an entity, or entities whose names are equal once normalised
-(:func:`~limbic.core.curation.entities.normalise_name`, ``NIMCP Project`` / ``NIMCP_Project``). The same field
-or sentence on two different entities is each entity's own (:func:`shared_texts` reports it as a shared fact,
-never as something to merge). A pair is a duplicate when its cosine similarity reaches the threshold (plus
-:data:`SHORT_MARGIN` when a side has :data:`SHORT_WORDS` content words or fewer: the entity's name then makes
-most of the vector) and its words say the same (:func:`limbic.core.curation.statements.relation`: fields,
-values, identifiers, names, polarity, stage and wording agree). A pair where one side adds facts to all of the
-other's is *more specific*, reported apart with "keep both" first. The default threshold and the margin were
+Only observations of one *owner* are compared: an entity, or entities whose names are one once normalised
+(:func:`~limbic.core.curation.entities.same_name_owners`: ``NIMCP Project`` / ``NIMCP_Project``, ``CPUPackage`` /
+``cpu_package``). The same field or sentence on two different entities is each entity's own (:func:`shared_texts`
+reports it as a shared fact, never as something to merge). A pair is a duplicate when its cosine similarity
+reaches the threshold — the one similarity floor: every pair at or above it is compared by its words, none below
+— and its words say the same (:func:`limbic.core.curation.statements.relation`: fields, values, identifiers,
+names, polarity, state and wording agree; a short statement's every word). A pair where one side adds facts to
+all of the other's is *more specific*, reported apart with "keep both" first. The default threshold was
 calibrated with all-MiniLM-L6-v2 on hand-labelled pairs from real agent memory,
-``tests/fixtures/duplicate_pairs_corpus.jsonl`` (docs/curation.md "Calibration").
+``tests/fixtures/duplicate_pairs_corpus.jsonl`` (docs/curation.md "Calibration"). What settling a cluster keeps
+is :mod:`limbic.core.curation.survivors`.
 
-Pairs are found exactly, owner by owner (:func:`owner_pairs`: one small matrix product per owner); a cluster
-is a centre and its duplicates (:func:`star_clusters`), so that a chain of pairs never joins statements that
-are not alike. :func:`similar_pairs` (a blocked product over all rows) serves the entity vectors.
+Pairs are found exactly, owner by owner (:func:`owner_pairs`: one small matrix product per owner); in a cluster
+every member repeats every other (:func:`tight_clusters`), so that neither a chain of pairs nor a statement
+alike to two others joins statements that are not alike. :func:`similar_pairs` (a blocked product over all
+rows) serves the entity vectors.
 """
 
 from __future__ import annotations
@@ -28,12 +30,9 @@ from limbic.core.curation import statements
 from limbic.core.store import Connection, vec_rows, vector_meta
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
-DEFAULT_THRESHOLD = 0.77
-"""Cosine similarity from which two observations of one owner may be duplicates (docs/curation.md "Calibration")."""
-SHORT_WORDS = 4
-"""A statement of this many content words or fewer is short (its vector is mostly its entity's name)."""
-SHORT_MARGIN = 0.08
-"""Added to the threshold for a pair with a short side (docs/curation.md "Calibration")."""
+DEFAULT_THRESHOLD = 0.73
+"""The lowest cosine similarity of two observations of one owner that may be duplicates (docs/curation.md
+"Calibration"): every pair at or above it is compared by its words, none below it."""
 DUPLICATE = "duplicate"
 MORE_SPECIFIC = statements.MORE_SPECIFIC
 ROW_BLOCK = 1024
@@ -101,32 +100,33 @@ def similar_pairs(unit: np.ndarray, threshold: float,
     return a[first_at], b[first_at], s[first_at]
 
 
-def star_clusters(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> np.ndarray:
-    """Each row's group ``(n,) int64`` (``-1``: none), so that every member of a group is a duplicate of its
-    centre (no chain of pairs drifting away from the first): within each connected component of the pairs
-    (scipy), the row with the most pairs (then the highest summed similarity, then the lowest row) is a centre
-    and takes its duplicates not taken yet; then the next. A row whose duplicates were all taken by other
-    centres is left out until those are settled. Every group has two rows or more."""
+def tight_clusters(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> np.ndarray:
+    """Each row's group ``(n,) int64`` (``-1``: none), so that every member of a group is a duplicate of every
+    other (no chain of pairs drifting away from the first, no two statements joined only through a third): the
+    row with the most pairs (then the highest summed similarity, then the lowest row) is a centre; its free
+    duplicates join it most similar first, each only if it is a duplicate of every member already in; then the
+    next centre among the rows still free. Every group has two rows or more."""
     from scipy.sparse import coo_matrix  # here: importing SciPy costs a second at every start of the app
-    from scipy.sparse.csgraph import connected_components
 
     graph = coo_matrix((sims.astype(np.float64), (a, b)), shape=(n, n)).tocsr()
     graph = (graph + graph.T).tocsr()
     degree = np.diff(graph.indptr)
     strength = np.asarray(graph.sum(axis=1)).ravel()
-    _, labels = connected_components(graph, directed=False)
     involved = np.flatnonzero(degree)
-    order = involved[np.lexsort((involved, -strength[involved], -degree[involved], labels[involved]))]
+    order = involved[np.lexsort((involved, -strength[involved], -degree[involved]))]
     group = np.full(n, -1, dtype=np.int64)
     count = 0
     for centre in order.tolist():
         if group[centre] >= 0:
             continue
-        neighbours = graph.indices[graph.indptr[centre]:graph.indptr[centre + 1]]
-        free = neighbours[group[neighbours] < 0]
-        if len(free):
-            group[centre] = count
-            group[free] = count
+        row = slice(graph.indptr[centre], graph.indptr[centre + 1])
+        neighbours, weights = graph.indices[row], graph.data[row]
+        members = [centre]
+        for candidate in neighbours[np.lexsort((neighbours, -weights))].tolist():
+            if group[candidate] < 0 and all(graph[candidate, m] > 0 for m in members[1:]):
+                members.append(candidate)
+        if len(members) > 1:
+            group[members] = count
             count += 1
     return group
 
@@ -183,22 +183,17 @@ def owner_pairs(unit: np.ndarray, owners: np.ndarray, threshold: float,
     return a, b, s
 
 
-def _relations(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: np.ndarray, sims: np.ndarray,
-               threshold: float) -> np.ndarray:
-    """Each pair's verdict, ``(p,) object``: :data:`DUPLICATE`, :data:`MORE_SPECIFIC` or ``""`` (neither, or
-    too far apart for a short statement). Each row's text is read once (:func:`statements.read`)."""
+def _relations(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each pair's verdict, ``(p,) object``: :data:`DUPLICATE`, :data:`MORE_SPECIFIC` or ``""`` (neither). Each
+    row's text is read once (:func:`statements.read`)."""
     read: dict[int, statements.Statement] = {}
     for row in np.unique(np.concatenate([a, b])).tolist():
         read[row] = statements.read(texts.get(int(rows.observation[row]), ""))
     out = np.full(len(a), "", dtype=object)
-    for k, (x, y, sim) in enumerate(zip(a.tolist(), b.tolist(), sims.tolist(), strict=True)):
-        left, right = read[x], read[y]
-        relation = statements.relation(left, right)
+    for k, (x, y) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
+        relation = statements.relation(read[x], read[y])
         if relation == statements.SAME:
-            short = min(len(left.words), len(right.words)) <= SHORT_WORDS and left.field is None \
-                and not (left.foreign or right.foreign)
-            if sim >= threshold + (SHORT_MARGIN if short else 0.0):
-                out[k] = DUPLICATE
+            out[k] = DUPLICATE
         elif relation == statements.MORE_SPECIFIC:
             out[k] = MORE_SPECIFIC
     return out
@@ -206,13 +201,14 @@ def _relations(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: n
 
 def duplicate_clusters(rows: ObservationRows, texts: dict[int, str], threshold: float, *,
                        owners: np.ndarray | None = None, queries: np.ndarray | None = None,
-                       kept: frozenset[tuple[int, int]] = frozenset()) -> list[Cluster]:
-    """Clusters of duplicate observations among ``rows`` (``texts`` maps observation id → content): pairs of one
-    owner (``owners`` ``(n,) int64`` per row, default each row's entity) at or above ``threshold`` whose words
-    say one fact (:func:`_relations`), that a person has not kept apart (``kept``: ``(smaller, larger)``
-    observation ids), grouped around centres (:func:`star_clusters`); then the *more specific* pairs, one
-    cluster each. With ``queries`` (row indices), only pairs touching them. Duplicates first, each kind most
-    similar first, then larger first."""
+                       kept: frozenset[tuple[int, int]] = frozenset()) -> tuple[list[Cluster], int]:
+    """Clusters of duplicate observations among ``rows`` (``texts`` maps observation id → content) and the
+    number of pairs compared by their words: every pair of one owner (``owners`` ``(n,) int64`` per row, default
+    each row's entity) at or above ``threshold`` that a person has not kept apart (``kept``: ``(smaller,
+    larger)`` observation ids). Those whose words say one fact (:func:`_relations`) are grouped so that every
+    member repeats every other (:func:`tight_clusters`); then the *more specific* pairs, one cluster each. With
+    ``queries`` (row indices), only pairs touching them. Duplicates first, each kind most similar first, then
+    larger first."""
     a, b, sims = owner_pairs(rows.unit, rows.entity if owners is None else owners, threshold, queries)
     if kept and len(a):
         n = int(rows.observation.max()) + 1
@@ -222,21 +218,21 @@ def duplicate_clusters(rows: ObservationRows, texts: dict[int, str], threshold: 
         free = ~np.isin(pair, kept_pairs)
         a, b, sims = a[free], b[free], sims[free]
     if not len(a):
-        return []
-    verdict = _relations(rows, texts, a, b, sims, threshold)
-    clusters = _stars(len(rows), *(x[verdict == DUPLICATE] for x in (a, b, sims)))
+        return [], 0
+    verdict = _relations(rows, texts, a, b)
+    clusters = _groups(len(rows), *(x[verdict == DUPLICATE] for x in (a, b, sims)))
     specific = np.flatnonzero(verdict == MORE_SPECIFIC)
     clusters.sort(key=lambda c: (-c.best, -len(c.rows), int(c.rows[0])))
     more = [Cluster(np.sort(np.array([a[k], b[k]], dtype=np.int64)), a[k:k + 1], b[k:k + 1], sims[k:k + 1],
                     MORE_SPECIFIC) for k in specific[np.argsort(-sims[specific], kind="stable")].tolist()]
-    return clusters + more
+    return clusters + more, len(a)
 
 
-def _stars(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> list[Cluster]:
-    """The duplicate pairs ``(a, b, sims)`` grouped around centres (:func:`star_clusters`), pairs most similar first."""
+def _groups(n: int, a: np.ndarray, b: np.ndarray, sims: np.ndarray) -> list[Cluster]:
+    """The duplicate pairs ``(a, b, sims)`` grouped (:func:`tight_clusters`), pairs most similar first."""
     if not len(a):
         return []
-    group = star_clusters(n, a, b, sims)
+    group = tight_clusters(n, a, b, sims)
     inside = (group[a] >= 0) & (group[a] == group[b])
     a, b, sims = a[inside], b[inside], sims[inside]
     if not len(a):

@@ -1,5 +1,6 @@
-"""Entities that may be one thing under two names: the same name once normalised (case, white space,
-punctuation, plural, accents), an acronym and its expansion (``NYC`` / ``New York City``), or close entity
+"""Entities that may be one thing under two names: the same name once normalised (case, CamelCase,
+snake_case, kebab-case, white space, punctuation, plural, accents: ``CPUPackage`` / ``CPU_Package`` /
+``cpu_package`` / ``CPU Package``), an acronym and its expansion (``NYC`` / ``New York City``), or close entity
 vectors *and* shared evidence (an observation said alike and a neighbour in common). Two different names
 written as identifiers (:func:`identifier`: ``libreoffice-l10n-lt`` / ``libreoffice-l10n-pl``,
 ``libgcc-12-dev-mips64-cross`` / ``libgcc-12-dev-sh4-cross``, ``soapdenovo`` / ``soapdenovo2``) are *siblings*:
@@ -26,6 +27,8 @@ ENTITY_THRESHOLD = 0.92
 vector embeds the name, type and observations, so two entities this close say nearly the same things."""
 
 _NON_WORD = re.compile(r"[^\w+#]+|_+", re.UNICODE)  # "+" and "#" stay: C++ is not C, libflac++ not libflac
+_KEY_SEPARATOR = re.compile(r"(?:[^\w+#.]|_|(?<!\w)\.|\.(?!\w))+", re.UNICODE)  # as _NON_WORD, but "g.data" stays
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")  # CPUPackage → CPU Package
 _SEPARATED = re.compile(r"[-_.:/+\d]")
 _PACKAGED = re.compile(r"[-.+/:\d]")
 
@@ -44,16 +47,59 @@ def _singular(word: str) -> str:
     return word
 
 
-def normalise_name(name: str) -> str:
-    """``name`` as compared for sameness: accents removed (NFKD), case folded, punctuation (but ``+`` and ``#``)
-    and runs of white space turned into one space, each word made singular unless the name is written as an
-    :func:`identifier` (``libtest-files-perl`` is not ``libtest-file-perl``). ``"Café  Owners!"`` → ``"cafe owner"``,
-    ``"NIMCP_Project"`` → ``"nimcp project"``, ``"libflac++-dev"`` → ``"libflac++ dev"``."""
-    decomposed = unicodedata.normalize("NFKD", name)
+def _words(name: str, separator: re.Pattern[str] = _NON_WORD) -> tuple[list[str], bool]:
+    """The words of ``name`` (accents removed, CamelCase split, case folded, split at ``separator``: by
+    default punctuation but ``+`` and ``#``) and whether it is written as a package name (no white space, and
+    ``-``, ``.``, ``+``, ``/``, ``:`` or a digit: its words keep their plurals)."""
+    decomposed = unicodedata.normalize("NFKD", _CAMEL.sub(" ", name))
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
-    words = _NON_WORD.sub(" ", plain).split()
-    packaged = not any(c.isspace() for c in name.strip()) and bool(_PACKAGED.search(name))
+    return separator.sub(" ", plain).split(), not any(c.isspace() for c in name.strip()) and bool(_PACKAGED.search(name))
+
+
+def normalise_name(name: str) -> str:
+    """``name`` as read for sameness: accents removed (NFKD), CamelCase split into words, case folded,
+    punctuation (but ``+`` and ``#``) and runs of white space turned into one space, each word made singular
+    unless the name is written as a package name (``libtest-files-perl`` is not ``libtest-file-perl``).
+    ``"Café  Owners!"`` → ``"cafe owner"``, ``"NIMCP_Project"`` → ``"nimcp project"``, ``"CPUPackage"`` →
+    ``"cpu package"``, ``"libflac++-dev"`` → ``"libflac++ dev"``. Names are compared by :func:`name_keys`."""
+    words, packaged = _words(name)
     return " ".join(words if packaged else (_singular(word) for word in words))
+
+
+def name_keys(name: str) -> frozenset[str]:
+    """The keys under which ``name`` is the same as another name: its words (as :func:`normalise_name` reads
+    them, but a dot between two letters or digits kept: ``g.data`` is not ``gdata``, ``2.0`` not ``20``) joined
+    without spaces, so that however they were split or joined (``PowerMetrics``, ``Power_Metrics``, ``power
+    metrics``, ``IPv6Config`` / ``ipv6_config``) the key is one; and, unless it is written as a package name,
+    with its words made singular too (``PowerMetrics`` → ``powermetrics`` and ``powermetric``; ``power-metrics``
+    → ``powermetrics``)."""
+    words, packaged = _words(name, _KEY_SEPARATOR)
+    joined = "".join(words)
+    if not joined:
+        return frozenset()
+    return frozenset({joined}) if packaged else frozenset({joined, "".join(_singular(w) for w in words)})
+
+
+def same_name_owners(entities: Iterable[tuple[int, str]]) -> dict[int, int]:
+    """Each ``(id, name)`` entity's owner: the smallest id among the entities whose names share a key with its
+    name, directly or through others (:func:`name_keys`)."""
+    parent: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first: dict[str, int] = {}
+    for entity_id, name in entities:
+        parent.setdefault(entity_id, entity_id)
+        for key in sorted(name_keys(name)):
+            other = first.setdefault(key, entity_id)
+            a, b = root(other), root(entity_id)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return {entity_id: root(entity_id) for entity_id in parent}
 
 
 def acronym(name: str) -> str | None:
@@ -80,16 +126,16 @@ class NameGroup:
 
 
 def same_names(entities: Iterable[tuple[int, str]]) -> list[NameGroup]:
-    """Groups of ``(id, name)`` entities whose names are equal once normalised, or where one name is an
+    """Groups of ``(id, name)`` entities whose names are one once normalised (:func:`same_name_owners`), or where one name is an
     abbreviation in capitals equal to the initials of the other's words (an acronym: ``NYC`` / ``New York
     City``). Each group once, ids ascending, by first id."""
-    by_key: dict[str, list[int]] = defaultdict(list)
+    entities = list(entities)
+    by_key: dict[int, list[int]] = defaultdict(list)
+    for entity_id, owner in same_name_owners(entities).items():
+        by_key[owner].append(entity_id)
     by_initials: dict[str, list[int]] = defaultdict(list)
     abbreviations: dict[str, list[int]] = defaultdict(list)
     for entity_id, name in entities:
-        key = normalise_name(name)
-        if key:
-            by_key[key].append(entity_id)
         initials = acronym(name)
         if initials is not None and len(initials) >= 2:
             by_initials[initials].append(entity_id)
@@ -135,3 +181,17 @@ def close_vectors(conn: Connection, model: str, threshold: float = ENTITY_THRESH
     a, b, sims = similar_pairs(unit, threshold, queries)
     order = np.lexsort((a, -sims))
     return [NameGroup((int(ids[a[k]]), int(ids[b[k]])), "close vectors", float(sims[k])) for k in order]
+
+
+def pair_similarities(conn: Connection, model: str, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """The cosine similarity of the entity vectors (made by ``model``) of each pair of entity ids; a pair
+    missing a vector of that model is left out."""
+    wanted = sorted({i for pair in pairs for i in pair})
+    if not wanted or vector_dimension(conn, VECTOR_TABLE) is None:
+        return {}
+    made = set(vector_meta.entities_of_model(conn, model)) & set(wanted)
+    unit = {}
+    for rowid, blob in vec_rows.read(conn, VECTOR_TABLE, sorted(made)):
+        vector = np.frombuffer(blob, dtype=np.float32)
+        unit[rowid] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+    return {(a, b): float(unit[a] @ unit[b]) for a, b in pairs if a in unit and b in unit}

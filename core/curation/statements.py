@@ -13,12 +13,21 @@ two of them:
   must agree, and both be negated or neither;
 - **labels** — two texts under different labels (``critical_tasks: …`` / ``completed_tasks: …``, list items
   ``avantgar -- URW font pack`` / ``bookman -- URW font pack``) differ;
-- **stage** — a plan or task (``Need to add …``, a to-do marker, ``Extract …``) is not its completion (``Added …``,
-  ``Extracted …``, ``Successfully …``), a problem not its fix, a rule (``Must …``) not a report of an event;
+- **fields and sentences** — a field repeats a sentence only when the sentence is about its key ("Backward
+  compatibility: Maintains existing functionality" / "Maintains backward compatibility with existing
+  installations"); then both are compared as sentences;
+- **state** — a plan or task (``Need to add …``, a to-do marker, ``Extract …``, "…추가 예정", "pendiente") is not
+  its completion (``Added …``, ``Extracted …``, "…구현", "hecho", "已完成"), work in progress not its end, a
+  problem not its fix, broken not working, a rule (``Must …``) not a report of an event
+  (:mod:`limbic.core.curation.states`);
 - **script** — a text mostly in a script the English model does not read (Chinese, Japanese, Korean, Cyrillic,
   …) is compared by its characters only (character bigrams), since its vector does not carry its meaning;
 - **more specific** — when every content word of one is in the other and the other adds two or more, the
   longer one is *more specific*: keeping it loses nothing, but the general one is not a repetition of it;
+- **short statements** — when a side has :data:`SHORT_WORDS` content words or fewer, its few words are its
+  facts: the two say one fact only when at most one of them adds words other than restating ones
+  (:data:`WORDING`): "prefers tabs over spaces" / "likes indenting with tabs rather than spaces" do,
+  "enjoys skateboarding" / "enjoys snowboarding" do not;
 - **wording** — otherwise two texts say one fact only when they share enough of their content words
   (:data:`SHARED_WORDS`): close vectors of two different preferences of one person share few.
 """
@@ -30,7 +39,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from limbic.core.curation import values
+from limbic.core.curation import states, values
 from limbic.core.curation.stop_words import STOP_WORDS
 
 SAME = "same"
@@ -51,20 +60,18 @@ SHARED_WORDS = 0.5
 one fact: "prefers tabs" / "likes tabs" share enough, "separation of concerns" / "DRY principles" do not."""
 SPECIFIC_EXTRA = 2
 """Content words the longer text must add (all of the shorter's being in it) to be more specific."""
+SHORT_WORDS = 4
+"""A statement of this many content words or fewer is short: each of its words is one of its facts."""
 EMPHASIS = frozenset({
     "absolute", "absolutely", "always", "clarified", "continually", "critical", "existing", "important", "major",
     "mandatory", "must", "never", "note", "really", "reiterated", "reinforces", "repeatedly", "rule", "strictly",
     "strongly", "user", "users", "very"})
 """Words that stress or restate a statement without adding a fact (not counted as what a text adds)."""
-PLANNED = frozenset({
-    "need", "needs", "todo", "plan", "planned", "planning", "will", "next", "pending", "to-do", "propose",
-    "proposed", "debugging", "investigating", "trying"})
-PROBLEM = frozenset({"problem", "encountered", "issue", "bug", "failing", "broken", "blocker"})
-RULE = frozenset({"must", "should", "always", "only"})
-DONE = frozenset({
-    "done", "completed", "complete", "finished", "fixed", "resolved", "implemented", "successfully", "added",
-    "created", "merged", "shipped", "released", "debugged", "extracted", "removed", "deployed"})
-
+_BOILERPLATE = re.compile(
+    r"^\s*(?:this|the|these|el|este|esta|estos)\s+(?:package|module|library|tool|crate|plugin|program|application|"
+    r"app|utility|project|paquete|módulo|modulo|biblioteca|librería|herramienta)s?\s+(?:provides|contains|"
+    r"includes|offers|ships|has|is|are|proporciona|contiene|incluye|ofrece|es)\b(?:\s+(?:a|an|the|un|una|el|la))?",
+    re.IGNORECASE)  # "This package provides …": says that the thing exists, not what it is
 _FIELD = re.compile(r"^[\s\-*•]*([^\W\d][\w .\-/+]{0,40}?)(?:\s*[:=]|\s+(?:--|—|–))\s+(\S.*)$",
                     re.UNICODE | re.DOTALL)  # "Key: value", "key = value", "name -- what it is" (after a bullet)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -78,8 +85,8 @@ class Statement:
     """One text as compared: its ``field`` (normalised key and value, when it is a short ``Key: value``), its
     ``label`` (the normalised key of any ``Key: …`` of three words or fewer), its
     checkable ``signature`` (values, negation), its content ``words`` (stemmed, no stop words), its ``stage``
-    (``"planned"``, ``"done"``, ``"problem"``, ``"rule"`` or None), its first word (``head``), whether it is compared by its characters only (``foreign``) and then
-    its character bigrams (``grams``)."""
+    (the state it reports, :func:`limbic.core.curation.states.state`), its first word (``head``), whether it is
+    compared by its characters only (``foreign``) and then its character bigrams (``grams``)."""
 
     field: tuple[str, str] | None
     label: str | None
@@ -98,7 +105,7 @@ def normalised(text: str) -> str:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     """A light English stem: plural and verb endings off (``managed``/``management``/``manages`` → ``manag``)."""
     for ending in ("ations", "ation", "ments", "ment", "ings", "ing", "ied", "ies", "ed", "es", "s"):
         if len(word) > len(ending) + 3 and word.endswith(ending):
@@ -107,30 +114,48 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 4 and word.endswith("e") else word
 
 
+WORDING = frozenset(map(stem, (
+    "prefer", "prefers", "preferred", "like", "likes", "liked", "enjoy", "enjoys", "enjoyed", "love", "loves",
+    "value", "values", "valued", "want", "wants", "favor", "favors", "favour", "favours", "favorite", "favourite",
+    "use", "uses", "used", "using", "utilize", "utilizes", "utilise", "utilises", "employs", "clarified",
+    "reiterated", "restated", "reinforces", "reinforced", "noted", "note", "mentioned", "said", "says", "stated",
+    "really", "very", "absolutely", "continually", "existing", "user", "users", "prefiere", "prefieren", "gusta",
+    "usa", "usan", "utiliza", "usuario", "usuaria")))
+"""Stems of words that restate how a fact is held or said ("prefers" / "values", "user clarified", "reiterated")
+rather than add one: a text lacking them lacks no detail."""
+
+
 def clear_stem_cache() -> None:
     """Forget the stems read so far. After comparing a whole memory's statements the cache holds ~20,000 words (10k
     Debian) whose small objects, made between the comparison's short-lived ones, keep about 30 MB of Python's
     allocator arenas from being given back; the next comparison reads them again (a few milliseconds)."""
-    _stem.cache_clear()
+    stem.cache_clear()
 
 
-def _foreign(text: str) -> bool:
+def foreign(text: str) -> bool:
+    """Whether ``text`` is mostly written outside the Latin script (:data:`FOREIGN_SHARE` of its letters or more):
+    it is compared by its characters."""
     if text.isascii():
         return False
     letters = len(_LETTER.findall(text))
     return bool(letters) and len(_NON_LATIN.findall(text)) / letters >= FOREIGN_SHARE
 
 
-def _stage(words: list[str]) -> str | None:
-    head = set(words[:4])
-    for stage, cue in (("done", DONE), ("planned", PLANNED), ("problem", PROBLEM), ("rule", RULE)):
-        if head & cue:
-            return stage
-    return None
+def without_boilerplate(text: str) -> str:
+    """``text`` without an opening "This package provides …" (or module, library, tool …; Spanish "Este paquete
+    contiene …"), which says that a thing exists rather than what it is."""
+    return _BOILERPLATE.sub("", text, count=1)
+
+
+def boilerplate(text: str) -> bool:
+    """Whether ``text`` opens with "This package provides …" (or the like) instead of saying what a thing is."""
+    return bool(_BOILERPLATE.match(text))
 
 
 def read(text: str) -> Statement:
-    """The :class:`Statement` of ``text``."""
+    """The :class:`Statement` of ``text`` (an opening "This package provides …" left out:
+    :func:`without_boilerplate`)."""
+    text = without_boilerplate(text)
     plain = normalised(text)
     field = label = None
     match = _FIELD.match(plain)
@@ -139,28 +164,32 @@ def read(text: str) -> Statement:
         if len(match.group(2).split()) <= FIELD_VALUE_WORDS:
             field = (label, " ".join(_WORD.findall(match.group(2).replace("_", " "))))
     tokens = _WORD.findall(plain.replace("_", " "))
-    words = frozenset(_stem(w) for w in tokens
+    words = frozenset(stem(w) for w in tokens
                       if len(w) > 1 and w not in STOP_WORDS and w not in EMPHASIS and not w.isdigit())
-    foreign = _foreign(plain)
+    is_foreign = foreign(plain)
     squeezed = plain.replace(" ", "")
-    grams = frozenset(squeezed[i:i + 2] for i in range(len(squeezed) - 1)) if foreign else frozenset()
-    return Statement(field, label, values.signature(text), words, _stage(tokens), tokens[0] if tokens else "",
-                     foreign, grams)
+    grams = frozenset(squeezed[i:i + 2] for i in range(len(squeezed) - 1)) if is_foreign else frozenset()
+    return Statement(field, label, values.signature(text), words, states.state(plain),
+                     tokens[0] if tokens else "", is_foreign, grams)
 
 
 def relation(a: Statement, b: Statement) -> str:
     """:data:`SAME` when ``a`` and ``b`` can say one fact (their vectors decide how close), :data:`MORE_SPECIFIC`
     when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
-    stage or (for texts compared by characters) wording."""
-    if a.field is not None or b.field is not None:
+    state, (for short statements) a fact word or (for texts compared by characters) wording."""
+    if a.field is not None and b.field is not None:
         return SAME if a.field == b.field else DIFFERENT
-    if a.label is not None and b.label is not None and a.label != b.label:
+    if a.field is not None or b.field is not None:
+        field, sentence = (a, b) if a.field is not None else (b, a)
+        if not _about_its_key(field, sentence):
+            return DIFFERENT
+    elif a.label is not None and b.label is not None and a.label != b.label:
         return DIFFERENT
     if values.differ(a.signature, b.signature):
         return DIFFERENT
-    if a.stage != b.stage and (None not in (a.stage, b.stage) or "rule" in (a.stage, b.stage)):
+    if states.opposite(a.stage, b.stage):
         return DIFFERENT
-    if a.head != b.head and _stem(a.head) == _stem(b.head) and "ed" in (a.head[-2:], b.head[-2:]):
+    if a.head != b.head and stem(a.head) == stem(b.head) and "ed" in (a.head[-2:], b.head[-2:]):
         return DIFFERENT  # "Extract the parser" is the task, "Extracted the parser" its completion
     if a.foreign or b.foreign:
         union = len(a.grams | b.grams)
@@ -168,7 +197,17 @@ def relation(a: Statement, b: Statement) -> str:
     small, large = (a.words, b.words) if len(a.words) <= len(b.words) else (b.words, a.words)
     if small and small <= large and len(large - small) >= SPECIFIC_EXTRA:
         return MORE_SPECIFIC
+    if len(small) <= SHORT_WORDS and a.field is None and b.field is None \
+            and a.words - b.words - WORDING and b.words - a.words - WORDING:
+        return DIFFERENT  # "enjoys skateboarding" / "enjoys snowboarding": each adds a fact of its own
     return SAME if shared_words(a, b) >= SHARED_WORDS else DIFFERENT
+
+
+def _about_its_key(field: Statement, sentence: Statement) -> bool:
+    """Whether ``sentence`` is about the key of ``field`` (every content word of the key is in it)."""
+    assert field.label is not None
+    key = {stem(w) for w in field.label.split() if w not in STOP_WORDS and w not in EMPHASIS}
+    return bool(key) and key <= sentence.words and not sentence.foreign
 
 
 def shared_words(a: Statement, b: Statement) -> float:

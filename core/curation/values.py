@@ -3,11 +3,13 @@ weekdays), identifiers (paths, file names, code names, command flags), names (ca
 sentence) and polarity (a negation).
 
 Two close observations that differ in such a value ("rate limited to 100 requests" / "… 1000 requests") or
-in polarity ("likes coffee" / "does not like coffee") are not duplicates: they disagree, which is a
+in polarity ("likes coffee" / "does not like coffee", "migration needed" / "no migration needed") are not duplicates: they disagree, which is a
 contradiction to settle, not a repetition to merge (docs/curation.md "What counts as a duplicate").
 :func:`signature` reads the checkable part of one text once; :func:`differ` compares two signatures.
 Times are normalised first (``2am``, ``2 a.m.``, ``02:00`` are one value) and thousands separators
-dropped (``1,000`` = ``1000``), so that a paraphrase does not differ by its spelling of a value.
+dropped (``1,000`` = ``1000``), so that a paraphrase does not differ by its spelling of a value. "No migration
+needed" says that nothing is needed, not that something is false: it differs from a text that says a migration is
+needed, not from "the schema already supports it".
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ NEGATIONS = frozenset({
     "not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "without",
     "nunca", "sin", "ningún", "ningun", "ninguna", "nada", "tampoco", "jamás", "jamas"})
 
+NEEDS = frozenset({"need", "needs", "needed", "require", "requires", "required", "necessary", "necesario",
+                   "necesaria", "necesita", "requiere"})
+_NEED_WORDS = NEEDS | {"need", "necesidad", "necesarios", "necesarias"}
+_UNNEEDED = re.compile(r"\b(?:no|not|nothing|sin)\b(?:\s+[\w-]+){0,3}?\s+(?:needed|required|necessary|necesari[oa]s?)\b"
+                       r"|\bno(?:\s+\w+)?\s+(?:need|necesidad)\b", re.IGNORECASE)
 _TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?", re.IGNORECASE)
 _CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
@@ -52,12 +59,16 @@ def _clock(match: re.Match[str]) -> str:
 class Signature:
     """The checkable part of a text: its ``values`` (lower-cased tokens holding a digit, month and weekday
     names), its ``codes`` (paths, file names, dotted or underscored identifiers, calls, camelCase, a:b, flags), its
-    ``names`` (capitalised words inside a sentence, lower-cased) and whether it holds a ``negation``."""
+    ``names`` (capitalised words inside a sentence, lower-cased), whether it holds a ``negation`` (besides "no …
+    needed"), whether it says that something is not needed (``unneeded``) and whether it says that something is
+    (``needs``: a word of :data:`NEEDS` outside "no … needed")."""
 
     values: frozenset[str]
     negation: bool
     codes: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
+    unneeded: bool = False
+    needs: bool = False
 
 
 def signature(text: str) -> Signature:
@@ -66,16 +77,23 @@ def signature(text: str) -> Signature:
     lowered = _CLOCK.sub(_clock, _TWELVE_HOUR.sub(_twelve_hour, lowered))
     words = set(_WORD.findall(lowered))
     values = {token.strip(_EDGES) for token in _VALUE.findall(lowered)} | (words & _CALENDAR)
-    negation = bool(words & NEGATIONS) or "n't" in lowered or "n’t" in lowered
+    rest, rest_words = lowered, words
+    if words & _NEED_WORDS:  # "no … needed" read only where a word of need is
+        rest = _UNNEEDED.sub(" ", lowered)
+        rest_words = set(_WORD.findall(rest))
+    unneeded = rest != lowered
+    negation = bool(rest_words & NEGATIONS) or "n't" in rest or "n’t" in rest
     codes = {c.strip(".:/").lower() for c in _CODE.findall(text)} - values - {""}
     names = {n.lower() for n in _NAME.findall(text) if not (n.isupper() and len(n) >= SHOUTING)}
     return Signature(frozenset(values), negation, frozenset(c for c in codes if not c.isdigit()),
-                     frozenset(names - codes - values))
+                     frozenset(names - codes - values), unneeded, bool(rest_words & NEEDS))
 
 
 def differ(a: Signature, b: Signature) -> bool:
     """Whether two texts differ checkably: both name values or identifiers (compared as one set), or both name
-    names, and not the same ones,
-    or one is negated and the other not. A value named on one side only (more detail) is not a difference."""
+    names, and not the same ones, or one is negated and the other not, or one says that something is not needed
+    and the other that something is. A value named on one side only (more detail) is not a difference."""
+    if a.unneeded != b.unneeded and (a.needs or b.needs):
+        return True
     return a.negation != b.negation or any(bool(x) and bool(y) and x != y for x, y in (
         (a.values | a.codes, b.values | b.codes), (a.names, b.names)))

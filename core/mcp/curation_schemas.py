@@ -23,8 +23,11 @@ class PairOut(BaseModel):
 
 
 class ClusterOut(BaseModel):
-    """``relation``: duplicate (one fact said twice) or "more specific" (keep both is suggested); ``keeps``: the
-    text a merge keeps; ``reason`` in plain words."""
+    """``relation``: duplicate (one fact said twice) or "more specific"; ``keeps``: the member a merge keeps,
+    the one that holds every value, name, path, number and qualifier of the others — null when none does, and
+    then ``merged`` is one text that keeps them all (for approval; null when a member keeps all); ``options``:
+    the ways to settle it, the suggested one first (``keep`` when no member keeps every detail); ``reason`` in
+    plain words."""
 
     key: str
     relation: str
@@ -33,7 +36,9 @@ class ClusterOut(BaseModel):
     best: float
     lowest: float
     entities: list[str]
-    keeps: str
+    keeps: str | None
+    merged: str | None
+    options: list[str]
     members: list[MemberOut]
     pairs: list[PairOut]
 
@@ -55,8 +60,10 @@ class SharedFactsOut(BaseModel):
 class DuplicatesOut(BaseModel):
     """``find_duplicate_observations``: duplicate clusters most similar first, then "more specific" pairs
     (members oldest first, at most 25 listed, ``size`` counts all), how many in all (``total``), shared facts,
-    the observations compared and the entities still waiting for vectors (``pendingVectors``); ``complete`` is
-    false (with a ``note``) when some were not compared yet."""
+    the observations compared, the pairs of one entity at or above ``threshold`` (``pairsAtThreshold``: each was
+    compared by its words; those in no cluster differ in a field, a value, a state or wording) and the entities
+    still waiting for vectors (``pendingVectors``); ``complete`` is false (with a ``note``) when some were not
+    compared yet."""
 
     threshold: float
     total: int
@@ -64,6 +71,7 @@ class DuplicatesOut(BaseModel):
     clusters: list[ClusterOut]
     sharedFacts: SharedFactsOut
     compared: int
+    pairsAtThreshold: int
     pendingVectors: int
     model: str | None
     seconds: float

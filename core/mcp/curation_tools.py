@@ -12,6 +12,7 @@ from mcp_types import CallToolResult
 from pydantic import Field
 
 from limbic.core.curation import reflections as rules
+from limbic.core.curation.duplicates import DEFAULT_THRESHOLD
 from limbic.core.io import migrate as migrating
 from limbic.core.io.migrate import MAX_PATH
 from limbic.core.lifecycle.expiry import parse_moment
@@ -32,8 +33,8 @@ from limbic.core.models import iso
 from limbic.core.service import MemoryService, review
 
 Threshold = Annotated[float | None, Field(
-    ge=0.5, le=1.0, description="Cosine similarity from which observations may be duplicates "
-    "(default 0.77, calibrated on labelled pairs)")]
+    ge=0.5, le=1.0, description=f"Lowest cosine similarity compared (default {DEFAULT_THRESHOLD}): each pair at or above "
+    "it is listed when its words say one fact")]
 Limit = Annotated[int, Field(strict=True, ge=1, le=100, description="At most this many clusters")]
 
 
@@ -127,9 +128,10 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
          "With at (+30d or a date), the forget and promote candidates and expired observations are those of that "
          "day if nothing is used or written meanwhile. Changes nothing.", read),
         (find_duplicate_observations, "Find Duplicate Observations",
-         "Find observations of one entity that say the same fact twice, as clusters with the text a merge keeps. "
-         "Fields, values, names or negations that differ are never duplicates; the same text on different "
-         "entities is listed as a shared fact. Compares what was just written. Changes no text.", read),
+         "Find observations of one entity that say the same fact twice, as clusters with the text a merge keeps "
+         "(one holding every detail of the others), or else one merged text keeping them all. Differing fields, "
+         "values, names, negations or states are never duplicates; the same text on different entities is listed "
+         "as a shared fact. Compares what was just written. Changes no text.", read),
         (migrate, "Migrate Memory File",
          "Import a memory file (the reference server's JSONL, or the other shapes its forks write) into this "
          "memory, in one transaction: entities, observations and relations are added, what is already stored is "

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from limbic.core import validation as check
-from limbic.core.curation import duplicates, entities, statements
+from limbic.core.curation import duplicates, entities, statements, survivors
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
@@ -27,6 +27,7 @@ from limbic.core.models import Entity, iso
 from limbic.core.service.entity_duplicates import (
     EntityDuplicate,
     entity_duplicates,
+    name_groups,
     shared_evidence,
     supported,
 )
@@ -63,7 +64,10 @@ class DuplicateCluster:
     """Observations that repeat one another. ``members`` (oldest first, at most 25 listed), ``size`` (all of
     them), ``pairs`` ``(id, id, similarity)`` most similar first (those among the listed members),
     ``best``/``lowest`` similarity of its pairs, ``relation``: ``"duplicate"`` (each says one fact) or
-    ``"more specific"`` (the longer adds facts to the other's: keep both is suggested)."""
+    ``"more specific"`` (the longer adds facts to the other's: keep both is suggested). ``survivor``: the member
+    that keeps every detail of the others (:func:`~limbic.core.curation.survivors.survivor`), None when none
+    does; then ``merged`` is one text that keeps them all (:func:`~limbic.core.curation.survivors.merged_text`),
+    shown for approval. Build one with :func:`duplicate_cluster`."""
 
     members: tuple[Member, ...]
     size: int
@@ -71,20 +75,18 @@ class DuplicateCluster:
     best: float
     lowest: float
     relation: str = duplicates.DUPLICATE
+    survivor: Member | None = None
+    merged: str | None = None
 
     @property
-    def survivor(self) -> Member:
-        """The member a merge keeps: among the members that repeat every other member (the cluster's centre
-        always does), the one that says the most (longest text), the oldest among equals. Keeping it loses no
-        fact: every other member says what it says."""
-        partners: dict[int, set[int]] = {m.id: set() for m in self.members}
-        for a, b, _ in self.pairs:
-            if a in partners and b in partners:
-                partners[a].add(b)
-                partners[b].add(a)
-        everyone = set(partners)
-        whole = [m for m in self.members if partners[m.id] | {m.id} == everyone] or list(self.members)
-        return min(whole, key=lambda m: (-len(m.content), m.created_at, m.id))
+    def options(self) -> tuple[str, ...]:
+        """The ways to settle it, the suggested one first: with a survivor ``supersede`` (it stays live, the others
+        become its history), ``merge`` (the others are deleted) and ``keep`` (a more specific pair: ``keep``,
+        then ``supersede``); without one ``keep`` first, then ``combine`` (the merged text is written and the
+        members become its history)."""
+        if self.survivor is None:
+            return ("keep", "combine")
+        return ("keep", "supersede") if self.relation == duplicates.MORE_SPECIFIC else ("supersede", "merge", "keep")
 
     @property
     def reason(self) -> str:
@@ -92,7 +94,10 @@ class DuplicateCluster:
         where = "in one entity" if len(self.entities) == 1 else f"in {len(self.entities)} entities of one name"
         if self.relation == duplicates.MORE_SPECIFIC:
             return f"one says more than the other {where} — keep both, or keep the more specific one"
-        return f"{self.size} observations say the same fact {where}, with the same values"
+        said = f"{self.size} observations say the same fact {where}, with the same values"
+        if self.survivor is None:
+            return said + " — but each adds a detail the others lack: keep both, or combine them into one text"
+        return said
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -106,8 +111,20 @@ class DuplicateCluster:
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "relation": self.relation, "reason": self.reason, "size": self.size,
                 "best": round(self.best, 4), "lowest": round(self.lowest, 4), "entities": list(self.entities),
-                "keeps": self.survivor.content, "members": [m.to_dict() for m in self.members],
+                "keeps": None if self.survivor is None else self.survivor.content, "merged": self.merged,
+                "options": list(self.options), "members": [m.to_dict() for m in self.members],
                 "pairs": [{"a": a, "b": b, "similarity": round(s, 4)} for a, b, s in self.pairs]}
+
+
+def duplicate_cluster(members: Sequence[Member], size: int, pairs: tuple[tuple[int, int, float], ...], best: float,
+                      lowest: float, relation: str = duplicates.DUPLICATE) -> DuplicateCluster:
+    """A :class:`DuplicateCluster` of ``members`` with its survivor, or its merged text when none keeps every
+    detail of the others (:mod:`limbic.core.curation.survivors`)."""
+    texts = [survivors.Text(m.id, m.content, m.created_at) for m in members]
+    found = survivors.survivor(texts) if len(texts) > 1 else None
+    keeper = None if found is None else next(m for m in members if m.id == found.id)
+    merged = survivors.merged_text(texts) if keeper is None and len(texts) > 1 else None
+    return DuplicateCluster(tuple(members), size, pairs, best, lowest, relation, keeper, merged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,8 +146,9 @@ class DuplicateReport:
     """What :meth:`Curating.find_duplicate_observations` found: the ``threshold`` used, the number of clusters
     (``total``: duplicates and more specific ones) and the first ``limit`` of them, the texts said alike of
     several entities (``shared``, the first ``limit``; ``shared_total``), the observations compared, the
-    entities still ``pending`` a vector (``complete`` when none is), the ``model`` whose vectors were compared
-    and the ``seconds`` taken."""
+    entities still ``pending`` a vector (``complete`` when none is), the ``model`` whose vectors were compared,
+    the ``seconds`` taken and ``pairs``: the pairs of one entity (or name) at or above the threshold, every one
+    of them compared by its words — those not in a cluster differ in a field, a value, a state or wording."""
 
     threshold: float
     total: int
@@ -141,6 +159,7 @@ class DuplicateReport:
     seconds: float
     shared: tuple[SharedFact, ...] = ()
     shared_total: int = 0
+    pairs: int = 0
 
     @property
     def complete(self) -> bool:
@@ -161,7 +180,8 @@ class DuplicateReport:
             "threshold": self.threshold, "total": self.total, "complete": self.complete,
             "clusters": [c.to_dict() for c in self.clusters],
             "sharedFacts": {"total": self.shared_total, "items": [f.to_dict() for f in self.shared]},
-            "compared": self.compared, "pendingVectors": self.pending, "model": self.model,
+            "compared": self.compared, "pairsAtThreshold": self.pairs, "pendingVectors": self.pending,
+            "model": self.model,
             "seconds": round(self.seconds, 3)}
         if self.note:
             out["note"] = self.note
@@ -179,7 +199,7 @@ class Curating:
     database: Database
     embedder: Embedder | None
     vectors: VectorUpkeep
-    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster], list[np.ndarray]]
+    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster], list[np.ndarray], int]
     _write: Callable[..., Any]
     _reindex: Callable[[WriteTransaction, Iterable[int]], None]
 
@@ -203,8 +223,9 @@ class Curating:
         """Clusters of live observations that say one fact (:mod:`limbic.core.curation.duplicates`): observations
         of one entity (or of entities whose names are equal once normalised) only — the same text on two
         different entities is reported as a shared fact, never as a duplicate. With ``entity_name``, those
-        involving its observations. ``threshold``: cosine similarity, default
-        :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`. Duplicates most similar first, then the
+        involving its observations. ``threshold``: the lowest cosine similarity of a pair's stored vectors, default
+        :data:`~limbic.core.curation.duplicates.DEFAULT_THRESHOLD`; every pair at or above it is compared by its
+        words (the report counts them, ``pairs``), none below it. Duplicates most similar first, then the
         *more specific* pairs; pairs kept apart by a person are left out. Vectors pending for the entities in
         scope are computed first (at most :data:`INLINE_ENTITIES`; see the module). The last answer is kept until
         the memory changes.
@@ -224,7 +245,7 @@ class Curating:
             cached = getattr(self, "_duplicates", None)
             fresh = cached is None or cached[0] != key
             if cached is not None and not fresh:
-                rows, found, shared = cached[1], cached[2], cached[3]
+                rows, found, shared, pairs = cached[1], cached[2], cached[3], cached[4]
             else:
                 rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
                 rows = None if rows is None else _in_view(conn, rows)
@@ -234,20 +255,20 @@ class Curating:
                 queries = None if only is None else np.flatnonzero(rows.entity == only)
                 texts = reads.live_texts(conn)
                 owners = _owners(conn, rows.entity)
-                found = duplicates.duplicate_clusters(rows, texts, threshold, owners=owners, queries=queries,
-                                                      kept=self._kept_pairs("observations"))
+                found, pairs = duplicates.duplicate_clusters(rows, texts, threshold, owners=owners, queries=queries,
+                                                             kept=self._kept_pairs("observations"))
                 shared = duplicates.shared_texts(rows, texts, owners, queries)
                 # the same question until the memory changes: the same answer, kept without the vectors
                 # (4 bytes × dimension a row: 77 MB at 50,000 observations), which only the clustering reads
                 rows = duplicates.ObservationRows(rows.observation, rows.entity, np.empty((0, rows.unit.shape[1]), np.float32))
-                self._duplicates = (key, rows, found, shared)
+                self._duplicates = (key, rows, found, shared, pairs)
             clusters = self._clusters(conn, rows, found[:limit])
             facts = _shared_facts(conn, rows, shared[:limit])
             compared = len(rows)
         if fresh:
             self.release_memory()
         return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
-                               time.perf_counter() - started, facts, len(shared))
+                               time.perf_counter() - started, facts, len(shared), pairs)
 
     def _land_pending(self, only: int | None) -> None:
         """Compute and store the pending vectors of the entities in scope (``only``, else any), at most
@@ -276,12 +297,14 @@ class Curating:
         left, right = rows.observation[cluster.a], rows.observation[cluster.b]
         listed = np.flatnonzero(np.isin(left, shown) & np.isin(right, shown))
         pairs = tuple((int(left[k]), int(right[k]), float(cluster.sims[k])) for k in listed)
-        return DuplicateCluster(members, len(ids), pairs, cluster.best, cluster.lowest, cluster.relation)
+        return duplicate_cluster(members, len(ids), pairs, cluster.best, cluster.lowest, cluster.relation)
 
     def find_duplicate_entities(self, threshold: float | None = None, limit: int = 20,
                                 entity_name: str | None = None) -> tuple[int, list[EntityDuplicate]]:
-        """Entities that may be one thing (:mod:`limbic.core.curation.entities`): same normalised name, an
-        acronym and its expansion, or entity vectors at least ``threshold`` similar (default
+        """Entities that may be one thing (:mod:`limbic.core.curation.entities`): same normalised name (case,
+        CamelCase, snake_case, kebab-case, spaces, plurals) with some evidence
+        (:func:`~limbic.core.service.entity_duplicates.name_supported`), an acronym and its expansion, or entity
+        vectors at least ``threshold`` similar (default
         :data:`~limbic.core.curation.entities.ENTITY_THRESHOLD`) that also share an observation said alike and a
         neighbour (or neither has relations) and are not siblings (two different identifiers); with
         ``entity_name``, those involving it. Returns the number found and the first ``limit``; groups kept apart
@@ -303,6 +326,7 @@ class Curating:
             groups = entities.same_names(names.items())
             if only is not None:
                 groups = [g for g in groups if only in g.ids]
+            groups = name_groups(conn, model, groups)
             seen = {frozenset(g.ids) for g in groups}
             evidence: dict[tuple[int, ...], tuple[int, int]] = {}
             if model:
@@ -410,12 +434,9 @@ def _all_kept(ids: tuple[int, ...], kept: frozenset[tuple[int, int]]) -> bool:
 
 
 def _owners(conn: Any, entity: np.ndarray) -> np.ndarray:
-    """Each row's owner ``(n,) int64``: the smallest id among the entities whose names are equal to its
-    entity's once normalised (:func:`~limbic.core.curation.entities.normalise_name`)."""
-    first: dict[str, int] = {}
-    owner_of: dict[int, int] = {}
-    for entity_id, name in reads.id_names(conn):
-        owner_of[int(entity_id)] = first.setdefault(entities.normalise_name(str(name)) or str(entity_id), int(entity_id))
+    """Each row's owner ``(n,) int64``: the smallest id among the entities whose names are one with its
+    entity's once normalised (:func:`~limbic.core.curation.entities.same_name_owners`)."""
+    owner_of = entities.same_name_owners((int(i), str(n)) for i, n in reads.id_names(conn))
     return np.array([owner_of.get(int(e), int(e)) for e in entity.tolist()], dtype=np.int64)
 
 

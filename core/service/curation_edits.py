@@ -2,7 +2,8 @@
 
 Each is an :class:`~limbic.core.service.edits.Edit` (one transaction to apply, one to revert). Merging
 duplicate observations keeps one text and deletes the others (:func:`merge_duplicates`); superseding keeps
-the newest live and the others as its history (:class:`SupersedeDuplicates`); merging duplicate entities is
+the newest live and the others as its history (:class:`SupersedeDuplicates`); combining writes one text that
+keeps every detail of the members and makes them its history (:class:`CombineDuplicates`); merging duplicate entities is
 :class:`~limbic.core.service.entity_edits.MergeEntities` (observations, relations and usage history move to
 the survivor); keeping as is records the person's choice so that it is not proposed again
 (:class:`KeepAsIs`); splitting an entity is :class:`SplitEntity`; reflections are written, edited and deleted by
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from limbic.core.errors import ValidationError
-from limbic.core.models import Entity, Observation, Reflection, RelationInput
+from limbic.core.models import Entity, Observation, ObservationInput, Reflection, RelationInput
 from limbic.core.service.curating import Member, pair_key
 from limbic.core.service.edits import Compound, Edit
 from limbic.core.service.entity_edits import DeleteObservation
@@ -83,6 +84,65 @@ class SupersedeDuplicates(Edit):
     def reverse(self, service: MemoryService) -> None:
         for entity, rows in reversed(self.before):
             service.restore_entity(entity.name, entity, observations=rows)
+
+
+@dataclass(eq=False)
+class CombineDuplicates(Edit):
+    """Write ``text`` — one text keeping every detail of ``members``, shown to the person before
+    (:attr:`~limbic.core.service.curating.DuplicateCluster.merged`) — as an observation of ``entity`` (default:
+    the entity holding most members, the first among equals) and mark every member superseded by it: they stay
+    as history (linked to it within its entity). The new observation takes the members' kind when they share
+    one. Revert deletes it and makes the members live again exactly. Raises ValidationError for fewer than two
+    members, an empty text or an entity holding none of them."""
+
+    members: Sequence[Member]
+    text: str
+    entity: str | None = None
+    before: list[tuple[Entity, tuple[Observation, ...]]] = field(init=False, repr=False)
+    added: bool = field(default=False, init=False, repr=False)
+    op: ClassVar[str] = "combine_duplicates"
+
+    def __post_init__(self) -> None:
+        self.members = tuple(self.members)
+        if len({m.id for m in self.members}) < 2:
+            raise ValidationError("a duplicate cluster needs at least two observations")
+        if not self.text.strip():
+            raise ValidationError("the combined text is empty")
+        holders = [m.entity for m in self.members]
+        if self.entity is None:
+            self.entity = max(dict.fromkeys(holders), key=holders.count)
+        elif self.entity not in holders:
+            raise ValidationError(f"{self.entity!r} holds none of the observations to combine")
+
+    @property
+    def description(self) -> str:
+        return f"combine {len(self.members)} duplicate observations into “{_short(self.text)}”"
+
+    def subject(self, *, reverted: bool = False) -> str | None:
+        return self.entity
+
+    def perform(self, service: MemoryService) -> None:
+        assert self.entity is not None
+        olds: dict[str, list[str]] = {self.entity: []}
+        for m in self.members:
+            olds.setdefault(m.entity, []).append(m.content)
+        self.before = []
+        for entity, contents in olds.items():
+            current = service.get_entity(entity).entity
+            touched = {*contents, self.text} if entity == self.entity else set(contents)
+            self.before.append((current, tuple(o for o in current.observations if o.content in touched)))
+        kinds = {m.kind for m in self.members}
+        [(_, written)] = service.add_observations(
+            [(self.entity, [ObservationInput(self.text, kind=kinds.pop() if len(kinds) == 1 else None)])])
+        self.added = bool(written)
+        for entity, contents in olds.items():
+            if contents:
+                service.supersede_by(entity, contents, self.entity, self.text)
+
+    def reverse(self, service: MemoryService) -> None:
+        for entity, rows in reversed(self.before):
+            remove = (self.text,) if self.added and entity.name == self.entity else ()
+            service.restore_entity(entity.name, entity, observations=rows, remove=remove)
 
 
 @dataclass(eq=False)

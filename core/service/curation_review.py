@@ -11,17 +11,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from limbic.core.curation.entities import normalise_name
+from limbic.core.curation.entities import name_keys
 from limbic.core.errors import ValidationError
 from limbic.core.io.importer import PLACEHOLDER_TYPE
 from limbic.core.service.curating import Member
 from limbic.core.service.curation_edits import (
+    CombineDuplicates,
     KeepAsIs,
     SplitEntity,
     SupersedeDuplicates,
     keep_entities_apart,
     keep_observations_apart,
-    longest,
     merge_duplicates,
 )
 from limbic.core.service.decisions import Decision, entity_types, family, ranked, usage, worth
@@ -54,11 +54,13 @@ def _short(text: str, length: int = 60) -> str:
 
 class DuplicateObservations:
     """Observations of one entity that say one fact (duplicate clusters; *more specific* pairs, whose suggestion
-    is to keep both, are listed by ``find_duplicate_observations`` and the merge queue, not here). The text that
-    stays is the one that says the most (:attr:`~limbic.core.service.curating.DuplicateCluster.survivor`), so no
-    option loses a fact. Options: ``supersede`` (it stays live, the others become its history), ``merge`` (it
-    stays, the others are deleted), ``keep`` (all stay; not proposed together again). Clusters of entities of
-    one type form a family."""
+    is to keep both, are listed by ``find_duplicate_observations`` and the merge queue, not here). No option
+    loses a detail (:mod:`limbic.core.curation.survivors`). When a member keeps every detail of the others (the
+    :attr:`~limbic.core.service.curating.DuplicateCluster.survivor`), the options are ``supersede`` (it stays
+    live, the others become its history), ``merge`` (it stays, the others are deleted) and ``keep`` (all stay;
+    not proposed together again). When none does, ``keep`` comes first and ``combine`` writes the merged text
+    shown in the evidence, the members becoming its history. Clusters of entities of one type, settled alike,
+    form a family."""
 
     kind = "duplicate"
 
@@ -72,24 +74,30 @@ class DuplicateObservations:
         for cluster in clusters:
             evidence: dict[str, Any] = {**cluster.to_dict(), "threshold": report.threshold}
             where = " / ".join(cluster.entities)
+            if cluster.survivor is not None:
+                title = f"{where}: {cluster.size} observations say the same — keeps “{_short(cluster.survivor.content)}”"
+                settled = ""
+            else:
+                title = f"{where}: {cluster.size} observations say the same, each with a detail of its own"
+                settled = ", each with a detail of its own"
             decisions.append(Decision(
-                self.kind, cluster.key,
-                f"{where}: {cluster.size} observations say the same — keeps “{_short(cluster.survivor.content)}”",
-                cluster.entities, evidence, ("supersede", "merge", "keep"), max(m.created_at for m in cluster.members),
-                worth(cluster.best, cluster.entities, uses),
-                family(self.kind, " / ".join(sorted({kinds.get(e, "") for e in cluster.entities})))))
+                self.kind, cluster.key, title, cluster.entities, evidence, cluster.options,
+                max(m.created_at for m in cluster.members), worth(cluster.best, cluster.entities, uses),
+                family(self.kind, " / ".join(sorted({kinds.get(e, "") for e in cluster.entities})) + settled)))
         return len(clusters), ranked(decisions)[:limit]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _refuse(decision, option)
         members = _members(decision)
+        if option == "keep":
+            return keep_observations_apart(members)
+        if option == "combine":
+            return CombineDuplicates(members, decision.evidence["merged"])
         keeps = decision.evidence.get("keeps")
-        keeper = next((m for m in members if m.content == keeps), None) or longest(members)
+        keeper = next(m for m in members if m.content == keeps)
         if option == "supersede":
             return SupersedeDuplicates(members, keeper)
-        if option == "merge":
-            return merge_duplicates(members, keeper)
-        return keep_observations_apart(members)
+        return merge_duplicates(members, keeper)
 
 
 class DuplicateEntities:
@@ -172,14 +180,15 @@ class Placeholders:
 
         conn = service.database.read()
         total, rows = curation_reads.of_type(conn, PLACEHOLDER_TYPE, limit)
-        by_key: dict[str, list[str]] = {}
+        by_key: dict[str, set[str]] = {}
         if rows:
             for other, kind in curation_reads.names_and_types(conn):  # the bound project's view
                 if kind != PLACEHOLDER_TYPE:
-                    by_key.setdefault(normalise_name(other), []).append(other)
+                    for key in name_keys(other):
+                        by_key.setdefault(key, set()).add(other)
         decisions = []
         for i, name, observations, relations, created in rows:
-            matches = sorted(by_key.get(normalise_name(name), []))
+            matches = sorted(set().union(*(by_key.get(key, set()) for key in name_keys(name))))
             options = ("merge", "keep", "delete") if len(matches) == 1 else ("keep", "delete")
             decisions.append(Decision(
                 self.kind, f"placeholder:{i}", f"{name} is a placeholder left by an import", (name, *matches[:1]),

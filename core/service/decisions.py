@@ -187,6 +187,8 @@ def describe(decision: Decision) -> str:
         lines.append(reason[:1].upper() + reason[1:] + ".")
     if isinstance(evidence.get("keeps"), str):
         lines.append(f"Merging keeps: “{evidence['keeps']}”")
+    if isinstance(evidence.get("merged"), str):
+        lines.append(f"Combining writes: “{evidence['merged']}”")
     if isinstance(evidence.get("merge"), str):
         lines.append(f"Merging {evidence['merge']}.")
     members = evidence.get("members")
@@ -206,7 +208,7 @@ def describe(decision: Decision) -> str:
         lines.append(f"{side['name']} ({side['entityType']}, {count} observation{'' if count == 1 else 's'})")
         lines.extend(f"  • {text}" for text in side.get("firstObservations", []))
     if not members and not evidence.get("sides"):
-        skip = {"why", "reason", "keeps", "merge", "members", "sides", "pairs", "key", "ids", "id"}
+        skip = {"why", "reason", "keeps", "merged", "merge", "members", "sides", "pairs", "key", "ids", "id"}
         for key, value in evidence.items():
             shown = None if key in skip or key.endswith(("Id", "Ids")) else _plain_value(value)
             if shown:

@@ -1,7 +1,9 @@
 """The merge queue: duplicate observations and duplicate entities, found at a chosen similarity and settled
 with one click each — merge, supersede, keep both — every action an undoable core edit. A cluster's members
 are listed one per row (any number of them stays readable), with the reason and the text a merge keeps above
-them; a "more specific" pair offers keep both and supersede only. An entity pair shows both sides: each
+them — or, when no member keeps every detail of the others, the one text that would keep them all (Combine
+writes it; merging or superseding then needs a member chosen by hand); a "more specific" pair offers keep both
+and supersede only. An entity pair shows both sides: each
 entity's type, observation count and first observations, and which name a merge keeps.
 
 Finding runs off the UI thread (:meth:`~limbic.core.service.MemoryService.find_duplicate_observations`,
@@ -109,6 +111,7 @@ class MergeQueue(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.members.setToolTip("Select a row to choose the observation that stays")
+        self.members.itemSelectionChanged.connect(self._enable)
         self.cluster_reason = QLabel(wordWrap=True)
         self.cluster_reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.merge_button = QPushButton("Merge")
@@ -119,11 +122,15 @@ class MergeQueue(QWidget):
                                          "others stay as history")
         self.keep_button = QPushButton("Keep both")
         self.keep_button.setToolTip("They are different: do not propose them together again")
+        self.combine_button = QPushButton("Combine")
+        self.combine_button.setToolTip("Write the one text shown above, which keeps every detail of the members; "
+                                       "they stay as its history")
         self.merge_button.clicked.connect(lambda: self.settle_cluster("merge"))
         self.supersede_button.clicked.connect(lambda: self.settle_cluster("supersede"))
         self.keep_button.clicked.connect(lambda: self.settle_cluster("keep"))
+        self.combine_button.clicked.connect(lambda: self.settle_cluster("combine"))
         observations = self._pane(self.cluster_list, self._stacked(self.cluster_reason, self.members),
-                                  [self.merge_button, self.supersede_button, self.keep_button])
+                                  [self.merge_button, self.supersede_button, self.keep_button, self.combine_button])
 
         self.group_list = QListWidget()
         self.group_list.currentRowChanged.connect(self._show_group)
@@ -227,6 +234,8 @@ class MergeQueue(QWidget):
     @staticmethod
     def _cluster_line(cluster: DuplicateCluster) -> str:
         where = " / ".join(cluster.entities)
+        if cluster.survivor is None:
+            return f"{where}: {cluster.size} say the same, each with a detail of its own"
         if cluster.relation == "duplicate":
             return f"{where}: {cluster.size} say the same — “{cluster.survivor.content[:70]}”"
         return f"{where}: one says more — “{cluster.survivor.content[:70]}”"
@@ -248,10 +257,7 @@ class MergeQueue(QWidget):
     def _show_cluster(self, row: int) -> None:
         cluster = self.clusters[row] if 0 <= row < len(self.clusters) else None
         members = cluster.members if cluster is not None else ()
-        self.cluster_reason.setText("" if cluster is None else
-                                    f"{cluster.reason[:1].upper()}{cluster.reason[1:]}. Merging keeps: "
-                                    f"“{cluster.survivor.content}”" + (f" ({cluster.size - len(members)} more not "
-                                                                       "listed)" if cluster.size > len(members) else ""))
+        self.cluster_reason.setText("" if cluster is None else self._settling(cluster))
         self.members.clearContents()
         self.members.setRowCount(len(members))
         for line, member in enumerate(members):
@@ -261,6 +267,14 @@ class MergeQueue(QWidget):
                 self.members.setItem(line, column, item)
         self.members.resizeRowsToContents()
         self._enable()
+
+    @staticmethod
+    def _settling(cluster: DuplicateCluster) -> str:
+        """The cluster's reason and what settling it keeps (or the text Combine writes), in plain words."""
+        keeps = f"Merging keeps: “{cluster.survivor.content}”" if cluster.survivor is not None \
+            else f"Combining writes: “{cluster.merged}”"
+        more = f" ({cluster.size - len(cluster.members)} more not listed)" if cluster.size > len(cluster.members) else ""
+        return f"{cluster.reason[:1].upper()}{cluster.reason[1:]}. {keeps}{more}"
 
     def _show_group(self, row: int) -> None:
         group = self.entity_groups[row] if 0 <= row < len(self.entity_groups) else None
@@ -277,11 +291,13 @@ class MergeQueue(QWidget):
 
     def _enable(self) -> None:
         row = self.cluster_list.currentRow()
-        has_cluster = 0 <= row < len(self.clusters)
-        for button in (self.merge_button, self.supersede_button, self.keep_button):
-            button.setEnabled(has_cluster)
-        if has_cluster and self.clusters[row].relation != "duplicate":
-            self.merge_button.setEnabled(False)  # a more specific pair: keep both, or supersede the general one
+        cluster = self.clusters[row] if 0 <= row < len(self.clusters) else None
+        chosen = bool(self.members.selectionModel().selectedRows())
+        keeper = cluster is not None and (cluster.survivor is not None or chosen)  # no suggested keeper: a chosen one
+        self.keep_button.setEnabled(cluster is not None)
+        self.supersede_button.setEnabled(keeper)
+        self.merge_button.setEnabled(keeper and cluster is not None and cluster.relation == "duplicate")
+        self.combine_button.setEnabled(cluster is not None and cluster.merged is not None)
         has_group = 0 <= self.group_list.currentRow() < len(self.entity_groups)
         self.merge_entities_button.setEnabled(has_group)
         self.keep_entities_button.setEnabled(has_group)
@@ -289,8 +305,10 @@ class MergeQueue(QWidget):
     # --- settling -----------------------------------------------------------------------------------
 
     def settle_cluster(self, option: str, row: int | None = None) -> None:
-        """Settle cluster ``row`` (default: the current one) with ``merge``, ``supersede`` or ``keep``; the
-        selected row, if any, is the observation that stays (else the one that says the most)."""
+        """Settle cluster ``row`` (default: the current one) with ``merge``, ``supersede``, ``keep`` or
+        ``combine``; the selected row, if any, is the observation that stays (else the cluster's survivor, the
+        member that keeps every detail of the others; without one and without a selected row, merge and supersede
+        do nothing)."""
         row = self.cluster_list.currentRow() if row is None else row
         if not 0 <= row < len(self.clusters):
             return
@@ -299,7 +317,13 @@ class MergeQueue(QWidget):
         survivor = cluster.members[rows[0].row()] if rows and row == self.cluster_list.currentRow() \
             else cluster.survivor
         edit: Edit
-        if option == "merge":
+        if option == "combine":
+            if cluster.merged is None:
+                return
+            edit = curation_edits.CombineDuplicates(cluster.members, cluster.merged)
+        elif option in ("merge", "supersede") and survivor is None:
+            return
+        elif option == "merge":
             edit = curation_edits.merge_duplicates(cluster.members, survivor)
         elif option == "supersede":
             edit = curation_edits.SupersedeDuplicates(cluster.members, survivor)

@@ -1,13 +1,22 @@
 """Curation at scale: the duplicate finders (observations, entities) and the consolidation report, with seconds,
 peak memory and what they propose (duplicate clusters, entity pairs, and how many of those are between two identifiers: siblings);
-and the duplicate finder's precision and recall on the hand-labelled pairs from real agent memory.
+the duplicate finder's precision and recall on hand-labelled pairs from real agent memory; and every duplicate
+suggestion on a folder of memory files with what settling it keeps, for a person to read.
 
-    python tests/bench/bench_curation.py --db <database with vectors> [--corpus DIR] [--pairs]
+    python tests/bench/bench_curation.py [--db <database with vectors>] [--corpus DIR [--suggestions]]
+                                         [--pairs [FILE]]
 
 ``--db``: a database whose observations have vectors of the active model (e.g. Debian's packages as a graph
 of 10,000 entities imported with ``limbic import``); it is copied first. ``--corpus DIR``: the memory files of
-DIR are imported into a fresh database with the active model and measured the same way. ``--pairs``: precision
-and recall (with TP/FP/FN) on ``tests/fixtures/duplicate_pairs_corpus.jsonl`` at thresholds 0.70..0.90.
+DIR are imported into a fresh database with the active model and measured the same way; with
+``--suggestions``, every duplicate cluster found there is listed with the text a merge keeps (or the merged text
+and "keep both" first), each member's state and the words of each member the kept text does not hold, and the
+count of suggestions whose kept text lacks a word of a member or joins two states. ``--pairs [FILE]``:
+precision and recall (with TP/FP/FN, the false positives and the duplicates missed) at the default threshold and
+at 0.65..0.90 on a file of labelled pairs (default ``tests/fixtures/duplicate_pairs_corpus.jsonl``; any file of
+its format: one JSON object a line with ``text_a``, ``text_b``, ``entity_a``, ``entity_b``, ``label`` one of
+duplicate / specific / shared / different, optionally ``type_a``, ``type_b``), each pair's texts stored under
+their entities as the finder meets them.
 Each timing runs in its own process (the peak resident memory ``peak_rss_mb`` is that process's, its
 interpreter and libraries included); ``cpu_seconds`` is its CPU time (both cores) during the call, a steadier
 figure than the wall clock on a shared machine. One JSON object is printed, with the load average when it
@@ -76,24 +85,65 @@ def in_process(name: str, db: Path) -> dict:
     return json.loads(done.stdout)
 
 
-def pair_scores() -> dict:
-    """Precision and recall (with counts) on the hand-labelled pairs from real agent memory, each pair's
-    observations stored as the finder sees them (tests/_duplicate_pairs.py)."""
+def pair_scores(path: Path) -> dict:
+    """Precision and recall (with counts, the false positives and the duplicates missed) on the labelled pairs
+    of ``path``, each pair's observations stored as the finder sees them (tests/_duplicate_pairs.py)."""
     from _duplicate_pairs import load_pairs, score, store_pairs
 
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
     from limbic.core.store.database import Database
 
-    pairs = load_pairs()
+    pairs = load_pairs(path)
+    embedder = load_active_embedder()
     with tempfile.TemporaryDirectory() as tmp:
-        service = MemoryService(Database(Path(tmp) / "pairs.db"), load_active_embedder())
+        service = MemoryService(Database(Path(tmp) / "pairs.db"), embedder)
         ids = store_pairs(service, pairs)
-        out = {f"{t:.2f}": score(service, pairs, ids, t).to_dict() for t in (0.70, 0.74, 0.77, 0.80, 0.85, 0.90)}
-        out["default"] = score(service, pairs, ids).to_dict()
+        out = {f"{t:.2f}": score(service, pairs, ids, t).to_dict() for t in (0.65, 0.70, 0.73, 0.77, 0.80, 0.85, 0.90)}
+        found = score(service, pairs, ids)
         service.close()
     labels = [p["label"] for p in pairs]
-    return {"pairs": len(pairs), "labels": {k: labels.count(k) for k in dict.fromkeys(labels)}, "by_threshold": out}
+    return {"file": str(path), "model": None if embedder is None else embedder.name, "pairs": len(pairs),
+            "labels": {k: labels.count(k) for k in dict.fromkeys(labels)},
+            "default": {**found.to_dict(), "false_positives": list(found.false_positives),
+                        "missed": list(found.missed)}, "by_threshold": out}
+
+
+def suggestions(db: Path) -> dict:
+    """Every duplicate cluster of the database ``db`` with what settling it keeps, each member's state
+    (:func:`~limbic.core.curation.states.state`) and the words of each member (lower-cased, stemmed, stop words
+    aside but qualifiers such as "only" or "all", restating words such as "prefers" included; an opening "This
+    package provides" left out) that the kept text — the survivor, else the merged text — does not hold; counted: suggestions whose survivor
+    lacks such a word, and clusters joining two different states."""
+    import re
+
+    from limbic.core.curation import statements, states
+    from limbic.core.curation.stop_words import STOP_WORDS
+    from limbic.core.curation.survivors import QUALIFIERS
+    from limbic.core.service import MemoryService
+    from limbic.core.store.database import Database
+
+    def words(text: str) -> set[str]:
+        return {statements.stem(w) for w in re.findall(r"[^\W_]+", statements.without_boilerplate(text).casefold())
+                if w not in STOP_WORDS or w in QUALIFIERS}
+
+    service = MemoryService(Database(db), None)
+    report = service.find_duplicate_observations(limit=100_000)
+    service.close()
+    listed, lacking, joined = [], 0, 0
+    for cluster in report.clusters:
+        kept = cluster.survivor.content if cluster.survivor is not None else cluster.merged or ""
+        held = words(kept)
+        others = {m.content: sorted(words(m.content) - held) for m in cluster.members}
+        found_states = {states.state(m.content) for m in cluster.members} - {None}
+        lacking += cluster.survivor is not None and any(others.values())
+        joined += len(found_states) > 1
+        listed.append({"relation": cluster.relation, "entities": list(cluster.entities), "options": list(cluster.options),
+                       "keeps": None if cluster.survivor is None else cluster.survivor.content, "merged": cluster.merged,
+                       "members": [{"text": m.content, "state": states.state(m.content), "not_kept": others[m.content]}
+                                   for m in cluster.members]})
+    return {"clusters": len(report.clusters), "with_survivor": sum(c.survivor is not None for c in report.clusters),
+            "survivor_lacks_a_word": lacking, "joins_two_states": joined, "suggestions": listed}
 
 
 def corpus_db(folder: Path, target: Path) -> Path:
@@ -113,7 +163,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, help="a database with vectors of the active model (copied)")
     parser.add_argument("--corpus", type=Path, help="a folder of memory files to import and measure")
-    parser.add_argument("--pairs", action="store_true", help="precision and recall on the labelled pairs")
+    parser.add_argument("--suggestions", action="store_true",
+                        help="with --corpus: list every duplicate suggestion with what it keeps")
+    parser.add_argument("--pairs", nargs="?", type=Path, const=HERE.parents[1] / "fixtures" / "duplicate_pairs_corpus.jsonl",
+                        metavar="FILE", help="precision and recall on a file of labelled pairs (default: the fixture)")
     parser.add_argument("--measure", choices=MEASURES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -130,8 +183,10 @@ def main() -> None:
             else:
                 corpus_db(source, db)
             out[label] = {name: in_process(name, db) for name in MEASURES}
+            if label == "corpus" and args.suggestions:
+                out[label]["suggestions"] = suggestions(db)
     if args.pairs:
-        out["pairs"] = pair_scores()
+        out["pairs"] = pair_scores(args.pairs)
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
 

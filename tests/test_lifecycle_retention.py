@@ -1,6 +1,6 @@
 """Forget and promote: Mnemex ``scoring_algorithm.md``'s tables and worked examples A–D, the review's candidates
 (uses are accesses, never impressions; each memory's time its own), what is kept and why (open work,
-configuration, what a memory holds), pinning, the forecast of a later date (``limbic gc --at``, the ``at`` of
+configuration, what a memory holds, standing rules, goals still ahead, what still runs), pinning, the forecast of a later date (``limbic gc --at``, the ``at`` of
 ``consolidation_report``), and ``limbic review`` / ``limbic gc`` (its dry run lists what the real run archives)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import json
 import math
 import shutil
 import time
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -226,6 +227,79 @@ def test_open_work_configuration_and_what_a_memory_holds_are_read_from_it():
     assert kept("Library", "NumPy", "active", [("Used everywhere underneath", None)]) is None
 
 
+def test_standing_rules_goals_and_what_still_runs_are_read_from_it():
+    kept = keeping.kept
+    # a standing rule: its type or name (split at case changes) says so, or an observation states one — done or not
+    for entity_type, name, status, texts in [
+        ("Project", "Data Retention Policy", "completed", ["Outcome: raw payloads 90 days, aggregates forever",
+                                                          "Approved by Rui; implemented with retention policies"]),
+        ("documentation_standard", "KB spec", "active", ["Primary KB: the memory server; weekly backup"]),
+        ("canonical_document", "RelationTypes_Semantic_2025-11-08", "active", ["documents, implements, uses"]),
+        ("canonical_document", "Memory_Operation_Checklist", "active", ["unique name, atomic observations"]),
+        ("concept", "github_actions_pattern", "active", ["allowed_tools must be listed in CI — no approval there"]),
+        ("Note", "Commits", "active", ["One task, one commit; never amend published commits"]),
+        ("Bug", "Bug: migration deadlock", "completed", ["Cause: ALTER TABLE locks chunk by chunk",
+                                                         "Fixed: run schema changes on hypertables with ingest paused"]),
+        ("Note", "Gitmoji", "active", ["PowerShell strips emojis", "Solution: use Git Bash with printf"])]:
+        found = kept(entity_type, name, status, [(t, None) for t in texts])
+        assert found is not None and found.kind == keeping.RULE, (entity_type, name)
+    assert kept("Note", "Commits", "active", [("never amend published commits", None)]).reason("Note") == \
+        "a standing rule: “never amend published commits”"
+    # not a rule: a failure's description, a code artefact, a rule word in passing, a rule since superseded
+    assert kept("Bug", "Bug: leak", "completed", [("Cause: a new client per retry, never closed", None),
+                                                 ("Fixed with one shared client per process", None)]) is None
+    assert kept("Bug", "Bug: flaky", "completed", [("Fixed by setting run_key to the file name", None)]) is None
+    assert kept("database_constraint", "chk_reps_or_time", "active",
+                [("either reps or time is set, not both (one must be NULL)", None)]) is None
+    assert kept("hosting_platform_issue", "SPA 404", "active", [("Resolved by adding a rewrite rule", None)]) is None
+    assert kept("Library", "Python Standard Library", "active", [("ships with Python", None)]) is None
+    assert kept("Library", "libkdepim", "active", [("You don't need it unless you cross-compile", None),
+                                                   ("the parts that do not depend on Akonadi", None)]) is None
+    assert kept("Note", "Release rule", "active", [("Always release on Tuesdays", None),
+                                                   ("Superseded by continuous delivery", None)]) is None
+    # the configuration of an agent's own tooling
+    for entity_type in ("hook", "agent", "command", "skill"):
+        assert kept(entity_type, "context-loader.sh", "active", [("reads the memory file", None)]).kind == \
+            keeping.CONFIGURATION
+    # a goal still ahead: one dated by its year until that year ends
+    offsite = [("Team offsite in Sintra", None), ("Rui: Harbor v2 is the main 2026 goal", "event")]
+    goal = kept("Meeting", "Offsite", "completed", offsite, year=2026)
+    assert goal.kind == keeping.AHEAD and goal.until_year == 2026
+    assert goal.reason("Meeting") == "a goal still ahead: “Rui: Harbor v2 is the main 2026 goal”"
+    assert kept("Meeting", "Offsite", "completed", offsite, year=2027) is None
+    assert kept("Note", "Ideas", "active", [("On the roadmap: offline mode", None)]).until_year is None
+    assert kept("Library", "borg", "active", [("The main goal of Borg is efficient, secure backups", None)]) is None
+    assert kept("react_component", "Volume.tsx", "active", [("individual goals for Squat (7)", None)]) is None
+    # still in use: it runs, and nothing later says it was retired
+    model = kept("Project", "Wave Forecast Model", "completed", [("Trained on the reanalysis", None), (
+        "Shipped as a Dagster asset refreshed hourly; marked done", "event")])
+    assert model.kind == keeping.IN_USE and model.reason("Project").startswith("still in use: “Shipped as a Dagster")
+    assert kept("Project", "Old ETL", "completed", [("Runs nightly in Airflow", None),
+                                                    ("Decommissioned in March", None)]) is None
+    assert kept("Library", "SciPy", "active", [("Signal processing for wave spectra", None)]) is None
+    assert keeping.is_resource("Dataset", "Copernicus Wave Reanalysis") and keeping.is_resource("Note", "Training corpus")
+    assert not keeping.is_resource("Library", "xarray")
+
+
+def test_a_goal_keeps_its_memory_until_its_year_ends(service):
+    year = datetime.now(UTC).year
+    old = time.time() - 100 * DAY
+    service.create_entities([
+        E("Offsite", "Meeting", (O("Team offsite in Sintra"), O(f"Harbor v2 is the main {year} goal")),
+          status="completed", created_at=old),
+        E("Kickoff", "Meeting", (O("Kickoff in Lisbon"), O(f"Harbor v1 is the main {year - 1} goal")),
+          status="completed", created_at=old)])
+    written_ago(service, 100)
+    now = time.time()
+    today = service.forecast(now, now=now)
+    assert [p.retention.name for p in today.proposed] == ["Kickoff"]
+    assert {x.name: x.reason for x in today.held} == {"Offsite": f"a goal still ahead: “Harbor v2 is the main {year} "
+                                                                 "goal”"}
+    ahead = {p.retention.name: p.due for p in service.forecast(now + 400 * DAY, now=now).proposed}
+    assert ahead["Kickoff"] == now
+    assert ahead["Offsite"] == pytest.approx(datetime(year + 1, 1, 1, tzinfo=UTC).timestamp(), abs=60)
+
+
 def test_forget_proposals_skip_new_used_pinned_protected_and_what_they_hold(service):
     old = time.time() - 90 * DAY
     service.create_entities([
@@ -288,6 +362,13 @@ def test_the_sample_memory_keeps_what_a_person_would(service):
     assert not [n for n in proposed if types[n].lower() in ("preference", "person", "decision")]
     assert all(x.reason.startswith(("never used since it was imported", "not used")) for x in proposed.values())
     held = {x.name: x.reason for x in later.held}
+    # a policy in force, a fix that is a standing rule, a finished model still running and the dataset it was
+    # trained on; not the libraries it used, nor a workshop or a fix whose rule lives in the code
+    assert held["Data Retention Policy"] == "a standing rule: “Data Retention Policy”"
+    assert held["Bug: Alembic migration 0042 deadlock"].startswith("a standing rule: “Fixed: run schema changes")
+    assert held["Wave Forecast Model"].startswith("still in use: “Shipped as a Dagster asset refreshed hourly")
+    assert held["Dataset: Copernicus Wave Reanalysis"] == "related to Wave Forecast Model (still in use)"
+    assert {"scikit-learn", "xarray", "Data Retention Workshop", "Bug: Ingest worker memory leak"} <= set(proposed)
     assert held["Task: Rotate MinIO access keys"] == "open work (a Task): “Done for ingest; Dagster jobs still use the " \
                                                      "old key”"
     assert held["Hetzner Falkenstein"].startswith("configuration: “Hetzner data centre park in Falkenstein")

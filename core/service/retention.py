@@ -10,17 +10,21 @@ memory, checked in this order:
 
 1. pinned (promoted);
 2. its type is protected (``protected_types``: person, preference, identity, decision);
-3. what it says keeps it (:mod:`limbic.core.lifecycle.keeping`): open work, configuration, or a preference or
-   decision it holds;
+3. what it says keeps it (:mod:`limbic.core.lifecycle.keeping`): open work, configuration, a preference or
+   decision it holds, a standing rule, a goal still ahead, or still in use;
 4. new: written or imported less than ``grace_days`` ago;
 5. used less than ``keep_used_days`` ago;
-6. related (an active relation) to a memory kept by 2 or 3, or named in one's current observations;
+6. tied to a memory kept by 2 or 3 that keeps its ties — of a protected type, open work, configuration, or holding
+   a preference or decision (:data:`~limbic.core.lifecycle.keeping.TYING`): related to it (an active relation),
+   naming it, or named in its current observations. A memory still in use ties only a dataset or corpus
+   (:func:`~limbic.core.lifecycle.keeping.is_resource`); a standing rule or a goal keeps only itself;
 7. related to a memory used less than ``keep_used_days`` ago.
 
 What is done (completed, archived, or a work item whose latest state is done) is judged by its own use alone:
-guards 6 and 7 do not hold it. A protected or pinned memory is never a promote candidate either (it is kept
-already). Nothing here depends on when it is asked but through ``now``: the review at a later moment is what the
-rules would propose then if nothing else happens (:func:`forecast`).
+guards 6 and 7 do not hold it. A goal dated by its year keeps its memory until that year ends, no longer. A
+protected or pinned memory is never a promote candidate either (it is kept already). Nothing here depends on when
+it is asked but through ``now``: the review at a later moment is what the rules would propose then if nothing else
+happens (:func:`forecast`).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -49,7 +54,8 @@ IMPORTED_AFTER = DAY
 """A memory whose first logged change came this long after its ``created_at`` was imported (the file kept its
 older time)."""
 GUARDS = ("pinned", "protected type", keeping.OPEN_WORK, keeping.CONFIGURATION, "holds a preference or decision",
-          "new", "used lately", "tied to a kept memory", "tied to a used memory")
+          keeping.RULE, keeping.AHEAD, keeping.IN_USE, "new", "used lately", "tied to a kept memory",
+          "tied to a used memory")
 """The guards of the module docstring, by the names a ``Retention.guard`` holds."""
 _MAX_NAME_WORDS = 6
 WORDS_PER_DETAIL = 10.0
@@ -124,9 +130,9 @@ def _named(texts: list[tuple[int, str]], names: dict[int, str]) -> list[tuple[in
 
 
 def _said(facts: list[tuple[str, str | None]]) -> float:
-    """How much a memory says, in observations: its current observations' words (split at white space) beyond the
-    first ten, by tens."""
-    return max(0.0, sum(len(text.split()) for text, _ in facts) - WORDS_PER_DETAIL) / WORDS_PER_DETAIL
+    """How much a memory says, in observations: its current observations' words (runs of letters and digits, as
+    names are matched: ``x86-64-v3`` is three, ``1.4.2`` three) beyond the first ten, by tens."""
+    return max(0.0, sum(len(_WORD.findall(text)) for text, _ in facts) - WORDS_PER_DETAIL) / WORDS_PER_DETAIL
 
 
 def _ago(seconds: float) -> str:
@@ -154,6 +160,7 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     accessed = np.array([-math.inf if r[7] is None else r[7] for r in found], dtype=np.float64)
     last = np.maximum(arrived, accessed)  # writing it here (or importing it) is a use
     hours = np.maximum(0.0, (now - last) / HOUR)
+    row_of = {i: k for k, i in enumerate(ids)}.__getitem__
     graph = _Neighbours(np.array(ids, dtype=np.int64), rows.active_pairs(conn))
     details = np.array([_said(facts[i]) for i in ids], dtype=np.float64) + graph.degree()
     strengths = retention.strength(np.array([r[4] for r in found]), accesses, details, params)
@@ -166,32 +173,44 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
 
     pinned = np.array([r[5] is not None for r in found])
     protected = np.array([types[i].lower() in params.protected_types for i in ids])
-    says = [keeping.kept(types[i], names[i], statuses[k], facts[i]) for k, i in enumerate(ids)]
+    year = datetime.fromtimestamp(now, UTC).year
+    says = [keeping.kept(types[i], names[i], statuses[k], facts[i], year=year) for k, i in enumerate(ids)]
     done = np.array([keeping.is_done(types[i], statuses[k], facts[i]) for k, i in enumerate(ids)])
-    holders = protected | np.array([x is not None for x in says])
-    holder_texts = [(i, text) for k, i in enumerate(ids) if holders[k] for text, _ in facts[i]]
+    # what keeps others: a holder keeps what is tied to it; a standing rule or a goal only itself; what still runs,
+    # itself and the datasets it was built from
+    kinds = [None if x is None else x.kind for x in says]
+    holders = protected | np.array([kind in keeping.TYING for kind in kinds])
+    runs = np.array([kind == keeping.IN_USE for kind in kinds])
+    resource = np.array([keeping.is_resource(types[i], names[i]) for i in ids]) if runs.any() \
+        else np.zeros(len(ids), dtype=bool)
+    keepers = holders | runs
     named: dict[int, int] = {}
-    for holder, e in _named(holder_texts, names):
-        named.setdefault(e, holder)
+    for holder, e in _named([(i, text) for k, i in enumerate(ids) if keepers[k] for text, _ in facts[i]], names):
+        if holders[row_of(holder)] or resource[row_of(e)]:
+            named.setdefault(e, holder)
     named_by = np.array([i in named for i in ids]) & ~done
     mentions: dict[int, int] = {}
-    for owner, holder in _named([(i, text) for k, i in enumerate(ids) if not holders[k] and not done[k]
-                                 for text, _ in facts[i]], {i: names[i] for k, i in enumerate(ids) if holders[k]}):
-        mentions.setdefault(owner, holder)
+    for owner, holder in _named([(i, text) for k, i in enumerate(ids) if not keepers[k] and not done[k]
+                                 for text, _ in facts[i]], {i: names[i] for k, i in enumerate(ids) if keepers[k]}):
+        if holders[row_of(holder)] or resource[row_of(owner)]:
+            mentions.setdefault(owner, holder)
     mentioning = np.array([i in mentions for i in ids])
     keep_used, grace = params.keep_used_days * DAY, params.grace_days * DAY
     age, idle = now - arrived, now - accessed
     busy_idle = now - graph.latest(accessed)
     # the guards (module docstring), each a mask over the rows, and the hours each holds from now
     new, used, busy = age < grace, idle < keep_used, (busy_idle < keep_used) & ~done
-    tied = graph.any(holders) & ~done
-    held_for_good = pinned | holders | tied | named_by | mentioning
+    tied = (graph.any(holders) | graph.any(runs) & resource) & ~done
+    # a goal dated by its year keeps its memory until that year ends
+    ends = np.array([math.inf if x is None or x.until_year is None
+                     else datetime(x.until_year + 1, 1, 1, tzinfo=UTC).timestamp() for x in says])
+    held_for_good = pinned | protected | (np.array([kind is not None for kind in kinds]) & np.isinf(ends)) | tied \
+        | named_by | mentioning
     hold = np.maximum.reduce([until, np.where(held_for_good, np.inf, 0.0), np.where(new, (grace - age) / HOUR, 0.0),
                               np.where(used, (keep_used - idle) / HOUR, 0.0),
-                              np.where(busy, (keep_used - busy_idle) / HOUR, 0.0)])
-    kept = held_for_good | new | used | busy
-
-    row_of = {i: k for k, i in enumerate(ids)}
+                              np.where(busy, (keep_used - busy_idle) / HOUR, 0.0),
+                              np.where(np.isfinite(ends), (ends - now) / HOUR, 0.0)])
+    kept = held_for_good | new | used | busy | np.isfinite(ends)
 
     def guard(k: int) -> tuple[str, str]:
         """Why row ``k`` is kept whatever its score: the first guard that holds, in the module's order, and the
@@ -203,8 +222,7 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
             return "protected type", f"a {types[i]}: never proposed for forgetting"
         held = says[k]
         if held is not None:
-            return GUARDS[2 + [keeping.OPEN_WORK, keeping.CONFIGURATION, keeping.HOLDS].index(held.kind)], \
-                held.reason(types[i])
+            return GUARDS[2 + keeping.KINDS.index(held.kind)], held.reason(types[i])
         if new[k]:
             verb = "imported" if arrived[k] - created[k] > IMPORTED_AFTER else "written"
             return "new", f"new: {verb} {_ago(age[k])}; kept at least {params.grace_days:g} days"
@@ -212,11 +230,11 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
             return "used lately", f"used {_ago(idle[k])}"
         around = graph.of(k)
         if tied[k]:
-            j = int(around[holders[around]].min())
+            j = int(around[(holders | runs & resource[k])[around]].min())
             return "tied to a kept memory", f"related to {names[ids[j]]} ({_held_as(says[j], types[ids[j]], protected[j])})"
         if named_by[k] or mentioning[k]:
             other = named[i] if named_by[k] else mentions[i]
-            j = row_of[other]
+            j = row_of(other)
             verb = "named by" if named_by[k] else "mentions"
             return "tied to a kept memory", f"{verb} {names[other]} ({_held_as(says[j], types[other], protected[j])})"
         j = int(around[np.argmax(accessed[around])])
@@ -241,11 +259,12 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
 
 
 def _held_as(says: keeping.Kept | None, entity_type: str, protected: bool) -> str:
-    """What keeps a holder, in a few words: ``"a Person"``, ``"open work"``, ``"configuration"``."""
+    """What keeps a holder, in a few words: ``"a Person"``, ``"open work"``, ``"configuration"``, ``"still in
+    use"``."""
     if protected or says is None:
         return f"a {entity_type}"
-    return {keeping.OPEN_WORK: "open work", keeping.CONFIGURATION: "configuration"}.get(
-        says.kind, "it holds a preference or decision")
+    return {keeping.OPEN_WORK: "open work", keeping.CONFIGURATION: "configuration",
+            keeping.IN_USE: "still in use"}.get(says.kind, "it holds a preference or decision")
 
 
 class _Neighbours:

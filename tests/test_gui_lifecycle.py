@@ -62,9 +62,9 @@ def test_a_contradiction_side_by_side_settled_in_one_click_and_undone(qtbot, rev
     [conflict] = view.decisions("contradiction")
     view.select([conflict.key])
     assert "8080" in view.older.toPlainText() and "9090" in view.newer.toPlainText()
-    assert "port: 8080 → 9090" in view.reason.text()
-    buttons = {b.objectName(): b for b in view.option_buttons()}
-    assert list(buttons) == ["option-supersede", "option-keep_both", "option-update_old", "option-delete_old"]
+    assert "port: 8080 → 9090" in view.reason.text() and "Suggested: nothing says which is current" in view.reason.text()
+    buttons = {b.objectName(): b for b in view.option_buttons()}  # nothing says which is current: keep both first
+    assert list(buttons) == ["option-keep_both", "option-update_old", "option-supersede", "option-delete_old"]
     before = memory.get_entity("billing").entity
     buttons["option-supersede"].click()
     _settle(qtbot, view, editor, lambda: memory.open_conflicts()[0] == 0)

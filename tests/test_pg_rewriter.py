@@ -26,6 +26,8 @@ from limbic.core.store.postgres.rewriter import UnsupportedSql, bind, translate
     ("SELECT max(a, b), min(a, b), max(a) FROM t", (), "SELECT greatest(a, b), least(a, b), max(a) FROM t", []),
     ("SELECT instr(a, 'x'), CAST(a AS REAL) FROM t WHERE +a = 1", (),
      "SELECT strpos(a, 'x'), CAST(a AS double precision) FROM t WHERE a = 1", []),
+    ("SELECT id FROM e WHERE name COLLATE NOCASE IN (SELECT value FROM json_each(?1))", ('["cpu package"]',),
+     "SELECT id FROM e WHERE lower(name) = ANY($1)", [["cpu package"]]),
 ])
 def test_the_shared_idioms_are_spelled_as_postgresql_spells_them(sql, values, text, sent):
     assert bind(sql, values) == (text, sent)
@@ -71,6 +73,7 @@ RUN_ON_BOTH = [
     ("SELECT a FROM t WHERE a IN (SELECT value FROM json_each(?)) AND b <> ? ORDER BY a", ("[1, 2, 3]", "y")),
     ("SELECT a FROM t ORDER BY a LIMIT ?1", (-1,)),
     ("SELECT max(a, 2), 'it''s', \"a\" FROM t WHERE ?1 IS NOT NULL ORDER BY a", (0,)),
+    ("SELECT a FROM t WHERE b COLLATE NOCASE IN (SELECT value FROM json_each(?1)) ORDER BY a", ('["x"]',)),
 ]
 
 
@@ -83,7 +86,7 @@ def both(tmp_path_factory):
     address = new_database("rewriter")
     sqlite = apsw.Connection(str(tmp_path_factory.mktemp("rewriter") / "t.db"))
     pg = PgConnection(psycopg.connect(address))
-    rows = [(1, "x"), (2, "y"), (3, "x"), (4, None)]
+    rows = [(1, "x"), (2, "y"), (3, "x"), (4, None), (5, "X")]
     for conn in (sqlite, pg):
         conn.execute("CREATE TABLE t (a integer, b text)")
         conn.executemany("INSERT INTO t(a, b) VALUES (?, ?)", rows)

@@ -119,8 +119,8 @@ class ImportReport:
     def totals(self) -> dict:
         keys = ("observations_added", "relations_created", "relations_existing", "entities_unchanged",
                 "entities_updated")
-        out = {"files": len(self.files), "failed_files": sum(1 for f in self.files if f.error),
-               "entities_created": sum(len(f.entities_created) for f in self.files)}
+        out: dict[str, int | None] = {"files": len(self.files), "failed_files": sum(1 for f in self.files if f.error),
+                                      "entities_created": sum(len(f.entities_created) for f in self.files)}
         out.update({key: sum(getattr(f, key) for f in self.files) for key in keys})
         out["placeholders"] = sum(len(f.placeholders) for f in self.files)
         out["skipped"] = sum(len(f.skipped) for f in self.files)

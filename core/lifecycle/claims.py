@@ -82,11 +82,14 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
 _KEY_OF = {word: key for key, words in FIELD_KEYS.items() for word in words}
 _FIELD = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w ./'-]{0,60}?)\s*(?:\([^)]{0,40}\))?\s*[:：=]\s*(\S.*)$",
                     re.UNICODE | re.DOTALL)
+_LIST_ITEM = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w .+/'-]{0,40}?)\s+(?:--|—|–)\s+(\S.*)$", re.UNICODE | re.DOTALL)
+"""An item of a list as agents and packages write them: ``name -- what it is`` (its label is the name)."""
 _LABEL_STATES = {"issue": OPEN, "bug": OPEN, "problem": OPEN, "error": OPEN, "blocker": OPEN, "문제": OPEN,
                  "버그": OPEN, "问题": OPEN, "todo": PLANNED, "next": PLANNED, "pending": PLANNED, "fixed": DONE,
                  "resolved": DONE, "done": DONE, "completed": DONE}
 """Labels that state a state of work by themselves (``Minor issue: …``, ``TODO: …``, ``Fixed: …``)."""
-CORRECTION_CUES = ("supersedes", "superseded", "supersedes earlier", "replaces earlier", "previously stated")
+CORRECTION_CUES = ("supersedes earlier", "supersedes the earlier", "supersedes previous", "supersedes the previous",
+                   "replaces earlier", "replaces the earlier", "previously stated", "(superseded)")
 """Words that say a text corrects or supersedes an earlier one anywhere in it (``(supersedes earlier three-agent
 wording)``); :data:`CORRECTION_HEADS` say so at its start."""
 CORRECTION_HEADS = re.compile(r"^\s*(?:corrected|correction|erratum|更正|纠正|정정|corrección|corregido)(?![\w-])",
@@ -106,19 +109,22 @@ SLOT_CUES: dict[str, tuple[str, ...]] = {
               "移交"),
 }
 """Phrases that say which attribute a sentence gives a value to (where someone lives, works, who owns it)."""
+_SLOT_WORDS = tuple(cue for cues in SLOT_CUES.values() for cue in cues)
 CHANGE_CUES = ("now", "no longer", "switched", "changed", "moved", "migrated", "replaced", "upgraded", "updated to",
                "bumped", "raised", "lowered", "increased", "decreased", "cut to", "reduced", "scaled", "slipped",
                "postponed", "rescheduled", "pushed", "transferred", "relocated", "instead", "supersedes",
-               "superseded", "previously", "formerly", "was", "again", "ahora", "cambió", "pasó", "migrado",
+               "superseded", "previously", "formerly", "again", "ahora", "cambió", "pasó", "migrado",
                "actualizado", "ya no", "antes", "변경", "전환", "이직", "이사", "업그레이드", "증설", "축소",
                "바뀜", "기존", "改到", "改为", "换成", "升级", "迁移", "搬到", "调整", "之前", "原来", "现在")
 """Words that say a value was replaced."""
 _CHANGE_STEMS = frozenset(stem(cue) for cue in CHANGE_CUES if " " not in cue and cue.isascii()) - {"now"}
-REMOVAL_CUES = ("removed", "remove", "removing", "removal", "eliminated", "eliminate", "cleaned up", "deleted",
-                "dropped", "shut down", "decommissioned", "retired", "deprecated",
-                "gave up", "replaced", "uninstalled", "sunset", "eliminado", "dado de baja", "retirado",
-                "종료", "제거", "삭제", "폐기", "下线", "删除", "移除", "弃用", "停用")
+REMOVAL_CUES = ("removed", "eliminated", "cleaned up", "deleted", "dropped", "shut down", "decommissioned",
+                "retired", "deprecated", "gave up", "replaced", "uninstalled", "sunset", "eliminado", "dado de baja",
+                "retirado", "종료", "제거", "삭제", "폐기", "下线", "删除", "移除", "弃用", "停用")
 """Words that say a thing is gone (``Heroku app shut down``, ``RabbitMQ 下线``)."""
+REMOVING = REMOVAL_CUES + ("remove", "removing", "removal", "eliminate", "eliminating")
+"""Words of removal, done or to do: an older text that holds one speaks of a removal (``remove/adapt legacy UI
+logic``, ``adding, editing and removing accounts``), not of a thing still there."""
 _NUMBER_WORDS = {w: i for i, group in enumerate((
     ("zero", "cero"), ("one", "uno", "una"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
     ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
@@ -134,7 +140,8 @@ _IDENTIFIED = frozenset((
     "sprint", "phase", "step", "stage", "milestone", "epic", "version", "release", "week", "issue", "ticket",
     "pr", "port", "task", "part", "chapter", "level", "tier", "round", "iteration", "day", "item", "option",
     "section", "line", "lines", "page", "room", "floor", "build", "run", "test", "story", "subtask", "sub-task",
-    "bug", "rule", "requirement", "figure", "table", "adr", "rfc", "module", "lesson", "unit", "scenario",
+    "bug", "rule", "requirement", "figure", "table", "adr", "rfc", "module", "lesson", "unit", "scenario", "type",
+    "level", "layer", "grade", "class", "category", "tier", "channel", "slot", "stage", "wave", "season", "episode",
     "스프린트", "단계"))
 """Words a number after them names (``Sprint 4``, ``Phase 2``, ``port 9000``): an identifier, not a count."""
 _OUTCOMES = frozenset(("pass", "fail", "skipp", "skip", "error", "warni", "succe"))
@@ -164,7 +171,8 @@ class Claim:
     ``state`` of work it states (``None`` when none), the ``slot`` it gives a value to with that value,
     ``counts`` (unit, number, unit as written), whether it states a ``change``, what it says was ``removed``, ``topic``: the
     stems (or, for Chinese, Japanese and Korean, the character pairs) that name what it is about, its
-    ``specifics`` (identifiers and names) and whether it says it is a ``correction`` of an earlier text."""
+    ``specifics`` (identifiers and names), whether it says it is a ``correction`` of an earlier text and whether it
+    speaks of ``removing`` something at all."""
 
     text: str
     fact: Fact
@@ -178,6 +186,7 @@ class Claim:
     topic: frozenset[str]
     specifics: frozenset[str]
     correction: bool = False
+    removing: bool = False
 
 
 @lru_cache(maxsize=1024)
@@ -190,8 +199,15 @@ def _has(text: str, cue: str) -> bool:
     return _cue(cue).search(text) is not None
 
 
-def _drop(text: str, cue: str) -> str:
-    return _cue(cue).sub(" ", text)
+@lru_cache(maxsize=64)
+def _any(cues: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression for all of ``cues`` (the longest first; words as words, Korean and Chinese as substrings):
+    a text is read once per cue list, not once per cue."""
+    ordered = sorted(cues, key=len, reverse=True)
+    latin = "|".join(re.escape(c) for c in ordered if not _CJK.search(c))
+    cjk = "|".join(re.escape(c) for c in ordered if _CJK.search(c))
+    parts = ([rf"(?<![\w-])(?:{latin})(?![\w-])"] if latin else []) + ([f"(?:{cjk})"] if cjk else [])
+    return re.compile("|".join(parts) or r"(?!)")
 
 
 def _cjk_pairs(text: str) -> set[str]:
@@ -231,14 +247,14 @@ def state_of(low: str) -> tuple[str | None, str]:
     first = rest.split(maxsplit=1)
     if state is None and first and first[0] in _UNDER_WAY:
         state, rest = ACTIVE, first[1] if len(first) > 1 else ""
-    for phrase in _NOT_DONE:
-        if _has(rest, phrase):
-            state, rest = OPEN, _drop(rest, phrase)
+    not_done = _any(_NOT_DONE)
+    if not_done.search(rest):
+        state, rest = OPEN, not_done.sub(" ", rest)
     for candidate in (PLANNED, ACTIVE, DONE, CANCELLED, OPEN):
-        for cue in sorted(STATE_CUES[candidate], key=len, reverse=True):
-            if _has(rest, cue):
-                state = state or candidate
-                rest = _drop(rest, cue)
+        cues = _any(STATE_CUES[candidate])
+        if cues.search(rest):
+            state = state or candidate
+            rest = cues.sub(" ", rest)
     return state, rest
 
 
@@ -271,6 +287,8 @@ def _counts(text: str) -> tuple[tuple[str, int, str], ...]:
         before = low[: match.start()].split()
         if len(raw) > 6 or (before and (before[-1] in _IDENTIFIED or before[-1].startswith("#"))):
             continue
+        if before and all(w in ("*", "-", "•") for w in before):
+            continue  # "* 5153  Duty or tax …": a list item's code, not a count
         tail = match.group(2).split()
         if tail[0][0] in _COUNTERS:  # 3대, 8 个服务: a counter, then (Chinese) the noun after or (Korean) the one before
             counter, rest = tail[0][0], tail[0][1:]
@@ -288,6 +306,8 @@ def _counts(text: str) -> tuple[tuple[str, int, str], ...]:
 
 def _slot(low: str, shown: str) -> tuple[str, str] | None:
     """The attribute ``low`` gives a value to and that value as ``shown`` writes it (``("home", "Valencia")``)."""
+    if _any(_SLOT_WORDS).search(low) is None:
+        return None
     for slot, cues in SLOT_CUES.items():
         for cue in sorted(cues, key=len, reverse=True):
             if _CJK.search(cue):
@@ -311,42 +331,52 @@ def _slot(low: str, shown: str) -> tuple[str, str] | None:
 
 
 @lru_cache(maxsize=8192)
+def labelled(text: str) -> tuple[str | None, str]:
+    """The label of ``text`` (``Key: …``, ``name -- …``; four words at most, lowercased, ``_`` read as a space)
+    and what follows it; ``(None, text)`` when it has none."""
+    match = _FIELD.match(text.strip()) or _LIST_ITEM.match(text.strip())
+    if match is None or len(match.group(1).split()) > 4:
+        return None, text
+    return " ".join(match.group(1).lower().replace("_", " ").split()), match.group(2).strip()
+
+
+@lru_cache(maxsize=8192)
 def claim(text: str) -> Claim:
     """``text`` read as a :class:`Claim` (cached: a new observation is compared with many)."""
     spaced = _MILESTONE.sub(r"milestone \1", _SPLIT_DIGITS.sub(" ", text))
     fact = read(spaced)
     low = " ".join(spaced.lower().split())
-    field = label = None
-    match = _FIELD.match(text.strip())
-    if match and len(match.group(1).split()) <= 4:
-        raw_key = " ".join(match.group(1).lower().replace("_", " ").split())
-        label = raw_key
-        words = raw_key.split()
-        key = _KEY_OF.get(raw_key) or (_KEY_OF.get(words[-1]) if words and len(words) <= 3 else None)
+    field = None
+    label, value = labelled(text)
+    if label is not None:
+        words = label.split()
+        key = _KEY_OF.get(label) or (_KEY_OF.get(words[-1]) if words and len(words) <= 3 else None)
         if key is not None:
-            field = (key, raw_key, match.group(2).strip())
+            field = (key, label, value)
     state, body = state_of(low)
     if state is None and label is not None and 0 < len(label.split()) <= 2:
         state = _LABEL_STATES.get(label.split()[-1])
     topic = _topic(body, fact) | _identifiers(low)
-    removed = frozenset(stem(w) for cue in REMOVAL_CUES if _has(low, cue)
-                        for w in re.split(r"[\s_/.:;,()'\"-]+", _near(low, cue)) if w and w not in STOP
+    removed = frozenset(stem(w) for found in _any(REMOVAL_CUES).finditer(low)
+                        for w in re.split(r"[\s_/.:;,()'\"-]+", _near(low, found)) if w and w not in STOP
                         and not _CJK.search(w))
-    change = any(_has(low, cue) for cue in CHANGE_CUES)
-    correction = any(_has(low, cue) for cue in CORRECTION_CUES) or CORRECTION_HEADS.match(text) is not None
+    removing = bool(removed) or _any(REMOVING).search(low) is not None
+    change = _any(CHANGE_CUES).search(low) is not None
+    correction = _any(CORRECTION_CUES).search(low) is not None or CORRECTION_HEADS.match(text) is not None
     return Claim(text, fact, field, label, state, _slot(low, " ".join(spaced.split())), _counts(text), change, removed, topic,
-                 _specifics(fact), correction)
+                 _specifics(fact), correction, removing)
 
 
-def _near(low: str, cue: str) -> str:
-    """What ``low`` says ``cue`` removed: the words after it (``removed lodash``, ``replaced print calls``), or the
-    words before it when nothing or a place follows (``Heroku app shut down``, ``X is deprecated in v1``) and
-    always in Korean and Chinese, where the thing removed comes first."""
-    at = _cue(cue).search(low)
-    if at is None:
-        return ""
+def _near(low: str, at: re.Match[str]) -> str:
+    """What ``low`` says the cue found ``at`` removed: the words after it (``removed lodash``, ``replaced print
+    calls``), or the words before it when nothing or a place follows (``Heroku app shut down``, ``X is deprecated
+    in v1``) and always in Korean and Chinese, where the thing removed comes first."""
+    cue = at.group(0)
     after = []
-    for word in re.split(r"(?<=[,;])\s*|\s+", low[at.end():].strip())[:3]:
+    tail = low[at.end():]
+    if tail[:1] in (".", ";", ":", ","):
+        tail = ""  # "This package is deprecated. Net::SMTP …": the sentence ended, what was removed came before
+    for word in re.split(r"(?<=[,;])\s*|\s+", tail.strip())[:3]:
         if not word or word in _PLACES:
             break
         after.append(word.rstrip(",;"))
@@ -403,11 +433,12 @@ _WHEN = re.compile(
     r"(上午|下午|晚上|早上)?([一二三四五六七八九十两]+|\d{1,2})\s*点|(\d{1,2})\s*시", re.UNICODE)
 
 
-def has_cue(low: str, cue: str) -> bool:
-    """Whether the lowercased ``low`` holds ``cue`` (a substring in Korean and Chinese, words elsewhere)."""
-    return _has(low, cue)
+def has_any(low: str, cues: tuple[str, ...]) -> bool:
+    """Whether the lowercased ``low`` holds one of ``cues`` (substrings in Korean and Chinese, words elsewhere)."""
+    return _any(cues).search(low) is not None
 
 
+@lru_cache(maxsize=8192)
 def when(text: str) -> dict[str, str]:
     """The dates, weekdays and times ``text`` names: ``{"<kind> <normalised>": as written}`` (``date 2025-03-15``:
     ``March 15, 2025``; ``date 4월8일``; ``weekday 周三``; ``time 10:00``)."""
@@ -423,6 +454,7 @@ _QUANTITY = re.compile(r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:k|m|%|ms|s|h
                        re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)
 def quantities(text: str) -> list[str]:
     """The amounts ``text`` states (``$40k``, ``300``, ``10s``, ``100%``), normalised; dates, versions and
     numbers that name a thing (``Sprint 4``) left out."""
@@ -436,7 +468,7 @@ def quantities(text: str) -> list[str]:
     return out
 
 
-_PRODUCT_VERSION = re.compile(r"(?<![\w.-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s*v?(\d+(?:\.\d+)*)(?![\w.])")
+_PRODUCT_VERSION = re.compile(r"(?<![\w.-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s+v?(\d+(?:\.\d+)*)(?![\w.])")
 _BARE_VERSION = re.compile(r"(?<![\w.-])v(\d+(?:\.\d+)+)(?![\w.])|(?<=version )(\d+(?:\.\d+)+)", re.IGNORECASE)
 _NOT_PRODUCTS = _IDENTIFIED | frozenset(("march", "april", "may", "june", "july", "august", "september", "october",
                                          "november", "december", "january", "february", "q", "top", "last", "next",
@@ -444,6 +476,7 @@ _NOT_PRODUCTS = _IDENTIFIED | frozenset(("march", "april", "may", "june", "july"
                                          "v", "has", "have", "with", "and", "only", "all"))
 
 
+@lru_cache(maxsize=8192)
 def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
     """The versions ``text`` names: ``{product: version}`` for a capitalised name with a number after it
     (``Python 3.12``, ``React 18로``, ``Node 18``; never ``Sprint 4`` or ``March 3``), and the bare versions
@@ -459,6 +492,7 @@ def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
     return products, bare
 
 
+@lru_cache(maxsize=8192)
 def words_long(text: str) -> int:
     """How many words ``text`` holds, a Chinese, Japanese or Korean character counting as half a word."""
     return len(re.findall(r"[^\W\d_]+|\d+", _CJK.sub(" ", text))) + len(_CJK.findall(text)) // 2
@@ -468,6 +502,7 @@ _ANCHOR = re.compile(r"\b(?:after|since|as of)\s+(?:the\s+)?[\w-]+|\b\d{4}-\d{2}
                      r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)
 def anchored(text: str) -> str | None:
     """The moment ``text`` ties itself to (``after the database function fix``, ``on July 3, 2025``,
     ``2026-02-25``), lowercased, else ``None``: a text so anchored tells of that moment, history."""

@@ -302,8 +302,11 @@ def _version(a: Claim, b: Claim) -> str | None:
     (pa, bare_a), (pb, bare_b) = claims.versions(a.text), claims.versions(b.text)
     for product, x in pa.items():
         y = pb.get(product)
-        if y is not None and y != x and x not in pb.values() and y not in pa.values():
-            return f"version: {_shown(a.text, product)} {x} → {y}"
+        if y is None or y == x or x in pb.values() or y in pa.values() or _within(x, y):
+            continue  # the same version, one in both, or "Python 3" / "python 3.11": a refinement
+        if _several(a.text, product) or _several(b.text, product):
+            continue  # "JUnit 3 and JUnit 4": a text naming versions of it, not the one in use
+        return f"version: {_shown(a.text, product)} {x} → {y}"
     if bare_a and bare_b and not bare_a & bare_b and _current(a, b) and claims.topic_overlap(a, b) >= 0.3:
         return f"version: {min(bare_a)} → {min(bare_b)}"
     return None
@@ -313,6 +316,16 @@ def _shown(text: str, product: str) -> str:
     """``product`` as ``text`` writes it."""
     at = text.lower().find(product)
     return text[at:at + len(product)] if at >= 0 else product
+
+
+def _within(x: str, y: str) -> bool:
+    """Whether one version is a prefix of the other (``3`` and ``3.11``)."""
+    return x.startswith(y + ".") or y.startswith(x + ".")
+
+
+def _several(text: str, product: str) -> bool:
+    """Whether ``text`` names two or more versions of ``product`` (``VP8 and VP9``, ``JUnit 3 and JUnit 4``)."""
+    return len(re.findall(rf"{re.escape(product)}\s*v?\d", text.lower())) > 1
 
 
 def _current(a: Claim, b: Claim) -> bool:
@@ -375,7 +388,7 @@ def _corrected(a: Claim, b: Claim, similarity: float) -> str | None:
 def _removed(a: Claim, b: Claim) -> str | None:
     """The newer says a thing the older names is gone (``Heroku app shut down``, ``RabbitMQ 下线``, ``SendGrid dado
     de baja``), the older not itself a removal."""
-    if not b.removed or a.removed or b.state == claims.PLANNED or cues.negation(a.fact) is not None:
+    if not b.removed or a.removing or b.state == claims.PLANNED or cues.negation(a.fact) is not None:
         return None  # "to be deleted once confirmed": a plan, not a removal
     named = {v.key for v in a.fact.values if v.kind == "named"} | {stem(v.key) for v in a.fact.values
                                                                       if v.kind == "named"}
@@ -400,12 +413,23 @@ def _amount(a: Claim, b: Claim) -> str | None:
     if not (b.change or (a.label is not None and a.label == b.label)) or claims.other_things(a, b):
         return None
     qa, qb = claims.quantities(a.text), claims.quantities(b.text)
-    if len(qa) != 1 or len(qb) != 1 or qa[0] == qb[0]:
-        return None
+    if len(qa) != 1 or len(qb) != 1 or qa[0] == qb[0] or _unit_of(qa[0]) != _unit_of(qb[0]):
+        return None  # one quantity each, of one kind (two durations, two amounts of money, two shares)
     shared = a.topic & b.topic
     if not shared or (claims.topic_overlap(a, b) < AMOUNT_OVERLAP and len(shared) < 2):
         return None
     return f"amount: {qa[0]} → {qb[0]}"
+
+
+def _unit_of(quantity: str) -> str:
+    """What kind of quantity ``quantity`` is: ``money``, ``share``, ``time``, ``size`` or a bare ``number``
+    (``10s`` and ``30 s`` are of one kind, ``100%`` and ``3`` are not)."""
+    low = quantity.lower()
+    if low[:1] in "$€£":
+        return "money"
+    unit = re.sub(r"^[\d.,]+", "", low)
+    return {"%": "share", "ms": "time", "s": "time", "h": "time", "d": "time", "w": "time", "min": "time",
+            "gb": "size", "mb": "size", "tb": "size", "k": "number", "m": "number", "x": "factor"}.get(unit, "number")
 
 
 def _when(a: Claim, b: Claim) -> str | None:
@@ -425,7 +449,7 @@ def _when(a: Claim, b: Claim) -> str | None:
 
 
 def _scheduled(c: Claim) -> bool:
-    return any(claims.has_cue(c.text.lower(), cue) for cue in claims.SCHEDULE_CUES)
+    return claims.has_any(c.text.lower(), claims.SCHEDULE_CUES)
 
 
 def _plain(value: str) -> str:
@@ -525,9 +549,9 @@ def lists(texts: Sequence[str]) -> frozenset[str]:
     …`` ×n)."""
     values: dict[str, set[str]] = {}
     for text in texts:
-        c = claims.claim(text)
-        if c.label is not None:
-            values.setdefault(c.label, set()).add(_plain(text.split(":", 1)[-1]))
+        label, value = claims.labelled(text)
+        if label is not None:
+            values.setdefault(label, set()).add(_plain(value))
     return frozenset(k for k, v in values.items() if len(v) >= LIST_VALUES and claims._KEY_OF.get(k) != "status")
 
 
@@ -543,7 +567,7 @@ def find(text: str, vector: np.ndarray, others: Sequence[tuple[int, str]], vecto
     sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
     cut = threshold if mode == SIMILARITY else FLOOR
     listed = lists([text, *(t for _, t in others)]) if mode == CHECKABLE else frozenset()
-    label = claims.claim(text).label if mode == CHECKABLE else None
+    label = claims.labelled(text)[0] if mode == CHECKABLE else None
     if label is not None and label in listed:
         return []
     found = []

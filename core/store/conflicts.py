@@ -111,11 +111,9 @@ def same_subject(conn: Connection, entity_id: int) -> list[int]:
     row = conn.execute("SELECT name, coalesce(project, '') FROM entities WHERE id = ?1", (entity_id,)).fetchone()
     if row is None:
         return [entity_id]
-    spellings = name_spellings(row[0])
-    marks = ", ".join(f"?{i + 3}" for i in range(len(spellings)))
-    found = [int(r[0]) for r in conn.execute(
-        f"SELECT id FROM entities WHERE lower(name) IN ({marks}) AND coalesce(project, '') = ?2 AND id != ?1",
-        (entity_id, row[1], *spellings))]
+    found = [int(r[0]) for r in conn.execute(  # the index of names without case (lower(name) on PostgreSQL)
+        "SELECT id, coalesce(project, '') FROM entities WHERE name COLLATE NOCASE IN "
+        "(SELECT value FROM json_each(?1))", (json.dumps(name_spellings(row[0])),)) if r[1] == row[1] and r[0] != entity_id]
     found += [int(r[0]) for r in conn.execute(
         "SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 AND lower(relation_type) IN "
         "(SELECT value FROM json_each(?2)) UNION SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "

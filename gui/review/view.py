@@ -181,7 +181,9 @@ class ReviewView(QWidget):
             old, new = single.evidence["old"], single.evidence["new"]
             self.older.setPlainText(f"{old['entity']} (older)\n\n{old['observation']}")
             self.newer.setPlainText(f"{new['entity']} (newer)\n\n{new['observation']}")
-            self.reason.setText(f"{single.evidence.get('reason', '')} · similarity {single.evidence.get('similarity')}")
+            suggestion = single.evidence.get("suggestion")
+            self.reason.setText(f"{single.evidence.get('reason', '')} · similarity {single.evidence.get('similarity')}"
+                                + (f"\nSuggested: {suggestion}" if suggestion else ""))
         else:
             self.reason.setText(single.title)
             self.evidence.setPlainText(describe(single))

@@ -11,6 +11,9 @@ that PostgreSQL spells differently, rewritten once per SQL text (:func:`translat
 - ``?N IS NULL`` / ``?N IS NOT NULL`` become ``TRUE`` or ``FALSE`` as the value bound is None or not (the
   server cannot type a parameter used only there);
 - SQLite's unary ``+`` before a column (which keeps an index out of a plan) is dropped;
+- ``column COLLATE NOCASE`` becomes ``lower(column)`` (SQLite's NOCASE folds ASCII letters, as ``lower()`` of a
+  ``"C"`` text does on PostgreSQL, where ``lower(name)`` is indexed as SQLite indexes ``name COLLATE NOCASE``;
+  the values compared with it are given lowercased);
 - ``instr(a, b)`` becomes ``strpos(a, b)``, ``CAST(x AS REAL)`` becomes ``CAST(x AS double precision)``,
   a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``;
 - ``LIMIT ?N`` bound to a negative number means no limit, as on SQLite (PostgreSQL's ``LIMIT NULL``).
@@ -35,6 +38,7 @@ _LIMIT_BEFORE = re.compile(r"\bLIMIT\s+$", re.IGNORECASE)
 _PARAM_MARK = re.compile("\x01(\\d+)\x02")  # a placeholder in translated code, numbered later (never in a literal)
 _UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
+_NOCASE = re.compile(r"\b(\w+(?:\.\w+)?)\s+COLLATE\s+NOCASE\b", re.IGNORECASE)
 
 
 class UnsupportedSql(RuntimeError):
@@ -136,6 +140,7 @@ def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
             continue
         code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", piece)
         code = _UNARY_PLUS.sub(r"\1", code)
+        code = _NOCASE.sub(r"lower(\1)", code)
         code = re.sub(r"\binstr\(", "strpos(", code, flags=re.IGNORECASE)
         code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
         code = _scalar_min_max(code)

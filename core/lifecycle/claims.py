@@ -109,7 +109,8 @@ SLOT_CUES: dict[str, tuple[str, ...]] = {
               "移交"),
 }
 """Phrases that say which attribute a sentence gives a value to (where someone lives, works, who owns it)."""
-_SLOT_WORDS = tuple(cue for cues in SLOT_CUES.values() for cue in cues)
+SLOT_WORDS = tuple(cue for cues in SLOT_CUES.values() for cue in cues)
+"""Every phrase of :data:`SLOT_CUES`."""
 CHANGE_CUES = ("now", "no longer", "switched", "changed", "moved", "migrated", "replaced", "upgraded", "updated to",
                "bumped", "raised", "lowered", "increased", "decreased", "cut to", "reduced", "scaled", "slipped",
                "postponed", "rescheduled", "pushed", "transferred", "relocated", "instead", "supersedes",
@@ -129,6 +130,7 @@ _NUMBER_WORDS = {w: i for i, group in enumerate((
     ("zero", "cero"), ("one", "uno", "una"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
     ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
     ("ten", "diez"), ("eleven", "once"), ("twelve", "doce"))) for w in group}
+_COUNTED_WORD = re.compile(rf"(?<![\w-])({'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))})\s+([^\W\d_][\w-]*)")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]+")
 _SPLIT_DIGITS = re.compile(r"(?<=[\dA-Za-z])(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af])|"
@@ -278,10 +280,9 @@ def _counts(text: str) -> tuple[tuple[str, int, str], ...]:
     (``244 passed``) is not a count."""
     out = []
     low = " ".join(_SPLIT_DIGITS.sub(" ", text.lower()).split())
-    for word, number in _NUMBER_WORDS.items():
-        for match in re.finditer(rf"(?<![\w-]){word}\s+([^\W\d_][\w-]*)", low):
-            if match.group(1) not in STOP and match.group(1) not in _MEASURES:
-                out.append((stem(match.group(1)), number, match.group(1)))
+    for match in _COUNTED_WORD.finditer(low):
+        if match.group(2) not in STOP and match.group(2) not in _MEASURES:
+            out.append((stem(match.group(2)), _NUMBER_WORDS[match.group(1)], match.group(2)))
     for match in _COUNT.finditer(low):
         raw = match.group(1).replace(",", "")
         before = low[: match.start()].split()
@@ -306,7 +307,7 @@ def _counts(text: str) -> tuple[tuple[str, int, str], ...]:
 
 def _slot(low: str, shown: str) -> tuple[str, str] | None:
     """The attribute ``low`` gives a value to and that value as ``shown`` writes it (``("home", "Valencia")``)."""
-    if _any(_SLOT_WORDS).search(low) is None:
+    if _any(SLOT_WORDS).search(low) is None:
         return None
     for slot, cues in SLOT_CUES.items():
         for cue in sorted(cues, key=len, reverse=True):

@@ -70,6 +70,8 @@ rules (a field, a state, a count, a version, an attribute, a removal) read the t
 SENTENCE_FLOOR = 0.45
 """The cosine similarity the sentence rules (a stated change, a negation, opposite words) need."""
 STATE_OVERLAP = 0.6
+BARE_WORDS = 6
+"""Texts this short may contradict without a word in common (:func:`_apart`)."""
 BARE_TOPIC = 2
 """A state said of almost nothing (``Awaiting review``, ``Merged into main on Friday``: two topic words or fewer on
 each side, no label) is the entity's own: work under way and work done contradict (a plan, ``should be …``, and
@@ -475,6 +477,8 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         return None
     if claims.words_long(a) > MAX_WORDS or claims.words_long(b) > MAX_WORDS:
         return None  # a passage (a log of a day's work), not a fact with one value
+    if not _words(a) & _words(b) and not _apart(a, b):
+        return None  # no word in common, and nothing that could differ without one: never read further
     ca, cb = claims.claim(a), claims.claim(b)
     history = _history(a, b)
     for name, rule in RULES:
@@ -500,6 +504,15 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         if reason is not None and not (_past(fa) and _past(fb)):
             return reason
     return _negated(ca, cb) or _opposite(ca, cb)
+
+
+def _apart(a: str, b: str) -> bool:
+    """Whether two texts without a content word in common may still contradict: both name where someone lives or
+    works or who owns a thing (``Lives in Berlin`` / ``Relocated to Munich``), or both are a few words long (a
+    bare state, a date: ``Awaiting review`` / ``Merged into main on Friday``)."""
+    low_a, low_b = a.lower(), b.lower()
+    return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
+        claims.words_long(a) <= BARE_WORDS and claims.words_long(b) <= BARE_WORDS)
 
 
 def _history(a: str, b: str) -> bool:

@@ -139,3 +139,23 @@ def test_an_import_raises_what_the_same_writes_raise(model, memory_address, tmp_
     finally:
         written.close()
     assert found == [("Status: done", "Status: in progress")]
+
+
+def test_a_write_that_cannot_conflict_is_not_encoded_and_a_writer_in_between_is_still_checked(memory):
+    memory.create_entities([E("task", "task", (O("Owner: Ana"), O("npm run test:unit")))])
+    memory.wait_for_vectors()
+    assert memory._written_vectors("add_observations", "mcp", [("task", "npm run test:e2e")]) is None  # a list line
+    assert memory._written_vectors("add_observations", "mcp", [("task", "Owner: Raj")])  # may conflict: encoded
+    gate = memory._written_vectors
+
+    def another_writer_in_between(op, origin, texts):
+        vectors = gate(op, origin, texts)  # read before the write: "Status: done" contradicts nothing there yet
+        memory._written_vectors = gate
+        memory.add_observations([("task", [O("Status: in progress")])], origin="another agent")
+        return vectors
+
+    memory._written_vectors = another_writer_in_between
+    memory.add_observations([("task", [O("Status: done")])])
+    memory.wait_for_vectors()
+    memory.check_conflicts()
+    assert [(r.content, r.other_content) for r in memory.open_conflicts()[1]] == [("Status: done", "Status: in progress")]

@@ -66,11 +66,11 @@ def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_n
         embedder.entered.clear()
         service.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
         assert embedder.entered.wait(10)  # the background embedder is now stuck inside the model
+        assert embedder.queries == []  # nothing it could contradict: not encoded with the write, which never waited
         assert [e.name for e in service.search_nodes("zebras").entities] == ["Zebra notes"]  # keyword: at once
         assert service.pending_vectors() == 1
         outcome = service.search("zebras sleep", 5, record=False)
         assert outcome.pending_vectors == 1 and outcome.results[0].name == "Zebra notes"
-        assert outcome.results[0].distance is not None  # its observation's vector came with the write (query encoder)
 
         second = threading.Thread(target=lambda: service.add_observations([("Other", [O("more words")])]))
         second.start()
@@ -116,12 +116,15 @@ def test_appending_to_a_long_entity_embeds_only_the_new_observation(memory_addre
         embedder.texts.clear()
         embedder.queries.clear()
         service.add_observations([("Long", [O("the cut-over happens on a Sunday night")])])
-        assert embedder.queries == ["Long: the cut-over happens on a Sunday night"]  # with the write, once
-        assert embedder.texts == []  # the entity's head is full: nothing left for the background embedder
+        assert embedder.queries == []  # it can contradict none of the facts: not encoded with the write
+        assert embedder.texts == ["Long: the cut-over happens on a Sunday night"]  # the entity's head is full: once
+        service.add_observations([("Long", [O("the cut-over moved to a Saturday night")])])
+        assert embedder.queries == ["Long: the cut-over moved to a Saturday night"]  # it may: with the write, once
+        assert embedder.texts == ["Long: the cut-over happens on a Sunday night"]  # not again in the background
         service.update_observation("Long", "fact number 50 about the long running migration of the billing system",
                                    "fact fifty, corrected")
-        assert embedder.texts == ["Long: fact fifty, corrected"]
-        assert _vector_rows(service) == (101, 101, 101) and service.pending_vectors() == 0
+        assert embedder.texts[-1] == "Long: fact fifty, corrected"
+        assert _vector_rows(service) == (102, 102, 102) and service.pending_vectors() == 0
     finally:
         service.close()
 

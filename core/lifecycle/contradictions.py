@@ -556,6 +556,16 @@ def _code_only(fact: Fact) -> bool:
     return bool(named) and all(re.search(r"[/\\._:]", v.text) for v in named)
 
 
+def possible(text: str, others: Sequence[str]) -> bool:
+    """Whether the new observation ``text`` could conflict with one of ``others`` (older texts) in the default
+    mode, whatever their similarity: a rule flags the pair at the highest one. A write whose texts cannot is
+    checked without encoding them (their vectors come from the background embedder)."""
+    listed = lists([text, *others])
+    if claims.labelled(text)[0] in listed:
+        return False
+    return any(judge(other, text, 1.0) is not None for other in others)
+
+
 def lists(texts: Sequence[str]) -> frozenset[str]:
     """The field keys of ``texts`` (one entity's observations) that the memory treats as lists: a key that holds
     :data:`LIST_VALUES` or more different values, other than a status (``Coding standard: …`` ×n, ``UPDATED:

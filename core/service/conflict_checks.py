@@ -65,6 +65,31 @@ Vectors = Mapping[tuple[str, str], np.ndarray]
 passage as the vector upkeep embeds it (:func:`~limbic.core.store.indexing.observation_passage`)."""
 
 
+def possible_before(conn: Any, texts: Sequence[tuple[str, str]], entity_ids: Mapping[str, int]) -> bool:
+    """Before a write: whether one of its new ``texts`` (``(entity name, content)``) could conflict with its
+    entity's or the same subject's current observations, or with an earlier text of the same write
+    (:func:`~limbic.core.lifecycle.contradictions.possible`). ``entity_ids``: the entities that exist already."""
+    now, earlier = time.time(), {}
+    for name, content in texts:
+        known = earlier.setdefault(name, conflicts.subject_texts(conn, entity_ids[name], now)
+                                   if name in entity_ids else [])
+        if contradictions.possible(content, known):
+            return True
+        known.insert(0, content)
+    return False
+
+
+def possible_written(txn: WriteTransaction, after: int) -> list[int]:
+    """Inside a write whose texts were found unable to conflict before it began (:func:`possible_before`): the
+    ids of its added observations (id above ``after``) that could conflict now — with what another writer
+    added meanwhile — for the queue; usually none."""
+    conn, now = txn.conn, time.time()
+    rows = conflicts.written(conn, after, now)
+    new = [r[0] for r in rows]
+    return [r[0] for r in rows if contradictions.possible(r[2], conflicts.subject_texts(
+        conn, r[1], now, [i for i in new if i >= r[0]]))]
+
+
 def check_written(txn: WriteTransaction, after: int, vectors: Vectors, model: str, mode: str,
                   held: Callable[[list[int]], dict[int, np.ndarray]] = lambda ids: {}) -> list[int]:
     """Inside the write's transaction: store the vectors of the observations it added (id above ``after``) that

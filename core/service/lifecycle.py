@@ -17,6 +17,7 @@ import numpy as np
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
 from limbic.core.errors import (
+    ConflictError,
     DatabaseClosedError,
     DatabaseUnavailableError,
     NotFoundError,
@@ -64,17 +65,32 @@ class Lifecycle:
 
     # --- contradictions ------------------------------------------------------------------------
 
-    def _written_vectors(self, op: str, origin: str, texts: Sequence[tuple[str, str]] | None) -> checks.Vectors:
+    def _written_vectors(self, op: str, origin: str, texts: Sequence[tuple[str, str]] | None) -> checks.Vectors | None:
         """The vectors of a write's new texts (``(entity name, content)``), encoded just before its transaction
         opens — the model never runs inside the write lock — by the query encoder, which never waits for the
         background embedder: a passage's vector when the model prefixes queries and passages alike (MiniLM). Empty
         when the write is not checked (:meth:`_checked`), vectors are deferred, a transaction is already open, the
-        model prefixes them differently, or encoding fails (the observations are then queued)."""
+        model prefixes them differently, or encoding fails (the observations are then queued). ``None`` when no
+        text of the write could conflict with what its entities hold (the default mode reads the texts first,
+        :func:`~limbic.core.service.conflict_checks.possible_before`): nothing to encode for the check."""
         embedder = self.embedder
         if (not texts or embedder is None or op not in checks.CHECKED_OPS or origin == "import"
                 or self.vectors.deferring or self.database.writing
                 or getattr(embedder, "query_prefix", "") != getattr(embedder, "passage_prefix", "")):
             return {}
+        if self.conflict_mode() == contradictions.CHECKABLE:
+            try:
+                conn = self.database.read()
+                with conn:
+                    names = list(dict.fromkeys(name for name, _ in texts))
+                    if not checks.possible_before(conn, texts, reads.ids_by_names(conn, names)):
+                        return None
+            except (DatabaseClosedError, DatabaseUnavailableError, StoreBusyError):
+                raise
+            except (ConflictError, ValidationError):
+                pass  # a name the write itself refuses: it says why
+            except Exception:
+                log.exception("reading a write's texts for its check failed; they are encoded and checked")
         try:
             return {key: np.asarray(embedder.embed_query(observation_passage(*key)), dtype=np.float32)
                     for key in dict.fromkeys(texts)}
@@ -83,18 +99,27 @@ class Lifecycle:
             return {}
 
     def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any],
-                 vectors: checks.Vectors | None = None) -> Any:
+                 vectors: checks.Vectors | None) -> Any:
         """Run ``body`` and check the observations it added for contradictions (writes that add observations, with
         a model in use): in this transaction those whose texts were embedded beforehand (``vectors``;
         :func:`~limbic.core.service.conflict_checks.check_written`, in a savepoint: a failing check never fails
         the write), the others queued — an import's all of them, checked in batches once its vectors land
-        (:meth:`check_conflicts`), so a memory gives the same warnings however it arrived."""
+        (:meth:`check_conflicts`), so a memory gives the same warnings however it arrived. ``vectors`` ``None``:
+        no text could conflict before the write began; only those that could now are queued."""
         if op not in checks.CHECKED_OPS or self.embedder is None:
             return body(txn)
         newest = checks.newest_observation(txn)
         result = body(txn)
         unchecked: list[int] | None = None
-        if vectors:
+        if vectors is None:
+            try:
+                with self.database.maintenance():
+                    unchecked = checks.possible_written(txn, newest)
+            except (DatabaseClosedError, StoreBusyError):
+                raise
+            except Exception:
+                log.exception("reading a write's texts for its check failed; its observations are queued")
+        elif vectors:
             model = self.embedder.name
             try:
                 with self.database.maintenance():

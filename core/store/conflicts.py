@@ -135,6 +135,17 @@ def neighbours(conn: Connection, observation_id: int, entity_id: int, model: str
         (json.dumps(list(subjects)), now, model, observation_id, entity_id, MAX_NEIGHBOURS))]
 
 
+def subject_texts(conn: Connection, entity_id: int, now: float, leave_out: Sequence[int] = ()) -> list[str]:
+    """The current observations' texts of ``entity_id`` and of the same subject's entities (:func:`same_subject`;
+    at most :data:`MAX_NEIGHBOURS`, the entity's own and the newest first), but ``leave_out`` (observation ids)."""
+    return [r[0] for r in conn.execute(
+        "SELECT o.content FROM observations o WHERE o.entity_id IN (SELECT value FROM json_each(?1)) "
+        f"AND {current('?2', 'o')} AND o.id NOT IN (SELECT value FROM json_each(?3)) "
+        "ORDER BY o.entity_id = ?4 DESC, o.id DESC LIMIT ?5",
+        (json.dumps(same_subject(conn, entity_id)), now, json.dumps([int(i) for i in leave_out]), entity_id,
+         MAX_NEIGHBOURS))]
+
+
 def written(conn: Connection, after: int, now: float) -> list[tuple[int, int, str, str]]:
     """The current observations with an id above ``after`` (those the open write added) as ``(id, entity id, text,
     entity name)``, in id order."""

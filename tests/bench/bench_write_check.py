@@ -11,8 +11,11 @@ same load. Each ``add_observations`` adds one new note (a sentence about the pac
 ``encode`` is the model's encoding of one such note in this process: ``query``, the query encoding of the text as
 the write encodes it (``"<entity>: <note>"``; also without the entity's name, and ``embed`` of the same passage),
 with the server's model and threads; ``in_process`` times the parts of the same
-write on ``MemoryService``: the whole write, the encoding of its text, and the check inside its transaction.
-Prints one JSON object with p50/p95 in ms and the targets: ``add_observations`` p50 ≤ ``open_nodes`` p50 + query
+write on ``MemoryService``: the whole write, what precedes its transaction (its texts read, and encoded when
+they may conflict), and the check inside its transaction.
+With ``--changing N`` every note is a status written to one of the first N entities, so that every write may
+conflict: its text is encoded and checked (without it, most notes cannot conflict with what their entity holds,
+and are not encoded for the check). Prints one JSON object with p50/p95 in ms and the targets: ``add_observations`` p50 ≤ ``open_nodes`` p50 + query
 encoding p50 + 2 ms over stdio, and the check ≤ 5 ms p50 on top of the write (``in_process.check``; also
 ``check_cost_p50_ms``: checked − unchecked over stdio, the encoding included).
 """
@@ -59,7 +62,14 @@ def stats(latencies: list[float]) -> dict:
             "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 2)}
 
 
+STATES = ("Status: planned", "Status: in progress", "Status: blocked on review", "Status: done")
+CHANGING = False
+"""``--changing``: every note a status of a few entities, so each write may conflict and is encoded and checked."""
+
+
 def note(rng: random.Random, i: int) -> str:
+    if CHANGING:
+        return f"{rng.choice(STATES)} (update {i})"
     return f"{rng.choice(NOTES).format(arch=rng.choice(ARCHES))} (note {i})"
 
 
@@ -124,26 +134,34 @@ async def run(checked_db: Path, unchecked_db: Path, empty_home: Path, names: lis
 
 def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> dict:
     """The parts of one ``add_observations`` on ``MemoryService`` (vectors made in the background, the vector copy
-    warm, as in ``limbic mcp``): the whole write, the encoding of its text before the transaction, and the check
-    inside it (vectors stored, neighbours read and compared, conflicts stored)."""
+    warm, as in ``limbic mcp``): the whole write; ``before``, what precedes its transaction (the texts read
+    against the entity's, and the encoding of the new text when some rule could flag it); and ``check``, the
+    check inside it (vectors stored, neighbours compared, conflicts stored; or, when nothing was encoded, the
+    texts read again for what other writers added). ``encoded``: the writes whose text had to be encoded."""
     from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService, conflict_checks, lifecycle
     from limbic.core.store.database import Database
 
-    times: dict[str, list[float]] = {"write": [], "encode": [], "check": []}
-    check_written, written_vectors = conflict_checks.check_written, lifecycle.Lifecycle._written_vectors
+    times: dict[str, list[float]] = {"write": [], "before": [], "check": []}
+    encoded = [0]
+    check_written, possible_written = conflict_checks.check_written, conflict_checks.possible_written
+    written_vectors = lifecycle.Lifecycle._written_vectors
 
     def timed(key, function):
         def call(*args, **kwargs):
             t0 = time.perf_counter()
             try:
-                return function(*args, **kwargs)
+                result = function(*args, **kwargs)
+                if key == "before" and result:
+                    encoded[0] += 1
+                return result
             finally:
                 times[key].append(time.perf_counter() - t0)
         return call
 
     conflict_checks.check_written = timed("check", check_written)  # measured where the service calls them
-    lifecycle.Lifecycle._written_vectors = timed("encode", written_vectors)  # type: ignore[method-assign]
+    conflict_checks.possible_written = timed("check", possible_written)
+    lifecycle.Lifecycle._written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
     service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     try:
         service.warm_up()
@@ -155,18 +173,22 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
             if i < 0:
                 for values in times.values():
                     values.clear()
+                encoded[0] = 0
             time.sleep(pause)
     finally:
         service.close()
-        conflict_checks.check_written = check_written
+        conflict_checks.check_written, conflict_checks.possible_written = check_written, possible_written
         lifecycle.Lifecycle._written_vectors = written_vectors  # type: ignore[method-assign]
-    return {key: stats(values) for key, values in times.items()}
+    return {**{key: stats(values) for key, values in times.items() if values}, "encoded": encoded[0]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--db", type=Path, required=True)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--changing", type=int, default=0, metavar="N",
+                        help="write statuses to the first N entities only (each write may conflict: encoded and "
+                             "checked) instead of notes about random ones (most need no encoding)")
     parser.add_argument("--pause", type=float, default=0.0,
                         help="seconds between rounds (0: back to back; an agent writes far less often, and the "
                              "background embedder then keeps up)")
@@ -175,6 +197,9 @@ def main() -> None:
 
     conn = apsw.Connection(str(args.db), flags=apsw.SQLITE_OPEN_READONLY)
     names = [r[0] for r in conn.execute("SELECT name FROM entities ORDER BY id")]
+    if args.changing:
+        global CHANGING
+        CHANGING, names = True, names[: args.changing]
     counts = {"entities": len(names), "observations": conn.execute("SELECT count(*) FROM observations").get,
               "observation_vectors": conn.execute("SELECT count(*) FROM observation_embedding_meta").get}
     conn.close()

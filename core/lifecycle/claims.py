@@ -92,8 +92,10 @@ CORRECTION_CUES = ("supersedes earlier", "supersedes the earlier", "supersedes p
                    "replaces earlier", "replaces the earlier", "previously stated", "(superseded)")
 """Words that say a text corrects or supersedes an earlier one anywhere in it (``(supersedes earlier three-agent
 wording)``); :data:`CORRECTION_HEADS` say so at its start."""
-CORRECTION_HEADS = re.compile(r"^\s*(?:corrected|correction|erratum|更正|纠正|정정|corrección|corregido)(?![\w-])",
-                              re.IGNORECASE | re.UNICODE)
+CORRECTION_HEADS = re.compile(r"^\s*(?:(?i:corrected|correction|erratum|更正|纠正|정정|corrección|corregido)\s*[:：]"
+                              r"|CORRECTED\b|CORRECTION\b)", re.UNICODE)
+"""A text that opens by saying it corrects (``CORRECTED: …``, ``Correction: …``, ``更正：…``); not a fix named so
+(French ``Correction des erreurs …``)."""
 
 # --- attributes of a sentence ---------------------------------------------------------------------------------
 SLOT_CUES: dict[str, tuple[str, ...]] = {
@@ -465,16 +467,21 @@ def quantities(text: str) -> list[str]:
         before = low[: match.start()].split()
         if before and before[-1] in _IDENTIFIED:
             continue
+        if low[match.end(): match.end() + 1] == ")" or _YEAR.match(match.group(0)):
+            continue  # "1) …", "2) …": the items of a list; a year is a date
         out.append(match.group(0).replace(",", "").replace(" ", ""))
     return out
 
 
 _PRODUCT_VERSION = re.compile(r"(?<![\w.-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s+v?(\d+(?:\.\d+)*)(?![\w.])")
 _BARE_VERSION = re.compile(r"(?<![\w.-])v(\d+(?:\.\d+)+)(?![\w.])|(?<=version )(\d+(?:\.\d+)+)", re.IGNORECASE)
-_NOT_PRODUCTS = _IDENTIFIED | frozenset(("march", "april", "may", "june", "july", "august", "september", "october",
-                                         "november", "december", "january", "february", "q", "top", "last", "next",
-                                         "first", "every", "version", "versión", "at", "to", "of", "in", "on", "for",
-                                         "v", "has", "have", "with", "and", "only", "all"))
+_NOT_PRODUCTS = _IDENTIFIED | {w + "s" for w in _IDENTIFIED} | frozenset((
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "q", "top",
+    "last", "next", "first", "every", "version", "versión", "at", "to", "of", "in", "on", "for", "v", "has", "have",
+    "with", "and", "only", "all", "since", "until", "by", "year", "fy", "through", "between", "than", "about",
+    "around", "over", "under", "after", "before", "via", "up", "down", "into", "from"))
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 
 
 @lru_cache(maxsize=8192)
@@ -486,8 +493,9 @@ def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
     products: dict[str, str] = {}
     for match in _PRODUCT_VERSION.finditer(spaced):
         name = match.group(1)
-        if name.lower() in _NOT_PRODUCTS or (name.islower() and "." not in match.group(2)):
-            continue
+        if name.lower() in _NOT_PRODUCTS or name.lower() in STOP or (name.islower() and "." not in match.group(2)) or _YEAR.match(
+                match.group(2)):
+            continue  # "Sprint 4", "Dec 2024", "python 3": a thing named by number, a date, a plain number
         products[name.lower()] = match.group(2)
     bare = frozenset((m.group(1) or m.group(2)) for m in _BARE_VERSION.finditer(spaced))
     return products, bare

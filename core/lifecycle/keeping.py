@@ -32,8 +32,20 @@ ahead, and what still runs.
   was retired (decommissioned, turned off, replaced by …). A finished project whose product still runs is kept;
   so is a dataset or corpus it is tied to (:func:`is_resource`), and nothing else through it.
 
-Pure functions over an entity's type, name, status and current observations (text and kind, oldest first);
-nothing here reads the store. Each answer carries the words that decided it, to show a person.
+What keeps a memory through another one (the review's ties, ``limbic.core.service.retention``) is read here too:
+
+- **A tool or library in use**: an entity whose type says it is one (:func:`is_tool`: library, tool, framework,
+  package, SDK, plugin …) kept while something current uses it — related by a relation of use (:func:`used_end`:
+  ``uses``, ``depends_on``, ``used_by``, ``read_with`` …) or named in a current observation of it that does not say
+  it was dropped (:func:`says_dropped`: "migrated from Typer", "replaced by Click").
+- **A requirement a standing rule carries**: an observation that states a need or a bound (:func:`requirement`:
+  "researchers need full resolution for at least 2 years", "must", "required", "at most …") in an entity tied to a
+  memory kept as a standing rule whose type or name says it is one (:func:`is_rule`: a policy, a convention …) —
+  a finished meeting where the policy in force was agreed.
+
+Pure functions over an entity's type, name, status and current observations (text and kind, oldest first), and
+over a relation's type; nothing here reads the store. Each answer carries the words that decided it, to show a
+person.
 """
 
 from __future__ import annotations
@@ -83,6 +95,23 @@ CODE_TYPES = frozenset((
 """Words of an entity type that make it a code artefact: what its observations say it must do, the code does."""
 RESOURCE_WORDS = frozenset(("dataset", "datasets", "corpus", "corpora"))
 """Words of an entity type or name that make it a resource something is built from (:func:`is_resource`)."""
+TOOL_TYPES = frozenset((
+    "library", "libraries", "lib", "libs", "tool", "tools", "toolset", "toolkit", "toolchain", "framework",
+    "frameworks", "package", "packages", "dependency", "dependencies", "sdk", "plugin", "plugins",
+))
+"""Words of an entity type that make it a tool or library something uses (:func:`is_tool`)."""
+USE_WORDS = frozenset((
+    "use", "uses", "used", "using", "utilizes", "utilises", "utilize", "leverages", "depends", "requires", "relies",
+    "imports", "consumes", "powered", "with",
+))
+"""Words of a relation type that say one end uses the other (``uses``, ``depends_on``, ``used_by``, ``used_for``,
+``read_with``, ``built_with``, ``powered_by`` …); :data:`NOT_USE_WORDS` overrule them."""
+NOT_USE_WORDS = frozenset((
+    "replaced", "replaces", "replace", "migrates", "migrated", "instead", "deprecated", "superseded", "removed",
+    "dropped", "not", "no", "formerly", "previously",
+))
+"""Words of a relation type that say the use ended or never was (``replaced_with``, ``migrated_from``,
+``previously_used``)."""
 DONE_STATUSES = frozenset(("completed", "archived"))
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -165,6 +194,18 @@ _RUNS = _Says(re.compile(
     r"|\b(?:runs|running|live|serves|serving) (?:in|on) (?:production|prod)\b|\bwent live\b", re.IGNORECASE),
     "hourly daily nightly weekly monthly every schedule cron crons cronjob cronjobs crontab still now production prod"
     " live")
+_DROPPED = _Says(re.compile(
+    r"\b(?:instead of|(?:migrat(?:ed|ing|es?)|mov(?:ed|ing|es?)|switch(?:ed|ing|es)?|port(?:ed|ing)) (?:away )?from"
+    r"|away from|dropped|removed|no longer|replaced|superseded|deprecated|uninstalled|abandoned)\b", re.IGNORECASE),
+    "instead migrated migrating migrate migrates moved moving move moves switched switching switch switches ported"
+    " porting away dropped removed longer replaced superseded deprecated uninstalled abandoned")
+_REQUIREMENT = _Says(re.compile(
+    r"\b(?:must|required|requirements?|mandatory|at (?:least|most)|no (?:more|less|fewer|later|earlier) than"
+    r"|minimum|maximum|not exceed)\b|(?<=\w )needs?\b|\bneeded\b", re.IGNORECASE),
+    "must required requirement requirements mandatory least most more less fewer later earlier"
+    " minimum maximum exceed need needs needed")
+"""A need or a bound stated: "researchers need full resolution for at least 2 years", "must", "required", "at most
+…"; "Needs to be moved" opening a note is a task, not a requirement."""
 _PREFERS = re.compile(r"\b(?:prefers?|preferred|preference|wants)\b", re.IGNORECASE)
 _PREFERS_CUES = ("prefer", "wants")
 HELD_KINDS = frozenset(("preference", "decision", "identity"))
@@ -185,7 +226,7 @@ class Kept:
         """The reason a person reads: ``"open work (a Bug): “blocks the Harbor 2.0 release”"``."""
         what = {OPEN_WORK: f"open work (a {entity_type})", CONFIGURATION: "configuration", RULE: "a standing rule",
                 AHEAD: "a goal still ahead", IN_USE: "still in use", HOLDS: "holds a preference or decision"}[self.kind]
-        return f"{what}: “{_clip(self.evidence)}”"
+        return f"{what}: {quote(self.evidence)}"
 
 
 OPEN_WORK, CONFIGURATION, RULE, AHEAD, IN_USE, HOLDS = (
@@ -198,9 +239,11 @@ preference lives). A standing rule or a goal keeps only itself: a rule about a l
 current; what is still in use keeps only the datasets it was built from (:func:`is_resource`)."""
 
 
-def _clip(text: str, size: int = 80) -> str:
+def quote(text: str, size: int = 80) -> str:
+    """``text`` as a reason quotes it: on one line, cut to ``size`` characters with an ellipsis, in quotation marks
+    (``“Written with Typer; about 1,200 lines”``)."""
     text = " ".join(text.split())
-    return text if len(text) <= size else text[:size - 1].rstrip() + "…"
+    return f"“{text if len(text) <= size else text[:size - 1].rstrip() + '…'}”"
 
 
 def _words(text: str) -> set[str]:
@@ -334,10 +377,17 @@ def _rule(entity_type: str, name: str, texts: Sequence[tuple[str, frozenset[str]
         return said
     if any(_ENDED.search(text, words) for text, words in texts):
         return None
-    if type_words & RULE_TYPES:
-        return entity_type
+    return entity_type if type_words & RULE_TYPES else name if is_rule(entity_type, name) else None
+
+
+def is_rule(entity_type: str, name: str) -> bool:
+    """Whether the type or name says the entity is a standing rule (:data:`RULE_TYPES` in its type,
+    :data:`RULE_WORDS` or a vocabulary for writing memory in its name: ``Data Retention Policy``,
+    ``RelationTypes_Semantic``), whatever its observations say."""
+    if not _type_words(entity_type).isdisjoint(RULE_TYPES):
+        return True
     words = _name_text(name)
-    return name if set(words.split()) & RULE_WORDS or _VOCABULARY.search(words) else None
+    return not RULE_WORDS.isdisjoint(words.split()) or _VOCABULARY.search(words) is not None
 
 
 def _goal(texts: Sequence[tuple[str, frozenset[str]]], year: int | None) -> tuple[str, int | None] | None:
@@ -360,3 +410,38 @@ def is_resource(entity_type: str, name: str) -> bool:
     """Whether the entity is a dataset or corpus (:data:`RESOURCE_WORDS` in its type or name): what a thing still in
     use was built from, kept with it."""
     return not RESOURCE_WORDS.isdisjoint(_type_words(entity_type).union(_name_text(name).split()))
+
+
+def is_tool(entity_type: str) -> bool:
+    """Whether the type names a tool or library (:data:`TOOL_TYPES`, word by word, split at case changes:
+    ``Library``, ``development_tool``, ``claude-plugin``)."""
+    return not TOOL_TYPES.isdisjoint(_type_words(entity_type))
+
+
+def used_end(relation_type: str) -> int | None:
+    """Which end a relation of this type says is used: ``1`` its target (``Kelp CLI uses Typer``, ``depends_on``,
+    ``read_with``, ``powered_by``), ``0`` its source (``used_by``, ``used_for``, ``is used in``: the word ``used``),
+    ``None`` when it is no relation of use (:data:`USE_WORDS`, none of :data:`NOT_USE_WORDS`; word by word, split at
+    case changes: ``DEPENDS_ON``)."""
+    words = _type_words(relation_type)
+    if USE_WORDS.isdisjoint(words) or not NOT_USE_WORDS.isdisjoint(words):
+        return None
+    return 0 if "used" in words else 1
+
+
+def says_dropped(text: str) -> bool:
+    """Whether ``text`` says something was left (``instead of``, ``migrated from``, ``replaced``, ``no longer`` …):
+    a name in it is not a use."""
+    return _DROPPED.search(text, frozenset(_WORD.findall(text.lower()))) is not None
+
+
+def requirement(entity_type: str, observations: Sequence[tuple[str, str | None]]) -> str | None:
+    """The last of the current ``observations`` (``(text, kind)``, oldest first) that states a need or a bound
+    (:data:`_REQUIREMENT`), not describing a failure (``Cause: …``), or ``None``; never for a code artefact (its
+    bounds are the code's)."""
+    if not _type_words(entity_type).isdisjoint(CODE_TYPES):
+        return None
+    for text, words in reversed(_texts(observations)):
+        if not _FAILURE.match(text) and _REQUIREMENT.search(text, words):
+            return text
+    return None

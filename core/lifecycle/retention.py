@@ -5,10 +5,10 @@
 access — an agent's ``open_nodes``, ``get_entity``, ``mark_used`` or a person's *Mark as useful*; never an
 impression), ``f`` the decay model (:func:`limbic.core.search.decay.model_curve`) of the hours ``Δt`` since
 the memory's own last use (its write, its arrival by import, or its last access; the wall clock), ``strength``
-0..2 (its stored base, default 1, raised by each use and by each observation beyond the first and each
-relation it holds, capped at 2). Below ``τ_forget`` a memory is a candidate to forget (archive or delete); at
-``τ_promote`` or above, or with ``promote_uses`` uses within ``promote_window_days``, a candidate to promote
-(pin). Pure functions over numbers and numpy arrays.
+0..2 (its stored base, default 1, raised by each use and by each detail it holds — each ten words of its
+observations beyond the first ten, each memory it is related to — capped at 2). Below ``τ_forget`` a memory is a
+candidate to forget (archive or delete); at ``τ_promote`` or above, or with ``promote_uses`` uses within
+``promote_window_days``, a candidate to promote (pin). Pure functions over numbers and numpy arrays.
 
 The default decay is Mnemex's default model, the power law (half-life 3 days, α 1.1): a memory written once and
 never used again falls below ``τ_forget`` 0.05 after 49 days, one holding more or used more later, each at its
@@ -60,8 +60,8 @@ class RetentionParams:
     promote_uses: float = _setting(5, 1, 10_000, "promote with this many uses within the window")
     promote_window_days: float = _setting(14, 1, 3_650, "the window of the usage rule, days")
     strength_step: float = _setting(0.1, 0.0, 2.0, "strength added by each use")
-    detail_step: float = _setting(0.1, 0.0, 2.0, "strength added by each observation beyond the first and each "
-                                  "relation a memory holds")
+    detail_step: float = _setting(0.1, 0.0, 2.0, "strength added by each detail a memory holds: each ten "
+                                  "words of its observations beyond the first ten, each memory it is related to")
     promote_min_uses: float = _setting(2, 1, 10_000, "uses a memory needs before its score can promote it")
     grace_days: float = _setting(30, 0, 3_650, "never propose forgetting what was written or imported this many "
                                  "days ago or less")
@@ -107,8 +107,9 @@ MAX_STRENGTH = 2.0
 
 def strength(base: np.ndarray, accesses: np.ndarray, details: np.ndarray, params: RetentionParams) -> np.ndarray:
     """A memory's strength after its uses and with what it holds: ``min(2, base + strength_step·accesses +
-    detail_step·details)``, ``(n,) float64``; ``details`` counts its current observations beyond the first and its
-    active relations (a memory that holds more, tied to more, fades slower: each its own moment)."""
+    detail_step·details)``, ``(n,) float64``; ``details`` counts the tens of words of its current observations beyond
+    the first ten and the memories it is related to (a memory that holds more, tied to more, fades slower: each its
+    own moment)."""
     return np.minimum(MAX_STRENGTH, np.asarray(base, dtype=np.float64)
                       + params.strength_step * np.asarray(accesses, dtype=np.float64)
                       + params.detail_step * np.asarray(details, dtype=np.float64))

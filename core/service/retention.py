@@ -18,10 +18,18 @@ memory, checked in this order:
    a preference or decision (:data:`~limbic.core.lifecycle.keeping.TYING`): related to it (an active relation),
    naming it, or named in its current observations. A memory still in use ties only a dataset or corpus
    (:func:`~limbic.core.lifecycle.keeping.is_resource`); a standing rule or a goal keeps only itself;
-7. related to a memory used less than ``keep_used_days`` ago.
+7. a tool or library (:func:`~limbic.core.lifecycle.keeping.is_tool`) that something current uses — a memory
+   that is not a tool, kept for good by 1–3 or 6 and not done, or still in use — related to it by a relation of use
+   (:func:`~limbic.core.lifecycle.keeping.used_end`) or naming it in a current observation that does not say it was
+   dropped (:func:`~limbic.core.lifecycle.keeping.says_dropped`);
+8. a requirement a standing rule carries: an observation stating a need or a bound
+   (:func:`~limbic.core.lifecycle.keeping.requirement`) in a memory related to a policy, convention … in force (kept
+   as a standing rule, its type or name saying it is one: :func:`~limbic.core.lifecycle.keeping.is_rule`), naming
+   it, or named by it — done or not;
+9. related to a memory used less than ``keep_used_days`` ago.
 
 What is done (completed, archived, or a work item whose latest state is done) is judged by its own use alone:
-guards 6 and 7 do not hold it. A goal dated by its year keeps its memory until that year ends, no longer. A
+guards 6, 7 and 9 do not hold it. A goal dated by its year keeps its memory until that year ends, no longer. A
 protected or pinned memory is never a promote candidate either (it is kept already). Nothing here depends on when
 it is asked but through ``now``: the review at a later moment is what the rules would propose then if nothing else
 happens (:func:`forecast`).
@@ -32,6 +40,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -55,7 +64,7 @@ IMPORTED_AFTER = DAY
 older time)."""
 GUARDS = ("pinned", "protected type", keeping.OPEN_WORK, keeping.CONFIGURATION, "holds a preference or decision",
           keeping.RULE, keeping.AHEAD, keeping.IN_USE, "new", "used lately", "tied to a kept memory",
-          "tied to a used memory")
+          "used by a current memory", "holds a standing rule's requirement", "tied to a used memory")
 """The guards of the module docstring, by the names a ``Retention.guard`` holds."""
 _MAX_NAME_WORDS = 6
 WORDS_PER_DETAIL = 10.0
@@ -108,24 +117,45 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
-def _named(texts: list[tuple[int, str]], names: dict[int, str]) -> list[tuple[int, int]]:
-    """``(owner id, named id)`` for each entity of ``names`` that a text (``(owner id, text)``) of another entity
-    names, in the order found: a name matches a run of whole words (case ignored); names under 3 characters or of
-    more than six words are not looked for. Linear in the words of ``texts`` (names indexed by their first word)."""
+class _Texts:
+    """Each entity's current observations (``facts``: ``{id: [(text, kind), …]}``, oldest first) as words
+    (:func:`_words`), each entity's read once, when first asked for."""
+
+    def __init__(self, facts: dict[int, list[tuple[str, str | None]]]) -> None:
+        self._facts = facts
+        self._words: dict[int, list[list[str]]] = {}
+
+    def of(self, ids: Iterable[int]) -> Iterator[tuple[int, int, list[str]]]:
+        """``(entity id, the observation's position among its current ones, its words)`` of each current observation
+        of ``ids``."""
+        for i in ids:
+            words = self._words.get(i)
+            if words is None:
+                words = self._words[i] = [_words(text) for text, _ in self._facts[i]]
+            for n, said in enumerate(words):
+                yield i, n, said
+
+
+def _named(texts: Iterable[tuple[int, int, list[str]]], names: dict[int, str]) -> list[tuple[int, int, int]]:
+    """``(owner id, named id, the observation's position)`` for each entity of ``names`` that an observation
+    (:meth:`_Texts.of`) of another entity names, in the order found: a name matches a run of whole words (case
+    ignored); names under 3 characters or of more than six words are not looked for. Linear in the words of
+    ``texts`` (names indexed by their first word)."""
     keys: dict[str, dict[tuple[str, ...], list[int]]] = {}
     for eid, name in names.items():
         key = tuple(_words(name))
         if key and len(key) <= _MAX_NAME_WORDS and len(name) >= 3:
             keys.setdefault(key[0], {}).setdefault(key, []).append(eid)
-    found: list[tuple[int, int]] = []
-    for owner, text in texts:
-        words = _words(text)
+    found: list[tuple[int, int, int]] = []
+    if not keys:
+        return found
+    for owner, n, words in texts:
         if keys.keys().isdisjoint(words):
             continue
         for start, word in enumerate(words):
             for key, eids in keys.get(word, {}).items():
                 if tuple(words[start:start + len(key)]) == key:
-                    found.extend((owner, e) for e in eids if e != owner)
+                    found.extend((owner, e, n) for e in eids if e != owner)
     return found
 
 
@@ -161,7 +191,8 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     last = np.maximum(arrived, accessed)  # writing it here (or importing it) is a use
     hours = np.maximum(0.0, (now - last) / HOUR)
     row_of = {i: k for k, i in enumerate(ids)}.__getitem__
-    graph = _Neighbours(np.array(ids, dtype=np.int64), rows.active_pairs(conn))
+    relations = rows.active_relations(conn)
+    graph = _Neighbours(np.array(ids, dtype=np.int64), [(a, b) for a, b, _ in relations])
     details = np.array([_said(facts[i]) for i in ids], dtype=np.float64) + graph.degree()
     strengths = retention.strength(np.array([r[4] for r in found]), accesses, details, params)
     uses = 1.0 + accesses
@@ -184,28 +215,51 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
     resource = np.array([keeping.is_resource(types[i], names[i]) for i in ids]) if runs.any() \
         else np.zeros(len(ids), dtype=bool)
     keepers = holders | runs
-    named: dict[int, int] = {}
-    for holder, e in _named([(i, text) for k, i in enumerate(ids) if keepers[k] for text, _ in facts[i]], names):
-        if holders[row_of(holder)] or resource[row_of(e)]:
-            named.setdefault(e, holder)
+    # a policy, convention … in force: kept as a standing rule, and its type or name says it is one
+    rule = np.array([kinds[k] == keeping.RULE and keeping.is_rule(types[i], names[i]) for k, i in enumerate(ids)],
+                    dtype=bool)
+    tool = np.array([keeping.is_tool(types[i]) for i in ids], dtype=bool)
+    # who names whom, in two passes over the current observations: those of what keeps others and of standing
+    # rules against every name, the others' against the names of those and of every tool or library
+    texts = _Texts(facts)
+    speaks = keepers | rule
+    named: dict[int, int] = {}  # named: the keeper naming it
+    mentions: dict[int, int] = {}  # owner: the keeper it names
+    tools_named: list[tuple[int, int, str]] = []  # (what names a tool, the tool, the observation)
+    rule_ties: list[tuple[int, int]] = []  # (a standing rule, what it names or what names it)
+    for owner, e, n in _named(texts.of(i for k, i in enumerate(ids) if speaks[k]), names) + _named(
+            texts.of(i for k, i in enumerate(ids) if not speaks[k]),
+            {i: names[i] for k, i in enumerate(ids) if speaks[k] or tool[k]}):
+        o, t = row_of(owner), row_of(e)
+        if keepers[o] and (holders[o] or resource[t]):
+            named.setdefault(e, owner)
+        elif keepers[t] and not keepers[o] and not done[o] and (holders[t] or resource[o]):
+            mentions.setdefault(owner, e)
+        if rule[o] != rule[t]:
+            rule_ties.append((owner, e) if rule[o] else (e, owner))
+        if tool[t] and not tool[o]:
+            tools_named.append((owner, e, facts[owner][n][0]))
     named_by = np.array([i in named for i in ids]) & ~done
-    mentions: dict[int, int] = {}
-    for owner, holder in _named([(i, text) for k, i in enumerate(ids) if not keepers[k] and not done[k]
-                                 for text, _ in facts[i]], {i: names[i] for k, i in enumerate(ids) if keepers[k]}):
-        if holders[row_of(holder)] or resource[row_of(owner)]:
-            mentions.setdefault(owner, holder)
     mentioning = np.array([i in mentions for i in ids])
-    keep_used, grace = params.keep_used_days * DAY, params.grace_days * DAY
-    age, idle = now - arrived, now - accessed
-    busy_idle = now - graph.latest(accessed)
-    # the guards (module docstring), each a mask over the rows, and the hours each holds from now
-    new, used, busy = age < grace, idle < keep_used, (busy_idle < keep_used) & ~done
     tied = (graph.any(holders) | graph.any(runs) & resource) & ~done
     # a goal dated by its year keeps its memory until that year ends
     ends = np.array([math.inf if x is None or x.until_year is None
                      else datetime(x.until_year + 1, 1, 1, tzinfo=UTC).timestamp() for x in says])
     held_for_good = pinned | protected | (np.array([kind is not None for kind in kinds]) & np.isinf(ends)) | tied \
         | named_by | mentioning
+    # what uses a tool or library: not a tool itself, kept for good and not done, or still in use
+    users = ~tool & (held_for_good & ~done | runs)
+    users_of = _used(ids, names, relations, tool, users, {
+        e: (owner, text) for owner, e, text in reversed(tools_named)
+        if users[row_of(owner)] and not keeping.says_dropped(text)})
+    used_by = np.array([i in users_of for i in ids]) & ~done
+    needs, carries = _carried(ids, types, facts, graph, rule, rule_ties)
+    held_for_good |= used_by | np.array([i in carries for i in ids])
+    keep_used, grace = params.keep_used_days * DAY, params.grace_days * DAY
+    age, idle = now - arrived, now - accessed
+    busy_idle = now - graph.latest(accessed)
+    # the guards (module docstring), each a mask over the rows, and the hours each holds from now
+    new, used, busy = age < grace, idle < keep_used, (busy_idle < keep_used) & ~done
     hold = np.maximum.reduce([until, np.where(held_for_good, np.inf, 0.0), np.where(new, (grace - age) / HOUR, 0.0),
                               np.where(used, (keep_used - idle) / HOUR, 0.0),
                               np.where(busy, (keep_used - busy_idle) / HOUR, 0.0),
@@ -237,6 +291,15 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
             j = row_of(other)
             verb = "named by" if named_by[k] else "mentions"
             return "tied to a kept memory", f"{verb} {names[other]} ({_held_as(says[j], types[other], protected[j])})"
+        if used_by[k]:
+            user, evidence = users_of[i]
+            j = row_of(user)
+            state = "still in use" if runs[j] else "open work" if kinds[j] == keeping.OPEN_WORK \
+                else "paused" if statuses[j] == "paused" else "not done"
+            return GUARDS[-3], f"a {types[i]} used by {names[user]} ({state}): {keeping.quote(evidence)}"
+        if i in carries:
+            rule_name = names[carries[i]]
+            return GUARDS[-2], f"holds a requirement of {rule_name} (a standing rule): {keeping.quote(needs[i])}"
         j = int(around[np.argmax(accessed[around])])
         return "tied to a used memory", f"related to {names[ids[j]]}, used {_ago(busy_idle[k])}"
 
@@ -256,6 +319,43 @@ def review(database: Database, params: RetentionParams, now: float) -> list[Rete
                              float(hours[k]), float(strengths[k]), str(r[2]), r[5], float(hold[k]), types[i],
                              float(arrived[k]), kept_by))
     return out
+
+
+def _used(ids: list[int], names: dict[int, str], relations: list[tuple[Any, ...]], tool: np.ndarray,
+          users: np.ndarray, named: dict[int, tuple[int, str]]) -> dict[int, tuple[int, str]]:
+    """``{tool id: (user id, the relation in words or the observation naming it)}`` for each tool or library
+    (``tool``, by row; guard 7 of the module docstring) that a user (``users``, by row) uses:
+    related by a relation of use whose used end it is, else as ``named`` says (``{tool id: (user id, an
+    observation of the user naming it that does not say it was dropped)}``)."""
+    row = {i: k for k, i in enumerate(ids)}
+    ends = {kind: keeping.used_end(kind) for kind in {str(r[2]) for r in relations}}
+    found: dict[int, tuple[int, str]] = {}
+    for a, b, relation_type in relations:
+        end = ends[relation_type]
+        if end is None or a not in row or b not in row:
+            continue
+        t, u = (row[b], row[a]) if end else (row[a], row[b])
+        if tool[t] and users[u]:
+            found.setdefault(ids[t], (ids[u], f"{names[a]} {relation_type} {names[b]}"))
+    return {**named, **found}
+
+
+def _carried(ids: list[int], types: dict[int, str], facts: dict[int, list[tuple[str, str | None]]],
+             graph: _Neighbours, rule: np.ndarray,
+             named: list[tuple[int, int]]) -> tuple[dict[int, str], dict[int, int]]:
+    """``({id: the requirement it states}, {id: the standing rule that carries it})`` (guard 8 of the module
+    docstring): a memory that is not itself a standing rule (``rule``, by row) stating a need or a bound, related
+    to a standing rule, or as ``named`` says (``(rule id, the id of what it names or of what names it)``)."""
+    if not rule.any():
+        return {}, {}
+    ties: dict[int, int] = {}
+    for k in np.flatnonzero(graph.any(rule) & ~rule).tolist():
+        around = graph.of(k)
+        ties[ids[k]] = ids[int(around[rule[around]].min())]
+    for held, owner in named:
+        ties.setdefault(owner, held)
+    needs = {i: text for i in ties if (text := keeping.requirement(types[i], facts[i])) is not None}
+    return needs, {i: ties[i] for i in needs}
 
 
 def _held_as(says: keeping.Kept | None, entity_type: str, protected: bool) -> str:
@@ -291,8 +391,11 @@ class _Neighbours:
         return out
 
     def degree(self) -> np.ndarray:
-        """Per row, its active relations (both directions), ``(n,) float64``."""
-        return np.diff(self._starts).astype(np.float64)
+        """Per row, the rows it is related to (either way; a relation and its inverse between the same two, ``affects``
+        and ``affected_by``, are one tie), ``(n,) float64``."""
+        n = len(self._starts) - 1
+        tied = np.unique(self._source * n + self._target)
+        return np.bincount(tied // n, minlength=n).astype(np.float64)
 
     def any(self, mask: np.ndarray) -> np.ndarray:
         """Per row, whether a neighbour is in ``mask`` ``(n,) bool``."""

@@ -47,9 +47,9 @@ def arrivals(conn: Connection) -> dict[int, float]:
     return {int(i): float(at) for i, at in conn.execute(sql)}
 
 
-def active_pairs(conn: Connection) -> list[tuple[Any, ...]]:
-    """``(from id, to id)`` of every active relation."""
-    return conn.execute("SELECT from_id, to_id FROM relations WHERE active = 1").fetchall()
+def active_relations(conn: Connection) -> list[tuple[Any, ...]]:
+    """``(from id, to id, relation type)`` of every active relation."""
+    return conn.execute("SELECT from_id, to_id, relation_type FROM relations WHERE active = 1").fetchall()
 
 
 def current_observations(conn: Connection, now: float) -> list[tuple[int, str, str | None]]:

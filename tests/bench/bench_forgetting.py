@@ -1,7 +1,7 @@
 """What forgetting proposes on the sample memory, idle and while agents write other things, and how the
 forecast spreads over the days (docs/lifecycle.md "Forget and promote").
 
-    python tests/bench/bench_forgetting.py --corpus DIR [--labels FILE] [--days 30 90]
+    python tests/bench/bench_forgetting.py --corpus DIR [--labels FILE] [--blind FILE] [--days 30 90]
     python tests/bench/bench_forgetting.py --db DB [--runs 5]
 
 The sample memory (``resources/sample``, as the app loads it on the first run) is imported as if ``max(days)``
@@ -19,7 +19,9 @@ Prints JSON lines: one per proposal of each case (``case``, ``name``, ``entityTy
 ``writtenMeanwhile``, ``held`` by reason; ``written``: the entities the agents wrote by then) and one per
 forecast (the forget candidates of the next 90 days, as the app's *Ahead* and ``limbic gc --at +90d`` list them:
 per-day counts and the largest day's share). ``--labels`` writes the proposals with each entity's name, type,
-status and observations, for a person to judge.
+status and observations, for a person to judge; ``--blind`` writes them without the reasons, in a shuffled order
+(``id``, ``case``, ``name``, ``entityType``, ``status``, ``writtenByAgentLately``, ``observations``), for a person
+who has not seen the rules.
 
 ``--db`` instead times, on a copy of an existing memory (e.g. 10,000 Debian packages), the review of every entity
 now and the 90-day forecast (which reviews twice: then, and now for the day each is first proposed), ``--runs``
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import sys
 import tempfile
@@ -160,6 +163,8 @@ def main() -> int:
                         "without --db)")
     parser.add_argument("--days", type=int, nargs="+", default=[30, 90], help="days after the import (default 30 90)")
     parser.add_argument("--labels", type=Path, help="write the proposals with their observations here (JSON lines)")
+    parser.add_argument("--blind", type=Path, help="write the proposals without their reasons here, shuffled (JSON "
+                        "lines)")
     parser.add_argument("--db", type=Path, help="time the review and the forecast on a copy of this memory instead")
     parser.add_argument("--runs", type=int, default=5, help="with --db: runs of each (default 5)")
     args = parser.parse_args()
@@ -197,11 +202,19 @@ def main() -> int:
                 rows += found
                 out.append({**summary, "written": len(written)})
         out.append(spread(service.forecast(now + 90 * DAY, now=now), f"after {horizon} days of writing"))
+        judged = [{**row, "observations": observations_of(service, row["name"])} for row in rows]
         if args.labels is not None:
             with args.labels.open("w", encoding="utf-8") as handle:
-                for row in rows:
-                    handle.write(json.dumps({**row, "observations": observations_of(service, row["name"])},
-                                            ensure_ascii=False) + "\n")
+                for row in judged:
+                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        if args.blind is not None:
+            random.Random(horizon).shuffle(judged)
+            with args.blind.open("w", encoding="utf-8") as handle:
+                for n, row in enumerate(judged):
+                    handle.write(json.dumps({"id": n, "case": row["case"], "name": row["name"],
+                                             "entityType": row["entityType"], "status": row["status"],
+                                             "writtenByAgentLately": row["writtenMeanwhile"],
+                                             "observations": row["observations"]}, ensure_ascii=False) + "\n")
         service.close()
     for row in rows + out:
         print(json.dumps(row, ensure_ascii=False))

@@ -69,7 +69,8 @@ def possible_before(conn: Any, texts: Sequence[tuple[str, str]], entity_ids: Map
     """Before a write: whether one of its new ``texts`` (``(entity name, content)``) could conflict with its
     entity's or the same subject's current observations, or with an earlier text of the same write
     (:func:`~limbic.core.lifecycle.contradictions.possible`). ``entity_ids``: the entities that exist already."""
-    now, earlier = time.time(), {}
+    now = time.time()
+    earlier: dict[str, list[str]] = {}
     for name, content in texts:
         known = earlier.setdefault(name, conflicts.subject_texts(conn, entity_ids[name], now)
                                    if name in entity_ids else [])

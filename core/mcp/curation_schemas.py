@@ -76,7 +76,6 @@ class DuplicatesOut(BaseModel):
     model: str | None
     seconds: float
     note: str | None = None
-    at: str | None = Field(default=None, description="The moment the lifecycle's kinds were read at, when asked")
 
 
 class MigrateOut(BaseModel):
@@ -269,3 +268,4 @@ class ReportOut(BaseModel):
     complete: bool = True
     seconds: float
     note: str | None = None
+    at: str | None = Field(default=None, description="The moment the lifecycle's kinds were read at, when asked")

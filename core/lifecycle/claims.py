@@ -385,8 +385,8 @@ def _near(low: str, at: re.Match[str]) -> str:
         after.append(word.rstrip(",;"))
         if word.endswith((",", ";")):
             break
-    if after and after[0] in _NOT_ITSELF:
-        return ""  # "removed duplicate localStorage logic": the duplicate is gone, not the thing
+    if any(word in _NOT_ITSELF for word in after):
+        return ""  # "removed the unused RecentFood entity", "all legacy modal files": a part of it, not the thing
     if after and not _CJK.search(cue):
         return " ".join(after)
     before = [w for w in re.split(r"[\s，、；。]+", low[: at.start()]) if w and w not in _AUXILIARIES][-2:]

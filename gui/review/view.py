@@ -122,12 +122,12 @@ class ReviewView(QWidget):
                 if len(shown) < 2:
                     continue
                 node = QTreeWidgetItem([alike.title + (f" ({len(shown)} listed)" if len(shown) < alike.count else ""),
-                                        alike.options[0] if alike.options else ""])
+                                        alike.options[0].replace("_", " ") if alike.options else ""])
                 node.setToolTip(0, "Select this row to settle them all at once")
                 top.addChild(node)
                 parents.update(dict.fromkeys(shown, node))
             for decision in section.items:
-                item = QTreeWidgetItem([decision.title, decision.options[0] if decision.options else ""])
+                item = QTreeWidgetItem([decision.title, decision.options[0].replace("_", " ") if decision.options else ""])
                 item.setToolTip(0, decision.title)
                 item.setData(0, ROLE, decision)
                 parents.get(decision.key, top).addChild(item)

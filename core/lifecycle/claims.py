@@ -193,14 +193,8 @@ class Claim:
     removing: bool = False
 
 
-@lru_cache(maxsize=1024)
-def _cue(cue: str) -> re.Pattern[str]:
-    return re.compile(re.escape(cue) if _CJK.search(cue) else rf"(?<![\w-]){re.escape(cue)}(?![\w-])")
 
 
-def _has(text: str, cue: str) -> bool:
-    """Whether ``text`` (lowercased, spaced) holds ``cue``: as a substring for Korean and Chinese, else as words."""
-    return _cue(cue).search(text) is not None
 
 
 @lru_cache(maxsize=64)
@@ -420,11 +414,6 @@ def other_things(a: Claim, b: Claim) -> bool:
     return False
 
 
-def number_of(word: str) -> int | None:
-    """``word`` as a whole number (digits or an English or Spanish number word up to twelve), else ``None``."""
-    if word.isdigit():
-        return int(word)
-    return _NUMBER_WORDS.get(word)
 
 
 SCHEDULE_CUES = ("planned for", "scheduled", "starts", "start", "due", "deadline", "target", "moved to", "slipped",

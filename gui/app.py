@@ -7,7 +7,8 @@ on the start-up runner's one thread and in this order (``gui/startup.py``), the 
 into an empty database (its progress shown in the window), the modules that are slow or not safe to
 import from two threads at once are imported, the Streamable HTTP MCP server (``core/mcp/http.py``) is
 started, and the warm-up thread loads the model. The server is stopped on quit, so no thread is left and
-the port is free afterwards.
+the port is free afterwards. A quit (the window closed, SIGTERM, Ctrl+C) ends the process within
+``QUIT_SECONDS``, start-up included; the layout worker ends with it, also when the app is killed.
 
 *File ▸ Open database…* and *Open recent* start the app again on the chosen memory (a new process with the same
 options; this one quits, freeing the MCP port). Without a model, *Install model* (status bar, search panel)
@@ -20,15 +21,18 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import signal
+import socket
 import sys
+import threading
 import time
 from functools import partial
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from PySide6.QtCore import QObject, QProcess, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QProcess, QSettings, QSocketNotifier, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -55,6 +59,7 @@ VECTOR_POLL_MS = 500  # how often the first run's embedding progress is read
 RECENT_KEY = "recent/databases"
 RECENT_COUNT = 8  # databases listed in File ▸ Open recent
 DATABASE_FILES = "Limbic memory (*.db *.sqlite *.sqlite3);;All files (*)"
+QUIT_SECONDS = 0.4  # after a quit is asked (window closed, SIGTERM, Ctrl+C), the process ends at the latest then
 
 
 def relaunch_arguments(db: str, options: list[str]) -> list[str]:
@@ -420,7 +425,7 @@ class LimbicApp(QObject):
     # --- quit -----------------------------------------------------------------------------------
 
     def shutdown(self) -> None:
-        """Stop the MCP server (port freed), the watcher, the workers; close the database."""
+        """Stop the layout worker, the MCP server (port freed), the watcher, the workers; close the database."""
         if self._closed:
             return
         self._closed = True
@@ -428,11 +433,11 @@ class LimbicApp(QObject):
             self._save_window_state()
             self.window.hide()
         self._vectors_timer.stop()
+        if self.graph_view is not None:
+            self.graph_view.shutdown()  # first: quick unless a layout is computing (the start-up may take longer)
         self.startup.shutdown()
         if self.mcp_host is not None:
             self.mcp_host.stop()  # also a server still starting; the port is free afterwards
-        if self.graph_view is not None:
-            self.graph_view.shutdown()
         if self.bridge is not None:
             self.bridge.stop()
         if self.controller is not None:
@@ -450,8 +455,9 @@ def _application() -> QApplication:
     return app
 
 
-def run(args: argparse.Namespace) -> int:
-    """Open the main window (``limbic`` with no sub-command); returns the exit code."""
+def run(args: argparse.Namespace) -> NoReturn:
+    """Open the main window (``limbic`` with no sub-command); ends the process when the app quits, with the exit
+    code, at most :data:`QUIT_SECONDS` after the quit was asked (:class:`QuitDeadline`)."""
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
     app.setApplicationName("Limbic Studio")
@@ -464,14 +470,73 @@ def run(args: argparse.Namespace) -> int:
         mcp=not getattr(args, "no_mcp", False),
         mcp_port=getattr(args, "mcp_port", None),
     )
-    limbic.failed.connect(lambda message: (print(f"limbic: error: {message}", file=sys.stderr), app.exit(2)))
+    deadline = QuitDeadline(QUIT_SECONDS)
+
+    def fail(message: str) -> None:
+        print(f"limbic: error: {message}", file=sys.stderr)
+        deadline.code = 2
+        app.exit(2)
+
+    limbic.failed.connect(fail)
+    app.aboutToQuit.connect(deadline.start)  # before the shutdown: it bounds it
     app.aboutToQuit.connect(limbic.shutdown)
-    # Ctrl+C / SIGTERM quit cleanly (MCP server stopped, database closed); the timer lets Python run
-    # its signal handlers while Qt's event loop has the thread.
+    wake = _wake_on_signals(app)  # noqa: F841 - kept while the event loop runs
+
+    def quit_on_signal(*_: object) -> None:  # Ctrl+C, SIGTERM: quit as when the window is closed
+        deadline.start()  # now: the UI thread may be busy before the event loop sees the quit
+        app.quit()
+
     for number in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(number, lambda *_: app.quit())
-    heartbeat = QTimer()
-    heartbeat.start(250)
-    heartbeat.timeout.connect(lambda: None)
+        signal.signal(number, quit_on_signal)
     limbic.start()
-    return app.exec()
+    code = app.exec()  # the shutdown ran (aboutToQuit)
+    _end_process(code)
+
+
+def _wake_on_signals(app: QApplication) -> tuple[QSocketNotifier, socket.socket, socket.socket]:
+    """Let Python run its signal handlers at once while Qt's event loop has the UI thread: the C-level handler
+    writes the signal's number to a socket (``signal.set_wakeup_fd``), whose notifier wakes the loop; Python
+    runs the pending handlers before the notifier's slot."""
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    signal.set_wakeup_fd(writer.fileno())
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read, app)
+    notifier.activated.connect(lambda *_: reader.recv(64))
+    return notifier, reader, writer
+
+
+class QuitDeadline:
+    """Ends the process with ``code`` ``seconds`` after :meth:`start` (the first call counts), whatever still runs.
+
+    A quit saves the window state, stops the layout worker and the MCP server and closes the database
+    (:meth:`LimbicApp.shutdown`), waiting for the tasks under way: reads, or writes in a transaction that SQLite
+    or PostgreSQL rolls back when the process ends (docs/architecture.md "Quitting"), none worth a longer wait.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.code = 0
+        self._timer: threading.Timer | None = None
+
+    def start(self) -> None:
+        if self._timer is None:
+            self._timer = threading.Timer(self.seconds, self._expired)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expired(self) -> None:
+        log.warning("quitting after %.1f s: the work still under way is left off", self.seconds)
+        _end_process(self.code)
+
+
+def _end_process(code: int) -> NoReturn:
+    """Flush the log and the standard streams, then end the process at once: Python's own teardown of Qt and of
+    every loaded module (half a second) is skipped; the shutdown did what has to be done."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or its reader gone
+            pass
+    os._exit(code)

@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return XCB_EXIT_CODE
     from limbic.gui.app import run
 
-    return int(run(args) or 0)
+    run(args)  # ends the process when the app quits
 
 
 if __name__ == "__main__":

@@ -14,12 +14,15 @@ edge is about one unit long whatever the graph size (node sizes are drawn in pix
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
 import numpy as np
+
+from limbic.core.processes import exit_with_parent
 
 IN_PROCESS_LIMIT = 1500  # nodes; larger global layouts go to the worker process
 PACK_ASPECT = 1.3  # width / height of the rectangle the focus graph's components are packed into
@@ -254,7 +257,8 @@ def extend_layout(
 
 
 class LayoutEngine:
-    """Runs :func:`global_layout` in a single worker process for large graphs (spawned on first use).
+    """Runs :func:`global_layout` in a single worker process for large graphs (spawned on first use; it ends with
+    the app, also when the app is killed).
 
     :meth:`submit_global` returns a ``Future``; :meth:`global_layout` blocks (call it from a worker
     thread). Call :meth:`close` when the application quits.
@@ -268,8 +272,13 @@ class LayoutEngine:
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._executor is None:
-                context = multiprocessing.get_context("spawn")
-                self._executor = ProcessPoolExecutor(max_workers=1, mp_context=context)
+                # The worker ends with this process, also when it is killed (limbic.core.processes). It is started
+                # by this thread's submit, right after: Linux's PR_SET_PDEATHSIG would also end it with this
+                # thread, so only a worker started by the main thread (the app's UI thread) asks for it.
+                started_by_main = threading.current_thread() is threading.main_thread()
+                self._executor = ProcessPoolExecutor(
+                    max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                    initializer=exit_with_parent, initargs=(os.getpid(), started_by_main))
             return self._executor
 
     @property

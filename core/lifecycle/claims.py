@@ -87,7 +87,7 @@ _LIST_ITEM = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w .+/'-]{0,40}?)\s+(?:--|—|
 _LABEL_STATES = {"issue": OPEN, "bug": OPEN, "problem": OPEN, "error": OPEN, "blocker": OPEN, "문제": OPEN,
                  "버그": OPEN, "问题": OPEN, "todo": PLANNED, "next": PLANNED, "pending": PLANNED, "fixed": DONE,
                  "resolved": DONE, "done": DONE, "completed": DONE}
-"""Labels that state a state of work by themselves (``Minor issue: …``, ``TODO: …``, ``Fixed: …``)."""
+"""Labels that state a state of work by themselves (``Minor issue: …``, a to-do label, ``Fixed: …``)."""
 CORRECTION_CUES = ("supersedes earlier", "supersedes the earlier", "supersedes previous", "supersedes the previous",
                    "replaces earlier", "replaces the earlier", "previously stated", "(superseded)")
 """Words that say a text corrects or supersedes an earlier one anywhere in it (``(supersedes earlier three-agent
@@ -256,7 +256,9 @@ def state_of(low: str) -> tuple[str | None, str]:
     return state, rest
 
 
-def _topic(text: str, fact: Fact) -> frozenset[str]:
+def _topic(text: str) -> frozenset[str]:
+    """The stems of ``text``'s content words (no numbers, generic, time or change words) and its Chinese,
+    Japanese and Korean character pairs: what it is about."""
     words = {stem(w) for w in re.split(r"[\s_/.:;,()\[\]{}'\"=+-]+", text) if w and w[0].isalnum()
              and w not in STOP and not _CJK.search(w) and not w.isdigit() and w not in _NUMBER_WORDS}
     return frozenset((words - _GENERIC - _CHANGE_STEMS - _TIME_STEMS) | _cjk_pairs(text))
@@ -353,7 +355,7 @@ def claim(text: str) -> Claim:
     state, body = state_of(low)
     if state is None and label is not None and 0 < len(label.split()) <= 2:
         state = _LABEL_STATES.get(label.split()[-1])
-    topic = _topic(body, fact) | _identifiers(low)
+    topic = _topic(body) | _identifiers(low)
     removed = frozenset(stem(w) for found in _any(REMOVAL_CUES).finditer(low)
                         for w in re.split(r"[\s_/.:;,()'\"-]+", _near(low, found)) if w and w not in STOP
                         and not _CJK.search(w))

@@ -202,7 +202,7 @@ class LimbicApp(QObject):
 
     def _poll_vectors(self) -> None:
         if self.controller is not None and not self._closed:
-            self.controller.run(self.controller.service.pending_vectors, on_success=self._vectors_pending,
+            self.controller.run(self.controller.service.search.pending_vectors, on_success=self._vectors_pending,
                                 channel="startup-vectors")
 
     def _vectors_pending(self, pending: int) -> None:
@@ -244,7 +244,7 @@ class LimbicApp(QObject):
 
     def _warm_up(self) -> None:
         if not self._closed and self.controller is not None:
-            self.controller.service.start_warm_up()  # the model and the vector copy, off the UI thread
+            self.controller.service.search.start_warm_up()  # the model and the vector copy, off the UI thread
 
     def _add_actions(self, window: MainWindow, editor: EntityEditor) -> None:
         """File ▸ Import/Export, Edit ▸ Undo/Redo, Model ▸ status and install (the other helpers' dialogs)."""

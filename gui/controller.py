@@ -44,7 +44,7 @@ _NO_RESEARCH_OPS = frozenset({"save_scoring_params"})
 class AppController(QObject):
     """Shared state and signals of the main window (see the module docstring).
 
-    ``service`` is a ``MemoryService``; ``params`` defaults to ``service.scoring_params()`` (the saved
+    ``service`` is a ``MemoryService``; ``params`` defaults to ``service.search.scoring_params()`` (the saved
     parameters) when not given. Create on the UI thread.
     """
 
@@ -161,7 +161,7 @@ class AppController(QObject):
             self.status_message.emit(f"Searching “{query}”…")
         params = self._params
         return self.run(
-            partial(self.service.search, query, limit, params, record=record, project=self.project),
+            partial(self.service.search.query, query, limit, params, record=record, project=self.project),
             on_success=lambda outcome: self._search_done(outcome, params), channel="search",
         )
 
@@ -179,14 +179,14 @@ class AppController(QObject):
         return self._search_id
 
     def mark_useful(self, names: Sequence[str]) -> int:
-        """A person's explicit "this result helped": ``service.mark_used(names, search_id=…)`` off the UI
+        """A person's explicit "this result helped": ``service.usage.mark_used(names, search_id=…)`` off the UI
         thread — one access per entity and a relevance label for the shown search (the same as MCP
         ``mark_used``); ``feedback_recorded(names)`` follows. Returns the task id (−1 for no names)."""
         names = list(dict.fromkeys(names))
         if not names:
             return -1
         query, search_id = self._last_query, self._search_id
-        return self.run(partial(self.service.mark_used, names, search_id=search_id),
+        return self.run(partial(self.service.usage.mark_used, names, search_id=search_id),
                         on_success=lambda used: self._marked(used, query))
 
     def _marked(self, names: list[str], query: str | None) -> None:
@@ -207,7 +207,7 @@ class AppController(QObject):
             self.status_message.emit("Scoring parameters saved as default")
             self.params_saved.emit(params)
 
-        return self.run(self.service.save_scoring_params, params, on_success=saved)
+        return self.run(self.service.search.save_scoring_params, params, on_success=saved)
 
     def refresh_search(self, *, record: bool = True) -> int:
         """Run the last query again; −1 when there is none."""
@@ -217,7 +217,7 @@ class AppController(QObject):
 
     def set_params(self, params: ScoringParams) -> None:
         """Use new scoring params: emits ``params_changed``, then re-ranks the cached candidate set
-        with ``service.rerank`` (pure numpy, no SQL) and emits ``results_reranked``.
+        with ``service.search.rerank`` (pure numpy, no SQL) and emits ``results_reranked``.
 
         A new ``expansion_factor`` changes how many candidates are fetched, so it searches again.
         """
@@ -228,7 +228,7 @@ class AppController(QObject):
         outcome = self._last_outcome
         if outcome is None:
             return
-        self._results = self.service.rerank(outcome.candidate_set, params)
+        self._results = self.service.search.rerank(outcome.candidate_set, params)
         self.results_reranked.emit(self._results)
         if params.expansion_factor != previous.expansion_factor:
             self.refresh_search()
@@ -263,7 +263,7 @@ class AppController(QObject):
         self._results = list(outcome.results)
         self.search_finished.emit(outcome)
         if params != self._params:  # the sliders moved while the search ran
-            self._results = self.service.rerank(outcome.candidate_set, self._params)
+            self._results = self.service.search.rerank(outcome.candidate_set, self._params)
             self.results_reranked.emit(self._results)
         if outcome.search_id is not None or previous is None or previous.candidate_set.query != outcome.candidate_set.query:
             n = len(outcome.results)

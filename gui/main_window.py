@@ -263,7 +263,7 @@ class MainWindow(QMainWindow):
 
     def refresh_stats(self) -> None:
         """Count entities, relations and observations off the UI thread; show them in the status bar."""
-        self.controller.run(self.controller.service.stats, on_success=self.show_stats, channel="stats")
+        self.controller.run(self.controller.service.entities.stats, on_success=self.show_stats, channel="stats")
 
     def show_stats(self, stats: Any) -> None:
         self.counts_label.setText(f"{plural(stats.entities, 'entity')} · {plural(stats.relations, 'relation')} · "

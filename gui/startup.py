@@ -12,7 +12,7 @@
    only to install a model).
    Only then does the warm-up thread start (the model and the vector copy), so every module that is
    slow or unsafe to import from two threads is imported once, on this thread, before other workers.
-On the first run the window shows how far the sample's embedding is (``MemoryService.pending_vectors``,
+On the first run the window shows how far the sample's embedding is (``MemoryService.search.pending_vectors``,
 read twice a second) until every vector landed.
 """
 
@@ -52,7 +52,7 @@ def open_service(db_path: str | None, embedder: Any) -> dict[str, Any]:
     if embedder is not AUTO:
         options["embedder"] = embedder
     service = MemoryService.open(db_path, **options)
-    return {"service": service, "params": service.scoring_params(), "stats": service.stats(),
+    return {"service": service, "params": service.search.scoring_params(), "stats": service.entities.stats(),
             "open_seconds": time.perf_counter() - started}
 
 
@@ -61,7 +61,7 @@ def seed_sample(service: Any, progress: Progress) -> bool:
     Returns whether it did."""
     from limbic.core.io.sample import seed_if_empty
 
-    if service.stats().entities:
+    if service.entities.stats().entities:
         return False
     progress.advanced.emit(0, 1, SEEDING_TEXT)
     return seed_if_empty(service, lambda done, total, _message: progress.advanced.emit(done, total, SEEDING_TEXT))

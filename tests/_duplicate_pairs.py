@@ -49,10 +49,10 @@ def store_pairs(service, pairs: list[dict]) -> dict[tuple[str, str], int]:
             found = texts.setdefault(name, [])
             if text not in found:
                 found.append(text)
-    service.create_entities([EntityInput(name, kinds[name], tuple(ObservationInput(t) for t in found))
+    service.entities.create_entities([EntityInput(name, kinds[name], tuple(ObservationInput(t) for t in found))
                              for name, found in texts.items()])
-    service.wait_for_vectors()
-    return {(e.name, o.content): o.id for e in service.read_graph().entities for o in e.observations}
+    service.search.wait_for_vectors()
+    return {(e.name, o.content): o.id for e in service.entities.read_graph().entities for o in e.observations}
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class Score:
 
 def score(service, pairs: list[dict], ids: dict[tuple[str, str], int], threshold: float | None = None) -> Score:
     """Run the finder over the stored pairs at ``threshold`` (default: the finder's) and score it."""
-    report = service.find_duplicate_observations(threshold=threshold, limit=100_000)
+    report = service.curation.find_duplicate_observations(threshold=threshold, limit=100_000)
     cluster_of: dict[int, int] = {}
     for number, cluster in enumerate(report.clusters):
         if cluster.relation == "duplicate":

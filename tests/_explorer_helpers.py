@@ -36,7 +36,7 @@ def corpus_database(corpus: Path, path: Path) -> Path:
     try:
         report = import_files(service, corpus_files(corpus))
         assert report.ok, report.summary(limit=5)
-        service.wait_for_vectors(timeout=60)
+        service.search.wait_for_vectors(timeout=60)
     finally:
         service.close()
     return path

@@ -22,7 +22,7 @@ def snapshot(service: MemoryService) -> tuple[dict, list]:
 
     (Rounding to the millisecond made a value near a boundary round differently after the trip.)
     """
-    graph = service.read_graph(include_ended=True)
+    graph = service.entities.read_graph(include_ended=True)
     entities = {
         e.name: (e.entity_type, e.status, round(e.created_at, 6), round(e.updated_at, 6), tuple(sorted(
             (o.content, o.kind, o.weight, o.superseded_at is not None, round(o.created_at, 6),

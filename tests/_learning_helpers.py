@@ -27,15 +27,15 @@ def build_usage_log(service: MemoryService, topics: int = TOPICS) -> list[int]:
                                     created_at=now - 10 * DAY))
         entities.append(EntityInput(f"notes {i}", "Doc", (ObservationInput(
             f"lantern{i} repair notes from the workshop, used often"),), created_at=now - 10 * DAY))
-    service.create_entities(entities)
+    service.entities.create_entities(entities)
     for i in range(topics):
         for day in range(4):
-            service.record_access([f"notes {i}"], at=now - day * DAY, co_occurrence=False)
+            service.usage.record_access([f"notes {i}"], at=now - day * DAY, co_occurrence=False)
     ids = []
     for i in range(topics):
-        outcome = service.search(f"lantern{i} repair", limit=5, params=SEED)
-        service.wait_for_signals()
+        outcome = service.search.query(f"lantern{i} repair", limit=5, params=SEED)
+        service.usage.wait_for_signals()
         assert outcome.search_id is not None
-        service.mark_used([f"notes {i}"], search_id=outcome.search_id)
+        service.usage.mark_used([f"notes {i}"], search_id=outcome.search_id)
         ids.append(outcome.search_id)
     return ids

@@ -20,5 +20,5 @@ def aged_sample(service, days: float) -> None:
     from limbic.core.io.sample import seed_sample_graph
 
     seed_sample_graph(service, now=time.time() - days * DAY)
-    service.wait_for_signals()
+    service.usage.wait_for_signals()
     written_ago(service, days)

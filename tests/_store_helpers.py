@@ -31,7 +31,7 @@ def fill(service, count, start=0):
     from limbic.core.models import EntityInput, ObservationInput
 
     rng = np.random.default_rng(start)
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput(f"entity {i}", "T", tuple(ObservationInput(" ".join(rng.choice(WORDS, 6))) for _ in range(1 + i % 3)))
         for i in range(start, start + count)
     ])

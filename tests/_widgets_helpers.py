@@ -42,16 +42,16 @@ SMALL_RELATIONS = (
 def build_small_graph(service: MemoryService) -> None:
     """Seven entities of four types, six relations, an archived project, uneven access history."""
     now = time.time()
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput(name, kind, tuple(ObservationInput(o) for o in obs), created_at=now - 30 * DAY)
         for name, kind, obs in SMALL_GRAPH
     ])
-    service.create_relations([RelationInput(a, b, t) for a, b, t in SMALL_RELATIONS])
-    service.set_status(["Legacy ETL"], "archived")
+    service.relations.create_relations([RelationInput(a, b, t) for a, b, t in SMALL_RELATIONS])
+    service.entities.set_status(["Legacy ETL"], "archived")
     for day in range(5):
-        service.record_access(["Harbor", "Alice"], at=now - day * DAY)
-    service.record_access(["Python"], at=now - 2 * DAY)
-    service.wait_for_signals()
+        service.usage.record_access(["Harbor", "Alice"], at=now - day * DAY)
+    service.usage.record_access(["Python"], at=now - 2 * DAY)
+    service.usage.wait_for_signals()
 
 
 def open_controller(service: MemoryService) -> Iterator[AppController]:

@@ -29,7 +29,7 @@ def _write_from_another_process(address: str | Path, name: str) -> float:
         "from limbic.core.models import EntityInput\n"
         f"s = MemoryService(open_database({str(address)!r}), None, origin='mcp')\n"
         "print(time.time(), flush=True)\n"
-        f"s.create_entities([EntityInput({name!r}, 'Agent')])\n"
+        f"s.entities.create_entities([EntityInput({name!r}, 'Agent')])\n"
         "s.close()\n"
     )
     done = subprocess.run([sys.executable, "-c", code], check=True, timeout=60, capture_output=True, text=True)
@@ -58,17 +58,17 @@ def test_watcher_sees_writes_of_another_process(service, backend, memory_address
         while not seen and time.monotonic() < deadline:
             time.sleep(0.02)
         assert [(c.origin, c.op) for c in seen] == [("mcp", "create_entities")]
-        assert seen[0].entity_ids == {service.get_entity("FromOutside").entity.id}
+        assert seen[0].entity_ids == {service.entities.get_entity("FromOutside").entity.id}
     finally:
         watcher.stop()
 
 
 def test_poll_returns_nothing_without_commits(service, backend, memory_address):
-    service.create_entities([E("Before", "T")])
+    service.entities.create_entities([E("Before", "T")])
     watcher = _follower(backend, memory_address, lambda changes: None)
     try:
         assert watcher.poll() == []
-        service.create_entities([E("After", "T")])
+        service.entities.create_entities([E("After", "T")])
         assert [c.op for c in watcher.poll()] == ["create_entities"]
         assert watcher.poll() == []
     finally:
@@ -80,7 +80,7 @@ def test_feed_delivers_a_change_seen_by_commit_and_watcher_once(service):
     seen = []
     unsubscribe = service.subscribe(seen.extend, other_processes=True)
     assert service.changes.watching and _watcher_threads() == 1
-    service.create_entities([E("Mine", "T")])  # published at commit, and seen by the watcher's next poll
+    service.entities.create_entities([E("Mine", "T")])  # published at commit, and seen by the watcher's next poll
     time.sleep(0.3)
     assert [c.op for c in seen] == ["create_entities"]
     unsubscribe()

@@ -42,13 +42,13 @@ class CountingModel:
 @pytest.fixture
 def memory(model, memory_address):
     service = MemoryService(open_database(memory_address), model)
-    service.create_entities([E("api", "Service", (O("The API is written in Go"),))])
+    service.entities.create_entities([E("api", "Service", (O("The API is written in Go"),))])
     yield service
     service.close()
 
 
 def conflict_pairs(memory):
-    total, rows = memory.open_conflicts()
+    total, rows = memory.lifecycle.open_conflicts()
     return total, sorted((r.content, r.other_content) for r in rows)
 
 
@@ -60,30 +60,30 @@ def test_two_conflicting_observations_of_one_call_make_one_conflict(memory):
     [conflict] = result.structured_content["conflicts"]
     assert conflict["observation"] == US and conflict["conflictsWith"]["observation"] == EU
     assert conflict["reason"] == "region: eu-west-1 → us-east-1"
-    memory.wait_for_vectors()
-    assert memory.check_conflicts() == 0
+    memory.search.wait_for_vectors()
+    assert memory.lifecycle.check_conflicts() == 0
     assert conflict_pairs(memory) == (1, [(US, EU)])  # queued once: not again as eu → us
 
 
 def test_a_new_entity_with_two_conflicting_observations_is_checked_once(memory):
-    memory.create_entities([E("web", "Service", (O(EU), O(US)))])
-    memory.wait_for_vectors()
+    memory.entities.create_entities([E("web", "Service", (O(EU), O(US)))])
+    memory.search.wait_for_vectors()
     assert conflict_pairs(memory) == (1, [(US, EU)])
 
 
 def test_the_pair_is_found_once_when_the_vectors_land_later(memory):
-    with memory.deferred_vectors():  # the model is busy: both are queued, their vectors come later
-        memory.add_observations([("api", [O(EU), O(US)])])
-    memory.wait_for_vectors()
+    with memory.search.deferred_vectors():  # the model is busy: both are queued, their vectors come later
+        memory.entities.add_observations([("api", [O(EU), O(US)])])
+    memory.search.wait_for_vectors()
     assert conflict_pairs(memory) == (1, [(US, EU)])
 
 
 def test_the_pair_is_found_once_when_checked_before_the_vectors_land(memory):
-    with memory.deferred_vectors():
-        memory.add_observations([("api", [O(EU), O(US)])])
-        found, pending = memory.conflicts_of([("api", [EU, US])])  # both embedded at once, compared
+    with memory.search.deferred_vectors():
+        memory.entities.add_observations([("api", [O(EU), O(US)])])
+        found, pending = memory.lifecycle.conflicts_of([("api", [EU, US])])  # both embedded at once, compared
     assert pending == 0 and [(r.content, r.other_content) for r in found] == [(US, EU)]
-    memory.wait_for_vectors()
+    memory.search.wait_for_vectors()
     assert conflict_pairs(memory) == (1, [(US, EU)])
 
 
@@ -91,13 +91,13 @@ def test_a_written_text_is_embedded_once(model, memory_address):
     counting = CountingModel(model)
     service = MemoryService(open_database(memory_address), counting)
     try:
-        service.create_entities([E("api", "Service")])
+        service.entities.create_entities([E("api", "Service")])
         counting.texts.clear()
-        service.add_observations([("api", [O("The API is written in Go")])])
+        service.entities.add_observations([("api", [O("The API is written in Go")])])
         stored = service.database.read().execute(
             "SELECT count(*) FROM observation_embedding_meta m JOIN observations o ON o.id = m.observation_id "
             "WHERE o.content = ?", ("The API is written in Go",)).fetchall()[0][0]
-        service.wait_for_vectors()
+        service.search.wait_for_vectors()
     finally:
         service.close()
     assert stored == 1  # in the write's own transaction
@@ -108,7 +108,7 @@ def test_a_write_whose_conflicts_cannot_be_read_still_answers(model, tmp_path):
     path = tmp_path / "memory.db"
     memory = MemoryService(open_database(str(path)), model)
     try:
-        memory.create_entities([E("api", "Service", (O(EU),))])
+        memory.entities.create_entities([E("api", "Service", (O(EU),))])
         other = apsw.Connection(str(path))
         other.execute("DROP TABLE conflicts")  # the conflict store is gone: every read of it fails
         other.close()
@@ -118,6 +118,6 @@ def test_a_write_whose_conflicts_cannot_be_read_still_answers(model, tmp_path):
         assert not result.is_error, result.content[0].text
         assert result.structured_content == {
             "results": [{"entityName": "api", "addedObservations": [US]}], "conflicts": "unavailable"}
-        assert [o.content for o in memory.get_entity("api").entity.observations] == [EU, US]
+        assert [o.content for o in memory.entities.get_entity("api").entity.observations] == [EU, US]
     finally:
         memory.close()

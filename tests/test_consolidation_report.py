@@ -20,7 +20,7 @@ KINDS = ["duplicate", "duplicate_entity", "split", "orphan", "placeholder"]
 
 @pytest.fixture
 def memory(service, tmp_path):
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Widget A", "product", (ObservationInput("the blue widget is made in Ohio"),
                                             ObservationInput("the blue widget is made in Ohio by hand"))),
         EntityInput("Widget B", "product", (ObservationInput("the blue widget is made in Ohio"),)),
@@ -30,7 +30,7 @@ def memory(service, tmp_path):
         EntityInput("Lonely", "Concept", (ObservationInput("nobody links here"),)),
         EntityInput("Acme Corp", "company", (ObservationInput("makes anvils"),)),
     ])
-    service.create_relations([RelationInput("Widget A", "Widget B", "variant_of"),
+    service.relations.create_relations([RelationInput("Widget A", "Widget B", "variant_of"),
                               RelationInput("Café Owners", "cafe owner", "same_as"),
                               RelationInput("Big", "Widget A", "sells"), RelationInput("Big", "Widget B", "sells"),
                               RelationInput("Acme Corp", "Big", "owns")])
@@ -61,12 +61,12 @@ def test_each_category_lists_the_expected_items(memory):
 @pytest.mark.parametrize(("kind", "option"), [("placeholder", "merge"), ("placeholder", "delete"),
                                               ("orphan", "delete"), ("orphan", "keep"), ("placeholder", "keep")])
 def test_every_row_is_actionable_and_undone_exactly(memory, kind, option):
-    before = memory.read_graph(include_ended=True)
+    before = memory.entities.read_graph(include_ended=True)
     [decision] = review.review(memory, kinds=[kind])[0].items
     edit = review.decide(memory, decision.key, option)
     assert review.review(memory, kinds=[kind])[0].total == 0
     edit.revert(memory)
-    assert memory.read_graph(include_ended=True) == before
+    assert memory.entities.read_graph(include_ended=True) == before
     assert review.review(memory, kinds=[kind])[0].total == 1
 
 

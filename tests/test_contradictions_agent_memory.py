@@ -86,23 +86,23 @@ def memory(model, memory_address):
 
 
 def test_only_the_same_subject_is_compared(memory):
-    memory.create_entities([E("CPU Types", "module", (O("Path: pkg/metrics/types.go"),)),
+    memory.entities.create_entities([E("CPU Types", "module", (O("Path: pkg/metrics/types.go"),)),
                             E("CPU API", "module", (O("Path: api/metrics/cpu.go"),)),
                             E("CPUPackage", "module", (O("Status: in progress"),)),
                             E("Billing", "service", (O("Status: in progress"),))])
-    memory.create_relations([R("CPU API", "CPU Types", "imports"), R("Billing", "CPUPackage", "depends_on")])
-    memory.wait_for_vectors()
-    memory.create_entities([E("cpu_package", "module", (O("Status: done"),))])
-    memory.wait_for_vectors()
-    memory.check_conflicts()
-    _, rows = memory.open_conflicts()
+    memory.relations.create_relations([R("CPU API", "CPU Types", "imports"), R("Billing", "CPUPackage", "depends_on")])
+    memory.search.wait_for_vectors()
+    memory.entities.create_entities([E("cpu_package", "module", (O("Status: done"),))])
+    memory.search.wait_for_vectors()
+    memory.lifecycle.check_conflicts()
+    _, rows = memory.lifecycle.open_conflicts()
     assert [(r.entity, r.other_entity, r.reason) for r in rows] == [
         ("cpu_package", "CPUPackage", "status: in progress → done")]  # not Billing's, not the modules' paths
 
 
 def test_a_conflict_over_mcp_says_what_it_suggests(memory):
-    memory.create_entities([E("deploys", "Fact", (O("Status: Open"),))])
-    memory.wait_for_vectors()
+    memory.entities.create_entities([E("deploys", "Fact", (O("Status: Open"),))])
+    memory.search.wait_for_vectors()
     with portal_client(build_server(memory)) as (portal, client):
         result = portal.call(client.call_tool, "add_observations", {"observations": [
             {"entityName": "deploys", "contents": ["Status: RESOLVED (fixed by the retry)"]}]})
@@ -121,41 +121,41 @@ def test_an_import_raises_what_the_same_writes_raise(model, memory_address, tmp_
     path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
     imported = MemoryService(open_database(memory_address), model)
     try:
-        before = imported.newest_observation()
+        before = imported.lifecycle.newest_observation()
         import_file(imported, path)
-        imported.wait_for_vectors()
-        imported.check_conflicts()
-        found = sorted((r.content, r.other_content) for r in imported.open_conflicts()[1])
-        assert imported.conflicts_since(before) == len(found) == 1
+        imported.search.wait_for_vectors()
+        imported.lifecycle.check_conflicts()
+        found = sorted((r.content, r.other_content) for r in imported.lifecycle.open_conflicts()[1])
+        assert imported.lifecycle.conflicts_since(before) == len(found) == 1
     finally:
         imported.close()
     written = MemoryService(open_database(str(tmp_path / "written.db")), model)
     try:
-        written.create_entities([E("Auth refactor", "task", ())])
-        written.add_observations([("Auth refactor", [O(t) for t in lines[0]["observations"]])])
-        written.wait_for_vectors()
-        written.check_conflicts()
-        assert sorted((r.content, r.other_content) for r in written.open_conflicts()[1]) == found
+        written.entities.create_entities([E("Auth refactor", "task", ())])
+        written.entities.add_observations([("Auth refactor", [O(t) for t in lines[0]["observations"]])])
+        written.search.wait_for_vectors()
+        written.lifecycle.check_conflicts()
+        assert sorted((r.content, r.other_content) for r in written.lifecycle.open_conflicts()[1]) == found
     finally:
         written.close()
     assert found == [("Status: done", "Status: in progress")]
 
 
 def test_a_write_that_cannot_conflict_is_not_encoded_and_a_writer_in_between_is_still_checked(memory):
-    memory.create_entities([E("task", "task", (O("Owner: Ana"), O("npm run test:unit")))])
-    memory.wait_for_vectors()
-    assert memory._written_vectors("add_observations", "mcp", [("task", "npm run test:e2e")]) is None  # a list line
-    assert memory._written_vectors("add_observations", "mcp", [("task", "Owner: Raj")])  # may conflict: encoded
-    gate = memory._written_vectors
+    memory.entities.create_entities([E("task", "task", (O("Owner: Ana"), O("npm run test:unit")))])
+    memory.search.wait_for_vectors()
+    assert memory.lifecycle.written_vectors("add_observations", "mcp", [("task", "npm run test:e2e")]) is None  # a list line
+    assert memory.lifecycle.written_vectors("add_observations", "mcp", [("task", "Owner: Raj")])  # may conflict: encoded
+    gate = memory.lifecycle.written_vectors
 
     def another_writer_in_between(op, origin, texts):
         vectors = gate(op, origin, texts)  # read before the write: "Status: done" contradicts nothing there yet
-        memory._written_vectors = gate
-        memory.add_observations([("task", [O("Status: in progress")])], origin="another agent")
+        memory.lifecycle.written_vectors = gate
+        memory.entities.add_observations([("task", [O("Status: in progress")])], origin="another agent")
         return vectors
 
-    memory._written_vectors = another_writer_in_between
-    memory.add_observations([("task", [O("Status: done")])])
-    memory.wait_for_vectors()
-    memory.check_conflicts()
-    assert [(r.content, r.other_content) for r in memory.open_conflicts()[1]] == [("Status: done", "Status: in progress")]
+    memory.lifecycle.written_vectors = another_writer_in_between
+    memory.entities.add_observations([("task", [O("Status: done")])])
+    memory.search.wait_for_vectors()
+    memory.lifecycle.check_conflicts()
+    assert [(r.content, r.other_content) for r in memory.lifecycle.open_conflicts()[1]] == [("Status: done", "Status: in progress")]

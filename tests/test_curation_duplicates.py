@@ -305,25 +305,25 @@ def test_fields_of_many_tasks_are_not_duplicates_but_a_reworded_fact_is(memory_a
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
         priorities = ["high"] * 8 + ["medium"] * 4 + ["low"] * 4
-        service.create_entities([EntityInput(f"Task {n}", "task", (
+        service.entities.create_entities([EntityInput(f"Task {n}", "task", (
             ObservationInput(f"Priority: {priority}"), ObservationInput(f"Created: 2026-11-{10 + n % 9:02d}T0{n % 10}:15:00Z"),
             ObservationInput(f"Implement step {n} of the importer"))) for n, priority in enumerate(priorities)])
-        report = service.find_duplicate_observations(limit=100)
+        report = service.curation.find_duplicate_observations(limit=100)
         assert report.total == 0 and report.complete and report.compared == 48
         assert {f.text: f.count for f in report.shared} == {"Priority: high": 8, "Priority: medium": 4, "Priority: low": 4}
         assert report.shared[0].to_dict()["reason"] == "the same text on 8 entities — each entity's own, not duplicates"
-        with service.deferred_vectors():  # the vectors of what follows are still pending when the finder is asked
-            service.add_observations([("Task 3", (
+        with service.search.deferred_vectors():  # the vectors of what follows are still pending when the finder is asked
+            service.entities.add_observations([("Task 3", (
                 ObservationInput("Database is already compatible with the new game logic modules"),
                 ObservationInput("The database already supports the new game logic modules")))])
         assert service.vectors.pending() == 1
-        report = service.find_duplicate_observations(limit=100)
+        report = service.curation.find_duplicate_observations(limit=100)
         assert report.complete and report.pending == 0
         [cluster] = report.clusters
         assert cluster.relation == "duplicate" and cluster.entities == ("Task 3",) and cluster.size == 2
         assert cluster.survivor is None and cluster.options == ("keep", "combine")  # "compatible" / "supports"
         assert cluster.merged == "Database is already compatible with the new game logic modules (already supports)"
-        assert service.find_duplicate_observations(entity_name="Task 5").total == 0
+        assert service.curation.find_duplicate_observations(entity_name="Task 5").total == 0
     finally:
         service.close()
 
@@ -333,27 +333,27 @@ def test_paraphrases_are_found_unrelated_ones_not_and_settling_undoes_exactly(me
 
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
-        service.create_entities([
+        service.entities.create_entities([
             EntityInput("User", "person", tuple(ObservationInput(t) for t in (
                 "Prefers tabs over spaces for indentation", "Likes indenting with tabs rather than spaces",
                 "Is allergic to peanuts", "Drinks coffee every morning", "Plays chess on weekends"))),
             EntityInput("Acme", "company", (ObservationInput("Makes widgets in Ohio"),)),
         ])
-        service.create_relations([RelationInput("User", "Acme", "works_at")])
-        report = service.find_duplicate_observations()
+        service.relations.create_relations([RelationInput("User", "Acme", "works_at")])
+        report = service.curation.find_duplicate_observations()
         assert [[m.content for m in c.members] for c in report.clusters] == [
             ["Prefers tabs over spaces for indentation", "Likes indenting with tabs rather than spaces"]]
-        assert service.find_duplicate_observations(entity_name="Acme").total == 0
-        assert service.find_duplicate_observations(entity_name="User").total == 1
-        before = service.read_graph(include_ended=True)
+        assert service.curation.find_duplicate_observations(entity_name="Acme").total == 0
+        assert service.curation.find_duplicate_observations(entity_name="User").total == 1
+        before = service.entities.read_graph(include_ended=True)
         [section] = review.review(service, kinds=["duplicate"])
         assert section.total == 1 and section.items[0].options == ("supersede", "merge", "keep")
         for option in ("merge", "supersede", "keep"):
             edit = review.decide(service, section.items[0].key, option)
-            assert service.find_duplicate_observations().total == 0
+            assert service.curation.find_duplicate_observations().total == 0
             edit.revert(service)
-            assert service.read_graph(include_ended=True) == before, option
-            assert service.find_duplicate_observations().total == 1
+            assert service.entities.read_graph(include_ended=True) == before, option
+            assert service.curation.find_duplicate_observations().total == 1
         with pytest.raises(ValidationError):
             review.decide(service, section.items[0].key, "explode")
         with pytest.raises(NotFoundError):
@@ -370,15 +370,15 @@ def test_the_threshold_is_the_one_similarity_floor(memory_address):
 
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
-        service.create_entities([EntityInput("User", "person", tuple(ObservationInput(t) for t in (
+        service.entities.create_entities([EntityInput("User", "person", tuple(ObservationInput(t) for t in (
             "Prefers tabs over spaces for indentation", "Likes indenting with tabs rather than spaces",
             "The developer enjoys skateboarding.", "The developer enjoys snowboarding.")))])
-        [cluster] = service.find_duplicate_observations(threshold=0.5).clusters
+        [cluster] = service.curation.find_duplicate_observations(threshold=0.5).clusters
         similarity = cluster.best
         assert {m.content for m in cluster.members} == {"Prefers tabs over spaces for indentation",
                                                         "Likes indenting with tabs rather than spaces"}
-        below = service.find_duplicate_observations(threshold=round(similarity - 0.005, 4))
-        above = service.find_duplicate_observations(threshold=round(similarity + 0.005, 4))
+        below = service.curation.find_duplicate_observations(threshold=round(similarity - 0.005, 4))
+        above = service.curation.find_duplicate_observations(threshold=round(similarity + 0.005, 4))
         assert below.total == 1 and above.total == 0
         assert below.pairs > above.pairs >= 0 and below.to_dict()["pairsAtThreshold"] == below.pairs
     finally:
@@ -393,7 +393,7 @@ def test_a_rewording_is_found_and_opposite_states_never_are(memory_address):
 
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
-        service.create_entities([
+        service.entities.create_entities([
             EntityInput("Installer", "component", (
                 ObservationInput("Maintains backward compatibility with existing installations"),
                 ObservationInput("Backward compatibility: Maintains existing functionality"))),
@@ -403,7 +403,7 @@ def test_a_rewording_is_found_and_opposite_states_never_are(memory_address):
             EntityInput("Build", "task", (
                 ObservationInput("MSVC 호환성 작업 진행"), ObservationInput("모든 MSVC 호환성 문제가 해결됨"),
                 ObservationInput("설정 화면에 다크 모드 추가 예정"), ObservationInput("설정 화면에 다크 모드 구현")))])
-        report = service.find_duplicate_observations(threshold=0.5)
+        report = service.curation.find_duplicate_observations(threshold=0.5)
         assert [(c.entities, c.relation) for c in report.clusters] == [(("Installer",), "duplicate")]
         assert report.clusters[0].merged == ("Maintains backward compatibility with existing installations "
                                              "(functionality)")
@@ -420,7 +420,7 @@ def test_one_entity_under_spellings_of_its_name_is_found_with_evidence_two_proje
 
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
-        service.create_entities([
+        service.entities.create_entities([
             EntityInput("CPUPackage", "struct", (ObservationInput("Per-package CPU power and temperature readings"),
                                                  ObservationInput("Defined in pkg/metrics/types.go"))),
             EntityInput("CPU_Package", "struct", (ObservationInput("Holds package power in watts"),)),
@@ -436,8 +436,8 @@ def test_one_entity_under_spellings_of_its_name_is_found_with_evidence_two_proje
                 "Unity CI via GitHub Actions (.github/workflows/unity-ci.yml)",
                 "Local git setup: Tools/git/setup-local-git.ps1"))),
             EntityInput("VeilBreakers3D", "project", ())])
-        service.create_relations([RelationInput("GitWorkflow", "VeilBreakers3D", "supports")])
-        total, found = service.find_duplicate_entities()
+        service.relations.create_relations([RelationInput("GitWorkflow", "VeilBreakers3D", "supports")])
+        total, found = service.curation.find_duplicate_entities()
         assert {frozenset(g.names) for g in found} == {
             frozenset({"CPUPackage", "CPU_Package", "cpu_package", "CPU Package"}),
             frozenset({"PowerMetrics", "Power_Metrics"})} and total == 2
@@ -450,37 +450,37 @@ def test_one_entity_under_spellings_of_its_name_is_found_with_evidence_two_proje
 
 
 def test_supersede_merge_and_keep_undo_exactly_and_hostile_arguments(service):
-    service.create_entities([EntityInput("A", "t", (ObservationInput("the blue widget is made in Ohio"),)),
+    service.entities.create_entities([EntityInput("A", "t", (ObservationInput("the blue widget is made in Ohio"),)),
                              EntityInput("B", "t", (ObservationInput("the blue widget is made in Ohio"),
                                                     ObservationInput("the blue widget is built in Ohio"),
                                                     ObservationInput("something else entirely")))])
-    report = service.find_duplicate_observations(threshold=0.6)
+    report = service.curation.find_duplicate_observations(threshold=0.6)
     [cluster] = report.clusters  # within B; A's copy is A's own (a shared fact)
     assert cluster.entities == ("B",) and cluster.size == 2 and report.shared_total == 1
     assert report.shared[0].entities == ("A", "B")
-    before = service.read_graph()
+    before = service.entities.read_graph()
     edit = SupersedeDuplicates(cluster.members)
     edit.apply(service)
-    live = {e.name: [o.content for o in e.live_observations] for e in service.read_graph().entities}
+    live = {e.name: [o.content for o in e.live_observations] for e in service.entities.read_graph().entities}
     assert sum("the blue widget is made in Ohio" in texts for texts in live.values()) == 1
     edit.revert(service)
-    assert service.read_graph() == before
+    assert service.entities.read_graph() == before
     merge = merge_duplicates(cluster.members)
     merge.apply(service)
     merge.revert(service)
-    assert service.read_graph() == before
+    assert service.entities.read_graph() == before
     keep = keep_observations_apart(cluster.members)
     keep.apply(service)
-    assert service.find_duplicate_observations(threshold=0.6).total == 0
+    assert service.curation.find_duplicate_observations(threshold=0.6).total == 0
     keep.revert(service)
-    assert service.find_duplicate_observations(threshold=0.6).total == 1
+    assert service.curation.find_duplicate_observations(threshold=0.6).total == 1
     for bad in (0.2, 1.5, "0.9", True, float("nan")):
         with pytest.raises(ValidationError):
-            service.find_duplicate_observations(threshold=bad)
+            service.curation.find_duplicate_observations(threshold=bad)
     with pytest.raises(ValidationError):
-        service.find_duplicate_observations(limit=-1)
+        service.curation.find_duplicate_observations(limit=-1)
     with pytest.raises(NotFoundError):
-        service.find_duplicate_observations(entity_name="Nobody")
+        service.curation.find_duplicate_observations(entity_name="Nobody")
     with pytest.raises(ValidationError):
         merge_duplicates(cluster.members[:1])
 
@@ -488,28 +488,28 @@ def test_supersede_merge_and_keep_undo_exactly_and_hostile_arguments(service):
 def test_combining_writes_the_merged_text_and_undoes_exactly(service):
     """A cluster where each member holds a detail the other lacks: keep both is suggested, combine writes the
     merged text and makes the members its history; undone exactly, over the review queue and as an edit."""
-    service.create_entities([EntityInput("Widget", "product", (
+    service.entities.create_entities([EntityInput("Widget", "product", (
         ObservationInput("the blue widget is assembled in the Ohio plant by hand"),
         ObservationInput("the blue widget is assembled in the Ohio plant with care")))])
-    before = service.read_graph(include_ended=True)
-    [cluster] = service.find_duplicate_observations(threshold=0.6).clusters
+    before = service.entities.read_graph(include_ended=True)
+    [cluster] = service.curation.find_duplicate_observations(threshold=0.6).clusters
     assert cluster.survivor is None and cluster.merged == "the blue widget is assembled in the Ohio plant with care (by hand)"
     [section] = review.review(service, kinds=["duplicate"])
     [decision] = section.items
     assert decision.options == ("keep", "combine") and "each with a detail of its own" in decision.title
     edit = review.decide(service, decision.key, "combine")
-    widget = service.get_entity("Widget").entity
+    widget = service.entities.get_entity("Widget").entity
     assert [o.content for o in widget.live_observations] == [cluster.merged]
     assert {o.content for o in widget.observations} == {cluster.merged, *(m.content for m in cluster.members)}
     edit.revert(service)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
     review.decide(service, decision.key, "combine")
     decision_log.undo(service)  # the logged decision, read back from its record (as `limbic undo`)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
     own = CombineDuplicates(cluster.members, cluster.merged)
     own.apply(service)
     own.revert(service)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
     with pytest.raises(ValidationError):
         CombineDuplicates(cluster.members[:1], "x")
     with pytest.raises(ValidationError):
@@ -517,31 +517,31 @@ def test_combining_writes_the_merged_text_and_undoes_exactly(service):
 
 
 def test_duplicate_entities_by_name_merge_and_keep_undo_exactly(service):
-    service.create_entities([EntityInput("NYC", "city", (ObservationInput("big apple"),)),
+    service.entities.create_entities([EntityInput("NYC", "city", (ObservationInput("big apple"),)),
                              EntityInput("New York City", "city", (ObservationInput("five boroughs"),
                                                                     ObservationInput("on the Hudson"))),
                              EntityInput("Café Owners", "group", ()), EntityInput("cafe owner", "group", ()),
                              EntityInput("Alice", "person", ())])
-    service.create_relations([RelationInput("Alice", "NYC", "lives_in")])
-    service.record_access(["NYC"])
-    total, found = service.find_duplicate_entities()
+    service.relations.create_relations([RelationInput("Alice", "NYC", "lives_in")])
+    service.usage.record_access(["NYC"])
+    total, found = service.curation.find_duplicate_entities()
     assert total == 2
     assert {(g.names, g.reason) for g in found} == {(("New York City", "NYC"), "acronym"),
                                                     (("Café Owners", "cafe owner"), "same name")}
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     sections = review.review(service, kinds=["duplicate_entity"])
     key = next(d.key for d in sections[0].items if "NYC" in d.subjects)
     edit = review.decide(service, key, "merge")
-    merged = service.get_entity("New York City")
+    merged = service.entities.get_entity("New York City")
     assert [o.content for o in merged.entity.observations] == ["five boroughs", "on the Hudson", "big apple"]
     assert merged.access_count == 1 and [r.source for r in merged.relations] == ["Alice"]
     edit.revert(service)
-    assert service.read_graph(include_ended=True) == before
-    assert service.get_entity("NYC").access_count == 1
+    assert service.entities.read_graph(include_ended=True) == before
+    assert service.entities.get_entity("NYC").access_count == 1
     keep = review.decide(service, key, "keep")
-    assert service.find_duplicate_entities()[0] == 1
+    assert service.curation.find_duplicate_entities()[0] == 1
     keep.revert(service)
-    assert service.find_duplicate_entities()[0] == 2
+    assert service.curation.find_duplicate_entities()[0] == 2
 
 
 def test_the_review_queue_compares_statements_without_importing_scikit_learn(tmp_path):
@@ -557,9 +557,9 @@ from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.store.backend import open_database
 service = MemoryService(open_database({str(tmp_path / "memory.db")!r}), HashingEmbedder(), origin="cli")
-service.create_entities([EntityInput("Ada", "person", (ObservationInput("likes strong coffee"),
+service.entities.create_entities([EntityInput("Ada", "person", (ObservationInput("likes strong coffee"),
                                                        ObservationInput("likes strong coffee a lot")))])
-service.wait_for_vectors()
+service.search.wait_for_vectors()
 review.review(service)
 service.close()
 print("sklearn" in sys.modules)

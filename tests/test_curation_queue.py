@@ -31,57 +31,57 @@ def test_sibling_packages_are_never_one_entity_but_one_name_spelled_twice_is(ser
     descriptions = ["Description: localised user interface and help for the office suite",
                     "Description: GCC support library, development files for cross compiling",
                     "Description: Free Lossless Audio Codec, development headers"]
-    service.create_entities([EntityInput(name, "package", (ObservationInput(descriptions[n // 2]),
+    service.entities.create_entities([EntityInput(name, "package", (ObservationInput(descriptions[n // 2]),
                                                            ObservationInput("Section: misc")))
                              for n, name in enumerate(PACKAGES)]
                             + [EntityInput(f"base-{n}", "package", (ObservationInput("Section: libs"),)) for n in range(3)]
                             + [EntityInput("NIMCP Project", "project", (ObservationInput("C-based neural library"),)),
                                EntityInput("NIMCP_Project", "software_project", (ObservationInput("Build: make"),))])
-    service.create_relations([RelationInput(name, f"base-{n // 2}", "depends_on") for n, name in enumerate(PACKAGES)])
-    total, found = service.find_duplicate_entities(threshold=0.5)
+    service.relations.create_relations([RelationInput(name, f"base-{n // 2}", "depends_on") for n, name in enumerate(PACKAGES)])
+    total, found = service.curation.find_duplicate_entities(threshold=0.5)
     assert [(g.names, g.reason) for g in found] == [(("NIMCP Project", "NIMCP_Project"), "same name")]
     assert total == 1
     [group] = found
     assert group.merge_note == "keeps the name “NIMCP Project”; the observations and relations of “NIMCP_Project” move to it"
     assert [(s.name, s.entity_type, s.first) for s in group.sides] == [
         ("NIMCP Project", "project", ("C-based neural library",)), ("NIMCP_Project", "software_project", ("Build: make",))]
-    report = service.find_duplicate_observations(threshold=0.5)
+    report = service.curation.find_duplicate_observations(threshold=0.5)
     assert report.total == 0  # the same description on two packages: each package's own
     assert [(f.text, f.count) for f in report.shared][0] == ("Section: misc", 6) and report.shared_total == 5
 
 
 def test_close_entities_need_shared_evidence(service):
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Widget A", "product", (ObservationInput("the blue widget is made in Ohio"),)),
         EntityInput("Widget B", "product", (ObservationInput("the blue widget is made in Ohio"),)),
         EntityInput("Gadget", "product", (ObservationInput("the blue gadget is made in Ohio"),)),
         EntityInput("Shop", "company", (ObservationInput("sells things"),))])
-    service.create_relations([RelationInput("Shop", "Widget A", "sells"), RelationInput("Shop", "Widget B", "sells")])
-    total, found = service.find_duplicate_entities(threshold=0.6)
+    service.relations.create_relations([RelationInput("Shop", "Widget A", "sells"), RelationInput("Shop", "Widget B", "sells")])
+    total, found = service.curation.find_duplicate_entities(threshold=0.6)
     assert [g.names for g in found] == [("Widget A", "Widget B")] and total == 1  # Gadget shares no observation
     assert found[0].why.endswith("with 1 observation and 1 related entity in common")
 
 
 def test_families_of_alike_decisions_are_settled_by_one_undoable_edit(service):
-    service.create_entities([EntityInput(f"Task {n}", "task", (
+    service.entities.create_entities([EntityInput(f"Task {n}", "task", (
         ObservationInput(f"Step {n}: the importer reads the whole memory file before parsing its records"),
         ObservationInput(f"Step {n}: the importer reads the whole memory file before parsing its records line by "
                          "line"))) for n in range(4)])
-    service.mark_used(["Task 2"])
+    service.usage.mark_used(["Task 2"])
     [section] = review.review(service, kinds=["duplicate"], limit=3)
     assert section.total == 4 and len(section.items) == 3
     assert section.items[0].subjects == ("Task 2",)  # the used entity's decision is worth the most
     assert [d.worth for d in section.items] == sorted((d.worth for d in section.items), reverse=True)
     [alike] = section.families
     assert alike.count == 4 and alike.options == ("supersede", "merge", "keep") and len(alike.keys) == 4
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     edit = review.decide_all(service, alike.keys, "supersede")
-    live = {e.name: [o.content for o in e.live_observations] for e in service.read_graph().entities}
+    live = {e.name: [o.content for o in e.live_observations] for e in service.entities.read_graph().entities}
     assert live["Task 1"] == ["Step 1: the importer reads the whole memory file before parsing its records line by "
                               "line"]  # the one that says the most
     assert review.review(service, kinds=["duplicate"])[0].total == 0
     edit.revert(service)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
     with pytest.raises(ValidationError):
         review.decide_all(service, alike.keys, "explode")
     with pytest.raises(ValidationError):

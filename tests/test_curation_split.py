@@ -57,18 +57,18 @@ def test_the_english_stop_words_are_scikit_learns():
 def test_thresholds_by_type_are_settable(service):
     assert [splitting.threshold_for(t) for t in ("Sesion", "Sesión", "session", "Proyecto", "PROJECT", "Person")] == [
         15, 15, 15, 25, 25, 20]
-    assert service.split_thresholds()["*"] == 20
-    service.set_split_thresholds({"Person": 3, "*": 30, "Sesión": 10})
-    saved = service.split_thresholds()
+    assert service.splits.split_thresholds()["*"] == 20
+    service.splits.set_split_thresholds({"Person": 3, "*": 30, "Sesión": 10})
+    saved = service.splits.split_thresholds()
     assert (saved["person"], saved["*"], saved["sesion"], saved["proyecto"]) == (3, 30, 10, 25)
     with pytest.raises(ValidationError):
-        service.set_split_thresholds({"Person": 0})
-    service.create_entities([EntityInput("P", "Person", tuple(ObservationInput(f"fact {i}") for i in range(4))),
+        service.splits.set_split_thresholds({"Person": 0})
+    service.entities.create_entities([EntityInput("P", "Person", tuple(ObservationInput(f"fact {i}") for i in range(4))),
                              EntityInput("Q", "Thing", tuple(ObservationInput(f"fact {i}") for i in range(4)))])
-    total, found = service.find_split_candidates()
+    total, found = service.splits.find_split_candidates()
     assert total == 1 and found[0].to_dict() == {"entityName": "P", "entityType": "Person", "observationCount": 4,
                                                  "threshold": 3, "score": 1.333}
-    assert service.find_split_candidates(thresholds={"Thing": 2})[0] == 2
+    assert service.splits.find_split_candidates(thresholds={"Thing": 2})[0] == 2
 
 
 def test_vector_topics_beat_tfidf_topics_on_the_labelled_entities():
@@ -95,27 +95,27 @@ def alex(memory_address):
     from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
-    service.create_entities([EntityInput("Alex", "Person", tuple(ObservationInput(t, "fact") for t in (
+    service.entities.create_entities([EntityInput("Alex", "Person", tuple(ObservationInput(t, "fact") for t in (
         *GARDEN, *SKY, *BAKING))), *(EntityInput(n, "Thing") for n in (
             "Greenhouse", "Astronomy Club", "Sourdough Starter", "Bob"))])
-    service.create_relations(list(RELATIONS))
-    service.record_access(["Alex", "Bob"])
-    service.add_reflection("entity", "Alex", "me", "Alex does too many things")
+    service.relations.create_relations(list(RELATIONS))
+    service.usage.record_access(["Alex", "Bob"])
+    service.reflections.add_reflection("entity", "Alex", "me", "Alex does too many things")
     yield service
     service.close()
 
 
 def snapshot(service) -> tuple:
-    graph = service.read_graph(include_ended=True)
-    alex = service.get_entity("Alex")
-    return graph, alex.access_count, [(r.author, r.content) for r in service.all_reflections()]
+    graph = service.entities.read_graph(include_ended=True)
+    alex = service.entities.get_entity("Alex")
+    return graph, alex.access_count, [(r.author, r.content) for r in service.reflections.all_reflections()]
 
 
 def test_a_clear_three_topic_entity_splits_into_three_parts_and_undoes_exactly(alex):
     service = alex
-    [candidate] = service.find_split_candidates()[1]
+    [candidate] = service.splits.find_split_candidates()[1]
     assert (candidate.name, candidate.observations, candidate.threshold) == ("Alex", 40, 20)
-    proposal = service.propose_entity_split("Alex")
+    proposal = service.splits.propose_entity_split("Alex")
     assert proposal.needs_split and proposal.method == "vectors" and len(proposal.parts) == 3
     assert [set(p.observations) for p in proposal.parts] == [set(GARDEN), set(SKY), set(BAKING)]
     assert [p.name.startswith("Alex - ") for p in proposal.parts] == [True] * 3
@@ -131,61 +131,61 @@ def test_a_clear_three_topic_entity_splits_into_three_parts_and_undoes_exactly(a
     before = snapshot(service)
     edit = SplitEntity("Alex", parts)
     edit.apply(service)
-    assert {o.content for o in service.get_entity("Alex's garden").entity.observations} == set(GARDEN[1:])
-    assert GARDEN[0] in {o.content for o in service.get_entity(sky.name).entity.observations}
-    original = service.get_entity("Alex")
+    assert {o.content for o in service.entities.get_entity("Alex's garden").entity.observations} == set(GARDEN[1:])
+    assert GARDEN[0] in {o.content for o in service.entities.get_entity(sky.name).entity.observations}
+    original = service.entities.get_entity("Alex")
     assert [o.content for o in original.entity.live_observations] == [BAKING[-1]]
     arrows = {(r.source, r.relation_type, r.target) for r in original.relations}
     assert {("Alex", "contains", p.name) for p in parts} <= arrows
     assert {(p.name, "part_of", "Alex") for p in parts} <= arrows
     assert ("Alex", "knows", "Bob") in arrows and ("Alex", "owns", "Greenhouse") not in arrows
     assert ("Alex's garden", "owns", "Greenhouse") in {(r.source, r.relation_type, r.target)
-                                                      for r in service.get_entity("Greenhouse").relations}
-    assert service.get_entity(baking.name).entity.observations[0].kind == "fact"
+                                                      for r in service.entities.get_entity("Greenhouse").relations}
+    assert service.entities.get_entity(baking.name).entity.observations[0].kind == "fact"
     edit.revert(service)
     assert snapshot(service) == before
     edit.apply(service)  # redo
-    assert service.get_entity("Alex's garden").entity.entity_type == "Person"
+    assert service.entities.get_entity("Alex's garden").entity.entity_type == "Person"
 
 
 def test_a_failure_mid_way_leaves_the_original_intact(alex, monkeypatch):
     service = alex
-    proposal = service.propose_entity_split("Alex")
-    before, change = snapshot(service), service.last_change_id()
+    proposal = service.splits.propose_entity_split("Alex")
+    before, change = snapshot(service), service.history.last_change_id()
     calls = []
 
     def failing(items, **kwargs):
         calls.append(items)
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(service, "create_relations", failing)
+    monkeypatch.setattr(service.relations, "create_relations", failing)
     with pytest.raises(RuntimeError):
         SplitEntity("Alex", proposal.parts).apply(service)
-    assert calls and snapshot(service) == before and service.last_change_id() == change
+    assert calls and snapshot(service) == before and service.history.last_change_id() == change
 
 
 def test_refusals_write_nothing(alex):
     service = alex
-    proposal = service.propose_entity_split("Alex", method="tfidf")
+    proposal = service.splits.propose_entity_split("Alex", method="tfidf")
     assert proposal.method == "tfidf"
     part = SplitPart("Alex - garden", "Person", GARDEN[:2])
-    change = service.last_change_id()
+    change = service.history.last_change_id()
     for parts, error in (([replace(part, name="Bob")], ConflictError),
                          ([replace(part, observations=("not an observation of Alex",))], NotFoundError),
                          ([part, replace(part, name="Other")], ValidationError),
                          ([replace(part, relations=(RelationInput("Bob", "Greenhouse", "owns"),))], NotFoundError),
                          ([], ValidationError)):
         with pytest.raises(error):
-            service.split_entity("Alex", parts)
+            service.splits.split_entity("Alex", parts)
     with pytest.raises(ValidationError):
-        service.split_entity("Alex", [part], relation_names="includes")
+        service.splits.split_entity("Alex", [part], relation_names="includes")
     with pytest.raises(NotFoundError):
-        service.propose_entity_split("Nobody")
+        service.splits.propose_entity_split("Nobody")
     with pytest.raises(ValidationError):
-        service.propose_entity_split("Alex", method="lda")
-    assert service.last_change_id() == change
-    service.split_entity("Alex", [part], relation_names="contiene")
-    assert {r.relation_type for r in service.get_entity("Alex - garden").relations} == {"contiene", "parte_de"}
+        service.splits.propose_entity_split("Alex", method="lda")
+    assert service.history.last_change_id() == change
+    service.splits.split_entity("Alex", [part], relation_names="contiene")
+    assert {r.relation_type for r in service.entities.get_entity("Alex - garden").relations} == {"contiene", "parte_de"}
 
 
 def test_split_decisions_in_the_review_queue(alex):
@@ -194,7 +194,7 @@ def test_split_decisions_in_the_review_queue(alex):
     assert section.total == 1 and section.items[0].subjects == ("Alex",)
     before = snapshot(service)
     edit = review.decide(service, section.items[0].key, "split")
-    assert len(service.get_entity("Alex").entity.live_observations) == 0
+    assert len(service.entities.get_entity("Alex").entity.live_observations) == 0
     edit.revert(service)
     assert snapshot(service) == before
     keep = review.decide(service, section.items[0].key, "keep")

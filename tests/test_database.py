@@ -41,17 +41,17 @@ def _one_shot(fn) -> None:
 
 
 def test_open_connections_stay_bounded_across_100_one_shot_worker_threads(service, backend):
-    service.create_entities([E(f"note {i}", "Note") for i in range(10)])
+    service.entities.create_entities([E(f"note {i}", "Note") for i in range(10)])
     before = len(apsw.connections())
     for i in range(100):  # a search and a graph read per thread, as a GUI task or an MCP call does
-        _one_shot(lambda i=i: (service.search(f"note {i % 10}", 3, record=False), service.read_graph()))
+        _one_shot(lambda i=i: (service.search.query(f"note {i % 10}", 3, record=False), service.entities.read_graph()))
     assert len(apsw.connections()) <= before + 1
     assert service.database.open_read_connections() <= POOL_SIZE[backend]
 
     busy = threading.Barrier(8)  # 8 threads reading at once lease 8 connections, then give them back
 
     def read_together() -> None:
-        service.stats()
+        service.entities.stats()
         busy.wait(timeout=10)
 
     threads = [threading.Thread(target=read_together) for _ in range(8)]
@@ -67,9 +67,9 @@ def test_open_connections_stay_bounded_across_100_one_shot_worker_threads(servic
 
 def test_a_pooled_connection_serves_the_next_thread_with_fresh_data(service, backend):
     names: list[list[str]] = []
-    _one_shot(lambda: names.append(service.entity_names()))
-    service.create_entities([E("Later", "Note")])
-    _one_shot(lambda: names.append(service.entity_names()))
+    _one_shot(lambda: names.append(service.entities.entity_names()))
+    service.entities.create_entities([E("Later", "Note")])
+    _one_shot(lambda: names.append(service.entities.entity_names()))
     assert names == [[], ["Later"]]
     # on SQLite this thread's (it wrote) and the idle one the next thread took and gave back; on PostgreSQL
     # every lease went back with its request
@@ -164,9 +164,9 @@ def test_open_connections_stay_bounded_across_expiring_qt_pool_threads(qtbot, se
 
     class Search(QRunnable):
         def run(self) -> None:
-            service.search("note", 3, record=False)
+            service.search.query("note", 3, record=False)
 
-    service.create_entities([E("note", "Note")])
+    service.entities.create_entities([E("note", "Note")])
     before = len(apsw.connections())
     pool = QThreadPool()
     pool.setMaxThreadCount(2)
@@ -180,8 +180,8 @@ def test_open_connections_stay_bounded_across_expiring_qt_pool_threads(qtbot, se
 
 
 def test_stats_order_equal_counts_by_name_on_both_backends(service):
-    service.create_entities([E(f"{kind} {n}", kind) for kind, count in
+    service.entities.create_entities([E(f"{kind} {n}", kind) for kind, count in
                              (("beta", 2), ("Alpha", 2), ("alpha", 2), ("émigré", 2), ("zeta", 3), ("gamma", 1))
                              for n in range(count)])
-    assert list(service.stats().entity_types.items()) == [
+    assert list(service.entities.stats().entity_types.items()) == [
         ("zeta", 3), ("Alpha", 2), ("alpha", 2), ("beta", 2), ("émigré", 2), ("gamma", 1)]

@@ -73,17 +73,17 @@ def test_distance_is_zero_inside_and_counts_days_to_the_nearest_write_time():
 def _memory(path) -> MemoryService:
     """The same weekly stand-up written on three days, and a project that got a note on one of them."""
     svc = MemoryService(Database(path), HashingEmbedder(), origin="cli")
-    svc.create_entities([
+    svc.entities.create_entities([
         EntityInput(f"standup {day}", "meeting",
                     (ObservationInput(f"weekly stand-up: the team discussed the cache rollout ({day})",
                                       created_at=_utc(2024, 3, day)),),
                     created_at=_utc(2024, 3, day), updated_at=_utc(2024, 3, day))
         for day in (4, 11, 18)
     ])
-    svc.create_entities([EntityInput("Project Atlas", "project", (
+    svc.entities.create_entities([EntityInput("Project Atlas", "project", (
         ObservationInput("Atlas is the internal search service", created_at=_utc(2023, 1, 9)),),
         created_at=_utc(2023, 1, 9), updated_at=_utc(2023, 1, 9))])
-    svc.add_observations([("Project Atlas", [ObservationInput("Atlas switched its cache to Redis",
+    svc.entities.add_observations([("Project Atlas", [ObservationInput("Atlas switched its cache to Redis",
                                                               created_at=_utc(2024, 3, 11))])])
     return svc
 
@@ -98,15 +98,15 @@ def memory(tmp_path):
 def test_the_memory_written_on_the_named_day_ranks_first(memory):
     for day, suffix in ((4, "th"), (11, "th"), (18, "th")):
         query = f"what did the stand-up discuss on March {day}{suffix}, 2024"
-        ranked = [r.name for r in memory.search(query, 3, preset("default"), record=False).results]
+        ranked = [r.name for r in memory.search.query(query, 3, preset("default"), record=False).results]
         assert ranked[0] == f"standup {day}", (query, ranked)
-    plain = memory.search("what did the stand-up discuss", 4, preset("default"), record=False).candidate_set
+    plain = memory.search.query("what did the stand-up discuss", 4, preset("default"), record=False).candidate_set
     assert np.isnan(plain.date_distance).all()
 
 
 def test_the_date_multiplies_relevance_and_the_seed_ignores_it(memory):
     query = "stand-up on 18 March 2024"
-    outcome = memory.search(query, 3, preset("default"), record=False)
+    outcome = memory.search.query(query, 3, preset("default"), record=False)
     cs = outcome.candidate_set
     days = dict(zip(cs.names, cs.date_distance.tolist(), strict=True))
     assert (days["standup 18"], days["standup 11"], days["standup 4"]) == (0.0, 7.0, 14.0)
@@ -116,24 +116,24 @@ def test_the_date_multiplies_relevance_and_the_seed_ignores_it(memory):
         closeness = np.exp(-shown["date_distance"] / params.date_tolerance_days)
         assert shown["date_match"] == pytest.approx(closeness)
         assert shown["base"] == pytest.approx(shown["in_context"] * (1 + params.date_weight * closeness)), name
-    seed = memory.search(query, 3, preset("seed"), record=False)
+    seed = memory.search.query(query, 3, preset("seed"), record=False)
     assert preset("seed").date_weight == 0.0
     assert all(explain(seed.candidate_set, preset("seed"), i)["base"] == explain(
         seed.candidate_set, preset("seed"), i)["in_context"] for i in range(len(seed.candidate_set)))
 
 
 def test_an_observation_written_on_the_day_dates_an_older_entity(memory):
-    cs = memory.search("cache on 11 March 2024", 5, preset("default"), record=False).candidate_set
+    cs = memory.search.query("cache on 11 March 2024", 5, preset("default"), record=False).candidate_set
     days = dict(zip(cs.names, cs.date_distance.tolist(), strict=True))
     assert days["Project Atlas"] == 0.0  # created in 2023, noted on the day
-    memory.delete_observations([("Project Atlas", ["Atlas switched its cache to Redis"])])
-    cs = memory.search("Atlas on 11 March 2024", 5, preset("default"), record=False).candidate_set
+    memory.entities.delete_observations([("Project Atlas", ["Atlas switched its cache to Redis"])])
+    cs = memory.search.query("Atlas on 11 March 2024", 5, preset("default"), record=False).candidate_set
     days = dict(zip(cs.names, cs.date_distance.tolist(), strict=True))
     assert days["Project Atlas"] > 400  # only its 2023 writes are left
 
 
 def test_the_search_log_keeps_the_distances_and_older_logs_read_as_no_date(memory):
-    cs = memory.search("stand-up on 11 March 2024", 3, preset("default"), record=False).candidate_set
+    cs = memory.search.query("stand-up on 11 March 2024", 3, preset("default"), record=False).candidate_set
     restored = codec.unpack(codec.pack(cs))
     assert np.array_equal(restored.date_distance, cs.date_distance, equal_nan=True)
     raw = zlib.decompress(codec.pack(cs))
@@ -153,21 +153,21 @@ def test_the_search_log_keeps_the_distances_and_older_logs_read_as_no_date(memor
 
 
 def test_the_inspector_writes_the_date_factor_out(memory):
-    cs = memory.search("stand-up on 11 March 2024", 3, preset("default"), record=False).candidate_set
+    cs = memory.search.query("stand-up on 11 March 2024", 3, preset("default"), record=False).candidate_set
     index = cs.names.index("standup 11")
     lines = describe(cs, preset("default"), index).lines
     dated = [line for line in lines if "the query names a date" in line]
     assert len(dated) == 1 and "× (1 + 0.3 × 1.0000)" in dated[0]
     assert any(line.startswith("in context = own") for line in lines)
-    undated = describe(memory.search("stand-up", 3, preset("default"), record=False).candidate_set,
+    undated = describe(memory.search.query("stand-up", 3, preset("default"), record=False).candidate_set,
                        preset("default"), 0).lines
     assert not any("names a date" in line for line in undated)
 
 
 def test_the_search_says_which_dates_it_read(memory, capsys):
-    assert memory.search("stand-up on 18 March 2024 and in March 2024", 3, record=False).dates == (
+    assert memory.search.query("stand-up on 18 March 2024 and in March 2024", 3, record=False).dates == (
         "2024-03-18", "2024-03")
-    assert memory.search("stand-up", 3, record=False).dates == ()
+    assert memory.search.query("stand-up", 3, record=False).dates == ()
     with portal_client(build_server(memory)) as (portal, client):
         dated = outcome(portal.call(client.call_tool, "search_semantic", {"query": "stand-up on March 11, 2024"}))
         plain = outcome(portal.call(client.call_tool, "search_semantic", {"query": "stand-up"}))

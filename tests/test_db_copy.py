@@ -26,12 +26,12 @@ QUERIES = ("server configuration", "python tests", "memory graph", "Ada", "deplo
 def _lived_in(service: MemoryService) -> None:
     """A memory with history: imported files, uses after searches, a reflection, a tuning setting."""
     import_files(service, FIXTURE_FILES)
-    service.create_entities([EntityInput("Ada", "person", (ObservationInput("writes the analytical engine notes"),))])
-    outcome = service.search("engine notes", limit=5)
-    service.wait_for_signals()  # the search is logged off the caller's path
-    service.mark_used(["Ada"], search_id=outcome.search_id)
-    service.add_reflection("entity", "Ada", "tester", "a careful writer", "insight")
-    service.wait_for_signals()
+    service.entities.create_entities([EntityInput("Ada", "person", (ObservationInput("writes the analytical engine notes"),))])
+    outcome = service.search.query("engine notes", limit=5)
+    service.usage.wait_for_signals()  # the search is logged off the caller's path
+    service.usage.mark_used(["Ada"], search_id=outcome.search_id)
+    service.reflections.add_reflection("entity", "Ada", "tester", "a careful writer", "insight")
+    service.usage.wait_for_signals()
 
 
 def _export(service: MemoryService) -> bytes:
@@ -41,7 +41,7 @@ def _export(service: MemoryService) -> bytes:
 
 
 def _searches(service: MemoryService) -> list[list[tuple[str, float]]]:
-    return [[(r.name, r.final_score) for r in service.search(q, limit=10, record=False).results] for q in QUERIES]
+    return [[(r.name, r.final_score) for r in service.search.query(q, limit=10, record=False).results] for q in QUERIES]
 
 
 def _same_results(got: list[list[tuple[str, float]]], want: list[list[tuple[str, float]]]) -> bool:
@@ -86,19 +86,19 @@ def test_sqlite_to_postgresql_to_sqlite_keeps_everything(tmp_path, pg_address):
 
 def test_a_memory_that_is_not_empty_is_refused_and_left_as_it_was(tmp_path, pg_address):
     source = MemoryService(open_database(str(tmp_path / "s.db")), HashingEmbedder())
-    source.create_entities([EntityInput("One", "thing")])
+    source.entities.create_entities([EntityInput("One", "thing")])
     target = MemoryService(open_database(pg_address), HashingEmbedder())
-    target.create_entities([EntityInput("Two", "thing")])
+    target.entities.create_entities([EntityInput("Two", "thing")])
     with pytest.raises(ConflictError):
         copy_memory(source.database, target.database)
-    assert [e.name for e in target.read_graph().entities] == ["Two"]
+    assert [e.name for e in target.entities.read_graph().entities] == ["Two"]
     source.close()
     target.close()
 
 
 def test_the_cli_copies_and_reports_counts(tmp_path, pg_address, limbic_home):
     service = MemoryService(open_database(str(tmp_path / "cli.db")), HashingEmbedder())
-    service.create_entities([EntityInput("Solo", "thing", (ObservationInput("alone"),))])
+    service.entities.create_entities([EntityInput("Solo", "thing", (ObservationInput("alone"),))])
     service.close()
     done = subprocess.run([sys.executable, "-m", "limbic.gui.launcher", "db", "copy", str(tmp_path / "cli.db"),
                            pg_address, "--json"], capture_output=True, text=True, timeout=120)

@@ -30,8 +30,8 @@ from limbic.core.store.backend import open_database
 def state(service: MemoryService) -> tuple:
     """Every stored row of every entity (observations, relations, usage, reflections, conflicts) and the open
     conflicts: what an exact undo must give back."""
-    names = sorted(e.name for e in service.read_graph().entities)
-    return service.snapshot_entities(names), service.open_conflicts()
+    names = sorted(e.name for e in service.entities.read_graph().entities)
+    return service.snapshots.snapshot_entities(names), service.lifecycle.open_conflicts()
 
 
 def call(portal, client, tool: str, **arguments) -> dict:
@@ -41,18 +41,18 @@ def call(portal, client, tool: str, **arguments) -> dict:
 def test_resolve_conflict_over_mcp_is_undone_exactly(model, memory_address):
     service = MemoryService(open_database(memory_address), model)
     try:
-        service.create_entities([E("deploys", "Fact", (O("Production deploys go to AWS region us-east-1"),)),
+        service.entities.create_entities([E("deploys", "Fact", (O("Production deploys go to AWS region us-east-1"),)),
                                  E("infra", "Team", (O("owns the deploy pipeline"),))])
-        service.create_relations([R("infra", "deploys", "owns")])
-        service.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
-        service.wait_for_vectors()
+        service.relations.create_relations([R("infra", "deploys", "owns")])
+        service.entities.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
+        service.search.wait_for_vectors()
         before = state(service)
         [conflict] = before[1][1]
         with portal_client(build_server(service)) as (portal, client):
             settled = call(portal, client, "resolve_conflict", key=f"contradiction:{conflict.id}", option="supersede")
             assert not settled["error"] and settled["structured"]["settled"]
-            assert state(service) != before and service.open_conflicts()[0] == 0
-            [row] = service.decisions()
+            assert state(service) != before and service.lifecycle.open_conflicts()[0] == 0
+            [row] = service.history.decisions()
             assert (row.id, row.kind, row.origin, row.undone) == (settled["structured"]["decision"], "contradiction",
                                                                   "mcp", False)
             undone = call(portal, client, "undo_decision")
@@ -60,19 +60,19 @@ def test_resolve_conflict_over_mcp_is_undone_exactly(model, memory_address):
             assert state(service) == before  # the old observation live again, weight 1.0, the conflict open
             again = call(portal, client, "undo_decision")
             assert again["error"] and "no decision to undo" in again["text"]
-        assert service.decisions()[0].undone_by == "mcp"
+        assert service.history.decisions()[0].undone_by == "mcp"
     finally:
         service.close()
 
 
 def test_a_split_over_mcp_is_undone_exactly_from_the_command_line(service, memory_address, capsys):
-    service.create_entities([E("Harbor", "Project", tuple(O(t) for t in (
+    service.entities.create_entities([E("Harbor", "Project", tuple(O(t) for t in (
         "ingests buoy telemetry over Kafka", "Kafka consumer lag alerts at 5 minutes",
         "the dashboard is built with Grafana", "Grafana panels show wave height")), status="paused"),
         E("Kafka", "Tool", (O("event streaming"),))])
-    service.create_relations([R("Harbor", "Kafka", "uses")])
-    service.mark_used(["Harbor"])
-    service.wait_for_signals()
+    service.relations.create_relations([R("Harbor", "Kafka", "uses")])
+    service.usage.mark_used(["Harbor"])
+    service.usage.wait_for_signals()
     before = state(service)
     parts = [{"name": "Harbor ingestion", "observations": ["ingests buoy telemetry over Kafka",
                                                             "Kafka consumer lag alerts at 5 minutes"],
@@ -94,63 +94,63 @@ def test_a_split_over_mcp_is_undone_exactly_from_the_command_line(service, memor
 
 def test_gc_archive_keeps_each_status_and_is_undone_exactly(service, memory_address, capsys):
     old = time.time() - 200 * DAY
-    service.create_entities([E("done task", "Task", (O("shipped"),), status="completed", created_at=old),
+    service.entities.create_entities([E("done task", "Task", (O("shipped"),), status="completed", created_at=old),
                              E("paused task", "Task", (O("on hold"),), status="paused", created_at=old),
                              E("old note", "Note", (O("a note"),), created_at=old),
                              E("Sofia", "Person", (O("lives in Lisbon"),), created_at=old)])
     written_ago(service, 200)
-    service.save_retention_params(RetentionParams(grace_days=0))
+    service.lifecycle.save_retention_params(RetentionParams(grace_days=0))
     before = state(service)
     assert main(["--db", memory_address, "gc", "--archive", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert sorted(c["name"] for c in report["forget"]) == ["done task", "old note", "paused task"]
-    assert {e.name: e.status for e in service.read_graph().entities} == {
+    assert {e.name: e.status for e in service.entities.read_graph().entities} == {
         "done task": "archived", "paused task": "archived", "old note": "archived", "Sofia": "active"}
     assert main(["--db", memory_address, "undo"]) == 0
     assert f"(decision {report['decision']}, made by cli)" in capsys.readouterr().out
     assert state(service) == before
-    assert {e.name: e.status for e in service.read_graph().entities}["done task"] == "completed"
+    assert {e.name: e.status for e in service.entities.read_graph().entities}["done task"] == "completed"
 
 
 def test_undo_decision_refuses_another_callers_decision(service):
-    service.create_entities([E("a", "Note", (O("one"),)), E("b", "Note", (O("two"),)), E("c", "Note", (O("three"),))])
+    service.entities.create_entities([E("a", "Note", (O("one"),)), E("b", "Note", (O("two"),)), E("c", "Note", (O("three"),))])
     made = decision_log.apply(service, MergeEntities(["a"], "b"), "merge", ["a", "b"], origin="cli")
     before = state(service)
     with portal_client(build_server(service)) as (portal, client):
         merged = call(portal, client, "merge_entities", sourceNames=["c"], targetName="b")
-        assert not merged["error"] and service.decisions()[0].kind == "merge"
+        assert not merged["error"] and service.history.decisions()[0].kind == "merge"
         assert not call(portal, client, "undo_decision")["error"]  # the caller's own merge
         assert state(service) == before
         refused = call(portal, client, "undo_decision", decision=made.decision_id)
         assert refused["error"] and "made by cli" in refused["text"]
         mine = call(portal, client, "undo_decision")
         assert mine["error"] and "no decision to undo made by agent (MCP)" in mine["text"]
-    assert sorted(e.name for e in service.read_graph().entities) == ["b", "c"]  # the cli's merge stands
-    assert [d.undone for d in service.decisions() if d.origin == "cli"] == [False]
+    assert sorted(e.name for e in service.entities.read_graph().entities) == ["b", "c"]  # the cli's merge stands
+    assert [d.undone for d in service.history.decisions() if d.origin == "cli"] == [False]
 
 
 def test_the_apps_undo_stack_and_the_log_agree(service):
-    service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+    service.entities.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
     written_ago(service, 90)
-    service.save_retention_params(RetentionParams(grace_days=0))
+    service.lifecycle.save_retention_params(RetentionParams(grace_days=0))
     [section] = review.review(service, ["forget"])
     edit = review.edit_for(service, section.items[0], "archive")  # what the Review view pushes on its stack
     edit.apply(service, origin="gui")
-    [row] = service.decisions()
+    [row] = service.history.decisions()
     assert (row.kind, row.origin, row.subjects, row.description) == ("forget", "gui", ("stale",), "set stale archived")
     decision_log.undo(service, row.id, origin="cli")  # undone elsewhere …
-    assert service.get_entity("stale").entity.status == "active"
+    assert service.entities.get_entity("stale").entity.status == "active"
     with pytest.raises(ConflictError, match="already undone by cli"):
         edit.revert(service)  # … the app's undo does not undo it twice
-    assert service.get_entity("stale").entity.status == "active"
+    assert service.entities.get_entity("stale").entity.status == "active"
 
 
 def test_review_decide_from_the_command_line_is_logged(memory_address, capsys):
     service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
-        service.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
+        service.entities.create_entities([E("stale", "Note", (O("x"),), created_at=time.time() - 90 * DAY)])
         written_ago(service, 90)
-        service.save_retention_params(RetentionParams(grace_days=0))
+        service.lifecycle.save_retention_params(RetentionParams(grace_days=0))
         key = review.review(service, ["forget"])[0].items[0].key
         before = state(service)
     finally:
@@ -170,11 +170,11 @@ def test_a_duplicate_decision_read_back_from_the_log_is_undone_exactly(service, 
     from limbic.core.service.curating import Member
     from limbic.core.service.curation_edits import SupersedeDuplicates, merge_duplicates
 
-    service.create_entities([E("Harbor", "Project", (O("Ingest uses Kafka"), O("Ingest uses Apache Kafka"),
+    service.entities.create_entities([E("Harbor", "Project", (O("Ingest uses Kafka"), O("Ingest uses Apache Kafka"),
                                                     O("Owned by the data team")))])
     before = state(service)
     members = [Member(o.id, "Harbor", o.content, o.kind, o.created_at)
-               for o in service.get_entity("Harbor").entity.observations[:2]]
+               for o in service.entities.get_entity("Harbor").entity.observations[:2]]
     edit = SupersedeDuplicates(members) if how == "supersede" else merge_duplicates(members)
     made = decision_log.apply(service, edit, "duplicate", ["Harbor"], origin="gui")
     assert state(service) != before
@@ -183,11 +183,11 @@ def test_a_duplicate_decision_read_back_from_the_log_is_undone_exactly(service, 
 
 
 def test_set_status_over_mcp_is_a_decision_undone_exactly(service, memory_address, capsys):
-    service.create_entities([E("done task", "Task", (O("shipped"),), status="completed"),
+    service.entities.create_entities([E("done task", "Task", (O("shipped"),), status="completed"),
                              E("paused task", "Task", (O("on hold"),), status="paused"),
                              E("old note", "Note", (O("a note"),)), E("Sofia", "Person", (O("lives in Lisbon"),))])
-    service.mark_used(["old note"])
-    service.wait_for_signals()
+    service.usage.mark_used(["old note"])
+    service.usage.wait_for_signals()
     before = state(service)
     with portal_client(build_server(service)) as (portal, client):
         archived = call(portal, client, "set_status", entityNames=["done task", "paused task", "old note", "old note"],
@@ -195,7 +195,7 @@ def test_set_status_over_mcp_is_a_decision_undone_exactly(service, memory_addres
         assert not archived["error"]
         assert [(e["name"], e["status"]) for e in archived["structured"]["entities"]] == [
             ("done task", "archived"), ("paused task", "archived"), ("old note", "archived")]
-        [row] = service.decisions()
+        [row] = service.history.decisions()
         assert (row.id, row.kind, row.origin, row.subjects, row.description) == (
             archived["structured"]["decision"], "status", "mcp", ("done task", "paused task", "old note"),
             "set done task, paused task, old note archived")
@@ -208,7 +208,7 @@ def test_set_status_over_mcp_is_a_decision_undone_exactly(service, memory_addres
         refused = call(portal, client, "set_status", entityNames=["Sofia", "Nobody"], status="archived")
         assert refused["error"] and "Nobody" in refused["text"]
         assert call(portal, client, "set_status", entityNames=[], status="archived")["error"]
-    assert [d.id for d in service.decisions()] == [row.id + 1, row.id]  # a refused call logs nothing
+    assert [d.id for d in service.history.decisions()] == [row.id + 1, row.id]  # a refused call logs nothing
     assert main(["--db", memory_address, "undo"]) == 0  # the command line undoes it as well
     assert f"(decision {row.id + 1}, made by agent (MCP))" in capsys.readouterr().out
     assert state(service) == before
@@ -218,8 +218,8 @@ def test_resolve_conflict_says_why_a_conflict_is_not_open(model, memory_address)
     service = MemoryService(open_database(memory_address), model)
     old, new = "Production deploys go to AWS region us-east-1", "Production deploys go to AWS region us-west-2"
     try:
-        service.create_entities([E("deploys", "Fact", (O(old),)), E("infra", "Team", (O("owns the deploy pipeline"),))])
-        service.create_relations([R("infra", "deploys", "owns")])
+        service.entities.create_entities([E("deploys", "Fact", (O(old),)), E("infra", "Team", (O("owns the deploy pipeline"),))])
+        service.relations.create_relations([R("infra", "deploys", "owns")])
         with portal_client(build_server(service, tools="all")) as (portal, client):
             def refusal(key: str) -> str:
                 answer = call(portal, client, "resolve_conflict", key=key, option="supersede")
@@ -228,19 +228,19 @@ def test_resolve_conflict_says_why_a_conflict_is_not_open(model, memory_address)
 
             written = call(portal, client, "add_observations", observations=[{"entityName": "deploys",
                                                                               "contents": [new]}])
-            service.wait_for_vectors()
+            service.search.wait_for_vectors()
             [key] = [c["key"] for c in written["structured"]["conflicts"]]
             kept = call(portal, client, "resolve_conflict", key=key, option="keep_both")["structured"]
-            settled = service.conflict(int(key.split(":")[1])).resolved_at
+            settled = service.lifecycle.conflict(int(key.split(":")[1])).resolved_at
             assert refusal(key) == (f"it was settled already (keep both) at {iso(float(int(settled)))} by agent (MCP) "
                                     f"(decision {kept['decision']})")
             assert not call(portal, client, "undo_decision")["error"]  # open again
-            service.set_observation_terms("deploys", new, expires_at=time.time() - 1, weight=1.0)
+            service.lifecycle.set_observation_terms("deploys", new, expires_at=time.time() - 1, weight=1.0)
             assert refusal(key) == f"the observation “{new}” of 'deploys' has expired"
-            service.set_observation_terms("deploys", new, expires_at=None, weight=1.0)
-            service.add_observations([("deploys", [O("Production deploys go to AWS region eu-west-1", supersedes=old)])])
+            service.lifecycle.set_observation_terms("deploys", new, expires_at=None, weight=1.0)
+            service.entities.add_observations([("deploys", [O("Production deploys go to AWS region eu-west-1", supersedes=old)])])
             assert refusal(key) == f"the observation “{old}” of 'deploys' was superseded since"
-            service.delete_observations([("deploys", [new])])
+            service.entities.delete_observations([("deploys", [new])])
             assert refusal(key) == ("this memory has no such conflict (never reported, or one of its observations "
                                     "was deleted since)")
             assert refusal("contradiction:" + "9" * 40) == "it was settled or the memory changed"

@@ -35,7 +35,7 @@ NOW = time.time()
 def build(service: MemoryService) -> None:
     """A small graph with everything an edit can lose: kinds, weights, expiry, a supersede chain, ended
     relations, statuses, accesses over several days, co-occurrences, impressions and relevance labels."""
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Alice", "Person", (
             ObservationInput("Works on the Harbor project", "fact", created_at=NOW - 20 * DAY),
             ObservationInput("Prefers Python", "preference", weight=2.5, created_at=NOW - 19 * DAY),
@@ -49,10 +49,10 @@ def build(service: MemoryService) -> None:
         EntityInput("Redis", "Tool", (ObservationInput("In-memory store", "fact"),), created_at=NOW - 27 * DAY),
         EntityInput("Legacy ETL", "Project", (ObservationInput("Old pipeline"),), status="archived"),
     ])
-    service.supersede_observation("Harbor", "Ingests buoy data",
+    service.entities.supersede_observation("Harbor", "Ingests buoy data",
                                   ObservationInput("Ingests buoy and tide data", "fact", created_at=NOW - 5 * DAY))
-    service.supersede_observation("Alice", "Works on the Harbor project", ObservationInput("Leads the Harbor project"))
-    service.create_relations([
+    service.entities.supersede_observation("Alice", "Works on the Harbor project", ObservationInput("Leads the Harbor project"))
+    service.relations.create_relations([
         RelationInput("Alice", "Harbor", "works_on", "since spring", NOW - 15 * DAY),
         RelationInput("Bob", "Harbor", "reviews"),
         RelationInput("Harbor", "Redis", "uses"),
@@ -60,15 +60,15 @@ def build(service: MemoryService) -> None:
         RelationInput("Alice", "Bob", "knows"),
         RelationInput("Bob", "Redis", "uses"),
     ])
-    service.end_relation(RelationInput("Legacy ETL", "Harbor", "replaced_by"), at=NOW - 2 * DAY)
-    service.end_relation(RelationInput("Alice", "Bob", "knows"), at=NOW - DAY)
-    service.create_relations([RelationInput("Alice", "Bob", "knows", "again")])
+    service.relations.end_relation(RelationInput("Legacy ETL", "Harbor", "replaced_by"), at=NOW - 2 * DAY)
+    service.relations.end_relation(RelationInput("Alice", "Bob", "knows"), at=NOW - DAY)
+    service.relations.create_relations([RelationInput("Alice", "Bob", "knows", "again")])
     for day in range(4):
-        service.record_access(["Harbor", "Alice", "Bob"], at=NOW - day * DAY)
-    service.record_access(["Bob", "Redis"], at=NOW - 6 * DAY)
-    outcome = service.search("harbor buoy data", limit=5)
-    service.wait_for_signals()
-    service.mark_used(["Harbor"], search_id=outcome.search_id)
+        service.usage.record_access(["Harbor", "Alice", "Bob"], at=NOW - day * DAY)
+    service.usage.record_access(["Bob", "Redis"], at=NOW - 6 * DAY)
+    outcome = service.search.query("harbor buoy data", limit=5)
+    service.usage.wait_for_signals()
+    service.usage.mark_used(["Harbor"], search_id=outcome.search_id)
 
 
 @pytest.fixture
@@ -79,8 +79,8 @@ def graph(service):
 
 def state(service: MemoryService) -> list:
     """Every entity's stored record (rows, observations, relations, usage), ids included."""
-    service.wait_for_signals()
-    return service.snapshot_entities(service.entity_names())
+    service.usage.wait_for_signals()
+    return service.snapshots.snapshot_entities(service.entities.entity_names())
 
 
 def labels(service: MemoryService) -> list[tuple]:
@@ -129,7 +129,7 @@ def test_delete_entities_revert_restores_everything(graph):
     after = round_trip(graph, edit)
     assert {r.entity.name for r in after} == {"Alice", "Redis", "Legacy ETL"}
     assert labels(graph) == feedback  # the same ids: logged searches and labels find them again
-    assert [r.name for r in graph.search("tide", limit=3).results][:1] == ["Harbor"]  # re-indexed
+    assert [r.name for r in graph.search.query("tide", limit=3).results][:1] == ["Harbor"]  # re-indexed
     assert (edit.description, edit.subject(), edit.subject(reverted=True)) == ("delete Harbor, Bob", None, "Harbor")
 
 
@@ -144,7 +144,7 @@ def test_merge_revert_splits_entities_and_usage_again(graph):
 def test_create_entity_revert_deletes_it(graph):
     edit = CreateEntity(EntityInput("Kafka", "Tool", (ObservationInput("A log", "fact"),)))
     round_trip(graph, edit)
-    graph.create_entities([EntityInput("Kafka")])
+    graph.entities.create_entities([EntityInput("Kafka")])
     with pytest.raises(ConflictError, match="already exists"):
         edit.apply(graph)
 
@@ -197,7 +197,7 @@ def test_edit_inside_a_caller_transaction_commits_with_it(graph):
         nested = AddObservation("Redis", ObservationInput("Single-threaded")).apply(graph)
         assert nested.change_id == 0 and not published
     assert [c.op for c in published] == ["batch"]
-    assert "Single-threaded" in {o.content for o in graph.get_entity("Redis").entity.observations}
+    assert "Single-threaded" in {o.content for o in graph.entities.get_entity("Redis").entity.observations}
 
 
 def test_history_undoes_and_redoes_in_order(graph):
@@ -226,28 +226,28 @@ def test_history_undoes_and_redoes_in_order(graph):
     for _ in range(3):
         history.undo()
     assert history.undo_description is None
-    assert "Likes tea" in {o.content for o in graph.get_entity("Bob").entity.observations}
+    assert "Likes tea" in {o.content for o in graph.entities.get_entity("Bob").entity.observations}
 
 
 def test_a_revert_that_cannot_apply_writes_nothing_and_keeps_the_history(graph):
     history = EditHistory(graph)
     history.apply(DeleteEntities(["Redis"]))
-    graph.create_entities([EntityInput("Redis", "Database")])  # another client took the name meanwhile
+    graph.entities.create_entities([EntityInput("Redis", "Database")])  # another client took the name meanwhile
     before = state(graph)
     with pytest.raises(ConflictError, match="Redis"):
         history.undo()
     assert state(graph) == before and history.undo_description == "delete Redis"
-    graph.delete_entities(["Redis"])
+    graph.entities.delete_entities(["Redis"])
     history.undo()
-    assert graph.get_entity("Redis").entity.entity_type == "Tool"
+    assert graph.entities.get_entity("Redis").entity.entity_type == "Tool"
 
 
 def test_rows_whose_ids_were_taken_meanwhile_come_back_under_new_ids(graph):
     edit = DeleteEntities(["Legacy ETL"])  # the newest entity: SQLite gives its id to the next one
     before = {r.entity.name: r for r in state(graph)}
     edit.apply(graph)
-    graph.create_entities([EntityInput("Newcomer", "Concept", (ObservationInput("Takes the free ids"),))])
-    assert graph.get_entity("Newcomer").entity.id == before["Legacy ETL"].entity.id
+    graph.entities.create_entities([EntityInput("Newcomer", "Concept", (ObservationInput("Takes the free ids"),))])
+    assert graph.entities.get_entity("Newcomer").entity.id == before["Legacy ETL"].entity.id
     edit.revert(graph)
     after = {r.entity.name: r for r in state(graph)}
     legacy = after["Legacy ETL"]

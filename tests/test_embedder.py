@@ -180,8 +180,8 @@ def test_no_model_installed_gives_none_and_fts_only_search(tmp_path):
     service = MemoryService.open(tmp_path / "memory.db")
     try:
         assert service.embedder is None
-        service.create_entities([EntityInput("Ana", "person", (ObservationInput("prefers green tea"),))])
-        outcome = service.search("green tea", record=False)
+        service.entities.create_entities([EntityInput("Ana", "person", (ObservationInput("prefers green tea"),))])
+        outcome = service.search.query("green tea", record=False)
         assert outcome.mode == "fts_only" and [r.name for r in outcome.results] == ["Ana"]
     finally:
         service.close()

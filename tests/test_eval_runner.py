@@ -71,7 +71,7 @@ def test_default_variant_is_the_product_search():
     locomo = load_locomo(FIXTURE)
     result = run_locomo(locomo, _options(variants=("default",), conversations=("mini-1",)), HashingEmbedder())
     with scratch.open_copy(result.scratch.databases["mini-1"], HashingEmbedder()) as service:
-        outcome = service.search("Which volcano got climbed?", 10, record=False)
+        outcome = service.search.query("Which volcano got climbed?", 10, record=False)
     # q2's evidence is s1 and s3: its NDCG@10 follows from where the product ranks them.
     ranks = [r.rank for r in outcome.results if r.name in {"mini-1 session 1", "mini-1 session 3"}]
     expected = sum(1 / math.log2(r + 1) for r in ranks) / (1 + SECOND)
@@ -163,11 +163,11 @@ def test_built_database_holds_the_mapping(tmp_path):
     scratch.build_database(path, conversation, "turn", HashingEmbedder())
     service = MemoryService(Database(path), HashingEmbedder())
     try:
-        graph = service.read_graph()
+        graph = service.entities.read_graph()
         assert [(e.name, e.entity_type) for e in graph.entities] == [("mini-2 D1:1", "turn"), ("mini-2 D1:2", "turn")]
         assert [o.content for o in graph.entities[1].observations] == ["Dev: Check under that sofa."]
-        assert service.stats().embedded_entities == 2
-        assert len(service.changes_since(0)) == 1  # one transaction of data (its vectors land in their own)
+        assert service.entities.stats().embedded_entities == 2
+        assert len(service.history.changes_since(0)) == 1  # one transaction of data (its vectors land in their own)
     finally:
         service.close()
 

@@ -46,13 +46,13 @@ def _round_trip(source, tmp_path: Path, address: str):
 
 def _edit(service) -> None:
     """Our extras: a supersede chain with kinds and weights, an expiry, an ended relation, a status."""
-    service.add_observations([("Ada Lovelace", [ObservationInput("Born 1815", kind="fact", weight=2.0,
+    service.entities.add_observations([("Ada Lovelace", [ObservationInput("Born 1815", kind="fact", weight=2.0,
                                                                   expires_at=4_102_444_800.0)])])
-    service.supersede_observation("Ada Lovelace", "Born 1815", ObservationInput("Born 10 December 1815"))
-    service.supersede_observation("Ada Lovelace", "Born 10 December 1815",
+    service.entities.supersede_observation("Ada Lovelace", "Born 1815", ObservationInput("Born 10 December 1815"))
+    service.entities.supersede_observation("Ada Lovelace", "Born 10 December 1815",
                                   ObservationInput("Born 10 December 1815 in London", kind="fact"))
-    service.end_relation(RelationInput("Charles Babbage", "Analytical Engine", "designed"))
-    service.set_status(["Analytical Engine"], "archived")
+    service.relations.end_relation(RelationInput("Charles Babbage", "Analytical Engine", "designed"))
+    service.entities.set_status(["Analytical Engine"], "archived")
 
 
 def test_round_trip_of_every_fixture_with_our_extras(service, tmp_path, target_address):
@@ -60,7 +60,7 @@ def test_round_trip_of_every_fixture_with_our_extras(service, tmp_path, target_a
     _edit(service)
     target = _round_trip(service, tmp_path, target_address)
     assert snapshot(target) == snapshot(service)
-    ada = target.get_entity("Ada Lovelace").entity
+    ada = target.entities.get_entity("Ada Lovelace").entity
     chain = {o.content: o for o in ada.observations}
     assert chain["Born 1815"].superseded_at is not None and chain["Born 1815"].weight == 0.1  # superseding sets 0.1
     assert chain["Born 10 December 1815 in London"].supersedes == chain["Born 10 December 1815"].id
@@ -102,8 +102,8 @@ def test_plain_export_is_the_bare_reference_shape(service):
 @pytest.mark.parametrize(("fmt", "reader"), [("graphml", nx.read_graphml), ("gexf", nx.read_gexf)])
 def test_graphml_and_gexf_read_back_with_the_right_counts(service, fmt, reader):
     import_files(service, FIXTURE_FILES)
-    stats = service.stats()
-    ended = len(service.read_graph(include_ended=True).relations) - stats.relations
+    stats = service.entities.stats()
+    ended = len(service.entities.read_graph(include_ended=True).relations) - stats.relations
     graph = reader(io.BytesIO(_export(service, fmt)))
     assert graph.number_of_nodes() == stats.entities
     assert graph.number_of_edges() == stats.relations + ended
@@ -115,7 +115,7 @@ def test_graphml_and_gexf_read_back_with_the_right_counts(service, fmt, reader):
 @pytest.mark.skipif(not CORPUS_FILES, reason=f"real corpus not found at {CORPUS}")
 def test_corpus_graphml_and_gexf(service):
     import_files(service, CORPUS_FILES)
-    stats = service.stats()
+    stats = service.entities.stats()
     for fmt, reader in (("graphml", nx.read_graphml), ("gexf", nx.read_gexf)):
         graph = reader(io.BytesIO(_export(service, fmt)))
         assert (graph.number_of_nodes(), graph.number_of_edges()) == (stats.entities, stats.relations), fmt

@@ -28,7 +28,7 @@ UNRELATED = "who maintains the billing export job"
 
 
 def _tools(service: MemoryService) -> None:
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Redis", "Tool", (ObservationInput("in-memory cache chosen for web sessions"),)),
         EntityInput("Memcached", "Tool", (ObservationInput("a distributed memory store the team runs"),)),
         EntityInput("Billing export", "Job", (ObservationInput("nightly billing export job, kept by Ana"),)),
@@ -46,8 +46,8 @@ def _cosine(embedder: HashingEmbedder, a: str, b: str) -> float:
 
 def test_a_search_logs_its_query_vector_with_the_model(service, backend, tmp_path):
     _tools(service)
-    outcome = service.search(QUERY, 3)
-    service.wait_for_signals()
+    outcome = service.search.query(QUERY, 3)
+    service.usage.wait_for_signals()
     (model, blob), = service.database.read().execute(
         "SELECT model, vector FROM search_query_vectors WHERE event_id = ?", (outcome.search_id,)).fetchall()
     assert model == service.embedder.name
@@ -56,8 +56,8 @@ def test_a_search_logs_its_query_vector_with_the_model(service, backend, tmp_pat
         text_only = MemoryService(open_database(address), None, origin="cli")
         try:
             _tools(text_only)
-            found = text_only.search("cache", 3)
-            text_only.wait_for_signals()
+            found = text_only.search.query("cache", 3)
+            text_only.usage.wait_for_signals()
             assert found.search_id is not None and found.query_vector is None
             assert text_only.database.read().execute("SELECT count(*) FROM search_query_vectors").get == 0
         finally:
@@ -66,12 +66,12 @@ def test_a_search_logs_its_query_vector_with_the_model(service, backend, tmp_pat
 
 def test_a_use_after_a_search_lifts_the_memory_for_similar_queries_only(service):
     _tools(service)
-    first = service.search(QUERY, 3)
-    service.wait_for_signals()
+    first = service.search.query(QUERY, 3)
+    service.usage.wait_for_signals()
     assert np.isnan(first.candidate_set.feedback_similarity).all()  # nothing used yet
     assert [r.name for r in first.results][:2] == ["Redis", "Memcached"]
-    service.mark_used(["Memcached"], search_id=first.search_id)
-    again = service.search(REWORDED, 3, record=False)
+    service.usage.mark_used(["Memcached"], search_id=first.search_id)
+    again = service.search.query(REWORDED, 3, record=False)
     expected = _cosine(service.embedder, QUERY, REWORDED)
     assert expected > preset("default").feedback_floor
     assert _similarity(again, "Memcached") == pytest.approx(expected, abs=1e-6)
@@ -83,10 +83,10 @@ def test_a_use_after_a_search_lifts_the_memory_for_similar_queries_only(service)
     assert [r.name for r in again.results][:2] == ["Memcached", "Redis"]  # the use after a like query
     without = rerank(again.candidate_set, params.replace(feedback_weight=0.0))
     assert [r.name for r in without][:2] == ["Redis", "Memcached"]  # its access alone is not enough
-    other = service.search(UNRELATED, 3, record=False)
+    other = service.search.query(UNRELATED, 3, record=False)
     assert _cosine(service.embedder, QUERY, UNRELATED) < params.feedback_floor
     assert all(explain(other.candidate_set, params, i)["feedback_boost"] == 1.0 for i in range(len(other.candidate_set)))
-    seed = service.search(REWORDED, 3, preset("seed"), record=False)
+    seed = service.search.query(REWORDED, 3, preset("seed"), record=False)
     assert all(explain(seed.candidate_set, preset("seed"), i)["feedback_boost"] == 1.0
                for i in range(len(seed.candidate_set)))
 
@@ -95,8 +95,8 @@ def test_impressions_alone_give_no_feedback(service):
     _tools(service)
     rankings = []
     for _ in range(4):
-        outcome = service.search(QUERY, 3)
-        service.wait_for_signals()
+        outcome = service.search.query(QUERY, 3)
+        service.usage.wait_for_signals()
         assert np.isnan(outcome.candidate_set.feedback_similarity).all()
         rankings.append([r.name for r in outcome.results])
     assert all(r == rankings[0] for r in rankings)
@@ -104,22 +104,22 @@ def test_impressions_alone_give_no_feedback(service):
 
 def test_opening_a_result_soon_after_the_search_is_feedback_too(service):
     _tools(service)
-    first = service.search(QUERY, 3)
-    service.wait_for_signals()
-    service.open_nodes(["Redis"])
-    service.wait_for_signals()
-    assert _similarity(service.search(QUERY, 3, record=False), "Redis") == pytest.approx(1.0, abs=1e-6)
+    first = service.search.query(QUERY, 3)
+    service.usage.wait_for_signals()
+    service.entities.open_nodes(["Redis"])
+    service.usage.wait_for_signals()
+    assert _similarity(service.search.query(QUERY, 3, record=False), "Redis") == pytest.approx(1.0, abs=1e-6)
     assert first.search_id is not None
 
 
 def test_vectors_of_another_model_are_not_compared_and_clearing_the_log_drops_them(service):
     _tools(service)
-    first = service.search(QUERY, 3)
-    service.wait_for_signals()
-    service.mark_used(["Redis"], search_id=first.search_id)
+    first = service.search.query(QUERY, 3)
+    service.usage.wait_for_signals()
+    service.usage.mark_used(["Redis"], search_id=first.search_id)
     with service.database.maintenance() as conn:
         conn.execute("UPDATE search_query_vectors SET model = 'another-model'")
-    assert np.isnan(_similarity(service.search(QUERY, 3, record=False), "Redis"))
+    assert np.isnan(_similarity(service.search.query(QUERY, 3, record=False), "Redis"))
     service.learning.clear()
     assert service.database.read().execute("SELECT count(*) FROM search_query_vectors").get == 0
 
@@ -146,15 +146,15 @@ def test_only_a_memorys_latest_uses_count(service):
     """Past LABELS_PER_MEMORY uses, the oldest stop counting: the work per candidate stays bounded
     however often a memory was used."""
     _tools(service)
-    first = service.search(QUERY, 3)
-    service.wait_for_signals()
-    service.mark_used(["Memcached"], search_id=first.search_id)  # the one use after this very query
+    first = service.search.query(QUERY, 3)
+    service.usage.wait_for_signals()
+    service.usage.mark_used(["Memcached"], search_id=first.search_id)  # the one use after this very query
     for i in range(feedback.LABELS_PER_MEMORY - 1):
-        other = service.search(f"{UNRELATED} {i}", 3)
-        service.wait_for_signals()
-        service.mark_used(["Memcached"], search_id=other.search_id)
-    assert _similarity(service.search(QUERY, 3, record=False), "Memcached") == pytest.approx(1.0, abs=1e-6)
-    newest = service.search(f"{UNRELATED} newest", 3)
-    service.wait_for_signals()
-    service.mark_used(["Memcached"], search_id=newest.search_id)  # one more: the first use drops out
-    assert _similarity(service.search(QUERY, 3, record=False), "Memcached") < preset("default").feedback_floor
+        other = service.search.query(f"{UNRELATED} {i}", 3)
+        service.usage.wait_for_signals()
+        service.usage.mark_used(["Memcached"], search_id=other.search_id)
+    assert _similarity(service.search.query(QUERY, 3, record=False), "Memcached") == pytest.approx(1.0, abs=1e-6)
+    newest = service.search.query(f"{UNRELATED} newest", 3)
+    service.usage.wait_for_signals()
+    service.usage.mark_used(["Memcached"], search_id=newest.search_id)  # one more: the first use drops out
+    assert _similarity(service.search.query(QUERY, 3, record=False), "Memcached") < preset("default").feedback_floor

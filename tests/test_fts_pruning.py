@@ -36,7 +36,7 @@ def graph(service, rare_text):
     entities = [E(f"common {i}", "T", (O("alpha alpha alpha"),)) for i in range(100)]
     entities += [E(f"rare {i}", "T", (O(rare_text),)) for i in range(20)]
     entities += [E(f"other {i}", "T", (O(FILLER),)) for i in range(380)]
-    service.create_entities(entities)
+    service.entities.create_entities(entities)
 
 
 FTS5_RANKING = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORDER BY rank LIMIT ?"
@@ -83,7 +83,7 @@ def test_rare_rows_scoring_above_the_bound_are_the_top_rows(service, tmp_path):
     graph(service, rare)
     ids, pruned = ranked(service, "alpha zeta", 10, rare, tmp_path)
     assert pruned in (True, None)
-    names = {e.id: e.name for e in service.read_graph().entities}
+    names = {e.id: e.name for e in service.entities.read_graph().entities}
     assert all(names[i].startswith("rare") for i in ids)
 
 
@@ -92,7 +92,7 @@ def test_common_rows_that_could_win_make_it_score_every_match(service, tmp_path)
     graph(service, rare)
     ids, pruned = ranked(service, "alpha zeta", 10, rare, tmp_path)
     assert pruned in (False, None)
-    names = {e.id: e.name for e in service.read_graph().entities}
+    names = {e.id: e.name for e in service.entities.read_graph().entities}
     assert all(names[i].startswith("common") for i in ids)
 
 

@@ -1,4 +1,4 @@
-"""``MemoryService.graph_arrays``: after a change only the touched entities are read again and patched
+"""``MemoryService.entities.graph_arrays``: after a change only the touched entities are read again and patched
 in, and the patched arrays equal a full read of the same database."""
 
 from __future__ import annotations
@@ -36,34 +36,34 @@ def _touched_since(service, arrays: GraphArrays) -> frozenset[int] | None:
 
 
 @pytest.mark.parametrize("edit", [
-    lambda s: s.create_entities([E("Newcomer", "Person", (O("joined today"),))]),
-    lambda s: s.create_relations([R("Lonely", "Harbor", "visits")]),
-    lambda s: s.delete_relations([R("Harbor", "Python", "uses")]) or s.end_relation(R("Alice", "Harbor", "works_on")),
-    lambda s: s.rename_entity("Bob", "Robert"),
-    lambda s: s.set_status(["Harbor"], "paused"),
-    lambda s: s.delete_entities(["Python"]),
-    lambda s: s.merge_entities(["Alice"], "Bob"),
-    lambda s: s.upsert_entities([E("Lonely", "Tool")]),
+    lambda s: s.entities.create_entities([E("Newcomer", "Person", (O("joined today"),))]),
+    lambda s: s.relations.create_relations([R("Lonely", "Harbor", "visits")]),
+    lambda s: s.relations.delete_relations([R("Harbor", "Python", "uses")]) or s.end_relation(R("Alice", "Harbor", "works_on")),
+    lambda s: s.entities.rename_entity("Bob", "Robert"),
+    lambda s: s.entities.set_status(["Harbor"], "paused"),
+    lambda s: s.entities.delete_entities(["Python"]),
+    lambda s: s.entities.merge_entities(["Alice"], "Bob"),
+    lambda s: s.entities.upsert_entities([E("Lonely", "Tool")]),
 ])
 def test_patched_arrays_equal_a_full_read(service, edit):
     build_small_graph(service)
-    service.create_entities([E(f"filler {i}", "Note") for i in range(30)])  # keep edits under the share
-    before = service.graph_arrays()
+    service.entities.create_entities([E(f"filler {i}", "Note") for i in range(30)])  # keep edits under the share
+    before = service.entities.graph_arrays()
     edit(service)
     touched = _touched_since(service, before)
     assert touched is not None and 0 < len(touched) <= FULL_RELOAD_SHARE * len(before)
-    patched = service.graph_arrays(before)
+    patched = service.entities.graph_arrays(before)
     assert patched is not before
-    _same(patched, service.graph_arrays())
+    _same(patched, service.entities.graph_arrays())
 
 
 def test_unchanged_graph_returns_the_same_arrays_and_large_changes_read_everything(service):
     build_small_graph(service)
-    before = service.graph_arrays()
-    assert service.graph_arrays(before) is before
-    service.save_scoring_params(service.scoring_params().replace(gamma=0.05))  # logged, touches no entity
+    before = service.entities.graph_arrays()
+    assert service.entities.graph_arrays(before) is before
+    service.search.save_scoring_params(service.search.scoring_params().replace(gamma=0.05))  # logged, touches no entity
     assert _touched_since(service, before) == frozenset()
-    assert service.graph_arrays(before).change_id == service.last_change_id()
-    service.create_entities([E(f"wave {i}", "Note") for i in range(len(before))])
+    assert service.entities.graph_arrays(before).change_id == service.history.last_change_id()
+    service.entities.create_entities([E(f"wave {i}", "Note") for i in range(len(before))])
     assert _touched_since(service, before) is None  # more than the share: the whole graph is read
-    _same(service.graph_arrays(before), service.graph_arrays())
+    _same(service.entities.graph_arrays(before), service.entities.graph_arrays())

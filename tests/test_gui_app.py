@@ -228,11 +228,11 @@ def test_bridge_delivers_each_change_once_on_the_ui_thread(qtbot, tmp_path):
     bridge.changes_arrived.connect(lambda batch: (batches.append(batch), threads.append(threading.get_ident())))
     bridge.start()
     try:
-        writer = threading.Thread(target=lambda: service.create_entities(
+        writer = threading.Thread(target=lambda: service.entities.create_entities(
             [EntityInput(f"Note {i}", "Note") for i in range(3)]))
         writer.start()
         writer.join()
-        service.create_entities([EntityInput("Another", "Note")])  # seen by the callback and the watcher
+        service.entities.create_entities([EntityInput("Another", "Note")])  # seen by the callback and the watcher
         qtbot.waitUntil(lambda: sum(len(b) for b in batches) >= 2, timeout=2000)
         qtbot.wait(300)  # the watcher polls every 50 ms: any duplicate would have arrived by now
         ids = [c.change_id for b in batches for c in b]

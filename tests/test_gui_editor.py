@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gui
 
 def content(service) -> dict:
     """The graph's content, ids left out: what undo must give back."""
-    graph = service.read_graph(include_ended=True)
+    graph = service.entities.read_graph(include_ended=True)
     entities = {
         e.name: (e.entity_type, e.status, sorted((o.content, o.kind, o.live, o.weight) for o in e.observations))
         for e in graph.entities
@@ -87,8 +87,8 @@ def test_rename_and_merge_undo_redo(qtbot, editor, service):
 
 
 def test_delete_entity_restores_observations_relations_and_history(qtbot, editor, service, controller):
-    service.supersede_observation("Harbor", "Ingests buoy data", ObservationInput("Ingests buoy and tide data", "fact"))
-    service.end_relation(editor_module.RelationInput("Legacy ETL", "Harbor", "replaced_by"))
+    service.entities.supersede_observation("Harbor", "Ingests buoy data", ObservationInput("Ingests buoy and tide data", "fact"))
+    service.relations.end_relation(editor_module.RelationInput("Legacy ETL", "Harbor", "replaced_by"))
     before = content(service)
     editor.delete_entities(["Harbor"])
     settle(qtbot, editor)
@@ -97,7 +97,7 @@ def test_delete_entity_restores_observations_relations_and_history(qtbot, editor
     undo_redo_round_trip(qtbot, editor, service, before)
     editor.stack.undo()
     settle(qtbot, editor)
-    harbor = service.get_entity("Harbor").entity
+    harbor = service.entities.get_entity("Harbor").entity
     newer = next(o for o in harbor.observations if o.content == "Ingests buoy and tide data")
     older = next(o for o in harbor.observations if o.content == "Ingests buoy data")
     assert newer.supersedes == older.id and older.superseded_at is not None  # the supersede chain is back
@@ -126,7 +126,7 @@ def test_observation_edits_undo_redo(qtbot, editor, service):
     undo_redo_round_trip(qtbot, editor, service, before)
     editor.stack.undo()
     settle(qtbot, editor)
-    alice = service.get_entity("Alice").entity
+    alice = service.entities.get_entity("Alice").entity
     old = next(o for o in alice.observations if o.content == "Works on the Harbor project")
     new = next(o for o in alice.observations if o.content == "Leads the Harbor project")
     assert new.supersedes == old.id and not old.live
@@ -154,7 +154,7 @@ def test_status_combo_and_shortcuts(qtbot, editor, service):
     editor.status_box.setCurrentText("paused")
     editor.status_box.activated.emit(editor.status_box.currentIndex())  # what a user's pick emits
     settle(qtbot, editor)
-    assert service.get_entity("Alice").entity.status == "paused"
+    assert service.entities.get_entity("Alice").entity.status == "paused"
     after = content(service)
     editor.setFocus()
     qtbot.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
@@ -189,7 +189,7 @@ def test_failed_edit_reports_and_keeps_history(qtbot, editor, service):
 
 
 def test_agent_write_shows_up_in_the_open_editor(qtbot, editor, service):
-    service.add_observations([("Alice", [ObservationInput("Written by an agent", "event")])], origin="mcp")
+    service.entities.add_observations([("Alice", [ObservationInput("Written by an agent", "event")])], origin="mcp")
     qtbot.waitUntil(lambda: any(editor.observations.item(r, 0).text() == "Written by an agent"
                                 and editor.observations.item(r, 1).text() == "event"
                                 for r in range(editor.observations.rowCount())), timeout=1000)
@@ -197,17 +197,17 @@ def test_agent_write_shows_up_in_the_open_editor(qtbot, editor, service):
 
 
 def test_neither_opening_an_entity_nor_editing_it_is_a_use(qtbot, editor, service):
-    service.wait_for_signals()
-    alice = service.get_entity("Alice").access_count  # the five seeded accesses; the opening recorded none
-    harbor = service.get_entity("Harbor").access_count
+    service.usage.wait_for_signals()
+    alice = service.entities.get_entity("Alice").access_count  # the five seeded accesses; the opening recorded none
+    harbor = service.entities.get_entity("Harbor").access_count
     editor.add_observation("reads the logs")
     settle(qtbot, editor, "Alice")
     qtbot.waitUntil(lambda: any(o.content == "reads the logs" for o in editor.detail.entity.observations),
                     timeout=3000)
-    service.wait_for_signals()
-    assert service.get_entity("Alice").access_count == alice  # the refresh after the edit is not a use
+    service.usage.wait_for_signals()
+    assert service.entities.get_entity("Alice").access_count == alice  # the refresh after the edit is not a use
     editor.controller.select(["Harbor"])
     settle(qtbot, editor, "Harbor")
-    service.wait_for_signals()
-    assert service.get_entity("Harbor").access_count == harbor  # looking is not using
+    service.usage.wait_for_signals()
+    assert service.entities.get_entity("Harbor").access_count == harbor  # looking is not using
     assert alice == 5

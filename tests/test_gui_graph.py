@@ -50,7 +50,7 @@ def view(qtbot, controller, service):
 
 def test_arrays_match_the_database(service):
     build_small_graph(service)
-    arrays = service.graph_arrays()
+    arrays = service.entities.graph_arrays()
     assert set(arrays.names) == ALL_NAMES
     index = arrays.index_of()
     pairs = {(arrays.names[a], arrays.names[b]) for a, b in arrays.edges.tolist()}
@@ -68,7 +68,7 @@ def test_arrays_match_the_database(service):
 
 def test_temporal_factor_follows_the_seed_formula(service):
     build_small_graph(service)
-    arrays = service.graph_arrays()
+    arrays = service.entities.graph_arrays()
     index = arrays.index_of()
     params = ScoringParams().replace(lambda_hourly=1e-3, temporal_floor=0.2)
     now = time.time()
@@ -84,7 +84,7 @@ def test_temporal_factor_follows_the_seed_formula(service):
 
 def test_neighbourhoods_and_subgraphs(service):
     build_small_graph(service)
-    arrays = service.graph_arrays()
+    arrays = service.entities.graph_arrays()
     index = arrays.index_of()
     near = {arrays.names[i] for i in neighbours(arrays, np.array([index["Python"]]))}
     assert near == {"Python", "Harbor"}
@@ -213,8 +213,8 @@ def test_live_update_keeps_known_positions(qtbot, view, service, controller):
     view.set_mode("global")
     qtbot.waitUntil(lambda: view.mode == "global" and set(view.shown_names()) == ALL_NAMES, timeout=5000)
     before = view.node_position("Harbor")
-    service.create_entities([EntityInput("Kafka", "Tool")])
-    service.create_relations([RelationInput("Harbor", "Kafka", "uses")])
+    service.entities.create_entities([EntityInput("Kafka", "Tool")])
+    service.relations.create_relations([RelationInput("Harbor", "Kafka", "uses")])
     qtbot.waitUntil(lambda: "Kafka" in view.shown_names(), timeout=3000)
     view.zoom_to_fit()
     arrays = view.arrays

@@ -44,10 +44,10 @@ def agent_writes(qtbot, view: GraphView, anchors: tuple[str, str]) -> list[str]:
     written = [("Agent finding on " + anchors[0], "alice"), ("Agent finding on " + anchors[1], "bob"),
                ("Loose agent note one", "alice"), ("Loose agent note two", "bob")]
     for (name, token), anchor in zip(written, [*anchors, None, None], strict=True):
-        service.create_entities([EntityInput(name, "note", (ObservationInput(f"written by {token}"),))],
+        service.entities.create_entities([EntityInput(name, "note", (ObservationInput(f"written by {token}"),))],
                                 origin=f"mcp:{token}")
         if anchor is not None:
-            service.create_relations([RelationInput(name, anchor, "about")], origin=f"mcp:{token}")
+            service.relations.create_relations([RelationInput(name, anchor, "about")], origin=f"mcp:{token}")
         qtbot.wait(60)
     names = [n for n, _ in written]
     qtbot.waitUntil(lambda: set(names) <= set(view.shown_names()), timeout=10_000)
@@ -94,7 +94,7 @@ def test_labels_and_fit_follow_every_change(qtbot, view):
     view.view.setRange(xRange=(-3, 3), yRange=(-3, 3), padding=0)  # the user zooms in
     settled(qtbot, view)
     service = view.controller.service
-    service.create_entities([EntityInput("Far away note", "note")], origin="mcp:alice")
+    service.entities.create_entities([EntityInput("Far away note", "note")], origin="mcp:alice")
     qtbot.waitUntil(lambda: "Far away note" in view.shown_names(), timeout=10_000)
     settled(qtbot, view)
     positions = view.layout_positions()
@@ -102,8 +102,8 @@ def test_labels_and_fit_follow_every_change(qtbot, view):
     rect = view.view.viewRect()
     far = max((n for n in positions if not rect.contains(QPointF(*positions[n]))),
               key=lambda n: np.hypot(*positions[n]))
-    service.create_entities([EntityInput("Note on a far entity", "note")], origin="mcp:bob")
-    service.create_relations([RelationInput("Note on a far entity", far, "about")], origin="mcp:bob")
+    service.entities.create_entities([EntityInput("Note on a far entity", "note")], origin="mcp:bob")
+    service.relations.create_relations([RelationInput("Note on a far entity", far, "about")], origin="mcp:bob")
     qtbot.waitUntil(lambda: "Note on a far entity" in view.canvas.markers.shown, timeout=10_000)  # out of view
     assert view.view.viewRect() == rect  # the view did not jump to it
     view.canvas.markers.buttons[0].click()  # the marker takes you there
@@ -148,9 +148,9 @@ def test_hover_card_double_click_and_legend(qtbot, view):
 
 def test_who_wrote_it_and_what_fades_next(qtbot, view):
     service = view.controller.service
-    service.create_entities([EntityInput("Written by alice", "note", (ObservationInput("alice was here"),))],
+    service.entities.create_entities([EntityInput("Written by alice", "note", (ObservationInput("alice was here"),))],
                             origin="mcp:alice")
-    service.create_entities([EntityInput("Written by bob", "note", (ObservationInput("bob was here"),))],
+    service.entities.create_entities([EntityInput("Written by bob", "note", (ObservationInput("bob was here"),))],
                             origin="mcp:bob")
     qtbot.waitUntil(lambda: {"Written by alice", "Written by bob"} <= set(view.shown_names()), timeout=10_000)
     view.set_colouring("origin")
@@ -164,7 +164,7 @@ def test_who_wrote_it_and_what_fades_next(qtbot, view):
     assert view.emphasised_names() == ["Written by alice"] or "Written by alice" in view.emphasised_names()
 
     ten_days = time.time() + 10 * DAY
-    service.add_observations([("Written by bob", [ObservationInput("temporary access key", expires_at=ten_days)])])
+    service.entities.add_observations([("Written by bob", [ObservationInput("temporary access key", expires_at=ten_days)])])
     view.show_fading(30)
     qtbot.waitUntil(lambda: view.colouring == "fades" and any("temporary access key" in t
                                                               for t in view.legend.detail_texts()), timeout=10_000)

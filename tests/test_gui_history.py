@@ -28,7 +28,7 @@ def test_history_shows_who_changed_the_entity(qtbot, controller, service):
     qtbot.waitUntil(lambda: editor.history.rows() != [], timeout=3000)
     assert {who for _when, who, _what in editor.history.rows()} == {"cli"}
 
-    alice = service.add_token("alice")
+    alice = service.projects.add_token("alice")
     with HttpMcpServer(service) as server:
         async def scenario():
             async with http_client(server.url, alice) as client:
@@ -43,7 +43,7 @@ def test_history_shows_who_changed_the_entity(qtbot, controller, service):
     service.origin = "gui"  # what the app opens its service with (limbic.gui.startup)
     editor.add_observation("likes maps")
     qtbot.waitUntil(lambda: editor.history.rows()[0][1] == "app", timeout=5000)
-    service.add_observations([("Alice", [ObservationInput("from the shell")])], origin="cli")
+    service.entities.add_observations([("Alice", [ObservationInput("from the shell")])], origin="cli")
     qtbot.waitUntil(lambda: editor.history.rows()[0][1] == "cli", timeout=5000)
     whos = [who for _when, who, _what in editor.history.rows()]
     assert whos[:3] == ["cli", "app", "alice (MCP)"]

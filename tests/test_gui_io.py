@@ -40,7 +40,7 @@ def test_import_corpus_file_through_the_dialog(qtbot, controller, service, corpu
         dialog.import_button.click()
     report = done.args[0]
     assert report.ok and dialog.report is report
-    assert expected <= set(service.entity_names())
+    assert expected <= set(service.entities.entity_names())
     assert report.totals()["entities_created"] >= len(expected)
     assert report.totals()["relations_created"] > 0
     assert dialog.progress_bar.value() == dialog.progress_bar.maximum()
@@ -74,13 +74,13 @@ def test_export_formats_read_back(qtbot, controller, service, tmp_path, fmt):
         dialog.export_button.click()
     assert done.args[0].entities == 7 and target.is_file()
     assert not list(tmp_path.glob(".*.partial"))
-    names = set(service.entity_names())
+    names = set(service.entities.entity_names())
     if fmt == "jsonl":
         copy = MemoryService(Database(tmp_path / "copy.db"), HashingEmbedder())
         try:
             assert import_files(copy, [target]).ok
-            assert set(copy.entity_names()) == names
-            assert copy.get_entity("Legacy ETL").entity.status == "archived"  # an extra field came back
+            assert set(copy.entities.entity_names()) == names
+            assert copy.entities.get_entity("Legacy ETL").entity.status == "archived"  # an extra field came back
         finally:
             copy.close()
     else:
@@ -114,5 +114,5 @@ def test_the_import_dialog_gives_each_file_its_project(qtbot, controller, servic
     assert dialog.report.ok
     for project in ("alpha", "beta"):
         with service.scoped(project):
-            entity = service.get_entity("Notes").entity
+            entity = service.entities.get_entity("Notes").entity
         assert entity.project == project and [o.content for o in entity.observations] == [f"{project} notes"]

@@ -30,16 +30,16 @@ pytestmark = pytest.mark.gui
 @pytest.fixture
 def memory(service):
     old = time.time() - 60 * DAY
-    service.create_entities([E("stale one", "Note", (O("an old note"),), created_at=old),
+    service.entities.create_entities([E("stale one", "Note", (O("an old note"),), created_at=old),
                              E("stale two", "Note", (O("another old note"),), created_at=old)])
     written_ago(service, 60)
-    service.create_entities([
+    service.entities.create_entities([
         E("billing", "Service", (O("the billing service listens on port 8080"),)),
         E("ticket", "Task", (O("due last week", expires_at=time.time() - DAY), O("open"))),
     ])
-    service.add_observations([("billing", [O("the billing service listens on port 9090")])])
-    assert service.open_conflicts()[0] == 1
-    service.save_retention_params(RetentionParams(grace_days=0))  # the old notes count as written long ago
+    service.entities.add_observations([("billing", [O("the billing service listens on port 9090")])])
+    assert service.lifecycle.open_conflicts()[0] == 1
+    service.lifecycle.save_retention_params(RetentionParams(grace_days=0))  # the old notes count as written long ago
     return service
 
 
@@ -65,15 +65,15 @@ def test_a_contradiction_side_by_side_settled_in_one_click_and_undone(qtbot, rev
     assert "port: 8080 → 9090" in view.reason.text() and "Suggested: nothing says which is current" in view.reason.text()
     buttons = {b.objectName(): b for b in view.option_buttons()}  # nothing says which is current: keep both first
     assert list(buttons) == ["option-keep_both", "option-update_old", "option-supersede", "option-delete_old"]
-    before = memory.get_entity("billing").entity
+    before = memory.entities.get_entity("billing").entity
     buttons["option-supersede"].click()
-    _settle(qtbot, view, editor, lambda: memory.open_conflicts()[0] == 0)
+    _settle(qtbot, view, editor, lambda: memory.lifecycle.open_conflicts()[0] == 0)
     assert view.decisions("contradiction") == []
-    assert [o.content for o in memory.get_entity("billing").entity.live_observations] == [
+    assert [o.content for o in memory.entities.get_entity("billing").entity.live_observations] == [
         "the billing service listens on port 9090"]
     editor.stack.undo()
-    _settle(qtbot, view, editor, lambda: memory.open_conflicts()[0] == 1)
-    assert memory.get_entity("billing").entity == before  # (the editor's selecting it afterwards is a use)
+    _settle(qtbot, view, editor, lambda: memory.lifecycle.open_conflicts()[0] == 1)
+    assert memory.entities.get_entity("billing").entity == before  # (the editor's selecting it afterwards is a use)
     assert [d.key for d in view.decisions("contradiction")] == [conflict.key]
 
 
@@ -83,12 +83,12 @@ def test_bulk_archive_of_forget_candidates_is_one_undo(qtbot, review, memory):
     view.select(keys)
     assert [b.text() for b in view.option_buttons()] == ["archive (2)", "delete (2)", "pin (2)"]
     view.option_buttons()[0].click()
-    _settle(qtbot, view, editor, lambda: memory.get_entity("stale two").entity.status == "archived")
-    assert {memory.get_entity(n).entity.status for n in ("stale one", "stale two")} == {"archived"}
+    _settle(qtbot, view, editor, lambda: memory.entities.get_entity("stale two").entity.status == "archived")
+    assert {memory.entities.get_entity(n).entity.status for n in ("stale one", "stale two")} == {"archived"}
     assert editor.stack.count() == 1
     editor.stack.undo()
-    _settle(qtbot, view, editor, lambda: memory.get_entity("stale two").entity.status == "active")
-    assert {memory.get_entity(n).entity.status for n in ("stale one", "stale two")} == {"active"}
+    _settle(qtbot, view, editor, lambda: memory.entities.get_entity("stale two").entity.status == "active")
+    assert {memory.entities.get_entity(n).entity.status for n in ("stale one", "stale two")} == {"active"}
 
 
 def test_expired_observations_and_pins_in_the_editor(qtbot, controller, memory):
@@ -99,13 +99,13 @@ def test_expired_observations_and_pins_in_the_editor(qtbot, controller, memory):
     states = {editor.observations.item(r, 0).text(): editor.observations.item(r, 4).text()
               for r in range(editor.observations.rowCount())}
     assert states == {"open": "live", "due last week": "expired"}
-    memory.set_pinned(["ticket"], True)
+    memory.lifecycle.set_pinned(["ticket"], True)
     editor.reload()
     qtbot.waitUntil(lambda: "pinned" in editor.title.text(), timeout=5000)
 
 
 def test_the_project_filter_limits_search_and_graph(qtbot, controller, service):
-    service.create_entities([E("alpha note", "Note", (O("tabs or spaces"),), project="alpha"),
+    service.entities.create_entities([E("alpha note", "Note", (O("tabs or spaces"),), project="alpha"),
                              E("beta note", "Note", (O("tabs or spaces"),), project="beta"),
                              E("global note", "Note", (O("tabs or spaces"),))])
     view = GraphView(controller)
@@ -125,11 +125,11 @@ def test_the_project_filter_limits_search_and_graph(qtbot, controller, service):
 
 def test_the_time_slider_replays_the_graph(qtbot, controller, service):
     t0 = time.time() - 10 * DAY
-    service.create_entities([E("first", "Note", (O("one"),), created_at=t0),
+    service.entities.create_entities([E("first", "Note", (O("one"),), created_at=t0),
                              E("second", "Note", (O("two"),), created_at=t0 + 2 * DAY),
                              E("third", "Note", (O("three"),), created_at=t0 + 5 * DAY)])
-    service.create_relations([R("first", "second", "links", created_at=t0 + 3 * DAY)])
-    service.end_relation(R("first", "second", "links"), at=t0 + 4 * DAY)
+    service.relations.create_relations([R("first", "second", "links", created_at=t0 + 3 * DAY)])
+    service.relations.end_relation(R("first", "second", "links"), at=t0 + 4 * DAY)
     view = GraphView(controller)
     bar = TimelineBar(controller, view)
     for widget in (view, bar):
@@ -152,7 +152,7 @@ def test_the_time_slider_replays_the_graph(qtbot, controller, service):
 
 
 def test_ahead_shows_the_forecast_of_its_date(qtbot, controller, memory):
-    memory.create_entities([E("passing thought", "Note", (O("maybe try the new linter some day"),)),
+    memory.entities.create_entities([E("passing thought", "Note", (O("maybe try the new linter some day"),)),
                             E("key", "Secret", (O("rotates soon", expires_at=time.time() + 20 * DAY),))])
     view = GraphView(controller)
     bar = TimelineBar(controller, view)
@@ -170,7 +170,7 @@ def test_ahead_shows_the_forecast_of_its_date(qtbot, controller, memory):
     assert view.legend.title == f"What fades by {day} (within 90 days)" and f"(by {day})" in \
         view.legend.detail_title.text()
     # the same forecast `limbic gc --at` and consolidation_report answer with: each from the day it is first proposed
-    forecast = memory.forecast(until, now=until - 90 * DAY)
+    forecast = memory.lifecycle.forecast(until, now=until - 90 * DAY)
     assert [(f.name, round(f.at)) for f in view.lenses.fades if f.kind == "forgotten"] == [
         (p.retention.name, round(p.due)) for p in forecast.proposed if p.due > forecast.now] == [
         ("passing thought", round(forecast.proposed[-1].due))]

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.gui
 
 def usage_rows(service: MemoryService) -> dict[str, int]:
     """What the usage history and the feedback log hold, after pending signal writes."""
-    service.wait_for_signals()
+    service.usage.wait_for_signals()
     conn = service.database.read()
     one = lambda sql: int(conn.execute(sql).fetchone()[0])  # noqa: E731
     return {"accesses": one("SELECT coalesce(sum(access_count), 0) FROM entity_access"),
@@ -46,10 +46,10 @@ def app(qtbot, tmp_path):
     path = tmp_path / "memory.db"
     service = MemoryService(Database(path), HashingEmbedder(), origin="cli")
     build_small_graph(service)
-    service.create_entities([EntityInput(f"Harbor note {i}", "Note", (ObservationInput(f"Harbor buoy reading {i}"),))
+    service.entities.create_entities([EntityInput(f"Harbor note {i}", "Note", (ObservationInput(f"Harbor buoy reading {i}"),))
                              for i in range(12)])
     for day in range(6):  # three notes were used often: β salience lifts them
-        service.record_access(["Harbor note 6", "Harbor note 7", "Harbor note 8"], at=time.time() - day * 86_400)
+        service.usage.record_access(["Harbor note 6", "Harbor note 7", "Harbor note 8"], at=time.time() - day * 86_400)
     service.close()
     limbic = LimbicApp(path, embedder=HashingEmbedder(), mcp=False, seed=False)
     with qtbot.waitSignal(limbic.ready, timeout=20_000):
@@ -128,7 +128,7 @@ def test_a_pinned_entity_outside_the_top_k_shows_its_rank_and_follows_the_slider
     assert f"ranks <b>{shown.rank}</b> of {len(candidates)}" in text and "pinned" in text
     assert shown.weakest == "salience ×" and "Kept down most by <b>salience</b>" in text  # never used, unlike them
     # the sliders move it like the results
-    moved = compare(candidates, params, outside, app.controller.service.rerank(candidates, params)[-1].name, 3)
+    moved = compare(candidates, params, outside, app.controller.service.search.rerank(candidates, params)[-1].name, 3)
     with qtbot.waitSignal(app.controller.results_reranked, timeout=3000):
         app.controller.set_params(params)
     assert pin.comparison.rank == moved.rank == rank(outside, params) != shown.rank

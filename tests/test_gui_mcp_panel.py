@@ -106,7 +106,7 @@ def test_real_server_address_token_snippets_log_and_clean_stop(qtbot, controller
     failed = next(panel.model.record(r) for r in range(panel.model.rowCount())
                   if panel.model.record(r).tool == "add_observations")
     assert failed.error and "Nobody" in failed.error
-    assert service.get_entity("Agent note").entity.entity_type == "note"
+    assert service.entities.get_entity("Agent note").entity.entity_type == "note"
 
     async def listed(address: str) -> list[str]:
         async with http_client(address, token) as client:

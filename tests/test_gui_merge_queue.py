@@ -20,14 +20,14 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def queue(qtbot, controller, service):
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("A", "t", (ObservationInput("the blue widget is made in Ohio"), ObservationInput("alpha beta"),
                                ObservationInput("the blue widget is made in Ohio by hand"))),
         EntityInput("B", "t", (ObservationInput("the blue widget is made in Ohio"),)),
         EntityInput("NYC", "city", (ObservationInput("big apple"),)),
         EntityInput("New York City", "city", (ObservationInput("five boroughs"),)),
     ])
-    service.create_relations([RelationInput("A", "NYC", "visits")])
+    service.relations.create_relations([RelationInput("A", "NYC", "visits")])
     widget = MergeQueue(controller)
     qtbot.addWidget(widget)
     widget.show()
@@ -56,38 +56,38 @@ def test_clusters_show_side_by_side_and_each_action_undoes_exactly(qtbot, queue,
     assert [queue.names.item(i).text() for i in range(queue.names.count())] == ["NYC", "New York City"]
     assert "initials" in queue.group_reason.text() and "keeps the name “NYC”" in queue.group_reason.text()
     assert "five boroughs" in queue.sides.toPlainText() and "big apple" in queue.sides.toPlainText()
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     for option in ("merge", "supersede", "keep"):
         queue.settle_cluster(option)
         settled(qtbot, queue)
-        assert service.read_graph(include_ended=True) != before or option == "keep"
-        assert service.find_duplicate_observations(threshold=0.6).total == 0
+        assert service.entities.read_graph(include_ended=True) != before or option == "keep"
+        assert service.curation.find_duplicate_observations(threshold=0.6).total == 0
         queue.stack.undo()
         settled(qtbot, queue)
-        assert service.read_graph(include_ended=True) == before, option
-        assert service.find_duplicate_observations(threshold=0.6).total == 1
+        assert service.entities.read_graph(include_ended=True) == before, option
+        assert service.curation.find_duplicate_observations(threshold=0.6).total == 1
 
 
 def test_entities_merge_into_the_chosen_name_and_undo(qtbot, queue, service):
     found(qtbot, queue)
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     queue.tabs.setCurrentIndex(1)
     queue.names.setCurrentRow(1)
     queue.settle_group("merge")
     settled(qtbot, queue)
-    names = {e.name for e in service.read_graph().entities}
+    names = {e.name for e in service.entities.read_graph().entities}
     assert "NYC" not in names and "New York City" in names
-    assert [r.target for r in service.get_entity("New York City").relations] == ["New York City"]
+    assert [r.target for r in service.entities.get_entity("New York City").relations] == ["New York City"]
     qtbot.waitUntil(lambda: not queue.entity_groups, timeout=5000)  # the queue looked again
     queue.stack.undo()
     settled(qtbot, queue)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
 
 
 def test_a_cluster_without_survivor_offers_the_merged_text_and_combine_undoes(qtbot, controller, service):
     """Each member holds a detail the other lacks: no text is said to be kept; Combine writes the merged text
     shown, merge and supersede wait for a member chosen by hand; undo gives the members back exactly."""
-    service.create_entities([EntityInput("Widget", "product", (
+    service.entities.create_entities([EntityInput("Widget", "product", (
         ObservationInput("the blue widget is assembled in the Ohio plant by hand"),
         ObservationInput("the blue widget is assembled in the Ohio plant with care")))])
     widget = MergeQueue(controller)
@@ -104,13 +104,13 @@ def test_a_cluster_without_survivor_offers_the_merged_text_and_combine_undoes(qt
     widget.members.selectRow(0)
     assert widget.merge_button.isEnabled() and widget.supersede_button.isEnabled()
     widget.members.clearSelection()
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     widget.settle_cluster("combine")
     settled(qtbot, widget)
-    assert [o.content for o in service.get_entity("Widget").entity.live_observations] == [cluster.merged]
+    assert [o.content for o in service.entities.get_entity("Widget").entity.live_observations] == [cluster.merged]
     widget.stack.undo()
     settled(qtbot, widget)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
 
 
 def test_a_higher_threshold_finds_fewer(qtbot, queue):
@@ -139,7 +139,7 @@ def test_closing_the_curation_window_while_it_looks_drops_the_answers_due(qtbot,
     from limbic.core.models import EntityInput, ObservationInput
     from limbic.gui.curation.window import CurationWindow
 
-    service.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(f"waters the garden on day {i}")
+    service.entities.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(f"waters the garden on day {i}")
                                                              for i in range(24)))])
     window = CurationWindow(controller)
     window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -54,7 +54,7 @@ def test_reembed_stale_entities_with_progress(qtbot, tmp_path):
             dialog = ModelDialog(controller)
             qtbot.addWidget(dialog)
             qtbot.waitUntil(lambda: dialog.status is not None, timeout=5000)
-            stale = service.stale_vectors()  # one per live observation (every entity has some)
+            stale = service.search.stale_vectors()  # one per live observation (every entity has some)
             assert dialog.status["session_model"] == "hashing-test" and dialog.status["stale"] == stale > 0
             assert f"{stale:,} vectors are missing or stale" in dialog.session_label.text()
             assert dialog.reembed_button.isEnabled()
@@ -62,7 +62,7 @@ def test_reembed_stale_entities_with_progress(qtbot, tmp_path):
                 dialog.reembed_button.click()
             assert dialog.progress.value() == dialog.progress.maximum()
             qtbot.waitUntil(lambda: dialog.status["stale"] == 0, timeout=5000)
-            assert service.stale_vectors() == 0 and "every entity and observation is embedded" in dialog.session_label.text()
+            assert service.search.stale_vectors() == 0 and "every entity and observation is embedded" in dialog.session_label.text()
             assert "Re-embedded 7 entities" in dialog.log.toPlainText()
     finally:
         service.close()

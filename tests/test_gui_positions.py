@@ -46,7 +46,7 @@ def test_positions_stay_through_a_slider_move_a_selection_an_expansion_and_an_ag
     # a slider move that swaps some of the top 10, not all of them
     candidates = controller.last_outcome.candidate_set
     params = next(p for p in (controller.params.replace(bm25_weight=w) for w in (0.8, 0.2, 1.0, 0.0))
-                  if 0 < len({r.name for r in controller.service.rerank(candidates, p)} - set(hits)) < 5)
+                  if 0 < len({r.name for r in controller.service.search.rerank(candidates, p)} - set(hits)) < 5)
     moved = settle(qtbot, view, lambda: controller.set_params(params))
     assert {r.name for r in controller.results} != set(hits)
     assert_kept(first, moved, least=len(first) // 2)
@@ -58,8 +58,8 @@ def test_positions_stay_through_a_slider_move_a_selection_an_expansion_and_an_ag
     anchor = controller.results[0].name
 
     def agent_write() -> None:
-        controller.service.create_entities([EntityInput("Agent finding", "note", (ObservationInput("found by an agent"),))])
-        controller.service.create_relations([RelationInput("Agent finding", anchor, "about")])
+        controller.service.entities.create_entities([EntityInput("Agent finding", "note", (ObservationInput("found by an agent"),))])
+        controller.service.relations.create_relations([RelationInput("Agent finding", anchor, "about")])
 
     with qtbot.waitSignal(view.drawn, timeout=10_000):
         agent_write()

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def tuning(qtbot, controller, service):
-    service.save_scoring_params(SEED)
+    service.search.save_scoring_params(SEED)
     controller.set_params(SEED)
     panel = TuningPanel(controller)
     qtbot.addWidget(panel)
@@ -45,7 +45,7 @@ def test_the_metric_follows_the_sliders_and_matches_the_cli(qtbot, service, cont
     qtbot.waitUntil(lambda: quality.quality["sliders"].ndcg != before, timeout=5000)
     moved = quality.quality["sliders"]
     assert moved.ndcg > before
-    service.save_scoring_params(controller.params)
+    service.search.save_scoring_params(controller.params)
     assert cli_main(["--db", str(service.database.path), "tune", "--analyze", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["saved"]["ndcg"] == pytest.approx(moved.ndcg, abs=1e-6)
@@ -65,7 +65,7 @@ def test_suggest_shows_progress_and_apply_moves_ten_percent(qtbot, service, cont
     assert "gain +" in quality.status.text() and quality.apply_button.isEnabled()
     quality.apply_button.click()
     qtbot.waitUntil(lambda: controller.params.beta_sal != SEED.beta_sal, timeout=5000)
-    assert controller.params.beta_sal == pytest.approx(0.55) and service.scoring_params() == controller.params
+    assert controller.params.beta_sal == pytest.approx(0.55) and service.search.scoring_params() == controller.params
     assert service.learning.applications(1)[0].origin == "gui"
 
 

@@ -51,10 +51,10 @@ def large_database(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("quit-db") / "memory.db"
     service = MemoryService(Database(path), None, origin="cli")
     for start in range(0, ENTITIES, BATCH):
-        service.create_entities([EntityInput(f"service-{i}", "service", (ObservationInput(f"Service {i} runs on host {i % 40}"),))
+        service.entities.create_entities([EntityInput(f"service-{i}", "service", (ObservationInput(f"Service {i} runs on host {i % 40}"),))
                                  for i in range(start, start + BATCH)])
     for start in range(1, ENTITIES, BATCH):
-        service.create_relations([RelationInput(f"service-{i}", f"service-{i // 2}", "depends_on")
+        service.relations.create_relations([RelationInput(f"service-{i}", f"service-{i // 2}", "depends_on")
                                   for i in range(start, min(start + BATCH, ENTITIES))])
     service.close()
     return path

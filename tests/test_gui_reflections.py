@@ -17,12 +17,12 @@ pytestmark = pytest.mark.gui
 
 
 def thoughts(service) -> list[tuple]:
-    return [(r.target_type, r.entity, r.author, r.content, r.mood) for r in service.all_reflections()]
+    return [(r.target_type, r.entity, r.author, r.content, r.mood) for r in service.reflections.all_reflections()]
 
 
 def test_reflections_are_shown_edited_and_undone(qtbot, controller, service):
     build_small_graph(service)
-    service.add_reflection("relation", RelationInput("Alice", "Harbor", "works_on"), "sofia", "good fit", "insight")
+    service.reflections.add_reflection("relation", RelationInput("Alice", "Harbor", "works_on"), "sofia", "good fit", "insight")
     editor = EntityEditor(controller)
     qtbot.addWidget(editor)
     editor.show()

@@ -19,7 +19,7 @@ TEXT = "Step {n}: the importer reads the whole memory file before parsing its re
 
 @pytest.fixture
 def review(qtbot, controller, service):
-    service.create_entities([EntityInput(f"Task {n}", "task", (
+    service.entities.create_entities([EntityInput(f"Task {n}", "task", (
         ObservationInput(TEXT.format(n=n)), ObservationInput(TEXT.format(n=n) + " line by line"))) for n in range(3)]
         + [EntityInput("NYC", "city", (ObservationInput("big apple"),)),
            EntityInput("New York City", "city", (ObservationInput("five boroughs"),))])
@@ -37,12 +37,12 @@ def test_a_family_is_one_row_settled_at_once_and_undone_at_once(qtbot, review, s
     family.setSelected(True)
     assert len(view.selected()) == 3
     assert [b.text() for b in view.option_buttons()] == ["supersede (3)", "merge (3)", "keep (3)"]
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     view.option_buttons()[0].click()
     qtbot.waitUntil(lambda: not editor.queue.busy and editor.stack.count() == 1, timeout=5000)
-    assert all(len(e.live_observations) == 1 for e in service.read_graph().entities if e.name.startswith("Task"))
+    assert all(len(e.live_observations) == 1 for e in service.entities.read_graph().entities if e.name.startswith("Task"))
     editor.stack.undo()
-    qtbot.waitUntil(lambda: not editor.queue.busy and service.read_graph(include_ended=True) == before, timeout=5000)
+    qtbot.waitUntil(lambda: not editor.queue.busy and service.entities.read_graph(include_ended=True) == before, timeout=5000)
 
 
 def test_evidence_reads_as_words(qtbot, review):

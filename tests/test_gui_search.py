@@ -205,10 +205,10 @@ def test_the_summary_says_when_the_knn_graph_proposed_the_candidates(qtbot, wind
         controller.search("database table", 5)
     assert "HNSW" not in panel.summary.text()  # a small memory is scanned exactly
     service = controller.service
-    service._vectors.graphs.min_rows = 10  # as a memory past 100,000 vectors would
+    service.index.graphs.min_rows = 10  # as a memory past 100,000 vectors would
     with qtbot.waitSignal(controller.search_finished, timeout=10_000):
         controller.search("database table", 5)
-    qtbot.waitUntil(lambda: service._vectors.graphs._thread is None, timeout=30_000)
+    qtbot.waitUntil(lambda: service.index.graphs._thread is None, timeout=30_000)
     with qtbot.waitSignal(controller.search_finished, timeout=10_000) as answer:
         controller.search("database table", 5)
     assert answer.args[0].knn == "graph"

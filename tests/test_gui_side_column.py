@@ -54,7 +54,7 @@ def window(qtbot, small_controller, small_service):
 
 
 def _status(service, name: str) -> str:
-    return service.get_entity(name).entity.status
+    return service.entities.get_entity(name).entity.status
 
 
 def test_undo_names_the_edit_and_works_wherever_the_focus_is(qtbot, window, small_service):
@@ -129,7 +129,7 @@ def test_on_an_unused_memory_the_tuning_panel_says_which_sliders_do_nothing(qtbo
     from limbic.core.models import EntityInput, ObservationInput
     from limbic.gui.search.tuning import TuningPanel
 
-    small_service.create_entities([EntityInput(f"Note {i}", "Note", (ObservationInput(f"harbor buoy note {i}"),))
+    small_service.entities.create_entities([EntityInput(f"Note {i}", "Note", (ObservationInput(f"harbor buoy note {i}"),))
                                    for i in range(6)])  # nobody has used any of them
     panel = TuningPanel(small_controller)
     qtbot.addWidget(panel)

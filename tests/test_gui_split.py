@@ -20,7 +20,7 @@ BREAD = [f"bakes sourdough bread with rye flour batch {i}" for i in range(8)]
 
 
 def test_a_reviewed_split_is_executed_and_undone(qtbot, controller, service):
-    service.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(t) for t in GARDEN + SKY + BREAD))])
+    service.entities.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(t) for t in GARDEN + SKY + BREAD))])
     panel = SplitPanel(controller)
     qtbot.addWidget(panel)
     panel.show()
@@ -36,25 +36,25 @@ def test_a_reviewed_split_is_executed_and_undone(qtbot, controller, service):
     panel.move_selected(0)
     parts = panel.parts()
     assert parts[0].name == "Big - first" and moved_text in parts[0].observations
-    before = service.read_graph(include_ended=True)
+    before = service.entities.read_graph(include_ended=True)
     panel.split()
     qtbot.waitUntil(lambda: not panel.queue.busy and panel.stack.count() == 1, timeout=10_000)
-    assert moved_text in [o.content for o in service.get_entity("Big - first").entity.observations]
-    assert not service.get_entity("Big").entity.live_observations
+    assert moved_text in [o.content for o in service.entities.get_entity("Big - first").entity.observations]
+    assert not service.entities.get_entity("Big").entity.live_observations
     panel.stack.undo()
     qtbot.waitUntil(lambda: not panel.queue.busy, timeout=10_000)
-    assert service.read_graph(include_ended=True) == before
+    assert service.entities.read_graph(include_ended=True) == before
 
 
 def test_keep_whole_is_undoable(qtbot, controller, service):
-    service.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(t) for t in GARDEN + SKY + BREAD))])
+    service.entities.create_entities([EntityInput("Big", "Hobby", tuple(ObservationInput(t) for t in GARDEN + SKY + BREAD))])
     panel = SplitPanel(controller)
     qtbot.addWidget(panel)
     panel.find_candidates()
     qtbot.waitUntil(lambda: panel.keep_button.isEnabled(), timeout=10_000)
     panel.keep_whole()
     qtbot.waitUntil(lambda: not panel.queue.busy and panel.stack.count() == 1, timeout=10_000)
-    assert service.find_split_candidates()[0] == 0
+    assert service.splits.find_split_candidates()[0] == 0
     panel.stack.undo()
     qtbot.waitUntil(lambda: not panel.queue.busy, timeout=10_000)
-    assert service.find_split_candidates()[0] == 1
+    assert service.splits.find_split_candidates()[0] == 1

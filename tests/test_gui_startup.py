@@ -89,7 +89,7 @@ def small_database(tmp_path_factory) -> Path:
     embedder = OnnxEmbedder(REAL_MODEL_DIR) if (REAL_MODEL_DIR / "manifest.json").is_file() else HashingEmbedder()
     service = MemoryService(Database(path), embedder, origin="cli")
     build_small_graph(service)
-    service.wait_for_vectors(timeout=120)
+    service.search.wait_for_vectors(timeout=120)
     service.close()
     return path
 
@@ -162,7 +162,7 @@ def test_first_run_shows_the_window_before_the_sample_is_imported(qtbot, tmp_pat
     texts: list[str] = []
     app.progress.advanced.connect(lambda _done, _total, text: texts.append(text))
     shown = {}
-    app.ready.connect(lambda: shown.update(entities=app.service.stats().entities, visible=app.window.isVisible()))
+    app.ready.connect(lambda: shown.update(entities=app.service.entities.stats().entities, visible=app.window.isVisible()))
     try:
         with qtbot.waitSignal(app.ready, timeout=20_000):
             app.start()
@@ -170,8 +170,8 @@ def test_first_run_shows_the_window_before_the_sample_is_imported(qtbot, tmp_pat
         assert shown["visible"] and shown["entities"] < records  # the window came before the import ended
         banner = app.window.progress_banner
         qtbot.waitUntil(lambda: startup.SEEDING_TEXT in texts, timeout=10_000)
-        qtbot.waitUntil(lambda: app.service.stats().entities >= 200, timeout=30_000)
-        qtbot.waitUntil(lambda: not banner.isVisible() and app.service.pending_vectors() == 0, timeout=60_000)
+        qtbot.waitUntil(lambda: app.service.entities.stats().entities >= 200, timeout=30_000)
+        qtbot.waitUntil(lambda: not banner.isVisible() and app.service.search.pending_vectors() == 0, timeout=60_000)
         assert "sample memory graph" in app.window.statusBar().currentMessage() or app.window.isVisible()
         print(f"\nwindow shown {app.timings['window_seconds']:.2f} s after start (database opened in "
               f"{app.timings['open_seconds']:.2f} s)")

@@ -115,13 +115,13 @@ def _expected_order(candidates, params):
 
 def test_slider_reorders_cached_candidates_without_database(qtbot, service, controller):
     now = time.time()
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Quartz clock repair", "Task", (ObservationInput("quartz clock repair steps"),)),
         EntityInput("Wall clock", "Thing", (ObservationInput("an old clock on the wall"),)),
     ])
     for day in range(12):  # the weaker match is used daily: importance 1.2 (max of the set)
-        service.record_access(["Wall clock"], at=now - day * DAY, co_occurrence=False)
-        service.record_access(["Wall clock"], at=now - day * DAY - 60, co_occurrence=False)
+        service.usage.record_access(["Wall clock"], at=now - day * DAY, co_occurrence=False)
+        service.usage.record_access(["Wall clock"], at=now - day * DAY - 60, co_occurrence=False)
     controller.set_params(preset("seed").replace(beta_sal=0.0))  # the hand computation is the seed's
     panel = TuningPanel(controller)
     search = SearchPanel(controller)
@@ -139,7 +139,7 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
     assert high_salience == ["Wall clock", "Quartz clock repair"]  # the crafted set flips with β_sal
     assert [r.name for r in search.model.results()] == low_salience
 
-    service.wait_for_signals()
+    service.usage.wait_for_signals()
     service.database.close()  # any SQL from here on raises
     reranked = []
     controller.results_reranked.connect(reranked.append)
@@ -157,7 +157,7 @@ def test_slider_reorders_cached_candidates_without_database(qtbot, service, cont
 
 
 def test_save_as_default_persists_and_expansion_searches_again(qtbot, service, controller):
-    service.create_entities([EntityInput(f"Clock {i}", "Thing", (ObservationInput(f"clock number {i}"),))
+    service.entities.create_entities([EntityInput(f"Clock {i}", "Thing", (ObservationInput(f"clock number {i}"),))
                              for i in range(40)])
     panel = TuningPanel(controller)
     qtbot.addWidget(panel)
@@ -172,9 +172,9 @@ def test_save_as_default_persists_and_expansion_searches_again(qtbot, service, c
 
     panel.controls["gamma"].spin.setValue(0.2)
     panel.save_button.click()
-    qtbot.waitUntil(lambda: service.scoring_params() == controller.params, timeout=5000)
-    assert service.scoring_params().gamma == pytest.approx(0.2)
-    assert service.scoring_params().expansion_factor == 6
+    qtbot.waitUntil(lambda: service.search.scoring_params() == controller.params, timeout=5000)
+    assert service.search.scoring_params().gamma == pytest.approx(0.2)
+    assert service.search.scoring_params().expansion_factor == 6
 
 
 def test_preset_selector_sets_every_parameter_and_follows_edits(qtbot, controller):

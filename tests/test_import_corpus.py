@@ -18,7 +18,7 @@ needs_corpus = pytest.mark.skipif(not ENTRIES, reason=f"real corpus not found at
 
 
 def _counts(service) -> tuple[int, int, int]:
-    stats = service.stats()
+    stats = service.entities.stats()
     return stats.entities, stats.relations, stats.observations
 
 
@@ -88,7 +88,7 @@ def test_specific_corpus_explanations(service):
 
     xml = import_file(service, CORPUS / "akankah__MCPKU__memory.jsonl")
     assert [e.line for e in xml.recovered] == [4, 5, 6, 7]
-    stored = service.get_entity("user-preference-allowed-dirs").entity
+    stored = service.entities.get_entity("user-preference-allowed-dirs").entity
     assert not any("</item>" in o.content for o in stored.observations)
 
 
@@ -108,9 +108,9 @@ def test_whole_corpus_into_one_database_then_again(service):
 @needs_corpus
 def test_placeholder_gets_its_type_when_a_later_file_declares_it(service):
     import_file(service, CORPUS / "nsheaps__ai-mktpl__.claude_memory.jsonl")
-    assert service.get_entity("default_user").entity.entity_type == "Unknown"
+    assert service.entities.get_entity("default_user").entity.entity_type == "Unknown"
     later = import_file(service, CORPUS / "crlotwhite__ucra__.vscode_memory.json")
-    assert service.get_entity("default_user").entity.entity_type == "person"
+    assert service.entities.get_entity("default_user").entity.entity_type == "person"
     [merged] = later.merged
     assert merged.name == "default_user" and "type 'Unknown' → 'person'" in merged.reason
     assert later.entities_updated == 1

@@ -29,8 +29,8 @@ def test_case_insensitive_match_when_unique_placeholder_otherwise(service):
     assert sorted(placeholders) == ["Ghost", "alpha"]
     assert "several entities match ignoring case: ALPHA, Alpha" in placeholders["alpha"].reason
     assert placeholders["Ghost"].line == 7
-    assert service.get_entity("Ghost").entity.entity_type == "Unknown"
-    relations = {(r.source, r.relation_type, r.target) for r in service.read_graph().relations}
+    assert service.entities.get_entity("Ghost").entity.entity_type == "Unknown"
+    relations = {(r.source, r.relation_type, r.target) for r in service.entities.read_graph().relations}
     assert relations == {("Memory Server", "is", "Memory Server"), ("Memory Server", "mentions", "alpha"),
                          ("Memory Server", "haunted_by", "Ghost")}
     assert sorted(report.entities_created) == ["ALPHA", "Alpha", "Ghost", "Memory Server", "alpha"]
@@ -40,11 +40,11 @@ def test_observation_records_attach_or_make_a_placeholder(service):
     report = import_file(service, FIXTURES / "observation_records.jsonl")
     [orphan] = report.placeholders
     assert orphan.name == "orphan thing" and orphan.line == 6
-    stored = service.get_entity("orphan thing").entity
+    stored = service.entities.get_entity("orphan thing").entity
     assert [o.content for o in stored.observations] == ["Nobody declared me"]
-    switcher = service.get_entity("Language Switcher").entity
+    switcher = service.entities.get_entity("Language Switcher").entity
     assert "Event driven" in [o.content for o in switcher.observations]
-    relation = service.read_graph().relations[0]
+    relation = service.entities.read_graph().relations[0]
     assert (relation.source, relation.target, relation.context) == (
         "Pilot Study", "Language Switcher", "the study uses the switcher")
 
@@ -53,10 +53,10 @@ def test_timestamps_reach_the_store(service):
     import_file(service, FIXTURES / "timestamps.jsonl")
     parsed = {e.name: e for e in parse_file(FIXTURES / "timestamps.jsonl").entities}
     for name in ("iso", "epoch seconds", "epoch millis", "naive"):
-        stored = service.get_entity(name).entity
+        stored = service.entities.get_entity(name).entity
         assert stored.created_at == pytest.approx(parsed[name].created_at)
-    assert service.get_entity("iso").entity.updated_at == pytest.approx(parsed["iso"].updated_at)
-    relation = service.read_graph().relations[0]
+    assert service.entities.get_entity("iso").entity.updated_at == pytest.approx(parsed["iso"].updated_at)
+    relation = service.entities.read_graph().relations[0]
     assert relation.created_at == pytest.approx(parse_file(FIXTURES / "timestamps.jsonl").relations[0].created_at)
 
 
@@ -90,7 +90,7 @@ def test_large_batches_stay_within_the_service_limits(service, tmp_path):
     path = tmp_path / "big.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
     report = import_file(service, path)
-    stats = service.stats()
+    stats = service.entities.stats()
     assert (stats.entities, stats.relations, stats.observations) == (1_101, 1_050, 2_150)
     assert report.observations_added == 2_150 and report.relations_created == 1_050
     assert import_file(service, path).added_nothing
@@ -121,7 +121,7 @@ def test_ended_relations_are_imported_once(service, tmp_path):
     path.write_text("\n".join(json.dumps(x) for x in lines), encoding="utf-8")
     first = import_file(service, path)
     second = import_file(service, path)
-    relations = service.read_graph(include_ended=True).relations
+    relations = service.entities.read_graph(include_ended=True).relations
     assert [(r.source, r.target, r.active) for r in relations] == [("a", "b", False)]
     assert first.relations_created == 1 and second.relations_created == 0 and second.relations_existing == 1
 
@@ -143,7 +143,7 @@ def test_observation_records_for_one_unknown_name_in_two_cases_share_one_placeho
     report = import_file(service, path)
     assert [e.name for e in report.placeholders] == ["orphan"]
     assert [(e.line, e.name) for e in report.resolved] == [(2, "Orphan")]
-    stored = service.get_entity("orphan").entity
+    stored = service.entities.get_entity("orphan").entity
     assert sorted(o.content for o in stored.observations) == ["first", "second"]
     assert import_file(service, path).added_nothing
 
@@ -169,11 +169,11 @@ def test_a_crash_part_way_leaves_nothing_of_the_file(memory_address, tmp_path, m
         monkeypatch.setattr(importer._Importer, "_apply_relations", crash)
         with pytest.raises(OSError):
             importer.import_file(service, path)
-        assert service.stats().entities == 0 and service.changes_since(0) == []
+        assert service.entities.stats().entities == 0 and service.history.changes_since(0) == []
         monkeypatch.undo()
         importer.import_file(service, path)
-        assert (service.stats().entities, service.stats().relations) == (2, 1)
-        assert [c.op for c in service.changes_since(0)] == ["import_file"]
+        assert (service.entities.stats().entities, service.entities.stats().relations) == (2, 1)
+        assert [c.op for c in service.history.changes_since(0)] == ["import_file"]
     finally:
         service.close()
 
@@ -195,7 +195,7 @@ def test_an_ended_relation_keeps_its_end_time(memory_address, tmp_path):
     service = MemoryService(open_database(memory_address), HashingEmbedder())
     try:
         import_file(service, path)
-        (relation,) = service.get_entity("A").relations
+        (relation,) = service.entities.get_entity("A").relations
         assert not relation.active and relation.ended_at == 1709294400.0
     finally:
         service.close()

@@ -86,12 +86,12 @@ def test_a_large_copy_is_searched_through_its_graph_with_exact_scores(service):
 
 def test_writes_dead_rows_and_expired_observations_stay_exact(service):
     fill(service, 300)
-    service.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
+    service.entities.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
     index = graph_index(service)
     ready(service, index)
-    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
-    service.delete_entities(["entity 6"])
-    service.merge_entities(["entity 8"], "entity 9")
+    service.entities.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.entities.delete_entities(["entity 6"])
+    service.entities.merge_entities(["entity 8"], "entity 9")
     for query in QUERIES + ("zebra zeppelin xylophone",):
         same_as_exact(service, index, query)
         same_as_exact(service, index, query, now=time.time() + 7200)  # the short-lived observation expired
@@ -112,9 +112,9 @@ def test_the_graph_is_kept_next_to_the_database_for_the_next_process(service, mo
     second = graph_index(service)  # another process holding the same rows
     ready(service, second)
     same_as_exact(service, second, QUERIES[1])
-    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
-    service.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
-    service.delete_entities(["entity 6"])
+    service.entities.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.entities.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
+    service.entities.delete_entities(["entity 6"])
     third = graph_index(service)  # a process started after these writes: the stored graph, extended
     found = ready(service, third)
     assert found._graph.graph.index.ntotal > second._blocks[0].vectors.owner.size
@@ -130,7 +130,7 @@ def test_a_new_main_block_extends_the_graph_and_a_stale_one_is_built_again(servi
     ready(service, index)
     nodes = index.graphs._graph.index.ntotal
     for i in range(10, 60):  # past COMPACT_SHARE of the main rows: a new main block
-        service.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
+        service.entities.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
     similarities(service, index, QUERIES[0], time.time())
     index.graphs.wait(60)
     same_as_exact(service, index, "quokka note")
@@ -139,7 +139,7 @@ def test_a_new_main_block_extends_the_graph_and_a_stale_one_is_built_again(servi
     assert int((index.graphs.graph_for(index._blocks[0].vectors).rows < 0).sum()) == 50
     built = []
     monkeypatch.setattr(approximate, "build", lambda unit: built.append(len(unit)) or real_build(unit))
-    service.delete_entities([f"entity {i}" for i in range(100, 250)])  # half the graph's nodes go stale
+    service.entities.delete_entities([f"entity {i}" for i in range(100, 250)])  # half the graph's nodes go stale
     similarities(service, index, QUERIES[0], time.time())
     index.graphs.wait(60)
     same_as_exact(service, index, QUERIES[3])
@@ -186,38 +186,38 @@ def test_a_folder_where_the_graph_cannot_be_kept_still_gets_one_in_memory(servic
 
 def test_a_search_says_how_knn_ran(service):
     fill(service, 300)
-    assert service.search("vector search cache", record=False).knn == "exact"
-    service._vectors.graphs.min_rows = 100  # this graph is small: let it have an HNSW graph as a large one would
-    service.wait_for_knn_graph(60)
-    service.search("vector search cache", record=False)
-    service.wait_for_knn_graph(60)
-    assert service.search("vector search cache", record=False).knn == "graph"
+    assert service.search.query("vector search cache", record=False).knn == "exact"
+    service.index.graphs.min_rows = 100  # this graph is small: let it have an HNSW graph as a large one would
+    service.search.wait_for_knn_graph(60)
+    service.search.query("vector search cache", record=False)
+    service.search.wait_for_knn_graph(60)
+    assert service.search.query("vector search cache", record=False).knn == "graph"
 
 
 def test_concurrent_searches_through_the_graph_agree_with_one_at_a_time(service):
     from concurrent.futures import ThreadPoolExecutor
 
     fill(service, 300)
-    service._vectors.graphs.min_rows = 100
-    service.search(QUERIES[0], record=False)
-    service.wait_for_knn_graph(60)
+    service.index.graphs.min_rows = 100
+    service.search.query(QUERIES[0], record=False)
+    service.search.wait_for_knn_graph(60)
     queries = [QUERIES[i % len(QUERIES)] for i in range(80)]
-    alone = [[r.entity_id for r in service.search(q, 10, record=False).results] for q in queries]
+    alone = [[r.entity_id for r in service.search.query(q, 10, record=False).results] for q in queries]
     with ThreadPoolExecutor(4) as pool:  # as the HTTP server's request threads do
-        together = list(pool.map(lambda q: service.search(q, 10, record=False), queries))
+        together = list(pool.map(lambda q: service.search.query(q, 10, record=False), queries))
     assert all(outcome.knn == "graph" for outcome in together)
     assert [[r.entity_id for r in outcome.results] for outcome in together] == alone
 
 
 def test_warm_up_loads_the_vector_copy_and_asks_for_the_graph(service):
     fill(service, 300)
-    service._vectors.graphs.min_rows = 100
-    service.start_warm_up()
-    service.start_warm_up()  # once
-    service._warm_up_thread.join(60)
-    assert len(service._vectors) == 300 + int(service.stats().observations)  # loaded before any search
-    service.wait_for_knn_graph(60)
-    assert service.search("vector search cache", record=False).knn == "graph"  # the first search uses it
+    service.index.graphs.min_rows = 100
+    service.search.start_warm_up()
+    service.search.start_warm_up()  # once
+    service.search.wait_for_warm_up()
+    assert len(service.index) == 300 + int(service.entities.stats().observations)  # loaded before any search
+    service.search.wait_for_knn_graph(60)
+    assert service.search.query("vector search cache", record=False).knn == "graph"  # the first search uses it
 
 
 def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_address):
@@ -226,10 +226,10 @@ def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_addr
     from limbic.core.store.backend import open_database
 
     empty = MemoryService(open_database(memory_address), HashingEmbedder())
-    empty.start_warm_up()
+    empty.search.start_warm_up()
     empty.close()  # joins the warm-up before closing the connections
-    assert not empty._warm_up_thread.is_alive()
-    assert len(empty._vectors) == 0
+    assert not empty.search.warming_up()
+    assert len(empty.index) == 0
 
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)
@@ -237,16 +237,16 @@ def test_the_servers_pgvector_indexes_propose_with_exact_scores(service):
     """On PostgreSQL the server's HNSW indexes, built when the copy is large enough, propose the candidates (no
     graph on this machine); every similarity stays exact, through writes, deletions, merges and expiry."""
     fill(service, 300)
-    service.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
+    service.entities.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
     index = VectorIndex(ServerGraphs(service.database, min_rows=100))
     first = similarities(service, index, QUERIES[0], time.time())
     assert not isinstance(first, ApproximateSimilarities)  # exact while the server builds its indexes
     ready(service, index)
     for query in QUERIES:
         same_as_exact(service, index, query)
-    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
-    service.delete_entities(["entity 6"])
-    service.merge_entities(["entity 8"], "entity 9")
+    service.entities.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.entities.delete_entities(["entity 6"])
+    service.entities.merge_entities(["entity 8"], "entity 9")
     for query in QUERIES + ("zebra zeppelin xylophone",):
         same_as_exact(service, index, query)
         same_as_exact(service, index, query, now=time.time() + 7200)

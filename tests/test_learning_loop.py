@@ -32,9 +32,9 @@ def _tools(service: MemoryService) -> None:
     rows = [("Redis", "in-memory cache and message broker", 90), ("Memcached", "distributed memory cache", 30),
             ("Varnish", "HTTP cache in front of web servers", 5), ("Postgres", "database with a buffer cache", 400),
             ("Kafka", "event log", 10)]
-    service.create_entities([EntityInput(n, "Tool", (ObservationInput(o),), created_at=now - d * DAY) for n, o, d in rows])
-    service.record_access(["Postgres", "Kafka"], at=now - DAY)
-    service.record_access(["Postgres"], at=now - 2 * DAY)
+    service.entities.create_entities([EntityInput(n, "Tool", (ObservationInput(o),), created_at=now - d * DAY) for n, o, d in rows])
+    service.usage.record_access(["Postgres", "Kafka"], at=now - DAY)
+    service.usage.record_access(["Postgres"], at=now - 2 * DAY)
 
 
 def _event(service: MemoryService, search_id: int) -> tuple:
@@ -46,8 +46,8 @@ def _event(service: MemoryService, search_id: int) -> tuple:
 def test_a_logged_search_replays_to_the_same_ranking(service):
     _tools(service)
     params = ScoringParams(beta_sal=1.3, gamma=0.2)
-    outcome = service.search("cache", limit=3, params=params)
-    service.wait_for_signals()
+    outcome = service.search.query("cache", limit=3, params=params)
+    service.usage.wait_for_signals()
     query, treatment, preset, params_json = _event(service, outcome.search_id)
     assert (query, treatment, preset) == ("cache", assign_treatment("cache", ShadowConfig()), None)
     (blob,) = service.database.read().execute(
@@ -64,8 +64,8 @@ def test_a_logged_search_replays_to_the_same_ranking(service):
     where = {int(e): i for i, e in enumerate(cs.entity_ids)}
     assert logged == [(r.entity_id, r.rank, int(cs.knn_rank[where[r.entity_id]]) or None,
                        int(cs.fts_rank[where[r.entity_id]]) or None) for r in outcome.results]
-    service.search("cache", limit=3, params=SEED)
-    service.wait_for_signals()
+    service.search.query("cache", limit=3, params=SEED)
+    service.usage.wait_for_signals()
     presets = [p for (p,) in service.database.read().execute("SELECT preset FROM search_events ORDER BY at")]
     assert presets[-1] in ("default", "seed")
 
@@ -91,14 +91,14 @@ def test_the_baseline_never_reaches_the_caller(service):
     _tools(service)
     service.learning.save_config(ShadowConfig(baseline_probability=1.0))
     params = ScoringParams(beta_sal=2.0, cosine_heavy_weight=0.0)  # salience decides: not the cosine order
-    outcome = service.search("cache", limit=3, params=params)
-    service.wait_for_signals()
+    outcome = service.search.query("cache", limit=3, params=params)
+    service.usage.wait_for_signals()
     assert _event(service, outcome.search_id)[1] == BASELINE
     cs = outcome.candidate_set
     cosine = [int(cs.entity_ids[i]) for i in np.argsort(np.where(cs.knn_rank > 0, cs.knn_rank, 10**9))[:3]]
     returned = [r.entity_id for r in outcome.results]
     assert returned == [r.entity_id for r in rerank(cs, params)] and returned != cosine
-    assert service.get_entity("Postgres").entity.id == returned[0]
+    assert service.entities.get_entity("Postgres").entity.id == returned[0]
 
 
 def test_retention_drops_the_oldest_searches_and_clear_empties_the_log(service, tmp_path):
@@ -106,15 +106,15 @@ def test_retention_drops_the_oldest_searches_and_clear_empties_the_log(service, 
     service.learning.save_config(ShadowConfig(retention=4))
     ids = []
     for i in range(7):
-        ids.append(service.search(f"cache {i}", limit=2).search_id)
-        service.wait_for_signals()
+        ids.append(service.search.query(f"cache {i}", limit=2).search_id)
+        service.usage.wait_for_signals()
     conn = service.database.read()
     kept = [r[0] for r in conn.execute("SELECT id FROM search_events ORDER BY at")]
     assert kept == ids[3:]
     assert conn.execute("SELECT count(DISTINCT event_id) FROM search_results").fetchone()[0] == 4
     assert conn.execute("SELECT count(*) FROM search_candidates").fetchone()[0] == 4
     with pytest.raises(NotFoundError, match="searchId"):
-        service.mark_used(["Redis"], search_id=ids[0])
+        service.usage.mark_used(["Redis"], search_id=ids[0])
     assert service.learning.clear() == 4
     assert service.learning.counts()["searches"] == 0
     totals = conn.execute("SELECT sum(impression_count) FROM entity_impressions").fetchone()[0]
@@ -123,14 +123,14 @@ def test_retention_drops_the_oldest_searches_and_clear_empties_the_log(service, 
 
 def test_a_use_soon_after_a_search_by_the_same_origin_is_feedback(service):
     _tools(service)
-    shown = service.search("cache", limit=3, origin="mcp")
-    other = service.search("cache", limit=3, origin="gui")
-    service.wait_for_signals()
+    shown = service.search.query("cache", limit=3, origin="mcp")
+    other = service.search.query("cache", limit=3, origin="gui")
+    service.usage.wait_for_signals()
     first, second = shown.results[0].name, shown.results[1].name
-    service.open_nodes([first], origin="mcp")
-    service.get_entity(second, record=True, origin="mcp")
-    service.mark_used(["Kafka"], origin="mcp")  # not shown: a use, but no label
-    service.wait_for_signals()
+    service.entities.open_nodes([first], origin="mcp")
+    service.entities.get_entity(second, record=True, origin="mcp")
+    service.usage.mark_used(["Kafka"], origin="mcp")  # not shown: a use, but no label
+    service.usage.wait_for_signals()
     conn = service.database.read()
     labels = conn.execute("SELECT event_id, entity_id, source FROM implicit_feedback ORDER BY id").fetchall()
     ids = {r.name: r.entity_id for r in shown.results}
@@ -146,7 +146,7 @@ def test_a_use_soon_after_a_search_by_the_same_origin_is_feedback(service):
 
 def test_tune_finds_the_better_setting_applies_ten_percent_and_can_undo(service):
     build_usage_log(service)
-    service.save_scoring_params(SEED)
+    service.search.save_scoring_params(SEED)
     history = service.learning.history()
     assert len(history) == 60
     result = service.learning.tune(SEED, history=history)
@@ -157,11 +157,11 @@ def test_tune_finds_the_better_setting_applies_ten_percent_and_can_undo(service)
     applied = service.learning.apply(SEED, result.best_values, kind="tune", gain=result.gain, events=len(history))
     assert applied.beta_sal == pytest.approx(0.9 * 0.5 + 0.1 * 1.0)
     assert applied.gamma == pytest.approx(0.9 * 0.01 + 0.1 * 0.001)
-    assert service.scoring_params() == applied
+    assert service.search.scoring_params() == applied
     (last,) = service.learning.applications(1)
     assert (last.kind, last.old, last.new, last.events) == ("tune", SEED, applied, 60)
     undone = service.learning.undo()
-    assert undone.id == last.id and service.scoring_params() == SEED
+    assert undone.id == last.id and service.search.scoring_params() == SEED
     with pytest.raises(NotFoundError):
         service.learning.undo()
 
@@ -179,7 +179,7 @@ def test_cli_tune_analyze_tune_and_history(memory_address, capsys):
 
     service = MemoryService(open_database(db), HashingEmbedder())
     build_usage_log(service)
-    service.save_scoring_params(SEED)
+    service.search.save_scoring_params(SEED)
     service.close()
     assert cli_main(["--db", db, "tune", "--analyze", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

@@ -18,15 +18,15 @@ T0 = 1_750_000_000.0  # the history below happens over days after this (UTC seco
 
 @pytest.fixture
 def history(service):
-    service.create_entities([
+    service.entities.create_entities([
         E("deploys", "Fact", (O("deploys go to us-east-1", created_at=T0),), created_at=T0),
         E("cache", "Component", (O("the cache is enabled", created_at=T0),), created_at=T0),
         E("late", "Note", (O("written on day five", created_at=T0 + 5 * DAY),), created_at=T0 + 5 * DAY),
     ])
-    service.create_relations([R("deploys", "cache", "uses", created_at=T0 + DAY)])
-    service.supersede_observation("deploys", "deploys go to us-east-1",
+    service.relations.create_relations([R("deploys", "cache", "uses", created_at=T0 + DAY)])
+    service.entities.supersede_observation("deploys", "deploys go to us-east-1",
                                   O("deploys go to us-west-2", created_at=T0 + 3 * DAY))
-    service.end_relation(R("deploys", "cache", "uses"), at=T0 + 4 * DAY)
+    service.relations.end_relation(R("deploys", "cache", "uses"), at=T0 + 4 * DAY)
     return service
 
 
@@ -35,34 +35,34 @@ def _live(entity, now):
 
 
 def test_before_a_supersede_the_old_observation_is_live(history):
-    before = history.open_nodes(["deploys"], as_of=T0 + 2 * DAY, record=False).entities[0]
-    after = history.open_nodes(["deploys"], as_of=T0 + 3.5 * DAY, record=False).entities[0]
+    before = history.entities.open_nodes(["deploys"], as_of=T0 + 2 * DAY, record=False).entities[0]
+    after = history.entities.open_nodes(["deploys"], as_of=T0 + 3.5 * DAY, record=False).entities[0]
     assert _live(before, T0 + 2 * DAY) == ["deploys go to us-east-1"]
     assert _live(after, T0 + 3.5 * DAY) == ["deploys go to us-west-2"]
     assert [o.content for o in after.observations] == ["deploys go to us-east-1", "deploys go to us-west-2"]
 
 
 def test_before_a_relation_ended_it_is_active(history):
-    assert history.read_graph(as_of=T0 + 0.5 * DAY).relations == ()
-    active = history.read_graph(as_of=T0 + 2 * DAY).relations
+    assert history.entities.read_graph(as_of=T0 + 0.5 * DAY).relations == ()
+    active = history.entities.read_graph(as_of=T0 + 2 * DAY).relations
     assert [(r.source, r.target, r.active) for r in active] == [("deploys", "cache", True)]
-    assert history.read_graph(as_of=T0 + 4.5 * DAY).relations == ()
-    ended = history.read_graph(as_of=T0 + 4.5 * DAY, include_ended=True).relations
+    assert history.entities.read_graph(as_of=T0 + 4.5 * DAY).relations == ()
+    ended = history.entities.read_graph(as_of=T0 + 4.5 * DAY, include_ended=True).relations
     assert [r.active for r in ended] == [False]
 
 
 def test_before_an_entity_was_created_it_is_left_out(history):
-    assert {e.name for e in history.read_graph(as_of=T0 + 2 * DAY).entities} == {"deploys", "cache"}
-    assert history.search_nodes("day five", as_of=T0 + 2 * DAY).entities == ()
-    assert [e.name for e in history.search_nodes("day five", as_of=T0 + 6 * DAY).entities] == ["late"]
-    assert history.search_nodes("us-east-1", as_of=T0 + 2 * DAY).entities[0].name == "deploys"
-    assert history.search_nodes("us-east-1", as_of=T0 + 4 * DAY).entities == ()
+    assert {e.name for e in history.entities.read_graph(as_of=T0 + 2 * DAY).entities} == {"deploys", "cache"}
+    assert history.search.search_nodes("day five", as_of=T0 + 2 * DAY).entities == ()
+    assert [e.name for e in history.search.search_nodes("day five", as_of=T0 + 6 * DAY).entities] == ["late"]
+    assert history.search.search_nodes("us-east-1", as_of=T0 + 2 * DAY).entities[0].name == "deploys"
+    assert history.search.search_nodes("us-east-1", as_of=T0 + 4 * DAY).entities == ()
 
 
 def test_reading_the_past_is_not_a_use(history):
-    history.open_nodes(["deploys"], as_of=T0 + DAY)
-    history.wait_for_signals()
-    assert history.get_entity("deploys").access_count == 0
+    history.entities.open_nodes(["deploys"], as_of=T0 + DAY)
+    history.usage.wait_for_signals()
+    assert history.entities.get_entity("deploys").access_count == 0
 
 
 def test_mcp_as_of(history):

@@ -75,28 +75,28 @@ def test_an_observations_weight_scales_its_evidence():
 
 
 def test_a_low_weight_observation_ranks_its_entity_lower_in_search(service):
-    service.create_entities([
+    service.entities.create_entities([
         E("alpha", "Note", (O("the harbour crane lifts containers"),)),
         E("beta", "Note", (O("the harbour crane lifts heavy containers daily"),)),
     ])
-    first = [r.name for r in service.search("harbour crane containers", limit=2, record=False).results]
+    first = [r.name for r in service.search.query("harbour crane containers", limit=2, record=False).results]
     doubted = first[0]
-    content = service.get_entity(doubted).entity.observations[0].content
-    service.set_observation_terms(doubted, content, expires_at=None, weight=0.1)
-    again = [r.name for r in service.search("harbour crane containers", limit=2, record=False).results]
+    content = service.entities.get_entity(doubted).entity.observations[0].content
+    service.lifecycle.set_observation_terms(doubted, content, expires_at=None, weight=0.1)
+    again = [r.name for r in service.search.query("harbour crane containers", limit=2, record=False).results]
     assert again == first[::-1]
 
 
 def test_superseding_records_weight_one_tenth_and_undo_restores_it(service):
     from limbic.core.service.entity_edits import SupersedeObservation
 
-    service.create_entities([E("cache", "Component", (O("the cache is enabled", weight=0.8),))])
+    service.entities.create_entities([E("cache", "Component", (O("the cache is enabled", weight=0.8),))])
     edit = SupersedeObservation("cache", "the cache is enabled", O("the cache is disabled"))
     edit.apply(service)
-    old = next(o for o in service.get_entity("cache").entity.observations if o.content == "the cache is enabled")
+    old = next(o for o in service.entities.get_entity("cache").entity.observations if o.content == "the cache is enabled")
     assert old.weight == 0.1 and old.superseded_at is not None
     edit.revert(service)
-    old = service.get_entity("cache").entity.observations[0]
+    old = service.entities.get_entity("cache").entity.observations[0]
     assert (old.weight, old.superseded_at) == (0.8, None)
 
 
@@ -111,6 +111,6 @@ def test_weight_over_mcp(service):
         refused = portal.call(client.call_tool, "add_observations", {"observations": [
             {"entityName": "hunch", "contents": ["x"], "weight": 1.5}]})
         assert refused.is_error and "weight" in refused.content[0].text
-    weights = {o.content: o.weight for o in service.get_entity("hunch").entity.observations}
+    weights = {o.content: o.weight for o in service.entities.get_entity("hunch").entity.observations}
     assert weights == {"maybe rust": 0.3, "maybe go": 0.5}
-    assert math.isclose(service.search("maybe rust", record=False).candidate_set.confidence[0], 0.5)
+    assert math.isclose(service.search.query("maybe rust", record=False).candidate_set.confidence[0], 0.5)

@@ -29,12 +29,12 @@ REALISTIC = Path(__file__).parent / "fixtures" / "contradiction_pairs_realistic.
 @pytest.fixture
 def memory(model, memory_address):
     service = MemoryService(open_database(memory_address), model)
-    service.create_entities([
+    service.entities.create_entities([
         E("deploys", "Fact", (O("Production deploys go to AWS region us-east-1"),)),
         E("cache", "Component", (O("the cache is enabled"),)),
         E("infra", "Team", (O("the infra team owns the deploy pipeline"),)),
     ])
-    service.create_relations([R("infra", "deploys", "owns")])
+    service.relations.create_relations([R("infra", "deploys", "owns")])
     yield service
     service.close()
 
@@ -144,49 +144,49 @@ def test_a_contradicting_observation_is_stored_and_reported(memory):
     assert paraphrase == {"results": [{"entityName": "cache", "addedObservations": ["caching is turned on"]}]}
     assert "conflicts" not in related
     assert {x["conflictsWith"]["entityName"] for x in across.get("conflicts", [])} <= {"deploys"}
-    assert memory.get_entity("deploys").entity.observations[-1].content.startswith("Staging")  # all stored
-    total, _ = memory.open_conflicts()
+    assert memory.entities.get_entity("deploys").entity.observations[-1].content.startswith("Staging")  # all stored
+    total, _ = memory.lifecycle.open_conflicts()
     assert total >= 2
 
 
 def test_the_check_runs_when_the_vector_lands(memory):
-    with memory.deferred_vectors():  # the model is busy: the write commits, its vector comes later
-        memory.add_observations([("cache", [O("the cache is not enabled")])])
-        assert memory.check_conflicts() == 0  # not landed yet: it stays queued
-        assert memory.open_conflicts()[0] == 0
-    memory.wait_for_vectors()
-    total, rows = memory.open_conflicts()
+    with memory.search.deferred_vectors():  # the model is busy: the write commits, its vector comes later
+        memory.entities.add_observations([("cache", [O("the cache is not enabled")])])
+        assert memory.lifecycle.check_conflicts() == 0  # not landed yet: it stays queued
+        assert memory.lifecycle.open_conflicts()[0] == 0
+    memory.search.wait_for_vectors()
+    total, rows = memory.lifecycle.open_conflicts()
     assert total == 1 and rows[0].other_content == "the cache is enabled"
 
 
 def test_a_write_returns_its_conflicts_before_its_vector_lands(memory):
-    with memory.deferred_vectors():
-        memory.add_observations([("cache", [O("the cache is not enabled")])])
-        found, pending = memory.conflicts_of([("cache", ["the cache is not enabled"])])  # embedded at once
+    with memory.search.deferred_vectors():
+        memory.entities.add_observations([("cache", [O("the cache is not enabled")])])
+        found, pending = memory.lifecycle.conflicts_of([("cache", ["the cache is not enabled"])])  # embedded at once
     assert pending == 0 and [r.other_content for r in found] == ["the cache is enabled"]
-    memory.wait_for_vectors()
-    assert memory.open_conflicts()[0] == 1  # found once, not again when the vector lands
+    memory.search.wait_for_vectors()
+    assert memory.lifecycle.open_conflicts()[0] == 1  # found once, not again when the vector lands
 
 
 def test_the_seed_mode_flags_paraphrases(memory):
-    memory.set_conflict_mode(c.SIMILARITY)
-    memory.add_observations([("cache", [O("caching is turned on")])])
-    found, _ = memory.conflicts_of([("cache", ["caching is turned on"])])
+    memory.lifecycle.set_conflict_mode(c.SIMILARITY)
+    memory.entities.add_observations([("cache", [O("caching is turned on")])])
+    found, _ = memory.lifecycle.conflicts_of([("cache", ["caching is turned on"])])
     assert found and found[0].reason.startswith("similar")
 
 
 @pytest.mark.parametrize("option", ["supersede", "delete_old", "update_old", "keep_both"])
 def test_settling_a_conflict_is_undone_exactly(memory, option):
-    memory.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
-    memory.wait_for_vectors()  # the conflict is stored once the vector lands
-    before, conflicts = memory.snapshot_entities(["deploys"]), memory.open_conflicts()
+    memory.entities.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
+    memory.search.wait_for_vectors()  # the conflict is stored once the vector lands
+    before, conflicts = memory.snapshots.snapshot_entities(["deploys"]), memory.lifecycle.open_conflicts()
     [section] = review.review(memory, ["contradiction"])
     [decision] = section.items
     assert decision.options[0] == "keep_both" and decision.evidence["reason"].startswith("region:")  # no cue says which
     assert decision.evidence["suggestion"].startswith("nothing says which is current")
     edit = review.decide(memory, decision.key, option)
     assert review.review(memory, ["contradiction"])[0].total == 0
-    live = [o.content for o in memory.get_entity("deploys").entity.live_observations]
+    live = [o.content for o in memory.entities.get_entity("deploys").entity.live_observations]
     expected = {"supersede": ["Production deploys go to AWS region us-west-2"],
                 "delete_old": ["Production deploys go to AWS region us-west-2"],
                 "update_old": ["Production deploys go to AWS region us-west-2"],
@@ -194,24 +194,24 @@ def test_settling_a_conflict_is_undone_exactly(memory, option):
                               "Production deploys go to AWS region us-west-2"]}[option]
     assert live == expected
     if option == "supersede":
-        old = memory.get_entity("deploys").entity.observations[0]
+        old = memory.entities.get_entity("deploys").entity.observations[0]
         assert old.weight == 0.1 and old.superseded_at is not None
     edit.revert(memory)
-    assert memory.snapshot_entities(["deploys"]) == before
+    assert memory.snapshots.snapshot_entities(["deploys"]) == before
     assert [d.key for d in review.review(memory, ["contradiction"])[0].items] == [decision.key]
-    assert memory.open_conflicts() == conflicts
+    assert memory.lifecycle.open_conflicts() == conflicts
 
 
 @pytest.mark.parametrize("edit", [DeleteEntities(["deploys"]), MergeEntities(["deploys"], "cache"),
                                   DeleteObservation("deploys", "Production deploys go to AWS region us-east-1")],
                          ids=["delete entity", "merge", "delete observation"])
 def test_an_undone_deletion_gives_its_conflicts_back_exactly(memory, edit):
-    memory.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
-    memory.wait_for_vectors()  # the conflict is stored once the vector lands
-    before, conflicts = memory.snapshot_entities(["deploys", "cache"]), memory.open_conflicts()
+    memory.entities.add_observations([("deploys", [O("Production deploys go to AWS region us-west-2")])])
+    memory.search.wait_for_vectors()  # the conflict is stored once the vector lands
+    before, conflicts = memory.snapshots.snapshot_entities(["deploys", "cache"]), memory.lifecycle.open_conflicts()
     assert conflicts[0] == 1 and before[0].conflicts == tuple(conflicts[1])
     edit.apply(memory)
-    assert memory.open_conflicts() == (0, [])
+    assert memory.lifecycle.open_conflicts() == (0, [])
     edit.revert(memory)
-    assert memory.snapshot_entities(["deploys", "cache"]) == before
-    assert memory.open_conflicts() == conflicts  # the same row: id, pair, reason, times
+    assert memory.snapshots.snapshot_entities(["deploys", "cache"]) == before
+    assert memory.lifecycle.open_conflicts() == conflicts  # the same row: id, pair, reason, times

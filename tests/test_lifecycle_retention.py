@@ -82,16 +82,16 @@ def test_the_default_decay_forgets_one_write_after_seven_weeks_and_more_held_lat
 
 def test_review_candidates_count_uses_not_impressions(service):
     old = time.time() - 60 * DAY
-    service.create_entities([E("stale", "Note", (O("x"),), created_at=old), E("busy", "Note", (O("z"),), created_at=old)])
+    service.entities.create_entities([E("stale", "Note", (O("x"),), created_at=old), E("busy", "Note", (O("z"),), created_at=old)])
     written_ago(service, 60)
-    service.create_entities([E("fresh", "Note", (O("y"),))])
+    service.entities.create_entities([E("fresh", "Note", (O("y"),))])
     for _ in range(5):
-        service.mark_used(["busy"])
+        service.usage.mark_used(["busy"])
     for _ in range(20):
-        service.search("x", record=True)  # impressions only
-    service.wait_for_signals()
-    service.save_retention_params(RetentionParams(grace_days=0, keep_used_days=0))
-    scores = {x.name: x for x in service.retention()}
+        service.search.query("x", record=True)  # impressions only
+    service.usage.wait_for_signals()
+    service.lifecycle.save_retention_params(RetentionParams(grace_days=0, keep_used_days=0))
+    scores = {x.name: x for x in service.lifecycle.retention()}
     assert scores["stale"].decision == "forget" and scores["stale"].uses == 1
     assert scores["fresh"].decision == "keep"
     assert scores["busy"].decision == "promote" and scores["busy"].uses == 6 and scores["busy"].strength == 1.5
@@ -99,10 +99,10 @@ def test_review_candidates_count_uses_not_impressions(service):
     assert [d.subjects for d in sections["forget"].items] == [("stale",)]
     assert sections["forget"].items[0].evidence["daysUntilForgotten"] == 0
     edit = review.decide(service, sections["promote"].items[0].key, "pin")
-    assert service.get_entity("busy").entity.pinned_at is not None
+    assert service.entities.get_entity("busy").entity.pinned_at is not None
     assert review.review(service, ["promote"])[0].total == 0
     edit.revert(service)
-    assert service.get_entity("busy").entity.pinned_at is None
+    assert service.entities.get_entity("busy").entity.pinned_at is None
 
 
 def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(memory_address, capsys):
@@ -113,23 +113,23 @@ def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(
     path = memory_address
     service = MemoryService.open(path, embedder=HashingEmbedder())
     old = time.time() - 90 * DAY
-    service.create_entities([E(f"old {i}", "Note", (O(f"fact {i}"),), created_at=old) for i in range(3)])
+    service.entities.create_entities([E(f"old {i}", "Note", (O(f"fact {i}"),), created_at=old) for i in range(3)])
     written_ago(service, 90)
-    service.create_entities([E("new", "Note", (O("recent fact"),))])
-    service.set_pinned(["old 2"], True)
-    service.save_retention_params(RetentionParams(grace_days=0))
-    before = service.last_change_id()
+    service.entities.create_entities([E("new", "Note", (O("recent fact"),))])
+    service.lifecycle.set_pinned(["old 2"], True)
+    service.lifecycle.save_retention_params(RetentionParams(grace_days=0))
+    before = service.history.last_change_id()
     service.close()
     assert main(["--db", path, "gc", "--archive", "--dry-run", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["dryRun"] and [c["name"] for c in report["forget"]] == ["old 0", "old 1"]
     service = MemoryService.open(path, embedder=HashingEmbedder())
-    assert service.last_change_id() == before and {e.status for e in service.read_graph().entities} == {"active"}
+    assert service.history.last_change_id() == before and {e.status for e in service.entities.read_graph().entities} == {"active"}
     service.close()
     assert main(["--db", path, "gc", "--archive"]) == 0
     assert "2 forget candidates were archived" in capsys.readouterr().out
     service = MemoryService.open(path, embedder=HashingEmbedder())
-    assert {e.name: e.status for e in service.read_graph().entities} == {
+    assert {e.name: e.status for e in service.entities.read_graph().entities} == {
         "old 0": "archived", "old 1": "archived", "old 2": "active", "new": "active"}
     service.close()
     assert main(["--db", path, "review", "--json", "--set", "tau_forget=0.2", "--set", "grace_days=30"]) == 0
@@ -147,8 +147,8 @@ def test_the_dry_run_and_the_real_run_archive_the_same_list(tmp_path, capsys):
     first = tmp_path / "first.db"
     service = MemoryService.open(str(first), embedder=HashingEmbedder())
     aged_sample(service, 100)
-    since = service.last_change_id()
-    service.add_observations([("Sentry", [O("quota raised for the launch week", expires_at=time.time() - 90 * DAY)])])
+    since = service.history.last_change_id()
+    service.entities.add_observations([("Sentry", [O("quota raised for the launch week", expires_at=time.time() - 90 * DAY)])])
     written_ago(service, 95, since)
     service.close()
     second = tmp_path / "second.db"
@@ -162,7 +162,7 @@ def test_the_dry_run_and_the_real_run_archive_the_same_list(tmp_path, capsys):
     assert [c["name"] for c in real["forget"]] == [c["name"] for c in dry["forget"]]
     service = MemoryService.open(str(second), embedder=HashingEmbedder())
     try:
-        assert sorted(e.name for e in service.read_graph().entities if e.status == "archived") == sorted(
+        assert sorted(e.name for e in service.entities.read_graph().entities if e.status == "archived") == sorted(
             {c["name"] for c in real["forget"]} | {"Legacy ETL", "Apache Airflow", "Legacy ETL Repository Layout",
                                                     "Incident: Dashboard Down 2025-08-02"})  # archived in the sample
     finally:
@@ -171,20 +171,20 @@ def test_the_dry_run_and_the_real_run_archive_the_same_list(tmp_path, capsys):
 
 def test_a_sweep_and_other_writes_move_no_memorys_time(service):
     aged_sample(service, 100)
-    since = service.last_change_id()
-    service.add_observations([("Sentry", [O("quota raised for the launch week", expires_at=time.time() - 90 * DAY)])])
+    since = service.history.last_change_id()
+    service.entities.add_observations([("Sentry", [O("quota raised for the launch week", expires_at=time.time() - 90 * DAY)])])
     written_ago(service, 95, since)
     now = time.time()
 
     def proposed() -> list[tuple[str, str]]:
-        return [(p.retention.name, p.retention.reason) for p in service.forecast(now, now=now).proposed]
+        return [(p.retention.name, p.retention.reason) for p in service.lifecycle.forecast(now, now=now).proposed]
 
     before = proposed()
-    assert before and service.sweep_expired(origin="cli").entities == ("Sentry",)
+    assert before and service.lifecycle.sweep_expired(origin="cli").entities == ("Sentry",)
     assert proposed() == before
-    service.create_entities([E(f"Other thing {i}", "Note", (O(f"an agent's note about another project, {i}"),))
+    service.entities.create_entities([E(f"Other thing {i}", "Note", (O(f"an agent's note about another project, {i}"),))
                              for i in range(20)], origin="mcp:agent")
-    service.add_observations([("Other thing 3", [O("written by another agent later")])], origin="mcp:agent")
+    service.entities.add_observations([("Other thing 3", [O("written by another agent later")])], origin="mcp:agent")
     assert proposed() == before
 
 
@@ -309,7 +309,7 @@ def test_tools_relations_of_use_requirements_and_rules_are_read_from_them():
 
 def test_a_tool_something_current_uses_and_a_requirement_a_policy_carries_are_kept(service):
     old = time.time() - 120 * DAY
-    service.create_entities([
+    service.entities.create_entities([
         E("Ana", "Person", (O("runs field operations"),), created_at=old),
         E("Kelp CLI", "Project", (O("Field tool for registering buoys"), O("Output coloured with Rich"),
                                   O("Migrated from Click to Typer in March")), status="paused", created_at=old),
@@ -329,13 +329,13 @@ def test_a_tool_something_current_uses_and_a_requirement_a_policy_carries_are_ke
         E("Planning", "Meeting", (O("researchers need more dashboards"),), status="completed", created_at=old),
         E("Bug X", "Note", (O("same words"),), created_at=old), E("Bug Y", "Note", (O("same words"),), created_at=old),
         E("Part X", "Note", (O("a part"),), created_at=old), E("Part Y", "Note", (O("a part"),), created_at=old)])
-    service.create_relations([
+    service.relations.create_relations([
         R("Kelp CLI", "Ana", "used_by"), R("Kelp CLI", "Typer", "uses"), R("Old talk", "marimo", "uses"),
         R("Scratch note", "Polars", "uses"), R("Retention Workshop", "Retention Policy", "about"),
         R("Kickoff", "Retention Policy", "about"), R("Bug X", "Part X", "affects"), R("Part X", "Bug X", "affected_by"),
         R("Bug Y", "Part Y", "affects")])
     written_ago(service, 120)
-    later = {x.name: x for x in service.retention()}
+    later = {x.name: x for x in service.lifecycle.retention()}
     # what a kept, unfinished project uses, by a relation or named in what it says (not what it left)
     assert later["Typer"].guard == "used by a current memory"
     assert later["Typer"].reason == "a Tool used by Kelp CLI (paused): “Kelp CLI uses Typer”"
@@ -354,25 +354,25 @@ def test_a_tool_something_current_uses_and_a_requirement_a_policy_carries_are_ke
 def test_a_goal_keeps_its_memory_until_its_year_ends(service):
     year = datetime.now(UTC).year
     old = time.time() - 100 * DAY
-    service.create_entities([
+    service.entities.create_entities([
         E("Offsite", "Meeting", (O("Team offsite in Sintra"), O(f"Harbor v2 is the main {year} goal")),
           status="completed", created_at=old),
         E("Kickoff", "Meeting", (O("Kickoff in Lisbon"), O(f"Harbor v1 is the main {year - 1} goal")),
           status="completed", created_at=old)])
     written_ago(service, 100)
     now = time.time()
-    today = service.forecast(now, now=now)
+    today = service.lifecycle.forecast(now, now=now)
     assert [p.retention.name for p in today.proposed] == ["Kickoff"]
     assert {x.name: x.reason for x in today.held} == {"Offsite": f"a goal still ahead: “Harbor v2 is the main {year} "
                                                                  "goal”"}
-    ahead = {p.retention.name: p.due for p in service.forecast(now + 400 * DAY, now=now).proposed}
+    ahead = {p.retention.name: p.due for p in service.lifecycle.forecast(now + 400 * DAY, now=now).proposed}
     assert ahead["Kickoff"] == now
     assert ahead["Offsite"] == pytest.approx(datetime(year + 1, 1, 1, tzinfo=UTC).timestamp(), abs=60)
 
 
 def test_forget_proposals_skip_new_used_pinned_protected_and_what_they_hold(service):
     old = time.time() - 90 * DAY
-    service.create_entities([
+    service.entities.create_entities([
         E("Stale note", "Note", (O("a note nobody reads"),), created_at=old),
         E("Used note", "Note", (O("read lately"),), created_at=old),
         E("Pinned note", "Note", (O("kept for good"),), created_at=old),
@@ -386,15 +386,15 @@ def test_forget_proposals_skip_new_used_pinned_protected_and_what_they_hold(serv
         E("Linter", "Tool", (O("lints the Ingest service"),), created_at=old),
         E("Ingest service", "Project", (O("reads the buoys"),), created_at=old),
         E("Bug: old crash", "Bug", (O("crashed on start"), O("fixed in 1.2")), status="completed", created_at=old)])
-    service.create_relations([R("Sofia", "Lisbon", "lives_in"), R("Helper", "Used note", "supports"),
+    service.relations.create_relations([R("Sofia", "Lisbon", "lives_in"), R("Helper", "Used note", "supports"),
                               R("Bug: old crash", "Ingest service", "affects")])
     # written a moment ago: within the grace period, nothing is proposed
-    now = {x.name: x for x in service.retention()}
+    now = {x.name: x for x in service.lifecycle.retention()}
     assert all(x.decision != "forget" for x in now.values())
     written_ago(service, 90)  # as if written 90 days ago, nobody having used anything since
-    service.record_access(["Used note"], at=time.time() - 20 * DAY)
-    service.set_pinned(["Pinned note"], True)
-    later = {x.name: x for x in service.retention()}
+    service.usage.record_access(["Used note"], at=time.time() - 20 * DAY)
+    service.lifecycle.set_pinned(["Pinned note"], True)
+    later = {x.name: x for x in service.lifecycle.retention()}
     assert {n for n, x in later.items() if x.decision == "forget"} == {"Stale note", "Bug: old crash"}
     assert later["Stale note"].reason == "never used since it was imported 2 months ago (written 2 months ago)" \
         or later["Stale note"].reason.startswith("never used since it was")
@@ -412,17 +412,17 @@ def test_forget_proposals_skip_new_used_pinned_protected_and_what_they_hold(serv
     assert later["Stale note"].guard == "" and later["Lisbon"].guard == "tied to a kept memory"
     # the protected types are a setting
     params = RetentionParams(protected_types=("preference",))
-    changed = {x.name: x for x in service.retention(params)}
+    changed = {x.name: x for x in service.lifecycle.retention(params)}
     assert changed["Sofia"].decision == "forget" and changed["Lisbon"].decision == "forget"
 
 
 def test_the_sample_memory_keeps_what_a_person_would(service):
     aged_sample(service, 0)
-    types = {e.name: e.entity_type for e in service.read_graph().entities}
+    types = {e.name: e.entity_type for e in service.entities.read_graph().entities}
     now = time.time()
-    assert not service.forecast(now, now=now).proposed  # loaded a moment ago
-    assert not service.forecast(now + 30 * DAY, now=now).proposed  # nothing written 30 days ago fades
-    later = service.forecast(now + 90 * DAY, now=now)
+    assert not service.lifecycle.forecast(now, now=now).proposed  # loaded a moment ago
+    assert not service.lifecycle.forecast(now + 30 * DAY, now=now).proposed  # nothing written 30 days ago fades
+    later = service.lifecycle.forecast(now + 90 * DAY, now=now)
     proposed = {p.retention.name: p.retention for p in later.proposed}
     assert 5 <= len(proposed) <= 0.1 * len(types)
     # the employer, the home city, the person, what she prefers or decided; open work, configuration: never proposed
@@ -452,39 +452,39 @@ def test_the_sample_memory_keeps_what_a_person_would(service):
     assert held["Hetzner Falkenstein"].startswith("configuration: “Hetzner data centre park in Falkenstein")
     assert held["Slack"].startswith("holds a preference or decision: “Sofia mutes #random")
     # what is used most is kept by its own use for years; by then, what it is keeps it
-    years = {x.name: x.reason for x in service.retention(now=now + 5 * 365 * DAY)}
+    years = {x.name: x.reason for x in service.lifecycle.retention(now=now + 5 * 365 * DAY)}
     assert years["Bug: Redpanda consumer lag after rebalance"].startswith("open work (a Bug): “Next step:")
     assert years["Harbor Production Config"] == "configuration: “Config”"
     assert years["Home Lab Inventory"] == "configuration: “Inventory”"
     assert years["Service level objective"].startswith("configuration: “Harbor SLOs: 99.5%")
     # a library only a finished talk used, a tool only what was retired used: their use ends with it
     assert years["marimo"].startswith("not used") and years["Apache Airflow"].startswith("not used")
-    assert all("e-" not in x.reason and "score" not in x.reason for x in service.retention(now=now + 90 * DAY))
+    assert all("e-" not in x.reason and "score" not in x.reason for x in service.lifecycle.retention(now=now + 90 * DAY))
 
 
 def test_the_forecast_spreads_over_the_days_and_spares_what_was_written_today(service):
     aged_sample(service, 0)
     now = time.time()
-    ahead = service.forecast(now + 90 * DAY, now=now)
+    ahead = service.lifecycle.forecast(now + 90 * DAY, now=now)
     days = [int((p.due - now) // DAY) for p in ahead.proposed]
     assert len(days) >= 5 and all(30 <= d < 90 for d in days)
     assert max(days.count(d) for d in days) <= 0.2 * len(days)  # no cliff: each by its own decay and use
     # the forecast is the review at that date: the same candidates, each from the day its forecast says
     for day in (45, 60, 75, 90):
-        then = {x.name for x in retention_review.forget_candidates(service.retention(now=now + day * DAY))}
+        then = {x.name for x in retention_review.forget_candidates(service.lifecycle.retention(now=now + day * DAY))}
         assert {p.retention.name for p in ahead.proposed if p.due <= now + day * DAY} == then
     # what an agent writes now: never proposed within 30 days, each later by what it holds
-    service.create_entities([E("Deploy note", "Note", (O("deploys go out on Tuesdays"),)),
+    service.entities.create_entities([E("Deploy note", "Note", (O("deploys go out on Tuesdays"),)),
                              E("Review habit", "Note", (O("reviews happen after lunch, two reviewers for anything "
                                                           "that touches the ingest path"), O("pairs on hard ones"))),
                              E("Build cache", "Concept", (O("the CI cache keys on the lock file"),))])
-    written = {p.retention.name: p.due for p in service.forecast(now + 90 * DAY, now=now).proposed
+    written = {p.retention.name: p.due for p in service.lifecycle.forecast(now + 90 * DAY, now=now).proposed
                if p.retention.name in ("Deploy note", "Review habit", "Build cache")}
-    assert not set(written) & {p.retention.name for p in service.forecast(now + 30 * DAY, now=now).proposed}
+    assert not set(written) & {p.retention.name for p in service.lifecycle.forecast(now + 30 * DAY, now=now).proposed}
     assert len(written) == 3 and all(due - now > 45 * DAY for due in written.values())
     assert written["Review habit"] > written["Deploy note"]  # it holds more
     with pytest.raises(ValidationError):
-        service.forecast(now - DAY, now=now)
+        service.lifecycle.forecast(now - DAY, now=now)
 
 
 def test_what_would_be_proposed_at_a_date_from_the_command_line_and_mcp(service, memory_address, capsys):
@@ -492,7 +492,7 @@ def test_what_would_be_proposed_at_a_date_from_the_command_line_and_mcp(service,
     from limbic.core.mcp.server import build_server
 
     old = time.time() - 40 * DAY
-    service.create_entities([E("Old note", "Note", (O("an idea nobody came back to"),), created_at=old),
+    service.entities.create_entities([E("Old note", "Note", (O("an idea nobody came back to"),), created_at=old),
                              E("Open bug", "Bug", (O("crashes on start"),), created_at=old)])
     written_ago(service, 40)
     assert main(["--db", memory_address, "gc", "--at", "+30d", "--json"]) == 0
@@ -535,12 +535,12 @@ def test_a_moment_is_a_date_or_days_ahead():
 
 def test_an_import_is_new_even_under_the_id_of_an_entity_deleted_long_ago(service):
     old = time.time() - 400 * DAY
-    service.create_entities([E("first", "Note", (O("a"),), created_at=old)])
-    later = {x.name: x for x in service.retention(now=time.time() + 60 * DAY)}
+    service.entities.create_entities([E("first", "Note", (O("a"),), created_at=old)])
+    later = {x.name: x for x in service.lifecycle.retention(now=time.time() + 60 * DAY)}
     assert later["first"].decision == "forget"
     first_id = later["first"].entity_id
     written_ago(service, 400)  # as if "first" had been written 400 days ago
-    service.delete_entities(["first"])
-    service.create_entities([E("second", "Note", (O("b"),), created_at=old)])  # takes the free id again
-    [again] = service.retention(RetentionParams(grace_days=90), now=time.time() + 60 * DAY)
+    service.entities.delete_entities(["first"])
+    service.entities.create_entities([E("second", "Note", (O("b"),), created_at=old)])  # takes the free id again
+    [again] = service.lifecycle.retention(RetentionParams(grace_days=90), now=time.time() + 60 * DAY)
     assert again.entity_id == first_id and again.reason == "new: imported 1 month ago; kept at least 90 days"

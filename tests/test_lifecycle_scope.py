@@ -17,29 +17,29 @@ from limbic.core.models import RelationInput as R
 
 @pytest.fixture
 def projects(service):
-    service.create_entities([
+    service.entities.create_entities([
         E("alpha deploy", "Note", (O("deploys run on kubernetes with helm charts"),), project="alpha"),
         E("beta deploy", "Note", (O("deploys run on kubernetes with helm charts and argo"),), project="beta"),
         E("shared deploy", "Note", (O("deploys run on kubernetes"),)),
     ])
-    service.create_relations([R("alpha deploy", "beta deploy", "copied_from"), R("alpha deploy", "shared deploy", "uses")])
+    service.relations.create_relations([R("alpha deploy", "beta deploy", "copied_from"), R("alpha deploy", "shared deploy", "uses")])
     return service
 
 
 def test_search_for_a_project_never_returns_another_projects_entity(projects):
-    everything = [r.name for r in projects.search("kubernetes helm deploys", record=False).results]
+    everything = [r.name for r in projects.search.query("kubernetes helm deploys", record=False).results]
     assert set(everything) == {"alpha deploy", "beta deploy", "shared deploy"}
-    outcome = projects.search("kubernetes helm deploys", record=False, project="alpha")
+    outcome = projects.search.query("kubernetes helm deploys", record=False, project="alpha")
     assert {r.name for r in outcome.results} == {"alpha deploy", "shared deploy"}
     scope = dict(zip(outcome.candidate_set.names, outcome.candidate_set.scope.tolist(), strict=True))
     assert scope == {"alpha deploy": 1.0, "shared deploy": 0.8}
-    unscoped = projects.search("kubernetes helm deploys", record=False).candidate_set
+    unscoped = projects.search.query("kubernetes helm deploys", record=False).candidate_set
     assert set(unscoped.scope.tolist()) == {1.0}
 
 
 def test_global_memories_rank_at_eight_tenths(projects):
-    plain = projects.search("deploys run on kubernetes", record=False)
-    scoped = projects.search("deploys run on kubernetes", record=False, project="alpha")
+    plain = projects.search.query("deploys run on kubernetes", record=False)
+    scoped = projects.search.query("deploys run on kubernetes", record=False, project="alpha")
     base = {r.name: r.base_relevance for r in plain.results}
     in_scope = {r.name: r.base_relevance for r in scoped.results}
     assert in_scope["shared deploy"] == pytest.approx(0.8 * base["shared deploy"])
@@ -47,17 +47,17 @@ def test_global_memories_rank_at_eight_tenths(projects):
 
 
 def test_reads_of_a_project_leave_the_others_out(projects):
-    graph = projects.read_graph(project="alpha")
+    graph = projects.entities.read_graph(project="alpha")
     assert {e.name for e in graph.entities} == {"alpha deploy", "shared deploy"}
     assert [(r.source, r.target) for r in graph.relations] == [("alpha deploy", "shared deploy")]
-    assert {e.name for e in projects.search_nodes("deploy", project="beta").entities} == {"beta deploy", "shared deploy"}
-    opened = projects.open_nodes(["alpha deploy", "beta deploy"], project="alpha", record=False)
+    assert {e.name for e in projects.search.search_nodes("deploy", project="beta").entities} == {"beta deploy", "shared deploy"}
+    opened = projects.entities.open_nodes(["alpha deploy", "beta deploy"], project="alpha", record=False)
     assert [e.name for e in opened.entities] == ["alpha deploy"]
-    assert projects.entity_names(project="beta") == ["beta deploy", "shared deploy"]
-    assert projects.projects() == {"alpha": 1, "beta": 1}
-    assert projects.get_entity("alpha deploy").entity.project == "alpha"
+    assert projects.entities.entity_names(project="beta") == ["beta deploy", "shared deploy"]
+    assert projects.projects.names() == {"alpha": 1, "beta": 1}
+    assert projects.entities.get_entity("alpha deploy").entity.project == "alpha"
     with pytest.raises(ValidationError):
-        projects.read_graph(project="  ")
+        projects.entities.read_graph(project="  ")
 
 
 def test_mcp_server_with_a_project(projects):
@@ -77,8 +77,8 @@ def test_mcp_server_with_a_project(projects):
         ok("create_entities", {"entities": [
             {"name": "alpha note", "entityType": "Note", "observations": []},
             {"name": "global note", "entityType": "Note", "observations": [], "project": ""}]})
-    assert projects.get_entity("alpha note").entity.project == "alpha"
-    assert projects.get_entity("global note").entity.project is None
+    assert projects.entities.get_entity("alpha note").entity.project == "alpha"
+    assert projects.entities.get_entity("global note").entity.project is None
 
 
 def test_mcp_without_a_project_is_unchanged(projects):
@@ -93,7 +93,7 @@ def test_cli_search_with_a_project(memory_address, capsys):
     from limbic.core.service import MemoryService
 
     service = MemoryService.open(memory_address, embedder=HashingEmbedder())
-    service.create_entities([E("a", "Note", (O("tabs or spaces"),), project="one"),
+    service.entities.create_entities([E("a", "Note", (O("tabs or spaces"),), project="one"),
                              E("b", "Note", (O("tabs or spaces"),), project="two")])
     service.close()
     assert main(["--db", memory_address, "search", "tabs", "--project", "one", "--json"]) == 0
@@ -109,8 +109,8 @@ def test_export_and_import_keep_the_project(projects, tmp_path):
         export_graph(projects, "jsonl", stream)
     records = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r.get("project") for r in records if r["type"] == "entity"} == {"alpha", "beta", None}
-    projects.delete_entities(["alpha deploy"])
+    projects.entities.delete_entities(["alpha deploy"])
     import_file(projects, out)
-    assert projects.get_entity("alpha deploy").entity.project == "alpha"
-    assert [o.content for o in projects.get_entity("alpha deploy").entity.observations] == [
+    assert projects.entities.get_entity("alpha deploy").entity.project == "alpha"
+    assert [o.content for o in projects.entities.get_entity("alpha deploy").entity.observations] == [
         "deploys run on kubernetes with helm charts"]

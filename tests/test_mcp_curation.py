@@ -237,12 +237,12 @@ CALLS = st.one_of(
 def test_hostile_calls_are_refused_cleanly_and_write_nothing(served, call):
     service, portal, client = served
     tool, arguments = call
-    graph = service.read_graph(include_ended=True)
-    before = service.last_change_id(), graph_out(graph.entities, graph.relations)
+    graph = service.entities.read_graph(include_ended=True)
+    before = service.history.last_change_id(), graph_out(graph.entities, graph.relations)
     result = portal.call(client.call_tool, tool, arguments)
     text = "".join(getattr(c, "text", "") for c in result.content)
     assert text.strip() != f"Error executing tool {tool}", f"{tool} crashed on {arguments!r}"
     assert "Traceback" not in text and "sqlite" not in text.lower() and "psycopg" not in text.lower()
     if result.is_error:
-        graph = service.read_graph(include_ended=True)
-        assert (service.last_change_id(), graph_out(graph.entities, graph.relations)) == before
+        graph = service.entities.read_graph(include_ended=True)
+        assert (service.history.last_change_id(), graph_out(graph.entities, graph.relations)) == before

@@ -25,10 +25,10 @@ def call(service):
     ("open_nodes", {}, "Error executing tool open_nodes: invalid arguments: names: Field required"),
 ])
 def test_invalid_arguments_name_the_field_and_why(call, service, tool, arguments, expected):
-    before = service.last_change_id()
+    before = service.history.last_change_id()
     result = call(tool, arguments)
     text = result.content[0].text
     assert result.is_error and text == expected
     for internal in ("pydantic", "http", "validation error for", "input_value", "type="):
         assert internal not in text.lower()
-    assert service.last_change_id() == before
+    assert service.history.last_change_id() == before

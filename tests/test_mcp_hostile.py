@@ -67,14 +67,14 @@ CALLS = st.one_of(
 
 def _reseed(service) -> None:
     """Keep Alice and Bob (and their relation) around so that hostile calls also hit real entities."""
-    service.upsert_entities([EntityInput("Alice", "person", (ObservationInput("likes tea"),)),
+    service.entities.upsert_entities([EntityInput("Alice", "person", (ObservationInput("likes tea"),)),
                              EntityInput("Bob", "person", (ObservationInput("plays chess"),))])
-    service.create_relations([RelationInput("Alice", "Bob", "knows")])
+    service.relations.create_relations([RelationInput("Alice", "Bob", "knows")])
 
 
 def _snapshot(service):
-    graph = service.read_graph(include_ended=True)
-    return service.last_change_id(), graph_out(graph.entities, graph.relations)
+    graph = service.entities.read_graph(include_ended=True)
+    return service.history.last_change_id(), graph_out(graph.entities, graph.relations)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,

@@ -123,9 +123,9 @@ def test_initialize_carries_the_usage_instructions(memory):
 
 
 def test_a_named_token_is_served_its_own_profile(service):
-    curator = service.add_token("curator", tools="curation")
-    plain = service.add_token("plain")
-    assert (service.token_tools("curator"), service.token_tools("plain")) == ("curation", None)
+    curator = service.projects.add_token("curator", tools="curation")
+    plain = service.projects.add_token("plain")
+    assert (service.projects.token_tools("curator"), service.projects.token_tools("plain")) == ("curation", None)
     with HttpMcpServer(service, tools="agent") as server:
         async def names(token):
             async with http_client(server.url, token) as client:

@@ -81,6 +81,6 @@ def test_stdio_writes_are_logged_as_stdio(tmp_path, limbic_home):
     assert not anyio.run(scenario)["error"]
     service = MemoryService(Database(db))
     try:
-        assert [c.origin for c in service.entity_history("Ada")] == ["stdio"]
+        assert [c.origin for c in service.history.entity_history("Ada")] == ["stdio"]
     finally:
         service.close()

@@ -43,11 +43,11 @@ def create(name: str):
 
 
 def test_add_list_revoke_and_look_up(service, memory_address, backend):
-    secret = service.add_token("alice")
+    secret = service.projects.add_token("alice")
     assert len(secret) >= 40
-    assert service.token_name(secret) == "alice"
-    assert service.token_name(secret + "x") is None and service.token_name("") is None
-    (token,) = service.list_tokens()
+    assert service.projects.token_name(secret) == "alice"
+    assert service.projects.token_name(secret + "x") is None and service.projects.token_name("") is None
+    (token,) = service.projects.list_tokens()
     assert token.name == "alice" and not token.revoked and abs(token.created_at - time.time()) < 60
     assert not hasattr(token, "token_hash")
     stored = service.database.read().execute("SELECT token_hash FROM mcp_tokens").get
@@ -57,9 +57,9 @@ def test_add_list_revoke_and_look_up(service, memory_address, backend):
         assert secret.encode() not in Path(memory_address).read_bytes()
     reopened = MemoryService(open_database(memory_address))
     try:
-        revoked = reopened.revoke_token("alice")
-        assert revoked.revoked and reopened.token_name(secret) is None
-        assert reopened.revoke_token("alice").revoked_at == revoked.revoked_at  # again: nothing changes
+        revoked = reopened.projects.revoke_token("alice")
+        assert revoked.revoked and reopened.projects.token_name(secret) is None
+        assert reopened.projects.revoke_token("alice").revoked_at == revoked.revoked_at  # again: nothing changes
         assert [op for _o, op in origins(reopened)] == ["add_token", "revoke_token"]
     finally:
         reopened.close()
@@ -68,20 +68,20 @@ def test_add_list_revoke_and_look_up(service, memory_address, backend):
 @pytest.mark.parametrize("name", ["", "a" * 65, "has space", "slash/", "ünï", "local", None, 7])
 def test_bad_names_are_refused(service, name):
     with pytest.raises(ValidationError):
-        service.add_token(name)
-    assert service.list_tokens() == []
+        service.projects.add_token(name)
+    assert service.projects.list_tokens() == []
 
 
 def test_duplicate_and_unknown_names(service):
-    service.add_token("ci-bot.v2_1")
-    service.revoke_token("ci-bot.v2_1")
+    service.projects.add_token("ci-bot.v2_1")
+    service.projects.revoke_token("ci-bot.v2_1")
     with pytest.raises(ValidationError, match="exists already"):
-        service.add_token("ci-bot.v2_1")  # a revoked token keeps its name
+        service.projects.add_token("ci-bot.v2_1")  # a revoked token keeps its name
     with pytest.raises(NotFoundError, match="no token named 'bob'"):
-        service.revoke_token("bob")
+        service.projects.revoke_token("bob")
     with pytest.raises(ValidationError, match="rotate"):
-        service.revoke_token("local")
-    assert [t.name for t in service.list_tokens()] == ["ci-bot.v2_1"]
+        service.projects.revoke_token("local")
+    assert [t.name for t in service.projects.list_tokens()] == ["ci-bot.v2_1"]
 
 
 # --- the CLI -------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_cli_token_add_list_revoke(tmp_path, capsys):
 
 
 def test_writes_are_attributed_to_the_token_name_and_a_revoked_token_is_refused(service, memory_address, capsys):
-    alice = service.add_token("alice")
+    alice = service.projects.add_token("alice")
     with HttpMcpServer(service, token_cache_seconds=0.5) as server:
         async def scenario():
             async with http_client(server.url, alice) as client:
@@ -128,10 +128,10 @@ def test_writes_are_attributed_to_the_token_name_and_a_revoked_token_is_refused(
         assert ("mcp:alice", "create_entities") in origins(service)
         assert ("mcp:alice", "add_observations") in origins(service)
         assert ("mcp:local", "create_entities") in origins(service)
-        assert [c.origin for c in service.entity_history("Ada")] == ["mcp:alice", "mcp:alice"]
+        assert [c.origin for c in service.history.entity_history("Ada")] == ["mcp:alice", "mcp:alice"]
 
         assert post(server.url, alice).status_code == 200
-        service.revoke_token("alice")
+        service.projects.revoke_token("alice")
         time.sleep(0.6)  # the server's answer about a named token is trusted 0.5 s here (2 s by default)
         assert post(server.url, alice).status_code == 401
         assert post(server.url, server.token).status_code == 200
@@ -150,7 +150,7 @@ def test_a_token_added_by_another_process_is_accepted_at_once(service, memory_ad
         assert post(server.url, "x" * 43).status_code == 401
         other = MemoryService(open_database(memory_address))  # another server's (or the CLI's) connection
         try:
-            secret = other.add_token("bob")
+            secret = other.projects.add_token("bob")
         finally:
             other.close()
         assert post(server.url, secret).status_code == 200

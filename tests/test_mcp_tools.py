@@ -46,8 +46,8 @@ class Harness:
         return result.structured_content
 
     def snapshot(self):
-        graph = self.service.read_graph(include_ended=True)
-        return self.service.last_change_id(), graph_out(graph.entities, graph.relations)
+        graph = self.service.entities.read_graph(include_ended=True)
+        return self.service.history.last_change_id(), graph_out(graph.entities, graph.relations)
 
     def refused(self, tool: str, arguments: Any, *needles: str) -> str:
         """Call, expect isError whose text names each needle, and check nothing was written."""
@@ -117,7 +117,7 @@ def test_create_entities_returns_only_new_ones_with_status(mcp):
 ])
 def test_create_entities_refuses_bad_input_and_writes_nothing(mcp, entities, needle):
     mcp.refused("create_entities", {"entities": entities}, needle)
-    assert mcp.service.entity_names() == []
+    assert mcp.service.entities.entity_names() == []
 
 
 def test_create_relations_skips_duplicates_and_keeps_context(people):
@@ -210,7 +210,7 @@ def test_open_nodes_ignores_unknown_names_and_records_access(people):
     opened = people.ok("open_nodes", {"names": ["Acme", "Nobody"]})
     assert [e["name"] for e in opened["entities"]] == ["Acme"]
     assert opened["relations"] == [{"from": "Alice", "to": "Acme", "relationType": "works_at"}]
-    people.service.wait_for_signals()
+    people.service.usage.wait_for_signals()
     assert people.ok("get_entity", {"name": "Acme"})["accessCount"] == 1
 
 
@@ -233,14 +233,14 @@ def test_search_semantic_returns_scoring_breakdown(people):
 
 def test_search_semantic_uses_the_saved_scoring_parameters(people):
     people.ok("set_status", {"entityNames": ["Bob"], "status": "archived"})
-    people.service.save_scoring_params(ScoringParams().replace(status_archived=0.25))
+    people.service.search.save_scoring_params(ScoringParams().replace(status_archived=0.25))
     bob = next(r for r in people.ok("search_semantic", {"query": "chess"})["results"] if r["name"] == "Bob")
     assert bob["scoring"]["status_multiplier"] == 0.25
 
 
 def test_search_semantic_preset_chooses_the_formula(people):
     five_years_ago = time.time() - 5 * 365 * 86_400
-    people.service.create_entities([EntityInput("Carol", "person", (ObservationInput("plays chess at the club"),),
+    people.service.entities.create_entities([EntityInput("Carol", "person", (ObservationInput("plays chess at the club"),),
                                                 created_at=five_years_ago)])
     def carol(arguments):
         return next(r for r in people.ok("search_semantic", arguments)["results"] if r["name"] == "Carol")
@@ -248,7 +248,7 @@ def test_search_semantic_preset_chooses_the_formula(people):
     assert carol({"query": "chess", "preset": "seed"})["scoring"]["temporal_factor"] == pytest.approx(0.1)
     # (≈ 1: a search may record an access as this runs; a memory used seconds ago has not decayed either)
     assert carol({"query": "chess", "preset": "default"})["scoring"]["temporal_factor"] == pytest.approx(1.0)
-    assert people.service.scoring_params() == preset("default")  # what a call without a preset uses
+    assert people.service.search.scoring_params() == preset("default")  # what a call without a preset uses
     people.refused("search_semantic", {"query": "chess", "preset": "best"}, "preset", "default", "seed")
     tools = {t.name: t for t in people.portal.call(people.client.list_tools).tools}
     assert tools["search_semantic"].input_schema["properties"]["preset"]["enum"] == ["default", "seed"]
@@ -322,7 +322,7 @@ def test_writes_by_another_process_are_announced_too(people, memory_address):
 
     async def listen_while_other_writes():
         async with people.client.listen(resource_subscriptions=[KNOWLEDGE_GRAPH_URI]) as subscription:
-            await anyio.to_thread.run_sync(other.create_entities, [EntityInput("Dora", "person")])
+            await anyio.to_thread.run_sync(other.entities.create_entities, [EntityInput("Dora", "person")])
             with anyio.fail_after(10):
                 async for event in subscription:
                     return event

@@ -98,7 +98,7 @@ def test_lone_surrogates_are_refused_over_http_without_a_write(http_server, serv
     error = reply.json()
     assert error["id"] == 7 and error["error"]["code"] == -32602
     assert "entities[0].name" in error["error"]["message"] and "U+DC00" in error["error"]["message"]
-    assert service.entity_names() == []
+    assert service.entities.entity_names() == []
     ok = httpx2.post(http_server.url, content=json.dumps(INITIALIZE).encode(), headers=headers, timeout=30)
     assert ok.status_code == 200
 

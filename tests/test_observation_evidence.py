@@ -39,26 +39,26 @@ def _observation_id(svc: MemoryService, content: str) -> int:
 
 
 def test_the_observation_index_follows_every_write(service):
-    service.create_entities([EntityInput("Garden", "place", (ObservationInput("tomatoes ripen in august"),))])
+    service.entities.create_entities([EntityInput("Garden", "place", (ObservationInput("tomatoes ripen in august"),))])
     ripen = _observation_id(service, "tomatoes ripen in august")
     assert _matches(service, "tomato") == [ripen]  # stemmed, as entity_fts
-    service.add_observations([("Garden", [ObservationInput("the shed roof leaks")])])
+    service.entities.add_observations([("Garden", [ObservationInput("the shed roof leaks")])])
     leaks = _observation_id(service, "the shed roof leaks")
     assert _matches(service, "roof") == [leaks]
-    service.update_observation("Garden", "the shed roof leaks", "the shed roof was repaired")
+    service.entities.update_observation("Garden", "the shed roof leaks", "the shed roof was repaired")
     assert _matches(service, "leaks") == [] and _matches(service, "repaired") == [leaks]
-    service.delete_observations([("Garden", ["the shed roof was repaired"])])
+    service.entities.delete_observations([("Garden", ["the shed roof was repaired"])])
     assert _matches(service, "roof") == []
     assert _matches(service, "garden", name_only=True) == [ripen]  # each observation is indexed with its entity's name
-    service.rename_entity("Garden", "Allotment")
+    service.entities.rename_entity("Garden", "Allotment")
     assert _matches(service, "garden", name_only=True) == []
     assert _matches(service, "allotment", name_only=True) == [ripen]
-    service.create_entities([EntityInput("Orchard", "place", (ObservationInput("plums in september"),))])
-    service.merge_entities(["Orchard"], "Allotment")
+    service.entities.create_entities([EntityInput("Orchard", "place", (ObservationInput("plums in september"),))])
+    service.entities.merge_entities(["Orchard"], "Allotment")
     plums = _observation_id(service, "plums in september")
     assert _matches(service, "allotment", name_only=True) == [ripen, plums]
     assert _matches(service, "orchard", name_only=True) == []
-    service.delete_entities(["Allotment"])  # observations go with the entity (cascade)
+    service.entities.delete_entities(["Allotment"])  # observations go with the entity (cascade)
     assert _matches(service, "tomato", "plums") == []
 
 
@@ -87,15 +87,15 @@ FILLER = [f"we talked about the weather on day {i} and the bus timetable" for i 
 
 def test_a_session_holding_the_question_in_one_turn_ranks_first(service):
     """Both sessions hold every query word; only one holds them in one turn (one observation)."""
-    service.create_entities([
+    service.entities.create_entities([
         _long("Scattered", ["my sister called", "a kitten video", *FILLER[:3], "the shelter was crowded",
                             "my sister again", "we adopted a routine", "shelter volunteers", "a kitten sleeps"]),
         _long("Together", [*FILLER, "my sister adopted a kitten from the shelter last week"]),
     ])
     query = "sister adopted kitten shelter"
-    without = service.search(query, 2, preset("default").replace(observation_weight=0.0), record=False)
+    without = service.search.query(query, 2, preset("default").replace(observation_weight=0.0), record=False)
     assert [r.name for r in without.results] == ["Scattered", "Together"]
-    ranked = service.search(query, 2, preset("default"), record=False)
+    ranked = service.search.query(query, 2, preset("default"), record=False)
     assert [r.name for r in ranked.results] == ["Together", "Scattered"]
     together = ranked.candidate_set.names.index("Together")
     shown = explain(ranked.candidate_set, preset("default"), together)
@@ -106,19 +106,19 @@ def test_a_session_holding_the_question_in_one_turn_ranks_first(service):
 
 
 def test_a_superseded_observation_gives_no_evidence(service):
-    service.create_entities([_long("Plans", ["we will move to lisbon in spring", *FILLER[:2]])])
-    service.supersede_observation("Plans", "we will move to lisbon in spring", ObservationInput("we stay in porto"))
-    outcome = service.search("move to lisbon", 5, preset("default"), record=False)
+    service.entities.create_entities([_long("Plans", ["we will move to lisbon in spring", *FILLER[:2]])])
+    service.entities.supersede_observation("Plans", "we will move to lisbon in spring", ObservationInput("we stay in porto"))
+    outcome = service.search.query("move to lisbon", 5, preset("default"), record=False)
     assert len(outcome.candidate_set.observation_row) == 0
     assert "we stay in porto" in outcome.results[0].observations
 
 
 def test_the_logged_set_re_ranks_with_its_observation_evidence(service):
-    service.create_entities([
+    service.entities.create_entities([
         _long("Scattered", ["my sister adopted a kitten", *FILLER[:3], "the shelter was crowded"]),
         _long("Together", [*FILLER, "my sister adopted a kitten from the shelter last week"]),
     ])
-    outcome = service.search("sister adopted kitten shelter", 2, preset("default"), record=False)
+    outcome = service.search.query("sister adopted kitten shelter", 2, preset("default"), record=False)
     assert len(outcome.candidate_set.observation_row) >= 2
     restored = codec.unpack(codec.pack(outcome.candidate_set))
     for mu in (0.0, 0.5, 1.0):
@@ -129,16 +129,16 @@ def test_the_logged_set_re_ranks_with_its_observation_evidence(service):
 
 def test_the_seed_preset_ignores_observation_evidence(service):
     assert preset("seed").observation_weight == 0.0
-    service.create_entities([_long("Together", [*FILLER[:2], "my sister adopted a kitten"])])
-    outcome = service.search("sister kitten", 1, preset("seed"), record=False)
+    service.entities.create_entities([_long("Together", [*FILLER[:2], "my sister adopted a kitten"])])
+    outcome = service.search.query("sister kitten", 1, preset("seed"), record=False)
     scores = score_candidates(outcome.candidate_set, preset("seed"))
     assert not scores.observation.any()
 
 
 def test_each_matched_observation_carries_its_own_vector_s_cosine(service):
-    service.create_entities([_long("Together", [*FILLER[:2], "my sister adopted a kitten"])])
-    service.wait_for_vectors()
-    cs = service.search("sister kitten", 1, preset("default"), record=False).candidate_set
+    service.entities.create_entities([_long("Together", [*FILLER[:2], "my sister adopted a kitten"])])
+    service.search.wait_for_vectors()
+    cs = service.search.query("sister kitten", 1, preset("default"), record=False).candidate_set
     query = service.embedder.embed_query("sister kitten")
     vector = service.embedder.embed([observation_passage("Together", "my sister adopted a kitten")])[0]
     expected = float(query @ vector / (np.linalg.norm(query) * np.linalg.norm(vector)))

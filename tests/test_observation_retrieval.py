@@ -42,13 +42,13 @@ def long_entities(memory_address):
     entities += [EntityInput(f"Office log {i}", "log", tuple(ObservationInput(o) for o in filler(7 * i)))
                  for i in range(1, 4)]
     entities.append(EntityInput("Neighbours", "log", (ObservationInput(NEIGHBOURS),)))
-    service.create_entities(entities)
+    service.entities.create_entities(entities)
     yield service
     service.close()
 
 
 def test_a_fact_in_the_40th_observation_is_found(long_entities):
-    outcome = long_entities.search(QUERY, limit=5, record=False)
+    outcome = long_entities.search.query(QUERY, limit=5, record=False)
     first = outcome.results[0]
     assert first.name == "Household log"
     # the fact's own vector: the entity passage alone (without the fact) is at cosine distance ~0.8

@@ -60,27 +60,27 @@ def test_a_write_commits_at_once_with_the_model_blocked_and_a_second_writer_is_n
     embedder = GatedEmbedder()
     service = MemoryService(open_database(memory_address), embedder, background_vectors=True)
     try:
-        service.create_entities([E("Other", "T", (O("plain words"),))])
-        assert service.wait_for_vectors(10)
+        service.entities.create_entities([E("Other", "T", (O("plain words"),))])
+        assert service.search.wait_for_vectors(10)
         embedder.gate.clear()
         embedder.entered.clear()
-        service.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
+        service.entities.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
         assert embedder.entered.wait(10)  # the background embedder is now stuck inside the model
         assert embedder.queries == []  # nothing it could contradict: not encoded with the write, which never waited
-        assert [e.name for e in service.search_nodes("zebras").entities] == ["Zebra notes"]  # keyword: at once
-        assert service.pending_vectors() == 1
-        outcome = service.search("zebras sleep", 5, record=False)
+        assert [e.name for e in service.search.search_nodes("zebras").entities] == ["Zebra notes"]  # keyword: at once
+        assert service.search.pending_vectors() == 1
+        outcome = service.search.query("zebras sleep", 5, record=False)
         assert outcome.pending_vectors == 1 and outcome.results[0].name == "Zebra notes"
 
-        second = threading.Thread(target=lambda: service.add_observations([("Other", [O("more words")])]))
+        second = threading.Thread(target=lambda: service.entities.add_observations([("Other", [O("more words")])]))
         second.start()
         second.join(10)
         assert not second.is_alive() and not embedder.gate.is_set()  # done while the model is still blocked
-        assert "more words" in [o.content for o in service.get_entity("Other").entity.observations]
+        assert "more words" in [o.content for o in service.entities.get_entity("Other").entity.observations]
 
         embedder.gate.set()
-        assert service.wait_for_vectors(10) and service.pending_vectors() == 0
-        found = service.search("zebras sleep", 5, record=False)
+        assert service.search.wait_for_vectors(10) and service.search.pending_vectors() == 0
+        found = service.search.query("zebras sleep", 5, record=False)
         assert found.results[0].name == "Zebra notes" and found.results[0].distance is not None
         assert _vector_rows(service) == (3, 3, 3)
     finally:
@@ -93,15 +93,15 @@ def test_a_write_made_while_its_entity_is_being_embedded_is_embedded_again(memor
     service = MemoryService(open_database(memory_address), embedder, background_vectors=True)
     try:
         embedder.gate.clear()
-        service.create_entities([E("Note", "T", (O("first text"),))])
+        service.entities.create_entities([E("Note", "T", (O("first text"),))])
         assert embedder.entered.wait(10)  # embedding "first text" now
-        service.update_observation("Note", "first text", "second text")
+        service.entities.update_observation("Note", "first text", "second text")
         embedder.gate.set()
-        assert service.wait_for_vectors(10)
+        assert service.search.wait_for_vectors(10)
         conn = service.database.read()
         stored = conn.execute("SELECT text_hash FROM observation_embedding_meta").fetchall()
         assert stored == [(text_hash(observation_passage("Note", "second text")),)]  # never the stale text
-        assert service.pending_vectors() == 0 and _vector_rows(service) == (1, 1, 1)
+        assert service.search.pending_vectors() == 0 and _vector_rows(service) == (1, 1, 1)
     finally:
         embedder.gate.set()
         service.close()
@@ -112,19 +112,19 @@ def test_appending_to_a_long_entity_embeds_only_the_new_observation(memory_addre
     service = MemoryService(open_database(memory_address), embedder)
     try:
         facts = tuple(O(f"fact number {i} about the long running migration of the billing system") for i in range(100))
-        service.create_entities([E("Long", "Project", facts)])
+        service.entities.create_entities([E("Long", "Project", facts)])
         embedder.texts.clear()
         embedder.queries.clear()
-        service.add_observations([("Long", [O("the cut-over happens on a Sunday night")])])
+        service.entities.add_observations([("Long", [O("the cut-over happens on a Sunday night")])])
         assert embedder.queries == []  # it can contradict none of the facts: not encoded with the write
         assert embedder.texts == ["Long: the cut-over happens on a Sunday night"]  # the entity's head is full: once
-        service.add_observations([("Long", [O("the cut-over moved to a Saturday night")])])
+        service.entities.add_observations([("Long", [O("the cut-over moved to a Saturday night")])])
         assert embedder.queries == ["Long: the cut-over moved to a Saturday night"]  # it may: with the write, once
         assert embedder.texts == ["Long: the cut-over happens on a Sunday night"]  # not again in the background
-        service.update_observation("Long", "fact number 50 about the long running migration of the billing system",
+        service.entities.update_observation("Long", "fact number 50 about the long running migration of the billing system",
                                    "fact fifty, corrected")
         assert embedder.texts[-1] == "Long: fact fifty, corrected"
-        assert _vector_rows(service) == (102, 102, 102) and service.pending_vectors() == 0
+        assert _vector_rows(service) == (102, 102, 102) and service.search.pending_vectors() == 0
     finally:
         service.close()
 
@@ -141,7 +141,7 @@ _WRITER = textwrap.dedent("""
             threading.Event().wait()  # the model never answers: killed before any vector is written
 
     service = MemoryService(open_database(sys.argv[1]), Stuck(), background_vectors=True)
-    service.create_entities([E(f"entity {i}", "T", (O(f"fact {i}"), O(f"other fact {i}"))) for i in range(20)])
+    service.entities.create_entities([E(f"entity {i}", "T", (O(f"fact {i}"), O(f"other fact {i}"))) for i in range(20)])
     print("committed", flush=True)
     threading.Event().wait()
 """)
@@ -157,15 +157,15 @@ def test_kill_9_between_text_and_vectors_loses_nothing_and_the_next_start_comple
         writer.wait(10)
     service = MemoryService(open_database(path), HashingEmbedder(), background_vectors=True)
     try:
-        assert service.stats().entities == 20 and service.stats().observations == 40
+        assert service.entities.stats().entities == 20 and service.entities.stats().observations == 40
         deadline = time.monotonic() + 20
-        while service.pending_vectors() and time.monotonic() < deadline:  # the start resumed on its own
+        while service.search.pending_vectors() and time.monotonic() < deadline:  # the start resumed on its own
             time.sleep(0.05)
-        assert service.pending_vectors() == 0
+        assert service.search.pending_vectors() == 0
         assert _vector_rows(service) == (40, 40, 40)  # each observation embedded once, nothing duplicated
         conn = service.database.read()
         assert conn.execute("SELECT count(*) FROM entity_embeddings").fetchone()[0] == 20
-        assert service.search("other fact 7", 3, record=False).results[0].name == "entity 7"
+        assert service.search.query("other fact 7", 3, record=False).results[0].name == "entity 7"
     finally:
         service.close()
 
@@ -192,24 +192,24 @@ def test_writers_on_one_memory_each_embed_their_own_writes_and_take_over_orphane
     second = MemoryService(open_database(path), second_model, background_vectors=True)
     try:
         for i in range(12):
-            (first if i % 2 else second).create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
+            (first if i % 2 else second).entities.create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
         for service in (first, second):
             service.vectors._filler.wait(10)
-        assert first.pending_vectors() == 0
+        assert first.search.pending_vectors() == 0
         assert not set(first_model.texts) & set(second_model.texts)  # no text embedded twice
         assert any("fact number 1" in t for t in first_model.texts)
         assert any("fact number 0" in t for t in second_model.texts)
 
         with first.vectors.deferred():  # a writer that stops before filling its marks
-            first.create_entities([E("left behind", "T", (O("an orphaned fact"),))])
-        second.create_entities([E("fresh", "T", (O("a fresh fact"),))])
+            first.entities.create_entities([E("left behind", "T", (O("an orphaned fact"),))])
+        second.entities.create_entities([E("fresh", "T", (O("a fresh fact"),))])
         second.vectors._filler.wait(10)
-        assert first.pending_vectors() == 1  # another writer's recent mark: not taken
+        assert first.search.pending_vectors() == 1  # another writer's recent mark: not taken
         with second.database.maintenance() as conn:
             conn.execute("UPDATE pending_vectors SET queued_at = queued_at - 3600")
-        second.create_entities([E("later", "T", (O("a later fact"),))])
+        second.entities.create_entities([E("later", "T", (O("a later fact"),))])
         second.vectors._filler.wait(10)
-        assert first.pending_vectors() == 0
+        assert first.search.pending_vectors() == 0
         assert any("an orphaned fact" in t for t in second_model.texts)
     finally:
         first.close()
@@ -240,10 +240,10 @@ def test_writers_on_one_memory_take_turns_with_the_model(memory_address):
     services = [MemoryService(open_database(path), OverlapEmbedder(), background_vectors=True) for _ in range(3)]
     try:
         for i in range(30):
-            services[i % 3].create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
+            services[i % 3].entities.create_entities([E(f"note {i}", "T", (O(f"fact number {i}"),))])
         for service in services:
             service.vectors._filler.wait(30)
-        assert services[0].pending_vectors() == 0 and _vector_rows(services[0]) == (30, 30, 30)
+        assert services[0].search.pending_vectors() == 0 and _vector_rows(services[0]) == (30, 30, 30)
         assert OverlapEmbedder.most == 1
         assert turn_file(services[0].database.path, "embed").exists()
     finally:
@@ -270,11 +270,11 @@ def test_a_failed_step_is_retried_and_its_vectors_still_land(memory_address, mon
     embedder = FailsOnceEmbedder()
     service = MemoryService(open_database(memory_address), embedder, background_vectors=True)
     try:
-        service.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
+        service.entities.create_entities([E("Zebra notes", "T", (O("zebras sleep standing up"),))])
         deadline = time.monotonic() + 10
-        while service.pending_vectors() and time.monotonic() < deadline:
+        while service.search.pending_vectors() and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert service.pending_vectors() == 0 and _vector_rows(service) == (1, 1, 1)
+        assert service.search.pending_vectors() == 0 and _vector_rows(service) == (1, 1, 1)
         assert isinstance(service.vectors._filler.last_error, RuntimeError)
     finally:
         service.close()
@@ -302,7 +302,7 @@ def test_a_failing_step_waits_between_attempts_however_often_writes_wake_it(tmp_
         n = 0
         while time.monotonic() - started < 2.0:  # a write every 10 ms, each waking the filler
             n += 1
-            service.create_entities([E(f"note {n}", "T", (O(f"text {n}"),))])
+            service.entities.create_entities([E(f"note {n}", "T", (O(f"text {n}"),))])
             time.sleep(0.01)
         attempts = embedder.filler_calls
     finally:

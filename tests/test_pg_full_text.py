@@ -68,7 +68,7 @@ def sample_db(tmp_path_factory) -> Path:
     try:
         assert import_files(service, [SAMPLE]).ok
         for author, mood, content in REFLECTIONS:
-            service.add_reflection("global", None, author, content, mood)
+            service.reflections.add_reflection("global", None, author, content, mood)
     finally:
         service.close()
     return path

@@ -38,8 +38,8 @@ def team(tmp_path_factory):
     address = new_database("outage")
     service = MemoryService(open_database(address), None, origin="cli")
     try:
-        service.create_entities([E(f"w{n}", "writer") for n in range(WRITERS)])
-        tokens = {name: service.add_token(name) for name in [*(f"writer-{n}" for n in range(WRITERS)), "reader"]}
+        service.entities.create_entities([E(f"w{n}", "writer") for n in range(WRITERS)])
+        tokens = {name: service.projects.add_token(name) for name in [*(f"writer-{n}" for n in range(WRITERS)), "reader"]}
     finally:
         service.close()
     home = tmp_path_factory.mktemp("outage_home")
@@ -190,7 +190,7 @@ def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg
                 time.sleep(0.05)
 
     try:
-        service.create_entities([E("Ada", "person")])
+        service.entities.create_entities([E("Ada", "person")])
         service.subscribe(stop_after_commit)
         with portal_client(build_server(service)) as (portal, client):
             try:
@@ -205,7 +205,7 @@ def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg
             deadline = time.monotonic() + 10
             while True:  # the database answers again within a retry step
                 try:
-                    found = service.open_nodes(["Ada"]).entities[0]
+                    found = service.entities.open_nodes(["Ada"]).entities[0]
                     break
                 except Exception:
                     if time.monotonic() > deadline:
@@ -230,7 +230,7 @@ def test_a_write_whose_connection_ends_inside_a_pipeline_fails_clearly_and_the_n
 
     service = MemoryService(open_database(pg_address), None)
     try:
-        service.create_entities([E("Ada", "person")])
+        service.entities.create_entities([E("Ada", "person")])
         database = service.database
         with pytest.raises(DatabaseUnavailableError, match="nothing was stored"):
             with database.write("test", "add_observations") as txn:
@@ -245,8 +245,8 @@ def test_a_write_whose_connection_ends_inside_a_pipeline_fails_clearly_and_the_n
                             txn.conn.raw.execute("SELECT 1")
                 finally:
                     ending.join()
-        service.add_observations([("Ada", ["writes the first program"])])
-        assert [o.content for o in service.open_nodes(["Ada"]).entities[0].observations] == ["writes the first program"]
+        service.entities.add_observations([("Ada", ["writes the first program"])])
+        assert [o.content for o in service.entities.open_nodes(["Ada"]).entities[0].observations] == ["writes the first program"]
     finally:
         service.close()
 

@@ -114,7 +114,7 @@ def test_explain_agrees_with_rerank(name):
 @pytest.mark.model
 def test_default_ranks_the_keyword_hit_first_where_cosine_is_wrong(memory_address):
     svc = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
-    svc.create_entities([
+    svc.entities.create_entities([
         EntityInput("Ticket 17", "note", (ObservationInput("E4021 appeared on the display again this morning"),)),
         EntityInput("Ticket 18", "note", (ObservationInput("my laser printing device shows a fault number and stops"),)),
         EntityInput("Garden", "note", (ObservationInput("tomatoes need water every evening"),)),
@@ -134,7 +134,7 @@ def test_default_ranks_the_keyword_hit_first_where_cosine_is_wrong(memory_addres
 def test_cli_search_preset(memory_address, capsys):
     db = memory_address
     svc = MemoryService(open_database(db), None)
-    svc.create_entities([EntityInput("Café Müller", "Place", (ObservationInput("a café in Berlin"),),
+    svc.entities.create_entities([EntityInput("Café Müller", "Place", (ObservationInput("a café in Berlin"),),
                                      created_at=time.time() - 400 * DAY)])
     svc.close()
 
@@ -175,7 +175,7 @@ def test_migration_005_rebuilds_the_index_stemmed_keeping_every_entity(tmp_path)
 @pytest.mark.model
 def test_candidates_only_full_text_found_get_their_real_cosine(memory_address):
     svc = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
-    svc.create_entities([EntityInput(f"Bird {i}", "note", (ObservationInput(f"a small garden bird, kind {i}"),))
+    svc.entities.create_entities([EntityInput(f"Bird {i}", "note", (ObservationInput(f"a small garden bird, kind {i}"),))
                          for i in range(6)] + [
         EntityInput("Invoice", "note", (ObservationInput("quarterly tax invoice for the sparrow account"),))])
     read = svc.database.read()

@@ -28,18 +28,18 @@ from limbic.core.store.backend import open_database
 @pytest.fixture
 def memory(service):
     """alpha's "Backend" (related to the global "Postgres"), beta's "Frontend", and the global "Postgres"."""
-    service.create_entities([
+    service.entities.create_entities([
         E("Backend", "service", (O("alpha's backend is written in Go"),), project="alpha"),
         E("Frontend", "service", (O("beta's frontend is written in Elm"),), project="beta"),
         E("Postgres", "database", (O("the shared database server"),)),
     ])
-    service.create_relations([R("Backend", "Postgres", "stores_in")])
+    service.relations.create_relations([R("Backend", "Postgres", "stores_in")])
     return service
 
 
 def alpha_backend(service: MemoryService):
     with service.scoped("alpha"):
-        return service.get_entity("Backend")
+        return service.entities.get_entity("Backend")
 
 
 def test_a_beta_server_cannot_read_or_change_alphas_entity(memory):
@@ -91,15 +91,15 @@ BACKUPS = [f"postgres backups run nightly to cold storage copy {i}" for i in ran
 
 
 def test_a_global_entity_shows_no_relation_to_another_projects_entity(memory):
-    memory.add_observations([("Postgres", [O(t) for t in TABLES + BACKUPS])])
-    memory.create_relations([R("Frontend", "Postgres", "reads_from")])
-    memory.add_reflection("relation", R("Backend", "Postgres", "stores_in"), "nolan", "alpha's orders live in Postgres")
-    memory.add_reflection("entity", "Postgres", "sofia", "the shared database needs a bigger disk")
+    memory.entities.add_observations([("Postgres", [O(t) for t in TABLES + BACKUPS])])
+    memory.relations.create_relations([R("Frontend", "Postgres", "reads_from")])
+    memory.reflections.add_reflection("relation", R("Backend", "Postgres", "stores_in"), "nolan", "alpha's orders live in Postgres")
+    memory.reflections.add_reflection("entity", "Postgres", "sofia", "the shared database needs a bigger disk")
     with memory.scoped("beta"):
-        detail = memory.get_entity("Postgres")
+        detail = memory.entities.get_entity("Postgres")
         assert [(r.source, r.target) for r in detail.relations] == [("Frontend", "Postgres")] and detail.degree == 1
-        assert [r.content for r in memory.reflections_of("Postgres")] == ["the shared database needs a bigger disk"]
-        assert [r.content for r in memory.reflections_by_entity(["Postgres"])["Postgres"]] == [
+        assert [r.content for r in memory.reflections.reflections_of("Postgres")] == ["the shared database needs a bigger disk"]
+        assert [r.content for r in memory.reflections.reflections_by_entity(["Postgres"])["Postgres"]] == [
             "the shared database needs a bigger disk"]
     with portal_client(build_server(memory, project="beta")) as (portal, client):
         def call(tool, arguments):
@@ -128,17 +128,17 @@ def test_a_global_entity_shows_no_relation_to_another_projects_entity(memory):
              "relations": [{"from": "Backend", "to": "Postgres", "relationType": "stores_in"}]}]}))
         assert refused["error"] and "'Postgres' has no active relation 'Backend'" in refused["text"]
     with memory.scoped("alpha"):  # alpha's relation and its reflection are as they were
-        assert [(r.source, r.target) for r in memory.get_entity("Postgres").relations] == [("Backend", "Postgres")]
-        assert len(memory.reflections_of("Postgres")) == 2
-    assert [(r.source, r.target) for r in memory.get_entity("Postgres").relations] == [
+        assert [(r.source, r.target) for r in memory.entities.get_entity("Postgres").relations] == [("Backend", "Postgres")]
+        assert len(memory.reflections.reflections_of("Postgres")) == 2
+    assert [(r.source, r.target) for r in memory.entities.get_entity("Postgres").relations] == [
         ("Backend", "Postgres"), ("Frontend", "Postgres")]
-    assert len(memory.reflections_of("Postgres")) == 2
+    assert len(memory.reflections.reflections_of("Postgres")) == 2
 
 
 def test_a_beta_servers_deletes_name_what_they_left_in_another_project(memory):
-    memory.create_entities([E("Cache", "service", (O("beta caches sessions in Redis"), O("beta's cache holds 1 GB")),
+    memory.entities.create_entities([E("Cache", "service", (O("beta caches sessions in Redis"), O("beta's cache holds 1 GB")),
                               project="beta"), E("Queue", "service", (O("alpha queues jobs"),), project="alpha")])
-    memory.create_relations([R("Frontend", "Postgres", "reads_from"), R("Cache", "Postgres", "warms_from")])
+    memory.relations.create_relations([R("Frontend", "Postgres", "reads_from"), R("Cache", "Postgres", "warms_from")])
     before = alpha_backend(memory)
     with portal_client(build_server(memory, project="beta")) as (portal, client):
         def call(tool, arguments):
@@ -168,16 +168,16 @@ def test_a_beta_servers_deletes_name_what_they_left_in_another_project(memory):
         assert call("delete_relations", {"relations": [
             {"from": "Frontend", "to": "Postgres", "relationType": "never_related"}]}) == "Relations deleted successfully"
     with memory.scoped("beta"):
-        assert sorted(e.name for e in memory.read_graph().entities) == ["Frontend", "Postgres"]
-        assert memory.read_graph().relations == ()
+        assert sorted(e.name for e in memory.entities.read_graph().entities) == ["Frontend", "Postgres"]
+        assert memory.entities.read_graph().relations == ()
     after = alpha_backend(memory)
     assert after.entity == before.entity and after.relations == before.relations
     with memory.scoped("alpha"):
-        assert [o.content for o in memory.get_entity("Queue").entity.observations] == ["alpha queues jobs"]
+        assert [o.content for o in memory.entities.get_entity("Queue").entity.observations] == ["alpha queues jobs"]
     with portal_client(build_server(memory)) as (portal, client):  # unbound: alpha's entity is seen, and deleted
         answer = outcome(portal.call(client.call_tool, "delete_entities", {"entityNames": ["Queue"]}))
         assert answer["text"] == "Entities deleted successfully"
-    assert memory.projects() == {"alpha": 1, "beta": 1}
+    assert memory.projects.names() == {"alpha": 1, "beta": 1}
 
 
 def test_beta_writing_a_name_alpha_holds_makes_betas_own_entity(memory):
@@ -202,72 +202,72 @@ def test_beta_writing_a_name_alpha_holds_makes_betas_own_entity(memory):
     alpha = alpha_backend(memory).entity
     assert [o.content for o in alpha.observations] == ["alpha's backend is written in Go"]
     with memory.scoped("beta"):
-        beta = memory.get_entity("Backend")
+        beta = memory.entities.get_entity("Backend")
     assert beta.entity.project == "beta" and beta.entity.id != alpha.id
     assert {(r.source, r.target) for r in beta.relations} == {("Frontend", "Backend"), ("Backend", "Postgres")}
     assert {(r.source_id, r.target_id) for r in beta.relations} == {
-        (memory.get_entity("Frontend").entity.id, beta.entity.id), (beta.entity.id, memory.get_entity("Postgres").entity.id)}
+        (memory.entities.get_entity("Frontend").entity.id, beta.entity.id), (beta.entity.id, memory.entities.get_entity("Postgres").entity.id)}
     with pytest.raises(ConflictError, match="'Backend' is held by projects 'alpha', 'beta'"):
-        memory.get_entity("Backend")  # unbound, the name is ambiguous: never a silent pick
-    assert memory.projects() == {"alpha": 1, "beta": 2}
-    opened = memory.open_nodes(["Backend"], project="alpha", record=False).entities  # a read may name the project
+        memory.entities.get_entity("Backend")  # unbound, the name is ambiguous: never a silent pick
+    assert memory.projects.names() == {"alpha": 1, "beta": 2}
+    opened = memory.entities.open_nodes(["Backend"], project="alpha", record=False).entities  # a read may name the project
     assert [(e.name, e.project) for e in opened] == [("Backend", "alpha")]
 
 
 def test_names_are_unique_per_project_and_the_projects_own_wins(service):
-    service.create_entities([E("Backend", "service", (O("alpha's backend"),), project="alpha"),
+    service.entities.create_entities([E("Backend", "service", (O("alpha's backend"),), project="alpha"),
                              E("Core", "service", (O("the company-wide backend"),))])
-    service.rename_entity("Core", "Backend")  # the global name is free: alpha's "Backend" is alpha's
-    assert service.create_entities([E("Backend", "service", (O("a name alpha sees already"),), project="alpha")]) == []
+    service.entities.rename_entity("Core", "Backend")  # the global name is free: alpha's "Backend" is alpha's
+    assert service.entities.create_entities([E("Backend", "service", (O("a name alpha sees already"),), project="alpha")]) == []
     with service.scoped("alpha"):
-        assert service.get_entity("Backend").entity.project == "alpha"
-        service.add_observations([("Backend", [O("alpha adds a fact")])])
+        assert service.entities.get_entity("Backend").entity.project == "alpha"
+        service.entities.add_observations([("Backend", [O("alpha adds a fact")])])
     with service.scoped("beta"):
-        assert service.get_entity("Backend").entity.project is None  # beta has none: the global one
-    assert service.get_entity("Backend").entity.project is None  # unbound: the global one
-    assert [o.content for o in service.get_entity("Backend").entity.observations] == ["the company-wide backend"]
-    service.create_entities([E("Gateway", "service", project="alpha")])
+        assert service.entities.get_entity("Backend").entity.project is None  # beta has none: the global one
+    assert service.entities.get_entity("Backend").entity.project is None  # unbound: the global one
+    assert [o.content for o in service.entities.get_entity("Backend").entity.observations] == ["the company-wide backend"]
+    service.entities.create_entities([E("Gateway", "service", project="alpha")])
     with service.scoped("alpha"), pytest.raises(ConflictError, match="in project 'alpha'"):
-        service.rename_entity("Gateway", "Backend")
+        service.entities.rename_entity("Gateway", "Backend")
 
 
 def test_a_binding_only_narrows(memory):
     with memory.scoped("beta"):
         with pytest.raises(ValidationError, match="out of its scope"):
-            memory.read_graph(project="alpha")
+            memory.entities.read_graph(project="alpha")
         with pytest.raises(ValidationError, match="out of its scope"):
             with memory.scoped("alpha"):
                 pass
         with memory.scoped("beta"):
-            assert {e.name for e in memory.read_graph().entities} == {"Frontend", "Postgres"}
+            assert {e.name for e in memory.entities.read_graph().entities} == {"Frontend", "Postgres"}
         with pytest.raises(NotFoundError):
-            memory.merge_entities(["Backend"], "Frontend")
-        assert memory.delete_entities(["Backend"]) == 0
-    memory.add_observations([("Backend", [O("alpha's backend has a cache")])])
-    memory.add_observations([("Frontend", [O("beta's frontend has a router")])])
-    assert {c.name for c in memory.find_split_candidates(thresholds={"*": 1})[1]} == {"Backend", "Frontend"}
+            memory.entities.merge_entities(["Backend"], "Frontend")
+        assert memory.entities.delete_entities(["Backend"]) == 0
+    memory.entities.add_observations([("Backend", [O("alpha's backend has a cache")])])
+    memory.entities.add_observations([("Frontend", [O("beta's frontend has a router")])])
+    assert {c.name for c in memory.splits.find_split_candidates(thresholds={"*": 1})[1]} == {"Backend", "Frontend"}
     with memory.scoped("beta"):
-        assert [c.name for c in memory.find_split_candidates(thresholds={"*": 1})[1]] == ["Frontend"]
-        assert [r.name for r in memory.retention()] == ["Frontend", "Postgres"]
-        assert memory.add_reflection("global", None, "me", "projects are kept apart")
-        assert {r.entity for r in memory.all_reflections()} == {None}
-    memory.add_reflection("entity", "Backend", "me", "alpha's backend needs love")
+        assert [c.name for c in memory.splits.find_split_candidates(thresholds={"*": 1})[1]] == ["Frontend"]
+        assert [r.name for r in memory.lifecycle.retention()] == ["Frontend", "Postgres"]
+        assert memory.reflections.add_reflection("global", None, "me", "projects are kept apart")
+        assert {r.entity for r in memory.reflections.all_reflections()} == {None}
+    memory.reflections.add_reflection("entity", "Backend", "me", "alpha's backend needs love")
     with memory.scoped("beta"):
-        assert [r.content for r in memory.all_reflections()] == ["projects are kept apart"]
-        assert [r.content for r, _ in memory.search_reflections("backend love")] == ["projects are kept apart"]
+        assert [r.content for r in memory.reflections.all_reflections()] == ["projects are kept apart"]
+        assert [r.content for r, _ in memory.reflections.search_reflections("backend love")] == ["projects are kept apart"]
         [orphans] = review(memory, ["orphan"], 10)
         assert [d.subjects for d in orphans.items] == [("Frontend",)]
-    memory.add_observations([("Backend", [O("alpha's secret expired", expires_at=1.0)]),
+    memory.entities.add_observations([("Backend", [O("alpha's secret expired", expires_at=1.0)]),
                              ("Frontend", [O("beta's secret expired", expires_at=1.0)])])
     with memory.scoped("beta"):
         [expired] = review(memory, ["expired"], 10)
         assert (expired.total, [d.subjects for d in expired.items]) == (1, [("Frontend",)])
-    assert {e.name for e in memory.read_graph(project="beta").entities} == {"Frontend", "Postgres"}
+    assert {e.name for e in memory.entities.read_graph(project="beta").entities} == {"Frontend", "Postgres"}
 
 
 def test_a_token_bound_to_a_project_binds_its_calls(memory):
-    secret = memory.add_token("beta-bot", project="beta")
-    assert [(t.name, t.project) for t in memory.list_tokens()] == [("beta-bot", "beta")]
+    secret = memory.projects.add_token("beta-bot", project="beta")
+    assert [(t.name, t.project) for t in memory.projects.list_tokens()] == [("beta-bot", "beta")]
     with HttpMcpServer(memory) as server:
         async def scenario():
             async with http_client(server.url, secret) as client:
@@ -283,7 +283,7 @@ def test_a_token_bound_to_a_project_binds_its_calls(memory):
 
 def test_cli_import_and_export_for_a_project(memory_address, tmp_path, capsys):
     service = MemoryService.open(memory_address, embedder=None)
-    service.create_entities([E("Backend", "service", (O("alpha's backend is written in Go"),), project="alpha")])
+    service.entities.create_entities([E("Backend", "service", (O("alpha's backend is written in Go"),), project="alpha")])
     service.close()
     source = tmp_path / "beta.jsonl"
     source.write_text("\n".join(json.dumps(r) for r in [
@@ -297,7 +297,7 @@ def test_cli_import_and_export_for_a_project(memory_address, tmp_path, capsys):
     service = MemoryService.open(memory_address, embedder=None)
     try:
         with service.scoped("beta"):
-            beta = service.get_entity("Backend")
+            beta = service.entities.get_entity("Backend")
         assert beta.entity.project == "beta"
         assert [o.content for o in beta.entity.observations] == ["beta's backend is Rust"]
         assert [(r.source, r.target) for r in beta.relations] == [("Frontend", "Backend")]
@@ -324,7 +324,7 @@ def test_the_import_dialog_functions_take_a_project_per_file(service, tmp_path):
     assert report.ok
     for project in ("alpha", "beta"):
         with service.scoped(project):
-            entity = service.get_entity("Notes").entity
+            entity = service.entities.get_entity("Notes").entity
         assert entity.project == project and [o.content for o in entity.observations] == [f"{project} notes"]
     with pytest.raises(ValidationError, match="one per file"):
         import_files(service, paths, project=["alpha"])
@@ -342,17 +342,17 @@ def test_an_old_file_migrates_to_names_per_project(tmp_path):  # SQLite only: th
     conn.close()
     service = MemoryService(open_database(path), None)
     try:
-        backend = service.get_entity("Backend")
+        backend = service.entities.get_entity("Backend")
         assert (backend.entity.id, backend.entity.project, backend.access_count) == (1, "alpha", 3)
         assert [o.content for o in backend.entity.observations] == ["written in Go"]
         assert [(r.source, r.target) for r in backend.relations] == [("Backend", "Postgres")]
-        assert [(t.name, t.project) for t in service.list_tokens()] == [("alice", None)]
-        service.create_entities([E("Backend", "service", (O("written in Rust"),), project="beta")])
+        assert [(t.name, t.project) for t in service.projects.list_tokens()] == [("alice", None)]
+        service.entities.create_entities([E("Backend", "service", (O("written in Rust"),), project="beta")])
         with service.scoped("beta"):
-            assert [o.content for o in service.get_entity("Backend").entity.observations] == ["written in Rust"]
-        service.rename_entity("Postgres", "PostgreSQL")  # the rename trigger of the observation index is back
-        assert [e.name for e in service.search("Rust", record=False).results] == ["Backend"]
-        service.delete_entities(["PostgreSQL"])  # deletes still cascade
+            assert [o.content for o in service.entities.get_entity("Backend").entity.observations] == ["written in Rust"]
+        service.entities.rename_entity("Postgres", "PostgreSQL")  # the rename trigger of the observation index is back
+        assert [e.name for e in service.search.query("Rust", record=False).results] == ["Backend"]
+        service.entities.delete_entities(["PostgreSQL"])  # deletes still cascade
         assert alpha_backend(service).relations == ()
         conn = service.database.read()
         assert conn.execute("PRAGMA user_version").get >= 14
@@ -367,25 +367,25 @@ def test_an_old_file_migrates_to_names_per_project(tmp_path):  # SQLite only: th
 def test_a_beta_server_cannot_settle_alphas_contradiction(memory):
     from limbic.core.store import conflicts
 
-    memory.add_observations([("Backend", [O("alpha's backend runs in eu-west-1"), O("alpha's backend runs in us-east-1")])])
+    memory.entities.add_observations([("Backend", [O("alpha's backend runs in eu-west-1"), O("alpha's backend runs in us-east-1")])])
     ids = [o.id for o in alpha_backend(memory).entity.observations][-2:]
     with memory.database.maintenance() as conn:
         conflicts.insert(conn, [(ids[1], ids[0], 0.9, "region: eu-west-1 → us-east-1")], "checkable", 1.0)
-    total, rows = memory.open_conflicts()  # the one inserted, and any the check found on the write
+    total, rows = memory.lifecycle.open_conflicts()  # the one inserted, and any the check found on the write
     row = rows[0]
     with memory.scoped("beta"):
-        assert memory.open_conflicts() == (0, [])
+        assert memory.lifecycle.open_conflicts() == (0, [])
         with pytest.raises(NotFoundError):
-            memory.conflict(row.id)
+            memory.lifecycle.conflict(row.id)
         with pytest.raises(NotFoundError):
-            memory.settle_conflict(row.id, "delete_old")
+            memory.lifecycle.settle_conflict(row.id, "delete_old")
     with portal_client(build_server(memory, project="beta")) as (portal, client):
         answer = outcome(portal.call(client.call_tool, "resolve_conflict", {"key": f"contradiction:{row.id}",
                                                                             "option": "delete_old"}))
         assert answer["error"] and answer["text"].endswith(
             f"no open decision 'contradiction:{row.id}': it is about another project's memories (this memory is "
             "served for project 'beta')")
-    assert memory.open_conflicts()[0] == total >= 1
+    assert memory.lifecycle.open_conflicts()[0] == total >= 1
     assert len(alpha_backend(memory).entity.observations) == 3
 
 
@@ -416,20 +416,20 @@ def test_an_old_postgresql_memory_migrates_to_names_per_project(empty_pg_address
     shipped = pg_schema.shipped_migrations()
     monkeypatch.setattr(pg_schema, "shipped_migrations", lambda: [m for m in shipped if m[0] <= 13])
     old = MemoryService(open_database(pg_address), None)  # the memory as schema 13 left it
-    old.create_entities([E("Backend", "service", (O("written in Go"),), project="alpha")])
+    old.entities.create_entities([E("Backend", "service", (O("written in Go"),), project="alpha")])
     assert old.database.read().execute("SELECT max(version) FROM limbic_schema").get == 13
     old.close()
     monkeypatch.setattr(pg_schema, "shipped_migrations", lambda: shipped)
     service = MemoryService(open_database(pg_address), None)
     try:
         assert service.database.read().execute("SELECT max(version) FROM limbic_schema").get == shipped[-1][0]
-        service.create_entities([E("Backend", "service", (O("written in Rust"),), project="beta")])
+        service.entities.create_entities([E("Backend", "service", (O("written in Rust"),), project="beta")])
         for project, text in (("alpha", "written in Go"), ("beta", "written in Rust")):
             with service.scoped(project):
-                assert [o.content for o in service.get_entity("Backend").entity.observations] == [text]
-        service.add_token("ci", project="beta")
-        assert service.token_project("ci") == "beta"
+                assert [o.content for o in service.entities.get_entity("Backend").entity.observations] == [text]
+        service.projects.add_token("ci", project="beta")
+        assert service.projects.token_project("ci") == "beta"
         with pytest.raises(ConflictError):
-            service.rename_entity("Backend", "Other")  # unbound: two projects hold the name
+            service.entities.rename_entity("Backend", "Other")  # unbound: two projects hold the name
     finally:
         service.close()

@@ -18,13 +18,13 @@ DAY = 86_400.0
 
 
 def test_origins_follow_the_change_log(service):
-    service.create_entities([EntityInput("Harbor", "Project", (ObservationInput("ingests buoy data"),))],
+    service.entities.create_entities([EntityInput("Harbor", "Project", (ObservationInput("ingests buoy data"),))],
                             origin="mcp:alice")
-    service.create_entities([EntityInput("Redis", "Tool")], origin="mcp:bob")
-    service.create_entities([EntityInput("Lonely", "Concept")], origin="cli")
-    service.add_observations([("Harbor", [ObservationInput("uses Redis")])], origin="mcp:bob")
-    service.create_relations([RelationInput("Harbor", "Redis", "uses")], origin="gui")
-    ids = {e.name: e.id for e in service.read_graph().entities}
+    service.entities.create_entities([EntityInput("Redis", "Tool")], origin="mcp:bob")
+    service.entities.create_entities([EntityInput("Lonely", "Concept")], origin="cli")
+    service.entities.add_observations([("Harbor", [ObservationInput("uses Redis")])], origin="mcp:bob")
+    service.relations.create_relations([RelationInput("Harbor", "Redis", "uses")], origin="gui")
+    ids = {e.name: e.id for e in service.entities.read_graph().entities}
     found = provenance.write_origins(service)
     assert found.created[ids["Harbor"]] == "mcp:alice" and found.last[ids["Harbor"]] == "gui"
     assert found.created[ids["Redis"]] == "mcp:bob" and found.last[ids["Lonely"]] == "cli"
@@ -38,16 +38,16 @@ def test_origins_follow_the_change_log(service):
 
 def test_what_fades_within_a_window(service):
     now = time.time()
-    service.create_entities([EntityInput("Old idea", "Note", (ObservationInput("written long ago"),),
+    service.entities.create_entities([EntityInput("Old idea", "Note", (ObservationInput("written long ago"),),
                                          created_at=now - 5 * DAY)])
     written_ago(service, 5)
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Deploy key", "Secret", (ObservationInput("rotates soon", expires_at=now + 10 * DAY),
                                              ObservationInput("kept for a year", expires_at=now + 365 * DAY))),
         EntityInput("Fresh idea", "Note", (ObservationInput("written today"),)),
     ])
     # no grace period, the exponential decay: what was written today may fade as soon as its score says so
-    service.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05, grace_days=0.0,
+    service.lifecycle.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05, grace_days=0.0,
                                                   decay_model=0))
     week = provenance.fading_next(service, 7, now=now)
     month = provenance.fading_next(service, 30, now=now)
@@ -57,11 +57,11 @@ def test_what_fades_within_a_window(service):
     assert not any(f.kind == provenance.EXPIRES for f in week)
     forgotten = {f.name: f for f in month if f.kind == provenance.FORGOTTEN}
     assert "Old idea" in forgotten  # 5 days old at a 3-day half-life: below 0.05 in about 8 more days
-    retention = {r.name: r for r in service.retention(now=now)}
+    retention = {r.name: r for r in service.lifecycle.retention(now=now)}
     assert forgotten["Old idea"].at == pytest.approx(now + retention["Old idea"].hours_until_forgotten * 3600)
     assert forgotten["Old idea"].detail == "never used since it was written 1 month ago"  # as at the end of the window
     assert [f.at for f in month] == sorted(f.at for f in month)
-    service.set_pinned(["Old idea"], True)
+    service.lifecycle.set_pinned(["Old idea"], True)
     assert "Old idea" not in {f.name for f in provenance.fading_next(service, 30, now=now)}  # pinned: kept
     with pytest.raises(ValidationError):
         provenance.fading_next(service, -1)

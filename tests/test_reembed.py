@@ -19,7 +19,7 @@ from limbic.core.vectors.reembed import reembed, stale_entity_ids
 def database(memory_address):
     db = open_database(memory_address)
     service = MemoryService(db, HashingEmbedder(dimension=384, name="old-model"))
-    service.create_entities([EntityInput(f"entity {i}", "thing", (ObservationInput(f"fact number {i}"),))
+    service.entities.create_entities([EntityInput(f"entity {i}", "thing", (ObservationInput(f"fact number {i}"),))
                              for i in range(25)])
     yield db
     db.close()
@@ -85,14 +85,14 @@ def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedde
             conn.execute("INSERT INTO entity_embedding_meta(entity_id, model, updated_at) VALUES (?, 'old-model', 0)",
                          (i + 1,))
     service = MemoryService(database, model)
-    assert service.stale_vectors() == 25
+    assert service.search.stale_vectors() == 25
     assert stale_entity_ids(database, "old-model") == list(range(1, 26))
-    outcome = service.search("fact number 7", record=False)
+    outcome = service.search.query("fact number 7", record=False)
     assert outcome.mode == "hybrid" and outcome.results[0].name == "entity 7"
     assert outcome.results[0].distance is not None  # found by KNN on its entity vector too
     model.calls = 0
-    report = service.reembed(batch_size=100)
-    assert (report.embedded, report.recreated_table, service.stale_vectors()) == (25, False, 0)
+    report = service.search.reembed(batch_size=100)
+    assert (report.embedded, report.recreated_table, service.search.stale_vectors()) == (25, False, 0)
     counts = [database.read().execute(f"SELECT count(*) FROM {table}").fetchone()[0]
               for table in ("observation_embeddings", "entity_embeddings")]
     assert counts == [25, 25] and _models(database) == {"old-model": 25}

@@ -36,15 +36,15 @@ def other_address(backend, tmp_path):
 
 
 def seed(service: MemoryService) -> None:
-    service.create_entities([EntityInput("Harbor", "project", (ObservationInput("ingests buoy data"),)),
+    service.entities.create_entities([EntityInput("Harbor", "project", (ObservationInput("ingests buoy data"),)),
                              EntityInput("Alice", "person"), EntityInput("Al", "person")])
-    service.create_relations([WORKS_ON, RelationInput("Al", "Harbor", "works_on")])
-    service.add_reflection("entity", "Harbor", "nolan", "The ingestion kept breaking whenever the buoys went "
+    service.relations.create_relations([WORKS_ON, RelationInput("Al", "Harbor", "works_on")])
+    service.reflections.add_reflection("entity", "Harbor", "nolan", "The ingestion kept breaking whenever the buoys went "
                            "offline; a painful week.", "frustracion", created_at=1_700_000_000)
-    service.add_reflection("relation", WORKS_ON, "sofia", "Alice joining made the project much calmer.",
+    service.reflections.add_reflection("relation", WORKS_ON, "sofia", "Alice joining made the project much calmer.",
                            "Satisfaccion")
-    service.add_reflection("global", None, "sofia", "This memory mixes two projects and needs cleaning.", "insight")
-    service.add_reflection("entity", "Al", "Sofia", "Al is probably Alice under a nickname.")
+    service.reflections.add_reflection("global", None, "sofia", "This memory mixes two projects and needs cleaning.", "insight")
+    service.reflections.add_reflection("entity", "Al", "Sofia", "Al is probably Alice under a nickname.")
 
 
 def contents(reflections) -> list[tuple]:
@@ -55,54 +55,54 @@ def contents(reflections) -> list[tuple]:
 
 def test_written_read_and_refused(service):
     seed(service)
-    harbor = service.reflections_of("Harbor")
+    harbor = service.reflections.reflections_of("Harbor")
     assert [(r.target_type, r.author, r.mood) for r in harbor] == [("entity", "nolan", "frustracion"),
                                                                    ("relation", "sofia", "satisfaccion")]
     assert harbor[0].created_at == harbor[0].updated_at == 1_700_000_000
-    assert [r.content[:8] for r in service.reflections_of("Al")] == ["Al is pr"]
-    assert len(service.all_reflections()) == 4
-    before = service.last_change_id()
+    assert [r.content[:8] for r in service.reflections.reflections_of("Al")] == ["Al is pr"]
+    assert len(service.reflections.all_reflections()) == 4
+    before = service.history.last_change_id()
     for call in (
-        lambda: service.add_reflection("session", "Harbor", "x", "y"),
-        lambda: service.add_reflection("entity", None, "x", "y"),
-        lambda: service.add_reflection("entity", "Harbor", " ", "y"),
-        lambda: service.add_reflection("entity", "Harbor", "x", ""),
-        lambda: service.add_reflection("entity", "Harbor", "x\ny", "z"),
-        lambda: service.add_reflection("global", "Harbor", "x", "y"),
-        lambda: service.add_reflection("relation", "Harbor", "x", "y"),
-        lambda: service.add_reflection("entity", "Harbor", "x", "y", "m" * 65),
-        lambda: service.update_reflection(0, "x"),
+        lambda: service.reflections.add_reflection("session", "Harbor", "x", "y"),
+        lambda: service.reflections.add_reflection("entity", None, "x", "y"),
+        lambda: service.reflections.add_reflection("entity", "Harbor", " ", "y"),
+        lambda: service.reflections.add_reflection("entity", "Harbor", "x", ""),
+        lambda: service.reflections.add_reflection("entity", "Harbor", "x\ny", "z"),
+        lambda: service.reflections.add_reflection("global", "Harbor", "x", "y"),
+        lambda: service.reflections.add_reflection("relation", "Harbor", "x", "y"),
+        lambda: service.reflections.add_reflection("entity", "Harbor", "x", "y", "m" * 65),
+        lambda: service.reflections.update_reflection(0, "x"),
     ):
         with pytest.raises(ValidationError):
             call()
-    for call in (lambda: service.add_reflection("entity", "Nobody", "x", "y"),
-                 lambda: service.add_reflection("relation", RelationInput("Harbor", "Alice", "works_on"), "x", "y"),
-                 lambda: service.update_reflection(999, "x"), lambda: service.delete_reflection(999),
-                 lambda: service.reflections_of("Nobody")):
+    for call in (lambda: service.reflections.add_reflection("entity", "Nobody", "x", "y"),
+                 lambda: service.reflections.add_reflection("relation", RelationInput("Harbor", "Alice", "works_on"), "x", "y"),
+                 lambda: service.reflections.update_reflection(999, "x"), lambda: service.reflections.delete_reflection(999),
+                 lambda: service.reflections.reflections_of("Nobody")):
         with pytest.raises(NotFoundError):
             call()
-    assert service.last_change_id() == before
+    assert service.history.last_change_id() == before
 
 
 def test_edits_undo_exactly_and_merges_and_deletions_keep_them(service):
     seed(service)
-    before = contents(service.all_reflections())
-    harbor = service.reflections_of("Harbor")[0]
+    before = contents(service.reflections.all_reflections())
+    harbor = service.reflections.reflections_of("Harbor")[0]
     for edit in (AddReflection("entity", "Alice", "me", "a new thought", "duda"),
                  EditReflection(harbor.id, "rewritten", "someone", ""), DeleteReflection(harbor.id),
                  MergeEntities(["Al"], "Alice"), DeleteEntities(["Harbor"])):
         edit.apply(service)
-        assert contents(service.all_reflections()) != before, edit
+        assert contents(service.reflections.all_reflections()) != before, edit
         edit.revert(service)
-        assert contents(service.all_reflections()) == before, edit
-        assert [r.id for r in service.all_reflections()] == [r.id for r in service.reflections_of("Harbor")[:1]] + [
-            r.id for r in service.all_reflections()][1:]
+        assert contents(service.reflections.all_reflections()) == before, edit
+        assert [r.id for r in service.reflections.all_reflections()] == [r.id for r in service.reflections.reflections_of("Harbor")[:1]] + [
+            r.id for r in service.reflections.all_reflections()][1:]
     merge = MergeEntities(["Al"], "Alice")
     merge.apply(service)
-    assert [r.content[:8] for r in service.reflections_of("Alice")] == ["Alice jo", "Al is pr"]
+    assert [r.content[:8] for r in service.reflections.reflections_of("Alice")] == ["Alice jo", "Al is pr"]
     edit = EditReflection(harbor.id, "rewritten", mood="")
     edit.apply(service)
-    changed = service.get_reflection(harbor.id)
+    changed = service.reflections.get_reflection(harbor.id)
     assert (changed.content, changed.author, changed.mood) == ("rewritten", "nolan", None)
     assert changed.updated_at > changed.created_at
 
@@ -113,19 +113,19 @@ def test_found_by_keyword_and_by_paraphrase_with_filters(memory_address):
     service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
     try:
         seed(service)
-        [(first, rank), *_] = service.search_reflections("buoys offline")
+        [(first, rank), *_] = service.reflections.search_reflections("buoys offline")
         assert first.entity == "Harbor" and rank.text_rank == 1 and rank.vector_rank == 1
-        [(first, rank), *_] = service.search_reflections("sensor outages disrupted intake")
+        [(first, rank), *_] = service.reflections.search_reflections("sensor outages disrupted intake")
         assert first.entity == "Harbor" and rank.text_rank is None and rank.vector_rank == 1
-        found = service.search_reflections("project", author="SOFIA")
+        found = service.reflections.search_reflections("project", author="SOFIA")
         assert {r.author.lower() for r, _ in found} == {"sofia"} and len(found) == 3
-        assert [r.target_type for r, _ in service.search_reflections("project", target_type="global")] == ["global"]
-        assert [r.mood for r, _ in service.search_reflections("calm", mood="satisfaccion")] == ["satisfaccion"]
-        assert len(service.search_reflections("anything at all", limit=2)) == 2
+        assert [r.target_type for r, _ in service.reflections.search_reflections("project", target_type="global")] == ["global"]
+        assert [r.mood for r, _ in service.reflections.search_reflections("calm", mood="satisfaccion")] == ["satisfaccion"]
+        assert len(service.reflections.search_reflections("anything at all", limit=2)) == 2
         with pytest.raises(ValidationError):
-            service.search_reflections("  ")
+            service.reflections.search_reflections("  ")
         with pytest.raises(ValidationError):
-            service.search_reflections("x", limit=0)
+            service.reflections.search_reflections("x", limit=0)
     finally:
         service.close()
 
@@ -134,7 +134,7 @@ def test_full_text_only_without_a_model(memory_address):
     service = MemoryService(open_database(memory_address))
     try:
         seed(service)
-        [(first, rank)] = service.search_reflections("buoys")
+        [(first, rank)] = service.reflections.search_reflections("buoys")
         assert first.entity == "Harbor" and rank.vector_rank is None and rank.similarity is None
     finally:
         service.close()
@@ -145,13 +145,13 @@ def test_a_blank_mood_filters_nothing_and_a_blank_author_or_type_is_refused(memo
     service = MemoryService(open_database(memory_address))
     try:
         seed(service)
-        everything = [r.id for r, _ in service.search_reflections("project")]
+        everything = [r.id for r, _ in service.reflections.search_reflections("project")]
         assert len(everything) == 2
-        assert [r.id for r, _ in service.search_reflections("project", mood=blank)] == everything
-        assert [r.id for r, _ in service.search_reflections("project", mood=blank, author="SOFIA")] == everything
+        assert [r.id for r, _ in service.reflections.search_reflections("project", mood=blank)] == everything
+        assert [r.id for r, _ in service.reflections.search_reflections("project", mood=blank, author="SOFIA")] == everything
         for filters in ({"author": blank}, {"target_type": blank}, {"author": blank, "mood": blank}):
             with pytest.raises(ValidationError) as refused:
-                service.search_reflections("project", **filters)
+                service.reflections.search_reflections("project", **filters)
             assert "sql" not in str(refused.value).lower()
     finally:
         service.close()
@@ -170,9 +170,9 @@ def test_exported_and_imported_back_identically(service, other_address, tmp_path
     try:
         report = import_file(other, path)
         assert report.reflections_added == 4 and not report.skipped
-        assert contents(other.all_reflections()) == contents(service.all_reflections())
+        assert contents(other.reflections.all_reflections()) == contents(service.reflections.all_reflections())
         again = import_file(other, path)
-        assert again.added_nothing and len(other.all_reflections()) == 4
+        assert again.added_nothing and len(other.reflections.all_reflections()) == 4
     finally:
         other.close()
     plain = io.BytesIO()
@@ -202,7 +202,7 @@ def test_a_bad_reflection_record_is_skipped_and_reported(service, tmp_path):
     report = import_file(service, path)
     assert report.reflections_added == 1
     assert len(report.skipped) == 3
-    assert [r.content for r in service.all_reflections()] == ["fine"]
+    assert [r.content for r in service.reflections.all_reflections()] == ["fine"]
 
 
 def test_stop_words_match_nothing(memory_address):
@@ -210,8 +210,8 @@ def test_stop_words_match_nothing(memory_address):
     try:
         seed(service)
         # "the", "did", "why" are in other reflections too; only "memory" and "cleaning" say what is meant
-        found = service.search_reflections("why did the memory need the cleaning")
+        found = service.reflections.search_reflections("why did the memory need the cleaning")
         assert [r.target_type for r, _ in found] == ["global"]
-        assert {r.entity for r, _ in service.search_reflections("the")} == {"Harbor", "Alice"}  # only stop words: kept
+        assert {r.entity for r, _ in service.reflections.search_reflections("the")} == {"Harbor", "Alice"}  # only stop words: kept
     finally:
         service.close()

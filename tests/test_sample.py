@@ -134,7 +134,7 @@ def test_shift_graph_moves_every_timestamp():
 def test_seeding_imports_everything(seeded, sample):
     service, report, _ = seeded
     entities, relations, sessions = sample
-    stats = service.stats()
+    stats = service.entities.stats()
     superseding = sum(1 for e in entities for o in e["observations"] if isinstance(o, dict) and "supersedes" in o)
     total = sum(len(e["observations"]) for e in entities)
     assert (stats.entities, stats.relations) == (len(entities), len(relations))
@@ -157,7 +157,7 @@ def test_signals_match_the_usage_history(seeded, sample):
             days.setdefault(name, set()).add(datetime.fromtimestamp(at + report.shift_seconds, UTC).date())
         pairs.update(frozenset(p) for p in combinations(sorted(set(names)), 2))
     for name in counts:
-        detail = service.get_entity(name)
+        detail = service.entities.get_entity(name)
         assert (detail.access_count, detail.access_days) == (counts[name], len(days[name])), name
     conn = service.database.read()
     stored = {frozenset((a, b)): n for a, b, n in conn.execute(
@@ -168,10 +168,10 @@ def test_signals_match_the_usage_history(seeded, sample):
 
 def test_salience_decay_and_cooccurrence_differ_between_entities(seeded):
     service, _, now = seeded
-    hot = service.get_entity("Harbor Ingest Service")
-    forgotten = service.get_entity("Legacy ETL")
-    burst = service.get_entity("Incident: Ingest Outage 2026-06-09")
-    never = service.get_entity("Kelp CLI")
+    hot = service.entities.get_entity("Harbor Ingest Service")
+    forgotten = service.entities.get_entity("Legacy ETL")
+    burst = service.entities.get_entity("Incident: Ingest Outage 2026-06-09")
+    never = service.entities.get_entity("Kelp CLI")
     assert hot.access_days > 100 and now - hot.last_access < 7 * DAY
     assert forgotten.access_count > 20 and now - forgotten.last_access > 300 * DAY
     assert burst.access_count / burst.access_days > 5 > hot.access_count / hot.access_days
@@ -189,8 +189,8 @@ def test_seed_shifts_timestamps_to_now(sample, memory_address):
         report = seed_sample_graph(service, now=now)
         assert report.shift_seconds == 57 * WEEK
         first = entities[0]
-        assert service.get_entity(first["name"]).entity.created_at == _seconds(first["createdAt"]) + 57 * WEEK
-        last_access = max(service.get_entity(n).last_access or 0 for n in ("Harbor", "Sines Harbour Pilot"))
+        assert service.entities.get_entity(first["name"]).entity.created_at == _seconds(first["createdAt"]) + 57 * WEEK
+        last_access = max(service.entities.get_entity(n).last_access or 0 for n in ("Harbor", "Sines Harbour Pilot"))
         assert now - WEEK < last_access <= now
     finally:
         service.close()
@@ -200,15 +200,15 @@ def test_seed_if_empty_is_idempotent_and_reports_progress(service):
     calls = []
     assert seed_if_empty(service, lambda done, total, message: calls.append((done, total))) is True
     assert calls and all(done <= total for done, total in calls) and calls[-1][0] == calls[-1][1]
-    before = service.stats()
-    harbor = service.get_entity("Harbor")
+    before = service.entities.stats()
+    harbor = service.entities.get_entity("Harbor")
     assert seed_if_empty(service) is False
-    assert service.stats() == before
-    again = service.get_entity("Harbor")
+    assert service.entities.stats() == before
+    again = service.entities.get_entity("Harbor")
     assert (again.access_count, again.access_days) == (harbor.access_count, harbor.access_days)
 
 
 def test_seed_if_empty_leaves_a_used_database_alone(service):
-    service.create_entities([EntityInput("My note", "Note", (ObservationInput("kept as is"),))])
+    service.entities.create_entities([EntityInput("My note", "Note", (ObservationInput("kept as is"),))])
     assert seed_if_empty(service) is False
-    assert service.entity_names() == ["My note"]
+    assert service.entities.entity_names() == ["My note"]

@@ -45,22 +45,22 @@ ENTITIES = [
 
 
 def _build(service: MemoryService) -> None:
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput(name, etype, tuple(ObservationInput(o) for o in obs), created_at=NOW - 400 * DAY)
         for name, etype, obs in ENTITIES
     ])
-    service.add_observations([("Old search notes", [ObservationInput("file list: a.txt b.txt", kind="metadata"),
+    service.entities.add_observations([("Old search notes", [ObservationInput("file list: a.txt b.txt", kind="metadata"),
                                                      ObservationInput("size: 3 files", kind="metadata"),
                                                      ObservationInput("path: /tmp/search", kind="metadata")])])
-    service.create_relations([RelationInput("Project SofIA", "FastMCP", "uses"),
+    service.relations.create_relations([RelationInput("Project SofIA", "FastMCP", "uses"),
                               RelationInput("FastMCP", "sqlite-vec", "integrates"),
                               RelationInput("Limbic scoring", "RRF", "builds on"),
                               RelationInput("RRF", "FTS5", "merges"),
                               RelationInput("RRF", "sqlite-vec", "merges")])
-    service.record_access(["FastMCP", "Project SofIA"], at=NOW - 2 * DAY)
-    service.record_access(["FastMCP", "Project SofIA"], at=NOW - 1 * DAY)
-    service.record_access(["FastMCP"], at=NOW - 3600)
-    service.set_status(["Old search notes"], "archived")
+    service.usage.record_access(["FastMCP", "Project SofIA"], at=NOW - 2 * DAY)
+    service.usage.record_access(["FastMCP", "Project SofIA"], at=NOW - 1 * DAY)
+    service.usage.record_access(["FastMCP"], at=NOW - 3600)
+    service.entities.set_status(["Old search notes"], "archived")
 
 
 @pytest.fixture
@@ -185,9 +185,9 @@ def test_search_is_read_only_and_set_based(backend, tmp_path):
     def count_statements(n_entities: int) -> tuple[int, int]:
         with extra_memory(backend, tmp_path, f"count{n_entities}.db") as address:
             svc = MemoryService(open_database(address), HashingEmbedder())
-            svc.create_entities([EntityInput(f"item {i}", "Thing", (ObservationInput(f"shared word item {i}"),))
+            svc.entities.create_entities([EntityInput(f"item {i}", "Thing", (ObservationInput(f"shared word item {i}"),))
                                  for i in range(n_entities)])
-            svc.record_access([f"item {i}" for i in range(min(n_entities, 20))])
+            svc.usage.record_access([f"item {i}" for i in range(min(n_entities, 20))])
             conn = svc.database.read()
             index = VectorIndex()  # kept between searches, as the service does
             run_search(conn, svc.embedder, "shared word", 100, ScoringParams(), vectors=index)
@@ -253,9 +253,9 @@ def test_vector_dimension_mismatch_is_a_clear_error(graph):
 
 
 def test_service_search_uses_the_pipeline(graph):
-    outcome = graph.search("FastMCP", limit=3)
+    outcome = graph.search.query("FastMCP", limit=3)
     assert outcome.mode == "hybrid" and outcome.results[0].name == "FastMCP"
-    graph.wait_for_signals()
+    graph.usage.wait_for_signals()
 
 
 def test_cli_search_json_and_fts_only_note(memory_address, capsys):

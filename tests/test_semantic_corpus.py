@@ -61,11 +61,11 @@ def corpus_service(tmp_path_factory):
 
 @pytest.mark.parametrize(("query", "expected"), PARAPHRASES, ids=[e for _, e in PARAPHRASES])
 def test_paraphrase_query_finds_the_entity(corpus_service, query, expected):
-    entity = corpus_service.get_entity(expected).entity
+    entity = corpus_service.entities.get_entity(expected).entity
     stored = " ".join([entity.name, entity.entity_type, *(o.content for o in entity.observations)])
     assert not _words(query) & _words(stored), "the query must share no word with the entity"
     for name, top in (("seed", 5), ("default", 10)):
-        outcome = corpus_service.search(query, limit=10, params=preset(name), record=False)
+        outcome = corpus_service.search.query(query, limit=10, params=preset(name), record=False)
         assert outcome.mode != "fts_only"
         names = [result.name for result in outcome.results]
         assert expected in names[:top], f"{name}: {expected!r} not in the top {top}: {names}"
@@ -73,5 +73,5 @@ def test_paraphrase_query_finds_the_entity(corpus_service, query, expected):
 
 def test_default_keeps_most_paraphrases_in_the_top_5(corpus_service):
     in_top_5 = [expected for query, expected in PARAPHRASES
-                if expected in [r.name for r in corpus_service.search(query, limit=5, record=False).results]]
+                if expected in [r.name for r in corpus_service.search.query(query, limit=5, record=False).results]]
     assert len(in_top_5) >= len(PARAPHRASES) - 2, in_top_5

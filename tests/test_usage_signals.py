@@ -22,7 +22,7 @@ DAY = 86400.0
 
 def _notes(service: MemoryService) -> None:
     now = time.time()
-    service.create_entities([
+    service.entities.create_entities([
         EntityInput("Redis", "Tool", (ObservationInput("in-memory cache and message broker"),), created_at=now - 90 * DAY),
         EntityInput("Memcached", "Tool", (ObservationInput("distributed memory cache"),), created_at=now - 30 * DAY),
         EntityInput("Varnish", "Tool", (ObservationInput("HTTP cache in front of web servers"),), created_at=now - 5 * DAY),
@@ -30,7 +30,7 @@ def _notes(service: MemoryService) -> None:
                     created_at=now - 400 * DAY),
         EntityInput("Kafka", "Tool", (ObservationInput("event log"),), created_at=now - 10 * DAY),
     ])
-    service.create_relations([RelationInput("Redis", "Kafka", "feeds")])
+    service.relations.create_relations([RelationInput("Redis", "Kafka", "feeds")])
 
 
 def _signals(service: MemoryService) -> tuple[list[tuple], list[tuple], list[tuple]]:
@@ -42,19 +42,19 @@ def _signals(service: MemoryService) -> tuple[list[tuple], list[tuple], list[tup
 
 
 def _id(service: MemoryService, name: str) -> int:
-    return service.get_entity(name).entity.id
+    return service.entities.get_entity(name).entity.id
 
 
 def test_a_search_records_impressions_with_ranks_and_no_access(service):
     _notes(service)
-    outcome = service.search("cache", limit=3)
-    service.wait_for_signals()
+    outcome = service.search.query("cache", limit=3)
+    service.usage.wait_for_signals()
     conn = service.database.read()
     assert conn.execute("SELECT query, k_limit, origin FROM search_events").fetchall() == [("cache", 3, "cli")]
     logged = conn.execute("SELECT entity_id, rank FROM search_results ORDER BY rank").fetchall()
     assert logged == [(r.entity_id, r.rank) for r in outcome.results] and len(logged) == 3
     assert _signals(service) == ([], [], [])
-    shown = service.get_entity(outcome.results[0].name)
+    shown = service.entities.get_entity(outcome.results[0].name)
     assert (shown.access_count, shown.access_days, shown.impression_count) == (0, 0, 1)
     assert shown.last_impression == pytest.approx(time.time(), abs=60)
 
@@ -62,8 +62,8 @@ def test_a_search_records_impressions_with_ranks_and_no_access(service):
 def test_a_use_right_after_a_search_finds_its_log_written_first(service):
     """A search's log waits for a quiet moment; a use right after it writes it first, so the use labels it."""
     _notes(service)
-    outcome = service.search("cache", limit=3, origin="stdio")
-    service.mark_used([outcome.results[0].name], search_id=outcome.search_id, origin="stdio")
+    outcome = service.search.query("cache", limit=3, origin="stdio")
+    service.usage.mark_used([outcome.results[0].name], search_id=outcome.search_id, origin="stdio")
     labels = service.database.read().execute("SELECT event_id, entity_id FROM implicit_feedback").fetchall()
     assert labels == [(outcome.search_id, outcome.results[0].entity_id)]
 
@@ -80,8 +80,8 @@ def test_a_process_that_exits_without_closing_still_writes_its_search_log(tmp_pa
         "from limbic.core.service import MemoryService\n"
         "from limbic.core.store.database import Database\n"
         "service = MemoryService(Database(sys.argv[1]), HashingEmbedder())\n"
-        "service.create_entities([EntityInput('Redis', 'Tool', (ObservationInput('in-memory cache'),))])\n"
-        "service.search('cache')\n"  # no close(): the log is still written before the process ends
+        "service.entities.create_entities([EntityInput('Redis', 'Tool', (ObservationInput('in-memory cache'),))])\n"
+        "service.search.query('cache')\n"  # no close(): the log is still written before the process ends
     )
     subprocess.run([sys.executable, "-c", script, str(db)], check=True, timeout=120)
     conn = apsw.Connection(str(db))
@@ -91,10 +91,10 @@ def test_a_process_that_exits_without_closing_still_writes_its_search_log(tmp_pa
 
 def test_replaying_identical_searches_keeps_the_ranking(service):
     _notes(service)
-    first = service.search("memory cache", limit=3)
+    first = service.search.query("memory cache", limit=3)
     for _ in range(12):
-        again = service.search("memory cache", limit=3)
-        service.wait_for_signals()
+        again = service.search.query("memory cache", limit=3)
+        service.usage.wait_for_signals()
         assert [r.name for r in again.results] == [r.name for r in first.results]
         assert [r.final_score for r in again.results] == pytest.approx([r.final_score for r in first.results],
                                                                         rel=1e-6)
@@ -105,54 +105,54 @@ def test_replaying_identical_searches_keeps_the_ranking(service):
 
 def test_open_nodes_records_accesses_and_co_occurrences(service):
     _notes(service)
-    service.open_nodes(["Redis", "Kafka", "Nobody"])
-    service.wait_for_signals()
+    service.entities.open_nodes(["Redis", "Kafka", "Nobody"])
+    service.usage.wait_for_signals()
     redis, kafka = _id(service, "Redis"), _id(service, "Kafka")
     access, days, pairs = _signals(service)
     assert access == [(redis, 1), (kafka, 1)] and len(days) == 2
     assert pairs == [(min(redis, kafka), max(redis, kafka), 1)]
-    service.open_nodes(["Redis"], record=False)
-    service.wait_for_signals()
+    service.entities.open_nodes(["Redis"], record=False)
+    service.usage.wait_for_signals()
     assert _signals(service)[0] == access
 
 
 def test_get_entity_is_a_use_only_when_asked(service):
     _notes(service)
     for _ in range(3):
-        service.get_entity("Varnish")  # internal reads: undo snapshots, import, refreshes
-    service.wait_for_signals()
+        service.entities.get_entity("Varnish")  # internal reads: undo snapshots, import, refreshes
+    service.usage.wait_for_signals()
     assert _signals(service) == ([], [], [])
-    before = service.get_entity("Varnish", record=True)
-    service.wait_for_signals()
-    after = service.get_entity("Varnish")
+    before = service.entities.get_entity("Varnish", record=True)
+    service.usage.wait_for_signals()
+    after = service.entities.get_entity("Varnish")
     assert (before.access_count, after.access_count, after.access_days) == (0, 1, 1)
 
 
 def test_mark_used_records_accesses_and_co_occurrences_at_once(service):
     _notes(service)
-    assert service.mark_used(["Memcached", "Varnish", "Memcached"]) == ["Memcached", "Varnish"]
+    assert service.usage.mark_used(["Memcached", "Varnish", "Memcached"]) == ["Memcached", "Varnish"]
     memcached, varnish = _id(service, "Memcached"), _id(service, "Varnish")
     access, _days, pairs = _signals(service)  # written before mark_used returned
     assert access == [(memcached, 1), (varnish, 1)]
     assert pairs == [(memcached, varnish, 1)]
     with pytest.raises(NotFoundError, match="Ghost"):
-        service.mark_used(["Redis", "Ghost"])
+        service.usage.mark_used(["Redis", "Ghost"])
     with pytest.raises(ValidationError):
-        service.mark_used([])
+        service.usage.mark_used([])
     assert _signals(service) == (access, _days, pairs)  # a refused call records nothing
 
 
 def test_uses_raise_salience_and_impressions_do_not(service):
     _notes(service)
-    first = service.search("cache", limit=4).results
+    first = service.search.query("cache", limit=4).results
     last = first[-1]
     for _ in range(8):
-        service.search("cache", limit=4)
-    service.wait_for_signals()
-    again = service.search("cache", limit=4, record=False).results
+        service.search.query("cache", limit=4)
+    service.usage.wait_for_signals()
+    again = service.search.query("cache", limit=4, record=False).results
     assert [(r.name, r.importance) for r in again] == [(r.name, r.importance) for r in first]
-    service.mark_used([last.name])
-    used = {r.name: r for r in service.search("cache", limit=4, record=False).results}[last.name]
+    service.usage.mark_used([last.name])
+    used = {r.name: r for r in service.search.query("cache", limit=4, record=False).results}[last.name]
     assert (last.importance, last.salience_boost) == (0.0, 1.0)
     assert used.importance > 0 and used.final_score > last.final_score
 
@@ -172,10 +172,10 @@ def test_mcp_mark_used_and_get_entity_are_uses(service):
         assert refused.is_error and "Ghost" in refused.content[0].text
         assert portal.call(client.call_tool, "mark_used", {"names": []}).is_error
         detail = portal.call(client.call_tool, "get_entity", {"name": "Redis"}).structured_content
-        service.wait_for_signals()
+        service.usage.wait_for_signals()
         assert detail["accessCount"] == 1 and detail["impressionCount"] >= 0
-    assert service.get_entity("Redis").access_count == 2
-    assert service.get_entity("Varnish").access_count == 1
+    assert service.entities.get_entity("Redis").access_count == 2
+    assert service.entities.get_entity("Varnish").access_count == 1
 
 
 def _schema_v2(path) -> apsw.Connection:
@@ -211,14 +211,14 @@ def test_migration_keeps_an_old_databases_history(tmp_path):  # SQLite only: a s
         assert access == [(1, 7), (2, 3)]
         assert days == [(1, "2023-11-13", 2), (1, "2023-11-14", 5), (2, "2023-07-22", 3)]
         assert pairs == [(1, 2, 3)]
-        alpha, beta, gamma = (service.get_entity(n) for n in ("Alpha", "Beta", "Gamma"))
+        alpha, beta, gamma = (service.entities.get_entity(n) for n in ("Alpha", "Beta", "Gamma"))
         assert (alpha.access_count, alpha.access_days, beta.access_count) == (7, 2, 3)
         assert (alpha.impression_count, alpha.last_impression) == (1, 1690000000)
         assert (beta.impression_count, beta.last_impression) == (2, 1700000000)
         assert gamma.impression_count == 0
         conn = service.database.read()
         assert conn.execute("SELECT count(*) FROM search_results").fetchone()[0] == 4
-        assert service.scoring_params().gamma == 0.05
+        assert service.search.scoring_params().gamma == 0.05
     finally:
         service.close()
 
@@ -230,7 +230,7 @@ def test_mcp_search_id_feedback_and_tuning_resource(service):
         found = portal.call(client.call_tool, "search_semantic", {"query": "cache", "limit": 3}).structured_content
         search_id = found["searchId"]
         assert isinstance(search_id, int) and search_id > 0
-        service.wait_for_signals()
+        service.usage.wait_for_signals()
         shown = found["results"][0]["name"]
         used = portal.call(client.call_tool, "mark_used", {"names": [shown], "searchId": search_id})
         assert used.structured_content == {"used": [shown]}
@@ -240,7 +240,7 @@ def test_mcp_search_id_feedback_and_tuning_resource(service):
         resource = portal.call(client.read_resource, "memory://tuning")
         state = json.loads(resource.contents[0].text)
     assert state["counts"]["searches"] == 1 and state["counts"]["labelled_searches"] == 1
-    assert state["eventsNeeded"] == 49 and state["savedParams"] == service.scoring_params().to_dict()
+    assert state["eventsNeeded"] == 49 and state["savedParams"] == service.search.scoring_params().to_dict()
     assert state["shadow"]["baseline_probability"] == 0.1 and state["lastTuning"] is None
     labels = service.database.read().execute("SELECT event_id, source FROM implicit_feedback").fetchall()
     assert labels == [(search_id, "mark_used")]

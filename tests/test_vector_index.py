@@ -67,16 +67,16 @@ def vector_counts(service):
 
 def test_matches_the_store_and_follows_writes(service):
     fill(service, 200)
-    service.create_entities([E(f"bare {i}", "T") for i in range(5)])  # entity vectors: no observations
+    service.entities.create_entities([E(f"bare {i}", "T") for i in range(5)])  # entity vectors: no observations
     index = VectorIndex()
     same_as_the_store(service, index, "vector search cache")
-    service.create_entities([E("needle", "T", (O("zebra zeppelin xylophone"),))])
-    assert same_as_the_store(service, index, "zebra zeppelin xylophone")[0] == service.get_entity("needle").entity.id
-    service.rename_entity("needle", "renamed needle")
-    service.delete_entities(["entity 3", "entity 4"])
-    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
-    service.delete_observations([("entity 7", [service.get_entity("entity 7").entity.observations[0].content])])
-    service.merge_entities(["entity 8"], "entity 9")
+    service.entities.create_entities([E("needle", "T", (O("zebra zeppelin xylophone"),))])
+    assert same_as_the_store(service, index, "zebra zeppelin xylophone")[0] == service.entities.get_entity("needle").entity.id
+    service.entities.rename_entity("needle", "renamed needle")
+    service.entities.delete_entities(["entity 3", "entity 4"])
+    service.entities.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.entities.delete_observations([("entity 7", [service.entities.get_entity("entity 7").entity.observations[0].content])])
+    service.entities.merge_entities(["entity 8"], "entity 9")
     same_as_the_store(service, index, "zebra zeppelin xylophone")
     same_as_the_store(service, index, "python rust server")
     observations, meta, live = vector_counts(service)
@@ -84,26 +84,26 @@ def test_matches_the_store_and_follows_writes(service):
 
 
 def test_deleted_and_superseded_observations_lose_their_vectors(service):
-    service.create_entities([E("a", "T", (O("first fact"), O("second fact"))), E("b", "T", (O("other"),))])
+    service.entities.create_entities([E("a", "T", (O("first fact"), O("second fact"))), E("b", "T", (O("other"),))])
     assert vector_counts(service) == (3, 3, 3)
-    service.supersede_observation("a", "second fact", O("second fact, corrected"))
+    service.entities.supersede_observation("a", "second fact", O("second fact, corrected"))
     assert vector_counts(service) == (3, 3, 3)
-    service.update_observation("a", "first fact", "first fact, edited")
+    service.entities.update_observation("a", "first fact", "first fact, edited")
     assert vector_counts(service) == (3, 3, 3)
-    service.delete_entities(["b"])
+    service.entities.delete_entities(["b"])
     assert vector_counts(service) == (2, 2, 2)
-    assert service.stale_vectors() == 0
+    assert service.search.stale_vectors() == 0
 
 
 def test_expired_observations_do_not_count(service):
-    service.create_entities([E("a", "T", (O("plain words"), O("quokka quasar quince", expires_at=time.time() + 3600)))])
+    service.entities.create_entities([E("a", "T", (O("plain words"), O("quokka quasar quince", expires_at=time.time() + 3600)))])
     index = VectorIndex()
     conn = service.database.read()
     vector = service.embedder.embed_query("quokka quasar quince")
     with conn:
         _, now = index.search(conn, service.embedder.name, vector, 5, time.time())
         _, later = index.search(conn, service.embedder.name, vector, 5, time.time() + 7200)
-    entity = service.get_entity("a").entity.id
+    entity = service.entities.get_entity("a").entity.id
     assert now[entity] < later[entity] - 0.2
 
 
@@ -113,17 +113,17 @@ def test_follows_another_process_and_a_new_model(service, memory_address):
     same_as_the_store(service, index, "graph memory")
     other = MemoryService(open_database(memory_address), HashingEmbedder(), origin="mcp")
     try:
-        other.create_entities([E("from elsewhere", "T", (O("quokka quasar quince"),))])
+        other.entities.create_entities([E("from elsewhere", "T", (O("quokka quasar quince"),))])
     finally:
         other.close()
     top = same_as_the_store(service, index, "quokka quasar quince")
-    assert top[0] == service.get_entity("from elsewhere").entity.id
+    assert top[0] == service.entities.get_entity("from elsewhere").entity.id
     bigger = HashingEmbedder(dimension=64, name="hashing-64")
     reembed(service.database, bigger)
     conn = service.database.read()
     with conn:
         ids, _ = index.search(conn, bigger.name, bigger.embed_query("quokka quasar quince"), 5, time.time())
-    assert ids[0] == service.get_entity("from elsewhere").entity.id
+    assert ids[0] == service.entities.get_entity("from elsewhere").entity.id
     entities = service.database.read().execute("SELECT count(*) FROM entities").fetchone()[0]
     assert len(index) == vector_counts(service)[2] + entities  # every entity vector and every live observation
 
@@ -138,15 +138,15 @@ def test_vectors_of_another_model_are_left_out(service):
     with conn:
         ids, _ = index.search(conn, service.embedder.name, service.embedder.embed_query("graph"), 100, time.time())
     assert ids and all(i % 2 == 1 for i in ids)
-    assert service.stale_vectors() > 0
-    assert service.search("graph memory", record=False).mode == "hybrid"
+    assert service.search.stale_vectors() > 0
+    assert service.search.query("graph memory", record=False).mode == "hybrid"
 
 
 def test_service_search_uses_the_index_with_the_same_results(service):
     fill(service, 120)
-    with_index = service.search("python server tool", limit=10, record=False)
-    service._vectors = VectorIndex()  # a fresh copy, loaded by this search
-    without = service.search("python server tool", limit=10, record=False)
+    with_index = service.search.query("python server tool", limit=10, record=False)
+    service.index = VectorIndex()  # a fresh copy, loaded by this search
+    without = service.search.query("python server tool", limit=10, record=False)
     assert [r.name for r in with_index.results] == [r.name for r in without.results]
     assert np.allclose([r.final_score for r in with_index.results], [r.final_score for r in without.results])
 
@@ -174,24 +174,24 @@ def test_adding_one_observation_to_a_long_entity_embeds_one_observation_text(mem
     embedder = RecordingEmbedder()
     service = MemoryService(open_database(memory_address), embedder)
     try:
-        service.create_entities([E("long", "T", tuple(O(f"fact {i}") for i in range(100))), E("bare", "T")])
+        service.entities.create_entities([E("long", "T", tuple(O(f"fact {i}") for i in range(100))), E("bare", "T")])
         assert len(embedder.texts) == 102  # 100 observation texts and the passages of both entities
         embedder.texts.clear()
-        service.add_observations([("long", [O("one more fact")])])
+        service.entities.add_observations([("long", [O("one more fact")])])
         observation_texts = [text for text in embedder.texts if text.startswith("long: ")]
         assert observation_texts == ["long: one more fact"] and len(embedder.texts) == 2
         embedder.texts.clear()
-        service.update_observation("long", "fact 3", "fact three")
-        service.delete_observations([("long", ["fact 4"])])
+        service.entities.update_observation("long", "fact 3", "fact three")
+        service.entities.delete_observations([("long", ["fact 4"])])
         assert [text for text in embedder.texts if text.startswith("long: ")] == ["long: fact three"]
-        assert vector_counts(service) == (100, 100, 100) and service.stale_vectors() == 0
+        assert vector_counts(service) == (100, 100, 100) and service.search.stale_vectors() == 0
     finally:
         service.close()
 
 
 def test_distances_of_given_entities_come_from_the_same_pass(service):
     fill(service, 60)
-    service.create_entities([E("bare", "T")])
+    service.entities.create_entities([E("bare", "T")])
     index = VectorIndex()
     conn = service.database.read()
     vector = service.embedder.embed_query("graph memory agent")
@@ -230,18 +230,18 @@ def test_writes_go_to_a_recent_block_until_it_is_merged(service):
     index = VectorIndex()
     _same_as_a_fresh_copy(service, index, "vector search cache")
     main_rows = len(index._blocks[0].vectors.owner)
-    service.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
-    service.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
-    service.delete_entities(["entity 6"])
-    service.update_observation("entity 7", service.get_entity("entity 7").entity.observations[0].content,
+    service.entities.add_observations([("entity 5", [O("zebra zeppelin xylophone")])])
+    service.entities.create_entities([E("newcomer", "T", (O("quokka quasar quince"),))])
+    service.entities.delete_entities(["entity 6"])
+    service.entities.update_observation("entity 7", service.entities.get_entity("entity 7").entity.observations[0].content,
                                "zebra zeppelin, edited")
-    service.merge_entities(["entity 8"], "entity 9")
+    service.entities.merge_entities(["entity 8"], "entity 9")
     _same_as_a_fresh_copy(service, index, "zebra zeppelin xylophone")
     main, recent = index._blocks
     assert len(main.vectors.owner) == main_rows  # the main matrix was not rebuilt
     assert len(recent.vectors.owner) > 0 and len(main.dead) > 0
     for i in range(10, 60):  # past COMPACT_SHARE of the main rows: merged into a new main block
-        service.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
+        service.entities.add_observations([(f"entity {i}", [O(f"note {i} about a quokka")])])
         _same_as_a_fresh_copy(service, index, "quokka note")
     main, recent = index._blocks
     assert len(recent.vectors.owner) < 0.05 * len(main.vectors.owner)

@@ -27,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     service = open_service(args, origin="cli", embedder=None)  # reading the log needs no model
     try:
-        changes = (service.entity_history(args.entity, args.limit) if args.entity
-                   else service.recent_changes(args.limit))
+        changes = (service.history.entity_history(args.entity, args.limit) if args.entity
+                   else service.history.recent_changes(args.limit))
     finally:
         service.close()
     if args.json:

@@ -70,7 +70,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
         values[kind] = int(count)
     service = open_service(args, embedder=None)
     try:
-        saved = service.set_split_thresholds(values) if values else service.split_thresholds()
+        saved = service.splits.set_split_thresholds(values) if values else service.splits.split_thresholds()
     finally:
         service.close()
     for kind, count in sorted(saved.items()):

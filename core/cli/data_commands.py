@@ -60,22 +60,22 @@ def run_import(args: argparse.Namespace) -> int:
         bar.set_postfix_str(message[:40], refresh=False)
 
     try:
-        before = service.newest_observation()
-        with service.deferred_vectors():
+        before = service.lifecycle.newest_observation()
+        with service.search.deferred_vectors():
             report = import_files(service, args.files, progress=progress, project=args.project)
         bar.close()
-        vectors = tqdm(total=service.pending_vectors(), unit="entity", desc="vectors", file=sys.stderr,
-                       disable=not tty or not service.pending_vectors())
+        vectors = tqdm(total=service.search.pending_vectors(), unit="entity", desc="vectors", file=sys.stderr,
+                       disable=not tty or not service.search.pending_vectors())
 
         def landed(done: int, total: int) -> None:
             vectors.total = total
             vectors.update(done - vectors.n)
 
-        service.wait_for_vectors(progress=landed)
+        service.search.wait_for_vectors(progress=landed)
         vectors.close()
         if service.embedder is not None:  # the check of the imported observations, batched once their vectors landed
-            service.check_conflicts()
-            report.contradictions = service.conflicts_since(before)
+            service.lifecycle.check_conflicts()
+            report.contradictions = service.lifecycle.conflicts_since(before)
     finally:
         bar.close()
         service.close()

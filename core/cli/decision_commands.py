@@ -42,7 +42,7 @@ def _line(row: DecisionRow) -> str:
 def run_decisions(args: argparse.Namespace) -> int:
     service = open_service(args, embedder=None)  # reading the log needs no model
     try:
-        rows = service.decisions(args.limit)
+        rows = service.history.decisions(args.limit)
     finally:
         service.close()
     if args.json:

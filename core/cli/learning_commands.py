@@ -101,7 +101,7 @@ def run_tune(args: argparse.Namespace) -> int:
 
 def _tune(service: MemoryService, args: argparse.Namespace) -> int:
     learning = service.learning
-    saved = service.scoring_params()
+    saved = service.search.scoring_params()
     if args.undo:
         undone = learning.undo()
         print_json({"undone": undone.id, "params": undone.old.to_dict()}) if args.json else \

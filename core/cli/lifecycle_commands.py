@@ -60,7 +60,7 @@ def _settings(parser: argparse.ArgumentParser) -> None:
 
 
 def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams:
-    params = service.retention_params()
+    params = service.lifecycle.retention_params()
     if not pairs:
         return params
     changes = {}
@@ -70,7 +70,7 @@ def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams
             raise ValidationError(f"--set takes KEY=VALUE, got {pair!r}")
         changes[key.strip()] = value.strip()
     params = RetentionParams.from_dict({**dataclasses.asdict(params), **changes})
-    service.save_retention_params(params, origin="cli")
+    service.lifecycle.save_retention_params(params, origin="cli")
     return params
 
 
@@ -79,7 +79,7 @@ def run_review(args: argparse.Namespace) -> int:
     try:
         _apply_settings(service, args.set)
         if args.conflict_mode:
-            service.set_conflict_mode(args.conflict_mode, origin="cli")
+            service.lifecycle.set_conflict_mode(args.conflict_mode, origin="cli")
         decided = review.decide(service, *args.decide, origin="cli") if args.decide else None
         sections = review.review(service, args.kind, args.limit)
     finally:
@@ -111,11 +111,11 @@ def run_gc(args: argparse.Namespace) -> int:
             return _print_forecast(service, params, parse_moment(args.at, now, "--at"), now, args.json)
         if args.dry_run:
             unswept = expiry.unswept_entities(service.database.read(), now)
-            swept = [e.name for e in service.read_graph().entities if e.id in set(unswept)] if unswept else []
+            swept = [e.name for e in service.entities.read_graph().entities if e.id in set(unswept)] if unswept else []
         else:
-            swept = list(service.sweep_expired(origin="cli").entities)
+            swept = list(service.lifecycle.sweep_expired(origin="cli").entities)
         decided = None
-        candidates = [p.retention for p in service.forecast(now, params, now=now, archived=args.delete).proposed] \
+        candidates = [p.retention for p in service.lifecycle.forecast(now, params, now=now, archived=args.delete).proposed] \
             if args.archive or args.delete else []
         names = [c.name for c in candidates]
         if names and not args.dry_run:
@@ -146,7 +146,7 @@ def run_gc(args: argparse.Namespace) -> int:
 
 def _print_forecast(service: MemoryService, params: RetentionParams, at: float, now: float, as_json: bool) -> int:
     """``gc --at``: the forecast (:func:`limbic.core.service.retention.forecast`), as JSON or lines."""
-    found = service.forecast(at, params, now=now)
+    found = service.lifecycle.forecast(at, params, now=now)
     if as_json:
         print_json(found.to_dict())
         return 0

@@ -148,7 +148,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
 
     chosen, project = _tools(args), _project(args)
     service = _open_memory(args)
-    service.start_warm_up()  # the agent's first search need not wait for the model and vectors
+    service.search.start_warm_up()  # the agent's first search need not wait for the model and vectors
     try:
         anyio.run(serve_stdio, build_server(service, project=project, tools=chosen))
     finally:
@@ -179,7 +179,7 @@ def _serve_http(args: argparse.Namespace) -> int:
               "bearer tokens travel in clear. Put TLS termination in front (a reverse proxy such as Caddy or "
               "nginx, then --public-name NAME) or keep the port on a trusted network", file=sys.stderr)
     service = _open_memory(args)
-    service.start_warm_up()  # the agent's first search need not wait for the model and vectors
+    service.search.start_warm_up()  # the agent's first search need not wait for the model and vectors
     server = HttpMcpServer(service, host=args.host, port=args.port, allow_remote=args.allow_remote,
                            project=_project(args), public_names=public, tools=chosen)
     stop = threading.Event()

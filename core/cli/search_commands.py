@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args)
     try:
         params = preset(args.preset) if args.preset else None
-        outcome = service.search(query, args.limit, params, origin="cli", project=args.project)
+        outcome = service.search.query(query, args.limit, params, origin="cli", project=args.project)
         if outcome.mode == "fts_only":
             print(_fts_only_note(service), file=sys.stderr)
         elif outcome.pending_vectors:

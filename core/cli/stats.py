@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     service = open_service(args, embedder=None)
     try:
-        stats = service.stats()
+        stats = service.entities.stats()
         data = asdict(stats) | {"database": shown_address(service.database)}
     finally:
         service.close()

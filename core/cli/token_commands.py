@@ -63,7 +63,7 @@ def add_command(args: argparse.Namespace) -> int:
     tools = None if args.tools is None else profile(args.tools).flag
     service = _service(args)
     try:
-        secret = service.add_token(args.name, project=args.project, tools=tools)
+        secret = service.projects.add_token(args.name, project=args.project, tools=tools)
     finally:
         service.close()
     print(secret)
@@ -78,8 +78,8 @@ def add_command(args: argparse.Namespace) -> int:
 def list_command(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
-        tokens = service.list_tokens()
-        tools = {t.name: service.token_tools(t.name) for t in tokens}
+        tokens = service.projects.list_tokens()
+        tools = {t.name: service.projects.token_tools(t.name) for t in tokens}
     finally:
         service.close()
     if args.json:
@@ -102,7 +102,7 @@ def _when(at: float | None) -> str:
 def revoke_command(args: argparse.Namespace) -> int:
     service = _service(args)
     try:
-        token = service.revoke_token(args.name)
+        token = service.projects.revoke_token(args.name)
     finally:
         service.close()
     print(f"limbic: token {token.name!r} revoked ({_when(token.revoked_at)} UTC); servers refuse it within "

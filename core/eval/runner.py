@@ -1,6 +1,6 @@
 """Ask a LoCoMo file's questions through the product's own search and score every variant.
 
-Variants (all from ``MemoryService.search``):
+Variants (all from ``MemoryService.search.query``):
 
 - a preset name of :mod:`limbic.core.search.presets` (``default``, ``seed``): the product's ranking
   with those parameters;
@@ -180,7 +180,7 @@ def branch_ranking(variant: str, candidates: CandidateSet, params: ScoringParams
 def use_evidence(service: MemoryService, names: Sequence[str], search_id: int | None) -> None:
     """What an agent does with the memory that answered its question: it says so with ``mark_used``,
     naming the search (one access each, co-occurrence between them, feedback for that search)."""
-    service.mark_used(list(names), search_id=search_id, origin=REPLAY_ORIGIN)
+    service.usage.mark_used(list(names), search_id=search_id, origin=REPLAY_ORIGIN)
 
 
 def questions_to_ask(conversation: Conversation, granularity: str, first: int | None,
@@ -215,7 +215,7 @@ def ask_questions(service: MemoryService, asked: Sequence[AskedQuestion], passes
     for item in asked:
         for one in passes:
             started = time.perf_counter()
-            outcome = service.search(item.question.text, options.limit, one.params, record=record,
+            outcome = service.search.query(item.question.text, options.limit, one.params, record=record,
                                      origin=REPLAY_ORIGIN)
             rankings = {name: [r.name for r in outcome.results] for name in one.presets}
             for name in one.branches:
@@ -225,7 +225,7 @@ def ask_questions(service: MemoryService, asked: Sequence[AskedQuestion], passes
             for name, ranked in rankings.items():
                 scores[name].append(score_question(ranked, item.relevant, item.question.category_name))
             if record:
-                service.wait_for_signals()
+                service.usage.wait_for_signals()
                 if options.replay == "use":
                     use_evidence(service, sorted(item.relevant), outcome.search_id)
         if bar is not None:

@@ -109,7 +109,7 @@ def _file_name(sample_id: str) -> str:
 def build_database(path: Path, conversation: Conversation, granularity: str, embedder: Embedder | None) -> None:
     """Write ``conversation``'s entities into a new database at ``path`` in one transaction.
 
-    Entities go through ``MemoryService.create_entities`` (validation, FTS rows and vectors as for any
+    Entities go through ``MemoryService.entities.create_entities`` (validation, FTS rows and vectors as for any
     write); vectors still stale afterwards (a model that embeds in the background) are re-embedded
     before the file is closed. Raises ValidationError when a turn breaks the product's input limits.
     """
@@ -118,9 +118,9 @@ def build_database(path: Path, conversation: Conversation, granularity: str, emb
     try:
         with service.transaction("eval_locomo_build"):
             for start in range(0, len(entities), MAX_ITEMS):
-                service.create_entities(entities[start : start + MAX_ITEMS])
-        if embedder is not None and service.stale_vectors():
-            service.reembed()
+                service.entities.create_entities(entities[start : start + MAX_ITEMS])
+        if embedder is not None and service.search.stale_vectors():
+            service.search.reembed()
     finally:
         service.close()
 

@@ -52,9 +52,9 @@ def export_graph(service, fmt: str, out: BinaryIO, *, extras: bool = True) -> Ex
     """
     if fmt not in FORMATS:
         raise ValidationError(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
-    graph = service.read_graph(include_ended=True)
+    graph = service.entities.read_graph(include_ended=True)
     _refuse_shared_names(graph)
-    thoughts = service.all_reflections() if extras else []
+    thoughts = service.reflections.all_reflections() if extras else []
     if fmt == "jsonl":
         for line in jsonl_lines(graph, extras=extras, reflections=thoughts):
             out.write(line.encode("utf-8") + b"\n")

@@ -123,7 +123,7 @@ class _Importer:
         """Apply the file in one transaction: a crash part-way leaves nothing of it behind."""
         started = time.perf_counter()
         with self.service.scoped(self.project), self.service.transaction("import_file", origin="import"):
-            self.stored = set(self.service.entity_names())
+            self.stored = set(self.service.entities.entity_names())
             self.known = self.stored | {e.name for e in self.result.entities if e.declared}
             for name in self.known:
                 self.folded[name.casefold()].append(name)
@@ -181,7 +181,7 @@ class _Importer:
         items = [EntityInput(e.name, e.entity_type or PLACEHOLDER_TYPE,
                              tuple(_observation_input(o) for o in e.observations[:MAX_ITEMS]),
                              e.status, e.created_at, e.updated_at, e.project or self.project) for e in batch]
-        done, _ = self._call(lambda part: self.service.upsert_entities(part, origin="import"), items, batch)
+        done, _ = self._call(lambda part: self.service.entities.upsert_entities(part, origin="import"), items, batch)
         for report, entities in done:
             self.report.entities_created.extend(report.created)
             self.report.observations_added += report.observations_added
@@ -193,7 +193,7 @@ class _Importer:
     def _merge(self, batch: list[ParsedEntity]) -> None:
         """Entities already stored: the stored type is kept unless it is the placeholder type, a status
         given by the file is applied, observations not stored yet are added."""
-        stored = {e.name: e for e in self.service.open_nodes([e.name for e in batch], record=False).entities}
+        stored = {e.name: e for e in self.service.entities.open_nodes([e.name for e in batch], record=False).entities}
         vanished = [e for e in batch if e.name not in stored]  # deleted by another client meanwhile
         if vanished:
             self._upsert(vanished)
@@ -209,7 +209,7 @@ class _Importer:
                 notes[entity.name] = ", ".join(
                     ([f"type {current.entity_type!r} → {new_type!r}"] if new_type else [])
                     + ([f"status {current.status!r} → {new_status!r}"] if new_status else []))
-        for done, _ in self._call(lambda p: self.service.upsert_entities(p, origin="import"), changes, changes)[0]:
+        for done, _ in self._call(lambda p: self.service.entities.upsert_entities(p, origin="import"), changes, changes)[0]:
             self.report.entities_updated += len(done.updated)
         groups = [(e.name, self._new_only(stored[e.name], e.observations), e.line) for e in batch]
         added = self._add_observations([g for g in groups if g[1]])
@@ -238,7 +238,7 @@ class _Importer:
             for name, observation in batch:
                 grouped[name].append(observation)
             calls = [(name, tuple(obs)) for name, obs in grouped.items()]
-            for result, _ in self._call(lambda p: self.service.add_observations(p, origin="import"), calls, calls)[0]:
+            for result, _ in self._call(lambda p: self.service.entities.add_observations(p, origin="import"), calls, calls)[0]:
                 for name, contents in result:
                     added[name] += len(contents)
         self.report.observations_added += sum(added.values())
@@ -253,7 +253,7 @@ class _Importer:
                 if target != entity.name:
                     self.report.resolved.append(ReportEntry(entity.line, f"observations for {entity.name!r} "
                                                             f"attached to {target!r} (case differs)", name=entity.name))
-                found = self.service.open_nodes([target], record=False).entities
+                found = self.service.entities.open_nodes([target], record=False).entities
                 queued = next((p for p in self.pending if p.name == target), None)
                 if found:
                     self._add_observations([(target, self._new_only(found[0], entity.observations), entity.line)])
@@ -281,7 +281,7 @@ class _Importer:
         active = [(r, item) for r, item in resolved if r.active]
         for batch in _chunks(active):
             items = [item for _, item in batch]
-            done, failed = self._call(lambda p: self.service.create_relations(p, origin="import"), items, batch)
+            done, failed = self._call(lambda p: self.service.relations.create_relations(p, origin="import"), items, batch)
             created = sum(len(result) for result, _ in done)
             self.report.relations_created += created
             self.report.relations_existing += len(batch) - created - len(failed)
@@ -292,14 +292,14 @@ class _Importer:
 
     def _apply_ended(self, relation: ParsedRelation, item: RelationInput) -> None:
         """An ended relation: created then ended, unless the same relation is stored already (any state)."""
-        stored = self.service.get_entity(item.source).relations
+        stored = self.service.entities.get_entity(item.source).relations
         if any(r.source == item.source and r.target == item.target and r.relation_type == item.relation_type
                for r in stored):
             self.report.relations_existing += 1
             return
         try:
-            self.service.create_relations([item], origin="import")
-            self.service.end_relation(item, at=relation.ended_at, origin="import")
+            self.service.relations.create_relations([item], origin="import")
+            self.service.relations.end_relation(item, at=relation.ended_at, origin="import")
         except LimbicError as exc:
             self.report.skipped.append(ReportEntry(relation.line, f"ended relation not imported: {exc}"))
             return

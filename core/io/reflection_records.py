@@ -86,14 +86,14 @@ def apply_reflections(service, found: list[ParsedReflection], report: FileReport
         return
     stored = {_key(r.target_type, r.entity if r.target_type != "relation" else None,
                    (r.entity, r.target, r.relation_type) if r.target_type == "relation" else None, r.author, r.content)
-              for r in service.all_reflections()}
+              for r in service.reflections.all_reflections()}
     for parsed in found:
         key = _key(parsed.target_type, parsed.entity, parsed.relation, parsed.author, parsed.content)
         if key in stored:
             continue
         target = parsed.entity if parsed.relation is None else RelationInput(*parsed.relation)
         try:
-            service.add_reflection(parsed.target_type, target, parsed.author, parsed.content, parsed.mood,
+            service.reflections.add_reflection(parsed.target_type, target, parsed.author, parsed.content, parsed.mood,
                                    created_at=parsed.created_at, updated_at=parsed.updated_at, origin="import")
         except LimbicError as exc:
             report.skipped.append(ReportEntry(parsed.line, f"reflection not imported: {exc}"))

@@ -6,7 +6,7 @@ usage, one session per line: ``{"at": ISO 8601 UTC, "accessed": [entity names]}`
 composed by ``packaging/tools/make_sample.py`` from authored content.
 
 Seeding imports the graph through :func:`limbic.core.io.importer.import_file` and replays every
-session through ``MemoryService.record_access(names, at=…, co_occurrence=True)``, which produces
+session through ``MemoryService.usage.record_access(names, at=…, co_occurrence=True)``, which produces
 access counts, distinct access days and co-occurrences. All timestamps are first moved forward by
 whole weeks so that the last session falls within the week before "now": the history stays recent
 (decay, mcp-memory "The Limbic System", "temporal_factor") and keeps its weekdays, whenever the sample is seeded.
@@ -149,7 +149,7 @@ def seed_sample_graph(service, progress: Progress | None = None, *, now: float |
         raise ImportFormatError(f"the packaged sample graph did not import cleanly: {problems}")
     accesses = 0
     for index, (at, names) in enumerate(sessions, 1):
-        service.record_access(names, at=at + shift, co_occurrence=True)
+        service.usage.record_access(names, at=at + shift, co_occurrence=True)
         accesses += len(names)
         if progress is not None and (index % 100 == 0 or index == len(sessions)):
             progress(records + index, total, f"usage history: {index:,} of {len(sessions):,} sessions")
@@ -166,7 +166,7 @@ def seed_sample_graph(service, progress: Progress | None = None, *, now: float |
 
 def seed_if_empty(service, progress: Progress | None = None) -> bool:
     """Seed the sample graph when the database has no entity; True if it did, False if left alone."""
-    if service.stats().entities:
+    if service.entities.stats().entities:
         return False
     seed_sample_graph(service, progress)
     return True

@@ -48,7 +48,7 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         limit: Limit = 20,
     ) -> Annotated[CallToolResult, DuplicatesOut]:
         with refusals():
-            report = service.find_duplicate_observations(entityName, threshold, limit)
+            report = service.curation.find_duplicate_observations(entityName, threshold, limit)
         return result(report.to_dict())
 
     def migrate(path: Annotated[str, Field(
@@ -72,7 +72,7 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
     ) -> Annotated[CallToolResult, ReflectionOut]:
         relation = relation_inputs([target])[0] if isinstance(target, RelationIn) else target
         with refusals():
-            return result(reflection_out(service.add_reflection(targetType, relation, author, content, mood,
+            return result(reflection_out(service.reflections.add_reflection(targetType, relation, author, content, mood,
                                                                 origin=current_origin())))
 
     def search_reflections(
@@ -84,7 +84,7 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
         limit: Annotated[int, Field(strict=True, ge=1, le=100, description="Number of results")] = 10,
     ) -> Annotated[CallToolResult, ReflectionsOut]:
         with refusals():
-            found = service.search_reflections(query, author=author, mood=mood, target_type=targetType, limit=limit)
+            found = service.reflections.search_reflections(query, author=author, mood=mood, target_type=targetType, limit=limit)
         results = [{**reflection_out(r), "score": round(k.score, 6), "textRank": k.text_rank,
                     "vectorRank": k.vector_rank, "similarity": None if k.similarity is None else round(k.similarity, 4)}
                    for r, k in found]

@@ -58,8 +58,8 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         project: ProjectArg = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         with refusals():
-            params = presets.preset(preset) if preset is not None else service.scoring_params()
-            outcome = service.search(query, limit=limit, params=params, origin=current_origin(), project=project or default)
+            params = presets.preset(preset) if preset is not None else service.search.scoring_params()
+            outcome = service.search.query(query, limit=limit, params=params, origin=current_origin(), project=project or default)
         model = service.embedder.name if service.embedder is not None else None
         return result(search_answer(outcome, query, model, max_observations=maxObservations))
 
@@ -67,7 +67,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
                       newName: Annotated[Name, Field(description="The new name (must be free)")]
                       ) -> Annotated[CallToolResult, EntityOut]:
         with refusals():
-            return result(entity_out(service.rename_entity(oldName, newName, origin=current_origin())))
+            return result(entity_out(service.entities.rename_entity(oldName, newName, origin=current_origin())))
 
     def merge_entities(sourceNames: Annotated[Items, Field(description="Entities to merge into the target")],
                        targetName: Annotated[Name, Field(description="The entity that absorbs them")]
@@ -75,7 +75,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         with refusals():
             decision_log.apply(service, MergeEntities(sourceNames, targetName), "merge", [*sourceNames, targetName],
                                origin=current_origin())
-            return result(entity_out(service.get_entity(targetName).entity))
+            return result(entity_out(service.entities.get_entity(targetName).entity))
 
     def set_status(entityNames: Annotated[Items, Field(min_length=1, description="Entities to update")],
                    status: Annotated[Status, Field(description="The new status")]
@@ -83,19 +83,19 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         names = list(dict.fromkeys(entityNames))
         with refusals():
             decided = decision_log.apply(service, SetStatus(names, status), "status", names, origin=current_origin())
-            updated = [entity_out(e) for e in service.open_nodes(names, record=False).entities]
+            updated = [entity_out(e) for e in service.entities.open_nodes(names, record=False).entities]
         return result({"entities": updated, "decision": decided.decision_id})
 
     def end_relation(relation: Annotated[RelationIn, Field(description="The active relation to end")]
                      ) -> Annotated[CallToolResult, RelationDetailOut]:
         with refusals():
-            return result(relation_detail(service.end_relation(relation_inputs([relation])[0], origin=current_origin())))
+            return result(relation_detail(service.relations.end_relation(relation_inputs([relation])[0], origin=current_origin())))
 
     def get_entity(name: Annotated[Name, Field(description="The entity name")]
                    ) -> Annotated[CallToolResult, EntityDetailOut]:
         with refusals():
-            out = detail_out(service.get_entity(name, record=True, origin=current_origin()))
-            out["reflections"] = [reflection_out(r) for r in service.reflections_of(out["name"])]
+            out = detail_out(service.entities.get_entity(name, record=True, origin=current_origin()))
+            out["reflections"] = [reflection_out(r) for r in service.reflections.reflections_of(out["name"])]
         return result(out)
 
     def mark_used(names: Annotated[Items, Field(
@@ -104,7 +104,7 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
                       strict=True, ge=1, description="The searchId of the search that found them")] = None,
                   ) -> Annotated[CallToolResult, MarkUsedOut]:
         with refusals():
-            used = service.mark_used(names, search_id=searchId, origin=current_origin())
+            used = service.usage.mark_used(names, search_id=searchId, origin=current_origin())
         return result({"used": used})
 
     write, read = tool_annotations(False), tool_annotations(True, idempotent=True)

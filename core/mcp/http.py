@@ -35,7 +35,7 @@ from limbic.core.mcp.server import ToolCallRecord, build_server
 from limbic.core.mcp.token import FileToken
 from limbic.core.mcp.tooling import caller_name
 from limbic.core.mcp.wire import SurrogateRefusalMiddleware
-from limbic.core.service.tokens import LOCAL_TOKEN_NAME
+from limbic.core.service.projects import LOCAL_TOKEN_NAME
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class BearerTokenMiddleware:
 
     Accepted are the token file's token (``token``, a callable so it can be rotated without rebuilding the
     app; its name is ``local``) and, when ``names`` is given, every unrevoked named token of the memory
-    (``names(secret)`` returns its name or None: ``MemoryService.token_name``). A named token's answer is
+    (``names(secret)`` returns its name or None: ``MemoryService.projects.token_name``). A named token's answer is
     kept for ``cache_seconds`` seconds, so a revocation takes effect within that time and a client making
     many requests costs one lookup per window; the lookup runs on a worker thread, never on the event loop.
     When it fails (the database is away, busy or closing) the request gets **503** with the reason and
@@ -353,13 +353,13 @@ class HttpMcpServer:
         self._socket = self._bind()
         self._port = self._socket.getsockname()[1]
         mcp = build_server(self._service, on_call=self._on_call, project=self.project, tools=self.tools,
-                           token_tools=getattr(self._service, "token_tools", None))
+                           token_tools=self._service.projects.token_tools)
         app = mcp.streamable_http_app(
             streamable_http_path=MCP_PATH,
             transport_security=self.security_settings(),
             host=self._host,
         )
-        names = getattr(self._service, "token_name", None)
+        names = self._service.projects.token_name
         config = uvicorn.Config(
             BearerTokenMiddleware(SurrogateRefusalMiddleware(app), self._token, names,
                                   cache_seconds=self._cache_seconds, workers=WORKER_THREADS),

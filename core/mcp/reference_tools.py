@@ -75,14 +75,14 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                             observations=observation_inputs(e.observations, e), project=entity_project(e.project, project))
                 for e in entities
             ]
-            created = [entity_out(e) for e in service.create_entities(items, origin=current_origin())]
+            created = [entity_out(e) for e in service.entities.create_entities(items, origin=current_origin())]
         notes = past_expiry_notes([(i.name, i.observations) for i in items])
         return result({"entities": created, "notes": notes}) if notes else result({"entities": created}, created)
 
     def create_relations(relations: Annotated[list[RelationIn], Field(max_length=MAX_ITEMS)]
                          ) -> Annotated[CallToolResult, RelationsOut]:
         with refusals():
-            created = [relation_out(r) for r in service.create_relations(relation_inputs(relations), origin=current_origin())]
+            created = [relation_out(r) for r in service.relations.create_relations(relation_inputs(relations), origin=current_origin())]
         return result({"relations": created}, created)
 
     def add_observations(observations: Annotated[list[ObservationBatchIn], Field(max_length=MAX_ITEMS)]
@@ -93,11 +93,11 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                                 f"(got {len(batch.contents)}); send one batch per replaced observation")
         with refusals():
             items = [(b.entityName, list(observation_inputs(b.contents, b))) for b in observations]
-            added = service.add_observations(items, origin=current_origin())
+            added = service.entities.add_observations(items, origin=current_origin())
         results = [{"entityName": name, "addedObservations": list(contents)} for name, contents in added]
         notes = past_expiry_notes(items)
         try:
-            found, pending = service.conflicts_of(added)
+            found, pending = service.lifecycle.conflicts_of(added)
         except Exception as exc:  # noqa: BLE001 - stored is stored: the answer says so, without its conflicts
             log.warning("observations stored; reading their conflicts failed: %s", exc)
             unavailable: dict[str, Any] = {"results": results, "conflicts": "unavailable"}
@@ -118,15 +118,15 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
     def delete_entities(entityNames: Annotated[Items, Field(description="An array of entity names to delete")]
                         ) -> Annotated[CallToolResult, SuccessOut]:
         with refusals(), service.transaction("delete_entities", origin=current_origin()):
-            outside = service.outside_project(entityNames)
-            deleted = service.delete_entities(entityNames, origin=current_origin())
+            outside = service.projects.outside_project(entityNames)
+            deleted = service.entities.delete_entities(entityNames, origin=current_origin())
         return success(deletion_message("Entities", deleted, outside))
 
     def delete_observations(deletions: Annotated[list[DeletionIn], Field(max_length=MAX_ITEMS)]
                             ) -> Annotated[CallToolResult, SuccessOut]:
         with refusals(), service.transaction("delete_observations", origin=current_origin()):
-            outside = service.outside_project([d.entityName for d in deletions])
-            deleted = service.delete_observations([(d.entityName, d.observations) for d in deletions],
+            outside = service.projects.outside_project([d.entityName for d in deletions])
+            deleted = service.entities.delete_observations([(d.entityName, d.observations) for d in deletions],
                                                   origin=current_origin())
         return success(deletion_message("Observations", deleted, outside))
 
@@ -135,8 +135,8 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                          ) -> Annotated[CallToolResult, SuccessOut]:
         with refusals(), service.transaction("delete_relations", origin=current_origin()):
             items = [prepare_relation(r) for r in relation_inputs(relations)]
-            outside = service.outside_project([n for r in items for n in (r.source, r.target)])
-            deleted = service.delete_relations(items, origin=current_origin())
+            outside = service.projects.outside_project([n for r in items for n in (r.source, r.target)])
+            deleted = service.relations.delete_relations(items, origin=current_origin())
         skipped = dict.fromkeys(f"{r.source!r} -[{r.relation_type}]-> {r.target!r}" for r in items
                                 if {r.source, r.target} & set(outside))
         return success(deletion_message("Relations", deleted, outside, list(skipped)))
@@ -152,14 +152,14 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
         with refusals():
             view = read_view(project, asOf)
             if mode == "names":
-                names = service.entity_names(**view)
+                names = service.entities.entity_names(**view)
                 return result({"names": names, "total": len(names)})
             if mode == "summary":
-                return result({"summary": stats_out(service.stats())})
+                return result({"summary": stats_out(service.entities.stats())})
             if mode == "page" or limit is not None or offset:
-                page = service.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit, **view)
+                page = service.entities.read_graph_page(offset, DEFAULT_PAGE if limit is None else limit, **view)
                 return paged(page, now=view["as_of"])
-            graph = service.read_graph(**view)
+            graph = service.entities.read_graph(**view)
         out = graph_out(graph.entities, graph.relations, view["as_of"])
         return result(out)
 
@@ -175,9 +175,9 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
         with refusals():
             view = read_view(project, asOf)
             if limit is not None or offset:
-                page = service.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit, **view)
+                page = service.search.search_nodes_page(query, offset, DEFAULT_PAGE if limit is None else limit, **view)
                 return paged(page, query, maxObservations, view["as_of"])
-            graph = service.search_nodes(query, **view)
+            graph = service.search.search_nodes(query, **view)
         out = graph_out(graph.entities, graph.relations, view["as_of"])
         if maxObservations is not None:
             out["entities"] = [trim_observations(e, query, maxObservations) for e in out["entities"]]
@@ -195,8 +195,8 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                    ) -> Annotated[CallToolResult, NodesOut]:
         with refusals():
             view = read_view(project, asOf)
-            graph = service.open_nodes(names, record=True, origin=current_origin(), **view)
-            thoughts = service.reflections_by_entity([e.name for e in graph.entities]) if includeReflections else {}
+            graph = service.entities.open_nodes(names, record=True, origin=current_origin(), **view)
+            thoughts = service.reflections.reflections_by_entity([e.name for e in graph.entities]) if includeReflections else {}
         out = graph_out(graph.entities, graph.relations, view["as_of"])
         if kinds is not None or includeSuperseded or includeReflections:
             out["entities"] = [filtered_entity_out(e, kinds, includeSuperseded, view["as_of"]) for e in graph.entities]

@@ -50,7 +50,7 @@ from limbic.core.mcp.reference_tools import add_reference_tools
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.tooling import caller_name, pretty, refusals
 from limbic.core.service import MemoryService
-from limbic.core.service.tokens import LOCAL_TOKEN_NAME
+from limbic.core.service.projects import LOCAL_TOKEN_NAME
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server", "instructions"]
 
@@ -147,7 +147,7 @@ class _LimbicServer(MCPServer):
             ToolError: the token is bound to another project than the server's.
         """
         name = caller_name.get()
-        token_project = self.service.token_project(name) if name else None
+        token_project = self.service.projects.token_project(name) if name else None
         if token_project is not None and self.project is not None and token_project != self.project:
             raise ToolError(f"the token {name!r} is bound to project {token_project!r}; this server serves project "
                             f"{self.project!r}")
@@ -200,7 +200,7 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         tools: the tools listed and served: a profile of :mod:`limbic.core.mcp.profiles` or a ``--tools`` value
             (``limbic mcp`` and the app pass ``agent`` by default; every tool here).
         token_tools: a named HTTP token's ``--tools`` value, or None for the server's
-            (``MemoryService.token_tools``); read again every :data:`TOKEN_PROFILE_SECONDS` seconds.
+            (``MemoryService.projects.token_tools``); read again every :data:`TOKEN_PROFILE_SECONDS` seconds.
 
     Raises:
         ValidationError: ``tools`` names no profile or an unknown tool.
@@ -240,14 +240,14 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
                      mime_type="application/json")
     def knowledge_graph() -> str:
         with service.scoped(server._call_project()):
-            graph = service.read_graph()
+            graph = service.entities.read_graph()
         return pretty(graph_out(graph.entities, graph.relations))
 
     @server.resource(TUNING_URI, name="tuning", title="Ranking tuning state",
                      description="Saved scoring parameters, shadow A/B settings, counts of logged searches and "
                      "feedback, and the last tuning application", mime_type="application/json")
     def tuning() -> str:
-        return pretty(service.learning.state(service.scoring_params()))
+        return pretty(service.learning.state(service.search.scoring_params()))
 
     # resources/subscribe was removed from the 2026 protocol; the SDK's documented way to keep serving it
     # to older clients (as the reference server does) is the low-level add_request_handler.

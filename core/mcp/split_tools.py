@@ -48,14 +48,14 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
             "type); default: the saved ones (Sesion/Session 15, Proyecto/Project 25, others 20)")] = None,
     ) -> Annotated[CallToolResult, SplitCandidatesOut]:
         with refusals():
-            total, found = service.find_split_candidates(limit, thresholds)
-            used = {**service.split_thresholds(), **(thresholds or {})}
+            total, found = service.splits.find_split_candidates(limit, thresholds)
+            used = {**service.splits.split_thresholds(), **(thresholds or {})}
         return result({"total": total, "candidates": [c.to_dict() for c in found], "thresholds": used})
 
     def analyze_entity_split(entityName: Annotated[Name, Field(description="The entity to analyse")],
                              method: Method = None) -> Annotated[CallToolResult, SplitAnalysisOut]:
         with refusals():
-            proposal = service.propose_entity_split(entityName, method)
+            proposal = service.splits.propose_entity_split(entityName, method)
         out = proposal.to_dict()
         topics = [{"terms": p["terms"], "size": len(p["observations"]), "observations": p["observations"]}
                   for p in out.pop("parts")]
@@ -67,7 +67,7 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
     def propose_entity_split(entityName: Annotated[Name, Field(description="The entity to split")],
                              method: Method = None) -> Annotated[CallToolResult, SplitProposalOut]:
         with refusals():
-            proposal = service.propose_entity_split(entityName, method)
+            proposal = service.splits.propose_entity_split(entityName, method)
         return result({**proposal.to_dict(), "relationsToCreate": _created(proposal.entity, [
             p.name for p in proposal.parts], "contains")})
 
@@ -81,11 +81,11 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
         chosen = [SplitPart(p.name, p.entityType or "", tuple(p.observations), tuple(relation_inputs(p.relations)))
                   for p in parts]
         with refusals():
-            original = service.get_entity(entityName).entity.entity_type
+            original = service.entities.get_entity(entityName).entity.entity_type
             chosen = [SplitPart(p.name, p.entity_type or original, p.observations, p.relations) for p in chosen]
             decided = decision_log.apply(service, SplitEntity(entityName, chosen, relationNames), "split",
                                          [entityName, *(p.name for p in chosen)], origin=current_origin())
-            created = [service.get_entity(p.name).entity for p in chosen]
+            created = [service.entities.get_entity(p.name).entity for p in chosen]
         return result({"entityName": entityName, "created": [e.name for e in created], "decision": decided.decision_id,
                        "movedObservations": sum(len(p.observations) for p in chosen),
                        "movedRelations": sum(len(p.relations) for p in chosen),

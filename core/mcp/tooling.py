@@ -96,7 +96,7 @@ def success(message: str) -> CallToolResult:
 def deletion_message(noun: str, deleted: int, outside: list[str], skipped: list[str] | None = None) -> str:
     """The message of a delete tool (``noun``: ``Entities``, ``Observations``, ``Relations``): the reference
     server's ``"<noun> deleted successfully"``, unless the call named something that another project holds
-    (``outside``, from :meth:`~limbic.core.service.MemoryService.outside_project`; ``skipped``: the named items
+    (``outside``, from :meth:`~limbic.core.service.MemoryService.projects.outside_project`; ``skipped``: the named items
     it concerns as shown, default those names). Then the message says that nothing was deleted for them and
     why; ``deleted``: how many were deleted in all (docs/mcp.md "The reference tools")."""
     if not outside:

@@ -22,7 +22,7 @@
    after (:mod:`limbic.core.search.feedback`).
 5. :func:`rerank`: limbic scoring (:mod:`limbic.core.search.scoring`), deboosts, routing blend, top-K.
 
-This module never writes: the caller (``MemoryService.search``) logs the search and its returned top-K
+This module never writes: the caller (``MemoryService.search.query``) logs the search and its returned top-K
 as impressions.
 
 Modes: no embedder → ``"fts_only"``; an embedder and FTS5 found nothing → ``"semantic"``;
@@ -63,9 +63,9 @@ class SearchOutcome:
     ``results``: the top-K, best first; ``candidate_set``: every merged candidate with its signals
     (re-rank it with :func:`rerank`); ``mode``: ``hybrid`` / ``semantic`` / ``fts_only``;
     ``timings``: milliseconds per stage (``encode``, ``knn``, ``fts``, ``signals``, ``score``, ``total``);
-    ``search_id``: the id of the logged search (``MemoryService.search`` sets it when it logs the
+    ``search_id``: the id of the logged search (``MemoryService.search.query`` sets it when it logs the
     search; a later ``mark_used`` may name it), ``None`` when not logged; ``pending_vectors``: entities
-    whose newest texts have no vector yet (``MemoryService.search`` sets it; they are found by FTS5 only);
+    whose newest texts have no vector yet (``MemoryService.search.query`` sets it; they are found by FTS5 only);
     ``query_vector``: the query's ``(d,) float32`` embedding and ``model`` the embedder's name (``None``
     when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md);
     ``dates``: the days (``YYYY-MM-DD``) and months (``YYYY-MM``) the query was read as naming;

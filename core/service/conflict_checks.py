@@ -24,6 +24,7 @@ import numpy as np
 
 from limbic.core.lifecycle import contradictions
 from limbic.core.store import conflicts
+from limbic.core.store.connection import Connection
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import observation_passage, text_hash
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, ensure_vector_table, vector_dimension
@@ -65,7 +66,7 @@ Vectors = Mapping[tuple[str, str], np.ndarray]
 passage as the vector upkeep embeds it (:func:`~limbic.core.store.indexing.observation_passage`)."""
 
 
-def possible_before(conn: Any, texts: Sequence[tuple[str, str]], entity_ids: Mapping[str, int]) -> bool:
+def possible_before(conn: Connection, texts: Sequence[tuple[str, str]], entity_ids: Mapping[str, int]) -> bool:
     """Before a write: whether one of its new ``texts`` (``(entity name, content)``) could conflict with its
     entity's or the same subject's current observations, or with an earlier text of the same write
     (:func:`~limbic.core.lifecycle.contradictions.possible`). ``entity_ids``: the entities that exist already."""
@@ -188,7 +189,7 @@ def check_now(database: Database, write: Write, model: str, mode: str, observati
     return len(findings)
 
 
-def _findings(conn: Any, ready: Sequence[tuple[int, int, str]], given: dict[int, np.ndarray], model: str, mode: str,
+def _findings(conn: Connection, ready: Sequence[tuple[int, int, str]], given: dict[int, np.ndarray], model: str, mode: str,
               now: float, held: Callable[[list[int]], dict[int, np.ndarray]],
               extra: dict[int, list[tuple[int, str]]] | None = None) -> list[tuple[int, contradictions.Finding]]:
     """The conflicts of each ``(observation id, entity id, text)`` with its neighbours (their vectors held, read

@@ -2,7 +2,7 @@
 :mod:`limbic.core.curation`), what a person chose to keep apart, and the writes the curation edits need
 (:mod:`limbic.core.service.curation_edits`).
 
-A mixin of ``MemoryService``. Finding is not a use (no access is recorded) and changes no text. The vectors
+The manager :class:`Curation` (``memory.curation``). Finding is not a use (no access is recorded) and changes no text. The vectors
 compared are the stored ones of the attached model (of the model that wrote them when none is attached). What
 was written a moment ago is compared too: before finding, the vectors still pending for the entities in scope
 are computed and stored (at most :data:`INLINE_ENTITIES` entities, one step of the vector upkeep); when more
@@ -12,15 +12,14 @@ are pending, the report says the comparison is incomplete (``complete: false``) 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from limbic.core import validation as check
 from limbic.core.curation import duplicates, entities, statements, survivors
-from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, iso
@@ -33,9 +32,12 @@ from limbic.core.service.entity_duplicates import (
 )
 from limbic.core.store import curation_reads, reads, scope, writes
 from limbic.core.store import kept as kept_rows
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.connection import Connection
+from limbic.core.store.database import WriteTransaction
 from limbic.core.vectors.pending import fill_step, pending_entities
-from limbic.core.vectors.upkeep import VectorUpkeep
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 MAX_CLUSTER_SHOWN = 25  # members of one cluster listed in full; the rest are counted
 MAX_LISTED = 1_000_000  # decisions one call may list (the review queue looks a decision up among all)
@@ -143,7 +145,7 @@ class SharedFact:
 
 @dataclass(frozen=True, slots=True)
 class DuplicateReport:
-    """What :meth:`Curating.find_duplicate_observations` found: the ``threshold`` used, the number of clusters
+    """What :meth:`Curation.find_duplicate_observations` found: the ``threshold`` used, the number of clusters
     (``total``: duplicates and more specific ones) and the first ``limit`` of them, the texts said alike of
     several entities (``shared``, the first ``limit``; ``shared_total``), the observations compared, the
     entities still ``pending`` a vector (``complete`` when none is), the ``model`` whose vectors were compared,
@@ -193,23 +195,24 @@ def pair_key(kind: str, a: int, b: int) -> str:
     return f"{kind}:{min(a, b)}:{max(a, b)}"
 
 
-class Curating:
-    """Duplicates, kept-apart pairs and the writes of curation edits (mixed into ``MemoryService``)."""
+class Curation:
+    """Duplicate observations and entities, what a person chose to keep apart, and the writes the curation
+    edits need.
 
-    database: Database
-    embedder: Embedder | None
-    vectors: VectorUpkeep
-    _duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster], list[np.ndarray], int]
-    _write: Callable[..., Any]
-    _reindex: Callable[[WriteTransaction, Iterable[int]], None]
+    Reached as ``memory.curation`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
 
-    def _stored_model(self) -> str | None:
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+        self._duplicates: tuple[tuple[Any, ...], duplicates.ObservationRows, list[duplicates.Cluster], list[np.ndarray], int] | None = None
+
+    def stored_model(self) -> str | None:
         """The model whose stored vectors are compared: the attached one, else the one that wrote them."""
-        return self.embedder.name if self.embedder is not None else self.database.get_setting("embedding_model")
+        return self.memory.embedder.name if self.memory.embedder is not None else self.memory.database.get_setting("embedding_model")
 
     def kept_keys(self, prefix: str = "") -> frozenset[str]:
         """Keys of what a person chose to keep as it is (``curation_kept``), those starting with ``prefix``."""
-        return kept_rows.keys(self.database.read(), prefix)
+        return kept_rows.keys(self.memory.database.read(), prefix)
 
     def _kept_pairs(self, kind: str) -> frozenset[tuple[int, int]]:
         out = set()
@@ -235,11 +238,11 @@ class Curating:
         started = time.perf_counter()
         threshold = _threshold(threshold, duplicates.DEFAULT_THRESHOLD)
         limit = check.limit(limit, low=0, high=MAX_LISTED)
-        conn = self.database.read()
-        model = self._stored_model()
+        conn = self.memory.database.read()
+        model = self.stored_model()
         only = _entity_id(conn, entity_name)
         self._land_pending(only)
-        conn = self.database.read()
+        conn = self.memory.database.read()
         with conn:  # one snapshot
             key = (model, threshold, only, reads.last_change_id(conn), scope.current())
             cached = getattr(self, "_duplicates", None)
@@ -250,7 +253,7 @@ class Curating:
                 rows = duplicates.load_observation_rows(conn, model, time.time()) if model else None
                 rows = None if rows is None else _in_view(conn, rows)
                 if rows is None or len(rows) == 0:
-                    return DuplicateReport(threshold, 0, (), 0, self.vectors.pending(), model,
+                    return DuplicateReport(threshold, 0, (), 0, self.memory.vectors.pending(), model,
                                            time.perf_counter() - started)
                 queries = None if only is None else np.flatnonzero(rows.entity == only)
                 texts = reads.live_texts(conn)
@@ -267,25 +270,25 @@ class Curating:
             compared = len(rows)
         if fresh:
             self.release_memory()
-        return DuplicateReport(threshold, len(found), clusters, compared, self.vectors.pending(), model,
+        return DuplicateReport(threshold, len(found), clusters, compared, self.memory.vectors.pending(), model,
                                time.perf_counter() - started, facts, len(shared), pairs)
 
     def _land_pending(self, only: int | None) -> None:
         """Compute and store the pending vectors of the entities in scope (``only``, else any), at most
         :data:`INLINE_ENTITIES`: what was written a moment ago is then compared too."""
-        if self.embedder is None:
+        if self.memory.embedder is None:
             return
         scope = None if only is None else [only]
-        if pending_entities(self.database.read(), 1, scope):
-            fill_step(self.database, self.embedder, self.vectors.land, INLINE_ENTITIES, scope)
+        if pending_entities(self.memory.database.read(), 1, scope):
+            fill_step(self.memory.database, self.memory.embedder, self.memory.vectors.land, INLINE_ENTITIES, scope)
 
     @staticmethod
-    def _clusters(conn: Any, rows: duplicates.ObservationRows, found: list[duplicates.Cluster]) -> tuple[DuplicateCluster, ...]:
+    def _clusters(conn: Connection, rows: duplicates.ObservationRows, found: list[duplicates.Cluster]) -> tuple[DuplicateCluster, ...]:
         """The clusters ``found`` with their members read (one query for all)."""
         wanted = np.concatenate([rows.observation[c.rows] for c in found]).tolist() if found else []
         members = {int(r[0]): Member(int(r[0]), r[1], r[2], r[3], float(r[4]))
                    for r in curation_reads.members(conn, wanted)}
-        return tuple(Curating._cluster(rows, c, members) for c in found if c.rows.size)
+        return tuple(Curation._cluster(rows, c, members) for c in found if c.rows.size)
 
     @staticmethod
     def _cluster(rows: duplicates.ObservationRows, cluster: duplicates.Cluster,
@@ -313,9 +316,9 @@ class Curating:
         Raises ValidationError / NotFoundError as :meth:`find_duplicate_observations`."""
         threshold = _threshold(threshold, entities.ENTITY_THRESHOLD)
         limit = check.limit(limit, low=0, high=MAX_LISTED)
-        self._land_pending(_entity_id(self.database.read(), entity_name))
-        conn = self.database.read()
-        model = self._stored_model()
+        self._land_pending(_entity_id(self.memory.database.read(), entity_name))
+        conn = self.memory.database.read()
+        model = self.stored_model()
         kept = self._kept_pairs("entities")
         with conn:
             named = reads.id_names(conn)
@@ -346,13 +349,11 @@ class Curating:
         cache (SQLite; up to 64 MB of pages not read again soon), forget the stems read
         (:func:`~limbic.core.curation.statements.clear_stem_cache`) and give the C heap's free pages back (the
         rows read, the texts and statements compared; docs/performance.md "The app's memory, where it goes")."""
-        release = getattr(self.database, "release_cache", None)
+        release = getattr(self.memory.database, "release_cache", None)
         if release is not None:
             release()
         statements.clear_stem_cache()
         release_free_memory()
-
-    # --- writes of the curation edits -------------------------------------------------------------
 
     def keep_as_is(self, keys: Sequence[str], *, keep: bool = True, origin: str | None = None) -> list[str]:
         """Record (``keep``) or forget (``keep=False``) that a person chose to keep these as they are
@@ -369,7 +370,7 @@ class Curating:
                     changed.append(key)
             return changed
 
-        return self._write("keep_as_is" if keep else "forget_kept", origin, body)
+        return self.memory.write("keep_as_is" if keep else "forget_kept", origin, body)
 
     def supersede_by(self, entity: str, olds: Sequence[str], survivor_entity: str, survivor: str, *,
                      origin: str | None = None) -> Entity:
@@ -400,10 +401,10 @@ class Curating:
                 writes.link_supersedes(txn.conn, keeper, max(i for i in old_ids if i is not None))  # type: ignore[arg-type]
             writes.touch_entity(txn.conn, [ids[entity]], now)
             txn.touch(ids[entity])
-            self._reindex(txn, [ids[entity]])
+            self.memory.reindex(txn, [ids[entity]])
             return reads.entities_by_ids(txn.conn, [ids[entity]])[0]
 
-        return self._write("supersede_duplicates", origin, body)
+        return self.memory.write("supersede_duplicates", origin, body)
 
 
 def _threshold(value: float | None, default: float) -> float:
@@ -421,7 +422,7 @@ def _key(value: object) -> str:
     return key
 
 
-def _in_view(conn: Any, rows: duplicates.ObservationRows) -> duplicates.ObservationRows:
+def _in_view(conn: Connection, rows: duplicates.ObservationRows) -> duplicates.ObservationRows:
     """``rows`` of the entities the call's project view holds (all of them when the call is unbound)."""
     if scope.current() is None:
         return rows
@@ -433,14 +434,14 @@ def _all_kept(ids: tuple[int, ...], kept: frozenset[tuple[int, int]]) -> bool:
     return all((a, b) in kept for i, a in enumerate(ids) for b in ids[i + 1:])
 
 
-def _owners(conn: Any, entity: np.ndarray) -> np.ndarray:
+def _owners(conn: Connection, entity: np.ndarray) -> np.ndarray:
     """Each row's owner ``(n,) int64``: the smallest id among the entities whose names are one with its
     entity's once normalised (:func:`~limbic.core.curation.entities.same_name_owners`)."""
     owner_of = entities.same_name_owners((int(i), str(n)) for i, n in reads.id_names(conn))
     return np.array([owner_of.get(int(e), int(e)) for e in entity.tolist()], dtype=np.int64)
 
 
-def _shared_facts(conn: Any, rows: duplicates.ObservationRows, groups: list[np.ndarray]) -> tuple[SharedFact, ...]:
+def _shared_facts(conn: Connection, rows: duplicates.ObservationRows, groups: list[np.ndarray]) -> tuple[SharedFact, ...]:
     """The shared texts ``groups`` (rows) with their text and entity names read."""
     wanted = sorted({int(e) for g in groups for e in rows.entity[g].tolist()})
     names = reads.names_of(conn, wanted) if wanted else {}
@@ -453,7 +454,7 @@ def _shared_facts(conn: Any, rows: duplicates.ObservationRows, groups: list[np.n
     return tuple(out)
 
 
-def _entity_id(conn: Any, entity_name: str | None) -> int | None:
+def _entity_id(conn: Connection, entity_name: str | None) -> int | None:
     """The id of ``entity_name`` (``None`` for none given). Raises NotFoundError for an unknown name."""
     if entity_name is None:
         return None

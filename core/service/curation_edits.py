@@ -76,14 +76,14 @@ class SupersedeDuplicates(Edit):
                 olds.setdefault(m.entity, []).append(m.content)
         self.before = []
         for entity, contents in olds.items():
-            current = service.get_entity(entity).entity
+            current = service.entities.get_entity(entity).entity
             touched = {*contents, keeper.content} if entity == keeper.entity else set(contents)
             self.before.append((current, tuple(o for o in current.observations if o.content in touched)))
-            service.supersede_by(entity, contents, keeper.entity, keeper.content)
+            service.curation.supersede_by(entity, contents, keeper.entity, keeper.content)
 
     def reverse(self, service: MemoryService) -> None:
         for entity, rows in reversed(self.before):
-            service.restore_entity(entity.name, entity, observations=rows)
+            service.snapshots.restore_entity(entity.name, entity, observations=rows)
 
 
 @dataclass(eq=False)
@@ -128,21 +128,21 @@ class CombineDuplicates(Edit):
             olds.setdefault(m.entity, []).append(m.content)
         self.before = []
         for entity, contents in olds.items():
-            current = service.get_entity(entity).entity
+            current = service.entities.get_entity(entity).entity
             touched = {*contents, self.text} if entity == self.entity else set(contents)
             self.before.append((current, tuple(o for o in current.observations if o.content in touched)))
         kinds = {m.kind for m in self.members}
-        [(_, written)] = service.add_observations(
+        [(_, written)] = service.entities.add_observations(
             [(self.entity, [ObservationInput(self.text, kind=kinds.pop() if len(kinds) == 1 else None)])])
         self.added = bool(written)
         for entity, contents in olds.items():
             if contents:
-                service.supersede_by(entity, contents, self.entity, self.text)
+                service.curation.supersede_by(entity, contents, self.entity, self.text)
 
     def reverse(self, service: MemoryService) -> None:
         for entity, rows in reversed(self.before):
             remove = (self.text,) if self.added and entity.name == self.entity else ()
-            service.restore_entity(entity.name, entity, observations=rows, remove=remove)
+            service.snapshots.restore_entity(entity.name, entity, observations=rows, remove=remove)
 
 
 @dataclass(eq=False)
@@ -163,16 +163,16 @@ class KeepAsIs(Edit):
         return self.text
 
     def perform(self, service: MemoryService) -> None:
-        self.added = service.keep_as_is(self.keys)
+        self.added = service.curation.keep_as_is(self.keys)
 
     def reverse(self, service: MemoryService) -> None:
         if self.added:
-            service.keep_as_is(self.added, keep=False)
+            service.curation.keep_as_is(self.added, keep=False)
 
 
 @dataclass(eq=False)
 class AddReflection(Edit):
-    """Write a reflection (:meth:`~limbic.core.service.MemoryService.add_reflection`); revert deletes it."""
+    """Write a reflection (:meth:`~limbic.core.service.MemoryService.reflections.add_reflection`); revert deletes it."""
 
     target_type: str
     target: str | RelationInput | None
@@ -191,13 +191,13 @@ class AddReflection(Edit):
 
     def perform(self, service: MemoryService) -> None:
         if self.added is not None:  # redo: the same row again
-            self.added = service.restore_reflection(self.added)
+            self.added = service.reflections.restore_reflection(self.added)
             return
-        self.added = service.add_reflection(self.target_type, self.target, self.author, self.content, self.mood)
+        self.added = service.reflections.add_reflection(self.target_type, self.target, self.author, self.content, self.mood)
 
     def reverse(self, service: MemoryService) -> None:
         assert self.added is not None
-        service.delete_reflection(self.added.id)
+        service.reflections.delete_reflection(self.added.id)
 
 
 @dataclass(eq=False)
@@ -219,11 +219,11 @@ class EditReflection(Edit):
         return self.before.entity if hasattr(self, "before") else None
 
     def perform(self, service: MemoryService) -> None:
-        self.before = service.get_reflection(self.reflection_id)
-        service.update_reflection(self.reflection_id, self.content, author=self.author, mood=self.mood)
+        self.before = service.reflections.get_reflection(self.reflection_id)
+        service.reflections.update_reflection(self.reflection_id, self.content, author=self.author, mood=self.mood)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_reflection(self.before)
+        service.reflections.restore_reflection(self.before)
 
 
 @dataclass(eq=False)
@@ -242,15 +242,15 @@ class DeleteReflection(Edit):
         return self.before.entity if hasattr(self, "before") else None
 
     def perform(self, service: MemoryService) -> None:
-        self.before = service.delete_reflection(self.reflection_id)
+        self.before = service.reflections.delete_reflection(self.reflection_id)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_reflection(self.before)
+        service.reflections.restore_reflection(self.before)
 
 
 @dataclass(eq=False)
 class SplitEntity(Edit):
-    """Split ``entity`` into ``parts`` (:meth:`~limbic.core.service.MemoryService.split_entity`, one
+    """Split ``entity`` into ``parts`` (:meth:`~limbic.core.service.MemoryService.splits.split_entity`, one
     transaction); revert deletes the parts and gives the original back exactly (observations, relations,
     usage history, reflections)."""
 
@@ -271,11 +271,11 @@ class SplitEntity(Edit):
         return self.entity
 
     def perform(self, service: MemoryService) -> None:
-        self.before = service.snapshot_entities([self.entity])
-        service.split_entity(self.entity, self.parts, relation_names=self.relation_names)
+        self.before = service.snapshots.snapshot_entities([self.entity])
+        service.splits.split_entity(self.entity, self.parts, relation_names=self.relation_names)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_entities(self.before, replacing=[self.entity, *(p.name for p in self.parts)])
+        service.snapshots.restore_entities(self.before, replacing=[self.entity, *(p.name for p in self.parts)])
 
 
 def pair_keys(kind: str, ids: Sequence[int]) -> list[str]:

@@ -66,7 +66,7 @@ class DuplicateObservations:
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
-        report = service.find_duplicate_observations(limit=MAX_CONSIDERED)
+        report = service.curation.find_duplicate_observations(limit=MAX_CONSIDERED)
         clusters = [c for c in report.clusters if c.relation == "duplicate"]
         names = {e for c in clusters for e in c.entities}
         uses, kinds = usage(service, names), entity_types(service, names)
@@ -109,7 +109,7 @@ class DuplicateEntities:
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
-        total, found = service.find_duplicate_entities(limit=MAX_CONSIDERED)
+        total, found = service.curation.find_duplicate_entities(limit=MAX_CONSIDERED)
         uses = usage(service, {n for g in found for n in g.names})
         decisions = []
         for group in found:
@@ -131,14 +131,14 @@ class DuplicateEntities:
 
 class SplitCandidates:
     """Entities holding more observations than their type should. Options: ``split`` (into the topics
-    :meth:`~limbic.core.service.MemoryService.propose_entity_split` proposes, in one transaction), ``keep``
+    :meth:`~limbic.core.service.MemoryService.splits.propose_entity_split` proposes, in one transaction), ``keep``
     (leave it whole; not proposed again)."""
 
     kind = "split"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
-        total, found = service.find_split_candidates(limit)
+        total, found = service.splits.find_split_candidates(limit)
         return total, [Decision(self.kind, f"split:{c.id}", f"{c.name} holds {c.observations} observations "
                                 f"(threshold {c.threshold} for {c.entity_type})", (c.name,), c.to_dict(),
                                 ("split", "keep")) for c in found]
@@ -147,7 +147,7 @@ class SplitCandidates:
         _refuse(decision, option)
         [name] = decision.subjects
         if option == "split":
-            return SplitEntity(name, service.propose_entity_split(name).parts)
+            return SplitEntity(name, service.splits.propose_entity_split(name).parts)
         return KeepAsIs([decision.key], f"keep {name} whole")
 
 

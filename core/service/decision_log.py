@@ -129,26 +129,26 @@ class Decided(Edit):
 
     def apply(self, service: MemoryService, *, origin: str | None = None) -> Changes:
         self.origin = origin or service.origin
-        return service.run_edit(self.inner.op, lambda: self.perform(service), origin=origin)
+        return service.snapshots.run_edit(self.inner.op, lambda: self.perform(service), origin=origin)
 
     def revert(self, service: MemoryService, *, origin: str | None = None) -> Changes:
         self.origin = origin or service.origin
-        return service.run_edit(f"undo_{self.inner.op}", lambda: self.reverse(service), origin=origin)
+        return service.snapshots.run_edit(f"undo_{self.inner.op}", lambda: self.reverse(service), origin=origin)
 
     def perform(self, service: MemoryService) -> None:
         self.inner.perform(service)
-        self.decision_id = service.log_decision(self.kind, self.description, self.subjects, encode(self.inner),
+        self.decision_id = service.history.log_decision(self.kind, self.description, self.subjects, encode(self.inner),
                                                 origin=self.origin or service.origin)
 
     def reverse(self, service: MemoryService) -> None:
         if self.decision_id is not None:
-            row, _ = service.decision_record(self.decision_id)
+            row, _ = service.history.decision_record(self.decision_id)
             if row.undone:
                 raise ConflictError(f"decision {row.id} ({row.description}) was already undone by "
                                     f"{origin_label(row.undone_by or '')}")
         self.inner.reverse(service)
         if self.decision_id is not None:
-            service.mark_decision_undone(self.decision_id, origin=self.origin or service.origin)
+            service.history.mark_decision_undone(self.decision_id, origin=self.origin or service.origin)
 
 
 def apply(service: MemoryService, edit: Edit, kind: str, subjects: Sequence[str] = (), *,
@@ -172,7 +172,7 @@ def undo(service: MemoryService, decision_id: int | None = None, *, origin: str 
             it names was deleted, a name it held was taken); nothing is written then.
     """
     by = origin or service.origin
-    row, text = service.decision_record(decision_id, origin=by if own and decision_id is None else None)
+    row, text = service.history.decision_record(decision_id, origin=by if own and decision_id is None else None)
     if own and row.origin != by:
         raise ValidationError(f"decision {row.id} was made by {origin_label(row.origin)}; "
                               "only its maker can undo it here")
@@ -183,10 +183,10 @@ def undo(service: MemoryService, decision_id: int | None = None, *, origin: str 
 
     def steps() -> None:
         edit.reverse(service)
-        service.mark_decision_undone(row.id, origin=by)
+        service.history.mark_decision_undone(row.id, origin=by)
 
     try:
-        service.run_edit(f"undo_{edit.op}", steps, origin=by)
+        service.snapshots.run_edit(f"undo_{edit.op}", steps, origin=by)
     except NotFoundError as exc:
         raise ConflictError(f"decision {row.id} cannot be undone: the memory changed since ({exc})") from None
-    return service.decision_record(row.id)[0]
+    return service.history.decision_record(row.id)[0]

@@ -1,7 +1,7 @@
 """Undoable edits of the memory graph: values with a description, ``apply`` and ``revert``; and a history.
 
 An :class:`Edit` is applied through :class:`~limbic.core.service.MemoryService` as one transaction
-(:meth:`~limbic.core.service.restoring.SnapshotsAndRestores.run_edit`) and returns that transaction's
+(:meth:`~limbic.core.service.restoring.Snapshots.run_edit`) and returns that transaction's
 change record, as Anki's collection operations return ``OpChanges``; :meth:`Edit.revert` undoes it,
 also as one transaction, and ``apply`` again redoes it. Just before it writes, an edit records the rows
 its revert needs; the revert puts them back exactly (:mod:`limbic.core.store.snapshots`): ids when
@@ -57,13 +57,13 @@ class Edit(ABC):
     def apply(self, service: MemoryService, *, origin: str | None = None) -> Changes:
         """Make the change as one transaction; returns its change record. Raises what the service raises
         (``ValidationError``, ``NotFoundError``, ``ConflictError``); nothing is written then."""
-        return service.run_edit(self.op, lambda: self.perform(service), origin=origin)
+        return service.snapshots.run_edit(self.op, lambda: self.perform(service), origin=origin)
 
     def revert(self, service: MemoryService, *, origin: str | None = None) -> Changes:
         """Undo the last :meth:`apply` as one transaction; returns its change record. Raises ``NotFoundError``
         or ``ConflictError`` when the graph changed in a way the recorded rows cannot go back into (an
         entity they name was deleted, their name was taken); nothing is written then."""
-        return service.run_edit(f"undo_{self.op}", lambda: self.reverse(service), origin=origin)
+        return service.snapshots.run_edit(f"undo_{self.op}", lambda: self.reverse(service), origin=origin)
 
 
 # --- several as one ------------------------------------------------------------------------------

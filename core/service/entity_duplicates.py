@@ -1,4 +1,4 @@
-"""Duplicate entities as a person sees them (:meth:`~limbic.core.service.curating.Curating.find_duplicate_entities`):
+"""Duplicate entities as a person sees them (:meth:`~limbic.core.service.curating.Curation.find_duplicate_entities`):
 both sides of a proposed merge, why in plain words, what a merge keeps, and the evidence a candidate needs —
 close entity vectors: observations said alike and related entities in common; one name spelled two ways
 (``CPUPackage`` / ``cpu_package``): alike types, an observation said alike, a related entity in common or
@@ -12,6 +12,7 @@ from typing import Any
 
 from limbic.core.curation import entities, statements
 from limbic.core.store import curation_reads
+from limbic.core.store.connection import Connection
 
 SIDE_OBSERVATIONS = 3  # observations shown per side of a proposed entity merge
 NAME_SIMILARITY = 0.6
@@ -80,7 +81,7 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
-def shared_evidence(conn: Any, pairs: Sequence[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[int, int]]:
+def shared_evidence(conn: Connection, pairs: Sequence[tuple[int, ...]]) -> dict[tuple[int, ...], tuple[int, int]]:
     """For each pair of entity ids: ``(observations said alike, related entities in common)`` (live
     observations compared normalised; active relations either way); related entities ``-1`` when neither
     entity has a relation."""
@@ -118,7 +119,7 @@ def name_supported(types: tuple[str, str], observations: int, neighbours: int, s
         similarity is not None and similarity >= NAME_SIMILARITY)
 
 
-def name_groups(conn: Any, model: str | None, groups: list[entities.NameGroup]) -> list[entities.NameGroup]:
+def name_groups(conn: Connection, model: str | None, groups: list[entities.NameGroup]) -> list[entities.NameGroup]:
     """The same-name ``groups`` split into the parts that :func:`name_supported` holds together (two entities
     or more each, connected by pairs with evidence); acronym groups unchanged."""
     named = [g for g in groups if g.reason == "same name"]
@@ -157,7 +158,7 @@ def supported(observations: int, neighbours: int) -> bool:
     return observations >= 1 and neighbours != 0
 
 
-def entity_duplicates(conn: Any, groups: list[entities.NameGroup],
+def entity_duplicates(conn: Connection, groups: list[entities.NameGroup],
                        evidence: dict[tuple[int, ...], tuple[int, int]]) -> list[EntityDuplicate]:
     """The groups with both sides read (two queries for all): names ordered survivor first (most live
     observations, then oldest), each side's type, count and first observations."""

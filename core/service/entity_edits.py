@@ -39,11 +39,11 @@ class CreateEntity(Edit):
         return None if reverted else self.item.name
 
     def perform(self, service: MemoryService) -> None:
-        if not service.create_entities([self.item]):
+        if not service.entities.create_entities([self.item]):
             raise ConflictError(f"an entity named {self.item.name!r} already exists")
 
     def reverse(self, service: MemoryService) -> None:
-        service.delete_entities([self.item.name])
+        service.entities.delete_entities([self.item.name])
 
 
 @dataclass(eq=False)
@@ -65,11 +65,11 @@ class DeleteEntities(Edit):
         return self.names[0] if reverted and self.names else None
 
     def perform(self, service: MemoryService) -> None:
-        self.before = service.snapshot_entities(self.names)
-        service.delete_entities(self.names)
+        self.before = service.snapshots.snapshot_entities(self.names)
+        service.entities.delete_entities(self.names)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_entities(self.before)
+        service.snapshots.restore_entities(self.before)
 
 
 @dataclass(eq=False)
@@ -93,11 +93,11 @@ class MergeEntities(Edit):
         return self.target
 
     def perform(self, service: MemoryService) -> None:
-        self.before = service.snapshot_entities([*self.sources, self.target])
-        service.merge_entities(self.sources, self.target)
+        self.before = service.snapshots.snapshot_entities([*self.sources, self.target])
+        service.entities.merge_entities(self.sources, self.target)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_entities(self.before, replacing=[self.target])
+        service.snapshots.restore_entities(self.before, replacing=[self.target])
 
 
 @dataclass(eq=False)
@@ -117,11 +117,11 @@ class RenameEntity(Edit):
         return self.old if reverted else self.new
 
     def perform(self, service: MemoryService) -> None:
-        self.before = service.get_entity(self.old).entity
-        service.rename_entity(self.old, self.new)
+        self.before = service.entities.get_entity(self.old).entity
+        service.entities.rename_entity(self.old, self.new)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_entity(self.new, self.before)
+        service.snapshots.restore_entity(self.new, self.before)
 
 
 @dataclass(eq=False)
@@ -144,12 +144,12 @@ class SetStatus(Edit):
         return self.names[0] if self.names else None
 
     def perform(self, service: MemoryService) -> None:
-        self.before = [service.get_entity(n).entity for n in dict.fromkeys(self.names)]
-        service.set_status(self.names, self.status)
+        self.before = [service.entities.get_entity(n).entity for n in dict.fromkeys(self.names)]
+        service.entities.set_status(self.names, self.status)
 
     def reverse(self, service: MemoryService) -> None:
         for entity in self.before:
-            service.restore_entity(entity.name, entity)
+            service.snapshots.restore_entity(entity.name, entity)
 
 
 # --- observations --------------------------------------------------------------------------------
@@ -170,8 +170,8 @@ class _ObservationEdit(Edit):
         return self.entity
 
     def _record(self, service: MemoryService) -> None:
-        self.before = service.get_entity(self.entity).entity
-        self.conflicts = service.snapshot_entities([self.entity])[0].conflicts
+        self.before = service.entities.get_entity(self.entity).entity
+        self.conflicts = service.snapshots.snapshot_entities([self.entity])[0].conflicts
         self.kept, self.added = (), ()
 
     def _find(self, content: str) -> Observation:
@@ -182,7 +182,7 @@ class _ObservationEdit(Edit):
         return found
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_entity(self.entity, self.before, observations=self.kept, remove=self.added,
+        service.snapshots.restore_entity(self.entity, self.before, observations=self.kept, remove=self.added,
                                conflicts=self.conflicts)
 
 
@@ -199,7 +199,7 @@ class AddObservation(_ObservationEdit):
 
     def perform(self, service: MemoryService) -> None:
         self._record(service)
-        [(_, added)] = service.add_observations([(self.entity, [self.observation])])
+        [(_, added)] = service.entities.add_observations([(self.entity, [self.observation])])
         if not added:
             raise ConflictError(f"{self.entity!r} already has this observation")
         self.added = tuple(added)
@@ -222,7 +222,7 @@ class EditObservation(_ObservationEdit):
     def perform(self, service: MemoryService) -> None:
         self._record(service)
         self.kept = (self._find(self.old),)
-        service.update_observation(self.entity, self.old, self.new, self.kind)
+        service.entities.update_observation(self.entity, self.old, self.new, self.kind)
 
 
 @dataclass(eq=False)
@@ -241,7 +241,7 @@ class SupersedeObservation(_ObservationEdit):
     def perform(self, service: MemoryService) -> None:
         self._record(service)
         self.kept = (self._find(self.old),)
-        self.added = (service.supersede_observation(self.entity, self.old, self.new).content,)
+        self.added = (service.entities.supersede_observation(self.entity, self.old, self.new).content,)
 
 
 @dataclass(eq=False)
@@ -259,7 +259,7 @@ class DeleteObservation(_ObservationEdit):
         self._record(service)
         target = self._find(self.content)
         self.kept = (target, *(o for o in self.before.observations if o.supersedes == target.id))
-        service.delete_observations([(self.entity, [self.content])])
+        service.entities.delete_observations([(self.entity, [self.content])])
 
 
 # --- relations -----------------------------------------------------------------------------------
@@ -281,11 +281,11 @@ class _RelationEdit(Edit):
 
     def _record(self, service: MemoryService) -> None:
         triple = (self.item.source, self.item.target, self.item.relation_type)
-        self.before = tuple(r for r in service.get_entity(self.item.source).relations
+        self.before = tuple(r for r in service.entities.get_entity(self.item.source).relations
                             if (r.source, r.target, r.relation_type) == triple)
 
     def reverse(self, service: MemoryService) -> None:
-        service.restore_relations([self.item], self.before)
+        service.snapshots.restore_relations([self.item], self.before)
 
 
 @dataclass(eq=False)
@@ -300,7 +300,7 @@ class AddRelation(_RelationEdit):
 
     def perform(self, service: MemoryService) -> None:
         self._record(service)
-        if not service.create_relations([self.item]):
+        if not service.relations.create_relations([self.item]):
             raise ConflictError("this relation already exists")
 
 
@@ -316,7 +316,7 @@ class EndRelation(_RelationEdit):
 
     def perform(self, service: MemoryService) -> None:
         self._record(service)
-        service.end_relation(self.item)
+        service.relations.end_relation(self.item)
 
 
 @dataclass(eq=False)
@@ -331,4 +331,4 @@ class DeleteRelation(_RelationEdit):
 
     def perform(self, service: MemoryService) -> None:
         self._record(service)
-        service.delete_relations([self.item])
+        service.relations.delete_relations([self.item])

@@ -1,7 +1,7 @@
 """The whole memory graph as numpy arrays, for drawing and layout (no Qt here).
 
 :func:`build_graph_arrays` turns the rows read by :mod:`limbic.core.store.graph` into arrays, and
-:func:`patch_graph_arrays` replaces just the entities a change touched; ``MemoryService.graph_arrays``
+:func:`patch_graph_arrays` replaces just the entities a change touched; ``MemoryService.entities.graph_arrays``
 does both off the UI thread, so the GUI hands the arrays to pyqtgraph in one call. The other
 functions are pure numpy over a :class:`GraphArrays` value: salience, temporal factor,
 neighbourhoods and sub-graphs.

@@ -4,21 +4,25 @@ applying and undoing them is :mod:`limbic.core.service.decision_log`). Each chan
 (the app), ``cli``, ``import``, ``system``, ``stdio`` (an MCP client over stdio) or ``mcp:NAME`` (over HTTP with
 the token NAME, docs/mcp.md "Teams").
 
-A mixin of ``MemoryService``; reading records nothing.
+The manager :class:`History` (``memory.history``); reading records nothing.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import Changes
 from limbic.core.store import decision_log, history, reads
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.database import WriteTransaction
 from limbic.core.store.decision_log import DecisionRow
+from limbic.core.store.schema import LANDED_OP
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
@@ -39,16 +43,18 @@ def origin_label(origin: str) -> str:
     return {"gui": "app", "stdio": "agent (stdio)", "mcp": "agent (MCP)"}.get(origin, origin)
 
 
-class ChangeHistory:
-    """The change log, for people (mixed into ``MemoryService``)."""
+class History:
+    """The change log and the decision log: what changed, when, by whom; the decisions people and agents took.
 
-    database: Database
-    origin: str
-    _write: Write
+    Reached as ``memory.history`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
 
     def recent_changes(self, limit: int = 100) -> list[Changes]:
         """The last ``limit`` (1–10,000) changes of the memory, newest first. Raises ValidationError."""
-        return history.recent_changes(self.database.read(), _limit(limit))
+        return history.recent_changes(self.memory.database.read(), _limit(limit))
 
     def entity_history(self, name: str, limit: int = 100) -> list[Changes]:
         """The last ``limit`` (1–10,000) changes that touched the entity ``name``, newest first (renames keep
@@ -59,31 +65,29 @@ class ChangeHistory:
             NotFoundError: no entity has that name.
         """
         name, limit = check.name(name), _limit(limit)
-        conn = self.database.read()
+        conn = self.memory.database.read()
         ids = reads.ids_by_names(conn, [name])
         if name not in ids:
             raise NotFoundError(f"entity {name!r} not found", [name])
         return history.entity_changes(conn, ids[name], limit)
 
-    # --- the log of applied decisions --------------------------------------------------------------
-
     def log_decision(self, kind: str, description: str, subjects: Sequence[str], edit: str, *,
                      origin: str | None = None) -> int:
         """Record an applied decision (``edit``: the JSON of its edit) made by ``origin`` (default the service's);
         returns its id. Meant inside the transaction that applies it (a savepoint of it)."""
-        by = origin or self.origin
-        return self._write("log_decision", by, lambda txn: decision_log.insert(
+        by = origin or self.memory.origin
+        return self.memory.write("log_decision", by, lambda txn: decision_log.insert(
             txn.conn, time.time(), by, kind, description, subjects, edit))
 
     def decisions(self, limit: int = 100, *, origin: str | None = None) -> list[DecisionRow]:
         """The last ``limit`` (1–10,000) applied decisions, newest first, only ``origin``'s when given.
         Raises ValidationError for a bad limit."""
-        return decision_log.recent(self.database.read(), _limit(limit), origin)
+        return decision_log.recent(self.memory.database.read(), _limit(limit), origin)
 
     def decision_record(self, decision_id: int | None = None, *, origin: str | None = None) -> tuple[DecisionRow, str]:
         """The decision ``decision_id`` and its edit's JSON, or (``None``) the newest one still standing, only
         among ``origin``'s when given. Raises NotFoundError when there is none."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         if decision_id is None:
             row = decision_log.last_standing(conn, origin)
             if row is None:
@@ -98,5 +102,13 @@ class ChangeHistory:
 
     def mark_decision_undone(self, decision_id: int, *, origin: str | None = None) -> None:
         """Record that the decision ``decision_id`` was undone now by ``origin`` (inside the undo's transaction)."""
-        by = origin or self.origin
-        self._write("log_decision", by, lambda txn: decision_log.mark_undone(txn.conn, decision_id, time.time(), by))
+        by = origin or self.memory.origin
+        self.memory.write("log_decision", by, lambda txn: decision_log.mark_undone(txn.conn, decision_id, time.time(), by))
+
+    def last_change_id(self) -> int:
+        return reads.last_change_id(self.memory.database.read())
+
+    def changes_since(self, change_id: int) -> list[Changes]:
+        """Logged changes of the data with an id above ``change_id``, oldest first (from any process);
+        the steps that only landed computed vectors are left out."""
+        return [c for c in reads.changes_since(self.memory.database.read(), change_id) if c.op != LANDED_OP]

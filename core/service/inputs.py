@@ -8,7 +8,7 @@ from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.lifecycle.confidence import SUPERSEDED_WEIGHT
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
-from limbic.core.store import Connection, writes
+from limbic.core.store import Connection, scope, writes
 
 
 def prepare_observation(item: ObservationInput | str) -> ObservationInput:
@@ -88,3 +88,11 @@ def add_observations(
             writes.mark_superseded(conn, previous, obs.created_at or now, SUPERSEDED_WEIGHT)
         added.append(obs.content)
     return added
+
+
+def view_args(project: str | None, as_of: float | None) -> tuple[str | None, float | None]:
+    """Validated view arguments: a project name (or ``None``) narrowed by the project the call is bound to
+    (:func:`limbic.core.store.scope.narrow`: the binding when none is asked, a refusal for another one), a time
+    in UTC seconds (or ``None``)."""
+    return (scope.narrow(None if project is None else check.label(project, "project")),
+            check.timestamp(as_of, "asOf"))

@@ -1,21 +1,20 @@
 """The lifecycle calls of :class:`~limbic.core.service.MemoryService`: expiry and its sweep, the terms of an
 observation (expiry and weight) (docs/lifecycle.md).
 
-A mixin of ``MemoryService``: it uses the service's ``database``, ``origin`` and write path, declared below
-for type checking.
+The manager :class:`Lifecycle` (``memory.lifecycle``), also the contradiction check of every write
+(:meth:`Lifecycle.written_vectors`, :meth:`Lifecycle.checked`), retention and its forecast.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from limbic.core import validation as check
-from limbic.core.embedding.base import Embedder
 from limbic.core.errors import (
     ConflictError,
     DatabaseClosedError,
@@ -36,11 +35,13 @@ from limbic.core.service.retention import Forecast, Retention
 from limbic.core.store import conflicts, decision_log, expiry, graph, reads, scope, views, writes
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.connection import Connection
+from limbic.core.store.database import WriteTransaction
 from limbic.core.store.indexing import observation_passage
 from limbic.core.store.schema import put_setting
-from limbic.core.vectors.upkeep import VectorUpkeep
-from limbic.core.vectors.vector_index import VectorIndex
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 if TYPE_CHECKING:
     pass
@@ -50,22 +51,17 @@ Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
 
 class Lifecycle:
-    """Expiry, terms of observations and the contradiction check (mixed into ``MemoryService``)."""
+    """Expiry and its sweep, the terms of observations, retention and its forecast, pins and strength, the
+    graph as it stood at a time, and the contradiction check of writes (docs/lifecycle.md).
 
-    database: Database
-    embedder: Embedder | None
-    origin: str
-    _write: Write
-    _reindex: Callable[[WriteTransaction, Iterable[int]], None]
-    _sweeper: ExpirySweeper | None
-    _vectors: VectorIndex
-    vectors: VectorUpkeep
+    Reached as ``memory.lifecycle`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
 
-    # --- the queue of decisions -------------------------------------------------------------------
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+        self._sweeper: ExpirySweeper | None = None
 
-    # --- contradictions ------------------------------------------------------------------------
-
-    def _written_vectors(self, op: str, origin: str, texts: Sequence[tuple[str, str]] | None) -> checks.Vectors | None:
+    def written_vectors(self, op: str, origin: str, texts: Sequence[tuple[str, str]] | None) -> checks.Vectors | None:
         """The vectors of a write's new texts (``(entity name, content)``), encoded just before its transaction
         opens — the model never runs inside the write lock — by the query encoder, which never waits for the
         background embedder: a passage's vector when the model prefixes queries and passages alike (MiniLM). Empty
@@ -73,14 +69,14 @@ class Lifecycle:
         model prefixes them differently, or encoding fails (the observations are then queued). ``None`` when no
         text of the write could conflict with what its entities hold (the default mode reads the texts first,
         :func:`~limbic.core.service.conflict_checks.possible_before`): nothing to encode for the check."""
-        embedder = self.embedder
+        embedder = self.memory.embedder
         if (not texts or embedder is None or op not in checks.CHECKED_OPS or origin == "import"
-                or self.vectors.deferring or self.database.writing
+                or self.memory.vectors.deferring or self.memory.database.writing
                 or getattr(embedder, "query_prefix", "") != getattr(embedder, "passage_prefix", "")):
             return {}
         if self.conflict_mode() == contradictions.CHECKABLE:
             try:
-                conn = self.database.read()
+                conn = self.memory.database.read()
                 with conn:
                     names = list(dict.fromkeys(name for name, _ in texts))
                     if not checks.possible_before(conn, texts, reads.ids_by_names(conn, names)):
@@ -98,7 +94,7 @@ class Lifecycle:
             log.exception("encoding a write's texts failed; they are embedded in the background")
             return {}
 
-    def _checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any],
+    def checked(self, txn: WriteTransaction, op: str, origin: str, body: Callable[[WriteTransaction], Any],
                  vectors: checks.Vectors | None) -> Any:
         """Run ``body`` and check the observations it added for contradictions (writes that add observations, with
         a model in use): in this transaction those whose texts were embedded beforehand (``vectors``;
@@ -106,25 +102,25 @@ class Lifecycle:
         the write), the others queued — an import's all of them, checked in batches once its vectors land
         (:meth:`check_conflicts`), so a memory gives the same warnings however it arrived. ``vectors`` ``None``:
         no text could conflict before the write began; only those that could now are queued."""
-        if op not in checks.CHECKED_OPS or self.embedder is None:
+        if op not in checks.CHECKED_OPS or self.memory.embedder is None:
             return body(txn)
         newest = checks.newest_observation(txn)
         result = body(txn)
         unchecked: list[int] | None = None
         if vectors is None:
             try:
-                with self.database.maintenance():
+                with self.memory.database.maintenance():
                     unchecked = checks.possible_written(txn, newest)
             except (DatabaseClosedError, StoreBusyError):
                 raise
             except Exception:
                 log.exception("reading a write's texts for its check failed; its observations are queued")
         elif vectors:
-            model = self.embedder.name
+            model = self.memory.embedder.name
             try:
-                with self.database.maintenance():
+                with self.memory.database.maintenance():
                     unchecked = checks.check_written(txn, newest, vectors, model, self.conflict_mode(),
-                                                     lambda ids: self._vectors.observation_vectors(model, ids))
+                                                     lambda ids: self.memory.index.observation_vectors(model, ids))
             except (DatabaseClosedError, StoreBusyError):
                 raise
             except Exception:
@@ -134,25 +130,25 @@ class Lifecycle:
 
     def conflict_mode(self) -> str:
         """The contradiction detector's mode: ``checkable`` (default) or ``similarity`` (mememory's rule)."""
-        mode = self.database.get_setting(checks.MODE_KEY)
+        mode = self.memory.database.get_setting(checks.MODE_KEY)
         return mode if mode in contradictions.MODES else contradictions.CHECKABLE
 
     def set_conflict_mode(self, mode: str, *, origin: str | None = None) -> None:
         """Choose the detector's mode for the checks from now on. Raises ValidationError for an unknown mode."""
         if mode not in contradictions.MODES:
             raise ValidationError(f"unknown contradiction mode {mode!r}; use one of {', '.join(contradictions.MODES)}")
-        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, checks.MODE_KEY, mode))
+        self.memory.write("save_setting", origin, lambda txn: put_setting(txn.conn, checks.MODE_KEY, mode))
 
     def check_conflicts(self) -> int:
         """Check the queued observations whose vectors have landed now (also run after every landing step);
         returns the conflicts found. Without a model, nothing is checked."""
-        if self.embedder is None:
+        if self.memory.embedder is None:
             return 0
-        model = self.embedder.name
-        return checks.run_checks(self.database, self._write, model, self.conflict_mode(),
-                                 lambda ids: self._vectors.observation_vectors(model, ids))
+        model = self.memory.embedder.name
+        return checks.run_checks(self.memory.database, self.memory.write, model, self.conflict_mode(),
+                                 lambda ids: self.memory.index.observation_vectors(model, ids))
 
-    def _after_land(self, _entity_ids: list[int]) -> None:
+    def after_land(self, _entity_ids: list[int]) -> None:
         try:
             self.check_conflicts()
         except (DatabaseClosedError, DatabaseUnavailableError, StoreBusyError):  # checked at the next landing
@@ -166,31 +162,31 @@ class Lifecycle:
         once, their texts embedded here when their vectors have not landed (a short text takes a few
         milliseconds with MiniLM), so a write returns its conflicts; an observation with many neighbours still
         without vectors is checked again when they land. Without a model nothing is checked."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         entity_ids = reads.ids_by_names(conn, [name for name, _ in items])  # in the call's project view
         ids = [i for name, contents in items if name in entity_ids
                for i in reads.observation_ids(conn, entity_ids[name], contents)]
         pending, found = conflicts.queued_and_found(conn, ids)
-        if pending and self.embedder is not None:
-            model = self.embedder.name
-            checks.check_now(self.database, self._write, model, self.conflict_mode(), pending, self.embedder.embed,
-                             lambda held: self._vectors.observation_vectors(model, held))
-            pending, found = conflicts.queued_and_found(self.database.read(), ids)
+        if pending and self.memory.embedder is not None:
+            model = self.memory.embedder.name
+            checks.check_now(self.memory.database, self.memory.write, model, self.conflict_mode(), pending, self.memory.embedder.embed,
+                             lambda held: self.memory.index.observation_vectors(model, held))
+            pending, found = conflicts.queued_and_found(self.memory.database.read(), ids)
         return [c for c in found if c.resolved_at is None], len(pending)
 
     def newest_observation(self) -> int:
         """The highest observation id now (0 in an empty memory): what :meth:`conflicts_since` counts from."""
-        return conflicts.newest_observation(self.database.read())
+        return conflicts.newest_observation(self.memory.database.read())
 
     def conflicts_since(self, after: int) -> int:
         """The open conflicts raised by observations written after ``after`` (:meth:`newest_observation` taken
         before an import: what the import's check found, with what others wrote meanwhile)."""
-        return conflicts.open_since(self.database.read(), after, time.time())
+        return conflicts.open_since(self.memory.database.read(), after, time.time())
 
     def open_conflicts(self, limit: int = -1) -> tuple[int, list[ConflictRow]]:
         """The number of open conflicts and the newest ``limit`` (all with -1), both observations current; in a
         call bound to a project, those whose two observations it sees."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         if scope.current() is None:
             return conflicts.open_rows(conn, time.time(), limit)
         found = conflicts.open_rows(conn, time.time())[1]
@@ -201,7 +197,7 @@ class Lifecycle:
     def conflict(self, conflict_id: int) -> ConflictRow:
         """One stored conflict (open or settled). Raises NotFoundError when there is none (settled by deleting one
         of its observations, or never found)."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         row = conflicts.by_id(conn, conflict_id)
         if row is None or not _in_view(conn, row):
             raise NotFoundError(f"no conflict {conflict_id}")
@@ -212,7 +208,7 @@ class Lifecycle:
         this memory has no such conflict (never reported, or one of its observations was deleted since); it is
         about another project's memories (a call bound to a project); it was settled already (how, when, by
         whom: the decision that settled it); or one of its observations was superseded or expired since."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         row = conflicts.by_id(conn, conflict_id)
         if row is None:
             return "this memory has no such conflict (never reported, or one of its observations was deleted since)"
@@ -253,29 +249,27 @@ class Lifecycle:
             touched = conflicts.resolve(txn.conn, row, option, time.time(), confidence.SUPERSEDED_WEIGHT)
             conflicts.settle(txn.conn, conflict_id, option, time.time())
             txn.touch(touched)
-            self._reindex(txn, touched)
+            self.memory.reindex(txn, touched)
 
-        self._write("settle_conflict", origin, body)
+        self.memory.write("settle_conflict", origin, body)
 
     def restore_conflict(self, row: ConflictRow, *, origin: str | None = None) -> None:
         """Write a recorded conflict back exactly (undo of settling it)."""
-        self._write("restore_conflict", origin, lambda txn: conflicts.put(txn.conn, row))
-
-    # --- forget and promote ---------------------------------------------------------------------
+        self.memory.write("restore_conflict", origin, lambda txn: conflicts.put(txn.conn, row))
 
     def retention_params(self) -> RetentionParams:
         """The saved forget/promote settings (Mnemex's defaults when none were saved)."""
-        return retention.load_params(self.database)
+        return retention.load_params(self.memory.database)
 
     def save_retention_params(self, params: RetentionParams, *, origin: str | None = None) -> None:
         """Save the forget/promote settings for every client of this database."""
-        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, retention.PARAMS_KEY, params.to_json()))
+        self.memory.write("save_setting", origin, lambda txn: put_setting(txn.conn, retention.PARAMS_KEY, params.to_json()))
 
     def retention(self, params: RetentionParams | None = None, *, now: float | None = None) -> list[Retention]:
         """Every entity's retention score and suggestion (keep / forget / promote) at ``now`` (UTC seconds), with
         ``params`` (default the saved ones); :mod:`limbic.core.service.retention`. Reading it records nothing."""
-        found = retention.review(self.database, params or self.retention_params(), time.time() if now is None else now)
-        shown = set(scope.visible(self.database.read(), [r.entity_id for r in found]))  # a bound call's view
+        found = retention.review(self.memory.database, params or self.retention_params(), time.time() if now is None else now)
+        shown = set(scope.visible(self.memory.database.read(), [r.entity_id for r in found]))  # a bound call's view
         return [r for r in found if r.entity_id in shown]
 
     def forecast(self, at: float, params: RetentionParams | None = None, *, now: float | None = None,
@@ -287,9 +281,9 @@ class Lifecycle:
         Raises:
             ValidationError: ``at`` is before ``now``.
         """
-        found = retention.forecast(self.database, params or self.retention_params(), at,
+        found = retention.forecast(self.memory.database, params or self.retention_params(), at,
                                    time.time() if now is None else now, archived=archived)
-        shown = set(scope.visible(self.database.read(), [p.retention.entity_id for p in found.proposed]
+        shown = set(scope.visible(self.memory.database.read(), [p.retention.entity_id for p in found.proposed]
                                   + [r.entity_id for r in found.held]))
         return Forecast(found.at, found.now, [p for p in found.proposed if p.retention.entity_id in shown],
                         [r for r in found.held if r.entity_id in shown])
@@ -304,7 +298,7 @@ class Lifecycle:
             txn.touch(ids)
             return reads.entities_by_ids(txn.conn, ids)
 
-        return self._write("set_pinned", origin, body)
+        return self.memory.write("set_pinned", origin, body)
 
     def set_strength(self, names: Sequence[str], value: float, *, origin: str | None = None) -> list[Entity]:
         """Set the strength (0..2, the retention score's multiplier) of entities, one transaction.
@@ -319,14 +313,12 @@ class Lifecycle:
             txn.touch(ids)
             return reads.entities_by_ids(txn.conn, ids)
 
-        return self._write("set_strength", origin, body)
-
-    # --- the graph over time and projects (the app's time slider and project filter) --------------
+        return self.memory.write("set_strength", origin, body)
 
     def graph_arrays_as_of(self, at: float) -> GraphArrays:
         """Every current entity as :meth:`graph_arrays` gives them, with the relations active at ``at`` (UTC
         seconds): the time slider draws these over the live layout and hides the entities created later."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         with conn:
             rows = graph.graph_rows(conn)
             relations = views.relation_rows_as_of(conn, at)
@@ -334,24 +326,18 @@ class Lifecycle:
 
     def written_between(self, start: float, end: float) -> list[str]:
         """Entities created or given an observation between ``start`` and ``end`` (UTC seconds)."""
-        return views.written_between(self.database.read(), start, end)
+        return views.written_between(self.memory.database.read(), start, end)
 
     def history_span(self) -> tuple[float, float] | None:
         """The first and last write time of the memory (UTC seconds), ``None`` when it is empty."""
-        return views.history_span(self.database.read())
-
-    def entity_projects(self) -> dict[int, str]:
-        """``{entity id: project}`` of the entities that belong to one (the app's project filter)."""
-        return views.entity_projects(self.database.read())
-
-    # --- expiry ----------------------------------------------------------------------------------
+        return views.history_span(self.memory.database.read())
 
     def sweep_expired(self, *, now: float | None = None, origin: str | None = None) -> SweepReport:
         """Take the text of every observation expired by ``now`` (UTC seconds, default the present) out of the
         full-text rows and the vectors: its entities are re-indexed in one transaction (docs/lifecycle.md
         "Expiry"). The observations stay, shown as expired. Readers already leave them out before this runs."""
         at = check.timestamp(now, "sweep time") or time.time()
-        return self._write(SWEEP_OP, origin or "system", lambda txn: sweep(txn, at, self._reindex))
+        return self.memory.write(SWEEP_OP, origin or "system", lambda txn: sweep(txn, at, self.memory.reindex))
 
     def set_observation_terms(self, entity: str, content: str, *, expires_at: float | None, weight: float,
                               origin: str | None = None) -> Observation:
@@ -372,27 +358,27 @@ class Lifecycle:
             writes.set_observation_terms(txn.conn, oid, expires_at, weight)
             writes.touch_entity(txn.conn, [eid], time.time())
             txn.touch(eid)
-            self._reindex(txn, [eid])
+            self.memory.reindex(txn, [eid])
             return next(o for o in reads.observations_by_entity(txn.conn, [eid])[eid] if o.id == oid)
 
-        return self._write("set_observation_terms", origin, body)
+        return self.memory.write("set_observation_terms", origin, body)
 
     def expired_observations(self, *, now: float | None = None) -> int:
         """Live observations past their expiry at ``now`` (UTC seconds, default the present)."""
-        return expiry.expired_count(self.database.read(), time.time() if now is None else now)
+        return expiry.expired_count(self.memory.database.read(), time.time() if now is None else now)
 
-    def _start_sweeps(self, interval: float | None = None) -> None:
+    def start_sweeps(self, interval: float | None = None) -> None:
         """Sweep expired text in the background every ``interval`` seconds (the app, the MCP server)."""
         if self._sweeper is None:
-            self._sweeper = ExpirySweeper(self.database, lambda: self.sweep_expired(),
+            self._sweeper = ExpirySweeper(self.memory.database, lambda: self.sweep_expired(),
                                           **({} if interval is None else {"interval": interval}))
 
-    def _stop_sweeps(self) -> None:
+    def stop_sweeps(self) -> None:
         if self._sweeper is not None:
             self._sweeper.close()
             self._sweeper = None
 
 
-def _in_view(conn: Any, row: ConflictRow) -> bool:
+def _in_view(conn: Connection, row: ConflictRow) -> bool:
     """Whether the call's project view holds both observations of the conflict ``row`` (always when unbound)."""
     return len(scope.visible_observations(conn, [row.observation_id, row.other_id])) == 2

@@ -34,7 +34,7 @@ class SetObservationTerms(_ObservationEdit):
     def perform(self, service: MemoryService) -> None:
         self._record(service)
         self.kept = (self._find(self.content),)
-        service.set_observation_terms(self.entity, self.content, expires_at=self.expires_at, weight=self.weight)
+        service.lifecycle.set_observation_terms(self.entity, self.content, expires_at=self.expires_at, weight=self.weight)
 
 
 @dataclass(eq=False)
@@ -56,15 +56,15 @@ class SettleConflict(Edit):
         return self.row.entity if hasattr(self, "row") else None
 
     def perform(self, service: MemoryService) -> None:
-        self.row = service.conflict(self.conflict_id)
+        self.row = service.lifecycle.conflict(self.conflict_id)
         names = dict.fromkeys((self.row.entity, self.row.other_entity))
-        self.before = [service.get_entity(name).entity for name in names]
-        service.settle_conflict(self.conflict_id, self.option)
+        self.before = [service.entities.get_entity(name).entity for name in names]
+        service.lifecycle.settle_conflict(self.conflict_id, self.option)
 
     def reverse(self, service: MemoryService) -> None:
         for entity in self.before:
-            service.restore_entity(entity.name, entity, observations=entity.observations)
-        service.restore_conflict(self.row)
+            service.snapshots.restore_entity(entity.name, entity, observations=entity.observations)
+        service.lifecycle.restore_conflict(self.row)
 
 
 @dataclass(eq=False)
@@ -81,11 +81,11 @@ class _EntityRowEdit(Edit):
         return self.names[0] if self.names else None
 
     def _record(self, service: MemoryService) -> None:
-        self.before = [service.get_entity(name).entity for name in self.names]
+        self.before = [service.entities.get_entity(name).entity for name in self.names]
 
     def reverse(self, service: MemoryService) -> None:
         for entity in self.before:
-            service.restore_entity(entity.name, entity)
+            service.snapshots.restore_entity(entity.name, entity)
 
 
 @dataclass(eq=False)
@@ -101,7 +101,7 @@ class SetPinned(_EntityRowEdit):
 
     def perform(self, service: MemoryService) -> None:
         self._record(service)
-        service.set_pinned(self.names, self.pinned)
+        service.lifecycle.set_pinned(self.names, self.pinned)
 
 
 @dataclass(eq=False)
@@ -117,4 +117,4 @@ class SetStrength(_EntityRowEdit):
 
     def perform(self, service: MemoryService) -> None:
         self._record(service)
-        service.set_strength(self.names, self.value)
+        service.lifecycle.set_strength(self.names, self.value)

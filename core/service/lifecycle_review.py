@@ -50,7 +50,7 @@ class ContradictionSource:
     kind = "contradiction"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
-        total, rows = service.open_conflicts(limit)
+        total, rows = service.lifecycle.open_conflicts(limit)
         options = [options_for(r.other_content, r.content, r.entity == r.other_entity) for r in rows]
         return total, [_decision(
             kind=self.kind, key=f"{self.kind}:{r.id}",
@@ -96,7 +96,7 @@ class ExpiredSource:
 class RetentionSource:
     """Forget or promote candidates (:mod:`limbic.core.service.retention`, with the saved settings): ``kind``,
     the ``options`` (the suggested one first) and ``select``, which picks the candidates of a moment — the forget
-    candidates are the forecast's (:meth:`MemoryService.forecast`), each with the moment it is first proposed; at
+    candidates are the forecast's (:meth:`MemoryService.lifecycle.forecast`), each with the moment it is first proposed; at
     ``at`` (UTC seconds) when given, else at the time asked."""
 
     def __init__(self, kind: str, options: tuple[str, ...],
@@ -125,11 +125,11 @@ class RetentionSource:
 
 def _forget(service: MemoryService, at: float) -> list[tuple[Retention, float | None]]:
     now = min(at, time.time())
-    return [(p.retention, None if at == now else p.due) for p in service.forecast(at, now=now).proposed]
+    return [(p.retention, None if at == now else p.due) for p in service.lifecycle.forecast(at, now=now).proposed]
 
 
 def _promote(service: MemoryService, at: float) -> list[tuple[Retention, float | None]]:
-    return [(r, None) for r in retention.promote_candidates(service.retention(now=at))]
+    return [(r, None) for r in retention.promote_candidates(service.lifecycle.retention(now=at))]
 
 
 FORGET = RetentionSource("forget", ("archive", "delete", "pin"), _forget)

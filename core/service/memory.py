@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import enum
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -23,32 +22,22 @@ from typing import Literal, TypeVar
 
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
-from limbic.core.errors import ConflictError, ValidationError
-from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
+from limbic.core.learning.loop import LearningLoop
 from limbic.core.models import (
     Changes,
-    Entity,
-    EntityInput,
-    Observation,
-    ObservationInput,
-    Relation,
-    RelationInput,
 )
-from limbic.core.search.params import ScoringParams
-from limbic.core.service import mutations
 from limbic.core.service.changes import ChangeFeed
-from limbic.core.service.curating import Curating
-from limbic.core.service.history import ChangeHistory
-from limbic.core.service.inputs import prepare_entity, prepare_observation, prepare_relation
+from limbic.core.service.curating import Curation
+from limbic.core.service.entities import Entities
+from limbic.core.service.history import History
 from limbic.core.service.lifecycle import Lifecycle
-from limbic.core.service.mutations import UpsertReport
-from limbic.core.service.reads import ReadsAndUses
-from limbic.core.service.reflecting import Reflecting
-from limbic.core.service.restoring import SnapshotsAndRestores
-from limbic.core.service.searching import SearchAndVectors
-from limbic.core.service.splitting import Splitting
-from limbic.core.service.tokens import Tokens
-from limbic.core.service.usage import SignalRecorder
+from limbic.core.service.projects import Projects
+from limbic.core.service.reflecting import Reflections
+from limbic.core.service.relations import Relations
+from limbic.core.service.restoring import Snapshots
+from limbic.core.service.searching import Search
+from limbic.core.service.splitting import Splits
+from limbic.core.service.usage import Usage
 from limbic.core.store import scope
 from limbic.core.store.backend import open_database, shareable_address, shown_address
 from limbic.core.store.database import Database, WriteTransaction
@@ -71,9 +60,26 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
-class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecycle, Curating, Reflecting, Splitting,
-                    Tokens, ChangeHistory):
-    """The memory graph of one database file.
+class MemoryService:
+    """The memory graph of one database: the context every manager shares, and the managers.
+
+    It owns what is shared — the database, the embedder, the default origin, the change feed (:attr:`changes`),
+    the vectors' upkeep (:attr:`vectors`), the KNN index (:attr:`index`) and the write path (:meth:`write`, one
+    logged transaction whose change record is published after commit) — and reaches each concern through one
+    manager, Anki-style (docs/architecture.md "The service"):
+
+    - :attr:`entities` (:class:`~limbic.core.service.entities.Entities`): entities and observations, writes and reads;
+    - :attr:`relations` (:class:`~limbic.core.service.relations.Relations`);
+    - :attr:`search` (:class:`~limbic.core.service.searching.Search`): ranked search, scoring parameters, vectors' state;
+    - :attr:`usage` (:class:`~limbic.core.service.usage.Usage`): implicit feedback (access, *mark as used*);
+    - :attr:`learning` (:class:`~limbic.core.learning.loop.LearningLoop`): tuning from that feedback;
+    - :attr:`curation` (:class:`~limbic.core.service.curating.Curation`): duplicates and what was kept apart;
+    - :attr:`splits` (:class:`~limbic.core.service.splitting.Splits`): entities that grew too large;
+    - :attr:`reflections` (:class:`~limbic.core.service.reflecting.Reflections`);
+    - :attr:`lifecycle` (:class:`~limbic.core.service.lifecycle.Lifecycle`): expiry, retention, contradictions;
+    - :attr:`history` (:class:`~limbic.core.service.history.History`): the change log and the decision log;
+    - :attr:`snapshots` (:class:`~limbic.core.service.restoring.Snapshots`): exact restores, what undo is built on;
+    - :attr:`projects` (:class:`~limbic.core.service.projects.Projects`): projects and agents' tokens.
 
     Args:
         database: an open :class:`Database` (or PostgreSQL memory: :func:`~limbic.core.store.backend.open_database`).
@@ -95,16 +101,26 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self.embedder = embedder
         self.origin = origin
         self.changes = ChangeFeed(database.path, address=getattr(database, "address", None))
-        self._signals = SignalRecorder(database)
-        self.learning = LearningLoop(database, self._write)
-        self._vectors = VectorIndex(ServerGraphs(database) if getattr(database, "backend", "") == "postgresql"
-                                    else GraphBuilder(database.path))
-        self._warm_up_thread: threading.Thread | None = None
+        self.learning = LearningLoop(database, self.write)
+        self.index = VectorIndex(ServerGraphs(database) if getattr(database, "backend", "") == "postgresql"
+                                 else GraphBuilder(database.path))
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
-        self._sweeper = None
-        self.vectors.after_land = self._after_land  # the contradiction check of new observations
+        self.entities = Entities(self)
+        self.relations = Relations(self)
+        self.search = Search(self)
+        self.usage = Usage(self)
+        self.curation = Curation(self)
+        self.splits = Splits(self)
+        self.reflections = Reflections(self)
+        self.lifecycle = Lifecycle(self)
+        self.history = History(self)
+        self.snapshots = Snapshots(self)
+        self.projects = Projects(self)
+        self.vectors.after_land = self.lifecycle.after_land  # the contradiction check of new observations
         if background_vectors:
-            self._start_sweeps()
+            self.lifecycle.start_sweeps()
+
+
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Embedder | None | Literal[_Default.ACTIVE_MODEL] = _AUTO,
@@ -127,12 +143,11 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
     def close(self) -> None:
         """Wait for a warm-up under way, stop the change feed's watcher, finish pending signal writes, then
         close every connection."""
-        if self._warm_up_thread is not None:
-            self._warm_up_thread.join()
-        self._stop_sweeps()
+        self.search.wait_for_warm_up()
+        self.lifecycle.stop_sweeps()
         self.changes.close()
         self.vectors.close()
-        self._signals.shutdown()
+        self.usage.signals.shutdown()
         self.database.close()
 
     def scoped(self, project: str | None) -> AbstractContextManager[None]:
@@ -164,7 +179,7 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         """
         return self.changes.subscribe(listener, other_processes=other_processes)
 
-    def _publish(self, txn: WriteTransaction, origin: str, op: str) -> Changes:
+    def publish(self, txn: WriteTransaction, origin: str, op: str) -> Changes:
         """The change record of ``txn``, published (and the vector filler woken) when it is the outermost
         transaction; a savepoint's record (``change_id`` 0) is only returned. The write has committed: a failure
         here (the database gone meanwhile, a model error) is logged, never raised."""
@@ -179,21 +194,16 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
                             txn.change_id, exc)
         return record
 
-    def deferred_vectors(self) -> AbstractContextManager[None]:
-        """Inside the block, writes leave their vectors pending (text and FTS rows still commit at once);
-        call :meth:`wait_for_vectors` after it to compute them all, e.g. with a progress bar (import)."""
-        return self.vectors.deferred()
-
-    def _write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result],
+    def write(self, op: str, origin: str | None, body: Callable[[WriteTransaction], Result],
                texts: Sequence[tuple[str, str]] | None = None) -> Result:
         """Run ``body`` in one write transaction (savepoint when nested), publish the change record
         once committed, and return what ``body`` returned. ``texts``: the ``(entity name, content)`` of the
-        observations it may add, embedded first for their contradiction check (:meth:`_checked`)."""
+        observations it may add, embedded first for their contradiction check (:meth:`Lifecycle.checked <limbic.core.service.lifecycle.Lifecycle.checked>`)."""
         origin = origin or self.origin
-        vectors = self._written_vectors(op, origin, texts)
+        vectors = self.lifecycle.written_vectors(op, origin, texts)
         with self.database.write(origin, op) as txn:
-            result = self._checked(txn, op, origin, body, vectors)
-        self._publish(txn, origin, op)
+            result = self.lifecycle.checked(txn, op, origin, body, vectors)
+        self.publish(txn, origin, op)
         return result
 
     @contextmanager
@@ -207,140 +217,27 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         origin = origin or self.origin
         with self.database.write(origin, op) as txn:
             yield
-        self._publish(txn, origin, op)
+        self.publish(txn, origin, op)
 
-    def _reindex(self, txn: WriteTransaction, entity_ids: Iterable[int]) -> None:
+    def reindex(self, txn: WriteTransaction, entity_ids: Iterable[int]) -> None:
         reindex(txn.conn, list(entity_ids), time.time())
         txn.mark_pending_vectors()
 
-    # --- entities ------------------------------------------------------------------------------
 
-    def create_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> list[Entity]:
-        """Create entities whose names do not exist yet; existing names are skipped (reference server semantics).
 
-        Returns the created entities only. Raises :class:`ValidationError` for bad input (nothing written).
-        """
-        check.count(items, "entities")
-        prepared = [prepare_entity(item) for item in items]
-        return self._write("create_entities", origin, lambda txn: mutations.create_entities(txn, prepared, self._reindex),
-                           [(item.name, o.content) for item in prepared for o in item.observations])
 
-    def upsert_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> UpsertReport:
-        """Create new entities and update existing ones: type/status when given (``None`` keeps them), observations added.
 
-        Exact duplicate observations are skipped. One transaction; bad input raises and writes nothing.
-        """
-        check.count(items, "entities")
-        prepared = [prepare_entity(item) for item in items]
-        return self._write("upsert_entities", origin, lambda txn: mutations.upsert_entities(txn, prepared, self._reindex),
-                           [(item.name, o.content) for item in prepared for o in item.observations])
 
-    def delete_entities(self, names: Sequence[str], *, origin: str | None = None) -> int:
-        """Delete entities with their observations and relations; unknown names are ignored. Returns the count deleted."""
-        check.count(names, "entity names")
-        names = [check.name(n) for n in names]
-        return self._write("delete_entities", origin, lambda txn: mutations.delete_entities(txn, names))
 
-    def rename_entity(self, old: str, new: str, *, origin: str | None = None) -> Entity:
-        """Rename an entity; relations follow. Raises NotFoundError, or ConflictError when ``new`` exists."""
-        old, new = check.name(old), check.name(new)
-        return self._write("rename_entity", origin, lambda txn: mutations.rename_entity(txn, old, new, self._reindex))
 
-    def merge_entities(self, sources: Sequence[str], target: str, *, origin: str | None = None) -> Entity:
-        """Merge ``sources`` into ``target``: observations, relations and usage signals move, sources are deleted.
 
-        Duplicate observations and relations are dropped, as are relations between merged entities.
-        Raises NotFoundError for unknown names, ConflictError when ``target`` is among ``sources``.
-        """
-        check.count(sources, "entities to merge")
-        sources = list(dict.fromkeys(check.name(s) for s in sources))
-        target = check.name(target)
-        if not sources:
-            raise ValidationError("name at least one entity to merge")
-        if target in sources:
-            raise ConflictError(f"cannot merge {target!r} into itself")
-        return self._write(
-            "merge_entities", origin, lambda txn: mutations.merge_entities(txn, sources, target, self._reindex)
-        )
 
-    def set_status(self, names: Sequence[str], status: str, *, origin: str | None = None) -> list[Entity]:
-        """Set the status (active/paused/completed/archived or a Spanish alias) of existing entities."""
-        check.count(names, "entity names")
-        names = [check.name(n) for n in names]
-        status = check.status(status)
-        return self._write("set_status", origin, lambda txn: mutations.set_status(txn, names, status, self._reindex))
 
-    # --- observations --------------------------------------------------------------------------
 
-    def add_observations(
-        self, items: Sequence[tuple[str, Sequence[ObservationInput]]], *, origin: str | None = None
-    ) -> list[tuple[str, list[str]]]:
-        """Add observations to existing entities; returns ``(entity name, contents actually added)`` per item.
 
-        Exact duplicates are skipped. Raises NotFoundError naming every unknown entity (nothing written).
-        """
-        check.count(items, "observation groups")
-        prepared = [(check.name(n), [prepare_observation(o) for o in obs]) for n, obs in items]
-        check.count([o for _, obs in prepared for o in obs], "observations")
-        return self._write("add_observations", origin, lambda txn: mutations.add_observations(txn, prepared, self._reindex),
-                           [(name, o.content) for name, obs in prepared for o in obs])
 
-    def delete_observations(self, items: Sequence[tuple[str, Sequence[str]]], *, origin: str | None = None) -> int:
-        """Delete observations by exact text; unknown entities and texts are ignored. Returns the count deleted."""
-        check.count(items, "observation groups")
-        prepared = [(check.name(n), [check.observation(c) for c in contents]) for n, contents in items]
-        return self._write(
-            "delete_observations", origin, lambda txn: mutations.delete_observations(txn, prepared, self._reindex)
-        )
 
-    def update_observation(
-        self, entity: str, old_content: str, new_content: str, kind: str | None = None, *, origin: str | None = None
-    ) -> Observation:
-        """Edit an observation's text (and kind, when given) in place. Raises NotFoundError / ConflictError."""
-        entity, old_content, new_content = check.name(entity), check.observation(old_content), check.observation(new_content)
-        kind = check.kind(kind)
-        return self._write(
-            "update_observation", origin,
-            lambda txn: mutations.update_observation(txn, entity, old_content, new_content, kind, self._reindex),
-        )
 
-    def supersede_observation(
-        self, entity: str, old_content: str, new: ObservationInput, *, origin: str | None = None
-    ) -> Observation:
-        """Add ``new`` as the successor of the live observation ``old_content`` (which stays, marked superseded)."""
-        entity = check.name(entity)
-        new = prepare_observation(ObservationInput(new.content, new.kind, check.observation(old_content),
-                                                    new.created_at, new.expires_at, new.weight))
-        return self._write(
-            "supersede_observation", origin, lambda txn: mutations.supersede_observation(txn, entity, new, self._reindex),
-            [(entity, new.content)],
-        )
-
-    # --- relations -----------------------------------------------------------------------------
-
-    def create_relations(self, items: Sequence[RelationInput], *, origin: str | None = None) -> list[Relation]:
-        """Create relations between existing entities; duplicates of an active relation are skipped.
-
-        Returns only the new relations. Unknown endpoints raise one NotFoundError naming all of them
-        (nothing written) — unlike the reference server, which stores dangling relations.
-        """
-        check.count(items, "relations")
-        prepared = [prepare_relation(item) for item in items]
-        return self._write("create_relations", origin, lambda txn: mutations.create_relations(txn, prepared))
-
-    def delete_relations(self, items: Sequence[RelationInput], *, origin: str | None = None) -> int:
-        """Delete relations (active or ended) matching source, target and type; unknown ones are ignored."""
-        check.count(items, "relations")
-        prepared = [prepare_relation(item) for item in items]
-        return self._write("delete_relations", origin, lambda txn: mutations.delete_relations(txn, prepared))
-
-    def end_relation(self, item: RelationInput, *, at: float | None = None, origin: str | None = None) -> Relation:
-        """Mark an active relation as ended at ``at`` (UTC seconds, default now), kept as history.
-
-        Raises NotFoundError when no such relation is active."""
-        relation = prepare_relation(item)
-        at = check.timestamp(at, "endedAt") or time.time()
-        return self._write("end_relation", origin, lambda txn: mutations.end_relation(txn, relation, at))
 
     # --- settings ------------------------------------------------------------------------------
 
@@ -351,10 +248,6 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
 
     def save_setting(self, key: str, value: str, *, origin: str | None = None) -> None:
         """Store ``value`` under setting ``key`` (one transaction, or part of the caller's)."""
-        self._write("save_setting", origin, lambda txn: put_setting(txn.conn, key, value))
+        self.write("save_setting", origin, lambda txn: put_setting(txn.conn, key, value))
 
-    # --- scoring parameters --------------------------------------------------------------------
 
-    def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
-        """Persist ``params`` as the default for every client of this database."""
-        self._write("save_scoring_params", origin, lambda txn: put_setting(txn.conn, PARAMS_KEY, params.to_json()))

@@ -108,7 +108,7 @@ def writes_by(service: MemoryService, origin: str, limit: int = 500) -> list[Wri
 def fading_next(service: MemoryService, days: float, *, now: float | None = None) -> list[Fade]:
     """What fades within ``days`` (0–3,650) after ``now`` (UTC seconds, default the present), soonest first:
     each live observation whose expiry falls in the window, and each entity the lifecycle rules would propose for
-    forgetting by its end if nothing is used or written meanwhile (:meth:`MemoryService.forecast`), at the moment
+    forgetting by its end if nothing is used or written meanwhile (:meth:`MemoryService.lifecycle.forecast`), at the moment
     it is first proposed — each by its own decay and use. Entities proposed already are not listed (they are forget
     candidates now, in Review).
 
@@ -122,6 +122,6 @@ def fading_next(service: MemoryService, days: float, *, now: float | None = None
     fades = [Fade(entity_id, name, EXPIRES, at, content)
              for entity_id, name, content, at in provenance.expiring_observations(service.database.read(), start, end)]
     fades += [Fade(p.retention.entity_id, p.retention.name, FORGOTTEN, p.due, p.retention.reason)
-              for p in service.forecast(end, now=start).proposed if p.due > start]
+              for p in service.lifecycle.forecast(end, now=start).proposed if p.due > start]
     fades.sort(key=lambda fade: (fade.at, fade.name, fade.kind))
     return fades

@@ -1,7 +1,7 @@
 """Reflections of :class:`~limbic.core.service.MemoryService`: prose about an entity, a relation or the whole
 memory, written, edited, put back and searched (:mod:`limbic.core.curation.reflections`).
 
-A mixin of ``MemoryService``. Each write is one transaction; a reflection's vector is computed before the
+The manager :class:`Reflections` (``memory.reflections``). Each write is one transaction; a reflection's vector is computed before the
 transaction opens (the model never runs inside the write lock) and stored with it. Reflections whose vector is
 missing (written without a model, or by another model) get one at their first search.
 """
@@ -9,37 +9,40 @@ missing (written without a model, or by another model) get one at their first se
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from limbic.core import validation as check
 from limbic.core.curation import reflections as rules
-from limbic.core.embedding.base import Embedder
 from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.models import Reflection, RelationInput
 from limbic.core.search.full_text import fts_terms, match_expression
-from limbic.core.search.params import ScoringParams
 from limbic.core.store import reads, scope, text_search, writes
 from limbic.core.store import reflections as rows
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.connection import Connection
+from limbic.core.store.database import WriteTransaction
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 CANDIDATES_PER_RESULT = 3  # each ranking offers 3 × limit candidates to the fusion (mcp-memory "Hybrid search")
 
 
-class Reflecting:
-    """Reflections (mixed into ``MemoryService``)."""
+class Reflections:
+    """Reflections: notes by people or agents about an entity, a relation or the memory, searchable.
 
-    database: Database
-    embedder: Embedder | None
-    _write: Callable[..., Any]
-    scoring_params: Callable[[], ScoringParams]
+    Reached as ``memory.reflections`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
 
     def _embed(self, text: str) -> np.ndarray | None:
-        return None if self.embedder is None else self.embedder.embed([text])[0]
+        return None if self.memory.embedder is None else self.memory.embedder.embed([text])[0]
 
-    def _target(self, conn: Any, kind: str, target: str | RelationInput | None) -> tuple[int | None, int | None, str | None]:
+    def _target(self, conn: Connection, kind: str, target: str | RelationInput | None) -> tuple[int | None, int | None, str | None]:
         """``(entity id, other id, relation type)`` of a reflection's target. Raises NotFoundError/ValidationError."""
         if kind == "global":
             if target is not None:
@@ -76,12 +79,12 @@ class Reflecting:
         def body(txn: WriteTransaction) -> Reflection:
             entity, other, relation_type = self._target(txn.conn, kind, target)
             rid = rows.insert(txn.conn, kind, entity, other, relation_type, who, text, feeling, at, changed)
-            if vector is not None and self.embedder is not None:
-                rows.put_vectors(txn.conn, self.embedder.name, {rid: vector})
+            if vector is not None and self.memory.embedder is not None:
+                rows.put_vectors(txn.conn, self.memory.embedder.name, {rid: vector})
             txn.touch([i for i in (entity, other) if i is not None])
             return rows.by_ids(txn.conn, [rid])[0]
 
-        return self._write("add_reflection", origin, body)
+        return self.memory.write("add_reflection", origin, body)
 
     def update_reflection(self, reflection_id: int, content: str, *, author: str | None = None,
                           mood: str | None = None, origin: str | None = None) -> Reflection:
@@ -96,12 +99,12 @@ class Reflecting:
             who = old.author if author is None else rules.author(author)
             feeling = old.mood if mood is None else rules.mood(mood)
             rows.update(txn.conn, rid, who, text, feeling, time.time())
-            if vector is not None and self.embedder is not None:
-                rows.put_vectors(txn.conn, self.embedder.name, {rid: vector})
+            if vector is not None and self.memory.embedder is not None:
+                rows.put_vectors(txn.conn, self.memory.embedder.name, {rid: vector})
             txn.touch([i for i in (old.entity_id, old.target_id) if i is not None])
             return rows.by_ids(txn.conn, [rid])[0]
 
-        return self._write("update_reflection", origin, body)
+        return self.memory.write("update_reflection", origin, body)
 
     def delete_reflection(self, reflection_id: int, *, origin: str | None = None) -> Reflection:
         """Delete reflection ``reflection_id``; returns it as it was. Raises NotFoundError for an unknown id."""
@@ -113,7 +116,7 @@ class Reflecting:
             txn.touch([i for i in (old.entity_id, old.target_id) if i is not None])
             return old
 
-        return self._write("delete_reflection", origin, body)
+        return self.memory.write("delete_reflection", origin, body)
 
     def restore_reflection(self, before: Reflection, *, origin: str | None = None) -> Reflection:
         """Make ``before`` stored exactly again (id when free, author, text, mood, times), replacing the row of
@@ -130,15 +133,15 @@ class Reflecting:
             txn.touch(ids)
             return rows.by_ids(txn.conn, [rid])[0]
 
-        return self._write("restore_reflection", origin, body)
+        return self.memory.write("restore_reflection", origin, body)
 
     def get_reflection(self, reflection_id: int) -> Reflection:
         """Reflection ``reflection_id``. Raises NotFoundError for an unknown id, ValidationError for a bad one."""
-        return self._reflection(self.database.read(), check.limit(reflection_id, low=1, high=2**62,
+        return self._reflection(self.memory.database.read(), check.limit(reflection_id, low=1, high=2**62,
                                                                   what="reflection id"))
 
     @staticmethod
-    def _reflection(conn: Any, rid: int) -> Reflection:
+    def _reflection(conn: Connection, rid: int) -> Reflection:
         found = rows.by_ids(conn, [rid])
         if not found:
             raise NotFoundError(f"no reflection {rid}", [str(rid)])
@@ -149,7 +152,7 @@ class Reflecting:
         call bound to a project, not those about a relation to an entity it does not see. Raises NotFoundError
         for an unknown name."""
         name = check.name(name)
-        conn = self.database.read()
+        conn = self.memory.database.read()
         found = reads.ids_by_names(conn, [name]).get(name)
         if found is None:
             raise NotFoundError(f"unknown entity {name!r}", [name])
@@ -158,7 +161,7 @@ class Reflecting:
     def all_reflections(self) -> list[Reflection]:
         """Every reflection, oldest first (in a call bound to a project: the global ones and those about the
         entities it sees)."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         return _in_view(conn, rows.every(conn))
 
     def search_reflections(self, query: str, *, author: str | None = None, mood: str | None = None,
@@ -175,12 +178,12 @@ class Reflecting:
         limit = check.limit(limit)
         wanted = self._filtered(author, mood, target_type)
         count = CANDIDATES_PER_RESULT * limit
-        conn = self.database.read()
+        conn = self.memory.database.read()
         expression = match_expression(rules.content_terms(fts_terms(text)))
         found_text = [] if expression is None else [r for r, _ in text_search.matches(conn, "reflection_fts", expression)]
         ranking = [i for i in found_text if wanted is None or i in wanted][:count]
         similarities = self._similarities(text, wanted, count)
-        ranked = rules.fuse(ranking, similarities, self.scoring_params().rrf_k, limit)
+        ranked = rules.fuse(ranking, similarities, self.memory.search.scoring_params().rrf_k, limit)
         found = {r.id: r for r in _in_view(conn, rows.by_ids(conn, [r.id for r in ranked]))}
         return [(found[r.id], r) for r in ranked if r.id in found]
 
@@ -194,40 +197,40 @@ class Reflecting:
         wanted_type = None if target_type is None else rules.target_type(target_type)
         if wanted_author is None and wanted_mood is None and wanted_type is None:
             return None
-        return rows.filtered(self.database.read(), wanted_author, wanted_mood, wanted_type)
+        return rows.filtered(self.memory.database.read(), wanted_author, wanted_mood, wanted_type)
 
     def _similarities(self, query: str, wanted: set[int] | None, count: int) -> dict[int, float]:
         """The ``count`` best cosine similarities of the reflections (those ``wanted``) to ``query``; vectors
         missing for the attached model are computed and stored first."""
-        if self.embedder is None:
+        if self.memory.embedder is None:
             return {}
-        conn = self.database.read()
-        stored = rows.vectors(conn, self.embedder.name)
+        conn = self.memory.database.read()
+        stored = rows.vectors(conn, self.memory.embedder.name)
         missing = [(int(i), c) for i, c in rows.texts(conn) if int(i) not in stored]
         if missing:
-            made = dict(zip([i for i, _ in missing], self.embedder.embed([c for _, c in missing]), strict=True))
-            with self.database.maintenance() as writer:
-                rows.put_vectors(writer, self.embedder.name, made)
+            made = dict(zip([i for i, _ in missing], self.memory.embedder.embed([c for _, c in missing]), strict=True))
+            with self.memory.database.maintenance() as writer:
+                rows.put_vectors(writer, self.memory.embedder.name, made)
             stored.update(made)
         ids = [i for i in stored if wanted is None or i in wanted]
         if not ids:
             return {}
         matrix = np.stack([stored[i] for i in ids]).astype(np.float32)
         matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        sims = matrix @ self.embedder.embed_query(query)
+        sims = matrix @ self.memory.embedder.embed_query(query)
         best = np.argsort(-sims, kind="stable")[:count]
         return {ids[k]: float(sims[k]) for k in best}
 
     def reflections_by_entity(self, names: Sequence[str]) -> dict[str, list[Reflection]]:
         """``{name: reflections about it or its relations}`` for the names that exist (for ``open_nodes``); in a
         call bound to a project, not those about a relation to an entity it does not see."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         ids = reads.ids_by_names(conn, list(names))
         found = _in_view(conn, rows.touching(conn, list(ids.values())))
         return {name: [r for r in found if eid in (r.entity_id, r.target_id)] for name, eid in ids.items()}
 
 
-def _in_view(conn: Any, found: list[Reflection]) -> list[Reflection]:
+def _in_view(conn: Connection, found: list[Reflection]) -> list[Reflection]:
     """``found`` without the reflections about an entity the call's project view does not hold."""
     ends = [i for r in found for i in (r.entity_id, r.target_id) if i is not None]
     shown = set(scope.visible(conn, ends))

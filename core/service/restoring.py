@@ -1,17 +1,17 @@
 """Snapshots and exact restores of :class:`~limbic.core.service.MemoryService`: what undo is built on.
 
-A mixin of ``MemoryService``. :meth:`~SnapshotsAndRestores.snapshot_entities` copies entities with
+The manager :class:`Snapshots` (``memory.snapshots``). :meth:`~Snapshots.snapshot_entities` copies entities with
 everything a deletion destroys (:class:`~limbic.core.store.snapshots.EntityRecord`); the ``restore_*``
 methods put recorded rows back, each one transaction (or a savepoint of the caller's), under their old
-ids when free, and re-index what they wrote. :meth:`~SnapshotsAndRestores.run_edit` runs several of
+ids when free, and re-index what they wrote. :meth:`~Snapshots.run_edit` runs several of
 these and of the service's mutations as one transaction and returns its change record: the edits of
 :mod:`limbic.core.service.edits` are applied and reverted through it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from limbic.core import validation as check
 from limbic.core.models import Changes, Entity, Observation, Relation, RelationInput
@@ -20,20 +20,23 @@ from limbic.core.service.inputs import prepare_relation
 from limbic.core.store import conflicts as conflict_rows
 from limbic.core.store import reads, snapshots, writes
 from limbic.core.store.conflicts import ConflictRow
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.database import WriteTransaction
 from limbic.core.store.snapshots import EntityRecord
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
 
-class SnapshotsAndRestores:
-    """Entity snapshots, exact restores and edits run as one transaction (mixed into ``MemoryService``)."""
+class Snapshots:
+    """Exact snapshots and restores of entities and relations: what every undo is built on.
 
-    database: Database
-    origin: str
-    _write: Write
-    _reindex: Callable[[WriteTransaction, Iterable[int]], None]
-    _publish: Callable[[WriteTransaction, str, str], Changes]
+    Reached as ``memory.snapshots`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
 
     def run_edit(self, op: str, steps: Callable[[], object], *, origin: str | None = None) -> Changes:
         """Run ``steps()`` — calls of this service — as one transaction logged as ``op``; return its change record.
@@ -42,16 +45,16 @@ class SnapshotsAndRestores:
         transaction it runs in a savepoint and returns a record with ``change_id`` 0: the outer
         transaction commits and notifies. Reads by this thread inside ``steps`` see its writes.
         """
-        origin = origin or self.origin
-        with self.database.write(origin, op) as txn:
+        origin = origin or self.memory.origin
+        with self.memory.database.write(origin, op) as txn:
             steps()
-        return self._publish(txn, origin, op)
+        return self.memory.publish(txn, origin, op)
 
     def snapshot_entities(self, names: Sequence[str]) -> list[EntityRecord]:
         """Records of the named entities (rows, all observations, all relations, usage history), in the order
         given. Recording is not a use. Raises NotFoundError naming every unknown entity."""
         check.count(names, "entity names")
-        conn = self.database.read()
+        conn = self.memory.database.read()
         names = [check.name(n) for n in names]
         found = writes.require_ids(conn, names)
         return snapshots.read_records(conn, [found[n] for n in dict.fromkeys(names)])
@@ -72,10 +75,10 @@ class SnapshotsAndRestores:
                 mutations.delete_entities(txn, replacing)
             placed, endpoints = snapshots.put_records(txn.conn, records)
             txn.touch(endpoints | set(placed.values()))
-            self._reindex(txn, placed.values())
+            self.memory.reindex(txn, placed.values())
             return reads.entities_by_ids(txn.conn, list(placed.values()))
 
-        return self._write("restore_entities", origin, body)
+        return self.memory.write("restore_entities", origin, body)
 
     def restore_entity(self, name: str, before: Entity, *, observations: Sequence[Observation] = (),
                        remove: Sequence[str] = (), conflicts: Sequence[ConflictRow] = (),
@@ -97,10 +100,10 @@ class SnapshotsAndRestores:
             conflict_rows.restore(txn.conn, conflicts, placed)
             snapshots.put_entity_row(txn.conn, before, eid)
             txn.touch(eid)
-            self._reindex(txn, [eid])
+            self.memory.reindex(txn, [eid])
             return reads.entities_by_ids(txn.conn, [eid])[0]
 
-        return self._write("restore_entity", origin, body)
+        return self.memory.write("restore_entity", origin, body)
 
     def restore_relations(self, triples: Sequence[RelationInput], before: Sequence[Relation], *,
                           origin: str | None = None) -> list[Relation]:
@@ -121,5 +124,5 @@ class SnapshotsAndRestores:
             return [r for r in reads.relations_touching(txn.conn, list(ids.values()), include_ended=True)
                     if (r.source, r.target, r.relation_type) in wanted]
 
-        return self._write("restore_relations", origin, body)
+        return self.memory.write("restore_relations", origin, body)
 

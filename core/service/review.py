@@ -126,12 +126,12 @@ def decide_all(service: MemoryService, keys: Sequence[str], option: str, *, orig
 
 def _not_open(service: MemoryService, key: str) -> str:
     """Why ``key`` names no open decision, in one line: for a contradiction, its conflict's own state
-    (:meth:`~limbic.core.service.MemoryService.why_not_open`: unknown, another project's, settled when and by
+    (:meth:`~limbic.core.service.MemoryService.lifecycle.why_not_open`: unknown, another project's, settled when and by
     whom, an observation changed); otherwise that it was settled or the memory changed."""
     kind, _, number = key.partition(":")
     if kind == lifecycle_review.ContradictionSource.kind and number.isascii() and number.isdigit() \
             and len(number) < 19:  # an id SQL can hold
-        reason = service.why_not_open(int(number))
+        reason = service.lifecycle.why_not_open(int(number))
         if reason is not None:
             return reason
     return "it was settled or the memory changed"

@@ -1,8 +1,7 @@
 """Search and vectors of :class:`~limbic.core.service.MemoryService`: hybrid search with limbic re-ranking
 (docs/architecture.md "The search pipeline"), re-ranking cached candidates, the saved scoring parameters, and the state of the vectors.
 
-A mixin of ``MemoryService``: it uses the service's ``database``, ``embedder``, ``origin``, ``learning``,
-vector index, vector upkeep and signal recorder, declared below for type checking.
+The manager :class:`Search` (``memory.search``); the vector index and upkeep it reads are the memory's.
 """
 
 from __future__ import annotations
@@ -10,42 +9,48 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.onnx_embedder import release_free_memory
 from limbic.core.errors import DatabaseClosedError
-from limbic.core.learning.loop import PARAMS_KEY, LearningLoop
+from limbic.core.learning.loop import PARAMS_KEY
+from limbic.core.models import (
+    Graph,
+    GraphPage,
+)
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import preset
-from limbic.core.service.usage import SignalRecorder
-from limbic.core.store import scope
-from limbic.core.store.database import Database
-from limbic.core.store.schema import vector_dimension
-from limbic.core.vectors.upkeep import VectorUpkeep
-from limbic.core.vectors.vector_index import VectorIndex
+from limbic.core.service.inputs import view_args
+from limbic.core.store import scope, views
+from limbic.core.store.schema import put_setting, vector_dimension
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 log = logging.getLogger(__name__)
 
 
-class SearchAndVectors:
-    """Search, scoring parameters and vector state (mixed into ``MemoryService``)."""
+class Search:
+    """Ranked search (:mod:`limbic.core.search`), the reference ``search_nodes``, the scoring parameters, and the
+    state of the vectors search runs on (pending, stale, warm-up of the KNN graph, re-embedding).
 
-    database: Database
-    embedder: Embedder | None
-    origin: str
-    learning: LearningLoop
-    vectors: VectorUpkeep
-    _vectors: VectorIndex
-    _signals: SignalRecorder
-    _warm_up_thread: threading.Thread | None
+    Reached as ``memory.search`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+        self._warm_up_thread: threading.Thread | None = None
 
     def scoring_params(self) -> ScoringParams:
         """The saved scoring parameters (defaults when none were saved); what MCP ``search_semantic`` uses."""
-        text = self.database.get_setting(PARAMS_KEY)
+        text = self.memory.database.get_setting(PARAMS_KEY)
         return ScoringParams.from_json(text) if text else preset("default")
 
-    def search(
+    def query(
         self, query: str, limit: int = 10, params: ScoringParams | None = None, *,
         record: bool = True, origin: str | None = None, project: str | None = None,
     ):
@@ -68,20 +73,20 @@ class SearchAndVectors:
         from limbic.core.search.pipeline import run_search
 
         params = params or self.scoring_params()
-        config = self.learning.config()
+        config = self.memory.learning.config()
         logged = record and config.enabled
         project = scope.narrow(None if project is None else check.label(project, "project"))
-        conn = self.database.read()
+        conn = self.memory.database.read()
         with conn:  # one read snapshot for the whole search: on PostgreSQL one leased connection, one BEGIN
             embedder = self._search_embedder()
             pending = self.pending_vectors() if embedder is not None else 0
-            outcome = run_search(conn, embedder, query, limit, params, vectors=self._vectors,
-                                 search_id=self.learning.new_search_id() if logged else None,
+            outcome = run_search(conn, embedder, query, limit, params, vectors=self.memory.index,
+                                 search_id=self.memory.learning.new_search_id() if logged else None,
                                  pending_vectors=pending, project=project)
         if outcome.search_id is not None:
-            self._signals.record_search(outcome, outcome.search_id, origin or self.origin,
-                                        self.learning.treatment(outcome.candidate_set.query), params.to_json(),
-                                        self.learning.preset_name(params), config.retention)
+            self.memory.usage.signals.record_search(outcome, outcome.search_id, origin or self.memory.origin,
+                                        self.memory.learning.treatment(outcome.candidate_set.query), params.to_json(),
+                                        self.memory.learning.preset_name(params), config.retention)
         return outcome
 
     def rerank(self, candidate_set, params: ScoringParams):
@@ -97,7 +102,7 @@ class SearchAndVectors:
         Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
         rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
         """
-        return self.vectors.stale()
+        return self.memory.vectors.stale()
 
     def pending_vectors(self) -> int:
         """Entities whose new or changed texts wait for their vectors (0 without an embedding model).
@@ -105,14 +110,14 @@ class SearchAndVectors:
         A write commits its text at once and its vectors land shortly after, computed outside the write
         lock (:mod:`limbic.core.vectors.upkeep`); until then the entity is found by full-text search.
         """
-        return self.vectors.pending()
+        return self.memory.vectors.pending()
 
     def wait_for_vectors(self, timeout: float | None = None,
                          progress: Callable[[int, int], None] | None = None) -> bool:
         """Compute every pending vector (by the background embedder, or on this thread without one) and
         wait (``timeout`` seconds, ``None`` = no limit; only with ``background_vectors``).
         ``progress(done, total)`` counts entities. Returns True when none is pending (True without a model)."""
-        return self.vectors.wait(timeout, progress)
+        return self.memory.vectors.wait(timeout, progress)
 
     def warm_up(self) -> None:
         """Load what the first search would otherwise wait for: the model (one query encoded) and the
@@ -123,17 +128,18 @@ class SearchAndVectors:
         if embedder is None:
             return
         embedder.embed_query("warm-up")
-        conn = self.database.read()
+        conn = self.memory.database.read()
         with conn:
             if vector_dimension(conn) is not None:
-                self._vectors.prepare(conn, embedder.name)
-        release = getattr(self.database, "release_cache", None)  # SQLite: the vector tables' pages, read once
+                self.memory.index.prepare(conn, embedder.name)
+        release = getattr(self.memory.database, "release_cache", None)  # SQLite: the vector tables' pages, read once
         if release is not None:
             release()
         release_free_memory()  # the rows read on the way into the copy (38 MB at 10,000 entities)
 
     def start_warm_up(self) -> None:
-        """Run :meth:`warm_up` once on a background thread; :meth:`close` waits for it. An error is logged
+        """Run :meth:`warm_up` once on a background thread; :meth:`MemoryService.close
+        <limbic.core.service.memory.MemoryService.close>` waits for it (:meth:`wait_for_warm_up`). An error is logged
         and left to the first search, which loads the same things and reports it."""
         if self._warm_up_thread is not None:
             return
@@ -149,11 +155,20 @@ class SearchAndVectors:
         self._warm_up_thread = threading.Thread(target=run, name="limbic-warm-up", daemon=True)
         self._warm_up_thread.start()
 
+    def warming_up(self) -> bool:
+        """Whether the warm-up started by :meth:`start_warm_up` is still running."""
+        return self._warm_up_thread is not None and self._warm_up_thread.is_alive()
+
+    def wait_for_warm_up(self) -> None:
+        """Wait for the warm-up started by :meth:`start_warm_up`, if any."""
+        if self._warm_up_thread is not None:
+            self._warm_up_thread.join()
+
     def wait_for_knn_graph(self, timeout: float | None = None) -> None:
         """Wait (``timeout`` seconds, ``None`` = until done) for the HNSW graph of a large vector copy
         (:mod:`limbic.core.vectors.approximate`) being built in the background; searches stay exact until
         it is ready. Returns at once when none is being built. For benchmarks and tests."""
-        graphs = self._vectors.graphs
+        graphs = self.memory.index.graphs
         if graphs is not None:
             graphs.wait(timeout)
 
@@ -162,11 +177,50 @@ class SearchAndVectors:
         :class:`~limbic.core.vectors.reembed.ReembedReport` (model, embedded, stale, recreated_table, seconds).
 
         Raises ModelNotInstalledError when no embedder is attached."""
-        return self.vectors.reembed(progress, batch_size)
+        return self.memory.vectors.reembed(progress, batch_size)
 
     def _search_embedder(self) -> Embedder | None:
         """The query encoder, or ``None`` (FTS-only) when the stored vectors have another dimension."""
-        if self.embedder is None:
+        if self.memory.embedder is None:
             return None
-        stored = vector_dimension(self.database.read())
-        return self.embedder if stored in (None, self.embedder.dimension) else None
+        stored = vector_dimension(self.memory.database.read())
+        return self.memory.embedder if stored in (None, self.memory.embedder.dimension) else None
+
+    def search_nodes(self, query: str, *, project: str | None = None, as_of: float | None = None) -> Graph:
+        """Entities whose name, type or a current observation contains ``query`` (ASCII case-insensitive), and the
+        active relations with at least one endpoint among them (reference server semantics); in the view of
+        ``project`` / ``as_of`` when given (as :meth:`read_graph`)."""
+        text = check.query(query)
+        project, as_of = view_args(project, as_of)
+        conn = self.memory.database.read()
+        with conn:
+            ids = views.substring_matches(conn, text, project=project, as_of=as_of)
+            graph = Graph(tuple(views.entities(conn, ids, as_of=as_of)),
+                          tuple(views.relations(conn, ids, project=project, as_of=as_of)))
+        return graph
+
+    def search_nodes_page(self, query: str, offset: int = 0, limit: int = 100, *, project: str | None = None,
+                          as_of: float | None = None) -> GraphPage:
+        """Matches ``offset .. offset+limit`` of :meth:`search_nodes` (same order: by entity id), with the active
+        relations touching them; ``total_entities`` counts every match. Raises ``ValidationError`` on a bad
+        query, offset, limit, project or time."""
+        text = check.query(query)
+        offset = check.limit(offset, low=0, high=10**9, what="offset")
+        limit = check.limit(limit)
+        project, as_of = view_args(project, as_of)
+        conn = self.memory.database.read()
+        with conn:
+            ids = views.substring_matches(conn, text, project=project, as_of=as_of)
+            page = ids[offset:offset + limit]
+            result = GraphPage(tuple(views.entities(conn, page, as_of=as_of)),
+                               tuple(views.relations(conn, page, project=project, as_of=as_of)), offset, limit, len(ids))
+        return result
+
+    def save_scoring_params(self, params: ScoringParams, *, origin: str | None = None) -> None:
+        """Persist ``params`` as the default for every client of this database."""
+        self.memory.write("save_scoring_params", origin, lambda txn: put_setting(txn.conn, PARAMS_KEY, params.to_json()))
+
+    def deferred_vectors(self) -> AbstractContextManager[None]:
+        """Inside the block, writes leave their vectors pending (text and FTS rows still commit at once);
+        call :meth:`wait_for_vectors` after it to compute them all, e.g. with a progress bar (import)."""
+        return self.memory.vectors.deferred()

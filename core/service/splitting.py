@@ -2,7 +2,7 @@
 threshold), proposals (topics of their observations as sub-entities, :mod:`limbic.core.curation.splitting`),
 and the split itself, one transaction (undone by :class:`~limbic.core.service.curation_edits.SplitEntity`).
 
-A mixin of ``MemoryService``. A proposal is a plain value a person may change before executing it: rename a
+The manager :class:`Splits` (``memory.splits``). A proposal is a plain value a person may change before executing it: rename a
 part, move observations between parts, leave some on the original. Executing creates each part with its
 observations (kind, times, weight and expiry kept), removes them from the original, relates the original and
 each part (``contains`` / ``part_of``, or mcp-memory's ``contiene`` / ``parte_de``) and moves the relations
@@ -12,9 +12,9 @@ that belong to a part.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,9 +23,12 @@ from limbic.core.curation import relation_types, splitting
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, EntityInput, ObservationInput, RelationInput
 from limbic.core.store import curation_reads, reads, scope, vec_rows, vector_meta, views
-from limbic.core.store.database import Database
+from limbic.core.store.connection import Connection
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
 from limbic.core.validation import MAX_ITEMS
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 THRESHOLDS_KEY = "split_thresholds"
 SPLIT_RELATIONS = {"contains": (relation_types.CONTAINS, relation_types.PART_OF), "contiene": ("contiene", "parte_de")}
@@ -98,39 +101,32 @@ class SplitProposal:
                 "stayingRelations": [relation_dict(r) for r in self.staying_relations]}
 
 
-class Splitting:
-    """Split candidates, proposals and the split (mixed into ``MemoryService``)."""
+class Splits:
+    """Entities that grew too large: candidates, proposals and the split itself.
 
-    database: Database
-    _write: Callable[..., Any]
-    _stored_model: Callable[[], str | None]
-    kept_keys: Callable[..., frozenset[str]]
-    transaction: Callable[..., Any]
-    create_entities: Callable[..., list[Entity]]
-    add_observations: Callable[..., Any]
-    get_entity: Callable[..., Any]
-    delete_observations: Callable[..., int]
-    create_relations: Callable[..., Any]
-    delete_relations: Callable[..., int]
-    save_setting: Callable[..., None]
+    Reached as ``memory.splits`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
 
     def split_thresholds(self) -> dict[str, int]:
         """Observations an entity of each type may hold before it is proposed for splitting: the built-in
         ``sesion``/``session`` 15, ``proyecto``/``project`` 25, ``*`` (any other type) 20, over which the saved
         ones apply (keys: types lower-cased, accents removed)."""
-        saved = self.database.get_setting(THRESHOLDS_KEY)
+        saved = self.memory.database.get_setting(THRESHOLDS_KEY)
         return {**splitting.TYPE_THRESHOLDS, "*": splitting.DEFAULT_THRESHOLD, **(json.loads(saved) if saved else {})}
 
     def set_split_thresholds(self, thresholds: Mapping[str, int], *, origin: str | None = None) -> dict[str, int]:
         """Save thresholds by type (``"*"`` for every other type), merged over the saved ones; returns them all.
         Raises ValidationError for an empty type or a count outside 1..100000."""
-        saved = self.database.get_setting(THRESHOLDS_KEY)
+        saved = self.memory.database.get_setting(THRESHOLDS_KEY)
         merged = dict(json.loads(saved)) if saved else {}
         for key, value in thresholds.items():
             label = check.label(key, "entity type")
             merged[label if label == "*" else splitting.type_key(label)] = check.limit(
                 value, low=1, high=100_000, what=f"threshold of {label}")
-        self.save_setting(THRESHOLDS_KEY, json.dumps(merged, sort_keys=True), origin=origin)
+        self.memory.save_setting(THRESHOLDS_KEY, json.dumps(merged, sort_keys=True), origin=origin)
         return self.split_thresholds()
 
     def find_split_candidates(self, limit: int = 20, thresholds: Mapping[str, int] | None = None
@@ -140,8 +136,8 @@ class Splitting:
         Returns how many there are and the first ``limit``."""
         limit = check.limit(limit, low=0, high=1_000_000)
         merged = {**self.split_thresholds(), **{splitting.type_key(k): v for k, v in (thresholds or {}).items()}}
-        kept = self.kept_keys("split:")
-        conn = self.database.read()
+        kept = self.memory.curation.kept_keys("split:")
+        conn = self.memory.database.read()
         rows = curation_reads.live_counts(conn)
         shown = set(scope.visible(conn, [int(r[0]) for r in rows]))  # the project view of a bound call
         found = []
@@ -161,7 +157,7 @@ class Splitting:
         method = splitting.DEFAULT_METHOD if method is None else method
         if method not in splitting.METHODS:
             raise ValidationError(f"method must be one of {', '.join(splitting.METHODS)}, got {method!r}")
-        conn = self.database.read()
+        conn = self.memory.database.read()
         with conn:
             entity = _entity(conn, name)
             live = list(entity.live_observations)
@@ -185,9 +181,9 @@ class Splitting:
         return SplitProposal(entity.name, entity.entity_type, len(live), threshold, parts, (), tuple(staying), used,
                              quality)
 
-    def _observation_vectors(self, conn: Any, ids: list[int]) -> np.ndarray | None:
+    def _observation_vectors(self, conn: Connection, ids: list[int]) -> np.ndarray | None:
         """The stored vectors ``(n, d) float32`` of observations ``ids`` (in order), or None when one is missing."""
-        model = self._stored_model()
+        model = self.memory.curation.stored_model()
         if not ids or model is None:
             return None
         made = vector_meta.observations_of_model(conn, model, ids)
@@ -223,27 +219,27 @@ class Splitting:
             repeated = sorted({str(v) for v in values if values.count(v) > 1})
             if repeated:
                 raise ValidationError(f"a {what} is given twice: {repeated[0][:80]}")
-        with self.transaction("split_entity", origin=origin):
+        with self.memory.transaction("split_entity", origin=origin):
             current = self._split_checks(name, clean, names)
-            project = self.get_entity(name).entity.project  # the parts belong to the entity's project
-            created = self.create_entities([EntityInput(p.name, p.entity_type, project=project) for p in clean])
+            project = self.memory.entities.get_entity(name).entity.project  # the parts belong to the entity's project
+            created = self.memory.entities.create_entities([EntityInput(p.name, p.entity_type, project=project) for p in clean])
             for part in clean:  # the service takes at most 1,000 observations per call
                 for chunk in _chunks(part.observations):
-                    self.add_observations([(part.name, [_copy(current[o]) for o in chunk])])
+                    self.memory.entities.add_observations([(part.name, [_copy(current[o]) for o in chunk])])
             for chunk in _chunks(texts):
-                self.delete_observations([(name, chunk)])
-            self.create_relations([RelationInput(a, b, t) for p in clean
+                self.memory.entities.delete_observations([(name, chunk)])
+            self.memory.relations.create_relations([RelationInput(a, b, t) for p in clean
                                    for a, b, t in ((name, p.name, contains), (p.name, name, part_of))])
             for part in clean:
                 for relations in _chunks(part.relations):
-                    self.delete_relations(list(relations))
-                    self.create_relations([_moved(r, name, part.name) for r in relations])
-            created = [self.get_entity(e.name).entity for e in created]
+                    self.memory.relations.delete_relations(list(relations))
+                    self.memory.relations.create_relations([_moved(r, name, part.name) for r in relations])
+            created = [self.memory.entities.get_entity(e.name).entity for e in created]
         return created
 
     def _split_checks(self, name: str, parts: list[SplitPart], names: list[str]) -> dict[str, Any]:
         """The entity's live observations by text, once every part is known to be possible."""
-        conn = self.database.read()
+        conn = self.memory.database.read()
         entity = _entity(conn, name)
         taken = [n for n in names if n == name or reads.ids_by_names(conn, [n])]
         if taken:
@@ -265,7 +261,7 @@ def _chunks(items: Sequence[Any]) -> list[Sequence[Any]]:
     return [items[i:i + MAX_ITEMS] for i in range(0, len(items), MAX_ITEMS)]
 
 
-def _entity(conn: Any, name: str) -> Entity:
+def _entity(conn: Connection, name: str) -> Entity:
     found = reads.entities_by_names(conn, [name])
     if not found:
         raise NotFoundError(f"unknown entity {name!r}", [name])

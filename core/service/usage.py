@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError
+from limbic.core import validation as check
+from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, ValidationError
 from limbic.core.learning import codec
 from limbic.core.pacing import QuietWindow
 from limbic.core.store import Connection, search_log, writes
@@ -36,6 +37,7 @@ from limbic.core.store.search_log import Impression, SearchEvent
 
 if TYPE_CHECKING:
     from limbic.core.search.pipeline import SearchOutcome
+    from limbic.core.service.memory import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -166,3 +168,60 @@ class SignalRecorder:
             self._changed.notify()
         if thread is not None:
             thread.join()
+
+
+class Usage:
+    """Implicit feedback: the uses a caller records (access, *mark as used*); looking is not using.
+
+    Reached as ``memory.usage`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+        self.signals = SignalRecorder(memory.database)
+
+    def record_access(self, names: Sequence[str], *, at: float | None = None, co_occurrence: bool = True) -> None:
+        """Record one access of each named entity at ``at`` (UTC seconds, default now) and their co-occurrences.
+
+        For replaying or seeding usage history (the sample graph); agents and the GUI use
+        :meth:`mark_used`, :meth:`open_nodes` or :meth:`get_entity`. Raises NotFoundError for unknown
+        names. Signals are not logged in ``changes``.
+        """
+        check.count(names, "entity names")
+        at = check.timestamp(at, "access time") or time.time()
+        names = [check.name(n) for n in names]
+        with self.memory.database.maintenance() as conn:
+            ids = writes.require_ids(conn, names)
+            writes.record_access(conn, list(ids.values()), at, co_occurrence=co_occurrence)
+
+    def mark_used(self, names: Sequence[str], *, search_id: int | None = None,
+                  origin: str | None = None) -> list[str]:
+        """Say that these entities were used (they helped): one access each and a co-occurrence per pair.
+
+        The explicit form of a use for agents (MCP ``mark_used``), written before returning. With
+        ``search_id`` (a ``SearchOutcome.search_id``) each entity is a relevance label for that search
+        only; without it, the searches by the same ``origin`` in the feedback window that showed them.
+        Returns the names, without duplicates. Raises ValidationError for an empty or too long list and
+        NotFoundError naming every unknown entity or an unknown ``search_id`` (nothing is recorded then).
+        """
+        check.count(names, "entity names")
+        unique = list(dict.fromkeys(check.name(n) for n in names))
+        if not unique:
+            raise ValidationError("name at least one entity that was used")
+        origin = origin or self.memory.origin
+        self.signals.wait()  # the searches it answers are logged first (a search's log waits for a quiet moment)
+        with self.memory.database.maintenance() as conn:
+            ids = list(writes.require_ids(conn, unique).values())
+            if search_id is not None:
+                self.memory.learning.require_search(conn, search_id)
+            record_use(conn, ids, time.time(), origin=origin, source="mark_used", search_id=search_id,
+                       feedback_window=self.memory.learning.config().feedback_window_seconds)
+        return unique
+
+    def record_use(self, entity_ids: list[int], origin: str | None, source: str) -> None:
+        self.signals.record_access(entity_ids, time.time(), origin=origin or self.memory.origin, source=source,
+                                    feedback_window=self.memory.learning.config().feedback_window_seconds)
+
+    def wait_for_signals(self, timeout: float = 10.0) -> None:
+        """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""
+        self.signals.wait(timeout)

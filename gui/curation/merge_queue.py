@@ -6,7 +6,7 @@ writes it; merging or superseding then needs a member chosen by hand); a "more s
 and supersede only. An entity pair shows both sides: each
 entity's type, observation count and first observations, and which name a merge keeps.
 
-Finding runs off the UI thread (:meth:`~limbic.core.service.MemoryService.find_duplicate_observations`,
+Finding runs off the UI thread (:meth:`~limbic.core.service.MemoryService.curation.find_duplicate_observations`,
 ``find_duplicate_entities``) and never writes; an action applies one edit of
 :mod:`limbic.core.service.curation_edits` through an :class:`~limbic.gui.edit.undo.EditQueue` and, once it
 succeeded, pushes it on a ``QUndoStack`` (the app passes the entity editor's, so Edit ▸ Undo takes it back).
@@ -210,8 +210,8 @@ class MergeQueue(QWidget):
         threshold, service = self.threshold, self.controller.service
 
         def both() -> tuple[Any, Any]:
-            return (service.find_duplicate_observations(scope, threshold, LISTED),
-                    service.find_duplicate_entities(limit=LISTED, entity_name=scope))
+            return (service.curation.find_duplicate_observations(scope, threshold, LISTED),
+                    service.curation.find_duplicate_entities(limit=LISTED, entity_name=scope))
 
         self.summary.setText("Looking for duplicates…")
         self.controller.run(both, on_success=self._found, on_failure=self._find_failed, channel=self._channel)

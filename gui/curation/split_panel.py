@@ -1,7 +1,7 @@
 """Entity splitting in the app: candidates over their type's threshold, a proposed split to review (rename a
 part, move observations between parts or back to the entity), then executed as one undoable edit.
 
-Finding and proposing run off the UI thread (:meth:`~limbic.core.service.MemoryService.find_split_candidates`,
+Finding and proposing run off the UI thread (:meth:`~limbic.core.service.MemoryService.splits.find_split_candidates`,
 ``propose_entity_split``); the split is a :class:`~limbic.core.service.curation_edits.SplitEntity` applied
 through an :class:`~limbic.gui.edit.undo.EditQueue` and pushed on the undo stack once it succeeded.
 """
@@ -97,7 +97,7 @@ class SplitPanel(QWidget):
 
     def find_candidates(self) -> None:
         """Entities over their type's threshold (off the UI thread)."""
-        self.controller.run(partial(self.controller.service.find_split_candidates, 200), on_success=self._found,
+        self.controller.run(partial(self.controller.service.splits.find_split_candidates, 200), on_success=self._found,
                             channel=self._channel)
 
     def _found(self, answer: tuple[int, list[SplitCandidate]]) -> None:
@@ -122,7 +122,7 @@ class SplitPanel(QWidget):
             self._show(None)
             return
         self._say(f"Looking for the topics of {name}…")
-        self.controller.run(partial(self.controller.service.propose_entity_split, name), on_success=self._show,
+        self.controller.run(partial(self.controller.service.splits.propose_entity_split, name), on_success=self._show,
                             channel=self._channel)
 
     def _show(self, proposal: SplitProposal | None) -> None:

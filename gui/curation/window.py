@@ -50,5 +50,5 @@ class CurationWindow(QDialog):
         widgets go with the window, and the memory behind the lists is given back off the UI thread."""
         self.merge_queue.drop_answers()
         self.split_panel.drop_answers()
-        self.controller.run(self.controller.service.release_memory)
+        self.controller.run(self.controller.service.curation.release_memory)
         super().done(result)

@@ -86,7 +86,7 @@ class ImportDialog(QDialog):
         if editor is not None:
             editor.setPlaceholderText("no project")
         self.project_box.addItem("")
-        controller.run(controller.service.projects, on_success=self._add_projects)  # read off the UI thread
+        controller.run(controller.service.projects.names, on_success=self._add_projects)  # read off the UI thread
         self.project_box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         assign = QPushButton("Set project")
         assign.clicked.connect(lambda: self.set_project(self.project_box.currentText()))

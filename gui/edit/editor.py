@@ -209,7 +209,7 @@ class EntityEditor(QWidget):
         if name is None:
             self._show(None)
             return
-        self.controller.run(partial(self.controller.service.get_entity, name), on_success=self._show,
+        self.controller.run(partial(self.controller.service.entities.get_entity, name), on_success=self._show,
                             on_failure=lambda _e: self._show(None, missing=name), channel=self._channel)
 
     def _on_selection(self, names: list[str]) -> None:
@@ -365,7 +365,7 @@ class EntityEditor(QWidget):
     # --- dialogs ----------------------------------------------------------------------------------
 
     def _with_names(self, then: Callable[[list[str]], None]) -> None:
-        self.controller.run(self.controller.service.entity_names, on_success=then)
+        self.controller.run(self.controller.service.entities.entity_names, on_success=then)
 
     def _ask_create(self) -> None:
         answer = FormDialog.ask(self, "New entity", [

@@ -1,7 +1,7 @@
 """The entity editor's *History*: the changes that touched the shown entity, newest first, with who made each
 one (the app, the CLI, an import, an agent over stdio, or the MCP token's name: ``alice (MCP)``).
 
-Read off the UI thread (:meth:`~limbic.core.service.MemoryService.entity_history`); reading records nothing.
+Read off the UI thread (:meth:`~limbic.core.service.MemoryService.history.entity_history`); reading records nothing.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class HistoryPanel(QWidget):
         if name is None:
             self._fill([])
             return
-        self.controller.run(partial(self.controller.service.entity_history, name, HISTORY_ROWS),
+        self.controller.run(partial(self.controller.service.history.entity_history, name, HISTORY_ROWS),
                             on_success=self._fill, on_failure=lambda _e: self._fill([]), channel=self._channel)
 
     def _fill(self, changes: list[Changes]) -> None:

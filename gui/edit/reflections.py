@@ -1,7 +1,7 @@
 """The entity editor's reflections: what people and agents thought about the entity and its relations, shown
 and edited (add, edit, delete), each edit an undoable core edit on the editor's stack.
 
-The reflections are read off the UI thread (:meth:`~limbic.core.service.MemoryService.reflections_of`);
+The reflections are read off the UI thread (:meth:`~limbic.core.service.MemoryService.reflections.reflections_of`);
 the edits are :class:`~limbic.core.service.curation_edits.AddReflection`, ``EditReflection`` and
 ``DeleteReflection``, run through the editor's ``execute``.
 """
@@ -92,7 +92,7 @@ class ReflectionsPanel(QWidget):
         if name is None:
             self._fill([])
             return
-        self.controller.run(partial(self.controller.service.reflections_of, name), on_success=self._fill,
+        self.controller.run(partial(self.controller.service.reflections.reflections_of, name), on_success=self._fill,
                             on_failure=lambda _e: self._fill([]), channel=self._channel)
 
     def _fill(self, reflections: list[Reflection]) -> None:

@@ -114,7 +114,7 @@ class Annotations:
         self.card.show_at(name, card_html(name, entity_type, relations, last, self._details.get(name)), where)
         if self._details.get(name) is None and self._reading != name:  # a newer hover drops an older read
             self._reading = name
-            self.controller.run(self.controller.service.get_entity, name,  # record=False: looking is not using
+            self.controller.run(self.controller.service.entities.get_entity, name,  # record=False: looking is not using
                                 on_success=lambda detail: self._detail_read(name, detail),
                                 on_failure=lambda _error: None, channel=self._channel + "-card")
 

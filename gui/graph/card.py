@@ -1,7 +1,7 @@
 """The hover card of the graph view: a node's full name, type, project, first observations, relations and last use.
 
 What the drawn arrays know (name, type, relations, last use) shows at once; the entity's project and first
-observations follow from one read off the UI thread (``MemoryService.get_entity`` without recording: looking
+observations follow from one read off the UI thread (``MemoryService.entities.get_entity`` without recording: looking
 is not using), kept per name until the graph changes. The card sits beside the cursor, inside the canvas.
 """
 

@@ -13,7 +13,7 @@ agent writes, new ones are placed next to their neighbours (:mod:`limbic.gui.gra
 *Re-layout*, or a new focus sharing little with the drawn one, moves placed nodes (they glide). A write
 keeps the view's zoom and centre: entities written since the app started join the focus view, and a
 marker on the canvas edge points to any that lands out of view. Arrays come from
-``MemoryService.graph_arrays`` (patched with the entities a change names); layouts and communities are
+``MemoryService.entities.graph_arrays`` (patched with the entities a change names); layouts and communities are
 computed through ``controller.run``, off the UI thread.
 """
 
@@ -201,7 +201,7 @@ class GraphView(Annotations, QWidget):
         The entities changed since the arrays were read are patched in; ``full`` reads everything again.
         """
         previous = None if full else self._arrays
-        self.controller.run(self.controller.service.graph_arrays, previous,
+        self.controller.run(self.controller.service.entities.graph_arrays, previous,
                             on_success=self._arrays_loaded, channel=self._channel + "-data")
 
     def set_filter(self, keep: Callable[[GraphArrays], np.ndarray] | None) -> None:

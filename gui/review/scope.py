@@ -37,7 +37,7 @@ class ProjectFilter(QComboBox):
     def reload(self) -> None:
         """Read the projects and each entity's project again (off the UI thread)."""
         service = self.controller.service
-        self.controller.run(lambda: (service.projects(), service.entity_projects()), on_success=self._loaded,
+        self.controller.run(lambda: (service.projects.names(), service.projects.entity_projects()), on_success=self._loaded,
                             channel=f"projects-{id(self)}")
 
     def _loaded(self, answer: tuple[dict[str, int], dict[int, str]]) -> None:

@@ -2,7 +2,7 @@
 of a date"), and the bar that holds it with the project filter.
 
 At a moment ``T`` the graph shows the entities created by then with the relations active then
-(``MemoryService.graph_arrays_as_of``; the live layout stays, later entities are hidden) and marks the entities
+(``MemoryService.lifecycle.graph_arrays_as_of``; the live layout stays, later entities are hidden) and marks the entities
 written in the window before ``T`` (teal squares; the label counts them). The *Ahead* box carries the slider
 past today: 7, 30 or 90 days ahead, each entry labelled with its date, the graph shows *What fades next* (what
 expires or would be proposed for forgetting by then if nothing is used or written meanwhile — the forecast
@@ -117,7 +117,7 @@ class TimelineBar(QWidget):
         if on:
             if self.ahead_box.currentData() is not None:
                 self.look_ahead(None)
-            self.controller.run(self.controller.service.history_span, on_success=self._spanned,
+            self.controller.run(self.controller.service.lifecycle.history_span, on_success=self._spanned,
                                 channel=f"timeline-{id(self)}")
             return
         self.play.setChecked(False)
@@ -159,7 +159,7 @@ class TimelineBar(QWidget):
         service = self.controller.service
 
         def read() -> tuple[float, GraphArrays, list[str]]:
-            return moment, service.graph_arrays_as_of(moment), service.written_between(moment - window, moment)
+            return moment, service.lifecycle.graph_arrays_as_of(moment), service.lifecycle.written_between(moment - window, moment)
 
         self.controller.run(read, on_success=self._loaded, channel=f"timeline-{id(self)}")
 

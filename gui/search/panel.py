@@ -5,7 +5,7 @@ window docks ``pin`` beside the other tools, so the results keep their room).
 Typing waits ``DEBOUNCE_MS`` before searching; Enter searches at once. The search itself runs off
 the UI thread through ``controller.search`` (stale answers dropped by the runner's generation
 counter). Δrank compares every row with the ranking of the same cached candidate set under the
-default parameters; that ranking is computed once per search (pure numpy, ``service.rerank``).
+default parameters; that ranking is computed once per search (pure numpy, ``service.search.rerank``).
 Selecting a row selects the entity in the controller (the inspector and the graph follow) and records
 nothing: looking is not using. *Mark as useful* (Ctrl+U) on the selected row records one use and labels
 the search, as an agent's MCP ``mark_used`` does; the search then runs again, so the new use ranks at once.
@@ -221,7 +221,7 @@ class SearchPanel(QWidget):
             self.controller.refresh_search(record=False)
 
     def _poll_pending(self) -> None:
-        self.controller.run(self.controller.service.pending_vectors, on_success=self.show_pending,
+        self.controller.run(self.controller.service.search.pending_vectors, on_success=self.show_pending,
                             channel="search-pending")
 
     def show_reranked(self, results: Any) -> None:
@@ -243,7 +243,7 @@ class SearchPanel(QWidget):
         """Rank of every candidate under the default parameters (pure numpy, no SQL)."""
         candidates = outcome.candidate_set
         everyone = dataclasses.replace(candidates, limit=max(1, len(candidates)))
-        ranked = self.controller.service.rerank(everyone, self.controller.default_params)
+        ranked = self.controller.service.search.rerank(everyone, self.controller.default_params)
         return {r.name: r.rank for r in ranked}
 
     def _follow_selection(self, names: list) -> None:

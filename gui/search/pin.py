@@ -152,7 +152,7 @@ class PinPanel(QWidget):
         self.text.setText(describe(self.comparison))
         self.text.setVisible(True)
         if self.comparison.rank is None:
-            self.controller.run(self.controller.service.get_entity, self.pinned,
+            self.controller.run(self.controller.service.entities.get_entity, self.pinned,
                                 on_success=lambda _found: None, on_failure=self._unknown, channel="pin-exists")
 
     def _unknown(self, error: BaseException) -> None:

@@ -124,7 +124,7 @@ class QualityPanel(QWidget):
 
         def load() -> tuple[ReplayHistory, ScoringParams, dict[str, Quality]]:
             history = service.learning.history()
-            saved = service.scoring_params()
+            saved = service.search.scoring_params()
             return history, saved, {"saved": history.evaluate(saved, K), "cosine": history.evaluate(k=K, branch="knn")}
 
         self.controller.run(load, on_success=self._loaded, channel="quality-log")

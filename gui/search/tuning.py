@@ -132,7 +132,7 @@ class TuningPanel(QWidget):
     ranking quality of the sliders on the logged searches (:class:`~limbic.gui.search.quality.QualityPanel`).
 
     Bound to ``controller.params`` both ways (see the module docstring). "Save as default" persists
-    the params with ``service.save_scoring_params`` off the UI thread, so MCP ``search_semantic`` and
+    the params with ``service.search.save_scoring_params`` off the UI thread, so MCP ``search_semantic`` and
     the CLI use them too.
     """
 

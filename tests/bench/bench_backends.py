@@ -75,7 +75,7 @@ def names_of(address: str) -> list[str]:
 
     service = MemoryService(open_database(address), None, origin="cli")
     try:
-        return sorted(service.entity_names())
+        return sorted(service.entities.entity_names())
     finally:
         service.close()
 

@@ -103,8 +103,8 @@ def warnings_of(db: Path) -> list[dict[str, str]]:
     """Every conflict stored in ``db`` once the checks still queued have run."""
     service = MemoryService.open(db)
     try:
-        service.check_conflicts()
-        _, rows = service.open_conflicts()
+        service.lifecycle.check_conflicts()
+        _, rows = service.lifecycle.open_conflicts()
         return [{"entity_a": r.other_entity, "text_a": r.other_content, "entity_b": r.entity, "text_b": r.content,
                  "reason": r.reason, "similarity": round(r.similarity, 3)} for r in rows]
     finally:

@@ -52,12 +52,12 @@ def measure(name: str, db: Path) -> dict:
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
     if name == "duplicate_observations":
-        report = service.find_duplicate_observations(limit=20)
+        report = service.curation.find_duplicate_observations(limit=20)
         out = {"clusters": report.total, "duplicate": sum(c.relation == "duplicate" for c in report.clusters),
                "observations": report.compared, "shared_facts": report.shared_total,
                "largest_shared": report.shared[0].count if report.shared else 0}
     elif name == "duplicate_entities":
-        total, found = service.find_duplicate_entities(limit=100_000)
+        total, found = service.curation.find_duplicate_entities(limit=100_000)
         out = {"pairs": total, "by_reason": {r: sum(g.reason == r for g in found) for r in {g.reason for g in found}},
                "between_identifiers": sum(g.reason == "close vectors" and all(identifier(n) for n in g.names)
                                           for g in found)}
@@ -128,7 +128,7 @@ def suggestions(db: Path) -> dict:
                 if w not in STOP_WORDS or w in QUALIFIERS}
 
     service = MemoryService(Database(db), None)
-    report = service.find_duplicate_observations(limit=100_000)
+    report = service.curation.find_duplicate_observations(limit=100_000)
     service.close()
     listed, lacking, joined = [], 0, 0
     for cluster in report.clusters:
@@ -154,7 +154,7 @@ def corpus_db(folder: Path, target: Path) -> Path:
 
     service = MemoryService(Database(target), load_active_embedder(), origin="import")
     import_files(service, sorted(p for p in folder.glob("*.json*") if p.name != "MANIFEST.json"))
-    service.wait_for_vectors()
+    service.search.wait_for_vectors()
     service.close()
     return target
 

@@ -69,7 +69,7 @@ def sample_memory(path: Path, imported: float) -> MemoryService:
     """The sample memory as if imported at ``imported`` (UTC seconds): its history up to then, its log moved."""
     service = MemoryService.open(str(path), embedder=HashingEmbedder())
     seed_sample_graph(service, now=imported)
-    service.wait_for_signals()
+    service.usage.wait_for_signals()
     backdate(service, 0, imported)
     return service
 
@@ -95,28 +95,28 @@ def write_day(service: MemoryService, batch: tuple, at: float) -> set[str]:
     """One day of an agent's writes through the service, logged at ``at``; the names it created. A name the memory
     holds already is left out (writing to it would be using one of its memories, not writing something else)."""
     entities, relations, observations = batch
-    held = {e.name.lower() for e in service.read_graph().entities}
+    held = {e.name.lower() for e in service.entities.read_graph().entities}
     new = {e.name for e in entities if e.name.lower() not in held}
     if not new:
         return set()
-    before = service.last_change_id()
-    created = service.create_entities([EntityInput(e.name, e.entity_type, (), created_at=at) for e in entities
+    before = service.history.last_change_id()
+    created = service.entities.create_entities([EntityInput(e.name, e.entity_type, (), created_at=at) for e in entities
                                        if e.name in new], origin="mcp:agent")
     relations = [r for r in relations if r.source in new and r.target in new]
     if relations:
-        service.create_relations(relations, origin="mcp:agent")
-    service.add_observations([(name, [ObservationInput(t) for t in texts]) for name, texts in observations
+        service.relations.create_relations(relations, origin="mcp:agent")
+    service.entities.add_observations([(name, [ObservationInput(t) for t in texts]) for name, texts in observations
                               if name in new], origin="mcp:agent")
     backdate(service, before, at)
     return {e.name for e in created}
 
 
 def observations_of(service: MemoryService, name: str) -> list[str]:
-    return [o.content for o in service.get_entity(name).entity.live_observations]
+    return [o.content for o in service.entities.get_entity(name).entity.live_observations]
 
 
 def proposals(service: MemoryService, case: str, at: float, written: set[str]) -> tuple[list[dict], dict]:
-    found = service.forecast(at, now=at)
+    found = service.lifecycle.forecast(at, now=at)
     rows = [{"case": case, "name": p.retention.name, "entityType": p.retention.entity_type,
              "status": p.retention.status, "reason": p.retention.reason, "writtenMeanwhile": p.retention.name in written}
             for p in found.proposed]
@@ -143,14 +143,14 @@ def timings(db: Path, runs: int) -> dict:
         shutil.copyfile(db, path)
         service = MemoryService.open(str(path), embedder=HashingEmbedder())
         try:
-            entities = len(service.retention())
+            entities = len(service.lifecycle.retention())
             review, forecast = [], []
             for _ in range(runs):
                 started = time.perf_counter()
-                service.retention()
+                service.lifecycle.retention()
                 review.append(round((time.perf_counter() - started) * 1000))
                 started = time.perf_counter()
-                service.forecast(time.time() + 90 * DAY)
+                service.lifecycle.forecast(time.time() + 90 * DAY)
                 forecast.append(round((time.perf_counter() - started) * 1000))
         finally:
             service.close()
@@ -181,7 +181,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="limbic-forgetting-") as folder:
         base = Path(folder) / "sample.db"
         service = sample_memory(base, imported)
-        out.append(spread(service.forecast(imported + 90 * DAY, now=imported), "from the import, idle"))
+        out.append(spread(service.lifecycle.forecast(imported + 90 * DAY, now=imported), "from the import, idle"))
         for days in args.days:
             found, summary = proposals(service, f"idle +{days}", imported + days * DAY, set())
             rows += found
@@ -201,7 +201,7 @@ def main() -> int:
                 found, summary = proposals(service, f"writing +{day}", at, written)
                 rows += found
                 out.append({**summary, "written": len(written)})
-        out.append(spread(service.forecast(now + 90 * DAY, now=now), f"after {horizon} days of writing"))
+        out.append(spread(service.lifecycle.forecast(now + 90 * DAY, now=now), f"after {horizon} days of writing"))
         judged = [{**row, "observations": observations_of(service, row["name"])} for row in rows]
         if args.labels is not None:
             with args.labels.open("w", encoding="utf-8") as handle:

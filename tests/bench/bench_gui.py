@@ -14,7 +14,7 @@ Figures (one JSON object on stdout):
   the re-rank, the results table, inspector and graph view are repainted (``processEvents`` runs
   the paint events it triggers, offscreen raster), wall p50 / p95 / max and UI-thread CPU p50
   (``thread_time``, less sensitive to other processes on a busy machine); ``rerank_ms`` is
-  ``service.rerank`` alone; the moves are of the β_sal slider (re-ranks; the graph changes only when
+  ``service.search.rerank`` alone; the moves are of the β_sal slider (re-ranks; the graph changes only when
   the top-K set does), and ``lambda_move_*`` of the λ slider (also fades the graph's nodes);
   ``paint_cpu_ms_p50`` is one forced repaint of each part;
 - ``memory_mb``: resident set size after start-up and after the slider runs (``/proc/self/status``).
@@ -155,7 +155,7 @@ def slider_run(qt, limbic, target: int, moves: int) -> dict:
     rerank = []
     for i in range(moves):
         started = time.perf_counter()
-        controller.service.rerank(candidates, controller.params.replace(beta_sal=2.0 * (i % 10) / 10))
+        controller.service.search.rerank(candidates, controller.params.replace(beta_sal=2.0 * (i % 10) / 10))
         rerank.append((time.perf_counter() - started) * 1000)
     timings, cpu = move_slider(qt, window.tuning_panel.controls["beta_sal"].slider, moves)
     # λ also fades the graph's nodes (their opacity is the temporal factor): the graph is restyled.

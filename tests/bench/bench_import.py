@@ -52,7 +52,7 @@ def run(graph: Path, embedder, folder: Path) -> dict:
         started = time.perf_counter()
         report = import_file(service, graph)
         seconds = time.perf_counter() - started
-        stats = service.stats()
+        stats = service.entities.stats()
         started = time.perf_counter()
         again = import_file(service, graph)
         second = time.perf_counter() - started

@@ -41,11 +41,11 @@ def main() -> None:
                 txn.conn.execute("DELETE FROM conflicts")
                 return checks.queue_new(txn, 0)
 
-            queued = service._write("check_conflicts", "system", requeue)
+            queued = service.write("check_conflicts", "system", requeue)
             wall, cpu = time.perf_counter(), time.process_time()
-            found = service.check_conflicts()
+            found = service.lifecycle.check_conflicts()
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            _, rows = service.open_conflicts()
+            _, rows = service.lifecycle.open_conflicts()
         finally:
             service.close()
     report = {"observations": queued, "conflicts": found, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),

@@ -14,7 +14,7 @@ written to ``tests/bench/out/debian-N.jsonl`` once and reused). Figures (one JSO
 - ``ego_layout_ms``: the focus view's layout of a 300-node neighbourhood;
 - ``extend_layout_ms``: placing 1% new nodes into an existing layout (live updates);
 - with ``--db`` (built from the JSONL without a model when the file does not exist):
-  ``load_arrays_ms`` — ``MemoryService.graph_arrays()`` over SQLite —, ``patch_arrays_ms`` — the same
+  ``load_arrays_ms`` — ``MemoryService.entities.graph_arrays()`` over SQLite —, ``patch_arrays_ms`` — the same
   after one entity was edited (an observation added to the database), given the previous arrays, so
   only that entity is read again and patched in —, and ``view`` — a ``GraphView`` in
   global mode, seconds from creation to the first drawing of all N nodes, and milliseconds of one
@@ -101,9 +101,9 @@ def view_figures(db: Path, jsonl: Path) -> dict:
         building.close()
     app = QApplication.instance() or QApplication([])
     service = MemoryService(Database(db), None, origin="gui")
-    load_s, arrays = timed(service.graph_arrays)
-    service.add_observations([(arrays.names[0], [ObservationInput(f"benchmark edit at {time.time()}")])])
-    patch_s, _ = timed(service.graph_arrays, arrays)
+    load_s, arrays = timed(service.entities.graph_arrays)
+    service.entities.add_observations([(arrays.names[0], [ObservationInput(f"benchmark edit at {time.time()}")])])
+    patch_s, _ = timed(service.entities.graph_arrays, arrays)
     controller = AppController(service)
     started = time.perf_counter()
     view = GraphView(controller)

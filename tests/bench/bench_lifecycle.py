@@ -77,7 +77,7 @@ def mcp_writes(path: Path, embedder, rows: list, rng: random.Random) -> list[flo
     from limbic.core.mcp.server import build_server
 
     service = MemoryService(Database(path), embedder, origin="mcp", background_vectors=True)
-    service.warm_up()
+    service.search.warm_up()
     seconds = []
     with portal_client(build_server(service)) as (portal, client):
         for name, content in rows[:60]:
@@ -85,7 +85,7 @@ def mcp_writes(path: Path, embedder, rows: list, rng: random.Random) -> list[flo
             started = time.perf_counter()
             portal.call(client.call_tool, "add_observations", arguments)
             seconds.append(time.perf_counter() - started)
-            service.wait_for_vectors()  # one write at a time, as a single agent
+            service.search.wait_for_vectors()  # one write at a time, as a single agent
     service.close()
     return seconds
 
@@ -103,7 +103,7 @@ def main() -> None:
         path = Path(tmp) / "bench.db"
         shutil.copyfile(args.db, path)
         service = MemoryService(Database(path), embedder, origin="mcp")
-        service.warm_up()  # as limbic mcp does at start: the model and the in-memory vector copy
+        service.search.warm_up()  # as limbic mcp does at start: the model and the in-memory vector copy
         conn = service.database.read()
         rows = conn.execute("SELECT e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
                             "WHERE e.id IN (SELECT from_id FROM relations) AND length(o.content) < 300 "
@@ -112,17 +112,17 @@ def main() -> None:
         for name, content in rows[:args.calls]:
             service.vectors.after_land = None  # the vector lands first; the check is timed on its own
             started = time.perf_counter()
-            with service.deferred_vectors():  # queued, as a write whose texts were not encoded first
-                service.add_observations([(name, [ObservationInput(variant(content, rng))])])
+            with service.search.deferred_vectors():  # queued, as a write whose texts were not encoded first
+                service.entities.add_observations([(name, [ObservationInput(variant(content, rng))])])
             plain.append(time.perf_counter() - started)
-            service.wait_for_vectors()
+            service.search.wait_for_vectors()
             started = time.perf_counter()
-            found += service.check_conflicts()
+            found += service.lifecycle.check_conflicts()
             check.append(time.perf_counter() - started)
-        service.vectors.after_land = service._after_land
+        service.vectors.after_land = service.lifecycle.after_land
         for name, content in rows[args.calls:]:
             started = time.perf_counter()
-            service.add_observations([(name, [ObservationInput(variant(content, rng) + " (again)")])])
+            service.entities.add_observations([(name, [ObservationInput(variant(content, rng) + " (again)")])])
             checked.append(time.perf_counter() - started)
         names = focus(service, 300, rng)
         # as of the moment half of the graph had been written
@@ -132,13 +132,13 @@ def main() -> None:
         now = []
         for _ in range(30):
             started = time.perf_counter()
-            service.open_nodes(names, record=False, as_of=at)
+            service.entities.open_nodes(names, record=False, as_of=at)
             as_of.append(time.perf_counter() - started)
             started = time.perf_counter()
-            service.open_nodes(names, record=False)
+            service.entities.open_nodes(names, record=False)
             now.append(time.perf_counter() - started)
-        entities = service.stats().entities
-        then = len(service.open_nodes(names, record=False, as_of=at).entities)
+        entities = service.entities.stats().entities
+        then = len(service.entities.open_nodes(names, record=False, as_of=at).entities)
         service.close()
         mcp = summary(mcp_writes(path, embedder, rows, rng))
         print(json.dumps({

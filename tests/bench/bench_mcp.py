@@ -143,8 +143,8 @@ def knn_graph(db: Path) -> float | None:
     service = MemoryService(Database(db), embedder, origin="cli")
     try:
         started = time.perf_counter()
-        service.search(QUERIES[0], 10, record=False)
-        service.wait_for_knn_graph()
+        service.search.query(QUERIES[0], 10, record=False)
+        service.search.wait_for_knn_graph()
         return round(time.perf_counter() - started, 1) if approximate.cache_files(db) else None
     finally:
         service.close()
@@ -160,10 +160,10 @@ def direct(db: Path, names: list[str], calls: int, search_warmup: float) -> dict
     service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     make = makers(names, "direct")
     operations = {
-        "open_nodes": lambda a: service.open_nodes(a["names"]),
-        "add_observations": lambda a: service.add_observations(
+        "open_nodes": lambda a: service.entities.open_nodes(a["names"]),
+        "add_observations": lambda a: service.entities.add_observations(
             [(b["entityName"], [ObservationInput(c) for c in b["contents"]]) for b in a["observations"]]),
-        "search_semantic": lambda a: service.search(a["query"], a["limit"]),
+        "search_semantic": lambda a: service.search.query(a["query"], a["limit"]),
     }
     figures = {}
     try:

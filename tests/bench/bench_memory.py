@@ -94,14 +94,14 @@ def app_figures(db: Path) -> dict:
         app.start()
         wait(lambda: app.window is not None and app.window.isVisible())
         figures["rss_mb_window"], figures["anon_mb_window"] = rss_mb(), anonymous_mb()
-        wait(lambda: app.service is not None and app.service._warm_up_thread is not None
-             and not app.service._warm_up_thread.is_alive() and app.mcp_server is not None
+        wait(lambda: app.service is not None and app.service.search._warm_up_thread is not None
+             and not app.service.search._warm_up_thread.is_alive() and app.mcp_server is not None
              and app.controller.runner.pending() == 0)  # and what start-up reads off the UI thread (the review queue)
         figures["rss_mb_warmed_up"], figures["anon_mb_warmed_up"] = rss_mb(), anonymous_mb()
         import apsw
 
         figures["sqlite_mb_warmed_up"] = round(apsw.memory_used() / 2**20, 1)  # page caches of every connection
-        blocks = app.service._vectors._blocks
+        blocks = app.service.index._blocks
         figures["vector_copy_mb"] = round(sum(b.vectors.unit.nbytes for b in blocks) / 2**20, 1)
         view = app.graph_view
         with_hits = app.controller.search_finished
@@ -124,7 +124,7 @@ def app_figures(db: Path) -> dict:
         wait(lambda: app.controller.runner.pending() == 0 and (split.proposal is not None or not split.candidates))
         figures["rss_mb_curation_split"], figures["anon_mb_curation_split"] = rss_mb(), anonymous_mb()
         figures["sqlite_mb_end"] = round(apsw.memory_used() / 2**20, 1)
-        figures["entities"] = app.service.stats().entities
+        figures["entities"] = app.service.entities.stats().entities
         figures["model"] = getattr(app.service.embedder, "name", None)
         curation.close()  # its panels' answers dropped, the free heap given back
         wait(lambda: app.controller.runner.pending() == 0)
@@ -159,13 +159,13 @@ def main() -> int:
         shutil.copyfile(args.db, db)
         service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
         figures["rss_mb_after_open"] = rss_mb()
-        service.search(QUERIES[0], 10)
+        service.search.query(QUERIES[0], 10)
         figures["rss_mb_after_first_search"] = rss_mb()
         samples, started = [], time.perf_counter()
         for i in range(1, args.searches + 1):
-            service.search(f"{QUERIES[i % len(QUERIES)]} {i % 97}", 10, record=not args.no_record)
+            service.search.query(f"{QUERIES[i % len(QUERIES)]} {i % 97}", 10, record=not args.no_record)
             if i % 1000 == 0:
-                service.wait_for_signals()
+                service.usage.wait_for_signals()
                 samples.append((i, rss_mb()))
         figures["seconds"] = round(time.perf_counter() - started, 1)
         service.close()

@@ -79,8 +79,8 @@ def writes(address: str, calls: int, seed: int) -> tuple[list[float], dict[str, 
         for i in range(calls + 10):
             text = f"{note(rng, i)} ({seed}.{i})"
             started = time.perf_counter()
-            added = service.add_observations([(rng.choice(names), [ObservationInput(text)])])
-            service.conflicts_of(added)
+            added = service.entities.add_observations([(rng.choice(names), [ObservationInput(text)])])
+            service.lifecycle.conflicts_of(added)
             if i >= 10:  # the first ten warm the caches
                 totals.append(time.perf_counter() - started)
             time.sleep(0.01)

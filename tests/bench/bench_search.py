@@ -3,7 +3,7 @@
     python tests/bench/bench_search.py --limit 10000 [--model hashing|active] [--queries 200]
 
 Builds ``N`` entities from Debian's package descriptions (../shared/tools/debian_kg.py), imports them
-into a fresh database, then times ``MemoryService.search`` (limit 10, signals not recorded) over a
+into a fresh database, then times ``MemoryService.search.query`` (limit 10, signals not recorded) over a
 fixed list of queries after a warm-up. Prints one JSON object with the figures.
 """
 
@@ -73,16 +73,16 @@ def main() -> None:
             started = time.perf_counter()
             import_file(service, graph)
             import_seconds = time.perf_counter() - started
-        stats = service.stats()
+        stats = service.entities.stats()
         for query in QUERIES:
-            service.search(query, 10, record=False)
+            service.search.query(query, 10, record=False)
         graph_started = time.perf_counter()
-        service.wait_for_knn_graph()  # a large copy's HNSW graph (core/store/approximate.py)
+        service.search.wait_for_knn_graph()  # a large copy's HNSW graph (core/store/approximate.py)
         graph_seconds = time.perf_counter() - graph_started
         latencies, stages = [], {}
         for index in range(args.queries):
             begin = time.perf_counter()
-            outcome = service.search(QUERIES[index % len(QUERIES)], 10, record=False)
+            outcome = service.search.query(QUERIES[index % len(QUERIES)], 10, record=False)
             latencies.append((time.perf_counter() - begin) * 1000)
             for stage, ms in outcome.timings.items():
                 stages.setdefault(stage, []).append(ms)

@@ -41,7 +41,7 @@ app.ready.connect(lambda: times.setdefault("window", since_start()))
 app.mcp_state_changed.connect(lambda text: times.setdefault("mcp", since_start()) if text.startswith("MCP: http") else None)
 
 def poll():
-    if app.service is not None and "window" in times and app.service.stats().entities and not app.service.pending_vectors():
+    if app.service is not None and "window" in times and app.service.entities.stats().entities and not app.service.search.pending_vectors():
         times["vectors"] = since_start()
     if set(os.environ.get("BENCH_STAGES", "window,mcp,vectors").split(",")) <= times.keys():
         print(json.dumps(times), flush=True)

@@ -199,7 +199,7 @@ def check(address: str, writers: list[dict], first_change: int) -> dict:
 
     service = MemoryService(open_database(address), None, origin="cli")
     try:
-        graph = service.read_graph()
+        graph = service.entities.read_graph()
         conn = service.database.read()
         ids = {int(r[0]): str(r[1]) for r in conn.execute("SELECT id, name FROM entities")}
         changes = list(conn.execute("SELECT origin, op, entity_ids FROM changes WHERE id > ? ORDER BY id",
@@ -291,8 +291,8 @@ def run_load(args: argparse.Namespace, address: str, out: Path) -> dict:
     names = [f"client-{n}" for n in range(args.clients)]
     service = MemoryService(open_database(address), None, origin="cli")
     try:
-        service.create_entities([EntityInput(name, "bench") for name in names])
-        tokens = [(name, service.add_token(name)) for name in names]
+        service.entities.create_entities([EntityInput(name, "bench") for name in names])
+        tokens = [(name, service.projects.add_token(name)) for name in names]
     finally:
         service.close()
     log = open(out / "team-load-server.stderr", "w")  # noqa: SIM115 - closed below
@@ -321,7 +321,7 @@ def run_load(args: argparse.Namespace, address: str, out: Path) -> dict:
     failures = [c[3] for c in calls if not c[2]]
     service = MemoryService(open_database(address), None, origin="cli")
     try:
-        kept = {e.name: {o.content for o in e.observations} for e in service.open_nodes(names, record=False).entities}
+        kept = {e.name: {o.content for o in e.observations} for e in service.entities.open_nodes(names, record=False).entities}
     finally:
         service.close()
     lost = sum(len(set(r["stored"]) - kept.get(r["name"], set())) for r in records)
@@ -384,7 +384,7 @@ def main() -> int:
         from limbic.core.store.backend import open_database
 
         service = MemoryService(open_database(address), None, origin="cli")
-        first_change = service.last_change_id()
+        first_change = service.history.last_change_id()
         service.close()
 
         context = multiprocessing.get_context("spawn")

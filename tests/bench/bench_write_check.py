@@ -145,7 +145,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     times: dict[str, list[float]] = {"write": [], "before": [], "check": []}
     encoded = [0]
     check_written, possible_written = conflict_checks.check_written, conflict_checks.possible_written
-    written_vectors = lifecycle.Lifecycle._written_vectors
+    written_vectors = lifecycle.Lifecycle.written_vectors
 
     def timed(key, function):
         def call(*args, **kwargs):
@@ -161,14 +161,14 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
 
     conflict_checks.check_written = timed("check", check_written)  # measured where the service calls them
     conflict_checks.possible_written = timed("check", possible_written)
-    lifecycle.Lifecycle._written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
+    lifecycle.Lifecycle.written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
     service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     try:
-        service.warm_up()
+        service.search.warm_up()
         rng = random.Random(5)
         for i in range(-10, calls):
             t0 = time.perf_counter()
-            service.add_observations([(rng.choice(names), [ObservationInput(f"{note(rng, i)} [in process]")])])
+            service.entities.add_observations([(rng.choice(names), [ObservationInput(f"{note(rng, i)} [in process]")])])
             times["write"].append(time.perf_counter() - t0)
             if i < 0:
                 for values in times.values():
@@ -178,7 +178,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     finally:
         service.close()
         conflict_checks.check_written, conflict_checks.possible_written = check_written, possible_written
-        lifecycle.Lifecycle._written_vectors = written_vectors  # type: ignore[method-assign]
+        lifecycle.Lifecycle.written_vectors = written_vectors  # type: ignore[method-assign]
     return {**{key: stats(values) for key, values in times.items() if values}, "encoded": encoded[0]}
 
 

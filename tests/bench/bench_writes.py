@@ -98,7 +98,7 @@ def vectors_landed_seconds(db: Path, timeout: float = 600.0) -> float:
     began = time.perf_counter()
     service = MemoryService(Database(db), load_active_embedder(), background_vectors=True)
     try:
-        service.wait_for_vectors(timeout)
+        service.search.wait_for_vectors(timeout)
         return round(time.perf_counter() - began, 2)
     finally:
         service.close()

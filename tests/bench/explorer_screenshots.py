@@ -65,7 +65,7 @@ def corpus_memory(folder: Path) -> Path:
     files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".jsonl") and p.name != "MANIFEST.json")
     service = MemoryService(Database(db), HashingEmbedder(), origin="cli")
     import_files(service, files)
-    service.wait_for_vectors(timeout=120)
+    service.search.wait_for_vectors(timeout=120)
     service.close()
     return db
 
@@ -96,10 +96,10 @@ def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str, dar
     writes = [("Agent note on " + anchors[0], "alice", anchors[0]), ("Agent note on " + anchors[1], "bob", anchors[1]),
               ("Loose finding from alice", "alice", None), ("Loose finding from bob", "bob", None)]
     for name, token, anchor in writes:
-        agent.create_entities([EntityInput(name, "note", (ObservationInput(f"written through the token {token}"),))],
+        agent.entities.create_entities([EntityInput(name, "note", (ObservationInput(f"written through the token {token}"),))],
                               origin=f"mcp:{token}")
         if anchor is not None:
-            agent.create_relations([RelationInput(name, anchor, "about")], origin=f"mcp:{token}")
+            agent.relations.create_relations([RelationInput(name, anchor, "about")], origin=f"mcp:{token}")
         settle(qt, 0.4)
     names = [n for n, _, _ in writes]
     wait_for(qt, lambda: set(names) <= set(view.shown_names()))
@@ -118,7 +118,7 @@ def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str, dar
     wait_for(qt, lambda: bool(view.legend.detail_texts()))
     save(qt, limbic, out / f"who-wrote-it-{tag}.png")
 
-    agent.add_observations([(names[1], [ObservationInput("temporary staging credentials",
+    agent.entities.add_observations([(names[1], [ObservationInput("temporary staging credentials",
                                                         expires_at=time.time() + 10 * DAY)])], origin="mcp:bob")
     agent.close()
     settle(qt, 1.0)

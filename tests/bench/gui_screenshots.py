@@ -34,8 +34,8 @@ def open_app(qt, db: Path):
     wait_for(qt, lambda: limbic.window is not None and limbic.graph_view.arrays is not None)
     wait_for(qt, lambda: limbic.mcp_server is not None)
     # the window comes first: wait for the first run's import and its vectors, and the graph to show them
-    wait_for(qt, lambda: not limbic.window.progress_banner.isVisible() and limbic.service.pending_vectors() == 0
-             and len(limbic.graph_view.arrays) == limbic.service.stats().entities)
+    wait_for(qt, lambda: not limbic.window.progress_banner.isVisible() and limbic.service.search.pending_vectors() == 0
+             and len(limbic.graph_view.arrays) == limbic.service.entities.stats().entities)
     limbic.window.resize(1600, 1000)  # the size the first view is judged at
     settle(qt, 0.3)
     limbic.window.default_layout()

@@ -1,8 +1,8 @@
-"""Named bearer tokens of the MCP HTTP transport, kept in the memory so that every ``limbic mcp --http``
+"""Projects, and the named bearer tokens of the MCP HTTP transport, kept in the memory so that every ``limbic mcp --http``
 server on it accepts them (docs/mcp.md "Teams").
 
-A mixin of ``MemoryService``. A token is 32 random bytes (URL-safe base64, 43 characters), shown once by
-:meth:`Tokens.add_token`; the database keeps only its SHA-256 hex digest. The name says who writes: a write
+The manager :class:`Projects` (``memory.projects``): the projects of the memory and these tokens. A token is 32 random bytes (URL-safe base64, 43 characters), shown once by
+:meth:`Projects.add_token`; the database keeps only its SHA-256 hex digest. The name says who writes: a write
 made with the token ``alice`` is logged with the origin ``mcp:alice``. ``local`` is the name of each
 machine's token file (:mod:`limbic.core.mcp.token`) and cannot be taken. A token may carry the MCP tool profile
 its clients are served (``limbic mcp token add NAME --tools PROFILE``), kept in the settings under
@@ -15,15 +15,20 @@ import hashlib
 import re
 import secrets
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
+from limbic.core.store import scope, views
 from limbic.core.store import tokens as rows
-from limbic.core.store.database import Database, WriteTransaction
+from limbic.core.store.database import WriteTransaction
 from limbic.core.store.schema import put_setting
 from limbic.core.store.tokens import NamedToken
 from limbic.core.validation import label
+
+if TYPE_CHECKING:
+    from limbic.core.service.memory import MemoryService
 
 LOCAL_TOKEN_NAME = "local"
 """The name of the per-install token file's token (never stored in the memory)."""
@@ -52,11 +57,15 @@ def check_token_name(name: object) -> str:
     return name
 
 
-class Tokens:
-    """Named MCP tokens (mixed into ``MemoryService``)."""
+class Projects:
+    """Projects and the agents' tokens that may be bound to one (docs/mcp.md "Teams").
 
-    database: Database
-    _write: Callable[..., Any]
+    Reached as ``memory.projects`` (:class:`~limbic.core.service.memory.MemoryService`).
+    """
+
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
 
     def add_token(self, name: str, *, project: str | None = None, tools: str | None = None,
                   origin: str | None = None) -> str:
@@ -84,16 +93,16 @@ class Tokens:
             if tools is not None:
                 put_setting(txn.conn, TOOLS_SETTING + name, tools)
 
-        self._write("add_token", origin, body)
+        self.memory.write("add_token", origin, body)
         return secret
 
     def token_tools(self, name: str) -> str | None:
         """The tool profile (``--tools`` value) given to the token ``name`` when it was added; None: the server's."""
-        return self.database.get_setting(TOOLS_SETTING + name)
+        return self.memory.database.get_setting(TOOLS_SETTING + name)
 
     def list_tokens(self) -> list[NamedToken]:
         """Every named token by name: name, created and revoked time (UTC seconds); never secrets or hashes."""
-        return rows.all_tokens(self.database.read())
+        return rows.all_tokens(self.memory.database.read())
 
     def revoke_token(self, name: str, *, origin: str | None = None) -> NamedToken:
         """Revoke the token ``name`` (servers refuse it within seconds); revoking it again changes nothing.
@@ -106,7 +115,7 @@ class Tokens:
         if name == LOCAL_TOKEN_NAME:
             raise ValidationError("the token file of a machine is replaced, not revoked: `limbic mcp token --rotate`")
         name = check_token_name(name)
-        known = rows.find(self.database.read(), name)
+        known = rows.find(self.memory.database.read(), name)
         if known is not None and known.revoked:
             return known  # nothing to write or log
 
@@ -118,12 +127,12 @@ class Tokens:
             assert found is not None
             return found
 
-        result: NamedToken = self._write("revoke_token", origin, body)
+        result: NamedToken = self.memory.write("revoke_token", origin, body)
         return result
 
     def token_project(self, name: str) -> str | None:
         """The project the named token ``name`` is bound to (``None``: not bound, or no such token)."""
-        found = rows.find(self.database.read(), name)
+        found = rows.find(self.memory.database.read(), name)
         return None if found is None else found.project
 
     def token_name(self, secret: str) -> str | None:
@@ -131,4 +140,27 @@ class Tokens:
         hash looked up, so the time taken says nothing about how much of a secret was right."""
         if not secret:
             return None
-        return rows.name_by_hash(self.database.read(), token_hash(secret))
+        return rows.name_by_hash(self.memory.database.read(), token_hash(secret))
+
+    def names(self) -> dict[str, int]:
+        """``{project: number of entities}`` of every project named in the memory (global entities aside); a call
+        bound to a project sees that one only."""
+        found = views.projects(self.memory.database.read())
+        binding = scope.current()
+        return found if binding is None else {p: n for p, n in found.items() if p == binding}
+
+    def outside_project(self, names: Sequence[str]) -> list[str]:
+        """Of ``names`` (order kept, each once), those that another project holds and the project the call is bound
+        to does not see (neither its own entity of the name nor a global one): what the call cannot touch
+        although the memory has it (docs/lifecycle.md "Project scope"). Empty when the call is unbound (every
+        entity is seen). Raises ValidationError for a malformed name."""
+        binding = scope.current()
+        if binding is None:
+            return []
+        names = list(dict.fromkeys(check.name(n) for n in names))
+        held = scope.held_elsewhere(self.memory.database.read(), names, binding)
+        return [n for n in names if n in held]
+
+    def entity_projects(self) -> dict[int, str]:
+        """``{entity id: project}`` of the entities that belong to one (the app's project filter)."""
+        return views.entity_projects(self.memory.database.read())

@@ -15,8 +15,9 @@ import sys
 from collections.abc import Sequence
 
 from limbic.core import version
-from limbic.core.errors import LimbicError
+from limbic.core.errors import LimbicError, unstored
 from limbic.core.store import scope
+from limbic.core.store.transactions import commits_recorded
 from limbic.core.validation import label
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
@@ -60,18 +61,22 @@ def check_database_address(args: argparse.Namespace) -> str | None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run the parsed sub-command; a :class:`LimbicError` becomes a one-line message and exit code 2."""
+    """Run the parsed sub-command; a :class:`LimbicError` becomes a one-line message and exit code 2. A command
+    that writes (its parser sets ``writes=True``) and stored nothing says so when the database failed it:
+    ``nothing was stored: <why>`` (:func:`~limbic.core.errors.unstored`)."""
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
     refused = check_database_address(args)
     if refused:
         print(refused, file=sys.stderr)
         return 2
+    committed: list[int] | None = None
     try:
         project = None if args.bound_project is None else label(args.bound_project, "project")
-        with scope.bound(project):
+        with scope.bound(project), commits_recorded(getattr(args, "writes", False)) as committed:
             return int(args.handler(args) or 0)
     except LimbicError as exc:
-        print(f"limbic: error: {exc}", file=sys.stderr)
+        told = unstored(exc) if committed == [] else exc
+        print(f"limbic: error: {told}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

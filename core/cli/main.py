@@ -46,6 +46,18 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
     return parser
 
 
+def address_refusal(text: str) -> str | None:
+    """Why ``text`` cannot be a memory's address (see :func:`limbic.core.store.backend.checked_address`: one line,
+    the password masked), else ``None``."""
+    from limbic.core.store.backend import checked_address
+
+    try:
+        checked_address(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def check_database_address(args: argparse.Namespace) -> str | None:
     """Check ``args.db`` in place (see :func:`limbic.core.store.backend.checked_address`); the error line to print
     when it is refused (nothing has been opened or created then), else ``None``."""

@@ -188,3 +188,22 @@ def test_a_writing_command_that_cannot_reach_its_server_says_nothing_was_stored(
     assert capsys.readouterr().err.strip().splitlines() == [f"limbic: error: {NOTHING_STORED}: {reason}"]
     assert main(["--db", address, "stats"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"limbic: error: {reason}"]
+
+
+def test_a_pipeline_whose_connection_ends_logs_no_driver_warning(pg_address, caplog):
+    """The server ends a connection while a pipeline's result is read inside the block: the block's error is
+    raised, and psycopg's line about leaving the pipeline after it (``error ignored terminating <psycopg.Pipeline
+    [BAD]>``, a warning of its own) goes to the debug log."""
+    from limbic.core.store.postgres.connection import pipeline
+
+    caplog.set_level(logging.DEBUG)
+    with psycopg.connect(pg_address, autocommit=True) as raw:
+        with pytest.raises(psycopg.OperationalError):
+            with pipeline(raw):
+                raw.execute("SELECT 1")
+                _terminate(raw.info.backend_pid)
+                time.sleep(0.2)
+                raw.execute("SELECT 2").fetchone()  # the block reads a result: the server has ended the connection
+    assert not [r for r in caplog.records if r.name.startswith("psycopg") and r.levelno >= logging.WARNING]
+    assert [r for r in caplog.records if r.name == "limbic.core.store.postgres.connection"
+            and r.getMessage().startswith("psycopg: error ignored terminating")]

@@ -236,3 +236,57 @@ def test_a_postgresql_url_in_memory_file_path_is_refused_for_the_db_option(tmp_p
         "limbic: error: MEMORY_FILE_PATH: postgresql://limbic:***@db.example/team: this variable names a file; give "
         "a PostgreSQL memory with --db"]
     assert list(tmp_path.iterdir()) == [] and list(limbic_home.iterdir()) == []
+
+
+def _password_memory():
+    from _pg import PASSWORD, password_address, server_or_skip
+
+    server_or_skip()
+    address = password_address()
+    if address is None:
+        pytest.skip("the PostgreSQL server of LIMBIC_TEST_PG_DSN is not ours to configure")
+    return address, PASSWORD
+
+
+@pytest.mark.parametrize("source", ["PGPASSWORD", "PGPASSFILE"])
+def test_the_password_may_come_from_libpq_alone_and_a_team_server_serves_with_it(tmp_path, source):
+    """The address without its password (as docs/team.md advises: a password in the URL shows in ``ps``), the
+    password in ``PGPASSWORD`` or in a password file (``PGPASSFILE``, libpq's ``~/.pgpass``): a command, a token and
+    ``mcp --http`` serving a call all work, and the password is never printed."""
+    from _mcp_helpers import LIMBIC
+    from _outage_helpers import RawClient, free_port
+
+    address, password = _password_memory()
+    env = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PGPASSFILE")}
+    env["LIMBIC_HOME"] = str(tmp_path / "home")
+    if source == "PGPASSWORD":
+        env["PGPASSWORD"] = password
+    else:
+        passfile = tmp_path / "pgpass"
+        passfile.write_text(f"*:*:*:{urlsplit(address).username}:{password}\n", encoding="utf-8")
+        passfile.chmod(0o600)  # libpq ignores a password file others may read
+        env["PGPASSFILE"] = str(passfile)
+    stats = _limbic("--db", address, "stats", "--json", cwd=tmp_path, env=env)
+    assert stats.returncode == 0, stats.stderr
+    token = _limbic("--db", address, "mcp", "token", "add", f"reader-{source.lower()}-{os.getpid()}", cwd=tmp_path,
+                    env=env)
+    assert token.returncode == 0, token.stderr
+    server = subprocess.Popen([LIMBIC, "--db", address, "mcp", "--http", "--port", str(free_port())], cwd=tmp_path,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://"), server.stderr.read() if server.poll() is not None else url
+        client = RawClient(url, token.stdout.splitlines()[0].strip())
+        try:
+            call = client.call("read_graph", {})
+        finally:
+            client.close()
+        assert call.ok, call.text
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert password not in stats.stdout + stats.stderr + token.stdout + token.stderr + err
+    without = _limbic("--db", address, "stats", cwd=tmp_path,
+                      env={k: v for k, v in env.items() if k not in ("PGPASSWORD", "PGPASSFILE")})
+    assert without.returncode == 2 and without.stderr.strip().endswith("refused the login: wrong user name or password")

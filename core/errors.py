@@ -57,3 +57,36 @@ class MigrationError(LimbicError):
 class DatabaseUnavailableError(LimbicError):
     """The database server could not be reached, refused the login, or lacks what the memory needs
     (the message names the address without its password)."""
+
+
+class CommitUnknownError(DatabaseUnavailableError):
+    """The connection to the database was lost while a write committed, and the database could not be asked
+    afterwards whether it was stored: it may be (the message says so, :data:`MAY_BE_STORED`)."""
+
+
+NOTHING_STORED = "nothing was stored"
+"""How every failed write begins its message when nothing of it was stored (:func:`nothing_stored`)."""
+MAY_BE_STORED = "it may be stored; sending it again stores it once"
+"""How a write whose commit could not be confirmed ends its message (:class:`CommitUnknownError`)."""
+OUTAGE_ERRORS = (DatabaseUnavailableError, StoreBusyError, DatabaseClosedError)
+"""The errors of a database that could not serve the call (away, busy, closing), rather than of its input."""
+
+
+def nothing_stored(reason: object) -> str:
+    """The one wording of a failed write that stored nothing: ``nothing was stored: <reason>`` (a ``reason``
+    already worded so is kept as it is)."""
+    text = str(reason)
+    return text if text.startswith(NOTHING_STORED) else f"{NOTHING_STORED}: {text}"
+
+
+def unstored(exc: LimbicError) -> LimbicError:
+    """The error to show for ``exc``, raised by a write call of which nothing was stored: an outage's error
+    (:data:`OUTAGE_ERRORS`) of the same class, worded by :func:`nothing_stored`; any other error as it is (a
+    refused input's message is the tool's own, and a :class:`CommitUnknownError` already says the write may be
+    stored)."""
+    if not isinstance(exc, OUTAGE_ERRORS) or isinstance(exc, CommitUnknownError) or \
+            str(exc).startswith(NOTHING_STORED):
+        return exc
+    told = type(exc)(nothing_stored(exc))
+    told.__cause__ = exc.__cause__
+    return told

@@ -36,6 +36,7 @@ from PySide6.QtCore import QObject, QProcess, QSettings, QSocketNotifier, Qt, QT
 from PySide6.QtGui import QAction, QIcon, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
+from limbic.core.cli.main import address_refusal
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
 from limbic.gui import startup
@@ -326,7 +327,14 @@ class LimbicApp(QObject):
         return chosen
 
     def open_database(self, address: str) -> None:
-        """Start the app again on ``address`` (a file or a PostgreSQL URL) with the same options; this app quits."""
+        """Start the app again on ``address`` (a file or a PostgreSQL URL) with the same options; this app quits.
+        An address that cannot be one (``postgresql:/…``, another scheme…) is refused in the status bar, and this
+        app goes on."""
+        refused = address_refusal(address)
+        if refused is not None:
+            if self.controller is not None:
+                self.controller.status_message.emit(f"Cannot open that memory: {refused}")
+            return
         options = [] if self.mcp_enabled else ["--no-mcp"]
         if self.mcp_port != DEFAULT_PORT:
             options += ["--mcp-port", str(self.mcp_port)]

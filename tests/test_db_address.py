@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -159,3 +160,133 @@ def test_every_secret_of_an_address_is_masked(monkeypatch):
     assert not any(s in said for s in ("p@ss", "q1", "q2", "q3", "from-env", "other")), said
     assert "q1" not in explain(address, RuntimeError("bad password q1"))
     assert masked("postgresql://bob:x@[::1/db") == "postgresql://bob:***@[::1/db"  # even a malformed one
+
+
+NEAR_MISSES = {
+    "one slash": f"postgresql:/limbic:{SECRET}@db.example/team",
+    "the scheme alone": "postgres:",
+    "no slashes": f"postgresql:limbic:{SECRET}@db.example/team",
+    "no colon": f"postgresql//limbic:{SECRET}@db.example/team",
+    "capitals and one slash": f"POSTGRES:/limbic:{SECRET}@db.example/team",
+    "a password after the scheme": f"postgres:{SECRET}@db.example/team",
+    "in quotes": f"'postgresql://limbic:{SECRET}@db.example/team'",
+    "a key=value string": f"host=db.example dbname=team user=limbic password={SECRET}",
+    "no scheme": f"limbic:{SECRET}@db.example/team",
+    "another scheme with one slash": f"mysql:/limbic:{SECRET}@db.example/team",
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEAR_MISSES))
+def test_an_address_that_only_looks_like_one_is_refused_wherever_it_enters(tmp_path, limbic_home, case, capsys,
+                                                                            monkeypatch):
+    """``--db`` (a command, ``mcp --http``), ``db copy``, ``MemoryService.open``, ``MEMORY_FILE_PATH`` and the
+    app's *Open*: one line, the password masked, exit code 2, and no local file made of it."""
+    from limbic.core.cli.main import address_refusal, main
+    from limbic.core.errors import ValidationError
+    from limbic.core.service import MemoryService
+
+    address = NEAR_MISSES[case]
+    monkeypatch.chdir(tmp_path)
+    for argv in (["--db", address, "stats"], ["-v", "--db", address, "mcp", "--http"],
+                 ["db", "copy", address, str(tmp_path / "copy.db")]):
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("limbic: error: "), (argv, lines)
+        assert SECRET not in out + err
+    with pytest.raises(ValidationError) as refused:
+        MemoryService.open(address, embedder=None)
+    assert SECRET not in str(refused.value) and "\n" not in str(refused.value)
+    monkeypatch.setenv("MEMORY_FILE_PATH", address)
+    assert main(["mcp"]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines()[0].startswith("limbic: error: MEMORY_FILE_PATH: ") and SECRET not in out + err
+    refusal = address_refusal(address)  # what the app's Open says in its status bar
+    assert refusal is not None and SECRET not in refusal
+    assert list(tmp_path.iterdir()) == [] and list(limbic_home.iterdir()) == []
+
+
+def test_a_mistyped_address_given_to_the_app_or_a_server_creates_nothing(tmp_path, limbic_home):
+    address = f"postgresql:/limbic:{SECRET}@db.example/team"
+    for args in (["--db", address, "stats"], ["--db", address, "mcp", "--http"], ["--db", address]):
+        done = _limbic(*args, cwd=tmp_path)
+        assert done.returncode == 2, args
+        assert done.stderr.strip().splitlines() == [
+            "limbic: error: --db: postgresql:/limbic:***@db.example/team: not a PostgreSQL address; it starts with "
+            "postgresql:// (a colon and two slashes), as in postgresql://user@host/database"]
+        assert SECRET not in done.stdout + done.stderr
+        assert list(tmp_path.iterdir()) == [] and _no_local_files(limbic_home)
+
+
+@pytest.mark.parametrize("path", ["postgresql/memory.db", "postgres.db", "a=b.db", "./me@example.org/memory.db",
+                                  "memory:v2.db"])
+def test_file_paths_that_resemble_none_of_those_are_kept(path):
+    from limbic.core.store.backend import checked_address
+
+    assert checked_address(path) == str(Path(path))
+
+
+def test_a_postgresql_url_in_memory_file_path_is_refused_for_the_db_option(tmp_path, limbic_home, monkeypatch, capsys):
+    from limbic.core.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEMORY_FILE_PATH", f"postgresql://limbic:{SECRET}@db.example/team")
+    assert main(["mcp"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "limbic: error: MEMORY_FILE_PATH: postgresql://limbic:***@db.example/team: this variable names a file; give "
+        "a PostgreSQL memory with --db"]
+    assert list(tmp_path.iterdir()) == [] and list(limbic_home.iterdir()) == []
+
+
+def _password_memory():
+    from _pg import PASSWORD, password_address, server_or_skip
+
+    server_or_skip()
+    address = password_address()
+    if address is None:
+        pytest.skip("the PostgreSQL server of LIMBIC_TEST_PG_DSN is not ours to configure")
+    return address, PASSWORD
+
+
+@pytest.mark.parametrize("source", ["PGPASSWORD", "PGPASSFILE"])
+def test_the_password_may_come_from_libpq_alone_and_a_team_server_serves_with_it(tmp_path, source):
+    """The address without its password (as docs/team.md advises: a password in the URL shows in ``ps``), the
+    password in ``PGPASSWORD`` or in a password file (``PGPASSFILE``, libpq's ``~/.pgpass``): a command, a token and
+    ``mcp --http`` serving a call all work, and the password is never printed."""
+    from _mcp_helpers import LIMBIC
+    from _outage_helpers import RawClient, free_port
+
+    address, password = _password_memory()
+    env = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PGPASSFILE")}
+    env["LIMBIC_HOME"] = str(tmp_path / "home")
+    if source == "PGPASSWORD":
+        env["PGPASSWORD"] = password
+    else:
+        passfile = tmp_path / "pgpass"
+        passfile.write_text(f"*:*:*:{urlsplit(address).username}:{password}\n", encoding="utf-8")
+        passfile.chmod(0o600)  # libpq ignores a password file others may read
+        env["PGPASSFILE"] = str(passfile)
+    stats = _limbic("--db", address, "stats", "--json", cwd=tmp_path, env=env)
+    assert stats.returncode == 0, stats.stderr
+    token = _limbic("--db", address, "mcp", "token", "add", f"reader-{source.lower()}-{os.getpid()}", cwd=tmp_path,
+                    env=env)
+    assert token.returncode == 0, token.stderr
+    server = subprocess.Popen([LIMBIC, "--db", address, "mcp", "--http", "--port", str(free_port())], cwd=tmp_path,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        assert url.startswith("http://"), server.stderr.read() if server.poll() is not None else url
+        client = RawClient(url, token.stdout.splitlines()[0].strip())
+        try:
+            call = client.call("read_graph", {})
+        finally:
+            client.close()
+        assert call.ok, call.text
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert password not in stats.stdout + stats.stderr + token.stdout + token.stderr + err
+    without = _limbic("--db", address, "stats", cwd=tmp_path,
+                      env={k: v for k, v in env.items() if k not in ("PGPASSWORD", "PGPASSFILE")})
+    assert without.returncode == 2 and without.stderr.strip().endswith("refused the login: wrong user name or password")

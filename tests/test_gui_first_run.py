@@ -56,6 +56,18 @@ def test_open_database_and_recent_ones(app, tmp_path):
     assert "limbic.gui.launcher" in arguments[1]
 
 
+def test_an_address_that_only_looks_like_one_is_refused_and_the_app_goes_on(app, qtbot, tmp_path):
+    """A recent entry (or any address) such as ``postgresql:/…`` is refused in the status bar: the app neither
+    starts again on it nor quits, nothing is created, and the password is masked."""
+    said = []
+    app.controller.status_message.connect(said.append)
+    app.open_database("postgresql:/limbic:pw-s3cret@db.example/team")
+    assert said == ["Cannot open that memory: postgresql:/limbic:***@db.example/team: not a PostgreSQL address; it "
+                    "starts with postgresql:// (a colon and two slashes), as in postgresql://user@host/database"]
+    assert app.window.isVisible() and "postgresql:/limbic:pw-s3cret@db.example/team" not in app.recent_databases()
+    assert not (tmp_path / "postgresql:").exists()
+
+
 def test_getting_started_tours_the_five_areas(qtbot, app):
     first = app.window.help_menu.actions()[0]
     assert first.text() == "&Getting started"

@@ -2,8 +2,8 @@
 writers (named tokens) and a reader, while the real server is stopped and started again, or ends the servers'
 connections (``pg_terminate_backend``). Every acknowledged write is stored once, no committed write is answered
 as an error, calls during the outage fail at once with one clear reason (503, never 401, for a token that could
-not be checked), every call after the database is back succeeds within seconds, and the servers' logs hold a
-few lines, not a traceback per attempt."""
+not be checked; a write's says that nothing was stored), every call after the database is back succeeds within
+seconds, and the servers' logs hold one line per event, no traceback."""
 
 from __future__ import annotations
 
@@ -16,12 +16,15 @@ import psycopg
 import pytest
 from _outage_helpers import Load, RawClient, Reader, ServerProcess, Writer
 
+from limbic.core.errors import MAY_BE_STORED, NOTHING_STORED
 from limbic.core.models import EntityInput as E
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
 
 WRITERS = 4
 CLEAR = re.compile(r"unreachable; retrying|was lost|nothing was stored|may be stored|could not be checked")
+ONE_LINE_EVENT = re.compile(r"(WARNING|INFO):limbic\.[\w.]+:[^\n]+")
+"""A log line of the servers: one line per event, from Limbic's own loggers (no traceback, no driver's line)."""
 BACK_WITHIN_SECONDS = 2.0
 ERROR_WITHIN_SECONDS = 1.0
 LOG_LINES_PER_OUTAGE = 5
@@ -83,6 +86,14 @@ def _check_writes(address: str, workers: list) -> None:
         assert writer.answered_as_present == [], f"{writer.name}: committed writes answered as errors"
 
 
+def _check_failed_writes(calls) -> None:
+    """Every write that failed says that nothing was stored and why (or, its commit unconfirmed, that it may be),
+    in the one wording of core/errors.py, whether the tool refused it or the token could not be checked (503)."""
+    unclear = [c.text[:160] for c in calls if c.tool == "add_observations" and not c.ok
+               and f"{NOTHING_STORED}: " not in c.text and MAY_BE_STORED not in c.text]
+    assert not unclear, unclear
+
+
 def _log_since(servers, marks) -> list[str]:
     return [line for server, mark in zip(servers, marks, strict=True) for line in server.log_lines()[mark:]
             if not line.startswith("limbic: MCP over Streamable HTTP")]  # a late start-up line
@@ -109,6 +120,7 @@ def test_a_restarted_database_is_served_again_within_two_seconds(team):
     assert any(c.status == 503 and "could not be checked" in c.text for c in failed)  # a lookup, not a refusal
     unclear = [c.text[:120] for c in failed if not CLEAR.search(c.text)]
     assert not unclear, unclear
+    _check_failed_writes(calls)
     slow = [round(c.seconds, 2) for c in failed if c.seconds > ERROR_WITHIN_SECONDS]
     assert not slow, f"errors slower than {ERROR_WITHIN_SECONDS} s: {slow}"
     late = [c for c in calls if c.started > back + BACK_WITHIN_SECONDS and not c.ok]
@@ -127,6 +139,11 @@ def test_a_restarted_database_is_served_again_within_two_seconds(team):
     lines = _log_since(servers, marks)
     print(f"log lines: {len(lines)}: {lines}")
     assert len(lines) <= 2 * LOG_LINES_PER_OUTAGE, lines  # two servers
+    assert all(ONE_LINE_EVENT.fullmatch(line) for line in lines), lines
+    for server, mark in zip(servers, marks, strict=True):  # each server: once away, once back
+        own = server.log_lines()[mark:]
+        assert sum("is unreachable; retrying" in line for line in own) == 1, own
+        assert sum("answers again" in line for line in own) == 1, own
 
 
 def test_connections_ended_by_the_server_are_replaced_at_once(team):
@@ -152,6 +169,7 @@ def test_connections_ended_by_the_server_are_replaced_at_once(team):
     failed = [c for c in calls if not c.ok]
     assert all(c in in_flight for c in failed), [(c.tool, c.text[:120]) for c in failed if c not in in_flight]
     assert all(CLEAR.search(c.text) for c in failed), [c.text[:120] for c in failed]
+    _check_failed_writes(calls)
     assert all(c.status != 401 for c in calls)
     assert sum(c.ok and c.started > kills[-1] for c in calls) >= 10
     print(f"\nterminate: {len(calls)} calls, {len(failed)} failed (of {len(in_flight)} under way at a termination), "
@@ -160,6 +178,7 @@ def test_connections_ended_by_the_server_are_replaced_at_once(team):
     lines = _log_since(servers, marks)
     print(f"log lines: {len(lines)}: {lines}")
     assert len(lines) <= LOG_LINES_PER_OUTAGE, lines
+    assert all(ONE_LINE_EVENT.fullmatch(line) for line in lines), lines
 
 
 def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg_address):

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Without arguments, print the thresholds (type: observations; * = any other type). "
         "With TYPE=N pairs, save them (e.g. Sesion=15 Project=30 '*=20').")
     thresholds.add_argument("pairs", nargs="*", metavar="TYPE=N")
-    thresholds.set_defaults(handler=run_thresholds)
+    thresholds.set_defaults(handler=run_thresholds, writes=True)
 
 
 def run_report(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     importer.add_argument("--json", action="store_true", help="print the full report as JSON")
     importer.add_argument("--project", metavar="NAME", help="import into this project: entities without a project "
                           "of their own belong to it, and names resolve to its entities and the global ones")
-    importer.set_defaults(handler=run_import)
+    importer.set_defaults(handler=run_import, writes=True)
 
     exporter = subparsers.add_parser(
         "export", help="export the graph as JSONL (reference format), GraphML or GEXF",

@@ -22,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     copy.add_argument("source", metavar="SRC", help="the memory to copy (file path or postgresql:// URL)")
     copy.add_argument("destination", metavar="DST", help="an empty or new memory (file path or postgresql:// URL)")
     copy.add_argument("--json", action="store_true", help="print the counts as JSON")
-    copy.set_defaults(handler=run_copy)
+    copy.set_defaults(handler=run_copy, writes=True)
 
 
 def run_copy(args: argparse.Namespace) -> int:

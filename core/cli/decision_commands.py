@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                  "transaction: every row it changed comes back, ids and statuses included.")
     undo.add_argument("id", nargs="?", type=int, help="the decision's id (default: the newest not undone)")
     undo.add_argument("--json", action="store_true", help="print JSON")
-    undo.set_defaults(handler=run_undo)
+    undo.set_defaults(handler=run_undo, writes=True)
 
 
 def _line(row: DecisionRow) -> str:

@@ -46,7 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tune.add_argument("--k", type=int, default=10, metavar="K", help="cut-off of NDCG@K and Lift@K (default 10)")
     tune.add_argument("--dry-run", action="store_true", help="show what would be applied; write nothing")
     tune.add_argument("--json", action="store_true", help="print JSON")
-    tune.set_defaults(handler=run_tune)
+    tune.set_defaults(handler=run_tune, writes=True)
 
     history = subparsers.add_parser("history", help="the search log used by the tuner, and its settings",
                                      description="show: counts and settings; clear: delete the log and its "

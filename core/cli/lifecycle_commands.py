@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     review.add_argument("--decide", nargs=2, metavar=("KEY", "OPTION"),
                         help="settle one listed decision with one of its options (logged: `limbic undo` takes it back)")
     _settings(review)
-    review.set_defaults(handler=run_review)
+    review.set_defaults(handler=run_review, writes=True)
 
     gc = subparsers.add_parser("gc", help="sweep expired observations; archive or delete forget candidates")
     action = gc.add_mutually_exclusive_group()
@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "written meanwhile: +30d, +12h, +2w or a date (2027-01-15, the end of that day); changes nothing")
     gc.add_argument("--json", action="store_true", help="print JSON")
     _settings(gc)
-    gc.set_defaults(handler=run_gc)
+    gc.set_defaults(handler=run_gc, writes=True)
 
 
 def _settings(parser: argparse.ArgumentParser) -> None:

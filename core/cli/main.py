@@ -15,8 +15,9 @@ import sys
 from collections.abc import Sequence
 
 from limbic.core import version
-from limbic.core.errors import LimbicError
+from limbic.core.errors import LimbicError, unstored
 from limbic.core.store import scope
+from limbic.core.store.transactions import commits_recorded
 from limbic.core.validation import label
 
 SUBCOMMAND_MODULES = ("stats", "data_commands", "search_commands", "model_commands", "mcp_commands",
@@ -45,6 +46,18 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
     return parser
 
 
+def address_refusal(text: str) -> str | None:
+    """Why ``text`` cannot be a memory's address (see :func:`limbic.core.store.backend.checked_address`: one line,
+    the password masked), else ``None``."""
+    from limbic.core.store.backend import checked_address
+
+    try:
+        checked_address(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def check_database_address(args: argparse.Namespace) -> str | None:
     """Check ``args.db`` in place (see :func:`limbic.core.store.backend.checked_address`); the error line to print
     when it is refused (nothing has been opened or created then), else ``None``."""
@@ -60,18 +73,22 @@ def check_database_address(args: argparse.Namespace) -> str | None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run the parsed sub-command; a :class:`LimbicError` becomes a one-line message and exit code 2."""
+    """Run the parsed sub-command; a :class:`LimbicError` becomes a one-line message and exit code 2. A command
+    that writes (its parser sets ``writes=True``) and stored nothing says so when the database failed it:
+    ``nothing was stored: <why>`` (:func:`~limbic.core.errors.unstored`)."""
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
     refused = check_database_address(args)
     if refused:
         print(refused, file=sys.stderr)
         return 2
+    committed: list[int] | None = None
     try:
         project = None if args.bound_project is None else label(args.bound_project, "project")
-        with scope.bound(project):
+        with scope.bound(project), commits_recorded(getattr(args, "writes", False)) as committed:
             return int(args.handler(args) or 0)
     except LimbicError as exc:
-        print(f"limbic: error: {exc}", file=sys.stderr)
+        told = unstored(exc) if committed == [] else exc
+        print(f"limbic: error: {told}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -55,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     reembed = commands.add_parser("reembed", help="re-embed entities whose vectors come from another model")
     reembed.add_argument("--batch-size", type=int, default=64, help="entities per transaction (default 64)")
-    reembed.set_defaults(handler=run_reembed)
+    reembed.set_defaults(handler=run_reembed, writes=True)
 
     embed = subparsers.add_parser("embed", help="print the vectors of texts with the active model")
     embed.add_argument("texts", nargs="+", metavar="TEXT")

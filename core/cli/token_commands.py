@@ -34,13 +34,13 @@ def register(mcp_commands: argparse._SubParsersAction) -> None:
                      "that project's memories and the global ones only")
     add.add_argument("--tools", metavar="PROFILE", help="the tools its clients are served: a profile (agent, "
                      "curation, reference, all, seed) or tool names separated by commas; default: the server's")
-    add.set_defaults(handler=add_command)
+    add.set_defaults(handler=add_command, writes=True)
     listing = sub.add_parser("list", help="list the named tokens (never their secrets)")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(handler=list_command)
     revoke = sub.add_parser("revoke", help="revoke a named token (servers refuse it within seconds)")
     revoke.add_argument("name")
-    revoke.set_defaults(handler=revoke_command)
+    revoke.set_defaults(handler=revoke_command, writes=True)
 
 
 def token_command(args: argparse.Namespace) -> int:

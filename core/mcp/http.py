@@ -28,7 +28,7 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from limbic.core.errors import LimbicError, ValidationError
+from limbic.core.errors import LimbicError, ValidationError, nothing_stored
 from limbic.core.mcp.config import DEFAULT_HOST
 from limbic.core.mcp.profiles import Profile, profile
 from limbic.core.mcp.server import ToolCallRecord, build_server
@@ -57,8 +57,8 @@ class BearerTokenMiddleware:
     (``names(secret)`` returns its name or None: ``MemoryService.projects.token_name``). A named token's answer is
     kept for ``cache_seconds`` seconds, so a revocation takes effect within that time and a client making
     many requests costs one lookup per window; the lookup runs on a worker thread, never on the event loop.
-    When it fails (the database is away, busy or closing) the request gets **503** with the reason and
-    ``Retry-After``, not 401: the token may well be good. The file token is compared in constant time
+    When it fails (the database is away, busy or closing) the request gets **503** with the reason, saying that
+    nothing was stored (the request was not served), and ``Retry-After``, not 401: the token may well be good. The file token is compared in constant time
     (``hmac.compare_digest``); a named one is hashed first and the hash looked up.
 
     The accepted token's name is in :data:`~limbic.core.mcp.tooling.caller_name` while the request is served
@@ -138,10 +138,10 @@ class BearerTokenMiddleware:
         try:
             name = self._names(secret) if self._names is not None else None
         except LimbicError as exc:
-            raise TokenLookupError(f"the bearer token could not be checked: {exc}") from None
+            raise TokenLookupError(nothing_stored(f"the bearer token could not be checked: {exc}")) from None
         except Exception as exc:
             logger.warning("looking up a named MCP token failed: %s", type(exc).__name__)
-            raise TokenLookupError("the bearer token could not be checked; try again") from None
+            raise TokenLookupError(nothing_stored("the bearer token could not be checked; try again")) from None
         now = time.monotonic()
         if len(self._cache) >= _NAME_CACHE_SIZE:
             self._cache = {k: v for k, v in self._cache.items() if v[0] > now}

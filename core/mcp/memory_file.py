@@ -15,7 +15,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from limbic.core.errors import ValidationError
 from limbic.core.io.importer import import_file
+from limbic.core.store.backend import checked_address, is_postgres, masked
 
 __all__ = ["ENV_VAR", "adopt_memory_file", "memory_database"]
 
@@ -24,9 +26,23 @@ _ADOPTED_KEY = "mcp.memory_file_imported"
 
 
 def memory_file(environ: Mapping[str, str] = os.environ) -> Path | None:
-    """The absolute path ``MEMORY_FILE_PATH`` names, or None when it is unset or empty."""
+    """The absolute path ``MEMORY_FILE_PATH`` names, or None when it is unset or empty.
+
+    Raises:
+        ValidationError: the value is a database address, or looks like one (``postgresql:/…``: see
+            :func:`~limbic.core.store.backend.checked_address`), rather than a file: one line, the password masked.
+    """
     value = environ.get(ENV_VAR, "").strip()
-    return Path(value).expanduser().resolve() if value else None
+    if not value:
+        return None
+    if is_postgres(value):
+        raise ValidationError(f"{ENV_VAR}: {masked(value)}: this variable names a file; give a PostgreSQL memory "
+                              "with --db")
+    try:
+        checked_address(value)
+    except ValueError as exc:
+        raise ValidationError(f"{ENV_VAR}: {exc}") from None
+    return Path(value).expanduser().resolve()
 
 
 def memory_database(path: Path) -> Path:

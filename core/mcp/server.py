@@ -51,6 +51,7 @@ from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.tooling import caller_name, pretty, refusals
 from limbic.core.service import MemoryService
 from limbic.core.service.projects import LOCAL_TOKEN_NAME
+from limbic.core.store.transactions import commits_recorded
 
 __all__ = ["KNOWLEDGE_GRAPH_URI", "ToolCallRecord", "build_server", "instructions"]
 
@@ -158,19 +159,28 @@ class _LimbicServer(MCPServer):
         return self._call_project(), self.current_profile()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        with refusals():  # a named token's settings are read off the event loop; an outage is one clear refusal
-            project, chosen = await anyio.to_thread.run_sync(self._binding) if caller_name.get() else self._binding()
-        if name not in chosen and name in TOOLS:
-            raise ToolError(not_enabled(name, chosen))
-        try:
-            with self.service.scoped(project):
-                return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):
-                raise
-            invalid = exc.__cause__
-            raise ToolError(f"Error executing tool {name}: invalid arguments: {describe_invalid_arguments(invalid)}") \
-                from invalid
+        """Run the tool ``name``; a write tool's commits are recorded, so that its refusal says when nothing of it
+        was stored (:func:`~limbic.core.mcp.tooling.refusals`)."""
+        tool = self._tool_manager.get_tool(name)
+        writes = tool is not None and not (tool.annotations is not None and tool.annotations.read_only_hint)
+        with commits_recorded(writes):
+            try:
+                with refusals():  # a named token's settings are read off the event loop; an outage: one clear refusal
+                    project, chosen = (await anyio.to_thread.run_sync(self._binding) if caller_name.get()
+                                       else self._binding())
+            except ToolError as exc:  # worded as the tool's own refusals are
+                raise ToolError(f"Error executing tool {name}: {exc}") from exc.__cause__
+            if name not in chosen and name in TOOLS:
+                raise ToolError(not_enabled(name, chosen))
+            try:
+                with self.service.scoped(project):
+                    return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, pydantic.ValidationError):
+                    raise
+                invalid = exc.__cause__
+                raise ToolError(f"Error executing tool {name}: invalid arguments: "
+                                f"{describe_invalid_arguments(invalid)}") from invalid
 
 
 def _published(tool: Tool, chosen: Profile) -> Tool:

@@ -14,11 +14,12 @@ from mcp_types import (
 )
 from pydantic import Field
 
-from limbic.core.errors import LimbicError
+from limbic.core.errors import LimbicError, unstored
 from limbic.core.mcp.answers import pretty
 from limbic.core.mcp.schemas import Name, RelationIn, graph_out, trim_observations
 from limbic.core.models import GraphPage, RelationInput
 from limbic.core.store import scope
+from limbic.core.store.transactions import recorded_commits
 from limbic.core.validation import MAX_ITEMS
 
 MAX_SEARCH_LIMIT = 100
@@ -40,11 +41,14 @@ def current_origin() -> str:
 
 @contextmanager
 def refusals() -> Iterator[None]:
-    """Turn the core's deliberate errors into ``ToolError`` so their message reaches the client."""
+    """Turn the core's deliberate errors into ``ToolError`` so their message reaches the client. In a write tool's
+    call (the server records its commits, :func:`~limbic.core.store.transactions.commits_recorded`) that stored
+    nothing, an outage's error says so: ``nothing was stored: <why>`` (:func:`~limbic.core.errors.unstored`)."""
     try:
         yield
     except LimbicError as exc:
-        raise ToolError(str(exc)) from exc
+        record = recorded_commits()
+        raise ToolError(str(unstored(exc) if record == [] else exc)) from exc
 
 
 def result(structured: dict[str, Any], text: Any = None) -> CallToolResult:

@@ -111,7 +111,7 @@ class Lifecycle:
             try:
                 with self.memory.database.maintenance():
                     unchecked = checks.possible_written(txn, newest)
-            except (DatabaseClosedError, StoreBusyError):
+            except (DatabaseClosedError, DatabaseUnavailableError, StoreBusyError):  # an outage fails the write
                 raise
             except Exception:
                 log.exception("reading a write's texts for its check failed; its observations are queued")
@@ -121,7 +121,7 @@ class Lifecycle:
                 with self.memory.database.maintenance():
                     unchecked = checks.check_written(txn, newest, vectors, model, self.conflict_mode(),
                                                      lambda ids: self.memory.index.observation_vectors(model, ids))
-            except (DatabaseClosedError, StoreBusyError):
+            except (DatabaseClosedError, DatabaseUnavailableError, StoreBusyError):
                 raise
             except Exception:
                 log.exception("the contradiction check of a write failed; its observations are queued")

@@ -16,7 +16,14 @@ from typing import cast
 from limbic.core.errors import ValidationError
 from limbic.core.paths import database_address
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import checked, in_schema, is_postgres, masked, without_password
+from limbic.core.store.postgres.address import (
+    checked,
+    in_schema,
+    is_postgres,
+    masked,
+    near_miss,
+    without_password,
+)
 from limbic.core.store.postgres.database import PgDatabase
 from limbic.core.store.postgres.database import connect as server_connection
 
@@ -27,18 +34,20 @@ def open_database(address: str | Path) -> Database:
     """Open (creating and migrating as needed) the memory at ``address``.
 
     Raises:
-        ValidationError: a malformed PostgreSQL address (:func:`checked_address`; one line, no password).
+        ValidationError: a malformed address, or one that only looks like a database address
+            (:func:`checked_address`; one line, no password): nothing is opened or created.
         DatabaseUnavailableError: a PostgreSQL server could not be used (reason in the message, no password).
         StoreBusyError, MigrationError: as :class:`~limbic.core.store.database.Database` raises them.
     """
-    if isinstance(address, str) and is_postgres(address):
+    if isinstance(address, str):
         try:
-            address = checked(address)
+            address = checked_address(address)
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
-        # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
-        # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
-        return cast(Database, PgDatabase(address))
+        if is_postgres(address):
+            # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
+            # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
+            return cast(Database, PgDatabase(address))
     return Database(address)
 
 
@@ -47,9 +56,14 @@ def checked_address(text: str) -> str:
     PostgreSQL URL (its scheme lower-cased).
 
     Raises:
-        ValueError: empty, another scheme, or a malformed PostgreSQL address (bad host, IPv6 address or port, a
-            connection parameter libpq does not know); one line, the address masked.
+        ValueError: empty, another scheme, a near miss of a database address (``postgresql:/…``, ``postgres:``,
+            quotes around it, a ``key=value`` string…: :func:`~limbic.core.store.postgres.address.near_miss`), or a
+            malformed PostgreSQL address (bad host, IPv6 address or port, a connection parameter libpq does not
+            know); one line, the address masked.
     """
+    refused = near_miss(text)
+    if refused is not None:
+        raise ValueError(refused)
     address = database_address(text)
     return checked(address) if is_postgres(address) else address
 

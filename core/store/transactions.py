@@ -8,7 +8,8 @@ change is announced (:meth:`~Transactions._announce`: PostgreSQL's ``NOTIFY``) a
 (:meth:`~Transactions._commit`: PostgreSQL reads back a write whose connection was lost as it committed).
 
 Every write's outcome is told truly: an error raised before the commit means nothing of the write was stored
-(a lost server connection says so in its message); once committed, the write is reported as stored.
+(an outage's error raised inside the transaction says so in its message:
+:func:`~limbic.core.errors.nothing_stored`); once committed, the write is reported as stored. :func:`commits_recorded` tells a front end whether a call that failed had stored anything.
 """
 
 from __future__ import annotations
@@ -19,9 +20,31 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
-from limbic.core.errors import DatabaseClosedError
+from limbic.core.errors import DatabaseClosedError, LimbicError, unstored
+
+_commits: ContextVar[list[int] | None] = ContextVar("limbic_commits", default=None)
+
+
+@contextmanager
+def commits_recorded(writes: bool = True) -> Iterator[list[int] | None]:
+    """Record the transactions committed inside the block (the change id of each write, 0 for a maintenance
+    transaction), on this thread and on the worker threads it starts with a copy of its context (as MCP tool
+    calls run): a call that writes and failed with nothing recorded stored nothing. Yields the record; with
+    ``writes`` False (a call that only reads) none, even inside an outer block (a command serving MCP calls)."""
+    record: list[int] | None = [] if writes else None
+    token = _commits.set(record)
+    try:
+        yield record
+    finally:
+        _commits.reset(token)
+
+
+def recorded_commits() -> list[int] | None:
+    """The record of the enclosing :func:`commits_recorded` block, None outside one."""
+    return _commits.get()
 
 
 class WriteTransaction:
@@ -104,9 +127,22 @@ class Transactions(ABC):
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 
-    def _not_stored(self, exc: BaseException) -> BaseException:
-        """The error to raise for ``exc``, raised before the commit (the default: ``exc`` itself)."""
+    def _undo_savepoint(self, conn: Any, name: str) -> None:
+        """Undo the savepoint ``name`` whose block failed (the outer transaction goes on)."""
+        conn.execute(f"ROLLBACK TO {name}; RELEASE {name}")
+
+    def _told(self, exc: BaseException) -> BaseException:
+        """The error to raise for ``exc``, raised in a transaction before its commit (the default: ``exc`` itself;
+        PostgreSQL tells a lost connection in one line)."""
         return exc
+
+    def _failed(self, conn: Any, exc: BaseException, *, logged: bool) -> BaseException:
+        """Roll back the outermost transaction after ``exc`` and return the error to raise for it: for a logged
+        write (``logged``), an outage's error worded as one that stored nothing
+        (:func:`~limbic.core.errors.unstored`)."""
+        self._rollback(conn)
+        told = self._told(exc)
+        return unstored(told) if logged and isinstance(told, LimbicError) else told
 
     def _commit(self, conn: Any, change_id: int) -> None:
         """Commit the outermost transaction whose ``changes`` row is ``change_id`` (0 for :meth:`maintenance`).
@@ -138,7 +174,8 @@ class Transactions(ABC):
         with self._write_lock:
             conn = self._writer
             if self._open:
-                yield from self._savepoint(conn)
+                with self._savepoint(conn) as nested:
+                    yield nested
                 return
             self._begin(conn)
             txn = WriteTransaction(conn)
@@ -152,18 +189,21 @@ class Transactions(ABC):
                     (time.time(), origin, op, json.dumps(sorted(txn.entity_ids)))).get)
                 self._announce(conn, txn.change_id)
             except BaseException as exc:
-                self._rollback(conn)
-                failure = self._not_stored(exc)
+                failure = self._failed(conn, exc, logged=True)
                 if failure is exc:
                     raise
                 raise failure from None
             else:
                 self._commit(conn, txn.change_id)
+                _record(txn.change_id)
             finally:
                 self._open.clear()
                 self._owner = None
 
+    @contextmanager
     def _savepoint(self, conn: Any) -> Iterator[WriteTransaction]:
+        """A savepoint of the open transaction for the block: released when the block ends, undone when it raises
+        (:meth:`_undo_savepoint`), and the error raised on."""
         parent = self._open[-1]
         name = f"limbic_{len(self._open)}"
         self._send(conn, f"SAVEPOINT {name}")
@@ -174,8 +214,7 @@ class Transactions(ABC):
             self._send(conn, f"RELEASE {name}")
             parent.touch(txn.entity_ids)
         except BaseException:
-            conn.execute(f"ROLLBACK TO {name}")
-            conn.execute(f"RELEASE {name}")
+            self._undo_savepoint(conn, name)
             raise
         finally:
             self._open.pop()
@@ -192,7 +231,7 @@ class Transactions(ABC):
         with self._write_lock:
             conn = self._writer
             if self._open:
-                for _ in self._savepoint(conn):
+                with self._savepoint(conn):
                     yield conn
                 return
             self._begin(conn)
@@ -200,9 +239,15 @@ class Transactions(ABC):
                 yield conn
                 self._before_commit(conn)
             except BaseException as exc:
-                self._rollback(conn)
-                failure = self._not_stored(exc)
+                failure = self._failed(conn, exc, logged=False)
                 if failure is exc:
                     raise
                 raise failure from None
             self._commit(conn, 0)
+            _record(0)
+
+
+def _record(change_id: int) -> None:
+    record = _commits.get()
+    if record is not None:
+        record.append(change_id)

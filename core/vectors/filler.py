@@ -151,7 +151,7 @@ class VectorFiller:
                     if failing_since is None:
                         failing_since = time.monotonic()
                         if isinstance(exc, LimbicError):  # a named condition (the database is away): its message
-                            log.warning("computing pending vectors failed: %s; retrying", exc)
+                            log.warning("computing pending vectors failed, retrying: %s", exc)
                         else:
                             log.exception("computing pending vectors failed; retrying")
                     self.last_error = exc

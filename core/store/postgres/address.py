@@ -5,7 +5,7 @@ function here returns a secret: :func:`masked` is what logs, the app's MCP panel
 password of the user part and every secret query parameter (``password``, ``sslpassword``, any
 ``*password*`` or ``*secret*`` one, ``scram_*_key``) replaced by ``***``; :func:`scrub` takes them (and
 ``PGPASSWORD``'s value) out of any text. :func:`checked` refuses a malformed address in one line before
-anything is opened.
+anything is opened, and :func:`near_miss` one that only looks like a database address.
 """
 
 from __future__ import annotations
@@ -36,13 +36,22 @@ def _is_secret(key: str) -> bool:
     return bool(_SECRET_KEY.search(unquote(key)))
 
 
+_LEADING_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)\s*(://|:/*|;?//)")
+
+
+def _scheme(text: str) -> tuple[str, str, str]:
+    """``(scheme, separator, rest)`` of ``text``: the separator as written, ``://`` or a near miss of it (``:``,
+    ``:/``, ``//``…), so that even a mistyped address shows its password masked; ``("", "", text)`` without one."""
+    found = _LEADING_SCHEME.match(text)
+    if found is None:
+        return "", "", text
+    return found.group(1), found.group(2), text[found.end():]
+
+
 def _split(address: str) -> tuple[str, str, str, str, str]:
     """``(scheme, user info, host part, path, query)`` of ``address`` by plain string cutting (never raises,
     whatever the address holds), the fragment dropped."""
-    text = address.strip().partition("#")[0]
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "", text
+    scheme, _, rest = _scheme(address.strip().partition("#")[0])
     before_query, _, query = rest.partition("?")
     at = before_query.rfind("@")
     userinfo, hostpart = (before_query[:at], before_query[at + 1:]) if at >= 0 else ("", before_query)
@@ -57,7 +66,10 @@ def masked(address: str) -> str:
     if not scheme:
         return scrub(address.strip())
     user, colon, _ = userinfo.partition(":")
-    shown = f"{scheme}://"
+    separator = _scheme(address.strip())[1]
+    if separator != "://" and not colon:
+        user = MASK  # a near miss: what stands before its @ may well be a password (postgres:PASSWORD@host)
+    shown = scheme + separator
     if userinfo or "@" in address.partition("?")[0]:
         shown += f"{user}:{MASK}@" if colon else f"{user}@"
     shown += hosts + path
@@ -74,6 +86,8 @@ def secrets(address: str) -> list[str]:
     found = []
     if ":" in userinfo:
         found.append(userinfo.partition(":")[2])
+    elif userinfo and _scheme(address.strip())[1] not in ("", "://"):
+        found.append(userinfo)  # a near miss's: as masked() hides it
     for pair in query.split("&"):
         key, eq, value = pair.partition("=")
         if eq and _is_secret(key):
@@ -203,6 +217,57 @@ def checked(address: str) -> str:
     except psycopg.Error:
         raise ValueError(f"{shown}: not a valid PostgreSQL address") from None
     return ready
+
+
+_NEAR_POSTGRES = re.compile(r"postgres(?:ql)?\s*(?::|;|//)", re.IGNORECASE)
+_ONE_SLASH = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):/(?!/)")
+_USER_AT_HOST = re.compile(r"[^/~.\s][^/\s]*@[^/\s]+/[^/\s]+")
+
+
+def near_miss(text: str) -> str | None:
+    """Why ``text``, given where a memory's address goes, looks like a database address but is not one (to be
+    refused rather than taken for a file path, which would be created); None when it is not such a near miss.
+
+    Near misses: a PostgreSQL scheme without its ``://`` (``postgresql:/…``, ``postgres:``, ``postgresql:user:pw@…``,
+    ``postgresql//…``), another scheme with one slash (``mysql:/…``), an address in quotes, a libpq ``key=value``
+    connection string (``host=… dbname=…``) and ``user[:password]@host/database`` without a scheme. The reason is one line showing ``text`` masked
+    (:func:`masked`).
+    """
+    stripped = text.strip()
+    if len(stripped) > 1 and stripped[0] in "'\"" and stripped[-1] == stripped[0]:
+        inner = stripped[1:-1].strip()
+        if is_postgres(inner) or near_miss(inner) is not None:
+            return scrub(f"{stripped[0]}{masked(inner)}{stripped[0]}: write the address without quotes", inner)
+        return None
+    if is_postgres(stripped):
+        return None  # an address: checked() checks its parts
+    shown = masked(stripped)
+    if _NEAR_POSTGRES.match(stripped):
+        reason = (f"{shown}: not a PostgreSQL address; it starts with postgresql:// (a colon and two slashes), as "
+                  "in postgresql://user@host/database")
+    elif found := _ONE_SLASH.match(stripped):
+        reason = (f"{shown}: {found.group(1)}:/ addresses are not supported; give the path of a database file or a "
+                  "postgresql:// address")
+    elif "=" in stripped and _conninfo_keys(stripped):
+        reason = (f"{shown}: a key=value connection string; write it as a URL, as in "
+                  "postgresql://user@host:5432/database")
+    elif _USER_AT_HOST.match(stripped):
+        reason = (f"{shown}: not a PostgreSQL address; write it as postgresql://user@host/database (a file in "
+                  "a folder of that name: ./ before it)")
+    else:
+        return None
+    for secret in secrets(stripped):  # whatever the masking missed
+        reason = reason.replace(secret, MASK)
+    return reason
+
+
+def _conninfo_keys(text: str) -> list[str]:
+    """The keys of ``text`` read as a libpq ``key=value`` connection string (each a parameter libpq knows), or
+    none when it is not one."""
+    try:
+        return list(psycopg.conninfo.conninfo_to_dict(text))
+    except psycopg.Error:
+        return []
 
 
 def _reason(text: str) -> str:

@@ -10,6 +10,7 @@ iteration, ``executemany``, ``changes()``, ``in_transaction``), each statement's
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -22,6 +23,8 @@ from psycopg.adapt import Loader
 from psycopg.pq import PipelineStatus, TransactionStatus
 
 from limbic.core.store.postgres.rewriter import bind
+
+log = logging.getLogger(__name__)
 
 
 class _NumericLoader(Loader):
@@ -97,6 +100,21 @@ def pipeline(raw: psycopg.Connection[Any]) -> Iterator[None]:
         if not raw.closed and raw.pgconn.pipeline_status != PipelineStatus.OFF:
             raw.close()
         raise
+
+
+class _PipelineExitNote(logging.Filter):
+    """psycopg's warning that leaving a pipeline failed after an error of the block (``error ignored terminating
+    <psycopg.Pipeline [BAD]>``, as when the server ended the connection): that error is raised, and told in one
+    line where it is handled, so psycopg's line about the same event goes to the debug log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if str(record.msg).startswith("error ignored terminating"):
+            log.debug("psycopg: %s", record.getMessage())
+            return False
+        return True
+
+
+logging.getLogger("psycopg").addFilter(_PipelineExitNote())
 
 
 def is_lost(raw: psycopg.Connection[Any]) -> bool:

@@ -40,7 +40,14 @@ from typing import Any
 import psycopg
 from psycopg_pool import ConnectionPool, PoolClosed, PoolTimeout
 
-from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, StoreBusyError
+from limbic.core.errors import (
+    MAY_BE_STORED,
+    CommitUnknownError,
+    DatabaseClosedError,
+    DatabaseUnavailableError,
+    StoreBusyError,
+    nothing_stored,
+)
 from limbic.core.paths import cache_dir
 from limbic.core.store.postgres import address as pg_address
 from limbic.core.store.postgres.connection import PgConnection, prepare, watch
@@ -310,37 +317,45 @@ class PgDatabase(Transactions):
         if not conn.lost and conn.in_transaction:
             conn.execute("ROLLBACK")
 
-    def _not_stored(self, exc: BaseException) -> BaseException:
+    def _undo_savepoint(self, conn: PgConnection, name: str) -> None:
+        """Nothing to undo on a lost connection: the server ended the whole transaction with it (the outer write
+        fails, nothing stored)."""
+        if conn.lost:
+            conn.drop_deferred()
+            return
+        super()._undo_savepoint(conn, name)
+
+    def _told(self, exc: BaseException) -> BaseException:
+        """A lost write connection's psycopg error as the one-line error of :meth:`_lost`."""
         if isinstance(exc, psycopg.OperationalError) and self._writer.lost:
-            exc = self._lost(exc)
-        if isinstance(exc, DatabaseUnavailableError):
-            return DatabaseUnavailableError(f"nothing was stored: {exc}")
+            return self._lost(exc)
         return exc
 
     def _commit(self, conn: PgConnection, change_id: int) -> None:
         """``COMMIT``, after the ``NOTIFY`` of the change :meth:`_announce` was given (in the same round trip, in
         the transaction: listeners hear of it once it is committed); when the connection is lost meanwhile, whether the write was stored is read back by its
         change id on a new connection (stored: this returns; not stored: DatabaseUnavailableError saying so;
-        unknown: DatabaseUnavailableError saying the write may be stored and sending it again is safe)."""
+        unknown: CommitUnknownError saying the write may be stored and sending it again is safe)."""
         announcing, self._announcing = self._announcing, 0
         notify = f"NOTIFY {CHANNEL}, '{int(announcing)}'; " if announcing else ""
         try:
             conn.raw.execute(f"{notify}COMMIT")
             return
-        except (psycopg.Error, DatabaseUnavailableError):
+        except (psycopg.Error, DatabaseUnavailableError) as exc:
             if not conn.lost:
-                self._rollback(conn)
-                raise
+                failure = self._failed(conn, exc, logged=bool(change_id))
+                if failure is exc:
+                    raise
+                raise failure from None
         where = self._reach.where
         stored = self._stored(change_id)
         if stored is None:
             self._reach.lost()
-            raise DatabaseUnavailableError(
-                f"the connection to the database at {where} was lost while the write committed: it may be "
-                "stored; sending it again stores it once")
+            raise CommitUnknownError(f"the connection to the database at {where} was lost while the write "
+                                     f"committed: {MAY_BE_STORED}")
         if not stored:
-            raise DatabaseUnavailableError(f"nothing was stored: the connection to the database at {where} was "
-                                           "lost before the write committed; try again")
+            raise DatabaseUnavailableError(nothing_stored(f"the connection to the database at {where} was lost "
+                                                          "before the write committed; try again"))
         log.info("the connection to the database at %s was lost as change %d committed; it is stored",
                  where, change_id)
 

@@ -82,6 +82,17 @@ def test_temporal_factor_follows_the_seed_formula(service):
     assert levels[index["Harbor"]] == graph_style.ALPHA_LEVELS - 1 and levels[index["Bob"]] < levels[index["Python"]]
 
 
+def test_the_nodes_fade_with_every_parameter_of_the_temporal_factor(view, controller):
+    """The view's cache of temporal factors is keyed on what the factor reads (``terms.temporal_key``): the decay
+    model with every parameter of every registered model, and the never-used share."""
+    arrays = controller.service.entities.graph_arrays()
+    base = controller.params.replace(decay_model="two_component", lambda_hourly=1e-3)
+    for params in (base, base.replace(decay_fast_share=0.9), base.replace(decay_fast_hours=2.0),
+                   base.replace(created_decay=0.5), base.replace(decay_model="power_law", decay_alpha=4.0)):
+        controller.set_params(params)
+        assert view._temporal == pytest.approx(temporal_factor(arrays, params), rel=1e-6)
+
+
 def test_neighbourhoods_and_subgraphs(service):
     build_small_graph(service)
     arrays = service.entities.graph_arrays()

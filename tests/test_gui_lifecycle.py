@@ -187,8 +187,25 @@ def test_the_decay_plot_draws_the_chosen_model(qtbot):
 
     plot = DecayPlot(DEFAULT)
     qtbot.addWidget(plot)
-    plot.set_params(DEFAULT.replace(decay_model=1, lambda_hourly=0.005))
+    plot.set_params(DEFAULT.replace(decay_model="power_law", lambda_hourly=0.005))
     days, values = plot.curve.getData()
-    half = DEFAULT.replace(decay_model=1, lambda_hourly=0.005).half_life_hours / 24
+    half = DEFAULT.replace(decay_model="power_law", lambda_hourly=0.005).half_life_hours / 24
     at_half = values[abs(days - half).argmin()]
     assert abs(at_half - 0.5) < 0.02 and "power law" in plot.plot.getPlotItem().titleLabel.text
+
+
+@pytest.mark.parametrize("model, written", [("exponential", "exp(−0.005 × 240 h)"),
+                                            ("power_law", "(1 + 240 h / "),
+                                            ("two_component", "0.5 × exp(−0.0289 × 240 h) + 0.5 × exp(−0.005 × 240 h)")])
+def test_the_inspector_writes_the_chosen_decay_model_out(model, written):
+    from _scoring_helpers import HOUR, candidate_set
+
+    from limbic.core.search.presets import SEED
+    from limbic.gui.search.inspector import describe
+
+    now = 1_780_000_000.0
+    candidates = candidate_set([{"distance": 0.2, "last_access": now - 240 * HOUR, "access_count": 1}], now=now)
+    params = SEED.replace(decay_model=model, lambda_hourly=0.005)
+    [line] = [line for line in describe(candidates, params, 0).lines if line.startswith("temporal = ")]
+    temporal = max(params.temporal_floor, float(params.decay.curve(240.0, 0.005)))
+    assert written in line and f"<b>{temporal:.4f}</b>" in line

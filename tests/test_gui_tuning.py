@@ -188,8 +188,24 @@ def test_preset_selector_sets_every_parameter_and_follows_edits(qtbot, controlle
     assert controller.params == preset("seed") and seen == [preset("seed")]
     assert panel.controls["relevance_fusion"].value() == 0 and panel.controls["created_decay"].value() == 1.0
     bold = {name for name, label in panel.labels.items() if label.font().bold()}
-    assert bold == {f for f in preset("seed").to_dict() if getattr(preset("seed"), f) != getattr(preset("default"), f)}
+    assert bold == {f for f in preset("seed").to_dict() if preset("seed").value(f) != preset("default").value(f)}
     panel.controls["gamma"].spin.setValue(0.2)
     assert panel.preset_box.currentIndex() == -1  # edited: no longer a named preset
     panel.preset_box.activated.emit(panel.preset_box.findText("default"))
     assert controller.params == preset("default") and panel.controls["gamma"].value() == pytest.approx(0.0)
+
+
+def test_the_decay_model_is_picked_by_name_from_every_registered_model(qtbot, controller):
+    from limbic.core.search.decay import MODELS
+
+    panel = TuningPanel(controller)
+    qtbot.addWidget(panel)
+    box = panel.controls["decay_model"].box
+    assert [box.itemText(i) for i in range(box.count())] == [model.label for model in MODELS.values()]
+    assert box.currentData() == "exponential" and "decay_alpha" in panel.controls
+    box.activated.emit(box.findData("power_law"))  # what a user's pick emits
+    assert controller.params.decay.model == "power_law" and panel.labels["decay_model"].font().bold()
+    panel.controls["decay_alpha"].spin.setValue(2.0)
+    assert controller.params.value("decay_alpha") == pytest.approx(2.0)
+    controller.set_params(preset("default"))
+    assert box.currentData() == "exponential" and panel.controls["decay_alpha"].value() == pytest.approx(1.1)

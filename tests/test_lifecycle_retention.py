@@ -25,10 +25,11 @@ from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
+from limbic.core.search.decay import Decay
 from limbic.core.service import retention as retention_review
 from limbic.core.service import review
 
-MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600), decay_model=0)  # e^(−λΔt), λ = 2.673e-6/s
+MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600), decay=Decay("exponential"))  # e^(−λΔt), λ = 2.673e-6/s
 
 
 def test_the_decay_table():
@@ -63,7 +64,7 @@ def test_the_usage_rule_and_the_time_until_forgotten():
     assert r.decide(np.array([0.3]), np.array([5]), np.array([5]), MNEMEX)[0] == ("promote", "used 5 times in the last 14 days")
     until = r.hours_until_forgotten(np.array([1, 1, 1]), np.array([0.0, 600.0, 0.0]), np.array([1.0, 1.0, 2.0]),
                                     RetentionParams(half_life_hours=MNEMEX.half_life_hours, tau_forget=0.05,
-                                                    decay_model=0))
+                                                    decay=Decay("exponential")))
     assert until[0] == pytest.approx(math.log(20) / (2.673e-6 * 3600), rel=1e-3)  # e^(−λt) = 0.05: t = ln 20 / λ
     assert until[1] == 0.0 and until[2] == pytest.approx(math.log(40) / (2.673e-6 * 3600), rel=1e-3)
     forever = r.hours_until_forgotten(np.array([1]), np.array([0.0]), np.array([1.0]), RetentionParams(tau_forget=0.0))

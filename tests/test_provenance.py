@@ -12,6 +12,7 @@ from _lifecycle_helpers import written_ago
 from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
+from limbic.core.search.decay import Decay
 from limbic.core.service import provenance
 
 DAY = 86_400.0
@@ -48,7 +49,7 @@ def test_what_fades_within_a_window(service):
     ])
     # no grace period, the exponential decay: what was written today may fade as soon as its score says so
     service.lifecycle.save_retention_params(RetentionParams(half_life_hours=72.0, tau_forget=0.05, grace_days=0.0,
-                                                  decay_model=0))
+                                                            decay=Decay("exponential")))
     week = provenance.fading_next(service, 7, now=now)
     month = provenance.fading_next(service, 30, now=now)
     expiring = [f for f in month if f.kind == provenance.EXPIRES]

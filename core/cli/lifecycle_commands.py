@@ -15,7 +15,6 @@ Both take ``--set KEY=VALUE`` to change a forget/promote setting (saved for ever
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 
 from limbic.core.cli.common import open_service, print_json
@@ -24,6 +23,7 @@ from limbic.core.lifecycle.contradictions import MODES
 from limbic.core.lifecycle.expiry import parse_moment
 from limbic.core.lifecycle.retention import RetentionParams, duration
 from limbic.core.models import iso
+from limbic.core.search.decay import MODELS
 from limbic.core.service import MemoryService, decision_log, review
 from limbic.core.service.entity_edits import DeleteEntities, SetStatus
 from limbic.core.store import expiry
@@ -54,9 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _settings(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="change a forget/promote setting and save it (beta, half_life_hours, decay_model, alpha, "
-                        "tau_forget, tau_promote, promote_uses, promote_window_days, strength_step, detail_step, "
-                        "grace_days, keep_used_days, protected_types=person,preference,…)")
+                        help="change a forget/promote setting and save it: " + ", ".join(RetentionParams.keys())
+                        + " (decay_model=" + "|".join(MODELS) + "; protected_types=person,preference,…)")
 
 
 def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams:
@@ -69,7 +68,7 @@ def _apply_settings(service: MemoryService, pairs: list[str]) -> RetentionParams
         if not sep:
             raise ValidationError(f"--set takes KEY=VALUE, got {pair!r}")
         changes[key.strip()] = value.strip()
-    params = RetentionParams.from_dict({**dataclasses.asdict(params), **changes})
+    params = RetentionParams.from_dict({**params.to_dict(), **changes})
     service.lifecycle.save_retention_params(params, origin="cli")
     return params
 

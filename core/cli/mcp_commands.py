@@ -150,7 +150,7 @@ def _serve_stdio(args: argparse.Namespace) -> int:
     service = _open_memory(args)
     service.search.start_warm_up()  # the agent's first search need not wait for the model and vectors
     try:
-        anyio.run(serve_stdio, build_server(service, project=project, tools=chosen))
+        anyio.run(serve_stdio, build_server(service, project=project, tools=chosen, tools_on_the_loop=True))
     finally:
         service.close()
     return 0

@@ -10,7 +10,6 @@ With fewer than ``MIN_EVENTS`` labelled searches the tuner refuses.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -18,7 +17,7 @@ from dataclasses import dataclass
 
 from limbic.core.errors import LimbicError, ValidationError
 from limbic.core.learning.replay import Quality, ReplayHistory
-from limbic.core.search.params import ScoringParams
+from limbic.core.search.params import Knob, ScoringParams
 from limbic.core.validation import known_keys
 
 MIN_EVENTS = 50
@@ -66,9 +65,14 @@ class TuneResult:
 def parse_range(text: str, name: str) -> tuple[float, ...]:
     """``"0.001,0.01,0.05"`` → ``(0.001, 0.01, 0.05)``, each value within the parameter's bounds.
 
-    Raises ValidationError naming the parameter for an unknown name, a non-number or a value out of bounds.
+    Raises ValidationError naming the parameter for an unknown name, a choice (``decay_model``), a non-number or a
+    value out of bounds.
     """
-    fields = {f.name: f for f in dataclasses.fields(ScoringParams)}
+    choices = {k.name: k.metadata["choices"] for k in ScoringParams.knobs() if "choices" in k.metadata}
+    if name in choices:
+        raise ValidationError(f"{name} is a choice ({', '.join(choices[name])}), not a number to tune: pick it on "
+                              "the tuning panel")
+    fields = _numbers()
     if name not in fields:
         raise ValidationError(f"unknown scoring parameter {name!r}; known: {', '.join(fields)}")
     low, high = fields[name].metadata["min"], fields[name].metadata["max"]
@@ -84,6 +88,11 @@ def parse_range(text: str, name: str) -> tuple[float, ...]:
     if not values:
         raise ValidationError(f"{name}: give at least one value")
     return tuple(dict.fromkeys(values))
+
+
+def _numbers() -> dict[str, Knob]:
+    """The number knobs of :class:`ScoringParams` by name (the decay model, a choice, is not tuned here)."""
+    return {k.name: k for k in ScoringParams.knobs() if "choices" not in k.metadata}
 
 
 def require_events(history: ReplayHistory, minimum: int = MIN_EVENTS) -> None:
@@ -123,10 +132,10 @@ def blend(old: ScoringParams, target: Mapping[str, float], weight: float = EMA_B
     Integer parameters are rounded to the nearest whole value. Raises ValidationError for unknown names
     or values out of bounds.
     """
-    fields = {f.name: f for f in dataclasses.fields(ScoringParams)}
+    fields = _numbers()
     known_keys(target, fields, "scoring parameters")
     changes = {}
     for name, value in target.items():
-        mixed = (1.0 - weight) * getattr(old, name) + weight * float(value)
+        mixed = (1.0 - weight) * float(old.value(name)) + weight * float(value)
         changes[name] = float(round(mixed)) if fields[name].metadata["integer"] else mixed
     return old.replace(**changes)

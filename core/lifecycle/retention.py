@@ -3,7 +3,7 @@
 
 ``score = n_use^β · f(Δt) · strength``: ``n_use`` the uses (writing a memory is its first use, then each
 access — an agent's ``open_nodes``, ``get_entity``, ``mark_used`` or a person's *Mark as useful*; never an
-impression), ``f`` the decay model (:func:`limbic.core.search.decay.model_curve`) of the hours ``Δt`` since
+impression), ``f`` the decay model (:class:`limbic.core.search.decay.Decay`) of the hours ``Δt`` since
 the memory's own last use (its write, its arrival by import, or its last access; the wall clock), ``strength``
 0..2 (its stored base, default 1, raised by each use and by each detail it holds — each ten words of its
 observations beyond the first ten, each memory it is related to — capped at 2). Below ``τ_forget`` a memory is a
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from limbic.core.errors import ValidationError
-from limbic.core.search import decay
+from limbic.core.search.decay import PARAMETERS, Decay, rate
 from limbic.core.validation import known_keys
 
 KEEP, FORGET, PROMOTE = "keep", "forget", "promote"
@@ -47,14 +47,12 @@ was decided."""
 @dataclass(frozen=True, slots=True)
 class RetentionParams:
     """The constants of the retention score and its thresholds; the defaults are Mnemex's (its default power-law
-    decay with a 3-day half-life)."""
+    decay with a 3-day half-life). ``decay`` is the decay model with its parameters, stored flat as ``decay_model``
+    and each parameter's own name (``alpha``: :meth:`to_dict`)."""
 
     beta: float = _setting(0.6, 0.0, 1.0, "exponent of the use count")
     half_life_hours: float = _setting(72.0, 1.0, 87_600.0, "half-life of the decay, hours (1 hour to 10 years)")
-    decay_model: float = _setting(1, 0, 2, "0 exponential, 1 power law, 2 two-component")
-    alpha: float = _setting(1.1, 0.1, 5.0, "power-law shape")
-    fast_hours: float = _setting(24.0, 1.0, 8_760.0, "two-component: half-life of the fast part, hours")
-    fast_share: float = _setting(0.5, 0.0, 1.0, "two-component: share of the fast part")
+    decay: Decay = Decay("power_law")  # Mnemex's default model
     tau_forget: float = _setting(0.05, 0.0, 10.0, "forget below this score")
     tau_promote: float = _setting(0.65, 0.0, 100.0, "promote at or above this score")
     promote_uses: float = _setting(5, 1, 10_000, "promote with this many uses within the window")
@@ -71,6 +69,8 @@ class RetentionParams:
         "help": "entity types never proposed for forgetting, comma-separated (compared without case)"})
 
     def __post_init__(self) -> None:
+        if not isinstance(self.decay, Decay):
+            raise ValidationError(f"decay must be a decay model, got {self.decay!r}")
         types = self.protected_types
         if isinstance(types, str) or not isinstance(types, tuple | list) \
                 or not all(isinstance(t, str) and t.strip() for t in types):
@@ -85,22 +85,45 @@ class RetentionParams:
                 raise ValidationError(f"{f.name} must be a number from {f.metadata['min']} to {f.metadata['max']}, "
                                       f"got {value!r}")
 
+    @staticmethod
+    def keys() -> list[str]:
+        """Every setting's key, as :meth:`to_dict` writes them (``limbic review --set KEY=VALUE``)."""
+        names = [f.name for f in dataclasses.fields(RetentionParams)]
+        at = names.index("decay")
+        return [*names[:at], *Decay.keys(""), *names[at + 1:]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting by key: the numbers, ``decay_model`` (the model's name), the decay parameters by their own
+        names and ``protected_types`` (a list)."""
+        flat = {**{f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "decay"},
+                **self.decay.flat("")}
+        return {**flat, "protected_types": list(self.protected_types)}
+
     def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RetentionParams:
-        """From a mapping; unknown keys raise :class:`ValidationError`, missing ones keep their defaults."""
-        known_keys(data, (f.name for f in dataclasses.fields(cls)), "retention settings")
+        """From a mapping of :meth:`keys` (values may be text, as ``--set`` gives them); unknown keys raise
+        :class:`ValidationError`, missing ones keep their defaults; ``decay_model`` may also be the number stored
+        before models had names (:data:`limbic.core.search.decay.LEGACY_CODES`)."""
+        known_keys(data, cls.keys(), "retention settings")
         data = dict(data)
         types = data.pop("protected_types", PROTECTED_TYPES)
         if isinstance(types, str):  # ``--set protected_types=person,preference``
             types = [t for t in types.split(",") if t.strip()]
+        decay = Decay.from_flat(data, "", cls().decay)
+        numbers = {f.name for f in dataclasses.fields(cls) if "min" in f.metadata}
         try:
-            return cls(**{k: float(v) for k, v in data.items()}, protected_types=tuple(types))
+            return cls(**{k: float(v) for k, v in data.items() if k in numbers}, decay=decay,
+                       protected_types=tuple(types))
         except (TypeError, ValueError) as exc:
             raise ValidationError(f"retention settings must be numbers: {exc}") from None
 
+
+_TAKEN = PARAMETERS.keys() & {f.name for f in dataclasses.fields(RetentionParams)}
+if _TAKEN:  # the settings keep a decay parameter under its own name: it must not be a setting's name too
+    raise TypeError(f"decay parameters named like retention settings: {', '.join(sorted(_TAKEN))}")
 
 MAX_STRENGTH = 2.0
 
@@ -116,9 +139,9 @@ def strength(base: np.ndarray, accesses: np.ndarray, details: np.ndarray, params
 
 
 def fading(hours: np.ndarray, params: RetentionParams) -> np.ndarray:
-    """``f(Δt)`` of the chosen model at ``hours`` since the last use, ``(n,) float64``."""
-    return decay.model_curve(hours, int(params.decay_model), decay.rate(params.half_life_hours), params.alpha,
-                             params.fast_hours, params.fast_share)
+    """``f(Δt)`` of the chosen model at ``hours`` since the last use, ``(n,) float64``, at the rate
+    ``ln 2 / half_life_hours``."""
+    return params.decay.curve(hours, rate(params.half_life_hours))
 
 
 def score(uses: np.ndarray, hours: np.ndarray, strengths: np.ndarray, params: RetentionParams) -> np.ndarray:

@@ -1,7 +1,9 @@
 """Tool registration: strict arguments (unknown keys refused) and published output schemas without the
 SDK's redundant re-validation of every result.
 
-Every tool registered through :func:`add_strict_tool` gets an argument model that forbids unknown keys
+Every tool is made by :func:`strict_tool` as the SDK's own :class:`mcp.server.mcpserver.tools.Tool`
+(``Tool.from_function``), and :func:`limbic.core.mcp.server.build_server` hands the list to the server
+(``MCPServer(tools=...)``): nothing reaches into the server's tool manager. Each gets an argument model that forbids unknown keys
 (its input schema says ``additionalProperties: false``, as the reference server's do); nested input
 objects forbid them through :class:`limbic.core.mcp.schemas.StrictIn`. A refusal names the key
 (``entities.0.stauts: unknown key``, see ``describe_invalid_arguments`` in :mod:`limbic.core.mcp.server`).
@@ -14,23 +16,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import ToolAnnotations
 from pydantic import ConfigDict
 
-__all__ = ["add_strict_tool", "compact_schema", "inline_refs"]
+__all__ = ["compact_schema", "inline_refs", "on_the_loop", "strict_tool"]
 
 _UNPUBLISHED = frozenset({"maxLength", "maxItems"})
 
 
-def add_strict_tool(server: MCPServer, fn: Callable[..., Any], *, title: str, description: str,
-                    annotations: ToolAnnotations, name: str | None = None) -> None:
-    """Register ``fn`` as a tool of ``server`` (named ``name``, default the function's name) whose top-level
-    arguments forbid unknown keys."""
-    server.add_tool(fn, name=name, title=title, description=description, annotations=annotations)
-    tool = server._tool_manager.get_tool(name or fn.__name__)
-    assert tool is not None
+def strict_tool(fn: Callable[..., Any], *, title: str, description: str, annotations: ToolAnnotations,
+                name: str | None = None) -> Tool:
+    """``fn`` as a tool (named ``name``, default the function's name) whose top-level arguments forbid unknown
+    keys, its input schema compacted and its output schema inlined. The argument model and the output schema
+    are fields of the SDK's ``FuncMetadata``, which the SDK reads at every call."""
+    tool = Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations)
     loose = tool.fn_metadata.arg_model
     strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {
         "model_config": ConfigDict(**{**loose.model_config, "extra": "forbid"}), "__module__": loose.__module__}))
@@ -43,6 +44,20 @@ def add_strict_tool(server: MCPServer, fn: Callable[..., Any], *, title: str, de
         # published, inlined as the reference's are (clients validate a $ref-free schema several times faster).
         tool.fn_metadata.output_schema = inline_refs(schema)
         tool.fn_metadata.output_model = None
+    return tool
+
+
+def on_the_loop(tool: Tool) -> Tool:
+    """``tool`` with a synchronous function run on the event loop thread instead of a worker thread (the SDK runs
+    an ``async`` function in place; :mod:`limbic.core.mcp.stdio`); an ``async`` one unchanged."""
+    if tool.is_async:
+        return tool
+    fn = tool.fn
+
+    async def run(**kwargs: Any) -> Any:
+        return fn(**kwargs)
+
+    return tool.model_copy(update={"fn": run, "is_async": True})
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

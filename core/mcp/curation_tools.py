@@ -7,7 +7,7 @@ also answer to the ``_tool``-suffixed names of mcp-memory.
 import time
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult
 from pydantic import Field
 
@@ -16,7 +16,7 @@ from limbic.core.curation.duplicates import DEFAULT_THRESHOLD
 from limbic.core.io import migrate as migrating
 from limbic.core.io.migrate import MAX_PATH
 from limbic.core.lifecycle.expiry import parse_moment
-from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.arguments import strict_tool
 from limbic.core.mcp.curation_schemas import (
     DuplicatesOut,
     MigrateOut,
@@ -27,7 +27,7 @@ from limbic.core.mcp.curation_schemas import (
 )
 from limbic.core.mcp.detail_schemas import reflection_out
 from limbic.core.mcp.schemas import Content, Name, Query, RelationIn
-from limbic.core.mcp.split_tools import add_split_tools
+from limbic.core.mcp.split_tools import split_tools
 from limbic.core.mcp.tooling import current_origin, refusals, relation_inputs, result, tool_annotations
 from limbic.core.models import iso
 from limbic.core.service import MemoryService, review
@@ -38,8 +38,8 @@ Threshold = Annotated[float | None, Field(
 Limit = Annotated[int, Field(strict=True, ge=1, le=100, description="At most this many clusters")]
 
 
-def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register the curation tools on ``server``."""
+def curation_tools(service: MemoryService) -> list[Tool]:
+    """The curation tools, the split tools last (:func:`~limbic.core.mcp.split_tools.split_tools`)."""
 
     def find_duplicate_observations(
         entityName: Annotated[Name | None, Field(
@@ -145,6 +145,5 @@ def add_curation_tools(server: MCPServer, service: MemoryService) -> None:
          "Search reflections by keyword and by meaning (full text and embeddings fused by Reciprocal Rank "
          "Fusion), optionally only one author's, one mood or one kind of target.", read),
     ]
-    for fn, title, description, annotations in tools:
-        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
-    add_split_tools(server, service)
+    return [*(strict_tool(fn, title=title, description=description, annotations=annotations)
+              for fn, title, description, annotations in tools), *split_tools(service)]

@@ -3,14 +3,14 @@
 
 from typing import Annotated
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import (
     CallToolResult,
 )
 from pydantic import Field
 
 from limbic.core.mcp.answers import DEFAULT_SEARCH_LIMIT, search_answer
-from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.arguments import strict_tool
 from limbic.core.mcp.detail_schemas import (
     EntityDetailOut,
     RelationDetailOut,
@@ -46,8 +46,8 @@ from limbic.core.service import MemoryService, decision_log
 from limbic.core.service.entity_edits import MergeEntities, SetStatus
 
 
-def add_extended_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
-    """Register the extended tools on ``server``, each one service call with the caller's origin (``current_origin()``); ``project``: the
+def extended_tools(service: MemoryService, project: str | None = None) -> list[Tool]:
+    """The extended tools, each one service call with the caller's origin (``current_origin()``); ``project``: the
     server's project, the default of searches (every call is bound to it by the server: docs/lifecycle.md "Project scope")."""
     default = project
     def search_semantic(
@@ -108,7 +108,8 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
         return result({"used": used})
 
     write, read = tool_annotations(False), tool_annotations(True, idempotent=True)
-    for fn, title, description, annotations in (
+    return [strict_tool(fn, title=title, description=description, annotations=annotations)
+            for fn, title, description, annotations in (
         (search_semantic, "Search by Meaning",
          "Search the memory by meaning and keyword; ranked by relevance, salience, recency and status, each "
          "result with its score breakdown. Being listed is an impression, not a use: call mark_used (with the "
@@ -131,5 +132,4 @@ def add_extended_tools(server: MCPServer, service: MemoryService, project: str |
          "observations with kind and supersede chain, its relations (ended ones included), the incoming ones read "
          "from this entity (inverseRelations: part_of for contains) and the reflections about it and its "
          "relations. Reading an entity is a use: it counts as an access.", read),
-    ):
-        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
+    )]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from limbic.core.lifecycle.contradictions import OPTIONS, SUGGESTIONS, options_for
-from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.arguments import strict_tool
 from limbic.core.mcp.tooling import current_origin, refusals, result, tool_annotations
 from limbic.core.models import iso
 from limbic.core.service import MemoryService, decision_log, review
@@ -43,8 +43,8 @@ def conflict_out(row: ConflictRow) -> dict[str, Any]:
             "suggestion": SUGGESTIONS[options[0]]}
 
 
-def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register ``resolve_conflict`` and ``undo_decision`` on ``server`` (one service call each, the caller's
+def lifecycle_tools(service: MemoryService) -> list[Tool]:
+    """The tools ``resolve_conflict`` and ``undo_decision`` (one service call each, the caller's
     origin (``current_origin()``))."""
 
     def resolve_conflict(
@@ -67,11 +67,11 @@ def add_lifecycle_tools(server: MCPServer, service: MemoryService) -> None:
         return result({"decision": row.id, "kind": row.kind, "description": row.description,
                        "madeAt": iso(row.made_at), "undone": row.undone})
 
-    add_strict_tool(server, resolve_conflict, title="Resolve Conflict", annotations=tool_annotations(False), description=(
+    return [strict_tool(resolve_conflict, title="Resolve Conflict", annotations=tool_annotations(False), description=(
         "Settle a contradiction that add_observations reported (its key and one of its options). Ask the user "
         "which memory is right before choosing. The choice is logged as a decision: undo_decision takes it back "
-        "exactly, as do `limbic undo` and the app."))
-    add_strict_tool(server, undo_decision, title="Undo Decision", annotations=tool_annotations(False, True), description=(
+        "exactly, as do `limbic undo` and the app.")),
+            strict_tool(undo_decision, title="Undo Decision", annotations=tool_annotations(False, True), description=(
         "Undo a decision you made (resolve_conflict, merge_entities, set_status, execute_entity_split) exactly: "
         "every row it changed comes back. Default: your newest one not undone yet; another client's decisions "
-        "are refused."))
+        "are refused."))]

@@ -6,15 +6,15 @@ schemas, result shapes, titles, descriptions and annotations; Limbic's extras ar
 import logging
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import (
     CallToolResult,
 )
 from pydantic import Field
 
 from limbic.core.lifecycle.expiry import parse_instant
-from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.arguments import strict_tool
 from limbic.core.mcp.detail_schemas import reflection_out
 from limbic.core.mcp.lifecycle_args import entity_project, observation_inputs, past_expiry_notes
 from limbic.core.mcp.lifecycle_tools import conflict_out
@@ -63,8 +63,8 @@ from limbic.core.validation import MAX_ITEMS
 log = logging.getLogger(__name__)
 
 
-def add_reference_tools(server: MCPServer, service: MemoryService, project: str | None = None) -> None:
-    """Register the reference tools on ``server``, each one service call (one transaction) with the caller's origin (``current_origin()``);
+def reference_tools(service: MemoryService, project: str | None = None) -> list[Tool]:
+    """The reference tools, each one service call (one transaction) with the caller's origin (``current_origin()``);
     ``project``: the server's project, the default of new entities and of reads; every call is bound to it by the
     server (docs/lifecycle.md "Project scope"), so naming another is refused."""
     def create_entities(entities: Annotated[list[EntityIn], Field(max_length=MAX_ITEMS)]
@@ -211,7 +211,8 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
                 "as_of": None if as_of is None else parse_instant(as_of, "asOf", end_of_day=True)}
 
     write, destroy, read = tool_annotations(False), tool_annotations(False, True, True), tool_annotations(True, idempotent=True)
-    for fn, title, description, annotations in (
+    return [strict_tool(fn, title=title, description=description, annotations=annotations)
+            for fn, title, description, annotations in (
         (create_entities, "Create Entities", "Create multiple new entities in the knowledge graph", write),
         (create_relations, "Create Relations",
          "Create multiple new relations between entities in the knowledge graph. Relations should be in active "
@@ -228,5 +229,4 @@ def add_reference_tools(server: MCPServer, service: MemoryService, project: str 
         (open_nodes, "Open Nodes",
          "Open specific nodes in the knowledge graph by their names. Opening is a use: it raises their rank in "
          "search_semantic.", read),
-    ):
-        add_strict_tool(server, fn, title=title, description=description, annotations=annotations)
+    )]

@@ -14,7 +14,9 @@ No SQL and no scoring here. :func:`build_server` registers
   committed change, by this process or another one on the same file (``subscriptions/listen`` for
   2026 clients, ``resources/subscribe`` for older ones).
 
-Every tool is declared in :mod:`limbic.core.mcp.profiles` with the profiles that list it; a server lists and
+Each family module returns its tools as the SDK's ``Tool`` values (:func:`limbic.core.mcp.arguments.strict_tool`),
+and the server is built with them (``MCPServer(tools=...)``, the SDK's public API). Every tool is declared in
+:mod:`limbic.core.mcp.profiles` with the profiles that list it; a server lists and
 serves the tools of its profile (``tools``), or of the profile a named HTTP token was given. A call to a declared
 tool outside it is refused with the profile that has it.
 
@@ -40,13 +42,14 @@ from mcp_types import (
 )
 
 from limbic.core import version
-from limbic.core.mcp.curation_tools import add_curation_tools
+from limbic.core.mcp.arguments import on_the_loop
+from limbic.core.mcp.curation_tools import curation_tools
 from limbic.core.mcp.events import KNOWLEDGE_GRAPH_URI, GraphNotifier, ToolCallRecord, activity_middleware
-from limbic.core.mcp.extended_tools import add_extended_tools
-from limbic.core.mcp.lifecycle_tools import add_lifecycle_tools
+from limbic.core.mcp.extended_tools import extended_tools
+from limbic.core.mcp.lifecycle_tools import lifecycle_tools
 from limbic.core.mcp.profiles import TOOLS, Profile, not_enabled, profile
 from limbic.core.mcp.reference_defs import REFERENCE_DEFINITIONS
-from limbic.core.mcp.reference_tools import add_reference_tools
+from limbic.core.mcp.reference_tools import reference_tools
 from limbic.core.mcp.schemas import graph_out
 from limbic.core.mcp.tooling import caller_name, pretty, refusals
 from limbic.core.service import MemoryService
@@ -104,10 +107,10 @@ class _LimbicServer(MCPServer):
     service: MemoryService
     project: str | None = None
 
-    def __init__(self, *args: Any, tools: Profile, token_tools: Callable[[str], str | None] | None,
+    def __init__(self, *args: Any, profile: Profile, token_tools: Callable[[str], str | None] | None,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.profile = tools
+        self.profile = profile
         self._token_tools = token_tools
         self._token_profiles: dict[str, tuple[float, Profile]] = {}
         self._listed: dict[str, list[Tool]] = {}
@@ -194,7 +197,7 @@ def _published(tool: Tool, chosen: Profile) -> Tool:
 
 def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], None] | None = None, *,
                  project: str | None = None, tools: str | Profile = "all",
-                 token_tools: Callable[[str], str | None] | None = None) -> MCPServer:
+                 token_tools: Callable[[str], str | None] | None = None, tools_on_the_loop: bool = False) -> MCPServer:
     """An ``MCPServer`` whose tools call ``service`` (a ``MemoryService``) with the caller's origin
     (:func:`~limbic.core.mcp.tooling.current_origin`: ``mcp:NAME`` over HTTP, ``stdio``, else ``mcp``).
 
@@ -211,11 +214,20 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
             (``limbic mcp`` and the app pass ``agent`` by default; every tool here).
         token_tools: a named HTTP token's ``--tools`` value, or None for the server's
             (``MemoryService.projects.token_tools``); read again every :data:`TOKEN_PROFILE_SECONDS` seconds.
+        tools_on_the_loop: run the tools on the event loop thread rather than on worker threads
+            (:func:`~limbic.core.mcp.arguments.on_the_loop`; the stdio transport, :mod:`limbic.core.mcp.stdio`).
 
     Raises:
         ValidationError: ``tools`` names no profile or an unknown tool.
     """
     chosen = tools if isinstance(tools, Profile) else profile(tools)
+    registered = [*reference_tools(service, project), *extended_tools(service, project), *lifecycle_tools(service),
+                  *curation_tools(service)]
+    undeclared = sorted(tool.name for tool in registered if tool.name not in TOOLS)
+    if undeclared:
+        raise RuntimeError(f"MCP tools missing from limbic.core.mcp.profiles.TOOLS: {', '.join(undeclared)}")
+    if tools_on_the_loop:
+        registered = [on_the_loop(tool) for tool in registered]
     bus = InMemorySubscriptionBus()
     notifier = GraphNotifier(service, bus)
 
@@ -233,17 +245,11 @@ def build_server(service: MemoryService, on_call: Callable[[ToolCallRecord], Non
         lifespan=lifespan,
         subscriptions=bus,
         middleware=[activity_middleware(on_call)] if on_call else None,
-        tools=chosen,
+        tools=registered,
+        profile=chosen,
         token_tools=token_tools,
     )
     server.service, server.project = service, project
-    add_reference_tools(server, service, project)
-    add_extended_tools(server, service, project)
-    add_lifecycle_tools(server, service)
-    add_curation_tools(server, service)
-    undeclared = sorted(tool.name for tool in server._tool_manager.list_tools() if tool.name not in TOOLS)
-    if undeclared:
-        raise RuntimeError(f"MCP tools missing from limbic.core.mcp.profiles.TOOLS: {', '.join(undeclared)}")
 
     @server.resource(KNOWLEDGE_GRAPH_URI, name="knowledge-graph", title="Knowledge Graph",
                      description="The full knowledge graph with all entities and relations",

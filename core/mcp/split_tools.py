@@ -5,12 +5,12 @@ part, move observations) before executing it; executing is one transaction."""
 
 from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult
 from pydantic import Field
 
 from limbic.core.curation.splitting import METHODS
-from limbic.core.mcp.arguments import add_strict_tool
+from limbic.core.mcp.arguments import strict_tool
 from limbic.core.mcp.curation_schemas import (
     SplitAnalysisOut,
     SplitCandidatesOut,
@@ -38,8 +38,8 @@ class PartIn(StrictIn):
                                                  "(as stored) that move to it")] = []
 
 
-def add_split_tools(server: MCPServer, service: MemoryService) -> None:
-    """Register the split tools (and their ``_tool`` aliases) on ``server``."""
+def split_tools(service: MemoryService) -> list[Tool]:
+    """The split tools, each also under its ``_tool`` alias."""
 
     def find_split_candidates(
         limit: Annotated[int, Field(strict=True, ge=1, le=100, description="At most this many")] = 20,
@@ -109,9 +109,8 @@ def add_split_tools(server: MCPServer, service: MemoryService) -> None:
          "given the relations listed for it. Anything refused (a taken name, an observation the entity does not "
          "have) leaves everything as it was. The split is logged as a decision: undo_decision takes it back.", write),
     ]
-    for fn, title, description, annotations in tools:
-        for name in (fn.__name__, f"{fn.__name__}_tool"):
-            add_strict_tool(server, fn, title=title, description=description, annotations=annotations, name=name)
+    return [strict_tool(fn, title=title, description=description, annotations=annotations, name=name)
+            for fn, title, description, annotations in tools for name in (fn.__name__, f"{fn.__name__}_tool")]
 
 
 def _created(entity: str, parts: list[str], relation_names: str) -> list[dict[str, str]]:

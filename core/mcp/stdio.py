@@ -14,8 +14,9 @@ And one economy (docs/performance.md "search_semantic over stdio"): no thread ha
 line, runs each synchronous tool and writes (then flushes) each answer on worker threads, each hand-off a wake-up
 the scheduler may delay. Here, on POSIX, pipes on stdin and stdout are read and written by the event loop itself
 (a file or terminal keeps the SDK's threads; while serving, fd 1 points at stderr so that a stray print never
-reaches the wire, as the SDK's own claim does), and the tools run on the event loop thread: one client's requests
-are answered one after the other.
+reaches the wire, as the SDK's own claim does), and the tools run on the event loop thread (a server built with
+``build_server(..., tools_on_the_loop=True)``, as ``limbic mcp`` builds it): one client's requests are answered one
+after the other.
 """
 
 from __future__ import annotations
@@ -24,10 +25,9 @@ import asyncio
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from io import TextIOWrapper
-from typing import Any
 
 import anyio
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
@@ -68,9 +68,9 @@ class _Pending:
 async def serve_stdio(server: MCPServer) -> None:
     """Serve ``server`` over this process's stdin/stdout until stdin closes and every request read
     has been answered. Stray prints of handlers go to stderr (the SDK's stdout claim). The tools log their
-    writes with the origin ``stdio``."""
+    writes with the origin ``stdio``; built with ``build_server(..., tools_on_the_loop=True)`` they run on the
+    event loop thread (the module docstring)."""
     transport_origin.set("stdio")  # this task's context: the tasks started below inherit it
-    _run_tools_on_the_loop(server)
     pending = _Pending()
     refusals_send, refusals = anyio.create_memory_object_stream[SessionMessage](float("inf"))
     to_server_send, to_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -99,20 +99,6 @@ async def serve_stdio(server: MCPServer) -> None:
     except* (anyio.BrokenResourceError, anyio.ClosedResourceError, ConnectionError):
         # the client closed its end of stdout: nobody is left to answer, which is not the server's failure
         print("limbic mcp: the client closed the connection; stopping", file=sys.stderr)
-
-
-def _run_tools_on_the_loop(server: MCPServer) -> None:
-    """Make every synchronous tool of ``server`` run on the event loop thread instead of a worker thread."""
-    for tool in server._tool_manager.list_tools():
-        if not tool.is_async:
-            tool.fn, tool.is_async = _on_the_loop(tool.fn), True
-
-
-def _on_the_loop(fn: Callable[..., Any]) -> Callable[..., Any]:
-    async def run(**kwargs: Any) -> Any:
-        return fn(**kwargs)
-
-    return run
 
 
 def _is_pipe(fd: int) -> bool:

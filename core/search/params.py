@@ -4,7 +4,10 @@ Sources: the mcp-memory documentation pages "The Limbic System" ("Tuneable Const
 Deboosts", "Metadata Penalty", "Query Routing") and "Hybrid search" (RRF_K, EXPANSION_FACTOR);
 docs/scoring.md states the formulas and the readings they leave open. No module global is ever
 patched at run time: the GUI, the MCP server and the CLI each hold a ``ScoringParams`` and pass it to
-the pipeline.
+the pipeline. The decay model and its parameters are one field, ``decay`` (:class:`~limbic.core.search.decay.Decay`,
+its models registered in :mod:`limbic.core.search.decay`), seen as flat knobs — ``decay_model`` and ``decay_`` plus
+each parameter's name — by :meth:`ScoringParams.knobs`, :meth:`~ScoringParams.value`, :meth:`~ScoringParams.replace`
+and the stored JSON.
 """
 
 from __future__ import annotations
@@ -12,12 +15,26 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from limbic.core.errors import ValidationError
-from limbic.core.search import decay
+from limbic.core.search.decay import MODELS, PARAMETERS, Decay
 from limbic.core.validation import known_keys
+
+DECAY_PREFIX = "decay_"
+"""The prefix of the decay parameters' knobs (``decay_alpha``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Knob:
+    """One tuneable value as a control shows it: its ``name`` (a key of :meth:`ScoringParams.to_dict`) and
+    ``metadata``: ``label`` and ``help``, and either ``min``, ``max`` and ``integer`` (a number) or ``choices`` (a
+    name among them)."""
+
+    name: str
+    metadata: Mapping[str, Any]
 
 
 def _knob(default: float, low: float, high: float, label: str, help_text: str, *, integer: bool = False):
@@ -31,8 +48,9 @@ def _knob(default: float, low: float, high: float, label: str, help_text: str, *
 class ScoringParams:
     """All tuneable constants of the limbic re-ranker (mcp-memory "The Limbic System", "Tuneable Constants").
 
-    Each field carries ``metadata`` with ``min``, ``max``, ``label``, ``help`` and ``integer`` so that
-    user interfaces can build a control per field without a second list of names.
+    Each number field carries ``metadata`` with ``min``, ``max``, ``label``, ``help`` and ``integer``, and ``decay``
+    holds the decay model with its parameters, so that user interfaces build a control per knob (:meth:`knobs`)
+    without a second list of names.
     """
 
     beta_sal: float = _knob(0.5, 0.0, 2.0, "β salience", "Weight of the salience boost (1 + β·importance)")
@@ -92,17 +110,12 @@ class ScoringParams:
         "A memory used after an earlier query like this one gets the prior 1 + β·(similarity − floor)/(1 − floor)")
     feedback_floor: float = _knob(
         0.7, 0.0, 0.95, "feedback similarity floor", "Query cosine below which an earlier use does not count")
-    decay_model: float = _knob(
-        0, 0, 2, "decay model",
-        "0 exponential e^(−λΔt) (seed); 1 power law (1 + Δt/t0)^−α, same half-life; 2 two-component", integer=True)
-    decay_alpha: float = _knob(1.1, 0.1, 5.0, "power-law α", "Shape of the power law: larger fades old memories more")
-    decay_fast_hours: float = _knob(
-        24.0, 1.0, 8760.0, "fast half-life (h)", "Half-life of the two-component model's fast part, in hours")
-    decay_fast_share: float = _knob(
-        0.5, 0.0, 1.0, "fast share w", "Share of the fast part in the two-component model (the slow part decays at λ)")
+    decay: Decay = Decay()
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
+        if not isinstance(self.decay, Decay):
+            raise ValidationError(f"scoring parameter decay must be a decay model, got {self.decay!r}")
+        for f in _NUMBERS:
             value = getattr(self, f.name)
             if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
                 raise ValidationError(f"scoring parameter {f.name} must be a finite number, got {value!r}")
@@ -113,9 +126,8 @@ class ScoringParams:
     @property
     def half_life_hours(self) -> float:
         """Half-life of the temporal decay in hours, of the chosen model (``ln 2 / lambda_hourly`` for the
-        exponential and the power law; infinite when λ = 0; :func:`limbic.core.search.decay.half_life`)."""
-        return decay.half_life(int(self.decay_model), self.lambda_hourly, self.decay_alpha, self.decay_fast_hours,
-                               self.decay_fast_share)
+        exponential and the power law; infinite when λ = 0; :meth:`limbic.core.search.decay.Decay.half_life`)."""
+        return self.decay.half_life(self.lambda_hourly)
 
     def strategy_cosine_weight(self, strategy: str) -> float:
         """Cosine weight ``w_c`` of a routing strategy; the limbic weight is ``1 - w_c`` (docs/scoring.md "Score and blend")."""
@@ -125,27 +137,64 @@ class ScoringParams:
             "hybrid_balanced": self.balanced_weight,
         }[strategy]
 
+    def value(self, name: str) -> float | str:
+        """The knob ``name`` (:meth:`knobs`): a number field, ``decay_model`` (the model's name) or a decay
+        parameter (``decay_alpha``). Raises KeyError for an unknown name."""
+        if name in _NUMBER_NAMES:
+            return getattr(self, name)
+        if name == "decay_model":
+            return self.decay.model
+        if name.startswith(DECAY_PREFIX) and name[len(DECAY_PREFIX):] in PARAMETERS:
+            return self.decay.value(name[len(DECAY_PREFIX):])
+        raise KeyError(name)
+
     def replace(self, **changes: Any) -> ScoringParams:
-        """A copy with some fields changed (validated)."""
+        """A copy with some knobs changed (validated): number fields, ``decay`` (a
+        :class:`~limbic.core.search.decay.Decay`), ``decay_model`` (a model's name) or decay parameters
+        (``decay_alpha=1.5``)."""
+        flat = {k: changes.pop(k) for k in list(changes) if k in _DECAY_KEYS}
+        if flat:
+            decay = changes.get("decay", self.decay)
+            model = flat.pop("decay_model", None)
+            changes["decay"] = decay.replace(model, **{k[len(DECAY_PREFIX):]: v for k, v in flat.items()})
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    def to_dict(self) -> dict[str, float | str]:
+        """Every knob by name (:meth:`knobs`): the numbers, ``decay_model`` and the decay parameters."""
+        return {**{f.name: getattr(self, f.name) for f in _NUMBERS}, **self.decay.flat(DECAY_PREFIX)}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ScoringParams:
-        """Build from a mapping; unknown keys raise :class:`ValidationError`, missing keys keep defaults."""
-        known_keys(data, (f.name for f in dataclasses.fields(cls)), "scoring parameters")
-        return cls(**{k: float(v) for k, v in data.items()})
+    def from_dict(cls, data: Mapping[str, Any]) -> ScoringParams:
+        """Build from a mapping of knobs (:meth:`to_dict`); unknown keys raise :class:`ValidationError`, missing keys
+        keep defaults; ``decay_model`` may also be the number stored before models had names
+        (:data:`limbic.core.search.decay.LEGACY_CODES`)."""
+        known_keys(data, [*_NUMBER_NAMES, *_DECAY_KEYS], "scoring parameters")
+        try:
+            numbers = {k: float(v) for k, v in data.items() if k in _NUMBER_NAMES}
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(f"scoring parameters must be numbers: {exc}") from None
+        return cls(**numbers, decay=Decay.from_flat(data, DECAY_PREFIX, Decay()))
 
     @classmethod
     def from_json(cls, text: str) -> ScoringParams:
         return cls.from_dict(json.loads(text))
 
     @staticmethod
-    def field_specs() -> list[dataclasses.Field]:
-        """The dataclass fields in declaration order (name, default, metadata) for building controls."""
-        return list(dataclasses.fields(ScoringParams))
+    def knobs() -> list[Knob]:
+        """Every knob in declaration order — the number fields, then ``decay_model`` and the decay parameters (every
+        registered model's) — for building controls and tuning grids."""
+        model = {"label": "decay model", "choices": tuple(MODELS), "help": "The temporal factor's curve: "
+                 + ", ".join(m.label for m in MODELS.values()) + " (docs/lifecycle.md \"Decay models\")"}
+        return [*(Knob(f.name, f.metadata) for f in _NUMBERS),
+                Knob("decay_model", model),
+                *(Knob(DECAY_PREFIX + p.name, {"min": p.low, "max": p.high, "label": p.label, "help": p.help,
+                                               "integer": False}) for p in PARAMETERS.values())]
+
+
+_NUMBERS = tuple(f for f in dataclasses.fields(ScoringParams) if f.name != "decay")
+"""The number fields of :class:`ScoringParams` (every field but ``decay``)."""
+_NUMBER_NAMES = frozenset(f.name for f in _NUMBERS)
+_DECAY_KEYS = frozenset(Decay.keys(DECAY_PREFIX))

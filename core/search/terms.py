@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from limbic.core.search import decay as decay_models
 from limbic.core.search.params import ScoringParams
 
 SECONDS_PER_HOUR = 3600.0
@@ -230,11 +229,9 @@ def importance(access_norm: np.ndarray, degree_norm: np.ndarray, consolidation: 
 
 def decay(hours: np.ndarray, floor: float, params: ScoringParams) -> np.ndarray:
     """``max(floor, f(Δh))``, ``(N,) float64``, Δh in hours (a negative Δh, a future time, counts as 0), ``f`` the
-    decay model of ``params``: ``exp(−λ·Δh)`` by default, or the power law or two components
-    (:func:`limbic.core.search.decay.model_curve`, docs/lifecycle.md "Decay models")."""
-    return np.maximum(floor, decay_models.model_curve(hours, int(params.decay_model), params.lambda_hourly,
-                                                      params.decay_alpha, params.decay_fast_hours,
-                                                      params.decay_fast_share))
+    decay model of ``params`` at the rate λ (``lambda_hourly``): ``exp(−λ·Δh)`` by default
+    (:meth:`limbic.core.search.decay.Decay.curve`, docs/lifecycle.md "Decay models")."""
+    return np.maximum(floor, params.decay.curve(hours, params.lambda_hourly))
 
 
 def age_hours(last_access: np.ndarray, created_at: np.ndarray, now: float | np.ndarray) -> np.ndarray:
@@ -254,6 +251,12 @@ def temporal_factor(last_access: np.ndarray, created_at: np.ndarray, now: float 
     if params.created_decay == 1.0:
         return temporal
     return np.where(np.isnan(last_access), 1.0 - params.created_decay * (1.0 - temporal), temporal)
+
+
+def temporal_key(params: ScoringParams) -> tuple[object, ...]:
+    """What :func:`temporal_factor` reads of ``params``: λ, the floor, the never-used share and the decay model
+    with every parameter (equal keys, equal factors; a cache of factors is keyed on it)."""
+    return params.lambda_hourly, params.temporal_floor, params.created_decay, params.decay
 
 
 def cooc_boost(n: int, pair_a: np.ndarray, pair_b: np.ndarray, count: np.ndarray, last_co: np.ndarray,

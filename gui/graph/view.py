@@ -26,6 +26,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QPointF, QSettings, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
+from limbic.core.search.terms import temporal_key
 from limbic.core.service.graph_arrays import GraphArrays, salience, subgraph_edges, temporal_factor
 from limbic.gui.controller import AppController
 from limbic.gui.graph import focus, style
@@ -52,12 +53,6 @@ FADING_SHOWN = 12     # the soonest fading entities added to the focus view in *
 CREATING_OPS = ("create_entities", "upsert_entities")
 
 
-def _decay_key(params: Any) -> tuple[float, ...]:
-    """The parameters behind the nodes' opacity (the temporal factor): λ, the floor and the decay model."""
-    return (params.lambda_hourly, params.temporal_floor, params.decay_model, params.decay_alpha,
-            params.decay_fast_hours, params.decay_fast_share)
-
-
 class GraphView(Annotations, QWidget):
     """Draws the memory graph with pyqtgraph (whole arrays per frame); see the module docstring.
 
@@ -76,7 +71,7 @@ class GraphView(Annotations, QWidget):
         self._index: dict[str, int] = {}
         self._salience = np.zeros(0)
         self._temporal = np.zeros(0)
-        self._temporal_key: tuple[float, ...] | None = None  # _decay_key behind _temporal
+        self._temporal_key: tuple[object, ...] | None = None  # terms.temporal_key behind _temporal
         self._focus = PositionStore()   # the focus view's positions, kept per entity
         self._colours: dict[int, int] = {}  # entity id → community colour code last drawn
         self._mode = "focus"
@@ -516,12 +511,12 @@ class GraphView(Annotations, QWidget):
 
     def _set_temporal(self, params: Any) -> None:
         if self._arrays is not None:
-            self._temporal_key, self._temporal = _decay_key(params), temporal_factor(self._arrays, params)
+            self._temporal_key, self._temporal = temporal_key(params), temporal_factor(self._arrays, params)
 
     def _on_params(self, params: Any) -> None:
         """Only the decay changes how nodes look (their opacity); other parameters re-rank the results,
         which reach the view as hits (``results_reranked``)."""
-        if self._arrays is None or _decay_key(params) == self._temporal_key:
+        if self._arrays is None or temporal_key(params) == self._temporal_key:
             return
         self._set_temporal(params)
         if len(self._rows):

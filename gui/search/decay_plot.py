@@ -1,8 +1,9 @@
 """Decay plot: the temporal factor curve for the current decay model, λ and floor, with entities marked on it.
 
-``temporal_factor(Δh) = max(TEMPORAL_FLOOR, exp(−LAMBDA_HOURLY · Δh))`` (docs/scoring.md "Limbic
-factors"), computed by the scorer's own :func:`limbic.core.search.terms.decay`; Δh = hours since the last
-access (or since creation when never accessed).
+``temporal_factor(Δh) = max(TEMPORAL_FLOOR, f(Δh))`` with ``f`` the chosen decay model (``exp(−λ·Δh)`` by
+default; docs/scoring.md "Limbic factors", docs/lifecycle.md "Decay models"), computed by the scorer's own
+:func:`limbic.core.search.terms.decay`; Δh = hours since the last access (or since creation when never accessed).
+The title names the model (its ``label``) and its half-life.
 The x axis is in days. Markers are placed at each entity's age and move along the curve when λ or
 the floor change; their ages come from the caller (search results or entity details), so drawing
 never touches the database. Names are written beside the markers only where they do not overlap
@@ -21,9 +22,8 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QFontMetricsF, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
-from limbic.core.search.decay import MODEL_NAMES
 from limbic.core.search.params import ScoringParams
-from limbic.core.search.terms import decay
+from limbic.core.search.terms import decay, temporal_key
 from limbic.gui.graph.style import place_labels
 from limbic.gui.widgets import single_shot_timer
 
@@ -90,10 +90,10 @@ class DecayPlot(QWidget):
         self._redraw()
 
     def set_params(self, params: ScoringParams) -> None:
-        """Redraw for new params (nothing to do unless λ or the floor changed)."""
+        """Redraw for new params (nothing to do unless the temporal factor's parameters changed:
+        :func:`~limbic.core.search.terms.temporal_key`)."""
         old, self._params = self._params, params
-        shape = ("lambda_hourly", "temporal_floor", "decay_model", "decay_alpha", "decay_fast_hours", "decay_fast_share")
-        if any(getattr(old, name) != getattr(params, name) for name in shape):
+        if temporal_key(old) != temporal_key(params):
             self._redraw()
 
     def set_entities(self, entities: Sequence[tuple[str, float]]) -> None:
@@ -117,7 +117,7 @@ class DecayPlot(QWidget):
         days = np.linspace(0.0, span, CURVE_POINTS)
         self.curve.setData(days, decay(days * 24, params.temporal_floor, params))
         hours = params.half_life_hours
-        self.plot.setTitle(f"{MODEL_NAMES[int(params.decay_model)]} · half-life "
+        self.plot.setTitle(f"{params.decay.chosen.label} · half-life "
                            f"{'∞' if not math.isfinite(hours) else f'{hours / 24:.1f} days'}")
         self.half_life_line.setVisible(math.isfinite(hours) and hours / 24 <= span)
         if math.isfinite(hours):

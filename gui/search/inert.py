@@ -9,7 +9,6 @@ otherwise nothing in these candidates for it (no archived memory, no date in the
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -35,22 +34,21 @@ def _reasons(candidates: Any) -> dict[str, str]:
 
 
 def inert_sliders(candidates: Any, params: ScoringParams) -> dict[str, str]:
-    """``{parameter name: reason}`` for every parameter whose whole range leaves the final scores of
-    ``candidates`` (a ``CandidateSet``) unchanged under ``params``; empty for an empty set."""
+    """``{parameter name: reason}`` for every parameter (:meth:`ScoringParams.knobs`) whose whole range (both ends,
+    or every choice) leaves the final scores of ``candidates`` (a ``CandidateSet``) unchanged under ``params``; empty
+    for an empty set."""
     if len(candidates.names) == 0:
         return {}
     reference = score_candidates(candidates, params).final_score
     reasons = _reasons(candidates)
     inert: dict[str, str] = {}
-    for spec in ScoringParams.field_specs():
+    for spec in ScoringParams.knobs():
         meta = spec.metadata
-        if "min" not in meta or "max" not in meta:
-            continue
         moved = False
-        for end in (meta["min"], meta["max"]):
+        for end in meta["choices"] if "choices" in meta else (float(meta["min"]), float(meta["max"])):
             try:
-                other = dataclasses.replace(params, **{spec.name: type(getattr(params, spec.name))(end)})
-            except (LimbicError, ValueError, TypeError):
+                other = params.replace(**{spec.name: end})
+            except LimbicError:
                 continue
             if not np.allclose(score_candidates(candidates, other).final_score, reference, rtol=0, atol=1e-12):
                 moved = True

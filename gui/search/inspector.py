@@ -96,7 +96,7 @@ def _feedback_line(e: dict[str, Any], params: ScoringParams) -> str:
 
 
 def _temporal_line(e: dict[str, Any], params: ScoringParams) -> str:
-    decay = f"max({params.temporal_floor:g}, exp(−{params.lambda_hourly:g} × {e['age_hours']:,.0f} h))"
+    decay = f"max({params.temporal_floor:g}, {params.decay.written(params.lambda_hourly, e['age_hours'])})"
     since = "creation (never accessed)" if e["never_accessed"] else "last access"
     if e["never_accessed"] and params.created_decay != 1.0:
         decay = f"1 − {params.created_decay:g} × (1 − {decay})"

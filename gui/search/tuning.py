@@ -1,7 +1,9 @@
-"""Tuning panel: a slider and a numeric entry per ``ScoringParams`` field, bound both ways to one value.
+"""Tuning panel: a slider and a numeric entry per ``ScoringParams`` number, a list for the decay model, bound both
+ways to one value.
 
-Controls are built from the dataclass field metadata (``min``, ``max``, ``label``, ``help``,
-``integer``; see ``core/params.py``), so a new parameter gets a control without touching this file.
+Controls are built from the knobs' metadata (``min``, ``max``, ``label``, ``help``, ``integer``, or ``choices``;
+:meth:`limbic.core.search.params.ScoringParams.knobs`), so a new parameter or decay model gets a control without
+touching this file.
 Binding follows napari's layer controls: the model (``controller.params``) is the truth; when it
 changes, every control is updated with its signals blocked (no feedback loop); when a control moves,
 a new ``ScoringParams`` is built and handed to ``controller.set_params``, which re-ranks the cached
@@ -32,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core.errors import LimbicError
+from limbic.core.search.decay import MODELS
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
 from limbic.gui.controller import AppController
@@ -54,6 +57,38 @@ def signals_blocked(*objects: QObject) -> Iterator[None]:
             obj.blockSignals(was_blocked)
 
 
+class ChoiceControl(QWidget):
+    """One choice among names (the decay model): a drop-down list showing each name's ``label``.
+
+    ``value_edited(name, value)`` is emitted when the user picks another; :meth:`set_value` shows a value without
+    emitting.
+    """
+
+    value_edited = Signal(str, str)
+
+    def __init__(self, name: str, meta: dict, value: str, labels: dict[str, str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.name = name
+        self.help = meta.get("help", "")
+        self.box = QComboBox(self)
+        for choice in meta["choices"]:
+            self.box.addItem(labels.get(choice, choice), choice)
+        self.box.setToolTip(self.help)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.box, 1)
+        self.set_value(value)
+        self.box.activated.connect(lambda index: self.value_edited.emit(self.name, self.box.itemData(index)))
+
+    def value(self) -> str:
+        return str(self.box.currentData())
+
+    def set_value(self, value: str) -> None:
+        """Show ``value`` without emitting anything."""
+        with signals_blocked(self.box):
+            self.box.setCurrentIndex(self.box.findData(value))
+
+
 class ParamControl(QWidget):
     """One parameter: a horizontal slider and a spin box showing the same value.
 
@@ -67,6 +102,7 @@ class ParamControl(QWidget):
     def __init__(self, name: str, meta: dict, value: float, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.name = name
+        self.help = meta.get("help", "")
         self.low = float(meta["min"])
         self.high = float(meta["max"])
         self.integer = bool(meta.get("integer", False))
@@ -139,14 +175,17 @@ class TuningPanel(QWidget):
     def __init__(self, controller: AppController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.controls: dict[str, ParamControl] = {}
+        self.controls: dict[str, ParamControl | ChoiceControl] = {}
         self.labels: dict[str, QLabel] = {}
         form_host = QWidget()
         form = QFormLayout(form_host)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         params = controller.params
-        for spec in ScoringParams.field_specs():
-            control = ParamControl(spec.name, dict(spec.metadata), getattr(params, spec.name), form_host)
+        labels = {name: model.label for name, model in MODELS.items()}
+        for spec in ScoringParams.knobs():
+            value = params.value(spec.name)
+            control = ChoiceControl(spec.name, dict(spec.metadata), str(value), labels, form_host) \
+                if "choices" in spec.metadata else ParamControl(spec.name, dict(spec.metadata), float(value), form_host)
             control.value_edited.connect(self._control_edited)
             label = QLabel(spec.metadata["label"])
             label.setToolTip(spec.metadata.get("help", ""))
@@ -210,7 +249,7 @@ class TuningPanel(QWidget):
         for name, label in self.labels.items():
             reason = inert.get(name)
             label.setEnabled(reason is None)
-            label.setToolTip(self.controls[name].slider.toolTip() if reason is None
+            label.setToolTip(self.controls[name].help if reason is None
                             else f"No effect on this search: {reason}")
         by_reason: dict[str, list[str]] = {}
         for name, reason in inert.items():
@@ -230,10 +269,13 @@ class TuningPanel(QWidget):
         """Model → controls: every control shows ``params`` (signals blocked, nothing emitted)."""
         defaults = self.controller.default_params
         for name, control in self.controls.items():
-            value = getattr(params, name)
+            value = params.value(name)
             if control.value() != value:
-                control.set_value(value)
-            changed = value != getattr(defaults, name)  # parameters away from the default preset in bold
+                if isinstance(control, ChoiceControl):
+                    control.set_value(str(value))
+                else:
+                    control.set_value(float(value))
+            changed = value != defaults.value(name)  # parameters away from the default preset in bold
             if self.labels[name].font().bold() != changed:
                 font = self.labels[name].font()
                 font.setBold(changed)
@@ -246,7 +288,7 @@ class TuningPanel(QWidget):
             "half-life: ∞" if math.isinf(hours) else f"half-life: {hours:,.0f} h ({hours / 24:,.0f} days)"
         )
 
-    def _control_edited(self, name: str, value: float) -> None:
+    def _control_edited(self, name: str, value: float | str) -> None:
         """Controls → model: build the new params and hand them to the controller."""
         try:
             params = self.controller.params.replace(**{name: value})

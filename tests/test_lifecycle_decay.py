@@ -133,7 +133,7 @@ def test_a_memory_saved_with_numbered_models_opens_and_saves_names(tmp_path, cap
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.learning.loop import PARAMS_KEY
     from limbic.core.service import MemoryService
-    from limbic.core.service.retention import PARAMS_KEY as RETENTION_KEY
+    from limbic.core.service.forgetting import PARAMS_KEY as RETENTION_KEY
     from limbic.core.store.schema import put_setting
 
     path = str(tmp_path / "memory.db")

@@ -144,7 +144,7 @@ def run_gc(args: argparse.Namespace) -> int:
 
 
 def _print_forecast(service: MemoryService, params: RetentionParams, at: float, now: float, as_json: bool) -> int:
-    """``gc --at``: the forecast (:func:`limbic.core.service.retention.forecast`), as JSON or lines."""
+    """``gc --at``: the forecast (:func:`limbic.core.service.forgetting.forecast`), as JSON or lines."""
     found = service.lifecycle.forecast(at, params, now=now)
     if as_json:
         print_json(found.to_dict())

@@ -32,7 +32,7 @@ ahead, and what still runs.
   was retired (decommissioned, turned off, replaced by …). A finished project whose product still runs is kept;
   so is a dataset or corpus it is tied to (:func:`is_resource`), and nothing else through it.
 
-What keeps a memory through another one (the review's ties, ``limbic.core.service.retention``) is read here too:
+What keeps a memory through another one (the review's ties, ``limbic.core.service.forgetting``) is read here too:
 
 - **A tool or library in use**: an entity whose type says it is one (:func:`is_tool`: library, tool, framework,
   package, SDK, plugin …) kept while something current uses it — related by a relation of use (:func:`used_end`:

@@ -12,7 +12,7 @@ candidate to forget (archive or delete); at ``τ_promote`` or above, or with ``p
 
 The default decay is Mnemex's default model, the power law (half-life 3 days, α 1.1): a memory written once and
 never used again falls below ``τ_forget`` 0.05 after 49 days, one holding more or used more later, each at its
-own moment. A low score is not enough to propose forgetting: the guards of :mod:`limbic.core.service.retention`
+own moment. A low score is not enough to propose forgetting: the guards of :mod:`limbic.core.service.forgetting`
 keep what is new (``grace_days``), used lately (``keep_used_days``), pinned, of a protected type
 (``protected_types``), open work, configuration, or tied to such a memory. :func:`duration` words a span of time
 for the reasons a person reads.

@@ -27,11 +27,11 @@ from limbic.core.lifecycle import confidence, contradictions
 from limbic.core.lifecycle.retention import RetentionParams
 from limbic.core.models import Entity, Observation, iso
 from limbic.core.service import conflict_checks as checks
-from limbic.core.service import retention
+from limbic.core.service import forgetting
 from limbic.core.service.expiry_sweep import SWEEP_OP, ExpirySweeper, SweepReport, sweep
+from limbic.core.service.forgetting import Forecast, Retention
 from limbic.core.service.graph_arrays import GraphArrays, build_graph_arrays
 from limbic.core.service.history import origin_label
-from limbic.core.service.retention import Forecast, Retention
 from limbic.core.store import conflicts, decision_log, expiry, graph, reads, scope, views, writes
 from limbic.core.store import retention as retention_rows
 from limbic.core.store.conflicts import ConflictRow
@@ -259,16 +259,16 @@ class Lifecycle:
 
     def retention_params(self) -> RetentionParams:
         """The saved forget/promote settings (Mnemex's defaults when none were saved)."""
-        return retention.load_params(self.memory.database)
+        return forgetting.load_params(self.memory.database)
 
     def save_retention_params(self, params: RetentionParams, *, origin: str | None = None) -> None:
         """Save the forget/promote settings for every client of this database."""
-        self.memory.write("save_setting", origin, lambda txn: put_setting(txn.conn, retention.PARAMS_KEY, params.to_json()))
+        self.memory.write("save_setting", origin, lambda txn: put_setting(txn.conn, forgetting.PARAMS_KEY, params.to_json()))
 
     def retention(self, params: RetentionParams | None = None, *, now: float | None = None) -> list[Retention]:
         """Every entity's retention score and suggestion (keep / forget / promote) at ``now`` (UTC seconds), with
-        ``params`` (default the saved ones); :mod:`limbic.core.service.retention`. Reading it records nothing."""
-        found = retention.review(self.memory.database, params or self.retention_params(), time.time() if now is None else now)
+        ``params`` (default the saved ones); :mod:`limbic.core.service.forgetting`. Reading it records nothing."""
+        found = forgetting.review(self.memory.database, params or self.retention_params(), time.time() if now is None else now)
         shown = set(scope.visible(self.memory.database.read(), [r.entity_id for r in found]))  # a bound call's view
         return [r for r in found if r.entity_id in shown]
 
@@ -276,12 +276,12 @@ class Lifecycle:
                  archived: bool = False) -> Forecast:
         """What the lifecycle rules would propose for forgetting at ``at`` (UTC seconds, ``now`` or later) if nothing
         is used or written from ``now`` (default the present) on, in a bound call's view; ``at == now`` is what
-        they propose now (:func:`limbic.core.service.retention.forecast`). Reading it records nothing.
+        they propose now (:func:`limbic.core.service.forgetting.forecast`). Reading it records nothing.
 
         Raises:
             ValidationError: ``at`` is before ``now``.
         """
-        found = retention.forecast(self.memory.database, params or self.retention_params(), at,
+        found = forgetting.forecast(self.memory.database, params or self.retention_params(), at,
                                    time.time() if now is None else now, archived=archived)
         shown = set(scope.visible(self.memory.database.read(), [p.retention.entity_id for p in found.proposed]
                                   + [r.entity_id for r in found.held]))

@@ -18,12 +18,12 @@ from limbic.core.errors import ValidationError
 from limbic.core.lifecycle.contradictions import SUGGESTIONS, options_for
 from limbic.core.lifecycle.retention import duration
 from limbic.core.models import iso
-from limbic.core.service import retention
+from limbic.core.service import forgetting
 from limbic.core.service.decisions import Decision
 from limbic.core.service.edits import Edit
 from limbic.core.service.entity_edits import DeleteEntities, DeleteObservation, SetStatus
+from limbic.core.service.forgetting import Retention
 from limbic.core.service.lifecycle_edits import SetObservationTerms, SetPinned, SettleConflict
-from limbic.core.service.retention import Retention
 from limbic.core.store import expiry
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class ExpiredSource:
 
 
 class RetentionSource:
-    """Forget or promote candidates (:mod:`limbic.core.service.retention`, with the saved settings): ``kind``,
+    """Forget or promote candidates (:mod:`limbic.core.service.forgetting`, with the saved settings): ``kind``,
     the ``options`` (the suggested one first) and ``select``, which picks the candidates of a moment — the forget
     candidates are the forecast's (:meth:`MemoryService.lifecycle.forecast`), each with the moment it is first proposed; at
     ``at`` (UTC seconds) when given, else at the time asked."""
@@ -129,7 +129,7 @@ def _forget(service: MemoryService, at: float) -> list[tuple[Retention, float | 
 
 
 def _promote(service: MemoryService, at: float) -> list[tuple[Retention, float | None]]:
-    return [(r, None) for r in retention.promote_candidates(service.lifecycle.retention(now=at))]
+    return [(r, None) for r in forgetting.promote_candidates(service.lifecycle.retention(now=at))]
 
 
 FORGET = RetentionSource("forget", ("archive", "delete", "pin"), _forget)

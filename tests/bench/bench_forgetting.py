@@ -48,7 +48,7 @@ from limbic.core.io.parsers import parse_file  # noqa: E402
 from limbic.core.io.sample import seed_sample_graph  # noqa: E402
 from limbic.core.models import EntityInput, ObservationInput, RelationInput, iso  # noqa: E402
 from limbic.core.service import MemoryService  # noqa: E402
-from limbic.core.service.retention import Forecast  # noqa: E402
+from limbic.core.service.forgetting import Forecast  # noqa: E402
 
 DAY = 86_400.0
 WRITERS = ("spideynolove__claude-code-in-action__.aim_memory.jsonl", "HankofallTrades__STRATOS__.cursor_memory.jsonl",

@@ -26,7 +26,7 @@ from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.search.decay import Decay
-from limbic.core.service import retention as retention_review
+from limbic.core.service import forgetting as retention_review
 from limbic.core.service import review
 
 MNEMEX = RetentionParams(half_life_hours=math.log(2) / (2.673e-6 * 3600), decay=Decay("exponential"))  # e^(−λΔt), λ = 2.673e-6/s

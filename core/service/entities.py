@@ -1,4 +1,4 @@
-"""Entities and their observations: the writes (create, upsert, rename, merge, status, observations) and the reads (:class:`Entities`, ``memory.entities``)."""
+"""Entities and their observations, written and read: :class:`Entities`, ``memory.entities``."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ class Entities:
         check.count(items, "entities")
         prepared = [prepare_entity(item) for item in items]
         return self.memory.write("create_entities", origin, lambda txn: mutations.create_entities(txn, prepared, self.memory.reindex),
-                           [(item.name, o.content) for item in prepared for o in item.observations])
+                                 [(item.name, o.content) for item in prepared for o in item.observations])
 
     def upsert_entities(self, items: Sequence[EntityInput], *, origin: str | None = None) -> UpsertReport:
         """Create new entities and update existing ones: type/status when given (``None`` keeps them), observations added.
@@ -56,7 +56,7 @@ class Entities:
         check.count(items, "entities")
         prepared = [prepare_entity(item) for item in items]
         return self.memory.write("upsert_entities", origin, lambda txn: mutations.upsert_entities(txn, prepared, self.memory.reindex),
-                           [(item.name, o.content) for item in prepared for o in item.observations])
+                                 [(item.name, o.content) for item in prepared for o in item.observations])
 
     def delete_entities(self, names: Sequence[str], *, origin: str | None = None) -> int:
         """Delete entities with their observations and relations; unknown names are ignored. Returns the count deleted."""
@@ -104,7 +104,7 @@ class Entities:
         prepared = [(check.name(n), [prepare_observation(o) for o in obs]) for n, obs in items]
         check.count([o for _, obs in prepared for o in obs], "observations")
         return self.memory.write("add_observations", origin, lambda txn: mutations.add_observations(txn, prepared, self.memory.reindex),
-                           [(name, o.content) for name, obs in prepared for o in obs])
+                                 [(name, o.content) for name, obs in prepared for o in obs])
 
     def delete_observations(self, items: Sequence[tuple[str, Sequence[str]]], *, origin: str | None = None) -> int:
         """Delete observations by exact text; unknown entities and texts are ignored. Returns the count deleted."""

@@ -1,4 +1,4 @@
-"""Relations between entities: create, delete, end (kept as history). (:class:`Relations`, ``memory.relations``)."""
+"""Relations between entities, created, deleted or ended (kept as history): :class:`Relations`, ``memory.relations``."""
 
 from __future__ import annotations
 

@@ -238,7 +238,7 @@ def test_the_servers_pgvector_indexes_propose_with_exact_scores(service):
     graph on this machine); every similarity stays exact, through writes, deletions, merges and expiry."""
     fill(service, 300)
     service.create_entities([E("short lived", "T", (O("quokka quasar quince", expires_at=time.time() + 3600),))])
-    index = VectorIndex(ServerGraphs(service.database, min_rows=100))
+    index = VectorIndex(ServerGraphs(service.database.nearest_index, min_rows=100))
     first = similarities(service, index, QUERIES[0], time.time())
     assert not isinstance(first, ApproximateSimilarities)  # exact while the server builds its indexes
     ready(service, index)

@@ -54,8 +54,7 @@ from limbic.core.store.backend import open_database, shareable_address, shown_ad
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.schema import put_setting
-from limbic.core.vectors.approximate import GraphBuilder
-from limbic.core.vectors.server_graph import ServerGraphs
+from limbic.core.vectors.server_graph import graph_builder
 from limbic.core.vectors.upkeep import VectorUpkeep
 from limbic.core.vectors.vector_index import VectorIndex
 
@@ -94,11 +93,10 @@ class MemoryService(ReadsAndUses, SearchAndVectors, SnapshotsAndRestores, Lifecy
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self.changes = ChangeFeed(database.path, address=getattr(database, "address", None))
+        self.changes = ChangeFeed(database.path, address=database.listen_address)
         self._signals = SignalRecorder(database)
         self.learning = LearningLoop(database, self._write)
-        self._vectors = VectorIndex(ServerGraphs(database) if getattr(database, "backend", "") == "postgresql"
-                                    else GraphBuilder(database.path))
+        self._vectors = VectorIndex(graph_builder(database))
         self._warm_up_thread: threading.Thread | None = None
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
         self._sweeper = None

@@ -127,9 +127,7 @@ class SearchAndVectors:
         with conn:
             if vector_dimension(conn) is not None:
                 self._vectors.prepare(conn, embedder.name)
-        release = getattr(self.database, "release_cache", None)  # SQLite: the vector tables' pages, read once
-        if release is not None:
-            release()
+        self.database.release_cache()  # SQLite: the vector tables' pages, read once
         release_free_memory()  # the rows read on the way into the copy (38 MB at 10,000 entities)
 
     def start_warm_up(self) -> None:

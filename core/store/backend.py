@@ -1,9 +1,7 @@
 """The one way to open a memory by its address: a SQLite file path, or a PostgreSQL URL.
 
-Both backends give the same :class:`Memory` contract (docs/architecture.md "Storage backends"): ``read()`` (this
-thread's connection), ``write(origin, op)`` (one logged transaction), ``maintenance()``, ``get_setting``,
-``schema_version``, ``close()``, ``path`` (the file, or this machine's folder for the memory's local files)
-and ``backend`` (``"sqlite"`` or ``"postgresql"``).
+Either engine gives the same :class:`~limbic.core.store.database.Database` (docs/architecture.md "Storage
+backends"); this module is the one place outside the engines' packages that names them.
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
 
 from limbic.core.errors import ValidationError
 from limbic.core.paths import database_address
@@ -19,8 +16,7 @@ from limbic.core.store.database import Database
 from limbic.core.store.postgres.address import checked, in_schema, is_postgres, masked, without_password
 from limbic.core.store.postgres.database import PgDatabase
 from limbic.core.store.postgres.database import connect as server_connection
-
-Memory = Database | PgDatabase
+from limbic.core.store.sqlite.database import SqliteDatabase
 
 
 def open_database(address: str | Path) -> Database:
@@ -29,17 +25,15 @@ def open_database(address: str | Path) -> Database:
     Raises:
         ValidationError: a malformed PostgreSQL address (:func:`checked_address`; one line, no password).
         DatabaseUnavailableError: a PostgreSQL server could not be used (reason in the message, no password).
-        StoreBusyError, MigrationError: as :class:`~limbic.core.store.database.Database` raises them.
+        StoreBusyError, MigrationError: as the engine's database raises them.
     """
     if isinstance(address, str) and is_postgres(address):
         try:
             address = checked(address)
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
-        # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
-        # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
-        return cast(Database, PgDatabase(address))
-    return Database(address)
+        return PgDatabase(address)
+    return SqliteDatabase(address)
 
 
 def checked_address(text: str) -> str:
@@ -56,13 +50,12 @@ def checked_address(text: str) -> str:
 
 def shown_address(database: Database) -> str:
     """What to show of ``database``'s address: the file path, or the URL with its password masked."""
-    return str(getattr(database, "display_address", database.path))
+    return database.shown_address
 
 
 def shareable_address(database: Database) -> str:
     """The address to put in an agent's configuration: the file path, or the URL without its password."""
-    address = getattr(database, "address", None)
-    return without_password(address) if isinstance(address, str) else str(database.path)
+    return database.shareable_address
 
 
 @contextmanager
@@ -82,5 +75,5 @@ def scratch_schema(server: str, name: str) -> Iterator[str]:
         admin.close()
 
 
-__all__ = ["Memory", "checked_address", "is_postgres", "masked", "open_database", "scratch_schema", "server_connection",
-           "shareable_address", "shown_address", "without_password"]
+__all__ = ["checked_address", "is_postgres", "masked", "open_database", "scratch_schema", "shareable_address",
+           "shown_address", "without_password"]

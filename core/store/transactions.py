@@ -19,9 +19,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Generic, TypeVar
 
 from limbic.core.errors import DatabaseClosedError
+from limbic.core.store.connection import Connection
+
+C = TypeVar("C", bound=Connection)
+"""The engine's own connection class."""
 
 
 class WriteTransaction:
@@ -32,7 +36,7 @@ class WriteTransaction:
     savepoint) passes its ids on to the outer one when it succeeds.
     """
 
-    def __init__(self, conn: Any, parent: WriteTransaction | None = None) -> None:
+    def __init__(self, conn: Connection, parent: WriteTransaction | None = None) -> None:
         self.conn = conn
         self.parent = parent
         self.entity_ids: set[int] = set()
@@ -57,11 +61,11 @@ class WriteTransaction:
             self.entity_ids.update(int(i) for i in entity_ids)
 
 
-class Transactions(ABC):
-    """The writer's side of a memory; a backend sets ``_writer`` (its write connection) and ``_closed``, and
-    implements :meth:`_begin`."""
+class Transactions(ABC, Generic[C]):
+    """The writer's side of a memory; an engine sets ``_writer`` (its write connection, of its own class ``C``)
+    and ``_closed``, and implements :meth:`_begin`."""
 
-    _writer: Any
+    _writer: C
     _closed: bool
 
     def _init_transactions(self) -> None:
@@ -79,28 +83,28 @@ class Transactions(ABC):
         return self._owner == threading.get_ident()
 
     @abstractmethod
-    def _begin(self, conn: Any) -> None:
+    def _begin(self, conn: C) -> None:
         """Start the outermost transaction, waiting for this memory's other writers.
 
         Raises:
             StoreBusyError: another writer kept its turn past the timeout.
         """
 
-    def _before_commit(self, conn: Any) -> None:
+    def _before_commit(self, conn: C) -> None:
         """What the backend does inside every transaction just before it commits (nothing by default)."""
         return None
 
-    def _send(self, conn: Any, command: str) -> None:
+    def _send(self, conn: C, command: str) -> None:
         """Run ``command`` (``SAVEPOINT``, ``RELEASE``: no bindings, no rows); PostgreSQL sends it with the next
         statement instead (one round trip for both; an error in it is raised there)."""
         conn.execute(command)
 
-    def _announce(self, conn: Any, change_id: int) -> None:
+    def _announce(self, conn: C, change_id: int) -> None:
         """Announce the logged change ``change_id`` to other processes, inside the transaction (nothing by
         default: SQLite's other processes poll the file)."""
         return None
 
-    def _rollback(self, conn: Any) -> None:
+    def _rollback(self, conn: C) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 
@@ -108,7 +112,7 @@ class Transactions(ABC):
         """The error to raise for ``exc``, raised before the commit (the default: ``exc`` itself)."""
         return exc
 
-    def _commit(self, conn: Any, change_id: int) -> None:
+    def _commit(self, conn: C, change_id: int) -> None:
         """Commit the outermost transaction whose ``changes`` row is ``change_id`` (0 for :meth:`maintenance`).
 
         Raises:
@@ -163,7 +167,7 @@ class Transactions(ABC):
                 self._open.clear()
                 self._owner = None
 
-    def _savepoint(self, conn: Any) -> Iterator[WriteTransaction]:
+    def _savepoint(self, conn: C) -> Iterator[WriteTransaction]:
         parent = self._open[-1]
         name = f"limbic_{len(self._open)}"
         self._send(conn, f"SAVEPOINT {name}")
@@ -181,7 +185,7 @@ class Transactions(ABC):
             self._open.pop()
 
     @contextmanager
-    def maintenance(self) -> Iterator[Any]:
+    def maintenance(self) -> Iterator[Connection]:
         """A transaction without a ``changes`` row: signals and logs that views need not follow.
 
         Inside the same thread's open write transaction it is a savepoint of that transaction.

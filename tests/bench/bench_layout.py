@@ -89,18 +89,18 @@ def view_figures(db: Path, jsonl: Path) -> dict:
 
     from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
     from limbic.gui.controller import AppController
     from limbic.gui.graph.view import GraphView
 
     if not db.exists():
         from limbic.core.io.importer import import_file
 
-        building = MemoryService(Database(db), None)
+        building = MemoryService(open_database(db), None)
         import_file(building, jsonl)
         building.close()
     app = QApplication.instance() or QApplication([])
-    service = MemoryService(Database(db), None, origin="gui")
+    service = MemoryService(open_database(db), None, origin="gui")
     load_s, arrays = timed(service.graph_arrays)
     service.add_observations([(arrays.names[0], [ObservationInput(f"benchmark edit at {time.time()}")])])
     patch_s, _ = timed(service.graph_arrays, arrays)

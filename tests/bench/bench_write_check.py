@@ -140,7 +140,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     texts read again for what other writers added). ``encoded``: the writes whose text had to be encoded."""
     from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService, conflict_checks, lifecycle
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     times: dict[str, list[float]] = {"write": [], "before": [], "check": []}
     encoded = [0]
@@ -162,7 +162,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     conflict_checks.check_written = timed("check", check_written)  # measured where the service calls them
     conflict_checks.possible_written = timed("check", possible_written)
     lifecycle.Lifecycle._written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
-    service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
+    service = MemoryService(open_database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     try:
         service.warm_up()
         rng = random.Random(5)

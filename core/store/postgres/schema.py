@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from limbic.core.errors import DatabaseUnavailableError, MigrationError
 from limbic.core.store.postgres import full_text
-from limbic.core.store.postgres.connection import PgConnection
+
+if TYPE_CHECKING:
+    from limbic.core.store.postgres.connection import PgConnection
 
 MIGRATION_LOCK_KEY = 0x6C696D6D6967  # "limmig"
 _UNICODE_COLLATIONS = ("pg_c_utf8", "C.utf8", "C.UTF-8", "und-x-icu")

@@ -13,7 +13,7 @@ from pathlib import Path
 from limbic.core.errors import ValidationError
 from limbic.core.paths import database_address
 from limbic.core.store.database import Database
-from limbic.core.store.postgres.address import checked, in_schema, is_postgres, masked, without_password
+from limbic.core.store.postgres.address import checked, in_schema, is_postgres, without_password
 from limbic.core.store.postgres.database import PgDatabase
 from limbic.core.store.postgres.database import connect as server_connection
 from limbic.core.store.sqlite.database import SqliteDatabase
@@ -48,6 +48,14 @@ def checked_address(text: str) -> str:
     return checked(address) if is_postgres(address) else address
 
 
+def shareable_form(address: str | Path) -> str:
+    """The address to put in an agent's configuration, before anything is opened: a file's absolute path (``~``
+    expanded), or the URL without its password (libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``)."""
+    if isinstance(address, str) and is_postgres(address):
+        return without_password(address)
+    return str(Path(address).expanduser().resolve())
+
+
 def shown_address(database: Database) -> str:
     """What to show of ``database``'s address: the file path, or the URL with its password masked."""
     return database.shown_address
@@ -75,5 +83,5 @@ def scratch_schema(server: str, name: str) -> Iterator[str]:
         admin.close()
 
 
-__all__ = ["checked_address", "is_postgres", "masked", "open_database", "scratch_schema", "shareable_address",
-           "shown_address", "without_password"]
+__all__ = ["checked_address", "is_postgres", "open_database", "scratch_schema", "shareable_address", "shareable_form",
+           "shown_address"]

@@ -1,7 +1,7 @@
-"""The one write transaction of a memory, the same on both backends: logged, nested as savepoints, all or nothing.
+"""The one write transaction of a memory, the same on every engine: logged, nested as savepoints, all or nothing.
 
 :class:`Transactions` holds the writer's state and runs :meth:`~Transactions.write` and
-:meth:`~Transactions.maintenance`; a backend says how a transaction starts (:meth:`~Transactions._begin`:
+:meth:`~Transactions.maintenance`; an engine says how a transaction starts (:meth:`~Transactions._begin`:
 SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's ``BEGIN`` and an advisory lock), what it does before it commits
 (:meth:`~Transactions._before_commit`: PostgreSQL indexes the text its statements queued), how a committed
 change is announced (:meth:`~Transactions._announce`: PostgreSQL's ``NOTIFY``) and how it commits

@@ -1,7 +1,8 @@
 """The one way to open a memory by its address: a SQLite file path, or a PostgreSQL URL.
 
 Either engine gives the same :class:`~limbic.core.store.database.Database` (docs/architecture.md "Storage
-backends"); this module is the one place outside the engines' packages that names them.
+backends"); this module opens them, and with :mod:`limbic.core.store.watcher` (which follows them) is the only
+one outside the engines' packages that names them.
 """
 
 from __future__ import annotations

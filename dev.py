@@ -56,10 +56,11 @@ def ensure_model() -> None:
 
 @contextmanager
 def package_tree() -> Iterator[Path]:
-    """A temporary ``limbic/`` tree of symlinks to core/, gui/ and resources/.
+    """A temporary ``limbic/`` tree of symlinks to core/, gui/ and resources/, for mypy.
 
-    The editable install maps ``limbic.core`` to ``core/`` with an import hook that import-linter and
-    mypy cannot follow, so they are shown a plain package layout instead.
+    The editable install maps ``limbic.core`` to ``core/`` with setuptools' import hook; mypy finds modules by
+    their folders and cannot follow it, so it is shown a plain package layout instead. (import-linter can: it
+    is given the namespace's portions as its root packages, pyproject.toml.)
     """
     with tempfile.TemporaryDirectory() as tree:
         package = Path(tree) / "limbic"
@@ -71,8 +72,8 @@ def package_tree() -> Iterator[Path]:
 
 def check_static(env: dict) -> None:
     """import-linter's contracts and mypy (``check_untyped_defs``, pyproject.toml) on core and gui."""
+    run(BIN / "lint-imports", env=env)
     with package_tree() as tree:
-        run(BIN / "lint-imports", env=dict(env, PYTHONPATH=str(tree)))
         run(BIN / "mypy", "-p", "limbic.core", "-p", "limbic.gui", env=dict(env, MYPYPATH=str(tree)))
 
 

@@ -24,3 +24,11 @@ def address_on(backend: str, file: Path) -> Iterator[str]:
         yield address
     finally:
         drop_database(address)
+
+
+def on_postgres(conn: object) -> bool:
+    """Whether ``conn`` is a PostgreSQL memory's connection, for the tests that look at one engine's own tables or
+    tracing (the product never asks)."""
+    from limbic.core.store.postgres.connection import PgConnection
+
+    return isinstance(conn, PgConnection)

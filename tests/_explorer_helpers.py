@@ -13,7 +13,7 @@ import pytest
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_files
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
@@ -32,7 +32,7 @@ def corpus_files(corpus: Path) -> list[Path]:
 
 def corpus_database(corpus: Path, path: Path) -> Path:
     """Import every corpus file into a new database at ``path``; returns ``path``."""
-    service = MemoryService(Database(path), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="cli")
     try:
         report = import_files(service, corpus_files(corpus))
         assert report.ok, report.summary(limit=5)
@@ -67,7 +67,7 @@ def graph_view_on_copy(qtbot, path: Path, corpus_db: Path):
     from limbic.gui.graph.view import GraphView
 
     path.write_bytes(corpus_db.read_bytes())
-    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="gui")
     controllers = open_controller(service)
     view = GraphView(next(controllers))
     view.resize(1000, 700)

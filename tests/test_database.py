@@ -13,8 +13,8 @@ from limbic.core.errors import DatabaseClosedError, MigrationError
 from limbic.core.models import EntityInput as E
 from limbic.core.store import reads
 from limbic.core.store.backend import open_database
-from limbic.core.store.database import READ_POOL_SIZE, Database
 from limbic.core.store.postgres import database as pg_database
+from limbic.core.store.sqlite.database import READ_POOL_SIZE
 
 POOL_SIZE = {"sqlite": READ_POOL_SIZE, "postgresql": pg_database.READ_POOL_SIZE}
 
@@ -149,7 +149,7 @@ def test_failed_migration_raises_migration_error_with_its_cause(tmp_path):  # SQ
     conn.close()
     before = len(apsw.connections())
     with pytest.raises(MigrationError) as caught:
-        Database(path)
+        open_database(path)
     assert len(apsw.connections()) == before
     assert "schema version 1" in str(caught.value) and "sqlite" not in str(caught.value).lower()
     assert isinstance(caught.value.__cause__, apsw.SQLError)

@@ -23,7 +23,7 @@ from limbic.core.search.dates import distance_days, query_dates
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.search.inspector import describe
 from tests._mcp_helpers import outcome, portal_client
 
@@ -72,7 +72,7 @@ def test_distance_is_zero_inside_and_counts_days_to_the_nearest_write_time():
 
 def _memory(path) -> MemoryService:
     """The same weekly stand-up written on three days, and a project that got a note on one of them."""
-    svc = MemoryService(Database(path), HashingEmbedder(), origin="cli")
+    svc = MemoryService(open_database(path), HashingEmbedder(), origin="cli")
     svc.entities.create_entities([
         EntityInput(f"standup {day}", "meeting",
                     (ObservationInput(f"weekly stand-up: the team discussed the cache rollout ({day})",

@@ -24,7 +24,7 @@ from limbic.core.eval.runner import (
     run_locomo,
 )
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_mini.json"
 SECOND = 1 / math.log2(3)  # discount of rank 2
@@ -161,7 +161,7 @@ def test_built_database_holds_the_mapping(tmp_path):
     conversation = load_locomo(FIXTURE).conversations[1]
     path = tmp_path / "mini-2.db"
     scratch.build_database(path, conversation, "turn", HashingEmbedder())
-    service = MemoryService(Database(path), HashingEmbedder())
+    service = MemoryService(open_database(path), HashingEmbedder())
     try:
         graph = service.entities.read_graph()
         assert [(e.name, e.entity_type) for e in graph.entities] == [("mini-2 D1:1", "turn"), ("mini-2 D1:2", "turn")]

@@ -18,7 +18,6 @@ from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
-from limbic.core.store.database import Database
 from limbic.core.store.schema import latest_schema_version
 from tests._store_helpers import database_at_version
 
@@ -132,7 +131,7 @@ def test_a_schema_9_database_gets_the_query_vector_table_and_keeps_its_labels(tm
                  "VALUES (7, 0, 'cache', 3, 'hybrid', 'hybrid_balanced', 'mcp', 1.0)")
     conn.execute("INSERT INTO implicit_feedback(entity_id, event_id, at, source) VALUES (1, 7, 0, 'mark_used')")
     conn.close()
-    database = Database(path)
+    database = open_database(path)
     try:
         read = database.read()
         assert read.execute("PRAGMA user_version").get == latest_schema_version() >= 10

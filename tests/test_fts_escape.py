@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-import apsw
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,6 +21,7 @@ from limbic.core.search.full_text import (
 )
 from limbic.core.store.postgres import full_text as pg_text
 from limbic.core.store.postgres.database import PgDatabase
+from limbic.core.store.sqlite.connection import SqliteConnection
 from limbic.core.store.text_search import document_frequencies, matches, tokenizer
 
 HOSTILE = ['"', '""', '"""', "*", "fts*", "-x", "a:b", "NEAR(", "NEAR(a b)", "a NEAR b", "(", ")", "((a)",
@@ -40,7 +40,7 @@ class Fts5Index:
     """An ``entity_fts`` table as the migrations make it, in an in-memory SQLite database."""
 
     def __init__(self) -> None:
-        self.conn = apsw.Connection(":memory:")
+        self.conn = SqliteConnection(":memory:")
         self.conn.execute("CREATE VIRTUAL TABLE entity_fts USING fts5(name, entity_type, obs_text, "
                           f"tokenize = '{' '.join(FTS_TOKENIZER)}')")
 
@@ -158,7 +158,7 @@ def test_any_text_is_safe(index, text):  # the queries only read: one index serv
 
 
 def test_tokenizer_is_the_index_tokenizer_stemming_and_without_diacritics():
-    tokenize = tokenizer(apsw.Connection(":memory:"))
+    tokenize = tokenizer(SqliteConnection(":memory:"))
     assert tokenize("Café-Müller:x") == ["cafe", "muller", "x"]
     assert tokenize("groups Running") == ["group", "run"]
     assert tokenize("日本語の検索") == ["日本語の検索"]
@@ -172,7 +172,7 @@ def test_stemmed_index_matches_other_forms_of_a_word(fts_conn):
 
 def test_common_pieces_are_left_out_when_a_rarer_one_remains():
     df = {"the": 60, "python": 7, "a": 90, "b": 3}
-    tokenize = tokenizer(apsw.Connection(":memory:"))
+    tokenize = tokenizer(SqliteConnection(":memory:"))
     assert informative_terms(["the", "python", "zzz"], df, 100, tokenize) == ["python", "zzz"]
     assert informative_terms(["the", "a"], df, 100, tokenize) == ["the", "a"]    # all common: keep them
     assert informative_terms(["a:b", "the"], df, 100, tokenize) == ["a:b"]       # a phrase is as rare as its rarest token

@@ -7,14 +7,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from _backends import on_postgres
 
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.search import full_text as branch
 from limbic.core.search.full_text import split_common
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
-from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store.backend import open_database
 
 FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore"
 
@@ -44,7 +44,7 @@ FTS5_RANKING = "SELECT rowid, -rank FROM entity_fts WHERE entity_fts MATCH ? ORD
 
 def fts5_ranking(rare_text, expression, count, folder):
     """FTS5's own ranking of every match, on a SQLite memory holding the same graph (the same ids)."""
-    svc = MemoryService(Database(folder / "fts5.db"), None)
+    svc = MemoryService(open_database(folder / "fts5.db"), None)
     try:
         graph(svc, rare_text)
         return svc.database.read().execute(FTS5_RANKING, (expression, count)).fetchall()

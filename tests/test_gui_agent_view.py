@@ -16,7 +16,7 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.mcp.answers import estimate_tokens, pretty
 from limbic.core.mcp.server import build_server
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.search.agent_view import AgentView
 
 pytestmark = pytest.mark.gui
@@ -28,7 +28,7 @@ PER_CALL = ("timings", "searchId")
 def corpus_service(tmp_path, corpus_db):
     path = tmp_path / "memory.db"
     shutil.copy(corpus_db, path)
-    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="gui")
     yield service
     service.close()
 

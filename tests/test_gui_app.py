@@ -218,10 +218,10 @@ def test_qt_binding_keeps_reference_counts():
 def test_bridge_delivers_each_change_once_on_the_ui_thread(qtbot, tmp_path):
     from limbic.core.models import EntityInput
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
     from limbic.gui.bridge import ChangeBridge
 
-    service = MemoryService(Database(tmp_path / "memory.db"), None, origin="gui")
+    service = MemoryService(open_database(tmp_path / "memory.db"), None, origin="gui")
     service.changes.watch_interval = 0.05
     bridge = ChangeBridge(service)
     batches, threads = [], []

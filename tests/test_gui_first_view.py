@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_file
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.app import LimbicApp
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.search.results_model import COLUMNS
@@ -30,7 +30,7 @@ CORPUS_FILE = "anmolmanchanda__LifeManager__memory.jsonl"
 @pytest.fixture
 def app(qtbot, tmp_path, corpus_dir):
     database = tmp_path / "memory.db"
-    service = MemoryService(Database(database), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(database), HashingEmbedder(), origin="cli")
     import_file(service, corpus_dir / CORPUS_FILE)
     service.close()
     limbic = LimbicApp(database, embedder=HashingEmbedder(), mcp=False, seed=False)

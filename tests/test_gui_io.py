@@ -16,7 +16,7 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_files
 from limbic.core.io.parsers import parse_file
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.dialogs.import_export import ExportDialog, ImportDialog
 from limbic.gui.graph.view import GraphView
 
@@ -76,7 +76,7 @@ def test_export_formats_read_back(qtbot, controller, service, tmp_path, fmt):
     assert not list(tmp_path.glob(".*.partial"))
     names = set(service.entities.entity_names())
     if fmt == "jsonl":
-        copy = MemoryService(Database(tmp_path / "copy.db"), HashingEmbedder())
+        copy = MemoryService(open_database(tmp_path / "copy.db"), HashingEmbedder())
         try:
             assert import_files(copy, [target]).ok
             assert set(copy.entities.entity_names()) == names

@@ -23,7 +23,7 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.app import LimbicApp
 from limbic.gui.search.pin import compare
 
@@ -44,7 +44,7 @@ def usage_rows(service: MemoryService) -> dict[str, int]:
 @pytest.fixture
 def app(qtbot, tmp_path):
     path = tmp_path / "memory.db"
-    service = MemoryService(Database(path), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="cli")
     build_small_graph(service)
     service.entities.create_entities([EntityInput(f"Harbor note {i}", "Note", (ObservationInput(f"Harbor buoy reading {i}"),))
                              for i in range(12)])

@@ -15,14 +15,14 @@ from _widgets_helpers import build_small_graph, open_controller
 from limbic.core.embedding import model_store
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.dialogs.model import ModelDialog
 
 pytestmark = pytest.mark.gui
 
 
 def test_status_and_refused_wheel_without_a_model(qtbot, tmp_path):
-    service = MemoryService(Database(tmp_path / "plain.db"), None, origin="gui")
+    service = MemoryService(open_database(tmp_path / "plain.db"), None, origin="gui")
     try:
         with contextmanager(open_controller)(service) as controller:
             dialog = ModelDialog(controller)
@@ -45,10 +45,10 @@ def test_status_and_refused_wheel_without_a_model(qtbot, tmp_path):
 
 def test_reembed_stale_entities_with_progress(qtbot, tmp_path):
     path = tmp_path / "memory.db"
-    plain = MemoryService(Database(path), None)
+    plain = MemoryService(open_database(path), None)
     build_small_graph(plain)  # written without a model: no vectors
     plain.close()
-    service = MemoryService(Database(path), HashingEmbedder(), origin="gui")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="gui")
     try:
         with contextmanager(open_controller)(service) as controller:
             dialog = ModelDialog(controller)

@@ -34,7 +34,7 @@ from _process_helpers import alive, command_line, descendants, gone_after, kill_
 
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.graph.layout import LayoutEngine
 
 pytestmark = [pytest.mark.gui, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
@@ -49,7 +49,7 @@ QUIT_LIMIT = 1.0  # seconds from SIGTERM to the process's end
 def large_database(tmp_path_factory) -> Path:
     """1,600 services in a tree of 1,599 ``depends_on`` relations (no vectors: the layout needs none)."""
     path = tmp_path_factory.mktemp("quit-db") / "memory.db"
-    service = MemoryService(Database(path), None, origin="cli")
+    service = MemoryService(open_database(path), None, origin="cli")
     for start in range(0, ENTITIES, BATCH):
         service.entities.create_entities([EntityInput(f"service-{i}", "service", (ObservationInput(f"Service {i} runs on host {i % 40}"),))
                                  for i in range(start, start + BATCH)])

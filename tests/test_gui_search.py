@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_file
 from limbic.core.service import MemoryService
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
 from limbic.gui.controller import AppController
 from limbic.gui.main_window import MainWindow
@@ -46,7 +47,7 @@ class ThreadRecorder:
 
 
 def _open(tmp_path, embedder) -> MemoryService:
-    service = MemoryService(Database(tmp_path / "memory.db"), embedder, origin="gui")
+    service = MemoryService(open_database(tmp_path / "memory.db"), embedder, origin="gui")
     report = import_file(service, CORPUS)
     assert len(report.entities_created) > 20
     return service

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.edit.editor import EntityEditor
 from limbic.gui.main_window import MainWindow
 from limbic.gui.mcp_panel import McpPanel
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.gui
 
 @pytest.fixture
 def small_service(tmp_path):
-    service = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
+    service = MemoryService(open_database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
     yield service
     service.close()
 

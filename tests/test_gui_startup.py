@@ -36,7 +36,7 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.io.sample import sample_texts
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui import startup
 from limbic.gui.app import LimbicApp
 
@@ -87,7 +87,7 @@ def small_database(tmp_path_factory) -> Path:
     """Seven entities, with real-model vectors when the model is installed (the warm-up then loads them)."""
     path = tmp_path_factory.mktemp("startup-db") / "memory.db"
     embedder = OnnxEmbedder(REAL_MODEL_DIR) if (REAL_MODEL_DIR / "manifest.json").is_file() else HashingEmbedder()
-    service = MemoryService(Database(path), embedder, origin="cli")
+    service = MemoryService(open_database(path), embedder, origin="cli")
     build_small_graph(service)
     service.search.wait_for_vectors(timeout=120)
     service.close()

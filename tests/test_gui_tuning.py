@@ -16,7 +16,7 @@ from limbic.core.models import EntityInput, ObservationInput
 from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import PRESETS, preset
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.controller import AppController
 from limbic.gui.search.panel import SearchPanel
 from limbic.gui.search.results_model import COLUMNS
@@ -29,7 +29,7 @@ DAY = 86_400.0
 
 @pytest.fixture
 def service(tmp_path):
-    svc = MemoryService(Database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
+    svc = MemoryService(open_database(tmp_path / "memory.db"), HashingEmbedder(), origin="gui")
     yield svc
     if not svc.database.closed:
         svc.close()

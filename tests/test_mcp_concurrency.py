@@ -12,7 +12,7 @@ from _mcp_helpers import limbic_params, outcome, stdio_client
 
 from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 WRITES = 200
 ENTITIES = [f"E{i}" for i in range(10)]
@@ -20,8 +20,8 @@ ENTITIES = [f"E{i}" for i in range(10)]
 
 def test_two_writers_and_a_reader_lose_nothing(tmp_path, limbic_home):
     db = tmp_path / "shared.db"
-    seed = MemoryService(Database(db))
-    seed.entities.create_entities([EntityInput(name, "thing") for name in ENTITIES])
+    seed = MemoryService(open_database(db))
+    seed.create_entities([EntityInput(name, "thing") for name in ENTITIES])
     seed.close()
     failures: list[str] = []
     observed_counts: list[int] = []

@@ -19,7 +19,7 @@ from limbic.core.mcp.profiles import PROFILES, TOOLS, listed_bytes, profile
 from limbic.core.mcp.reference_defs import REFERENCE_DEFINITIONS
 from limbic.core.mcp.server import build_server, instructions
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 REFERENCE_NINE = list(REFERENCE_DEFINITIONS)
 AGENT = [*REFERENCE_NINE, "search_semantic", "mark_used", "resolve_conflict"]
@@ -30,7 +30,7 @@ BUDGET = {"agent": 9_000, "all": 25_000}
 
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory):
-    service = MemoryService(Database(tmp_path_factory.mktemp("profiles") / "memory.db"), HashingEmbedder(),
+    service = MemoryService(open_database(tmp_path_factory.mktemp("profiles") / "memory.db"), HashingEmbedder(),
                             origin="cli")
     yield service
     service.close()

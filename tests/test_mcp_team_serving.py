@@ -15,7 +15,7 @@ from _mcp_helpers import LIMBIC, limbic_params, outcome, stdio_client
 from limbic.core.cli.main import main
 from limbic.core.mcp.token import load_token
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
@@ -79,7 +79,7 @@ def test_stdio_writes_are_logged_as_stdio(tmp_path, limbic_home):
                 {"name": "Ada", "entityType": "person", "observations": ["writes programs"]}]}))
 
     assert not anyio.run(scenario)["error"]
-    service = MemoryService(Database(db))
+    service = MemoryService(open_database(db))
     try:
         assert [c.origin for c in service.history.entity_history("Ada")] == ["stdio"]
     finally:

@@ -56,9 +56,9 @@ def in_process_outcomes(service) -> list[dict]:
 def expected(tmp_path):
     """The scripted sequence's outcomes from the in-process server on a fresh database."""
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    service = MemoryService(Database(tmp_path / "expected.db"))
+    service = MemoryService(open_database(tmp_path / "expected.db"))
     try:
         return in_process_outcomes(service)
     finally:

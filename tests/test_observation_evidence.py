@@ -17,7 +17,7 @@ from limbic.core.search.pipeline import rerank
 from limbic.core.search.presets import preset
 from limbic.core.search.scoring import explain, score_candidates
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.store.indexing import observation_passage
 from limbic.core.store.text_search import matches
 
@@ -70,7 +70,7 @@ def test_migration_indexes_the_observations_of_an_existing_database(tmp_path):  
     conn.execute("INSERT INTO observations(id, entity_id, content, created_at) VALUES "
                  "(7, 1, 'joined the support groups', 0), (8, 1, 'running weekly', 0)")
     conn.close()
-    database = Database(path)
+    database = open_database(path)
     read = database.read()
     with read:
         assert read.execute("SELECT rowid FROM observation_fts WHERE observation_fts MATCH 'group'").fetchall() == [(7,)]

@@ -22,7 +22,7 @@ from limbic.core.embedding.base import HashingEmbedder  # noqa: E402
 from limbic.core.io.importer import import_files  # noqa: E402
 from limbic.core.search.full_text import FTS_TOKENIZER, fts_terms  # noqa: E402
 from limbic.core.service import MemoryService  # noqa: E402
-from limbic.core.store.database import Database  # noqa: E402
+from limbic.core.store.backend import open_database  # noqa: E402
 from limbic.core.store.postgres import full_text as pg_fts  # noqa: E402
 
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "graph.jsonl"
@@ -64,7 +64,7 @@ def pg():
 def sample_db(tmp_path_factory) -> Path:
     """The sample graph imported by Limbic (hashing embedder) with a few reflections, some without a mood."""
     path = tmp_path_factory.mktemp("sample") / "memory.db"
-    service = MemoryService(Database(path), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="cli")
     try:
         assert import_files(service, [SAMPLE]).ok
         for author, mood, content in REFLECTIONS:

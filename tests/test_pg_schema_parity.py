@@ -17,7 +17,7 @@ import re
 import psycopg
 import pytest
 
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.store.postgres.database import PgDatabase
 from limbic.core.store.postgres.full_text import SCHEMA as PG_FULL_TEXT_SCHEMA
 
@@ -63,7 +63,7 @@ def _index_columns(text: str) -> tuple[str, ...]:
 
 
 def sqlite_schema(path) -> dict:
-    database = Database(path)
+    database = open_database(path)
     conn = database.read()
     try:
         virtual = [n for n, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'")
@@ -165,7 +165,7 @@ def test_every_table_has_the_same_parts_on_both_backends(schemas, part):
 
 
 def test_both_backends_are_at_the_same_schema_version(tmp_path, pg_address):
-    sqlite = Database(tmp_path / "memory.db")
+    sqlite = open_database(tmp_path / "memory.db")
     pg = PgDatabase(pg_address)
     try:
         assert sqlite.schema_version == pg.schema_version

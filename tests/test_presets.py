@@ -23,7 +23,6 @@ from limbic.core.search.presets import PRESETS, preset
 from limbic.core.search.scoring import explain
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
-from limbic.core.store.database import Database
 from limbic.core.vectors.vector_index import VectorIndex
 
 
@@ -163,7 +162,7 @@ def test_migration_005_rebuilds_the_index_stemmed_keeping_every_entity(tmp_path)
     assert conn.execute("SELECT rowid FROM entity_fts WHERE entity_fts MATCH 'group'").fetchall() == []
     conn.close()
 
-    database = Database(path)
+    database = open_database(path)
     read = database.read()
     assert "porter" in read.execute("SELECT sql FROM sqlite_master WHERE name = 'entity_fts'").fetchone()[0]
     rows = read.execute("SELECT rowid, obs_text FROM entity_fts ORDER BY rowid").fetchall()

@@ -12,7 +12,8 @@ from limbic.core.store import vec_rows
 from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
-from limbic.core.vectors.reembed import reembed, stale_entity_ids
+from limbic.core.store.vector_meta import stale_entity_ids
+from limbic.core.vectors.reembed import reembed
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def _models(db: Database) -> dict[str, int]:
 
 def test_same_dimension_replaces_every_vector(database):
     new = HashingEmbedder(dimension=384, name="new-model")
-    assert len(stale_entity_ids(database, "new-model")) == 25
+    assert len(stale_entity_ids(database.read(), "new-model")) == 25
     seen = []
     report = reembed(database, new, progress=lambda done, total: seen.append((done, total)), batch_size=10)
     assert (report.embedded, report.stale, report.recreated_table) == (25, 25, False)
@@ -86,7 +87,7 @@ def test_a_database_from_before_observation_vectors_stays_hybrid_until_reembedde
                          (i + 1,))
     service = MemoryService(database, model)
     assert service.search.stale_vectors() == 25
-    assert stale_entity_ids(database, "old-model") == list(range(1, 26))
+    assert stale_entity_ids(database.read(), "old-model") == list(range(1, 26))
     outcome = service.search.query("fact number 7", record=False)
     assert outcome.mode == "hybrid" and outcome.results[0].name == "entity 7"
     assert outcome.results[0].distance is not None  # found by KNN on its entity vector too

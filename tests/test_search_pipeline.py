@@ -12,6 +12,7 @@ import apsw
 import numpy as np
 import psycopg
 import pytest
+from _backends import on_postgres
 from _memory_helpers import extra_memory
 
 from limbic.core.cli.main import main as cli_main
@@ -23,9 +24,9 @@ from limbic.core.search.params import ScoringParams
 from limbic.core.search.pipeline import rerank, run_search
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
-from limbic.core.store.database import Database
-from limbic.core.store.postgres.connection import PgConnection, on_postgres
+from limbic.core.store.postgres.connection import PgConnection
 from limbic.core.store.postgres.database import PgDatabase
+from limbic.core.store.sqlite.database import SqliteDatabase
 from limbic.core.vectors.vector_index import VectorIndex
 
 DAY = 86400.0
@@ -239,7 +240,7 @@ def test_rerank_needs_no_database(memory_address):
     cs = outcome.candidate_set
     for f in dataclasses.fields(cs):
         assert not isinstance(getattr(cs, f.name),
-                              apsw.Connection | PgConnection | Database | PgDatabase | MemoryService)
+                              apsw.Connection | PgConnection | SqliteDatabase | PgDatabase | MemoryService)
     again = rerank(cs, ScoringParams())
     assert [r.to_dict() for r in again] == [r.to_dict() for r in outcome.results]
     heavy = rerank(cs, ScoringParams(beta_sal=2.0, cosine_heavy_weight=0.0, limbic_heavy_weight=0.0,

@@ -23,7 +23,7 @@ from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.io.importer import import_files
 from limbic.core.search.presets import preset
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.vectors.reembed import reembed
 
 pytestmark = pytest.mark.model
@@ -50,7 +50,7 @@ def corpus_service(tmp_path_factory):
     if not files:
         pytest.skip(f"real corpus not found at {CORPUS}")
     embedder = OnnxEmbedder(real_model_dir())
-    database = Database(tmp_path_factory.mktemp("semantic") / "memory.db")
+    database = open_database(tmp_path_factory.mktemp("semantic") / "memory.db")
     import_files(MemoryService(database, None, origin="import"), files)
     report = reembed(database, embedder)
     assert report.embedded == report.stale > 250

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from _backends import on_postgres
 
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.search import full_text
-from limbic.core.store.postgres.connection import on_postgres
 
 
 def counts(service):

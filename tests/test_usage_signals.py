@@ -15,7 +15,7 @@ from limbic.core.errors import NotFoundError, ValidationError
 from limbic.core.mcp.server import build_server
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 DAY = 86400.0
 
@@ -78,8 +78,8 @@ def test_a_process_that_exits_without_closing_still_writes_its_search_log(tmp_pa
         "from limbic.core.embedding.base import HashingEmbedder\n"
         "from limbic.core.models import EntityInput, ObservationInput\n"
         "from limbic.core.service import MemoryService\n"
-        "from limbic.core.store.database import Database\n"
-        "service = MemoryService(Database(sys.argv[1]), HashingEmbedder())\n"
+        "from limbic.core.store.backend import open_database\n"
+        "service = MemoryService(open_database(sys.argv[1]), HashingEmbedder())\n"
         "service.entities.create_entities([EntityInput('Redis', 'Tool', (ObservationInput('in-memory cache'),))])\n"
         "service.search.query('cache')\n"  # no close(): the log is still written before the process ends
     )
@@ -204,7 +204,7 @@ def _schema_v2(path) -> apsw.Connection:
 def test_migration_keeps_an_old_databases_history(tmp_path):  # SQLite only: a schema-2 file upgraded
     path = tmp_path / "old.db"
     _schema_v2(path).close()
-    service = MemoryService(Database(path), None)
+    service = MemoryService(open_database(path), None)
     try:
         assert service.database.schema_version >= 3
         access, days, pairs = _signals(service)

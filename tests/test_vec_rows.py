@@ -9,6 +9,7 @@ from limbic.core.store import vec_rows
 from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, ensure_vector_table
+from limbic.core.store.sqlite import operations as sqlite_operations
 
 
 def _filled(address: str, count: int = 40) -> tuple[Database, np.ndarray]:
@@ -51,8 +52,8 @@ def test_scan_gives_every_row_once(memory_address):
 def test_a_scan_holds_the_sqlite_page_cache_down_and_restores_its_size(tmp_path, monkeypatch):
     import apsw
 
-    monkeypatch.setattr(vec_rows, "SCAN_CACHE_KIB", 256)
-    database = Database(tmp_path / "memory.db")
+    monkeypatch.setattr(sqlite_operations, "SCAN_CACHE_KIB", 256)
+    database = open_database(tmp_path / "memory.db")
     vectors = np.random.default_rng(5).standard_normal((4000, 64)).astype(np.float32)  # 1 MB of vectors
     with database.maintenance() as conn:
         ensure_vector_table(conn, 64, "test-model")

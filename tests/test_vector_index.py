@@ -8,13 +8,13 @@ import time
 
 import numpy as np
 import pytest
+from _backends import on_postgres
 
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput as E
 from limbic.core.models import ObservationInput as O
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
-from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.vectors.reembed import reembed
 from limbic.core.vectors.vector_index import VectorIndex
 from tests._store_helpers import fill

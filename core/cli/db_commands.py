@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_copy(args: argparse.Namespace) -> int:
-    from limbic.core.store.backend import checked_address, open_database, shown_address
+    from limbic.core.store.backend import checked_address, open_database
     from limbic.core.store.copying import copy_memory
 
     try:
@@ -40,7 +40,7 @@ def run_copy(args: argparse.Namespace) -> int:
         destination = open_database(target_address)
         try:
             report = copy_memory(source, destination)
-            shown = (shown_address(source), shown_address(destination))
+            shown = (source.shown_address, destination.shown_address)
         finally:
             destination.close()
     finally:

@@ -158,11 +158,11 @@ def _active_embedder():
 
 def run_reembed(args: argparse.Namespace) -> int:
     from limbic.core.paths import default_db_path
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
     from limbic.core.vectors.reembed import reembed
 
     embedder = _active_embedder()
-    database = Database(args.db or default_db_path())
+    database = open_database(args.db or default_db_path())
 
     bar = tqdm(total=None, unit="entity", desc=f"re-embedding with {embedder.name}", file=sys.stderr,
                disable=not sys.stderr.isatty())

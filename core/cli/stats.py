@@ -6,7 +6,6 @@ import argparse
 from dataclasses import asdict
 
 from limbic.core.cli.common import open_service, print_json
-from limbic.core.store.backend import shown_address
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -19,7 +18,7 @@ def run(args: argparse.Namespace) -> int:
     service = open_service(args, embedder=None)
     try:
         stats = service.entities.stats()
-        data = asdict(stats) | {"database": shown_address(service.database)}
+        data = asdict(stats) | {"database": service.shown_address}
     finally:
         service.close()
     if args.json:

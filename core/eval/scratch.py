@@ -37,7 +37,6 @@ from limbic.core.eval.locomo import MAPPING_VERSION, Conversation, LocomoFormatE
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database, scratch_schema
 from limbic.core.store.copying import copy_memory
-from limbic.core.store.database import Database
 from limbic.core.store.schema import latest_schema_version
 from limbic.core.validation import MAX_ITEMS
 from limbic.core.vectors.turns import turn_file
@@ -114,7 +113,7 @@ def build_database(path: Path, conversation: Conversation, granularity: str, emb
     before the file is closed. Raises ValidationError when a turn breaks the product's input limits.
     """
     entities = memory_entities(conversation, granularity)
-    service = MemoryService(Database(path), embedder, origin=BUILD_ORIGIN)
+    service = MemoryService(open_database(path), embedder, origin=BUILD_ORIGIN)
     try:
         with service.transaction("eval_locomo_build"):
             for start in range(0, len(entities), MAX_ITEMS):
@@ -179,7 +178,7 @@ def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp",
     with tempfile.TemporaryDirectory(prefix="limbic-eval-") as scratch:
         copy = Path(scratch) / cached.name
         shutil.copyfile(cached, copy)
-        service = MemoryService(Database(copy), embedder, origin=origin)
+        service = MemoryService(open_database(copy), embedder, origin=origin)
         try:
             yield service
         finally:
@@ -190,7 +189,7 @@ def open_copy(cached: Path, embedder: Embedder | None, *, origin: str = "mcp",
 def _server_copy(cached: Path, embedder: Embedder | None, origin: str, server: str) -> Iterator[MemoryService]:
     schema = f"limbic_eval_{os.getpid()}_{secrets.token_hex(4)}"
     with scratch_schema(server, schema) as address:
-        source = Database(cached)
+        source = open_database(cached)
         try:
             target = open_database(address)
             copy_memory(source, target)

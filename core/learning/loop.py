@@ -24,7 +24,7 @@ from limbic.core.learning.shadow import SETTINGS_KEY, ShadowConfig, assign_treat
 from limbic.core.models import iso
 from limbic.core.search.params import ScoringParams
 from limbic.core.search.presets import PRESETS
-from limbic.core.store import search_log, tuning
+from limbic.core.store import Connection, search_log, tuning
 from limbic.core.store.database import Database
 from limbic.core.store.schema import put_setting
 
@@ -104,7 +104,7 @@ class LearningLoop:
         with self._database.maintenance() as conn:
             return search_log.clear(conn)
 
-    def require_search(self, conn: Any, search_id: int) -> None:
+    def require_search(self, conn: Connection, search_id: int) -> None:
         """Raise NotFoundError when no logged search has this id."""
         if not search_log.search_exists(conn, search_id):
             raise NotFoundError(f"unknown searchId {search_id} (never logged, cleared, or past retention)",
@@ -188,7 +188,7 @@ class LearningLoop:
         }
 
 
-def _applications(conn: Any, limit: int, application_id: int | None = None) -> list[Application]:
+def _applications(conn: Connection, limit: int, application_id: int | None = None) -> list[Application]:
     rows = tuning.applications(conn, limit, application_id)
     return [Application(r[0], r[1], r[2], r[3], ScoringParams.from_json(r[4]), ScoringParams.from_json(r[5]),
                         r[6], r[7], r[8]) for r in rows]

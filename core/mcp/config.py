@@ -17,7 +17,7 @@ from typing import Any
 
 from limbic.core.mcp.profiles import DEFAULT_PROFILE
 from limbic.core.mcp.token import load_token
-from limbic.core.store.backend import is_postgres, without_password
+from limbic.core.store.backend import shareable_form
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
 SERVER_NAME = "limbic"
@@ -40,10 +40,7 @@ def _limbic_command(db: str | Path | None, tools: str) -> tuple[str, list[str]]:
     """The command and arguments that launch ``limbic mcp --tools TOOLS`` for this installation (absolute paths;
     a PostgreSQL address without its password)."""
     found = shutil.which("limbic") or str(Path(sys.executable).with_name("limbic"))
-    if db and is_postgres(str(db)):
-        db_args = ["--db", without_password(str(db))]  # libpq reads the password from PGPASSWORD or ~/.pgpass
-    else:
-        db_args = ["--db", str(Path(db).expanduser().resolve())] if db else []
+    db_args = ["--db", shareable_form(db)] if db else []
     return found, [*db_args, "mcp", "--tools", tools]
 
 

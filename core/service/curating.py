@@ -349,9 +349,7 @@ class Curation:
         cache (SQLite; up to 64 MB of pages not read again soon), forget the stems read
         (:func:`~limbic.core.curation.statements.clear_stem_cache`) and give the C heap's free pages back (the
         rows read, the texts and statements compared; docs/performance.md "The app's memory, where it goes")."""
-        release = getattr(self.memory.database, "release_cache", None)
-        if release is not None:
-            release()
+        self.memory.database.release_cache()
         statements.clear_stem_cache()
         release_free_memory()
 

@@ -39,12 +39,11 @@ from limbic.core.service.searching import Search
 from limbic.core.service.splitting import Splits
 from limbic.core.service.usage import Usage
 from limbic.core.store import scope
-from limbic.core.store.backend import open_database, shareable_address, shown_address
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import reindex
 from limbic.core.store.schema import put_setting
-from limbic.core.vectors.approximate import GraphBuilder
-from limbic.core.vectors.server_graph import ServerGraphs
+from limbic.core.vectors.server_graph import graph_builder
 from limbic.core.vectors.upkeep import VectorUpkeep
 from limbic.core.vectors.vector_index import VectorIndex
 
@@ -100,10 +99,9 @@ class MemoryService:
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self.changes = ChangeFeed(database.path, address=getattr(database, "address", None))
+        self.changes = ChangeFeed(database.path, address=database.listen_address)
         self.learning = LearningLoop(database, self.write)
-        self.index = VectorIndex(ServerGraphs(database) if getattr(database, "backend", "") == "postgresql"
-                                 else GraphBuilder(database.path))
+        self.index = VectorIndex(graph_builder(database))
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)
         self.entities = Entities(self)
         self.relations = Relations(self)
@@ -161,12 +159,12 @@ class MemoryService:
     @property
     def shown_address(self) -> str:
         """What to show of the memory's address: the file path, or the URL with its password masked."""
-        return shown_address(self.database)
+        return self.database.shown_address
 
     @property
     def shareable_address(self) -> str:
         """The memory's address for an agent's configuration: the file path, or the URL without its password."""
-        return shareable_address(self.database)
+        return self.database.shareable_address
 
     # --- notifications -------------------------------------------------------------------------
 

@@ -132,9 +132,7 @@ class Search:
         with conn:
             if vector_dimension(conn) is not None:
                 self.memory.index.prepare(conn, embedder.name)
-        release = getattr(self.memory.database, "release_cache", None)  # SQLite: the vector tables' pages, read once
-        if release is not None:
-            release()
+        self.memory.database.release_cache()  # SQLite: the vector tables' pages, read once
         release_free_memory()  # the rows read on the way into the copy (38 MB at 10,000 entities)
 
     def start_warm_up(self) -> None:

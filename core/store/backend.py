@@ -1,9 +1,8 @@
 """The one way to open a memory by its address: a SQLite file path, or a PostgreSQL URL.
 
-Both backends give the same :class:`Memory` contract (docs/architecture.md "Storage backends"): ``read()`` (this
-thread's connection), ``write(origin, op)`` (one logged transaction), ``maintenance()``, ``get_setting``,
-``schema_version``, ``close()``, ``path`` (the file, or this machine's folder for the memory's local files)
-and ``backend`` (``"sqlite"`` or ``"postgresql"``).
+Either engine gives the same :class:`~limbic.core.store.database.Database` (docs/architecture.md "Storage
+backends"); this module opens them, and with :mod:`limbic.core.store.watcher` (which follows them) is the only
+one outside the engines' packages that names them.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import cast
 
 from limbic.core.errors import ValidationError
 from limbic.core.paths import database_address
@@ -26,8 +24,7 @@ from limbic.core.store.postgres.address import (
 )
 from limbic.core.store.postgres.database import PgDatabase
 from limbic.core.store.postgres.database import connect as server_connection
-
-Memory = Database | PgDatabase
+from limbic.core.store.sqlite.database import SqliteDatabase
 
 
 def open_database(address: str | Path) -> Database:
@@ -37,7 +34,7 @@ def open_database(address: str | Path) -> Database:
         ValidationError: a malformed address, or one that only looks like a database address
             (:func:`checked_address`; one line, no password): nothing is opened or created.
         DatabaseUnavailableError: a PostgreSQL server could not be used (reason in the message, no password).
-        StoreBusyError, MigrationError: as :class:`~limbic.core.store.database.Database` raises them.
+        StoreBusyError, MigrationError: as the engine's database raises them.
     """
     if isinstance(address, str):
         try:
@@ -45,10 +42,8 @@ def open_database(address: str | Path) -> Database:
         except ValueError as exc:
             raise ValidationError(str(exc)) from None
         if is_postgres(address):
-            # PgDatabase keeps Database's public contract and its connections apsw's calling conventions, so the
-            # code above the store is typed against the SQLite classes (docs/architecture.md "Storage backends")
-            return cast(Database, PgDatabase(address))
-    return Database(address)
+            return PgDatabase(address)
+    return SqliteDatabase(address)
 
 
 def checked_address(text: str) -> str:
@@ -68,15 +63,12 @@ def checked_address(text: str) -> str:
     return checked(address) if is_postgres(address) else address
 
 
-def shown_address(database: Database) -> str:
-    """What to show of ``database``'s address: the file path, or the URL with its password masked."""
-    return str(getattr(database, "display_address", database.path))
-
-
-def shareable_address(database: Database) -> str:
-    """The address to put in an agent's configuration: the file path, or the URL without its password."""
-    address = getattr(database, "address", None)
-    return without_password(address) if isinstance(address, str) else str(database.path)
+def shareable_form(address: str | Path) -> str:
+    """The address to put in an agent's configuration, before anything is opened: a file's absolute path (``~``
+    expanded), or the URL without its password (libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``)."""
+    if isinstance(address, str) and is_postgres(address):
+        return without_password(address)
+    return str(Path(address).expanduser().resolve())
 
 
 @contextmanager
@@ -96,5 +88,4 @@ def scratch_schema(server: str, name: str) -> Iterator[str]:
         admin.close()
 
 
-__all__ = ["Memory", "checked_address", "is_postgres", "masked", "open_database", "scratch_schema", "server_connection",
-           "shareable_address", "shown_address", "without_password"]
+__all__ = ["checked_address", "is_postgres", "masked", "open_database", "scratch_schema", "shareable_form"]

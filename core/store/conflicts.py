@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from limbic.core.store import vec_rows
-from limbic.core.store.connection import Connection, execute_all, fetch_all
+from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, vector_dimension
 
@@ -111,8 +111,8 @@ def same_subject(conn: Connection, entity_id: int) -> list[int]:
     row = conn.execute("SELECT name, coalesce(project, '') FROM entities WHERE id = ?1", (entity_id,)).fetchone()
     if row is None:
         return [entity_id]
-    found = [int(r[0]) for r in conn.execute(  # the index of names without case (lower(name) on PostgreSQL)
-        "SELECT id, coalesce(project, '') FROM entities WHERE name COLLATE NOCASE IN "
+    found = [int(r[0]) for r in conn.execute(  # the index of names without case
+        f"SELECT id, coalesce(project, '') FROM entities WHERE {conn.ops.ascii_folded('name')} IN "
         "(SELECT value FROM json_each(?1))", (json.dumps(name_spellings(row[0])),)) if r[1] == row[1] and r[0] != entity_id]
     found += [int(r[0]) for r in conn.execute(
         "SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 AND lower(relation_type) IN "
@@ -208,9 +208,9 @@ def unit_rows(blobs: Sequence[bytes]) -> np.ndarray:
 
 def insert(conn: Connection, found: Sequence[tuple[int, int, float, str]], mode: str, at: float) -> None:
     """Store conflicts ``(observation id, other id, similarity, reason)``, in order, in one batch
-    (:func:`~limbic.core.store.connection.execute_all`); a pair already stored either way round, earlier in the
+    (the connection's ``execute_all``); a pair already stored either way round, earlier in the
     batch included, is left as it is, settled or not (one pair, one conflict)."""
-    execute_all(conn, [(
+    conn.execute_all([(
         "INSERT INTO conflicts(observation_id, other_id, similarity, reason, mode, created_at) "
         "SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE NOT EXISTS (SELECT 1 FROM conflicts "
         "WHERE observation_id = ?2 AND other_id = ?1) ON CONFLICT(observation_id, other_id) DO NOTHING",
@@ -253,7 +253,7 @@ def queued_and_found(conn: Connection, observation_ids: Sequence[int]) -> tuple[
     """:func:`queued` of ``observation_ids`` and the conflicts found for them (settled or not), read together (one
     round trip on PostgreSQL)."""
     listed = json.dumps([int(i) for i in observation_ids])
-    waiting, rows = fetch_all(conn, [
+    waiting, rows = conn.fetch_all([
         ("SELECT observation_id FROM conflict_checks WHERE observation_id IN (SELECT value FROM json_each(?)) "
          "ORDER BY queued_at", (listed,)),
         (_ROWS.format(where="c.observation_id IN (SELECT value FROM json_each(?1))"), (listed,))])

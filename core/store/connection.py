@@ -1,11 +1,12 @@
-"""The connection every reader of the store is typed against, whichever backend gives it.
+"""The connection every reader of the store is typed against, whichever engine gives it.
 
-A SQLite memory hands out ``apsw.Connection`` objects; a PostgreSQL memory hands out
-:class:`~limbic.core.store.postgres.connection.PgConnection`, which keeps apsw's calling conventions
-(``execute`` with ``?``/``?N`` bindings returning a cursor, ``executemany``, ``changes``, ``with conn:`` for one
-consistent read). :class:`Connection` is that common shape as a ``Protocol``: code outside ``core/store``
-receives a ``Connection``, passes it back to the store's functions and never learns which backend it is
-(docs/architecture.md "Storage backends").
+A SQLite memory hands out :class:`~limbic.core.store.sqlite.connection.SqliteConnection` (apsw's); a PostgreSQL
+memory hands out :class:`~limbic.core.store.postgres.connection.PgConnection`, which keeps apsw's calling
+conventions (``execute`` with ``?``/``?N`` bindings returning a cursor, ``executemany``, ``changes``, ``with
+conn:`` for one consistent read). :class:`Connection` is that common shape as a ``Protocol``, with what each
+engine does its own way behind ``ops`` (:class:`~limbic.core.store.operations.Operations`): code outside
+``core/store`` receives a ``Connection``, passes it back to the store's functions and never learns which engine
+it is (docs/architecture.md "Storage backends").
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store.operations import Operations
+
+Statements = Sequence[tuple[str, Sequence[Any] | None]]
+"""``(sql, bindings)`` pairs, run in order."""
 
 
 class Cursor(Protocol):
@@ -31,34 +35,32 @@ class Cursor(Protocol):
 
 
 class Connection(Protocol):
-    """One connection of a memory, on either backend (module docstring)."""
+    """One connection of a memory, on either engine (module docstring)."""
 
     def execute(self, statements: str, bindings: Any = None, /) -> Cursor: ...
 
     def executemany(self, statements: str, sequenceofbindings: Iterable[Any], /) -> Any: ...
 
+    def execute_all(self, statements: Statements, /) -> None:
+        """Run ``statements`` (none returning rows) in order, for their effect: on PostgreSQL in one round trip.
+        The first that fails raises its error; those after it do not run."""
+        ...
+
+    def fetch_all(self, statements: Statements, /) -> list[list[Any]]:
+        """The rows of each of ``statements`` (independent reads, run in order): on PostgreSQL from one round
+        trip."""
+        ...
+
     def changes(self) -> int: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    @property
+    def ops(self) -> Operations:
+        """What this connection's engine does its own way (:class:`~limbic.core.store.operations.Operations`)."""
+        ...
 
     def __enter__(self) -> Any: ...
 
     def __exit__(self, etype: Any, evalue: Any, etraceback: Any, /) -> Any: ...
-
-
-def execute_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> None:
-    """Run ``statements`` (``(sql, bindings)``, none returning rows) in order, for their effect: on PostgreSQL in
-    one round trip (:meth:`~limbic.core.store.postgres.connection.PgConnection.execute_all`), on SQLite one by
-    one. The first that fails raises its error; those after it do not run."""
-    if on_postgres(conn):
-        conn.execute_all(statements)  # type: ignore[attr-defined]
-        return
-    for sql, bindings in statements:
-        conn.execute(sql, bindings)
-
-
-def fetch_all(conn: Connection, statements: Sequence[tuple[str, Sequence[Any] | None]]) -> list[list[Any]]:
-    """The rows of each of ``statements`` (``(sql, bindings)``, independent reads, run in order): on PostgreSQL
-    from one round trip (:meth:`~limbic.core.store.postgres.connection.PgConnection.fetch_all`), on SQLite one
-    by one."""
-    if on_postgres(conn):
-        return conn.fetch_all(statements)  # type: ignore[attr-defined]
-    return [conn.execute(sql, bindings).fetchall() for sql, bindings in statements]

@@ -21,7 +21,6 @@ from limbic.core.store import vec_rows
 from limbic.core.store.connection import Connection
 from limbic.core.store.database import Database
 from limbic.core.store.indexing import write_entity_text
-from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.store.schema import (
     OBSERVATION_VECTOR_TABLE,
     VECTOR_TABLE,
@@ -53,15 +52,6 @@ class CopyReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "vectors": self.vectors, "seconds": round(self.seconds, 3)}
-
-
-def columns(conn: Connection, table: str) -> list[str]:
-    """The columns of ``table`` in their declared order (empty when the table does not exist)."""
-    if on_postgres(conn):
-        return [r[0] for r in conn.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
-            "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
-    return [str(r[1]) for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
 def _rows(conn: Connection, table: str, names: list[str]) -> Iterator[list[tuple[Any, ...]]]:
@@ -102,7 +92,7 @@ def copy_memory(source: Database, destination: Database,
             ensure_vector_table(conn, dimension, model)
         conn.execute("DELETE FROM settings")
         for table in TABLES:
-            names = [c for c in columns(read, table) if c in set(columns(conn, table))]
+            names = [c for c in read.ops.table_columns(table) if c in set(conn.ops.table_columns(table))]
             if not names:
                 continue
             insert = f"INSERT INTO {table}({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})"
@@ -129,9 +119,5 @@ def copy_memory(source: Database, destination: Database,
                 vec_rows.insert(conn, table, rows[start:start + BATCH])
             vectors += len(rows)
         write_entity_text(conn, [int(r[0]) for r in conn.execute("SELECT id FROM entities ORDER BY id")], time.time())
-    if on_postgres(destination.read()):  # statistics for the planner and the visibility map now, not at autovacuum's
-        # next pass: without statistics a search's signals query took 51 ms instead of 4 at 10k; without the map the
-        # full-text postings are read from the table, not from their index alone, and autovacuum's pass over the
-        # copy competes with the first minute of searches
-        destination.read().execute("VACUUM (ANALYZE)")
+    destination.read().ops.after_bulk_load()  # PostgreSQL's statistics now, not at autovacuum's next pass
     return CopyReport(copied, vectors, time.perf_counter() - started)

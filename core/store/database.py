@@ -1,221 +1,129 @@
-"""The SQLite file: connections, pragmas, and the one write transaction.
+"""A memory's database as the code above the store sees it, whichever engine holds it: :class:`Database`.
 
-apsw with sqlite-vec loaded into every connection (docs/architecture.md "Threads and processes"): apsw bundles a current
-SQLite with extension loading on every platform. One write connection guarded by a lock; each thread reads
-on a connection leased from a small pool for as long as the thread lives (datasette's ``database.py`` shape): when the thread ends, its
-connection goes back to the pool (at most :data:`READ_POOL_SIZE` idle ones are kept, the rest are
-closed), so short-lived worker threads (Qt pool threads expire after 30 s, the MCP SDK's after 10 s)
-never leave connections behind. A pooled connection keeps what lives per connection (the search's
-``temp`` fts5vocab table) for the next thread. Every mutation runs in ``Database.write``
-(:mod:`limbic.core.store.transactions`): ``BEGIN IMMEDIATE`` … append to ``changes`` … ``COMMIT``, or a
-rollback that leaves nothing behind. The schema and its migrations are in :mod:`limbic.core.store.schema`.
+:func:`~limbic.core.store.backend.open_database` opens one from its address: a SQLite file
+(:class:`~limbic.core.store.sqlite.database.SqliteDatabase`) or a PostgreSQL URL
+(:class:`~limbic.core.store.postgres.database.PgDatabase`). Nothing above the store names those classes or
+asks which one it holds; what differs between the engines is behind this interface, behind the connections'
+``ops`` (:class:`~limbic.core.store.operations.Operations`) and in the store's modules (docs/architecture.md
+"Storage backends").
 """
 
 from __future__ import annotations
 
-import threading
-import time
-import weakref
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-import apsw
-import sqlite_vec
+import numpy as np
 
-from limbic.core.errors import DatabaseClosedError, StoreBusyError
-from limbic.core.store.schema import migrate
-from limbic.core.store.transactions import Transactions, WriteTransaction
+from limbic.core.store.connection import Connection
+from limbic.core.store.transactions import WriteTransaction
 
-__all__ = ["Database", "WriteTransaction"]
-
-if TYPE_CHECKING:
-    from apsw import SQLiteValue
-
-BUSY_TIMEOUT_MS = 10_000
-BUSY_POLL_SECONDS = 0.001
-READ_POOL_SIZE = 4  # idle read connections kept for the next thread
-READ_CACHE_KIB = 64_000
-"""Page cache of each read connection (KiB)."""
-WRITE_CACHE_KIB = 16_000
-"""Page cache of the write connection (KiB). Each recorded search appends its log row, whose pages no write reads
-again; a 64 MB cache filled with them, 8 MB per 1,000 searches. Writes at 10k keep 16–25 MB of pages and cost the
-same CPU with 16 MB as with 64 (docs/performance.md "Memory")."""
+__all__ = ["Database", "NearestIndex", "WriteTransaction"]
 
 
-class _BusyWait:
-    """The write connection's busy handler: wait for another process's write lock in steps of
-    ``BUSY_POLL_SECONDS`` up to ``BUSY_TIMEOUT_MS``. SQLite's own handler sleeps ever longer (up to
-    100 ms a try), so a writer behind a 2 ms transaction could wait 50 ms; four concurrent MCP writers'
-    p99 fell with this (tests/bench/bench_writes.py)."""
+class NearestIndex(Protocol):
+    """Approximate nearest neighbours kept by the database server over the vector tables (pgvector's HNSW
+    indexes), shared by every process on every machine: proposals of which rows to score exactly, never
+    similarities (core/vectors/server_graph.py)."""
 
-    def __init__(self) -> None:
-        self.started = 0.0
+    def ready(self) -> bool:
+        """Whether the indexes are built and valid; when not, their build starts in the background (each call
+        before they are ready costs one read)."""
+        ...
 
-    def __call__(self, tries: int) -> bool:
-        now = time.monotonic()
-        if tries == 0:
-            self.started = now
-        if (now - self.started) * 1000 >= BUSY_TIMEOUT_MS:
-            return False
-        time.sleep(BUSY_POLL_SECONDS)
-        return True
+    def nearest(self, tables: Sequence[str], vector: np.ndarray, count: int) -> list[list[int]]:
+        """For each of ``tables``, the rowids of its ``count`` rows nearest ``vector`` ``(d,) float32`` by cosine
+        distance, nearest first (approximate; at most as many as the index can give, pgvector's 1,000)."""
+        ...
 
-
-def _configure(conn: apsw.Connection) -> None:
-    conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
-    conn.enable_load_extension(False)
-    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute("PRAGMA synchronous = NORMAL")
-    conn.execute("PRAGMA temp_store = MEMORY")
-    conn.execute(f"PRAGMA cache_size = -{READ_CACHE_KIB}")
-    # Unicode lower-casing for search_nodes (SQLite's lower() and LIKE fold ASCII only).
-    conn.create_scalar_function("unicode_lower", _unicode_lower, 1, deterministic=True)
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a build of the indexes under way (tests, benchmarks)."""
+        ...
 
 
-def _unicode_lower(*args: SQLiteValue) -> SQLiteValue:
-    """SQL ``unicode_lower(text)``: Python's full Unicode lower-casing; other values pass through."""
-    (text,) = args
-    return text.lower() if isinstance(text, str) else text
+class Database(Protocol):
+    """One open memory (created and migrated when opened).
 
-
-class _Lease:
-    """A thread's hold on one read connection, kept in the thread's ``threading.local``.
-
-    The thread's locals are dropped when the thread ends; the finalizer attached to the lease then
-    hands the connection back to the pool.
+    Every mutation runs in :meth:`write` (one transaction, logged in ``changes``) or :meth:`maintenance`;
+    reads run on :meth:`read`'s connection, ``with conn:`` holding one consistent snapshot.
     """
 
-    __slots__ = ("__weakref__", "conn")
+    @property
+    def path(self) -> Path:
+        """The memory's file, or (a memory on a server) this machine's place for the memory's local files
+        (the KNN graph, the embedder's turn locks): files next to it belong to this memory."""
+        ...
 
-    def __init__(self, conn: apsw.Connection) -> None:
-        self.conn = conn
+    @property
+    def closed(self) -> bool: ...
 
-
-class Database(Transactions):
-    """One SQLite database file (created and migrated on open).
-
-    Args:
-        path: file path; parent directories are created. ``":memory:"`` is refused because
-            readers on other threads could not see the data — use a temporary file.
-    Raises:
-        StoreBusyError: the file stayed locked by another process for more than 10 s.
-        MigrationError: a schema migration failed (nothing of it was applied).
-    """
-
-    backend = "sqlite"
-
-    def __init__(self, path: str | Path) -> None:
-        if str(path) == ":memory:":
-            raise ValueError("Database needs a file path; use a temporary file for tests")
-        self.path = Path(path).expanduser().resolve()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._init_transactions()
-        self._local = threading.local()
-        self._readers: set[apsw.Connection] = set()  # every open read connection, leased or idle
-        self._idle: list[apsw.Connection] = []
-        self._readers_lock = threading.Lock()
-        self._closed = False
-        self._writer = self._connect()
-        self._writer.execute(f"PRAGMA cache_size = -{WRITE_CACHE_KIB}")
-        self._writer.set_busy_handler(_BusyWait())
-        try:
-            self._writer.execute("PRAGMA journal_mode = WAL")
-            migrate(self._writer, self.path)
-        except BaseException:
-            self._closed = True
-            self._writer.close()
-            raise
-
-    # --- connections ---------------------------------------------------------------------------
-
-    def _connect(self) -> apsw.Connection:
-        conn = apsw.Connection(str(self.path))
-        _configure(conn)
-        return conn
-
-    def read(self) -> apsw.Connection:
-        """This thread's read connection: leased from the pool on first use, returned when the thread ends.
-
-        A thread inside a write transaction gets the write connection, so it reads its own writes.
-
-        Raises:
-            DatabaseClosedError: :meth:`close` was called.
-        """
-        if self._closed:
-            raise DatabaseClosedError("the database is closed")
-        if self._owner == threading.get_ident():
-            return self._writer
-        lease: _Lease | None = getattr(self._local, "lease", None)
-        if lease is None:
-            lease = _Lease(self._checkout())
-            weakref.finalize(lease, self._checkin, lease.conn)
-            self._local.lease = lease
-        return lease.conn
-
-    def open_read_connections(self) -> int:
-        """Read connections open now, leased to living threads or idle in the pool."""
-        with self._readers_lock:
-            return len(self._readers)
-
-    def _checkout(self) -> apsw.Connection:
-        with self._readers_lock:
-            if self._idle:
-                return self._idle.pop()
-        conn = self._connect()
-        with self._readers_lock:
-            self._readers.add(conn)
-        return conn
-
-    def release_cache(self) -> None:
-        """Empty the page cache of this thread's read connection (``PRAGMA shrink_memory``), after a one-off bulk
-        read whose pages will not be read again soon (the vector copy's load: up to 64 MB)."""
-        self.read().execute("PRAGMA shrink_memory")
-
-    def _checkin(self, conn: apsw.Connection) -> None:
-        """Called when the leasing thread ended: keep the connection for the next thread, or close it."""
-        with self._readers_lock:
-            if conn not in self._readers:  # closed with the database meanwhile
-                return
-            if not self._closed and not conn.in_transaction and len(self._idle) < READ_POOL_SIZE:
-                self._idle.append(conn)
-                return
-            self._readers.discard(conn)
-        conn.close()
-
-    def close(self) -> None:
-        """Close every connection this object opened (readers of all threads, then the writer)."""
-        if self._closed:
-            return
-        self._closed = True
-        with self._readers_lock:
-            for conn in self._readers:
-                conn.close()
-            self._readers.clear()
-            self._idle.clear()
-        with self._write_lock:
-            self._writer.close()
-
-    # --- writing -------------------------------------------------------------------------------
-
-    def _begin(self, conn: apsw.Connection) -> None:
-        """``BEGIN IMMEDIATE``: other processes' writers wait for this one (the busy handler waits up to 10 s)."""
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except apsw.BusyError as exc:
-            raise StoreBusyError(f"the database {self.path} is locked by another process; try again") from exc
+    @property
+    def writing(self) -> bool:
+        """Whether the calling thread holds an open write transaction (a write now would be a savepoint of it)."""
+        ...
 
     @property
     def schema_version(self) -> int:
-        return self.read().execute("PRAGMA user_version").get
+        """The number of the last migration applied (:func:`~limbic.core.store.schema.latest_schema_version`)."""
+        ...
 
-    # --- settings and vectors ------------------------------------------------------------------
+    @property
+    def shown_address(self) -> str:
+        """What to show of the address: the file path, or the URL with its password masked."""
+        ...
+
+    @property
+    def shareable_address(self) -> str:
+        """The address to put in an agent's configuration: the file path, or the URL without its password."""
+        ...
+
+    @property
+    def listen_address(self) -> str | None:
+        """Where other processes announce their commits (a PostgreSQL memory's address, to ``LISTEN`` on), or None
+        when they are found by polling :attr:`path` (:mod:`limbic.core.store.watcher`)."""
+        ...
+
+    @property
+    def nearest_index(self) -> NearestIndex | None:
+        """The server's approximate nearest-neighbour index over the vector tables, or None when the engine keeps
+        none (each process then builds its own graph of a large vector copy: core/vectors/approximate.py)."""
+        ...
+
+    def read(self) -> Connection:
+        """This thread's (or this request's) read connection; the write connection inside this thread's write
+        transaction, so a writer reads its own writes.
+
+        Raises:
+            DatabaseClosedError: :meth:`close` was called.
+            DatabaseUnavailableError: the server does not answer.
+            StoreBusyError: every connection stayed in use past the engine's wait.
+        """
+        ...
+
+    def write(self, origin: str, op: str) -> AbstractContextManager[WriteTransaction]:
+        """One transaction logged in ``changes`` (:meth:`~limbic.core.store.transactions.Transactions.write`)."""
+        ...
+
+    def maintenance(self) -> AbstractContextManager[Connection]:
+        """One transaction without a ``changes`` row
+        (:meth:`~limbic.core.store.transactions.Transactions.maintenance`)."""
+        ...
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
-        row = self.read().execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else default
+        """The ``settings`` value of ``key``, or ``default``."""
+        ...
 
-    def data_version(self, conn: apsw.Connection) -> int:
-        """``PRAGMA data_version`` of ``conn``: changes when another connection commits."""
-        return conn.execute("PRAGMA data_version").get
+    def open_read_connections(self) -> int:
+        """Read connections held now (the pool's, leased or idle)."""
+        ...
+
+    def release_cache(self) -> None:
+        """Give back the cache this thread's read connection holds, after a one-off bulk read whose pages will
+        not be read again soon (SQLite's page cache; nothing on a server)."""
+        ...
+
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        ...

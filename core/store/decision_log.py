@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from limbic.core.store.connection import Connection
+
 _COLUMNS = "id, made_at, origin, kind, description, subjects, undone_at, undone_by"
 
 
@@ -43,7 +45,7 @@ def _row(r: Sequence[Any]) -> DecisionRow:
                        None if r[6] is None else float(r[6]), None if r[7] is None else str(r[7]))
 
 
-def insert(conn: Any, at: float, origin: str, kind: str, description: str, subjects: Sequence[str],
+def insert(conn: Connection, at: float, origin: str, kind: str, description: str, subjects: Sequence[str],
            edit: str) -> int:
     """Add a decision (``edit``: its JSON); returns its id."""
     return int(conn.execute("INSERT INTO decisions(made_at, origin, kind, description, subjects, edit) "
@@ -52,7 +54,7 @@ def insert(conn: Any, at: float, origin: str, kind: str, description: str, subje
                              edit)).fetchone()[0])
 
 
-def recent(conn: Any, limit: int, origin: str | None = None) -> list[DecisionRow]:
+def recent(conn: Connection, limit: int, origin: str | None = None) -> list[DecisionRow]:
     """The last ``limit`` decisions, newest first (only ``origin``'s when given)."""
     if origin is None:
         rows = conn.execute(f"SELECT {_COLUMNS} FROM decisions ORDER BY id DESC LIMIT ?", (limit,))
@@ -62,7 +64,7 @@ def recent(conn: Any, limit: int, origin: str | None = None) -> list[DecisionRow
     return [_row(r) for r in rows]
 
 
-def last_standing(conn: Any, origin: str | None = None) -> DecisionRow | None:
+def last_standing(conn: Connection, origin: str | None = None) -> DecisionRow | None:
     """The newest decision not undone (only ``origin``'s when given)."""
     where = "undone_at IS NULL" + ("" if origin is None else " AND origin = ?")
     rows = list(conn.execute(f"SELECT {_COLUMNS} FROM decisions WHERE {where} ORDER BY id DESC LIMIT 1",
@@ -70,19 +72,19 @@ def last_standing(conn: Any, origin: str | None = None) -> DecisionRow | None:
     return _row(rows[0]) if rows else None
 
 
-def first_made_since(conn: Any, kind: str, at: float, edit_part: str) -> DecisionRow | None:
+def first_made_since(conn: Connection, kind: str, at: float, edit_part: str) -> DecisionRow | None:
     """The first decision of ``kind`` made at or after ``at`` (UTC seconds) whose edit's JSON holds the text
     ``edit_part``; ``None`` when there is none."""
     rows = list(conn.execute(f"SELECT {_COLUMNS} FROM decisions WHERE kind = ? AND made_at >= ? "
-                             "AND instr(edit, ?) > 0 ORDER BY id LIMIT 1", (kind, at, edit_part)))
+                             f"AND {conn.ops.holds_text('edit', '?')} ORDER BY id LIMIT 1", (kind, at, edit_part)))
     return _row(rows[0]) if rows else None
 
 
-def by_id(conn: Any, decision_id: int) -> tuple[DecisionRow, str] | None:
+def by_id(conn: Connection, decision_id: int) -> tuple[DecisionRow, str] | None:
     """The decision ``decision_id`` and its edit's JSON; ``None`` when there is none."""
     rows = list(conn.execute(f"SELECT {_COLUMNS}, edit FROM decisions WHERE id = ?", (decision_id,)))
     return (_row(rows[0]), str(rows[0][8])) if rows else None
 
 
-def mark_undone(conn: Any, decision_id: int, at: float, by: str) -> None:
+def mark_undone(conn: Connection, decision_id: int, at: float, by: str) -> None:
     conn.execute("UPDATE decisions SET undone_at = ?, undone_by = ? WHERE id = ?", (at, by, decision_id))

@@ -28,7 +28,7 @@ def current(now: str, alias: str = "") -> str:
     return f"{a}superseded_at IS NULL AND ({a}expires_at IS NULL OR {a}expires_at > {now})"
 
 
-_WATERMARK = f"coalesce((SELECT CAST(value AS REAL) FROM settings WHERE key = '{SWEPT_KEY}'), 0)"
+_WATERMARK = f"coalesce((SELECT CAST(value AS DOUBLE PRECISION) FROM settings WHERE key = '{SWEPT_KEY}'), 0)"
 
 
 def swept_until(conn: Connection) -> float:

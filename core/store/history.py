@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from limbic.core.models import Changes
-from limbic.core.store.postgres.connection import on_postgres
+from limbic.core.store.connection import Connection
 from limbic.core.store.schema import LANDED_OP
 
 _COLUMNS = "SELECT id, origin, op, entity_ids, at FROM changes"
@@ -18,18 +18,14 @@ def _changes(rows: Any) -> list[Changes]:
     return [Changes(int(r[0]), str(r[1]), str(r[2]), frozenset(json.loads(r[3])), float(r[4])) for r in rows]
 
 
-def recent_changes(conn: Any, limit: int) -> list[Changes]:
+def recent_changes(conn: Connection, limit: int) -> list[Changes]:
     """The last ``limit`` logged changes, newest first (steps that only landed vectors left out)."""
     return _changes(conn.execute(f"{_COLUMNS} WHERE op != ? ORDER BY id DESC LIMIT ?", (LANDED_OP, limit)))
 
 
-def entity_changes(conn: Any, entity_id: int, limit: int) -> list[Changes]:
+def entity_changes(conn: Connection, entity_id: int, limit: int) -> list[Changes]:
     """The last ``limit`` logged changes that touched the entity ``entity_id``, newest first (a full scan of
-    the log with ``json_each`` over each row's entity ids; on PostgreSQL, ``jsonb`` containment)."""
-    if on_postgres(conn):
-        return _changes(conn.execute(
-            f"{_COLUMNS} WHERE op != ? AND changes.entity_ids::jsonb @> jsonb_build_array(?::bigint) "
-            "ORDER BY id DESC LIMIT ?", (LANDED_OP, entity_id, limit)))
+    the log, testing each row's entity ids)."""
     return _changes(conn.execute(
-        f"{_COLUMNS} WHERE op != ? AND EXISTS (SELECT 1 FROM json_each(changes.entity_ids) WHERE value = ?) "
+        f"{_COLUMNS} WHERE op != ? AND {conn.ops.json_ids_contain('changes.entity_ids', '?')} "
         "ORDER BY id DESC LIMIT ?", (LANDED_OP, entity_id, limit)))

@@ -18,16 +18,14 @@ from collections.abc import Sequence
 from limbic.core.embedding.base import Embedder
 from limbic.core.embedding.entity_text import SEPARATOR, head_text
 from limbic.core.store import vec_rows
-from limbic.core.store.connection import Connection, fetch_all
+from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
-from limbic.core.store.postgres import full_text as pg_text
-from limbic.core.store.postgres.connection import on_postgres
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 
 
 def _documents(conn: Connection, entity_ids: Sequence[int], at: float) -> list[tuple[int, str, str, str, list[str]]]:
     ids = json.dumps([int(i) for i in entity_ids])
-    entities, texts = fetch_all(conn, [
+    entities, texts = conn.fetch_all([
         ("SELECT id, name, entity_type, status FROM entities WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
          (ids,)),
         (f"SELECT entity_id, content FROM observations WHERE {current('?2')} "
@@ -64,10 +62,7 @@ def drop_index_rows(conn: Connection, entity_ids: Sequence[int]) -> None:
     """Remove the FTS rows, entity vectors and observation vectors of entities about to be deleted
     (FTS5 and vec0 have no cascade)."""
     ids = json.dumps([int(i) for i in entity_ids])
-    if on_postgres(conn):
-        pg_text.delete_documents(conn.raw, pg_text.ENTITY_FTS, [int(i) for i in entity_ids])  # type: ignore[attr-defined]
-    else:
-        conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
+    conn.ops.delete_entity_text(entity_ids)
     if _has_vector_tables(conn):
         vec_rows.delete(conn, VECTOR_TABLE, entity_ids)
     observations = [r[0] for r in conn.execute(
@@ -87,7 +82,7 @@ def _drop_stale_observation_vectors(conn: Connection, entity_ids: Sequence[int],
     """Remove the vectors of observations of ``entity_ids`` that were deleted, superseded, expired by ``at``,
     moved to another entity or whose passage changed (text or entity name), so KNN never answers with an old text."""
     ids = json.dumps(sorted({int(i) for i in entity_ids}))
-    current_rows, stored = fetch_all(conn, [
+    current_rows, stored = conn.fetch_all([
         ("SELECT o.id, o.entity_id, e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
          f"WHERE {current('?2', 'o')} AND o.entity_id IN (SELECT value FROM json_each(?1))", (ids, at)),
         # two indexed look-ups; as one ``… OR …`` PostgreSQL scans the whole table (5.7 ms against 0.13 at 10k)
@@ -123,12 +118,7 @@ def write_entity_text(conn: Connection, entity_ids: Sequence[int], at: float) ->
     seconds) in the open transaction; returns the ids that exist. Vectors are left alone."""
     docs = _documents(conn, sorted(set(entity_ids)), at)
     ids = [d[0] for d in docs]
-    rows = [(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs]
-    if on_postgres(conn):
-        pg_text.write_documents(conn.raw, pg_text.ENTITY_FTS, [(r[0], r[1:]) for r in rows])  # type: ignore[attr-defined]
-    elif rows:
-        conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(ids),))
-        conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
+    conn.ops.write_entity_text([(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs])
     return ids
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
 
 from limbic.core.models import Changes
+from limbic.core.store.connection import Connection
 
 BATCH = 5_000  # log rows read per query
 
 
-def changes_oldest_first(conn: Any, skip_ops: tuple[str, ...]) -> Iterator[Changes]:
+def changes_oldest_first(conn: Connection, skip_ops: tuple[str, ...]) -> Iterator[Changes]:
     """Every logged change whose op is not in ``skip_ops``, oldest first (read in batches of :data:`BATCH`)."""
     after = 0
     marks = ", ".join("?" for _ in skip_ops) or "''"
@@ -30,12 +30,12 @@ def changes_oldest_first(conn: Any, skip_ops: tuple[str, ...]) -> Iterator[Chang
         after = int(rows[-1][0])
 
 
-def entity_names(conn: Any) -> dict[int, str]:
+def entity_names(conn: Connection) -> dict[int, str]:
     """``{entity id: name}`` of every entity."""
     return {int(i): str(n) for i, n in conn.execute("SELECT id, name FROM entities")}
 
 
-def expiring_observations(conn: Any, start: float, end: float) -> list[tuple[int, str, str, float]]:
+def expiring_observations(conn: Connection, start: float, end: float) -> list[tuple[int, str, str, float]]:
     """Live observations (not superseded) that expire after ``start`` and by ``end`` (UTC seconds), soonest first,
     as ``(entity id, entity name, content, expires_at)``."""
     rows = conn.execute(

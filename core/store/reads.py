@@ -1,7 +1,7 @@
 """Set-based reads that turn rows into :mod:`limbic.core.models` values.
 
-Every function takes an apsw connection (a thread's read connection, or the write connection
-inside a transaction) and issues a fixed, small number of queries whatever the number of entities.
+Every function takes a connection (a thread's read connection, or the write connection inside a
+transaction) and issues a fixed, small number of queries whatever the number of entities.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from limbic.core.models import Changes, Entity, GraphStats, Observation, Relatio
 from limbic.core.store import scope
 from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
-from limbic.core.store.postgres.connection import on_postgres
-from limbic.core.store.schema import pg_read_state, vector_dimension
+from limbic.core.store.schema import vector_dimension
 
 _ENTITY_COLUMNS = "id, name, entity_type, status, created_at, updated_at, project, strength, pinned_at"
 _OBS_COLUMNS = "id, entity_id, content, kind, supersedes, superseded_at, expires_at, weight, created_at"
@@ -222,7 +221,7 @@ def search_substring(conn: Connection, text: str, now: float | None = None) -> l
     Like the reference server's ``search_nodes`` (JavaScript ``toLowerCase`` on both sides): an ASCII
     needle uses SQLite ``LIKE``; any other is compared after Python's ``str.lower`` of every text.
     """
-    test, needle = substring_test(text)
+    test, needle = substring_test(conn, text)
     rows = conn.execute(
         f"SELECT id FROM entities WHERE {test.format(column='name')} OR {test.format(column='entity_type')} "
         f"UNION SELECT entity_id FROM observations WHERE {current('?2')} AND {test.format(column='content')} "
@@ -232,7 +231,7 @@ def search_substring(conn: Connection, text: str, now: float | None = None) -> l
     return [r[0] for r in rows]
 
 
-def substring_test(text: str) -> tuple[str, str]:
+def substring_test(conn: Connection, text: str) -> tuple[str, str]:
     """The SQL test of a column containing ``text`` ignoring case (``{column}`` to fill in, parameter ``?1``)
     and the value of ``?1``: an ASCII needle uses ``LIKE`` on the ASCII lower case of both sides (SQLite's
     ``LIKE`` folds ASCII only, PostgreSQL's none; ``lower()`` of a ``"C"`` text folds ASCII on both), any
@@ -240,7 +239,7 @@ def substring_test(text: str) -> tuple[str, str]:
     if text.isascii():
         escaped = text.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         return "lower({column}) LIKE ?1 ESCAPE '\\'", f"%{escaped}%"
-    return "instr(unicode_lower({column}), ?1) > 0", text.lower()
+    return conn.ops.holds_text("unicode_lower({column})", "?1"), text.lower()
 
 
 def _by_count(rows: Iterable[tuple[str, int]]) -> dict[str, int]:
@@ -294,13 +293,10 @@ def changes_since(conn: Connection, change_id: int, *, limit: int = 10_000) -> l
 
 
 def last_change_id(conn: Connection) -> int:
-    if on_postgres(conn):
-        return pg_read_state(conn)[1]
-    return conn.execute("SELECT coalesce(max(id), 0) FROM changes").get
+    """The newest ``changes`` id (0 when none)."""
+    return conn.ops.last_change_id()
 
 
 def pending_vector_count(conn: Connection) -> int:
     """How many entities wait for vectors."""
-    if on_postgres(conn):
-        return pg_read_state(conn)[2]
-    return int(conn.execute("SELECT count(*) FROM pending_vectors").get or 0)
+    return conn.ops.pending_vector_count()

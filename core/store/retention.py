@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from limbic.core.store.connection import Connection
-from limbic.core.store.postgres.connection import on_postgres
 
 _USAGE = """
 SELECT e.id, e.name, e.status, e.created_at, e.strength, e.pinned_at, coalesce(a.access_count, 0), a.last_access,
@@ -23,13 +22,10 @@ ARRIVING_OPS = ("create_entities", "upsert_entities", "create_entity", "import_f
 """Change-log ops that write entities anew: creating and importing (a file, or the memory file an MCP server
 adopts)."""
 _ARRIVED = """
-SELECT CAST(j.value AS {id_type}), coalesce(max(c.at) FILTER (WHERE c.op IN ({ops})), min(c.at))
-FROM changes c, {elements} j{alias} GROUP BY 1
+SELECT CAST(j.value AS BIGINT), coalesce(max(c.at) FILTER (WHERE c.op IN ({ops})), min(c.at))
+FROM changes c, {ids} GROUP BY 1
 """
 _OPS = ", ".join(f"'{op}'" for op in ARRIVING_OPS)
-_ARRIVED_SQLITE = _ARRIVED.format(id_type="INTEGER", ops=_OPS, elements="json_each(c.entity_ids)", alias="")
-_ARRIVED_POSTGRES = _ARRIVED.format(id_type="bigint", ops=_OPS, alias="(value)",
-                                    elements="jsonb_array_elements_text(CAST(c.entity_ids AS jsonb))")
 
 
 def usage(conn: Connection, since_day: str) -> list[tuple[Any, ...]]:
@@ -43,7 +39,7 @@ def arrivals(conn: Connection) -> dict[int, float]:
     :data:`ARRIVING_OPS` op that touched it (an id reused after a deletion counts from its new entity; a
     re-import counts as new), else its first logged change: when it came into this memory, whatever
     ``created_at`` an import carried."""
-    sql = _ARRIVED_POSTGRES if on_postgres(conn) else _ARRIVED_SQLITE
+    sql = _ARRIVED.format(ops=_OPS, ids=conn.ops.json_id_rows("c.entity_ids", "j"))
     return {int(i): float(at) for i, at in conn.execute(sql)}
 
 

@@ -21,9 +21,9 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
 
 from limbic.core.errors import ConflictError, ValidationError
+from limbic.core.store.connection import Connection
 
 _BOUND: ContextVar[str | None] = ContextVar("limbic_project_scope", default=None)
 
@@ -76,7 +76,7 @@ def check_writable(project: str | None) -> None:
                               f"project {project!r} from it")
 
 
-def resolve(conn: Any, names: Sequence[str], project: str | None) -> dict[str, int]:
+def resolve(conn: Connection, names: Sequence[str], project: str | None) -> dict[str, int]:
     """``{name: id}`` of the names that resolve in the view of ``project`` (``None``: unbound), in name order
     (bytewise). Names that resolve to nothing are left out.
 
@@ -110,7 +110,7 @@ def resolve(conn: Any, names: Sequence[str], project: str | None) -> dict[str, i
     return found
 
 
-def held_elsewhere(conn: Any, names: Sequence[str], project: str) -> set[str]:
+def held_elsewhere(conn: Connection, names: Sequence[str], project: str) -> set[str]:
     """The names among ``names`` that ``project``'s view does not resolve (no entity of ``project``, no global
     one) although another project holds them: what a call bound to ``project`` cannot touch."""
     if not names:
@@ -121,7 +121,7 @@ def held_elsewhere(conn: Any, names: Sequence[str], project: str) -> set[str]:
         "AND (v.project IS NULL OR v.project = ?2))", (json.dumps(list(names)), project))}
 
 
-def in_slot(conn: Any, names: Sequence[str], project: str | None) -> dict[str, int]:
+def in_slot(conn: Connection, names: Sequence[str], project: str | None) -> dict[str, int]:
     """``{name: id}`` of the names held in exactly ``project`` (``None``: among the global entities): the slot a
     new entity of that project would take."""
     if not names:
@@ -132,7 +132,7 @@ def in_slot(conn: Any, names: Sequence[str], project: str | None) -> dict[str, i
     return {name: int(entity_id) for name, entity_id in rows}
 
 
-def visible(conn: Any, entity_ids: Sequence[int]) -> list[int]:
+def visible(conn: Connection, entity_ids: Sequence[int]) -> list[int]:
     """``entity_ids`` (order kept) that the current binding sees (all of them when unbound)."""
     binding = _BOUND.get()
     if binding is None or not entity_ids:
@@ -143,7 +143,7 @@ def visible(conn: Any, entity_ids: Sequence[int]) -> list[int]:
     return [i for i in entity_ids if i in kept]
 
 
-def visible_observations(conn: Any, observation_ids: Sequence[int]) -> set[int]:
+def visible_observations(conn: Connection, observation_ids: Sequence[int]) -> set[int]:
     """The observations among ``observation_ids`` whose entity the current binding sees (all when unbound)."""
     binding = _BOUND.get()
     if binding is None:

@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from limbic.core.store.connection import Connection, execute_all
+from limbic.core.store.connection import Connection
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ class SearchEvent:
 def insert_search(conn: Connection, event: SearchEvent, shown: Sequence[Impression], *, retention: int) -> None:
     """Log ``event`` with its impressions, candidate arrays and query vector, add the impressions to
     ``entity_impressions``, then drop the oldest searches beyond ``retention``. The rows go in one batch
-    (:func:`~limbic.core.store.connection.execute_all`: one round trip on PostgreSQL)."""
+    (the connection's ``execute_all``: one round trip on PostgreSQL)."""
     params_id = _params_id(conn, event.params_json)
     rows: list[tuple[str, Sequence[object]]] = [(
         "INSERT INTO search_events(id, at, query, k_limit, mode, strategy, origin, duration_ms, treatment, preset, "
@@ -72,8 +72,9 @@ def insert_search(conn: Connection, event: SearchEvent, shown: Sequence[Impressi
               "final_score, cosine_sim) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
               (event.id, s.entity_id, s.rank, s.baseline_rank, s.bm25_rank, s.limbic_score, s.final_score,
                s.cosine_similarity)) for s in shown]
-    rows += [(_IMPRESSION, row) for row in _impressions([s.entity_id for s in shown], event.at)]
-    execute_all(conn, rows)
+    impression = _impression(conn)
+    rows += [(impression, row) for row in _impressions([s.entity_id for s in shown], event.at)]
+    conn.execute_all(rows)
     trim(conn, retention)
 
 
@@ -110,11 +111,13 @@ def clear(conn: Connection) -> int:
     return count
 
 
-_IMPRESSION = (
-    "INSERT INTO entity_impressions(entity_id, impression_count, last_impression) "
-    "SELECT id, 1, ?2 FROM entities WHERE id = ?1 "
-    "ON CONFLICT(entity_id) DO UPDATE SET impression_count = entity_impressions.impression_count + 1, "
-    "last_impression = max(entity_impressions.last_impression, excluded.last_impression)")
+def _impression(conn: Connection) -> str:
+    """The statement counting one impression (``?1`` entity id, ``?2`` UTC seconds) of an entity still stored."""
+    latest = conn.ops.greatest("entity_impressions.last_impression", "excluded.last_impression")
+    return ("INSERT INTO entity_impressions(entity_id, impression_count, last_impression) "
+            "SELECT id, 1, ?2 FROM entities WHERE id = ?1 "
+            "ON CONFLICT(entity_id) DO UPDATE SET impression_count = entity_impressions.impression_count + 1, "
+            f"last_impression = {latest}")
 
 
 def _impressions(entity_ids: Sequence[int], at: float) -> list[tuple[int, float]]:
@@ -123,7 +126,7 @@ def _impressions(entity_ids: Sequence[int], at: float) -> list[tuple[int, float]
 
 def record_impressions(conn: Connection, entity_ids: Sequence[int], at: float) -> None:
     """Count one impression at ``at`` (UTC seconds) for each entity still stored."""
-    conn.executemany(_IMPRESSION, _impressions(entity_ids, at))
+    conn.executemany(_impression(conn), _impressions(entity_ids, at))
 
 
 def impression_stats(conn: Connection, entity_id: int) -> tuple[int, float | None]:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
 from limbic.core.store.connection import Connection
-from limbic.core.store.postgres.connection import on_postgres
 
 _ENTITY_SIGNALS = """
 SELECT e.id, e.name, e.entity_type, e.status, e.created_at,
@@ -79,48 +78,10 @@ def creation_neighbours(conn: Connection, ids: Sequence[int], window_seconds: fl
     return [tuple(r) for r in conn.execute(_NEIGHBOURS, (json.dumps([int(i) for i in ids]), window_seconds))]
 
 
-# one row per candidate: the best cosine over the query vectors of the searches among its latest
-# ``labels`` labels (implicit_feedback_entity gives them newest first without a sort)
-_LABELS = """
-SELECT c.value, (
-    SELECT MAX(1.0 - vec_distance_cosine(v.vector, ?3))
-    FROM (SELECT f.event_id FROM implicit_feedback f WHERE f.entity_id = c.value AND f.event_id IS NOT NULL
-          ORDER BY f.id DESC LIMIT ?4) AS latest
-    JOIN search_query_vectors v ON v.event_id = latest.event_id
-    WHERE v.model = ?2 AND length(v.vector) = length(?3))
-FROM json_each(?1) AS c
-"""
-_PG_LABELS = """
-SELECT c.id, v.vector FROM unnest(?1::bigint[]) AS c(id)
-CROSS JOIN LATERAL (SELECT f.event_id FROM implicit_feedback f WHERE f.entity_id = c.id AND f.event_id IS NOT NULL
-                    ORDER BY f.id DESC LIMIT ?3) AS latest
-JOIN search_query_vectors v ON v.event_id = latest.event_id
-WHERE v.model = ?2 AND length(v.vector) = ?4
-"""
-
-
 def feedback_cosines(conn: Connection, ids: Sequence[int], model: str, query_vector: np.ndarray,
                      labels: int) -> dict[int, float]:
     """Each of ``ids`` used after a logged search with a query vector of ``model`` (among its latest ``labels``
     relevance labels) → the highest cosine between ``query_vector`` ``(d,) float32`` and those searches' query
-    vectors (float32, as sqlite-vec's ``vec_distance_cosine``: on SQLite computed there, on PostgreSQL here
-    from the rows). Candidates never used after such a search are absent."""
-    query = np.asarray(query_vector, dtype=np.float32)
-    listed = [int(i) for i in ids]
-    best: dict[int, float] = {}
-    if not on_postgres(conn):
-        for entity, similarity in conn.execute(_LABELS, (json.dumps(listed), model, query.tobytes(), labels)):
-            if isinstance(entity, int) and isinstance(similarity, float):
-                best[entity] = similarity
-        return best
-    rows = conn.execute(_PG_LABELS, (listed, model, labels, query.nbytes)).fetchall()
-    if not rows:
-        return best
-    stored = np.frombuffer(b"".join(bytes(cast(bytes, v)) for _, v in rows), dtype=np.float32).reshape(len(rows), -1)
-    norms = np.linalg.norm(stored, axis=1) * np.linalg.norm(query)
-    cosine = (stored @ query) / np.where(norms == 0, np.float32(1.0), norms)
-    for (entity, _), similarity in zip(rows, cosine.tolist(), strict=True):
-        key = int(cast(int, entity))
-        if key not in best or similarity > best[key]:
-            best[key] = similarity
-    return best
+    vectors (float32, as sqlite-vec's ``vec_distance_cosine``: on SQLite computed there, on PostgreSQL from the
+    rows read). Candidates never used after such a search are absent."""
+    return conn.ops.feedback_cosines([int(i) for i in ids], model, np.asarray(query_vector, dtype=np.float32), labels)

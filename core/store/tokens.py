@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from limbic.core.store.connection import Connection
+
 
 @dataclass(frozen=True, slots=True)
 class NamedToken:
@@ -31,29 +33,29 @@ def _token(row: Any) -> NamedToken:
                       None if row[3] is None else str(row[3]))
 
 
-def insert(conn: Any, name: str, token_hash: str, at: float, project: str | None = None) -> None:
+def insert(conn: Connection, name: str, token_hash: str, at: float, project: str | None = None) -> None:
     """Add a token row (the caller checked that ``name`` is free)."""
     conn.execute("INSERT INTO mcp_tokens(name, token_hash, created_at, project) VALUES (?, ?, ?, ?)",
                  (name, token_hash, at, project))
 
 
-def find(conn: Any, name: str) -> NamedToken | None:
+def find(conn: Connection, name: str) -> NamedToken | None:
     """The token named ``name``, revoked or not; None if there is none."""
     rows = list(conn.execute("SELECT name, created_at, revoked_at, project FROM mcp_tokens WHERE name = ?", (name,)))
     return _token(rows[0]) if rows else None
 
 
-def all_tokens(conn: Any) -> list[NamedToken]:
+def all_tokens(conn: Connection) -> list[NamedToken]:
     """Every named token, by name."""
     return [_token(r) for r in conn.execute("SELECT name, created_at, revoked_at, project FROM mcp_tokens ORDER BY name")]
 
 
-def revoke(conn: Any, name: str, at: float) -> None:
+def revoke(conn: Connection, name: str, at: float) -> None:
     """Mark the token ``name`` revoked at ``at`` (a revoked one keeps its first revocation time)."""
     conn.execute("UPDATE mcp_tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL", (at, name))
 
 
-def name_by_hash(conn: Any, token_hash: str) -> str | None:
+def name_by_hash(conn: Connection, token_hash: str) -> str | None:
     """The name of the unrevoked token whose SHA-256 hex digest is ``token_hash``; None if none is."""
     rows = list(conn.execute("SELECT name FROM mcp_tokens WHERE token_hash = ? AND revoked_at IS NULL",
                              (token_hash,)))

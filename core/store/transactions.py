@@ -1,7 +1,7 @@
-"""The one write transaction of a memory, the same on both backends: logged, nested as savepoints, all or nothing.
+"""The one write transaction of a memory, the same on every engine: logged, nested as savepoints, all or nothing.
 
 :class:`Transactions` holds the writer's state and runs :meth:`~Transactions.write` and
-:meth:`~Transactions.maintenance`; a backend says how a transaction starts (:meth:`~Transactions._begin`:
+:meth:`~Transactions.maintenance`; an engine says how a transaction starts (:meth:`~Transactions._begin`:
 SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's ``BEGIN`` and an advisory lock), what it does before it commits
 (:meth:`~Transactions._before_commit`: PostgreSQL indexes the text its statements queued), how a committed
 change is announced (:meth:`~Transactions._announce`: PostgreSQL's ``NOTIFY``) and how it commits
@@ -21,9 +21,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from typing import Generic, TypeVar
 
 from limbic.core.errors import DatabaseClosedError, LimbicError, unstored
+from limbic.core.store.connection import Connection
 
 _commits: ContextVar[list[int] | None] = ContextVar("limbic_commits", default=None)
 
@@ -47,6 +48,10 @@ def recorded_commits() -> list[int] | None:
     return _commits.get()
 
 
+C = TypeVar("C", bound=Connection)
+"""The engine's own connection class."""
+
+
 class WriteTransaction:
     """Handle given to the body of :meth:`Transactions.write`.
 
@@ -55,7 +60,7 @@ class WriteTransaction:
     savepoint) passes its ids on to the outer one when it succeeds.
     """
 
-    def __init__(self, conn: Any, parent: WriteTransaction | None = None) -> None:
+    def __init__(self, conn: Connection, parent: WriteTransaction | None = None) -> None:
         self.conn = conn
         self.parent = parent
         self.entity_ids: set[int] = set()
@@ -80,11 +85,11 @@ class WriteTransaction:
             self.entity_ids.update(int(i) for i in entity_ids)
 
 
-class Transactions(ABC):
-    """The writer's side of a memory; a backend sets ``_writer`` (its write connection) and ``_closed``, and
-    implements :meth:`_begin`."""
+class Transactions(ABC, Generic[C]):
+    """The writer's side of a memory; an engine sets ``_writer`` (its write connection, of its own class ``C``)
+    and ``_closed``, and implements :meth:`_begin`."""
 
-    _writer: Any
+    _writer: C
     _closed: bool
 
     def _init_transactions(self) -> None:
@@ -102,32 +107,32 @@ class Transactions(ABC):
         return self._owner == threading.get_ident()
 
     @abstractmethod
-    def _begin(self, conn: Any) -> None:
+    def _begin(self, conn: C) -> None:
         """Start the outermost transaction, waiting for this memory's other writers.
 
         Raises:
             StoreBusyError: another writer kept its turn past the timeout.
         """
 
-    def _before_commit(self, conn: Any) -> None:
+    def _before_commit(self, conn: C) -> None:
         """What the backend does inside every transaction just before it commits (nothing by default)."""
         return None
 
-    def _send(self, conn: Any, command: str) -> None:
+    def _send(self, conn: C, command: str) -> None:
         """Run ``command`` (``SAVEPOINT``, ``RELEASE``: no bindings, no rows); PostgreSQL sends it with the next
         statement instead (one round trip for both; an error in it is raised there)."""
         conn.execute(command)
 
-    def _announce(self, conn: Any, change_id: int) -> None:
+    def _announce(self, conn: C, change_id: int) -> None:
         """Announce the logged change ``change_id`` to other processes, inside the transaction (nothing by
         default: SQLite's other processes poll the file)."""
         return None
 
-    def _rollback(self, conn: Any) -> None:
+    def _rollback(self, conn: C) -> None:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
 
-    def _undo_savepoint(self, conn: Any, name: str) -> None:
+    def _undo_savepoint(self, conn: C, name: str) -> None:
         """Undo the savepoint ``name`` whose block failed (the outer transaction goes on)."""
         conn.execute(f"ROLLBACK TO {name}; RELEASE {name}")
 
@@ -136,7 +141,7 @@ class Transactions(ABC):
         PostgreSQL tells a lost connection in one line)."""
         return exc
 
-    def _failed(self, conn: Any, exc: BaseException, *, logged: bool) -> BaseException:
+    def _failed(self, conn: C, exc: BaseException, *, logged: bool) -> BaseException:
         """Roll back the outermost transaction after ``exc`` and return the error to raise for it: for a logged
         write (``logged``), an outage's error worded as one that stored nothing
         (:func:`~limbic.core.errors.unstored`)."""
@@ -144,7 +149,7 @@ class Transactions(ABC):
         told = self._told(exc)
         return unstored(told) if logged and isinstance(told, LimbicError) else told
 
-    def _commit(self, conn: Any, change_id: int) -> None:
+    def _commit(self, conn: C, change_id: int) -> None:
         """Commit the outermost transaction whose ``changes`` row is ``change_id`` (0 for :meth:`maintenance`).
 
         Raises:
@@ -201,7 +206,7 @@ class Transactions(ABC):
                 self._owner = None
 
     @contextmanager
-    def _savepoint(self, conn: Any) -> Iterator[WriteTransaction]:
+    def _savepoint(self, conn: C) -> Iterator[WriteTransaction]:
         """A savepoint of the open transaction for the block: released when the block ends, undone when it raises
         (:meth:`_undo_savepoint`), and the error raised on."""
         parent = self._open[-1]
@@ -220,7 +225,7 @@ class Transactions(ABC):
             self._open.pop()
 
     @contextmanager
-    def maintenance(self) -> Iterator[Any]:
+    def maintenance(self) -> Iterator[Connection]:
         """A transaction without a ``changes`` row: signals and logs that views need not follow.
 
         Inside the same thread's open write transaction it is a savepoint of that transaction.

@@ -88,7 +88,7 @@ def substring_matches(conn: Connection, text: str, *, project: str | None, as_of
     then are searched (created by then, not superseded or expired by then)."""
     if as_of is None:
         return in_view(conn, reads.search_substring(conn, text), project=project, as_of=None)
-    test, needle = reads.substring_test(text)
+    test, needle = reads.substring_test(conn, text)
     rows = conn.execute(
         f"SELECT id FROM entities WHERE ({test.format(column='name')} OR {test.format(column='entity_type')}) "
         "AND created_at <= ?2 "

@@ -146,10 +146,11 @@ def record_access(conn: Connection, entity_ids: Sequence[int], at: float, *, co_
     ids = sorted(set(int(i) for i in entity_ids))
     if not ids:
         return
+    ops = conn.ops
     conn.executemany(
         "INSERT INTO entity_access(entity_id, access_count, last_access) VALUES (?, 1, ?) "
         "ON CONFLICT(entity_id) DO UPDATE SET access_count = entity_access.access_count + 1, "
-        "last_access = max(entity_access.last_access, excluded.last_access)",
+        f"last_access = {ops.greatest('entity_access.last_access', 'excluded.last_access')}",
         [(i, at) for i in ids],
     )
     day = day_of(at)
@@ -163,7 +164,7 @@ def record_access(conn: Connection, entity_ids: Sequence[int], at: float, *, co_
         conn.executemany(
             "INSERT INTO co_occurrences(a_id, b_id, co_count, last_co) VALUES (?, ?, 1, ?) "
             "ON CONFLICT(a_id, b_id) DO UPDATE SET co_count = co_occurrences.co_count + 1, "
-            "last_co = max(co_occurrences.last_co, excluded.last_co)",
+            f"last_co = {ops.greatest('co_occurrences.last_co', 'excluded.last_co')}",
             pairs,
         )
 
@@ -193,11 +194,12 @@ def merge_into(conn: Connection, source_id: int, target_id: int, at: float) -> N
             f"WHERE {column} = ?2 AND {other} != ?2 ORDER BY id ON CONFLICT DO NOTHING",
             (target_id, source_id),
         )
+    ops = conn.ops
     conn.execute(
         "INSERT INTO entity_access(entity_id, access_count, last_access) "
         "SELECT ?, access_count, last_access FROM entity_access WHERE entity_id = ? "
         "ON CONFLICT(entity_id) DO UPDATE SET access_count = entity_access.access_count + excluded.access_count, "
-        "last_access = max(entity_access.last_access, excluded.last_access)",
+        f"last_access = {ops.greatest('entity_access.last_access', 'excluded.last_access')}",
         (target_id, source_id),
     )
     conn.execute(
@@ -207,11 +209,11 @@ def merge_into(conn: Connection, source_id: int, target_id: int, at: float) -> N
     )
     conn.execute(
         "INSERT INTO co_occurrences(a_id, b_id, co_count, last_co) "
-        "SELECT min(?1, other), max(?1, other), co_count, last_co FROM ("
+        f"SELECT {ops.least('?1', 'other')}, {ops.greatest('?1', 'other')}, co_count, last_co FROM ("
         "  SELECT CASE WHEN a_id = ?2 THEN b_id ELSE a_id END AS other, co_count, last_co "
         "  FROM co_occurrences WHERE a_id = ?2 OR b_id = ?2) AS moved WHERE other != ?1 "
         "ON CONFLICT(a_id, b_id) DO UPDATE SET co_count = co_occurrences.co_count + excluded.co_count, "
-        "last_co = max(co_occurrences.last_co, excluded.last_co)",
+        f"last_co = {ops.greatest('co_occurrences.last_co', 'excluded.last_co')}",
         (target_id, source_id),
     )
     conn.execute("UPDATE reflections SET entity_id = ?1 WHERE entity_id = ?2", (target_id, source_id))

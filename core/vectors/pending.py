@@ -2,7 +2,8 @@
 
 A write commits its text, its FTS rows and a *pending mark* for each entity it touched in one
 transaction, with no model call (:func:`limbic.core.store.indexing.reindex`). Filling a mark is three
-steps, only the last of which holds the write lock:
+steps, only the last of which holds the write lock (the rows they read and write:
+:mod:`limbic.core.store.pending_vectors`):
 
 1. :func:`plan` reads, in one read snapshot, the texts of the pending entities that have no vector of
    the model for their current text (observation passages whose hash differs or that have none; the
@@ -20,42 +21,22 @@ texts are embedded: appending one observation to an entity embeds that one obser
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store import Connection, reads, vec_rows
-from limbic.core.store.connection import execute_all
+from limbic.core.store import Connection, pending_vectors, reads
 from limbic.core.store.database import Database, WriteTransaction
-from limbic.core.store.expiry import current
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
-from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, ensure_vector_table
+from limbic.core.store.pending_vectors import pending_entities, store_observation_vectors
+from limbic.core.store.schema import ensure_vector_table
 from limbic.core.vectors.turns import model_turn
 
 FILL_BATCH = 64
 """Entities per :func:`fill` step (one read, one model run of their texts, one short write transaction)."""
-
-
-def pending_entities(conn: Connection, limit: int, only: Sequence[int] | None = None,
-                     queued_before: float | None = None) -> dict[int, int]:
-    """Up to ``limit`` pending entities (among ``only`` when given; only marks queued before
-    ``queued_before``, UTC seconds, when given), oldest mark first: ``{entity id: generation}``."""
-    clauses: list[str] = []
-    args: list[Any] = [limit]
-    if only is not None:
-        clauses.append("entity_id IN (SELECT value FROM json_each(?2))")
-        args.append(json.dumps([int(i) for i in only]))
-    if queued_before is not None:
-        clauses.append(f"queued_at < ?{len(args) + 1}")
-        args.append(queued_before)
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    return {int(e): int(g) for e, g in conn.execute(
-        f"SELECT entity_id, generation FROM pending_vectors{where} ORDER BY queued_at, entity_id LIMIT ?1", args)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,19 +58,7 @@ class Work:
 
 def plan(conn: Connection, generations: dict[int, int], embedder: Embedder) -> Work:
     """What the pending entities ``generations`` need (call inside one read snapshot)."""
-    ids = json.dumps(sorted(generations))
-    entities: list[tuple[Any, ...]] = conn.execute(
-        "SELECT e.id, e.name, e.entity_type, e.status, m.model, m.text_hash FROM entities e "
-        "LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id WHERE e.id IN (SELECT value FROM json_each(?))",
-        (ids,)).fetchall()
-    live: dict[int, list[tuple[int, str]]] = {}
-    stored = {int(oid): (model, digest) for oid, model, digest in conn.execute(
-        "SELECT observation_id, model, text_hash FROM observation_embedding_meta "
-        "WHERE entity_id IN (SELECT value FROM json_each(?))", (ids,))}
-    for oid, eid, content in conn.execute(  # current ones: an expired text is not embedded again
-            f"SELECT id, entity_id, content FROM observations WHERE {current('?2')} "
-            "AND entity_id IN (SELECT value FROM json_each(?1)) ORDER BY entity_id, id", (ids, time.time())):
-        live.setdefault(int(eid), []).append((int(oid), content))
+    entities, stored, live = pending_vectors.texts(conn, list(generations), time.time())
     passages: list[tuple[int, str, int]] = []
     observations: list[tuple[int, int, str, int]] = []
     for eid, name, etype, status, model, digest in entities:
@@ -124,9 +93,7 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     Returns the ids of the entities landed.
     """
     conn = txn.conn
-    current = {int(e): int(g) for e, g in conn.execute(
-        "SELECT entity_id, generation FROM pending_vectors WHERE entity_id IN (SELECT value FROM json_each(?))",
-        (json.dumps(sorted(work.generations)),))}
+    current = pending_vectors.generations(conn, list(work.generations))
     ready = {e for e, g in work.generations.items() if current.get(e) == g}
     if not ready:
         return []
@@ -135,33 +102,13 @@ def land(database: Database, txn: WriteTransaction, work: Work, vectors: np.ndar
     passage_rows = [(i, p) for i, p in enumerate(work.passages) if p[0] in ready]
     offset = len(work.passages)
     observation_rows = [(offset + i, o) for i, o in enumerate(work.observations) if o[1] in ready]
-    vec_rows.delete(conn, VECTOR_TABLE, [p[0] for _, p in passage_rows])
-    vec_rows.insert(conn, VECTOR_TABLE, [(p[0], vectors[i].tobytes()) for i, p in passage_rows])
-    conn.executemany(
-        "INSERT INTO entity_embedding_meta(entity_id, model, updated_at, text_hash) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(entity_id) DO UPDATE SET model = excluded.model, updated_at = excluded.updated_at, "
-        "text_hash = excluded.text_hash",
-        [(p[0], embedder.name, now, p[2]) for _, p in passage_rows])
+    pending_vectors.store_entity_vectors(conn, [(p[0], p[2], vectors[i].tobytes()) for i, p in passage_rows],
+                                         embedder.name, now)
     store_observation_vectors(conn, [(o[0], o[1], o[3], vectors[i]) for i, o in observation_rows], embedder.name, now)
     landed = sorted(ready)
-    conn.executemany("DELETE FROM pending_vectors WHERE entity_id = ? AND generation = ?",
-                     [(e, work.generations[e]) for e in landed])
+    pending_vectors.clear(conn, {e: work.generations[e] for e in landed})
     txn.touch(landed)
     return landed
-
-
-def store_observation_vectors(conn: Connection, rows: Sequence[tuple[int, int, int, np.ndarray]], model: str,
-                              at: float) -> None:
-    """Insert the vectors of observations with their meta rows, in the caller's write transaction: ``rows`` of
-    ``(observation id, entity id, passage hash, (d,) float32 vector)`` by ``model``, replacing any they had (the
-    vector table exists). :func:`plan` then leaves them out: a text is embedded once."""
-    vectors = vec_rows.replacing(conn, OBSERVATION_VECTOR_TABLE,
-                                 [(r[0], np.asarray(r[3], dtype=np.float32).tobytes()) for r in rows])
-    execute_all(conn, [*vectors, *((
-        "INSERT INTO observation_embedding_meta(observation_id, entity_id, model, text_hash, updated_at) "
-        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(observation_id) DO UPDATE SET entity_id = excluded.entity_id, "
-        "model = excluded.model, text_hash = excluded.text_hash, updated_at = excluded.updated_at",
-        (r[0], r[1], model, r[2], at)) for r in rows)])
 
 
 Writer = Callable[[Callable[[WriteTransaction], list[int]]], list[int]]

@@ -3,7 +3,8 @@ upgrade (observation vectors in schema 4, pending marks in schema 7).
 
 ``entity_embedding_meta`` and ``observation_embedding_meta`` record the model that made each vector.
 :func:`reembed` marks pending (:mod:`limbic.core.vectors.pending`) every entity that lacks a vector of
-the model — its entity vector, or a live observation's — and fills the marks: texts are read in one snapshot, embedded with no lock held, and written
+the model — its entity vector, or a live observation's
+(:func:`~limbic.core.store.vector_meta.stale_entity_ids`) — and fills the marks: texts are read in one snapshot, embedded with no lock held, and written
 in short transactions, so the passages are exactly the ones the service writes and texts that already
 have a current vector are not embedded again. An interrupted run loses at most the step in flight;
 running it again continues where it stopped. When the new model's dimension differs, both vec0 tables
@@ -15,20 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from limbic.core.embedding.base import Embedder
-from limbic.core.store import Connection, reads
+from limbic.core.store import reads
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import mark_pending
-from limbic.core.store.schema import (
-    LANDED_OP,
-    OBSERVATION_VECTOR_TABLE,
-    VECTOR_TABLE,
-    ensure_vector_table,
-    put_setting,
-    vector_dimension,
-)
+from limbic.core.store.schema import LANDED_OP, ensure_vector_table, put_setting
+from limbic.core.store.vector_meta import stale_entity_ids
 from limbic.core.vectors.pending import FILL_BATCH, fill
 
 
@@ -41,43 +35,6 @@ class ReembedReport:
     stale: int
     recreated_table: bool
     seconds: float
-
-
-_STALE_ENTITIES = """
-SELECT e.id FROM entities e
-WHERE NOT EXISTS (SELECT 1 FROM entity_embedding_meta m WHERE m.entity_id = e.id AND m.model = ?1{entity_vector})
-UNION
-SELECT o.entity_id FROM observations o LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id
-WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1 OR m.entity_id != o.entity_id{observation_vector})
-"""
-
-
-def stale_vector_count(conn: Connection, model: str) -> int:
-    """Vectors of ``model`` that are missing: entities without their entity vector plus live observations
-    without their observation vector."""
-    count = conn.execute(
-        "SELECT (SELECT count(*) FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id "
-        "        WHERE m.model IS NULL OR m.model != ?1)"
-        " + (SELECT count(*) FROM observations o LEFT JOIN observation_embedding_meta m "
-        "    ON m.observation_id = o.id WHERE o.superseded_at IS NULL AND (m.model IS NULL OR m.model != ?1))",
-        (model,),
-    ).get
-    return int(count) if isinstance(count, int) else 0
-
-
-def stale_entity_ids(database: Database, model: str) -> list[int]:
-    """Ids (ascending) of entities that lack a vector of ``model``: their entity vector, or the vector of
-    a live observation."""
-    conn = database.read()
-    tables = {t for t in (VECTOR_TABLE, OBSERVATION_VECTOR_TABLE) if vector_dimension(conn, t) is not None}
-    entity_vector = f" AND e.id IN (SELECT rowid FROM {VECTOR_TABLE})" if VECTOR_TABLE in tables else ""
-    observation_vector = (f" OR o.id NOT IN (SELECT rowid FROM {OBSERVATION_VECTOR_TABLE})"
-                          if OBSERVATION_VECTOR_TABLE in tables else "")
-    rows: list[tuple[Any, ...]] = conn.execute(
-        _STALE_ENTITIES.format(entity_vector=entity_vector, observation_vector=observation_vector) + " ORDER BY 1",
-        (model,),
-    ).fetchall()
-    return [int(row[0]) for row in rows]
 
 
 def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int], None] | None = None,
@@ -97,7 +54,7 @@ def reembed(database: Database, embedder: Embedder, progress: Callable[[int, int
     started = time.perf_counter()
     with database.maintenance() as conn:
         recreated = ensure_vector_table(conn, embedder.dimension, embedder.name)
-    stale = stale_entity_ids(database, embedder.name)
+    stale = stale_entity_ids(database.read(), embedder.name)
     with database.write("system", "reembed") as txn:
         mark_pending(txn.conn, stale, time.time())
     total = reads.pending_vector_count(database.read())

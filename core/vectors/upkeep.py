@@ -17,9 +17,10 @@ from limbic.core.errors import ModelNotInstalledError
 from limbic.core.store import reads
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.schema import LANDED_OP
+from limbic.core.store.vector_meta import stale_vector_count
 from limbic.core.vectors.filler import VectorFiller
 from limbic.core.vectors.pending import fill
-from limbic.core.vectors.reembed import ReembedReport, reembed, stale_vector_count
+from limbic.core.vectors.reembed import ReembedReport, reembed
 
 BACKGROUND_THREADS = 1
 """Intra-op threads of the background embedder's model session: on 2 cores, four concurrent MCP writers'

@@ -22,14 +22,13 @@ sqlite-vec stays the store of record.
 
 from __future__ import annotations
 
-import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from limbic.core.store import Connection, expiry, reads, vec_rows
+from limbic.core.store import Connection, expiry, reads, vec_rows, vector_meta
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
 from limbic.core.vectors import approximate
 from limbic.core.vectors.blocks import Block, Vectors, one_blas_thread
@@ -42,21 +41,12 @@ one_blas_thread()  # once, on the importing thread (the main thread of the app a
 FULL_RELOAD_SHARE = 0.25  # reload everything when more than this share of the entities changed
 COMPACT_SHARE = 0.05  # merge the recent block into the main one past this share of its rows
 
-_ENTITY_META = "SELECT entity_id FROM entity_embedding_meta WHERE model = ?1"
-_OBSERVATION_META = (
-    "SELECT m.observation_id, m.entity_id, coalesce(o.expires_at, 'inf') FROM observation_embedding_meta m "
-    "JOIN observations o ON o.id = m.observation_id WHERE +m.model = ?1 AND o.superseded_at IS NULL"
-)  # +m.model: a refresh of a few entities looks them up by entity_id (every row has the one model)
-_ONLY = " AND {column} IN (SELECT value FROM json_each(?2))"
-
-
-def _load(conn: Connection, table: str, meta_sql: str, column: str, model: str, dimension: int,
-          entity_ids: list[int] | None, passage_expiry: dict[int, float] | None = None) -> Vectors:
-    """Vectors of ``table`` made by ``model`` (only those of ``entity_ids`` when given); an entity (passage)
-    vector expires at ``passage_expiry[entity id]`` when given (:func:`~limbic.core.store.expiry.next_expiry`)."""
-    args: tuple = (model,) if entity_ids is None else (model, json.dumps(entity_ids))
-    sql = meta_sql if entity_ids is None else meta_sql + _ONLY.format(column=column)
-    meta: list[tuple[Any, ...]] = conn.execute(sql, args).fetchall()
+def _load(conn: Connection, table: str, meta: Sequence[tuple[Any, ...]], dimension: int, entity_ids: list[int] | None,
+          passage_expiry: dict[int, float] | None = None) -> Vectors:
+    """The vectors of ``table`` that ``meta`` lists (:func:`~limbic.core.store.vector_meta.entity_vectors` or
+    :func:`~limbic.core.store.vector_meta.observation_vectors` rows; only those of ``entity_ids`` when given); an
+    entity (passage) vector expires at ``passage_expiry[entity id]`` when given
+    (:func:`~limbic.core.store.expiry.next_expiry`)."""
     if not meta:
         return Vectors.empty(dimension)
     keys = np.array([r[0] for r in meta], dtype=np.int64)
@@ -101,8 +91,8 @@ class VectorIndex:
 
     def __init__(self, graphs: approximate.GraphBuilder | ServerGraphs | None = None) -> None:
         """``graphs``: builds the HNSW graph of a large main block (:mod:`limbic.core.vectors.approximate`), or
-        on PostgreSQL has the server's HNSW indexes propose (:mod:`limbic.core.vectors.server_graph`);
-        ``None`` keeps every search an exact scan."""
+        has the database server's index propose (:mod:`limbic.core.vectors.server_graph`; either:
+        :func:`~limbic.core.vectors.server_graph.graph_builder`); ``None`` keeps every search an exact scan."""
         self.graphs = graphs
         self._lock = threading.Lock()
         self._state: tuple[str, int] | None = None  # (model, dimension) of the copy
@@ -117,11 +107,11 @@ class VectorIndex:
 
     @staticmethod
     def _read(conn: Connection, model: str, dimension: int, ids: list[int] | None) -> Vectors:
-        entities = _load(conn, VECTOR_TABLE, _ENTITY_META, "entity_id", model, dimension, ids,
+        entities = _load(conn, VECTOR_TABLE, vector_meta.entity_vectors(conn, model, ids), dimension, ids,
                          expiry.next_expiry(conn, ids))
         if vector_dimension(conn, OBSERVATION_VECTOR_TABLE) is None:
             return entities  # a database from before schema 4, not yet written to
-        return entities.plus(_load(conn, OBSERVATION_VECTOR_TABLE, _OBSERVATION_META, "m.entity_id", model,
+        return entities.plus(_load(conn, OBSERVATION_VECTOR_TABLE, vector_meta.observation_vectors(conn, model, ids),
                                    dimension, ids))
 
     def refresh(self, conn: Connection, model: str) -> None:

@@ -70,9 +70,9 @@ def save_layout(address: str, ids: np.ndarray, pos: np.ndarray) -> None:
 
 
 def database_address(service: Any) -> str:
-    """The identity of the service's database: its URL (PostgreSQL) or its resolved file path."""
-    database = service.database
-    return str(getattr(database, "address", None) or database.path)
+    """The identity of the service's database: its URL without the password (PostgreSQL) or its resolved file
+    path."""
+    return str(service.shareable_address)
 
 
 class GlobalMap(QObject):

@@ -45,9 +45,9 @@ def measure(name: str, db: Path) -> dict:
     """One timing, in this process (run by :func:`in_process`)."""
     from limbic.core.curation.entities import identifier
     from limbic.core.service import MemoryService, review
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    service = MemoryService(Database(db), None)
+    service = MemoryService(open_database(db), None)
     out: dict = {}
     cpu = resource.getrusage(resource.RUSAGE_SELF)
     started = time.perf_counter()
@@ -92,12 +92,12 @@ def pair_scores(path: Path) -> dict:
 
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     pairs = load_pairs(path)
     embedder = load_active_embedder()
     with tempfile.TemporaryDirectory() as tmp:
-        service = MemoryService(Database(Path(tmp) / "pairs.db"), embedder)
+        service = MemoryService(open_database(Path(tmp) / "pairs.db"), embedder)
         ids = store_pairs(service, pairs)
         out = {f"{t:.2f}": score(service, pairs, ids, t).to_dict() for t in (0.65, 0.70, 0.73, 0.77, 0.80, 0.85, 0.90)}
         found = score(service, pairs, ids)
@@ -121,13 +121,13 @@ def suggestions(db: Path) -> dict:
     from limbic.core.curation.stop_words import STOP_WORDS
     from limbic.core.curation.survivors import QUALIFIERS
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     def words(text: str) -> set[str]:
         return {statements.stem(w) for w in re.findall(r"[^\W_]+", statements.without_boilerplate(text).casefold())
                 if w not in STOP_WORDS or w in QUALIFIERS}
 
-    service = MemoryService(Database(db), None)
+    service = MemoryService(open_database(db), None)
     report = service.curation.find_duplicate_observations(limit=100_000)
     service.close()
     listed, lacking, joined = [], 0, 0
@@ -150,9 +150,9 @@ def corpus_db(folder: Path, target: Path) -> Path:
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.io.importer import import_files
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    service = MemoryService(Database(target), load_active_embedder(), origin="import")
+    service = MemoryService(open_database(target), load_active_embedder(), origin="import")
     import_files(service, sorted(p for p in folder.glob("*.json*") if p.name != "MANIFEST.json"))
     service.search.wait_for_vectors()
     service.close()

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from limbic.core.search import feedback
+from limbic.core.store.backend import open_database
 from limbic.core.store.database import Database
 
 MODEL = "bench-model"
@@ -53,7 +54,7 @@ def fill_log(db: Database, searches: int, rng: np.random.Generator) -> tuple[lis
 
 def measure(db_path: Path, searches: int, repeats: int) -> dict:
     rng = np.random.default_rng(0)
-    db = Database(db_path)
+    db = open_database(db_path)
     try:
         ids, popular = fill_log(db, searches, rng)
         conn = db.read()

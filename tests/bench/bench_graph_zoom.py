@@ -51,12 +51,12 @@ def open_view(db: Path):
 
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
     from limbic.gui.controller import AppController
     from limbic.gui.graph.view import GraphView
 
     qt = QApplication.instance() or QApplication([])
-    service = MemoryService(Database(db), HashingEmbedder(), origin="gui", background_vectors=False)
+    service = MemoryService(open_database(db), HashingEmbedder(), origin="gui", background_vectors=False)
     controller = AppController(service)
     view = GraphView(controller)
     view.resize(1100 + 210, 730)

@@ -59,14 +59,14 @@ def build_database(limit: int, db: Path) -> float:
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.io.importer import import_file
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         graph = Path(folder) / "graph.jsonl"
         with graph.open("w", encoding="utf-8") as out:
             subprocess.run([sys.executable, str(TOOL), "--limit", str(limit)], stdout=out, check=True)
-        service = MemoryService(Database(db), HashingEmbedder(), origin="import")
+        service = MemoryService(open_database(db), HashingEmbedder(), origin="import")
         import_file(service, graph)
         service.close()
     return time.perf_counter() - started

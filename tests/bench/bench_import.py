@@ -23,7 +23,7 @@ from pathlib import Path
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_file
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 TOOL = Path(__file__).resolve().parents[3] / "shared" / "tools" / "debian_kg.py"
 
@@ -47,7 +47,7 @@ def real_embedder(model_dir: Path | None, variant: str):
 
 
 def run(graph: Path, embedder, folder: Path) -> dict:
-    service = MemoryService(Database(folder / f"bench-{embedder.name}.db"), embedder, origin="import")
+    service = MemoryService(open_database(folder / f"bench-{embedder.name}.db"), embedder, origin="import")
     try:
         started = time.perf_counter()
         report = import_file(service, graph)

@@ -28,7 +28,7 @@ from bench_search import QUERIES
 from limbic.core.embedding.onnx_embedder import load_active_embedder
 from limbic.core.search.pipeline import run_search
 from limbic.core.search.presets import preset
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.core.vectors.approximate import GraphBuilder
 from limbic.core.vectors.vector_index import VectorIndex
 
@@ -46,7 +46,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         shutil.copyfile(args.db, path)
-        database = Database(path)
+        database = open_database(path)
         conn = database.read()
         texts = [r[0] for r in conn.execute("SELECT content FROM observations ORDER BY id")]
         queries = list(QUERIES) + random.Random(7).sample(texts, max(0, args.queries - len(QUERIES)))

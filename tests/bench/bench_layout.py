@@ -14,7 +14,7 @@ written to ``tests/bench/out/debian-N.jsonl`` once and reused). Figures (one JSO
 - ``ego_layout_ms``: the focus view's layout of a 300-node neighbourhood;
 - ``extend_layout_ms``: placing 1% new nodes into an existing layout (live updates);
 - with ``--db`` (built from the JSONL without a model when the file does not exist):
-  ``load_arrays_ms`` — ``MemoryService.entities.graph_arrays()`` over SQLite —, ``patch_arrays_ms`` — the same
+  ``load_arrays_ms`` — ``MemoryService.graph_arrays()`` over SQLite —, ``patch_arrays_ms`` — the same
   after one entity was edited (an observation added to the database), given the previous arrays, so
   only that entity is read again and patched in —, and ``view`` — a ``GraphView`` in
   global mode, seconds from creation to the first drawing of all N nodes, and milliseconds of one
@@ -89,18 +89,18 @@ def view_figures(db: Path, jsonl: Path) -> dict:
 
     from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
     from limbic.gui.controller import AppController
     from limbic.gui.graph.view import GraphView
 
     if not db.exists():
         from limbic.core.io.importer import import_file
 
-        building = MemoryService(Database(db), None)
+        building = MemoryService(open_database(db), None)
         import_file(building, jsonl)
         building.close()
     app = QApplication.instance() or QApplication([])
-    service = MemoryService(Database(db), None, origin="gui")
+    service = MemoryService(open_database(db), None, origin="gui")
     load_s, arrays = timed(service.entities.graph_arrays)
     service.entities.add_observations([(arrays.names[0], [ObservationInput(f"benchmark edit at {time.time()}")])])
     patch_s, _ = timed(service.entities.graph_arrays, arrays)

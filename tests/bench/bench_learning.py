@@ -36,7 +36,7 @@ from limbic.core.search.params import ScoringParams  # noqa: E402
 from limbic.core.search.pipeline import rerank  # noqa: E402
 from limbic.core.service import MemoryService  # noqa: E402
 from limbic.core.store import search_log  # noqa: E402
-from limbic.core.store.database import Database  # noqa: E402
+from limbic.core.store.backend import open_database  # noqa: E402
 
 
 def fill_log(service: MemoryService, searches: int, seed: int = 0) -> None:
@@ -70,7 +70,7 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory() as folder:
         for size in sizes:
-            service = MemoryService(Database(Path(folder) / f"log{size}.db"), None)
+            service = MemoryService(open_database(Path(folder) / f"log{size}.db"), None)
             fill_log(service, size)
             started = time.perf_counter()
             history = service.learning.history()

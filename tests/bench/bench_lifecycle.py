@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE.parent))
 from limbic.core.embedding.onnx_embedder import load_active_embedder  # noqa: E402
 from limbic.core.models import ObservationInput  # noqa: E402
 from limbic.core.service import MemoryService  # noqa: E402
-from limbic.core.store.database import Database  # noqa: E402
+from limbic.core.store.backend import open_database  # noqa: E402
 
 
 def summary(seconds: list[float]) -> dict[str, float]:
@@ -76,7 +76,7 @@ def mcp_writes(path: Path, embedder, rows: list, rng: random.Random) -> list[flo
 
     from limbic.core.mcp.server import build_server
 
-    service = MemoryService(Database(path), embedder, origin="mcp", background_vectors=True)
+    service = MemoryService(open_database(path), embedder, origin="mcp", background_vectors=True)
     service.search.warm_up()
     seconds = []
     with portal_client(build_server(service)) as (portal, client):
@@ -102,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.db"
         shutil.copyfile(args.db, path)
-        service = MemoryService(Database(path), embedder, origin="mcp")
+        service = MemoryService(open_database(path), embedder, origin="mcp")
         service.search.warm_up()  # as limbic mcp does at start: the model and the in-memory vector copy
         conn = service.database.read()
         rows = conn.execute("SELECT e.name, o.content FROM observations o JOIN entities e ON e.id = o.entity_id "
@@ -119,7 +119,7 @@ def main() -> None:
             started = time.perf_counter()
             found += service.lifecycle.check_conflicts()
             check.append(time.perf_counter() - started)
-        service.vectors.after_land = service.lifecycle.after_land
+        service.vectors.after_land = service._after_land
         for name, content in rows[args.calls:]:
             started = time.perf_counter()
             service.entities.add_observations([(name, [ObservationInput(variant(content, rng) + " (again)")])])

@@ -61,14 +61,14 @@ def database(out: Path, jsonl: Path, entities: int) -> tuple[Path, float | None]
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.io.importer import import_file
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     embedder = load_active_embedder()
     path = out / f"mcp-bench-{entities}-{embedder.name if embedder else 'fts'}.db"
     if path.exists():
         return path, None
     started = time.perf_counter()
-    service = MemoryService(Database(path), embedder, origin="import")
+    service = MemoryService(open_database(path), embedder, origin="import")
     try:
         import_file(service, jsonl)
     finally:
@@ -135,12 +135,12 @@ def knn_graph(db: Path) -> float | None:
     ``None`` when the copy is below the size that gets one or there is no model."""
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     embedder = load_active_embedder()
     if embedder is None:
         return None
-    service = MemoryService(Database(db), embedder, origin="cli")
+    service = MemoryService(open_database(db), embedder, origin="cli")
     try:
         started = time.perf_counter()
         service.search.query(QUERIES[0], 10, record=False)
@@ -155,9 +155,9 @@ def direct(db: Path, names: list[str], calls: int, search_warmup: float) -> dict
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
-    service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
+    service = MemoryService(open_database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     make = makers(names, "direct")
     operations = {
         "open_nodes": lambda a: service.entities.open_nodes(a["names"]),

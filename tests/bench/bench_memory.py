@@ -151,13 +151,13 @@ def main() -> int:
         return 0
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     figures: dict = {"rss_mb_at_start": rss_mb(), "recorded": not args.no_record}
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "bench.db"
         shutil.copyfile(args.db, db)
-        service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
+        service = MemoryService(open_database(db), load_active_embedder(), origin="mcp", background_vectors=True)
         figures["rss_mb_after_open"] = rss_mb()
         service.search.query(QUERIES[0], 10)
         figures["rss_mb_after_first_search"] = rss_mb()

@@ -23,7 +23,7 @@ from pathlib import Path
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.io.importer import import_file
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 
 TOOL = Path(__file__).resolve().parents[3] / "shared" / "tools" / "debian_kg.py"
 QUERIES = [
@@ -66,10 +66,10 @@ def main() -> None:
         import_seconds = None
         if args.db:
             shutil.copyfile(args.db, folder / "bench.db")
-            service = MemoryService(Database(folder / "bench.db"), embedder, origin="import")
+            service = MemoryService(open_database(folder / "bench.db"), embedder, origin="import")
         else:
             graph = args.graph or build_graph(args.limit, folder)
-            service = MemoryService(Database(folder / "bench.db"), embedder, origin="import")
+            service = MemoryService(open_database(folder / "bench.db"), embedder, origin="import")
             started = time.perf_counter()
             import_file(service, graph)
             import_seconds = time.perf_counter() - started

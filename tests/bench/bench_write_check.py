@@ -140,12 +140,12 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     texts read again for what other writers added). ``encoded``: the writes whose text had to be encoded."""
     from limbic.core.models import ObservationInput
     from limbic.core.service import MemoryService, conflict_checks, lifecycle
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     times: dict[str, list[float]] = {"write": [], "before": [], "check": []}
     encoded = [0]
     check_written, possible_written = conflict_checks.check_written, conflict_checks.possible_written
-    written_vectors = lifecycle.Lifecycle.written_vectors
+    written_vectors = lifecycle.Lifecycle._written_vectors
 
     def timed(key, function):
         def call(*args, **kwargs):
@@ -161,8 +161,8 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
 
     conflict_checks.check_written = timed("check", check_written)  # measured where the service calls them
     conflict_checks.possible_written = timed("check", possible_written)
-    lifecycle.Lifecycle.written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
-    service = MemoryService(Database(db), load_active_embedder(), origin="mcp", background_vectors=True)
+    lifecycle.Lifecycle._written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
+    service = MemoryService(open_database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     try:
         service.search.warm_up()
         rng = random.Random(5)
@@ -178,7 +178,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     finally:
         service.close()
         conflict_checks.check_written, conflict_checks.possible_written = check_written, possible_written
-        lifecycle.Lifecycle.written_vectors = written_vectors  # type: ignore[method-assign]
+        lifecycle.Lifecycle._written_vectors = written_vectors  # type: ignore[method-assign]
     return {**{key: stats(values) for key, values in times.items() if values}, "encoded": encoded[0]}
 
 

@@ -93,10 +93,10 @@ def vectors_landed_seconds(db: Path, timeout: float = 600.0) -> float:
     """Seconds until no vector is pending (the last server process keeps embedding after the calls)."""
     from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     began = time.perf_counter()
-    service = MemoryService(Database(db), load_active_embedder(), background_vectors=True)
+    service = MemoryService(open_database(db), load_active_embedder(), background_vectors=True)
     try:
         service.search.wait_for_vectors(timeout)
         return round(time.perf_counter() - began, 2)

@@ -59,11 +59,11 @@ def corpus_memory(folder: Path) -> Path:
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.io.importer import import_files
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     db = folder / "memory.db"
     files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".jsonl") and p.name != "MANIFEST.json")
-    service = MemoryService(Database(db), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(db), HashingEmbedder(), origin="cli")
     import_files(service, files)
     service.search.wait_for_vectors(timeout=120)
     service.close()
@@ -74,7 +74,7 @@ def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str, dar
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.models import EntityInput, ObservationInput, RelationInput
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     limbic = open_app(qt, db, size)
     limbic.set_dark(dark)
@@ -89,7 +89,7 @@ def explorer_views(qt, db: Path, size: tuple[int, int], out: Path, tag: str, dar
     settle(qt, 2.0)
     save(qt, limbic, out / f"focus-{tag}.png")
 
-    agent = MemoryService(Database(db), HashingEmbedder(), origin="mcp:alice")  # another connection, as an MCP server
+    agent = MemoryService(open_database(db), HashingEmbedder(), origin="mcp:alice")  # another connection, as an MCP server
     drawn = view.shown_names()
     index = view.arrays.index_of()
     anchors = sorted(drawn, key=lambda n: -int(view.arrays.degree[index[n]]))[:2]

@@ -31,11 +31,11 @@ def shoot(app, db: Path, out: Path, steps) -> None:
     """Open ``db`` in a GraphView, run ``steps(view, controller)``, save the grab to ``out``."""
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
     from limbic.gui.controller import AppController
     from limbic.gui.graph.view import GraphView
 
-    service = MemoryService(Database(db), HashingEmbedder(), origin="gui")
+    service = MemoryService(open_database(db), HashingEmbedder(), origin="gui")
     controller = AppController(service)
     view = GraphView(controller)
     view.resize(1200, 800)
@@ -65,7 +65,7 @@ def main() -> None:
     from limbic.core.io.importer import import_file
     from limbic.core.io.sample import seed_if_empty
     from limbic.core.service import MemoryService
-    from limbic.core.store.database import Database
+    from limbic.core.store.backend import open_database
 
     app = QApplication.instance() or QApplication([])
     import pyqtgraph as pg
@@ -74,7 +74,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         os.environ["LIMBIC_HOME"] = folder
         sample = Path(folder) / "sample.db"
-        service = MemoryService(Database(sample), HashingEmbedder())
+        service = MemoryService(open_database(sample), HashingEmbedder())
         seed_if_empty(service)
         service.close()
 
@@ -93,7 +93,7 @@ def main() -> None:
 
         if CORPUS.is_file():
             corpus_db = Path(folder) / "corpus.db"
-            service = MemoryService(Database(corpus_db), HashingEmbedder())
+            service = MemoryService(open_database(corpus_db), HashingEmbedder())
             import_file(service, CORPUS)
             service.close()
             shoot(app, corpus_db, args.out / "graph_corpus.png", global_map)

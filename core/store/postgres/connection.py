@@ -1,11 +1,12 @@
 """A PostgreSQL connection that the store's SQL runs on as it runs on apsw.
 
-The store writes its SQL once, in the subset SQLite and PostgreSQL share (``?`` placeholders, ``ON CONFLICT``,
-``RETURNING``, ``coalesce``, window functions), and keeps what differs in per-backend code (the schema, full
-text, vector tables, the change feed, transactions). :class:`PgConnection` gives a ``psycopg`` 3 connection the
-small part of apsw's interface the store uses (``execute(sql, bindings).fetchone() / .fetchall() / .get``,
-iteration, ``executemany``, ``changes()``, ``in_transaction``), each statement's text rewritten for PostgreSQL by
-:mod:`limbic.core.store.postgres.rewriter`.
+The store writes its SQL once, in the subset both engines run (:mod:`limbic.core.store.postgres.rewriter`), and
+asks the engine for what differs (``conn.ops``: :class:`~limbic.core.store.postgres.operations.PgOperations`).
+:class:`PgConnection` gives a ``psycopg`` 3 connection the store's common shape
+(:class:`~limbic.core.store.connection.Connection`): apsw's calling conventions (``execute(sql,
+bindings).fetchone() / .fetchall() / .get``, iteration, ``executemany``, ``changes()``, ``in_transaction``), each
+statement's text rewritten for PostgreSQL by the rewriter, and ``execute_all`` / ``fetch_all``, several statements
+in one round trip.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg.adapt import Loader
-from psycopg.pq import PipelineStatus, TransactionStatus
+from psycopg.pq import TransactionStatus
 
+from limbic.core.store.postgres.operations import PgOperations
+from limbic.core.store.postgres.pipeline import pipeline
 from limbic.core.store.postgres.rewriter import bind
 
 log = logging.getLogger(__name__)
@@ -85,21 +88,6 @@ def prepare(raw: psycopg.Connection[Any]) -> None:
     raw.autocommit = True
     raw.adapters.register_loader("numeric", _NumericLoader)
     _PREPARED.add(raw)
-
-
-@contextmanager
-def pipeline(raw: psycopg.Connection[Any]) -> Iterator[None]:
-    """``raw.pipeline()``: the statements of the block in one round trip. When the server ends the connection while
-    results are still due, psycopg cannot leave pipeline mode ("cannot exit pipeline mode while busy") and the
-    connection is not marked broken: every later statement, ``ROLLBACK`` included, would fail the same way. Such a
-    connection is closed here, so that it counts as lost (:func:`is_lost`) and is replaced."""
-    try:
-        with raw.pipeline():
-            yield
-    except psycopg.Error:
-        if not raw.closed and raw.pgconn.pipeline_status != PipelineStatus.OFF:
-            raw.close()
-        raise
 
 
 class _PipelineExitNote(logging.Filter):
@@ -167,8 +155,6 @@ class PgConnection:
     psycopg's; without ``on_lost`` psycopg's error passes through.
     """
 
-    backend = "postgresql"
-
     def __init__(self, raw: psycopg.Connection[Any], on_lost: LostHandler | None = None,
                  renew: Callable[[], psycopg.Connection[Any]] | None = None) -> None:
         prepare(raw)
@@ -181,6 +167,11 @@ class PgConnection:
         self._owns_snapshot = False
         self._deferred: list[str] = []  # commands sent with the next statement (defer)
         self._memo: dict[Any, Any] = {}
+
+    @property
+    def ops(self) -> PgOperations:
+        """The PostgreSQL operations bound to this connection."""
+        return PgOperations(self)
 
     @property
     def raw(self) -> psycopg.Connection[Any]:
@@ -408,7 +399,3 @@ class PgConnection:
     def close(self) -> None:
         self._raw.close()
 
-
-def on_postgres(conn: object) -> bool:
-    """Whether ``conn`` is a PostgreSQL connection (else an apsw one): the test of every per-backend branch."""
-    return isinstance(conn, PgConnection)

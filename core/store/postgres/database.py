@@ -51,6 +51,7 @@ from limbic.core.errors import (
 from limbic.core.paths import cache_dir
 from limbic.core.store.postgres import address as pg_address
 from limbic.core.store.postgres.connection import PgConnection, prepare, watch
+from limbic.core.store.postgres.nearest import HnswIndexes
 from limbic.core.store.postgres.reach import Reachability
 from limbic.core.store.postgres.schema import migrate
 from limbic.core.store.postgres.text_index import flush_pending_text
@@ -91,8 +92,9 @@ def connect(address: str, *, autocommit: bool = True) -> psycopg.Connection[Any]
         raise DatabaseUnavailableError(pg_address.explain(address, exc)) from None
 
 
-class PgDatabase(Transactions):
-    """One memory in a PostgreSQL database (created tables and migrated on open).
+class PgDatabase(Transactions[PgConnection]):
+    """One memory in a PostgreSQL database (created tables and migrated on open): a
+    :class:`~limbic.core.store.database.Database`.
 
     Args:
         address: ``postgresql://user@host:port/database`` (see :mod:`limbic.core.store.postgres.address`).
@@ -101,11 +103,10 @@ class PgDatabase(Transactions):
         MigrationError: a schema migration failed (nothing of it was applied).
     """
 
-    backend = "postgresql"
-
     def __init__(self, address: str) -> None:
         self.address = address
-        self.display_address = pg_address.masked(address)
+        self.shown_address = pg_address.masked(address)
+        self.shareable_address = pg_address.without_password(address)
         self._init_transactions()
         self._announcing = 0  # the change id the open write announces as it commits (_announce)
         self._local = threading.local()
@@ -113,7 +114,7 @@ class PgDatabase(Transactions):
         self._reach = Reachability(address, on_back=self._renew_pool)
         self._writer = PgConnection(connect(address), self._lost)
         try:
-            migrate(self._writer, self.display_address)
+            migrate(self._writer, self.shown_address)
         except BaseException:
             self._closed = True
             self._writer.close()
@@ -123,6 +124,13 @@ class PgDatabase(Transactions):
         self._leased_lock = threading.Lock()
         self._returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self._pool = self._new_pool()
+        self.nearest_index = HnswIndexes(self.read, lambda: connect(address))
+
+    @property
+    def listen_address(self) -> str:
+        """The memory's address: every commit sends ``NOTIFY limbic_changes`` there
+        (:mod:`limbic.core.store.postgres.listen`)."""
+        return self.address
 
     # --- connections ---------------------------------------------------------------------------
 
@@ -256,6 +264,10 @@ class PgDatabase(Transactions):
         """Read connections leased now."""
         with self._leased_lock:
             return self._leased
+
+    def release_cache(self) -> None:
+        """Nothing: the server keeps its own cache."""
+        return None
 
     def close(self) -> None:
         """Close the pool and the write connection."""

@@ -45,7 +45,8 @@ import apsw
 import psycopg
 from psycopg import sql
 
-from limbic.core.store.postgres.connection import pipeline
+from limbic.core.store.postgres.pipeline import pipeline
+from limbic.core.store.text_search import FTS_TOKENIZER as TOKENIZER
 
 ENTITY_FTS = 1
 """``ix`` of ``entity_fts``: columns ``name``, ``entity_type``, ``obs_text``."""
@@ -60,9 +61,6 @@ COLUMNS: dict[int, tuple[str, ...]] = {
 }
 """The column names of each index, in FTS5's order (column positions count from 0)."""
 
-TOKENIZER = ("porter", "unicode61", "remove_diacritics", "2")
-"""FTS5's tokenizer of the three indexes (migration ``005_fts_porter.sql``); equal to
-``limbic.core.search.full_text.FTS_TOKENIZER``, which this layer cannot import."""
 BM25_K1 = 1.2
 """FTS5's ``bm25()`` k1 (``ext/fts5/fts5_aux.c``)."""
 BM25_B = 0.75

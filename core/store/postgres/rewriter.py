@@ -1,25 +1,35 @@
-"""The rewriting of the store's SQL for PostgreSQL: the few idioms of the subset SQLite and PostgreSQL share
-that PostgreSQL spells differently, rewritten once per SQL text (:func:`translate`) and bound per call
-(:func:`bind`); :class:`~limbic.core.store.postgres.connection.PgConnection` runs the result.
+"""The store's shared SQL made PostgreSQL's: the subset both engines read alike, written once in SQLite's spelling,
+rewritten once per SQL text (:func:`translate`) and bound per call (:func:`bind`);
+:class:`~limbic.core.store.postgres.connection.PgConnection` runs the result.
+
+**The accepted subset.** Statements both engines run with the same meaning: ``SELECT`` (joins, subqueries,
+``WITH``, ``UNION``, ``GROUP BY``/``HAVING``, window functions, ``FILTER``, ``ORDER BY … NULLS FIRST/LAST``),
+``INSERT … ON CONFLICT … DO UPDATE/NOTHING``, ``RETURNING``, ``UPDATE``, ``DELETE``, ``CREATE``/``DROP``
+of plain tables; the functions and operators both define alike (``count``, ``sum``, ``avg``, ``min``/``max`` of
+one argument, ``coalesce``, ``CASE``, ``lower``, ``length``, ``abs``, ``LIKE … ESCAPE``, ``||``,
+``CAST(x AS BIGINT | DOUBLE PRECISION | TEXT)``) and the store's ``unicode_lower``, defined on both. Only
+how values are bound and one planner hint are rewritten:
 
 - ``?`` and ``?N`` placeholders become PostgreSQL's own ``$N`` (run through psycopg's ``RawCursor``), so a
   repeated ``?N`` is one parameter whose type the server infers from all its uses; a bare ``?`` is numbered as
   SQLite numbers it (one above the highest so far); string literals, quoted identifiers and comments
   (``--``, ``/* */``) are kept as they are (a ``?``, ``$1`` or apostrophe inside them is text);
-- an id list ``x IN (SELECT value FROM json_each(?N))`` (a JSON array bound as text) becomes
-  ``x = ANY(%s)`` with the array bound as a PostgreSQL array; ``NOT IN`` becomes ``<> ALL``;
+- an id list ``x IN (SELECT value FROM json_each(?N))`` (a JSON array bound as text, the one use of
+  ``json_each`` the subset has) becomes ``x = ANY($N)`` with the array bound as a PostgreSQL array; ``NOT IN``
+  becomes ``<> ALL``;
 - ``?N IS NULL`` / ``?N IS NOT NULL`` become ``TRUE`` or ``FALSE`` as the value bound is None or not (the
   server cannot type a parameter used only there);
-- SQLite's unary ``+`` before a column (which keeps an index out of a plan) is dropped;
-- ``column COLLATE NOCASE`` becomes ``lower(column)`` (SQLite's NOCASE folds ASCII letters, as ``lower()`` of a
-  ``"C"`` text does on PostgreSQL, where ``lower(name)`` is indexed as SQLite indexes ``name COLLATE NOCASE``;
-  the values compared with it are given lowercased);
-- ``instr(a, b)`` becomes ``strpos(a, b)``, ``CAST(x AS REAL)`` becomes ``CAST(x AS double precision)``,
-  a scalar ``max(a, b)``/``min(a, b)`` becomes ``greatest``/``least``;
-- ``LIMIT ?N`` bound to a negative number means no limit, as on SQLite (PostgreSQL's ``LIMIT NULL``).
+- ``LIMIT ?N`` bound to a negative number means no limit, as on SQLite (PostgreSQL's ``LIMIT NULL``);
+- SQLite's unary ``+`` before a column (which keeps an index out of a plan) is dropped.
 
-SQLite-only SQL (``PRAGMA``, ``sqlite_master``, FTS5 ``MATCH``, ``bm25``, ``fts5vocab``) raises
-:class:`UnsupportedSql` at once: such code must have a PostgreSQL branch of its own.
+**Refused** (:class:`UnsupportedSql`, at once): what the engines spell or mean differently, which the store
+asks of the connection's engine instead (``conn.ops``, :class:`~limbic.core.store.operations.Operations`):
+``PRAGMA`` and ``sqlite_master`` (``table_columns``, ``vector_dimension``), FTS5's ``MATCH``, ``bm25`` and
+``fts5vocab`` (the full-text operations), ``COLLATE`` (``ascii_folded``), ``instr`` (``holds_text``), a scalar
+``max``/``min`` of several arguments (``greatest``/``least``: their NULLs differ), ``CAST(… AS REAL)``
+(single precision on PostgreSQL: write ``DOUBLE PRECISION``) and ``json_each`` other than in an id list
+(``json_ids_contain``, ``json_id_rows``). tests/test_pg_rewriter.py checks each rule on the text and on the rows
+a real SQLite and a real PostgreSQL give.
 """
 
 from __future__ import annotations
@@ -30,7 +40,8 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-SQLITE_ONLY = re.compile(r"\bPRAGMA\b|\bsqlite_master\b|\bMATCH\b|\bbm25\(|\bfts5vocab\b", re.IGNORECASE)
+SQLITE_ONLY = re.compile(r"\bPRAGMA\b|\bsqlite_master\b|\bMATCH\b|\bbm25\(|\bfts5vocab\b|\bCOLLATE\b|\binstr\(|"
+                         r"\bAS\s+REAL\b|\bjson_each\(", re.IGNORECASE)
 _ID_LIST = re.compile(r"(\bNOT\s+)?\bIN\s*\(\s*SELECT\s+value\s+FROM\s+json_each\(\s*(\?\d*)\s*\)\s*\)", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\?(\d*)(::LIST)?(\s+IS\s+(NOT\s+)?NULL\b)?", re.IGNORECASE)
 _NULL_MARK = re.compile("\x00(\\d+)([=!])\x00")
@@ -38,11 +49,11 @@ _LIMIT_BEFORE = re.compile(r"\bLIMIT\s+$", re.IGNORECASE)
 _PARAM_MARK = re.compile("\x01(\\d+)\x02")  # a placeholder in translated code, numbered later (never in a literal)
 _UNARY_PLUS = re.compile(r"(\b(?:WHERE|AND|OR|ON|NOT)\s+|\(\s*)\+(?=[A-Za-z_])", re.IGNORECASE)
 _SCALAR_MINMAX = re.compile(r"\b(max|min)\(", re.IGNORECASE)
-_NOCASE = re.compile(r"\b(\w+(?:\.\w+)?)\s+COLLATE\s+NOCASE\b", re.IGNORECASE)
 
 
 class UnsupportedSql(RuntimeError):
-    """SQLite-only SQL reached the PostgreSQL connection (a missing PostgreSQL branch: a bug, not bad input)."""
+    """SQL outside the shared subset reached the PostgreSQL connection (SQL that belongs to an engine's operations:
+    a bug, not bad input)."""
 
 
 def _top_level_commas(text: str, start: int) -> tuple[int, int]:
@@ -61,16 +72,9 @@ def _top_level_commas(text: str, start: int) -> tuple[int, int]:
     return commas, len(text)
 
 
-def _scalar_min_max(code: str) -> str:
-    out, last = [], 0
-    for found in _SCALAR_MINMAX.finditer(code):
-        commas, _ = _top_level_commas(code, found.end())
-        if commas:
-            out.append(code[last:found.start()])
-            out.append("greatest(" if found.group(1).lower() == "max" else "least(")
-            last = found.end()
-    out.append(code[last:])
-    return "".join(out)
+def _has_scalar_min_max(code: str) -> bool:
+    """Whether ``code`` calls ``max`` or ``min`` with several arguments (SQLite's scalar functions)."""
+    return any(_top_level_commas(code, found.end())[0] for found in _SCALAR_MINMAX.finditer(code))
 
 
 _QUOTES = {"'": "'", '"': '"', "--": "\n", "/*": "*/"}
@@ -113,10 +117,8 @@ def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
     negative one, SQLite's "no limit", is bound as NULL, PostgreSQL's). Cached per SQL text.
 
     Raises:
-        UnsupportedSql: ``sql`` uses SQLite-only syntax (see the module docstring).
+        UnsupportedSql: ``sql`` is outside the shared subset (see the module docstring).
     """
-    if SQLITE_ONLY.search(sql):
-        raise UnsupportedSql(f"SQLite-only SQL on PostgreSQL: {sql.strip()[:80]}")
     lists: set[int] = set()
     limits: set[int] = set()
     next_index = 0
@@ -139,11 +141,9 @@ def translate(sql: str) -> tuple[str, frozenset[int], frozenset[int]]:
             out.append(piece)
             continue
         code = _ID_LIST.sub(lambda m: f"{'<> ALL' if m.group(1) else '= ANY'}({m.group(2)}::LIST)", piece)
+        if SQLITE_ONLY.search(code) or _has_scalar_min_max(code):
+            raise UnsupportedSql(f"SQL outside the shared subset on PostgreSQL: {sql.strip()[:80]}")
         code = _UNARY_PLUS.sub(r"\1", code)
-        code = _NOCASE.sub(r"lower(\1)", code)
-        code = re.sub(r"\binstr\(", "strpos(", code, flags=re.IGNORECASE)
-        code = re.sub(r"\bAS\s+REAL\)", "AS double precision)", code, flags=re.IGNORECASE)
-        code = _scalar_min_max(code)
         out.append(_PLACEHOLDER.sub(placeholder, code))
     return "".join(out), frozenset(lists), frozenset(limits)
 
@@ -165,7 +165,7 @@ def bind(sql: str, bindings: Sequence[Any] | None) -> tuple[str, list[Any]]:
     uses, renumbered ``$1``, ``$2``… in order.
 
     Raises:
-        UnsupportedSql: ``sql`` uses SQLite-only syntax.
+        UnsupportedSql: ``sql`` is outside the shared subset.
     """
     text, lists, limits = translate(sql)
     values = list(bindings or ())

@@ -5,20 +5,22 @@ Versions are rows of ``limbic_schema`` and carry the number of the SQLite schema
 ``postgres/migrations/NNN_*.sql`` files, each applied in one transaction while holding an advisory lock, so
 servers starting at once migrate once. The vector tables (``entity_embeddings``, ``observation_embeddings``:
 ``rowid bigint``, ``embedding vector(d)``) are made when the first model writes; their HNSW indexes when a
-copy grows large enough to use them (:mod:`limbic.core.vectors.server_graph`).
+copy grows large enough to use them (:mod:`limbic.core.store.postgres.nearest`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from limbic.core.errors import DatabaseUnavailableError, MigrationError
 from limbic.core.store.postgres import full_text
-from limbic.core.store.postgres.connection import PgConnection
+
+if TYPE_CHECKING:
+    from limbic.core.store.postgres.connection import PgConnection
 
 MIGRATION_LOCK_KEY = 0x6C696D6D6967  # "limmig"
 _UNICODE_COLLATIONS = ("pg_c_utf8", "C.utf8", "C.UTF-8", "und-x-icu")
@@ -104,5 +106,5 @@ def read_state(conn: PgConnection, tables: Sequence[str]) -> tuple[dict[str, int
 
 def create_vector_table(conn: PgConnection, table: str, dimension: int) -> None:
     """Create ``table`` (``rowid bigint`` primary key, ``embedding vector(dimension)``) in the caller's
-    transaction; its HNSW index comes once a copy is large enough to use it (core/vectors/server_graph.py)."""
+    transaction; its HNSW index comes once a copy is large enough to use it (:mod:`limbic.core.store.postgres.nearest`)."""
     conn.raw.execute(f"CREATE TABLE {table} (rowid bigint PRIMARY KEY, embedding vector({int(dimension)}) NOT NULL)")

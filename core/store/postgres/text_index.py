@@ -10,13 +10,15 @@ never sees a row without its postings.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 
 from limbic.core.store.postgres import full_text
-from limbic.core.store.postgres.connection import PgConnection
 from limbic.core.store.postgres.full_text import OBSERVATION_FTS, REFLECTION_FTS
+
+if TYPE_CHECKING:
+    from limbic.core.store.postgres.connection import PgConnection
 
 _QUEUED = (
     "WITH queued AS (DELETE FROM fts_pending RETURNING ix, doc) "

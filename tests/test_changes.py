@@ -16,7 +16,7 @@ from mcp import Client
 from limbic.core.mcp.server import KNOWLEDGE_GRAPH_URI, build_server
 from limbic.core.models import EntityInput as E
 from limbic.core.store.postgres.listen import LISTENER_THREAD_NAME, ChangeListener
-from limbic.core.store.watcher import WATCHER_THREAD_NAME, ChangeWatcher
+from limbic.core.store.sqlite.watcher import WATCHER_THREAD_NAME, ChangeWatcher
 
 
 def _write_from_another_process(address: str | Path, name: str) -> float:

@@ -19,10 +19,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
 from limbic.core.models import Changes
-from limbic.core.store.watcher import ChangeListener, ChangeWatcher
+from limbic.core.store.database import Database, Follower
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +29,17 @@ SEEN_IDS_KEPT = 4096  # change ids remembered to drop the second delivery of one
 
 Listener = Callable[[list[Changes]], None]
 
-__all__ = ["ChangeFeed", "ChangeListener", "ChangeWatcher", "Listener"]
+__all__ = ["ChangeFeed", "Listener"]
 
 
 class ChangeFeed:
-    """The one subscription point for committed changes of a database file.
+    """The one subscription point for committed changes of a memory's database.
 
     Args:
-        db_path: the database file the watcher polls.
-        address: a PostgreSQL memory's address: other processes' commits then come through ``LISTEN``
-            (:class:`~limbic.core.store.postgres.listen.ChangeListener`), not by polling ``db_path``.
-        watch_interval: seconds between the watcher's polls (0.2 s: a foreign write shows within ~0.2 s).
+        database: the memory's database; other processes' commits come through its follower
+            (:meth:`~limbic.core.store.database.Database.follow`: a poll of a SQLite file, ``LISTEN`` on PostgreSQL).
+        watch_interval: seconds between the follower's polls where it polls (0.2 s: a foreign write shows within
+            ~0.2 s).
 
     Listeners are called with ``list[Changes]`` (oldest first) on the committing thread (this
     process) or on the watcher thread (other processes): they must hand the work to their own
@@ -48,14 +47,13 @@ class ChangeFeed:
     never undoes a commit or stops the other listeners.
     """
 
-    def __init__(self, db_path: str | Path, *, watch_interval: float = 0.2, address: str | None = None) -> None:
-        self._path = Path(db_path)
-        self._address = address
+    def __init__(self, database: Database, *, watch_interval: float = 0.2) -> None:
+        self._database = database
         self.watch_interval = watch_interval
         self._lock = threading.Lock()
         self._listeners: list[tuple[Listener, bool]] = []
         self._seen: dict[int, None] = {}
-        self._watcher: ChangeWatcher | ChangeListener | None = None
+        self._watcher: Follower | None = None
 
     def subscribe(self, listener: Listener, *, other_processes: bool = False) -> Callable[[], None]:
         """Call ``listener(changes)`` for every new committed change; returns the unsubscribe function.
@@ -67,11 +65,10 @@ class ChangeFeed:
         with self._lock:
             self._listeners.append(entry)
             if other_processes and self._watcher is None:
-                self._watcher = (ChangeListener(self._address, self._deliver).start() if self._address
-                                 else ChangeWatcher(self._path, self._deliver, interval=self.watch_interval).start())
+                self._watcher = self._database.follow(self._deliver, interval=self.watch_interval)
 
         def unsubscribe() -> None:
-            stop: ChangeWatcher | ChangeListener | None = None
+            stop: Follower | None = None
             with self._lock:
                 if entry in self._listeners:
                     self._listeners.remove(entry)

@@ -99,7 +99,7 @@ class MemoryService:
         self.database = database
         self.embedder = embedder
         self.origin = origin
-        self.changes = ChangeFeed(database.path, address=database.listen_address)
+        self.changes = ChangeFeed(database)
         self.learning = LearningLoop(database, self.write)
         self.index = VectorIndex(graph_builder(database))
         self.vectors = VectorUpkeep(database, embedder, background=background_vectors)

@@ -1,8 +1,7 @@
 """The one way to open a memory by its address: a SQLite file path, or a PostgreSQL URL.
 
 Either engine gives the same :class:`~limbic.core.store.database.Database` (docs/architecture.md "Storage
-backends"); this module opens them, and with :mod:`limbic.core.store.watcher` (which follows them) is the only
-one outside the engines' packages that names them.
+backends"); this module opens them and is the only one outside the engines' packages that names them.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from limbic.core.store.postgres.address import (
     near_miss,
     without_password,
 )
+from limbic.core.store.postgres.connection import connect as server_connection
 from limbic.core.store.postgres.database import PgDatabase
-from limbic.core.store.postgres.database import connect as server_connection
 from limbic.core.store.sqlite.database import SqliteDatabase
 
 

@@ -10,17 +10,26 @@ asks which one it holds; what differs between the engines is behind this interfa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
+from limbic.core.models import Changes
 from limbic.core.store.connection import Connection
 from limbic.core.store.transactions import WriteTransaction
 
-__all__ = ["Database", "NearestIndex", "WriteTransaction"]
+__all__ = ["Database", "Follower", "NearestIndex", "WriteTransaction"]
+
+
+class Follower(Protocol):
+    """A started follower of other processes' commits (:meth:`Database.follow`)."""
+
+    def stop(self) -> None:
+        """Stop following and wait for the follower's thread (idempotent)."""
+        ...
 
 
 class NearestIndex(Protocol):
@@ -79,10 +88,11 @@ class Database(Protocol):
         """The address to put in an agent's configuration: the file path, or the URL without its password."""
         ...
 
-    @property
-    def listen_address(self) -> str | None:
-        """Where other processes announce their commits (a PostgreSQL memory's address, to ``LISTEN`` on), or None
-        when they are found by polling :attr:`path` (:mod:`limbic.core.store.watcher`)."""
+    def follow(self, deliver: Callable[[list[Changes]], None], *, interval: float) -> Follower:
+        """Start following the commits of other processes: ``deliver`` is called on the follower's own thread with
+        the new change records, oldest first, from now on. SQLite polls the file every ``interval`` seconds
+        (:class:`~limbic.core.store.sqlite.watcher.ChangeWatcher`); PostgreSQL listens for the ``NOTIFY`` of each
+        commit (:class:`~limbic.core.store.postgres.listen.ChangeListener`, ``interval`` its safety net)."""
         ...
 
     @property

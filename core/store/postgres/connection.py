@@ -23,11 +23,31 @@ from pgvector.psycopg import register_vector
 from psycopg.adapt import Loader
 from psycopg.pq import TransactionStatus
 
+from limbic.core.errors import DatabaseUnavailableError
+from limbic.core.store.postgres import address as pg_address
 from limbic.core.store.postgres.operations import PgOperations
 from limbic.core.store.postgres.pipeline import pipeline
 from limbic.core.store.postgres.rewriter import bind
 
 log = logging.getLogger(__name__)
+
+CHANNEL = "limbic_changes"  # every commit is announced here (NOTIFY); followers LISTEN (listen.py)
+CONNECT_TIMEOUT_SECONDS = 10
+
+
+def connect(address: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
+    """A new psycopg connection to ``address`` (credentials from the URL, ``PGPASSWORD``, ``.pgpass`` or
+    ``PG*`` variables, as libpq reads them).
+
+    Raises:
+        DatabaseUnavailableError: the server could not be reached or refused the login; the message names the
+            address without its password and never repeats the server's text verbatim when it might hold it.
+    """
+    try:
+        return psycopg.connect(address, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                               application_name="limbic")
+    except psycopg.Error as exc:
+        raise DatabaseUnavailableError(pg_address.explain(address, exc)) from None
 
 
 class _NumericLoader(Loader):

@@ -34,6 +34,7 @@ import select
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +49,18 @@ from limbic.core.errors import (
     StoreBusyError,
     nothing_stored,
 )
+from limbic.core.models import Changes
 from limbic.core.paths import cache_dir
 from limbic.core.store.postgres import address as pg_address
-from limbic.core.store.postgres.connection import PgConnection, prepare, watch
+from limbic.core.store.postgres.connection import (
+    CHANNEL,
+    CONNECT_TIMEOUT_SECONDS,
+    PgConnection,
+    connect,
+    prepare,
+    watch,
+)
+from limbic.core.store.postgres.listen import ChangeListener
 from limbic.core.store.postgres.nearest import HnswIndexes
 from limbic.core.store.postgres.reach import Reachability
 from limbic.core.store.postgres.schema import migrate
@@ -59,9 +69,7 @@ from limbic.core.store.transactions import Transactions
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "limbic_changes"
 WRITE_LOCK_KEY = 0x6C696D626963  # "limbic": the advisory lock writers take turns on
-CONNECT_TIMEOUT_SECONDS = 10
 COMMIT_CHECK_SECONDS = 15.0
 """How long a write whose connection was lost as it committed waits for the database to answer whether it was
 stored, before it is answered "may be stored" (a restart of the server usually takes a few seconds)."""
@@ -75,21 +83,6 @@ IDLE_CHECK_SECONDS = 10.0
 """A pooled connection given back longer ago than this answers an empty query before it is leased again (an idle
 timeout or a proxy may have ended it silently); one given back more recently is checked only when its socket
 holds something unasked."""
-
-
-def connect(address: str, *, autocommit: bool = True) -> psycopg.Connection[Any]:
-    """A new psycopg connection to ``address`` (credentials from the URL, ``PGPASSWORD``, ``.pgpass`` or
-    ``PG*`` variables, as libpq reads them).
-
-    Raises:
-        DatabaseUnavailableError: the server could not be reached or refused the login; the message names the
-            address without its password and never repeats the server's text verbatim when it might hold it.
-    """
-    try:
-        return psycopg.connect(address, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                               application_name="limbic")
-    except psycopg.Error as exc:
-        raise DatabaseUnavailableError(pg_address.explain(address, exc)) from None
 
 
 class PgDatabase(Transactions[PgConnection]):
@@ -126,11 +119,11 @@ class PgDatabase(Transactions[PgConnection]):
         self._pool = self._new_pool()
         self.nearest_index = HnswIndexes(self.read, lambda: connect(address))
 
-    @property
-    def listen_address(self) -> str:
-        """The memory's address: every commit sends ``NOTIFY limbic_changes`` there
-        (:mod:`limbic.core.store.postgres.listen`)."""
-        return self.address
+    def follow(self, deliver: Callable[[list[Changes]], None], *, interval: float) -> ChangeListener:
+        """Listen for other processes' commits: every commit sends ``NOTIFY limbic_changes``
+        (:class:`~limbic.core.store.postgres.listen.ChangeListener`). ``interval`` is the poll of an engine without
+        notifications; the listener keeps its own safety-net check (once a second)."""
+        return ChangeListener(self.address, deliver).start()
 
     # --- connections ---------------------------------------------------------------------------
 

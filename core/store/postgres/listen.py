@@ -20,8 +20,7 @@ import psycopg
 from limbic.core.errors import LimbicError
 from limbic.core.models import Changes
 from limbic.core.store import reads
-from limbic.core.store.postgres.connection import PgConnection
-from limbic.core.store.postgres.database import CHANNEL, connect
+from limbic.core.store.postgres.connection import CHANNEL, PgConnection, connect
 from limbic.core.store.schema import LANDED_OP
 
 log = logging.getLogger(__name__)
@@ -29,7 +28,7 @@ LISTENER_THREAD_NAME = "limbic-change-listener"
 
 
 class ChangeListener:
-    """The PostgreSQL counterpart of :class:`~limbic.core.store.watcher.ChangeWatcher` (same methods).
+    """The PostgreSQL counterpart of :class:`~limbic.core.store.sqlite.watcher.ChangeWatcher` (same methods).
 
     Nothing touches the network before :meth:`start`, and then only the listener's own thread does (it may
     be started from the app's UI thread): it connects, listens, and delivers what is committed from then on

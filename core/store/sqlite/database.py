@@ -16,13 +16,16 @@ from __future__ import annotations
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 import apsw
 
 from limbic.core.errors import DatabaseClosedError, StoreBusyError
+from limbic.core.models import Changes
 from limbic.core.store.sqlite.connection import BUSY_TIMEOUT_MS, SqliteConnection, connect
 from limbic.core.store.sqlite.schema import migrate
+from limbic.core.store.sqlite.watcher import ChangeWatcher
 from limbic.core.store.transactions import Transactions
 
 __all__ = ["READ_POOL_SIZE", "SqliteDatabase"]
@@ -78,7 +81,6 @@ class SqliteDatabase(Transactions[SqliteConnection]):
         MigrationError: a schema migration failed (nothing of it was applied).
     """
 
-    listen_address = None  # other processes' commits are found by polling the file (sqlite/watcher.py)
     nearest_index = None  # no server: a large vector copy gets its HNSW graph in the process (core/vectors)
 
     def __init__(self, path: str | Path) -> None:
@@ -102,6 +104,10 @@ class SqliteDatabase(Transactions[SqliteConnection]):
             self._closed = True
             self._writer.close()
             raise
+
+    def follow(self, deliver: Callable[[list[Changes]], None], *, interval: float) -> ChangeWatcher:
+        """Poll this file every ``interval`` seconds for other processes' commits (:class:`ChangeWatcher`)."""
+        return ChangeWatcher(self.path, deliver, interval=interval).start()
 
     # --- connections ---------------------------------------------------------------------------
 

@@ -27,8 +27,8 @@ from limbic.core.store import conflicts
 from limbic.core.store.connection import Connection
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import observation_passage, text_hash
+from limbic.core.store.pending_vectors import store_observation_vectors
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, ensure_vector_table, vector_dimension
-from limbic.core.vectors.pending import store_observation_vectors
 
 log = logging.getLogger(__name__)
 

@@ -34,7 +34,8 @@ from limbic.core.store import curation_reads, reads, scope, writes
 from limbic.core.store import kept as kept_rows
 from limbic.core.store.connection import Connection
 from limbic.core.store.database import WriteTransaction
-from limbic.core.vectors.pending import fill_step, pending_entities
+from limbic.core.store.pending_vectors import pending_entities
+from limbic.core.vectors.pending import fill_step
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService

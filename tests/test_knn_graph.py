@@ -187,7 +187,7 @@ def test_a_folder_where_the_graph_cannot_be_kept_still_gets_one_in_memory(servic
 def test_a_search_says_how_knn_ran(service):
     fill(service, 300)
     assert service.search.query("vector search cache", record=False).knn == "exact"
-    service._vectors.graphs.min_rows = 100  # this graph is small: let it have an HNSW graph as a large one would
+    service.index.graphs.min_rows = 100  # this graph is small: let it have an HNSW graph as a large one would
     service.search.wait_for_knn_graph(60)
     service.search.query("vector search cache", record=False)
     service.search.wait_for_knn_graph(60)
@@ -198,7 +198,7 @@ def test_concurrent_searches_through_the_graph_agree_with_one_at_a_time(service)
     from concurrent.futures import ThreadPoolExecutor
 
     fill(service, 300)
-    service._vectors.graphs.min_rows = 100
+    service.index.graphs.min_rows = 100
     service.search.query(QUERIES[0], record=False)
     service.search.wait_for_knn_graph(60)
     queries = [QUERIES[i % len(QUERIES)] for i in range(80)]
@@ -211,11 +211,11 @@ def test_concurrent_searches_through_the_graph_agree_with_one_at_a_time(service)
 
 def test_warm_up_loads_the_vector_copy_and_asks_for_the_graph(service):
     fill(service, 300)
-    service._vectors.graphs.min_rows = 100
+    service.index.graphs.min_rows = 100
     service.search.start_warm_up()
     service.search.start_warm_up()  # once
-    service._warm_up_thread.join(60)
-    assert len(service._vectors) == 300 + int(service.entities.stats().observations)  # loaded before any search
+    service.search.wait_for_warm_up()
+    assert len(service.index) == 300 + int(service.entities.stats().observations)  # loaded before any search
     service.search.wait_for_knn_graph(60)
     assert service.search.query("vector search cache", record=False).knn == "graph"  # the first search uses it
 
@@ -226,10 +226,10 @@ def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_addr
     from limbic.core.store.backend import open_database
 
     empty = MemoryService(open_database(memory_address), HashingEmbedder())
-    empty.start_warm_up()
+    empty.search.start_warm_up()
     empty.close()  # joins the warm-up before closing the connections
-    assert not empty._warm_up_thread.is_alive()
-    assert len(empty._vectors) == 0
+    assert not empty.search.warming_up()
+    assert len(empty.index) == 0
 
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)

@@ -21,7 +21,7 @@ ENTITIES = [f"E{i}" for i in range(10)]
 def test_two_writers_and_a_reader_lose_nothing(tmp_path, limbic_home):
     db = tmp_path / "shared.db"
     seed = MemoryService(open_database(db))
-    seed.create_entities([EntityInput(name, "thing") for name in ENTITIES])
+    seed.entities.create_entities([EntityInput(name, "thing") for name in ENTITIES])
     seed.close()
     failures: list[str] = []
     observed_counts: list[int] = []

@@ -119,7 +119,7 @@ def main() -> None:
             started = time.perf_counter()
             found += service.lifecycle.check_conflicts()
             check.append(time.perf_counter() - started)
-        service.vectors.after_land = service._after_land
+        service.vectors.after_land = service.lifecycle.after_land
         for name, content in rows[args.calls:]:
             started = time.perf_counter()
             service.entities.add_observations([(name, [ObservationInput(variant(content, rng) + " (again)")])])

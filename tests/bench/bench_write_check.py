@@ -145,7 +145,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     times: dict[str, list[float]] = {"write": [], "before": [], "check": []}
     encoded = [0]
     check_written, possible_written = conflict_checks.check_written, conflict_checks.possible_written
-    written_vectors = lifecycle.Lifecycle._written_vectors
+    written_vectors = lifecycle.Lifecycle.written_vectors
 
     def timed(key, function):
         def call(*args, **kwargs):
@@ -161,7 +161,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
 
     conflict_checks.check_written = timed("check", check_written)  # measured where the service calls them
     conflict_checks.possible_written = timed("check", possible_written)
-    lifecycle.Lifecycle._written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
+    lifecycle.Lifecycle.written_vectors = timed("before", written_vectors)  # type: ignore[method-assign]
     service = MemoryService(open_database(db), load_active_embedder(), origin="mcp", background_vectors=True)
     try:
         service.search.warm_up()
@@ -178,7 +178,7 @@ def in_process(db: Path, names: list[str], calls: int, pause: float = 0.0) -> di
     finally:
         service.close()
         conflict_checks.check_written, conflict_checks.possible_written = check_written, possible_written
-        lifecycle.Lifecycle._written_vectors = written_vectors  # type: ignore[method-assign]
+        lifecycle.Lifecycle.written_vectors = written_vectors  # type: ignore[method-assign]
     return {**{key: stats(values) for key, values in times.items() if values}, "encoded": encoded[0]}
 
 

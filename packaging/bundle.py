@@ -306,8 +306,10 @@ def _result(reply: dict, what: str) -> dict:
 
 
 def _read_lines(stream: IO[bytes], lines: queue.Queue[bytes]) -> None:
+    """Each line of ``stream`` into ``lines``, then ``b""`` at its end."""
     for line in stream:
         lines.put(line)
+    lines.put(b"")
 
 
 def check_mcp_stdio(bundle: Bundle) -> str:
@@ -315,9 +317,16 @@ def check_mcp_stdio(bundle: Bundle) -> str:
     lines: queue.Queue[bytes] = queue.Queue()
     threading.Thread(target=_read_lines, args=(process.stdout, lines), daemon=True).start()
 
+    def ended() -> CheckFailed:
+        return CheckFailed(f"the server ended (exit {process.wait(timeout=QUIT_SECONDS)}) "
+                           f"({bundle.log_tail('mcp-stdio.log')})")
+
     def ask(message: dict) -> dict:
-        process.stdin.write(json.dumps(message).encode() + b"\n")
-        process.stdin.flush()
+        try:
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            process.stdin.flush()
+        except BrokenPipeError:
+            raise ended() from None
         deadline = time.monotonic() + ANSWER_SECONDS
         while True:  # notifications (log messages) may come first
             try:
@@ -325,6 +334,8 @@ def check_mcp_stdio(bundle: Bundle) -> str:
             except queue.Empty:
                 raise CheckFailed(f"no answer to {message['method']} within {ANSWER_SECONDS:.0f} s "
                                   f"({bundle.log_tail('mcp-stdio.log')})") from None
+            if not line:
+                raise ended()
             reply = json.loads(line)
             if reply.get("id") == message["id"]:
                 return _result(reply, message["method"])

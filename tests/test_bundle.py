@@ -38,19 +38,22 @@ def test_names_follow_the_project_version():
     assert bundle.folder_name("0.1.0") == "limbic-studio-0.1.0"
 
 
-@pytest.fixture
-def tarball(tmp_path) -> Path:
-    """The tarball of a stand-in bundle folder: a ``limbic`` script that prints a version, a library and a link."""
+def _stand_in_tarball(tmp_path: Path, program: str, version: str) -> Path:
+    """The tarball of a stand-in bundle folder: the ``limbic`` program given, a library and a link to it."""
     folder = tmp_path / "dist" / "limbic"
     (folder / "_internal").mkdir(parents=True)
-    program = folder / "limbic"
-    program.write_text("#!/bin/sh\necho limbic 9.9.9\n")
-    program.chmod(0o755)
+    (folder / "limbic").write_text(program)
+    (folder / "limbic").chmod(0o755)
     (folder / "_internal" / "libexample.so.1").write_bytes(b"\x7fELF")
     (folder / "_internal" / "libexample.so").symlink_to("libexample.so.1")
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    return bundle.write_tarball(folder, downloads, "9.9.9", "x86_64")
+    return bundle.write_tarball(folder, downloads, version, "x86_64")
+
+
+@pytest.fixture
+def tarball(tmp_path) -> Path:
+    return _stand_in_tarball(tmp_path, "#!/bin/sh\necho limbic 9.9.9\n", "9.9.9")
 
 
 def test_tarball_holds_the_bundle_the_desktop_entry_the_icon_and_the_note(tarball):
@@ -96,3 +99,34 @@ def test_the_install_note_installs_for_the_user(tarball, tmp_path):
     assert "Icon=limbic-studio\n" in entry
     icon = home / ".local" / "share" / "icons" / "hicolor" / "scalable" / "apps" / "limbic-studio.svg"
     assert icon.read_bytes() == (REPO / "resources" / "limbic.svg").read_bytes()
+
+
+STAND_IN = """#!{python}
+import json, sys
+if sys.argv[1:] == ["--version"]:
+    print("limbic {version}")
+elif sys.argv[1:] == ["mcp"]:  # answers initialize and tools/list, one JSON-RPC message a line
+    for line in sys.stdin:
+        message = json.loads(line)
+        results = {{"initialize": {{"serverInfo": {{"name": "stand-in", "version": "1"}}}},
+                   "tools/list": {{"tools": [{{"name": "one"}}, {{"name": "two"}}]}}}}
+        if message.get("method") in results:
+            print(json.dumps({{"jsonrpc": "2.0", "id": message["id"], "result": results[message["method"]]}}), flush=True)
+else:
+    sys.exit(3)
+"""
+
+
+def test_the_checks_print_one_line_each_and_fail_when_one_fails(tmp_path, capsys):
+    """A stand-in program that knows only ``--version`` and ``mcp`` over stdio: those checks pass, the others fail
+    with the reason, and the run fails."""
+    version = bundle.project_version()
+    tarball = _stand_in_tarball(tmp_path, STAND_IN.format(python=sys.executable, version=version), version)
+    assert bundle.run_checks(tarball) is False
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "ok    tarball", "ok    limbic --version", "FAIL  limbic model install", "FAIL  limbic embed",
+        "ok    limbic mcp (stdio)", "FAIL  app + MCP over HTTP"]
+    assert "no model weights" in lines[0] and f"limbic {version}, also through a link" in lines[1]
+    assert "exit 3" in lines[2] and "tools/list: 2 tools; exit 0 when stdin closed" in lines[4]
+    assert "the app ended with 3 before serving" in lines[5]

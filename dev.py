@@ -3,6 +3,8 @@
 
     python3 dev.py app     # create .venv, install, install the embedding model, start the desktop app
     python3 dev.py test    # create .venv, install, install the embedding model, run ruff, import-linter, mypy, pytest
+    python3 dev.py bundle  # build the Linux bundle (PyInstaller) and its tarball in dist/ (packaging/bundle.py)
+    python3 dev.py bundle --check  # build it in a fresh environment, then run the bundled program and check it
 
 The virtual environment is re-installed when pyproject.toml changes. Extra arguments after the
 command go to the app (``python3 dev.py app --db my.db``) or to pytest (``python3 dev.py test -k mcp``).
@@ -33,8 +35,6 @@ def run(*command: str | Path, env: dict | None = None) -> None:
 
 
 def ensure_environment() -> None:
-    if sys.version_info < (3, 11):  # noqa: UP036  (dev.py runs on whatever python3 the machine has)
-        sys.exit("Limbic Studio needs Python 3.11 or newer")
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if not PYTHON.exists():
         print(f"creating {VENV}", flush=True)
@@ -80,16 +80,20 @@ def check_static(env: dict) -> None:
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else "app"
     rest = argv[1:]
-    if command not in {"app", "test"}:
+    if command not in {"app", "test", "bundle"}:
         print(__doc__)
         return 2
+    if sys.version_info < (3, 11):  # noqa: UP036  (dev.py runs on whatever python3 the machine has)
+        sys.exit("Limbic Studio needs Python 3.11 or newer")
+    if command == "bundle":  # its own build environment, not .venv
+        return subprocess.run([sys.executable, str(ROOT / "packaging" / "bundle.py"), *rest], cwd=ROOT).returncode
     ensure_environment()
     ensure_model()
     if command == "app":
         return subprocess.run([str(BIN / "limbic"), *rest], cwd=ROOT).returncode
     # The model was installed above, so tests that need it must run, not skip.
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LIMBIC_REQUIRE_MODEL="1")
-    run(BIN / "ruff", "check", "core", "gui", "tests", "dev.py", "setup.py")
+    run(BIN / "ruff", "check", "core", "gui", "tests", "packaging", "dev.py", "setup.py")
     check_static(env)
     # one worker per core; a test file stays on one worker, so its module fixtures are built once
     parallel = [] if any(arg.startswith(("-n", "--numprocesses")) for arg in rest) else ["-n", "auto", "--dist", "loadfile"]

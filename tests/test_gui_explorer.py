@@ -80,6 +80,13 @@ def test_community_colours_follow_their_members():
     whole = colouring.Communities(ten, np.array([0] * 10 + [1] * 4), np.array([0] * 10 + [1] * 4))
     codes = colouring.community_colours(np.array([4] * 6 + [5] * 4 + [6] * 4), ten, whole)
     assert codes.tolist() == [0] * 6 + [2] * 4 + [1] * 4
+    # The palette full, a file imported: its group of 8 new entities takes the colour of the smallest coloured
+    # group (3 members, which turns grey); a group of 4 new ones is not large enough and stays grey.
+    full = colouring.Communities(np.arange(36), np.repeat(np.arange(12), 3), np.repeat(np.arange(12), 3))
+    grown = np.r_[np.arange(36), np.arange(100, 112)]
+    codes = colouring.community_colours(np.r_[np.repeat(np.arange(12), 3), [20] * 8, [21] * 4], grown, full)
+    assert codes[:33].tolist() == full.codes[:33].tolist() and codes[33:36].tolist() == [colouring.GREY] * 3
+    assert codes[36:44].tolist() == [11] * 8 and codes[44:].tolist() == [colouring.GREY] * 4
     # Groups that share too little with any old colour (Jaccard below MIN_JACCARD) are new.
     other = colouring.Communities(np.arange(100, 112), membership[:12] * 0, np.zeros(12, dtype=np.int64))
     assert colouring.community_colours(np.zeros(12, dtype=np.int64), ids, other).tolist() == [1] * 12

@@ -1,7 +1,7 @@
 """The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
 nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits (with a halo,
-easy to find on a large map), the selection, the pinned entity of *Why not this one?* and the entities a
-replay marks, and labels where they fit (level of detail). Stacking, bottom to top: community regions,
+easy to find on a large map), the selection, the pinned entity of *Why not this one?*, a small dot on the
+entities a replay marks, and labels where they fit (level of detail). Stacking, bottom to top: community regions,
 edges, halos, labels (on a translucent patch), nodes, rings — so a label never hides a node.
 
 Level of detail (:mod:`limbic.gui.graph.overlays`): only the edges with an end in view are drawn, at most
@@ -32,7 +32,7 @@ import numpy as np
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QEasingCurve, QLineF, QPoint, QPointF, QRectF, Qt, QVariantAnimation, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath
 
 from limbic.gui.graph import overlays, style
 from limbic.gui.graph.labels import NodeLabel
@@ -51,10 +51,19 @@ DENSE_LABELS = 30     # labels on a crowded view (besides the selection's and hi
 FIT_MARGIN = 24.0     # pixels kept free around the fitted drawing
 FIT_MARGIN_X = 80.0   # pixels beside it, for the outer nodes' labels
 ANIMATION_MS = 350
+BADGE_GAP = 6.0       # pixels added to a node's diameter for the box its replay badge sits in
 HIT_BONUS, PINNED_BONUS, SELECTION_BONUS = 10.0, 15.0, 20.0  # label priority added to the marked nodes
 RING_GAP = 7.0        # pixels added to a ringed node's diameter (hit, selection): the ring's diameter
 RING_PEN = 2.5        # pixels: the ring's line width
 RING_OUTER = RING_GAP / 2 + RING_PEN / 2  # pixels from a disc's edge to its ring's outer edge
+
+
+def _badge() -> QPainterPath:
+    """The symbol of a replay mark: a small dot on the node's upper right edge (in the unit box pyqtgraph scales
+    to the symbol's size, y downwards)."""
+    path = QPainterPath()
+    path.addEllipse(QPointF(0.34, -0.34), 0.15, 0.15)
+    return path
 
 
 class GraphCanvas(pg.GraphicsLayoutWidget):
@@ -91,8 +100,9 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._rings = {kind: pg.ScatterPlotItem(pxMode=True, brush=None, symbol=symbol, pen=pg.mkPen(*colour, width=RING_PEN))
                        for kind, colour, symbol in (("hit", style.HIT_COLOUR, "o"),
                                                     ("selection", style.SELECTION_COLOUR, "o"),
-                                                    ("pinned", style.PINNED_COLOUR, "d"),
-                                                    ("replay", style.REPLAY_COLOUR, "s"))}
+                                                    ("pinned", style.PINNED_COLOUR, "d"))}
+        self._rings["replay"] = pg.ScatterPlotItem(pxMode=True, pen=None, symbol=_badge(),  # a light mark: a dot
+                                                   brush=pg.mkBrush(*style.REPLAY_COLOUR, 235))
         for item in self._rings.values():
             item.setZValue(3)
             item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
@@ -272,7 +282,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
     def set_rings(self, hits: Sequence[str], selection: Sequence[str], pinned: Sequence[str] = (),
                   replay: Sequence[str] = ()) -> bool:
         """Red rings (and halos) round the drawn search hits, gold round the selection, a violet diamond round
-        the pinned entity, teal squares round what a replay marks; the first three get labels first.
+        the pinned entity, a small teal dot on what a replay marks; the first three get labels first.
 
         Returns whether the rings changed: the same drawn rows (in any order) keep the rings and labels as
         they are (no repaint)."""
@@ -293,7 +303,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
 
     def _draw_rings(self, rows: dict[str, np.ndarray]) -> None:
         for kind, item in self._rings.items():
-            extra = 14 if kind == "pinned" else RING_GAP
+            extra = {"pinned": 14.0, "replay": BADGE_GAP}.get(kind, RING_GAP)
             item.setData(pos=self._shown[rows[kind]], size=self._sizes[rows[kind]] + extra)
         self._halos.setData(pos=self._shown[rows["hit"]], size=self._sizes[rows["hit"]] + HALO_SIZE)
 

@@ -29,6 +29,7 @@ FADE_CODES = {"expires": 5, "forgotten": 7}  # vermilion: an observation expires
 TYPE_COVERAGE = 0.6      # auto: colour by type when the coloured types cover this share of the drawn nodes
 MIN_COMMUNITY = 3        # smaller groups (and lone nodes) stay grey
 MIN_JACCARD = 0.2        # overlap (Jaccard index) from which a new group is an old one and takes its colour
+RECOLOUR_RATIO = 1.5     # a new group this many times as large as the smallest coloured one takes its colour
 GREY = len(style.PALETTE)
 _RNG = random.Random()   # igraph's random numbers, seeded before each run: the same graph, the same groups
 
@@ -118,7 +119,10 @@ def community_colours(membership: np.ndarray, ids: np.ndarray, before: Communiti
     linear assignment problem (the Hungarian method, ``scipy.optimize.linear_sum_assignment``), and a pair with
     an index of at least :data:`MIN_JACCARD` is the same community: the new group takes the old one's colour
     (grey stays grey). Groups left over are new: they take the colours no group has, largest group first,
-    colours never drawn before first."""
+    colours never drawn before first. When no colour is left, a new group (most of its members new, e.g. an
+    imported file) at least :data:`RECOLOUR_RATIO` times as large as the smallest coloured group takes that
+    group's colour, which turns grey: what was just imported is not all grey, yet groups of known entities do
+    not trade colours as they merge and grow."""
     membership = np.asarray(membership, dtype=np.int64)
     ids = np.asarray(ids, dtype=np.int64)
     codes = np.full(len(membership), GREY, dtype=np.int64)
@@ -127,12 +131,14 @@ def community_colours(membership: np.ndarray, ids: np.ndarray, before: Communiti
     inverse, sizes, eligible = _eligible(membership)
     taken: dict[int, int] = {}  # group → colour code (GREY: matched to a grey group)
     drawn_before: set[int] = set()
+    fresh = sizes.copy()  # members of each group new since ``before``
     if before is not None and len(before.ids) and len(eligible):
         drawn_before = set(before.codes[before.codes < GREY].tolist())
         old_inverse, old_sizes, old_eligible = _eligible(before.membership)
         order = np.argsort(before.ids)
         where = np.minimum(np.searchsorted(before.ids, ids, sorter=order), len(before.ids) - 1)
         found = before.ids[order[where]] == ids
+        fresh = np.bincount(inverse[~found], minlength=len(sizes))
         new_row = np.full(len(sizes), -1)
         new_row[eligible] = np.arange(len(eligible))
         old_row = np.full(len(old_sizes), -1)
@@ -164,6 +170,14 @@ def community_colours(membership: np.ndarray, ids: np.ndarray, before: Communiti
     for group in eligible.tolist():
         if group not in taken and free:
             taken[group] = free.pop(0)
+    for group in eligible.tolist():  # the palette is full: a much larger new group takes the smallest one's colour
+        if group in taken or 2 * fresh[group] < sizes[group]:
+            continue
+        coloured = [g for g, c in taken.items() if c < GREY]
+        smallest = min(coloured, key=lambda g: (sizes[g], -g), default=None)
+        if smallest is None or sizes[group] < RECOLOUR_RATIO * sizes[smallest]:
+            break
+        taken[group], taken[smallest] = taken[smallest], GREY
     for group, colour in taken.items():
         codes[inverse == group] = colour
     return codes

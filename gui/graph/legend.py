@@ -67,7 +67,7 @@ class GraphLegend(QWidget):
         self.detail.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.detail.itemClicked.connect(lambda item: self.detail_clicked.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.key = QLabel(f"{_dot(style.HIT_COLOUR, '○')} hit · {_dot(style.SELECTION_COLOUR, '○')} selected · "
-                          f"{_dot(style.PINNED_COLOUR, '◇')} pinned · {_dot(style.REPLAY_COLOUR, '◌')} written "
+                          f"{_dot(style.PINNED_COLOUR, '◇')} pinned · {_dot(style.REPLAY_COLOUR, '•')} written "
                           "(replay)<br>size: use · faded: unused lately")
         self.key.setTextFormat(Qt.TextFormat.RichText)
         self.key.setWordWrap(True)

@@ -205,7 +205,7 @@ class GraphView(Annotations, QWidget):
 
     def show_replay(self, arrays: GraphArrays | None, written: Sequence[str] = ()) -> None:
         """Draw ``arrays`` (the live graph's entities with their relations as of a date, docs/lifecycle.md) with
-        the ``written`` entities marked (teal squares, not the search hits' red), until called with ``None``:
+        the ``written`` entities marked (a small teal dot, not the search hits' red ring), until called with ``None``:
         then the live graph is read again."""
         self._replay = arrays
         self._replay_marks = list(written)

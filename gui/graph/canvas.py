@@ -101,8 +101,9 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                        for kind, colour, symbol in (("hit", style.HIT_COLOUR, "o"),
                                                     ("selection", style.SELECTION_COLOUR, "o"),
                                                     ("pinned", style.PINNED_COLOUR, "d"))}
-        self._rings["replay"] = pg.ScatterPlotItem(pxMode=True, pen=None, symbol=_badge(),  # a light mark: a dot
-                                                   brush=pg.mkBrush(*style.REPLAY_COLOUR, 235))
+        self._rings["replay"] = pg.ScatterPlotItem(pxMode=True, symbol=_badge(),  # a light mark: a dot, rimmed
+                                                   pen=pg.mkPen(255, 255, 255, 230, width=1.0),  # to part it from
+                                                   brush=pg.mkBrush(*style.REPLAY_COLOUR, 235))  # a blue node
         for item in self._rings.values():
             item.setZValue(3)
             item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
@@ -451,7 +452,8 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                                (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
         radius_all = self._sizes[inside] / 2.0
         reach = radius_all + np.where(marked > 0, RING_OUTER, 0.0)  # a ringed node's ring is part of it
-        discs = style.DiscIndex(pixels_all, reach)  # every visible disc (and ring) is an obstacle
+        discs = style.DiscIndex(pixels_all, reach)  # every visible disc (and ring) is an obstacle: exact for
+        raster = style.DiscRaster(pixels_all, reach, width, height)  # the selection and hits, quick for the rest
         pixels, radius, offset = pixels_all[order], radius_all[order], reach[order]
         names = [self.names[i] for i in inside[order].tolist()]
         texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…" for n in names]
@@ -463,7 +465,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         first = int((marked[order] > 0).sum())
         chosen = style.place_labels(pixels, widths, list(range(len(order))), offset=offset, first=first,
                                     height=label_height, max_labels=max(allowed, min(first, MAX_LABELS)),
-                                    bounds=(0.0, 0.0, width, height), discs=discs)
+                                    bounds=(0.0, 0.0, width, height), discs=discs, raster=raster)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
             node = inside[order[k]]
             mark = self._marked.get(int(node))

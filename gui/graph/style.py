@@ -8,7 +8,7 @@ Pure helpers over numpy arrays plus a small brush cache; :mod:`limbic.gui.graph.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -28,8 +28,9 @@ NEW_COLOUR = (40, 170, 90)       # the marker pointing to new nodes out of view
 MIN_SIZE = 7.0   # pixels, salience 0
 MAX_SIZE = 24.0  # pixels, salience 1
 ALPHA_LEVELS = 8
-SPOTS_PER_GAP = 24  # label_spots gives this many spots per gap
-NEAR_GAP = 1.0   # pixels between a node's disc and its label's box
+NEAR_GAP = 1.0   # pixels between a node's disc and its label's box (the selection's, the hits': exact test)
+RASTER_CELL = 2.0  # pixels: the squares of a DiscRaster
+RASTER_GAP = RASTER_CELL * math.sqrt(2.0) + 0.2  # pixels between a disc and a label tested on a DiscRaster
 FAR_GAPS = (8.0, 14.0, 22.0, 32.0, 44.0, 58.0, 76.0, 96.0, 120.0)  # pixels: further spots for the selection's
 # and hits' labels, joined to their node by a leader line
 MIN_ALPHA = 50   # of 255, at the temporal floor
@@ -157,9 +158,49 @@ class DiscIndex:
         return ~(((miss * miss).sum(axis=2)) < (self.radii[rows] ** 2)[None, :]).any(axis=1)
 
 
+class DiscRaster:
+    """Node discs as a grid of ``cell``-pixel squares over a ``width`` × ``height`` canvas, with its summed-area
+    table: whether a box is clear of every disc in four lookups, for thousands of discs and boxes. Conservative: a
+    square counts as covered when it may touch a disc (its centre within the radius plus half its diagonal), so a
+    box it calls clear touches no disc; a box :data:`RASTER_GAP` pixels or more from a disc's edge never counts as
+    touching that disc — a label that far from its own node is not blocked by it."""
+
+    def __init__(self, centres: np.ndarray, radii: np.ndarray | float, width: float, height: float,
+                 cell: float = RASTER_CELL) -> None:
+        self.cell = cell
+        centres = np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+        radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (len(centres),))
+        rows, cols = int(np.ceil(height / cell)) + 2, int(np.ceil(width / cell)) + 2
+        grid = np.zeros((rows, cols), dtype=bool)
+        for radius in np.unique(radii).tolist():
+            points = centres[radii == radius]
+            reach = radius + cell * math.sqrt(0.5)
+            span = int(np.ceil(reach / cell))
+            steps = np.arange(-span, span + 1)
+            dx, dy = (a.ravel() for a in np.meshgrid(steps, steps))
+            home = np.floor(points / cell).astype(np.int64)
+            x, y = home[:, 0][:, None] + dx[None, :], home[:, 1][:, None] + dy[None, :]  # (P, K) cells round each
+            near = ((x + 0.5) * cell - points[:, 0:1]) ** 2 + ((y + 0.5) * cell - points[:, 1:2]) ** 2 <= reach * reach
+            keep = near & (x >= 0) & (x < cols) & (y >= 0) & (y < rows)
+            grid[y[keep], x[keep]] = True
+        self.table = np.zeros((rows + 1, cols + 1), dtype=np.int32)
+        self.table[1:, 1:] = grid.cumsum(axis=0).cumsum(axis=1)
+
+    def clear(self, boxes: np.ndarray) -> np.ndarray:
+        """``(S,) bool``: which of ``boxes`` ``(S, 4)`` (left, top, right, bottom, pixels) no disc may touch."""
+        boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        rows, cols = self.table.shape[0] - 1, self.table.shape[1] - 1
+        x0 = np.clip(np.floor(boxes[:, 0] / self.cell).astype(np.int64), 0, cols)
+        y0 = np.clip(np.floor(boxes[:, 1] / self.cell).astype(np.int64), 0, rows)
+        x1 = np.clip(np.floor(boxes[:, 2] / self.cell).astype(np.int64) + 1, 0, cols)
+        y1 = np.clip(np.floor(boxes[:, 3] / self.cell).astype(np.int64) + 1, 0, rows)
+        t = self.table
+        return (t[y1, x1] - t[y0, x1] - t[y1, x0] + t[y0, x0]) == 0
+
+
 def label_spots(width: float, height: float, radius: float, gaps: Sequence[float] = (NEAR_GAP,)) -> list[tuple[float, float]]:
     """Where a ``width`` × ``height`` label may go round a node of ``radius`` pixels: the offsets of its
-    top-left corner from the node's centre, :data:`SPOTS_PER_GAP` per gap. For each of ``gaps`` (pixels between
+    top-left corner from the node's centre, 24 per gap. For each of ``gaps`` (pixels between
     the disc and the box's nearest point, nearest first): below, above, right and left of the node (centred on
     it), then slid along those sides (the box still faces the node), then the four diagonals and the eight
     directions between — every spot of a gap at the same distance from the node's centre."""
@@ -180,6 +221,33 @@ _CORNERS = [(math.cos(a), math.sin(a)) for a in np.radians([45, 135, 225, 315, 2
                                                             202.5, 247.5, 292.5, 337.5])]
 
 
+def _free_spot(x: float, y: float, width: float, height: float, radius: float, gap: float, bounds: Box | None,
+               discs: DiscIndex | None, raster: DiscRaster | None,
+               open_box: Callable[[Box], bool]) -> tuple[float, float] | None:
+    """The first of :func:`label_spots` ``gap`` pixels from a node at ``(x, y)`` of ``radius`` whose box stays
+    in ``bounds``, is clear of the discs (on ``raster`` when the gap allows, else exactly on ``discs``) and
+    ``open_box``; past :data:`NEAR_GAP`, its leader line must cross no disc either. ``None`` when none is."""
+    spots = np.array(label_spots(width, height, radius, (gap,)))
+    boxes = np.column_stack([x + spots[:, 0], y + spots[:, 1], x + spots[:, 0] + width, y + spots[:, 1] + height])
+    usable = np.ones(len(boxes), dtype=bool)
+    if bounds is not None:
+        usable &= ((boxes[:, 0] >= bounds[0]) & (boxes[:, 2] <= bounds[2]) & (boxes[:, 1] >= bounds[1])
+                   & (boxes[:, 3] <= bounds[3]))
+    if raster is not None and gap >= RASTER_GAP and usable.any():
+        usable[usable] = raster.clear(boxes[usable])
+    elif discs is not None and usable.any():
+        usable[usable] = discs.free(boxes[usable])
+    if gap > NEAR_GAP and discs is not None and usable.any():  # a leader line joins it: it crosses no disc
+        nearest = np.column_stack([np.clip(0.0, spots[usable, 0], spots[usable, 0] + width),
+                                   np.clip(0.0, spots[usable, 1], spots[usable, 1] + height)])
+        edge = nearest / np.linalg.norm(nearest, axis=1, keepdims=True) * (radius + 0.5)
+        usable[usable] = discs.clear(np.array([x, y]) + edge, np.array([x, y]) + nearest)
+    for k in np.flatnonzero(usable).tolist():
+        if open_box((float(boxes[k, 0]), float(boxes[k, 1]), float(boxes[k, 2]), float(boxes[k, 3]))):
+            return float(spots[k, 0]), float(spots[k, 1])
+    return None
+
+
 def place_labels(
     pixels: np.ndarray,
     widths: np.ndarray,
@@ -194,6 +262,7 @@ def place_labels(
     bounds: Box | None = None,
     keep_out: Sequence[Box] = (),
     discs: DiscIndex | None = None,
+    raster: DiscRaster | None = None,
 ) -> list[tuple[int, tuple[float, float]]]:
     """Greedy level of detail: which labels can be drawn, and where, without two overlapping.
 
@@ -201,9 +270,11 @@ def place_labels(
     ``priority`` the candidate indices, most important first; ``offset`` is a node's radius (a number,
     or ``(K,)``). A label goes right next to its node (:func:`label_spots` at :data:`NEAR_GAP`); a spot that
     overlaps an accepted label, one of the ``obstacles`` (boxes), a disc of ``discs`` (:class:`DiscIndex`, every
-    node at once; a spot never overlaps its own node's disc) or a ``keep_out`` box, or that reaches out of
-    ``bounds`` (the canvas), is skipped. The ``first`` candidates (the selection, the hits) also try spots
-    further out (:data:`FAR_GAPS`, nearest first; the canvas joins those to their node with a leader line).
+    node at once, exact; a spot never overlaps its own node's disc) or a ``keep_out`` box, or that reaches out of
+    ``bounds`` (the canvas), is skipped. With a ``raster`` (:class:`DiscRaster`, conservative and much quicker)
+    the candidates past the ``first`` are tested on it instead, their spots :data:`RASTER_GAP` from their disc.
+    The ``first`` candidates (the selection, the hits) also try spots further out (:data:`FAR_GAPS`, nearest
+    first; the canvas joins those to their node with a leader line).
     Returns ``(index, (dx, dy))`` per accepted label, the offset of its box's top-left corner from its node, at
     most ``max_labels``.
     """
@@ -215,31 +286,15 @@ def place_labels(
     offsets = np.broadcast_to(np.asarray(offset, dtype=np.float64), (len(pixels),))
     accepted: list[tuple[int, tuple[float, float]]] = []
     for rank, i in enumerate(priority):
-        x, y = float(pixels[i, 0]), float(pixels[i, 1])
-        gaps = (NEAR_GAP, *FAR_GAPS) if rank < first else (NEAR_GAP,)
-        spots = np.array(label_spots(float(widths[i]), height, float(offsets[i]), gaps))
-        boxes = np.column_stack([x + spots[:, 0], y + spots[:, 1], x + spots[:, 0] + float(widths[i]),
-                                 y + spots[:, 1] + height])
-        usable = np.ones(len(boxes), dtype=bool)
-        if bounds is not None:
-            usable &= ((boxes[:, 0] >= bounds[0]) & (boxes[:, 2] <= bounds[2]) & (boxes[:, 1] >= bounds[1])
-                       & (boxes[:, 3] <= bounds[3]))
-        if discs is not None and usable.any():
-            usable[usable] = discs.free(boxes[usable])
-            far = usable & (np.arange(len(boxes)) >= SPOTS_PER_GAP)  # a leader line joins these: it crosses no disc
-            if far.any():
-                nearest = np.column_stack([np.clip(0.0, spots[far, 0], spots[far, 0] + float(widths[i])),
-                                           np.clip(0.0, spots[far, 1], spots[far, 1] + height)])
-                edge = nearest / np.linalg.norm(nearest, axis=1, keepdims=True) * (float(offsets[i]) + 0.5)
-                usable[far] = discs.clear(np.array([x, y]) + edge, np.array([x, y]) + nearest)
-        for k in np.flatnonzero(usable).tolist():
-            box = (float(boxes[k, 0]), float(boxes[k, 1]), float(boxes[k, 2]), float(boxes[k, 3]))
-            if labels.overlaps(box) or walls.overlaps(box) or blocked.overlaps(box):
-                continue
-            dx, dy = float(spots[k, 0]), float(spots[k, 1])
-            labels.add(box)
-            accepted.append((int(i), (dx, dy)))
-            break
+        x, y, width = float(pixels[i, 0]), float(pixels[i, 1]), float(widths[i])
+        gaps = (NEAR_GAP, *FAR_GAPS) if rank < first else (RASTER_GAP if raster is not None else NEAR_GAP,)
+        for gap in gaps:  # nearest first: the first gap with a free spot wins
+            spot = _free_spot(x, y, width, height, float(offsets[i]), gap, bounds, discs, raster,
+                              lambda box: not (labels.overlaps(box) or walls.overlaps(box) or blocked.overlaps(box)))
+            if spot is not None:
+                labels.add((x + spot[0], y + spot[1], x + spot[0] + width, y + spot[1] + height))
+                accepted.append((int(i), spot))
+                break
         if len(accepted) >= max_labels:
             break
     return accepted

@@ -36,7 +36,7 @@ from limbic.gui.graph.colouring import GREY, Colouring, by_fade, by_origin, colo
 from limbic.gui.graph.global_map import GlobalMap
 from limbic.gui.graph.legend import GraphLegend
 from limbic.gui.graph.lenses import Lenses
-from limbic.gui.graph.positions import HOWS, PositionStore
+from limbic.gui.graph.positions import HOWS, Arrangement, PositionStore
 from limbic.gui.graph.toolbar import GraphToolbar
 from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 
@@ -419,7 +419,7 @@ class GraphView(Annotations, QWidget):
         where = int(np.searchsorted(arrays.ids, entity_id))
         return where if where < len(arrays.ids) and arrays.ids[where] == entity_id else None
 
-    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, arrangement: Any,
+    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, arrangement: Arrangement,
                         placed_before: np.ndarray, edges: np.ndarray) -> None:
         if arrays is not self._arrays or self._mode != "focus":  # outdated, or the global map was chosen meanwhile
             return
@@ -463,9 +463,14 @@ class GraphView(Annotations, QWidget):
         found = self.global_map.groups(arrays) if arrays is not None else None
         if arrays is None or found is None:
             return {}
-        priority = self._salience + 0.1 * np.log1p(arrays.degree)
+        priority = self._label_priority(arrays)
         return {code: community_lead(arrays.names, priority, np.flatnonzero(found.codes == code))
                 for code in np.unique(codes[codes < GREY]).tolist()}
+
+    def _label_priority(self, arrays: GraphArrays) -> np.ndarray:
+        """``(N,)`` how much each entity deserves a name (its label, a community's): salience plus a little of
+        its log-scaled degree."""
+        return self._salience + 0.1 * np.log1p(arrays.degree)
 
     def _colour(self, rows: np.ndarray) -> Colouring:
         arrays = self._arrays
@@ -488,7 +493,7 @@ class GraphView(Annotations, QWidget):
         drawn_before = self.layout_positions()  # where each entity was drawn (a written one may be placed again)
         self._rows, self._drawn_ids = rows, arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
-        priority = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows])
+        priority = self._label_priority(arrays)[rows]
         names = [arrays.names[r] for r in rows.tolist()]
         colouring = self._colour(rows)
         self._colour_shown = colouring.mode

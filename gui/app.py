@@ -10,8 +10,10 @@ started, and the warm-up thread loads the model. The server is stopped on quit, 
 the port is free afterwards. A quit (the window closed, SIGTERM, Ctrl+C) ends the process within
 ``QUIT_SECONDS``, start-up included; the layout worker ends with it, also when the app is killed.
 
-*File ▸ Open database…* and *Open recent* start the app again on the chosen memory (a new process with the same
-options; this one quits, freeing the MCP port). Without a model, *Install model* (status bar, search panel)
+*File ▸ New database…*, *Open database…* and *Open recent* start the app again on the chosen memory (a new process
+with the same options; this one quits, freeing the MCP port); the window's title names the memory it is on. An
+empty memory is never filled silently: the window asks whether to import the sample or leave it empty
+(:class:`~limbic.gui.databases.SampleQuestion`; a memory left empty is not asked about again). Without a model, *Install model* (status bar, search panel)
 installs it in one click with its progress over the graph, then offers that restart. *Help ▸ Getting started*
 is a short tour of the window, shown once on the first run.
 """
@@ -42,6 +44,7 @@ from limbic.core.paths import config_dir
 from limbic.gui import startup
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
+from limbic.gui.databases import SampleQuestion, recent_entry, window_title
 from limbic.gui.dialogs.failure import describe_failure
 from limbic.gui.edit.editor import EntityEditor
 from limbic.gui.graph.view import GraphView
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 VECTOR_POLL_MS = 500  # how often the first run's embedding progress is read
 RECENT_KEY = "recent/databases"
+LEFT_EMPTY_KEY = "sample/left_empty"  # memories whose owner chose to leave them empty: not asked again
 RECENT_COUNT = 8  # databases listed in File ▸ Open recent
 DATABASE_FILES = "Limbic memory (*.db *.sqlite *.sqlite3);;All files (*)"
 QUIT_SECONDS = 0.4  # after a quit is asked (window closed, SIGTERM, Ctrl+C), the process ends at the latest then
@@ -76,7 +80,9 @@ def settings_store() -> QSettings:
 class LimbicApp(QObject):
     """One running application: service, controller, change bridge, window and MCP server.
 
-    ``ready`` is emitted once the window is shown (the MCP server may still be starting);
+    ``seed``: what an empty memory gets — ``"ask"`` (the window asks: the sample, or left empty), ``True`` (the
+    sample, without asking: scripts and tests) or ``False`` (nothing). ``ready`` is emitted once the window is
+    shown (the MCP server may still be starting);
     ``mcp_state_changed(str)`` when the server started, failed or stopped. :meth:`shutdown` is safe
     to call twice.
     """
@@ -92,7 +98,7 @@ class LimbicApp(QObject):
         mcp: bool = True,
         mcp_port: int | None = None,
         embedder: Any = startup.AUTO,
-        seed: bool = True,
+        seed: bool | str = "ask",
         watch_interval: float = 0.2,
         settings: QSettings | None = None,
     ) -> None:
@@ -124,6 +130,7 @@ class LimbicApp(QObject):
         self.timings: dict[str, float] = {}
         self.installer: Any = None  # gui/dialogs/model.InstallInWindow, made on the first *Install model*
         self.recent_menu: Any = None
+        self.sample_question: SampleQuestion | None = None
         self._closed = False
         self._continued = False  # the start-up went on past the MCP server
 
@@ -170,6 +177,7 @@ class LimbicApp(QObject):
         self.graph_view.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
         window.show_stats(answer["stats"])
+        window.setWindowTitle(window_title(service.shown_address))
         window.install_model_requested.connect(self.install_model)
         self._remember(service.shareable_address)
         self.progress.advanced.connect(window.show_progress)
@@ -177,14 +185,48 @@ class LimbicApp(QObject):
         self._set_mcp_state("MCP: off" if not self.mcp_enabled else "MCP: starting…")
         window.show()
         self.timings["window_seconds"] = time.perf_counter() - self.started_at
-        if self.seed:
-            self.startup.run(startup.seed_sample, service, self.progress, on_success=self._seeded,
-                             on_failure=self._seed_failed)
+        empty = not answer["stats"].entities
+        if self.seed is True:
+            self._seed()
+        elif self.seed == "ask" and empty and service.shareable_address not in self._left_empty():
+            self._ask_sample(service.shareable_address)
         if self.mcp_enabled:
             self.startup.run(startup.import_mcp_modules, on_success=self._start_mcp, on_failure=self._mcp_import_failed)
         else:
             self._continue_startup()
         self.ready.emit()
+
+    def _seed(self) -> None:
+        assert self.service is not None
+        self.startup.run(startup.seed_sample, self.service, self.progress, on_success=self._seeded,
+                         on_failure=self._seed_failed)
+
+    def _left_empty(self) -> list[str]:
+        value = self.settings.value(LEFT_EMPTY_KEY, [])
+        return [value] if isinstance(value, str) else [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+    def _ask_sample(self, address: str) -> None:
+        """Ask whether the empty memory at ``address`` gets the sample or stays empty (the start-up goes on)."""
+        self.sample_question = question = SampleQuestion(address, self.window)
+        question.answered.connect(lambda sample: self._sample_answered(address, sample))
+        question.open()
+
+    def _sample_answered(self, address: str, sample: bool) -> None:
+        self.sample_question = None
+        if self._closed:
+            return
+        if sample:
+            self._seed()
+            return
+        self.settings.setValue(LEFT_EMPTY_KEY, [address, *(a for a in self._left_empty() if a != address)][:50])
+        if self.controller is not None:
+            self.controller.status_message.emit("The memory stays empty: your agents' writes will show up here")
+        self._first_tour()
+
+    def _first_tour(self) -> None:
+        if not self.settings.value("help/tour_shown", False, type=bool):
+            self.settings.setValue("help/tour_shown", True)
+            self.show_getting_started()
 
     def _seeded(self, seeded: bool) -> None:
         if self.window is None or self.controller is None:
@@ -193,10 +235,8 @@ class LimbicApp(QObject):
             self.window.show_progress(0, 0, "")
             return
         self.window.refresh_stats()
-        self.controller.status_message.emit("First run: the sample memory graph was imported")
-        if not self.settings.value("help/tour_shown", False, type=bool):
-            self.settings.setValue("help/tour_shown", True)
-            self.show_getting_started()
+        self.controller.status_message.emit("The sample memory graph was imported")
+        self._first_tour()
         # its vectors are computed in the background; how far they are is shown until they all landed
         self._vectors_total = 0
         self._vectors_timer.start()
@@ -257,12 +297,13 @@ class LimbicApp(QObject):
             return item
 
         window.add_actions("file", [
+            action("&New database…", self.ask_new_database, "Ctrl+N"),
             action("&Open database…", self.ask_database, "Ctrl+O"),
             action("&Import memory files…", self.show_import, "Ctrl+I"),
             action("&Export the graph…", self.show_export, "Ctrl+E"),
         ])
         self.recent_menu = window.file_menu.addMenu("Open &recent")
-        window.file_menu.insertMenu(window.file_menu.actions()[1], self.recent_menu)
+        window.file_menu.insertMenu(window.file_menu.actions()[2], self.recent_menu)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         window.help_menu.insertAction(window.help_menu.actions()[0],
                                       action("&Getting started", self.show_getting_started))
@@ -314,8 +355,9 @@ class LimbicApp(QObject):
         menu.clear()
         current = self.service.shareable_address if self.service is not None else None
         for address in self.recent_databases():
-            item = menu.addAction(address, partial(self.open_database, address))
-            item.setEnabled(address != current)
+            text, found = recent_entry(address)
+            item = menu.addAction(text, partial(self.open_database, address))
+            item.setEnabled(found and address != current)
         if menu.isEmpty():
             menu.addAction("(none yet)").setEnabled(False)
 
@@ -325,6 +367,36 @@ class LimbicApp(QObject):
         if chosen:
             self.open_database(chosen)
         return chosen
+
+    def ask_new_database(self) -> str:
+        """*File ▸ New database…*: name a new database file and start on it (see :meth:`new_database`); "" when
+        cancelled."""
+        chosen, _ = QFileDialog.getSaveFileName(self.window, "New memory database", "memory.db", DATABASE_FILES,
+                                                options=QFileDialog.Option.DontConfirmOverwrite)
+        if chosen and not self.new_database(chosen):
+            return ""
+        return chosen
+
+    def new_database(self, path: str | Path) -> bool:
+        """Start the app on a new database file at ``path`` (``.db`` added when it has no suffix): it is created
+        empty, and the window asks whether to import the sample. A file that exists is never replaced: the window
+        says so (File ▸ Open database… opens it) and nothing starts; returns whether the app starts on it."""
+        path = Path(path).expanduser()
+        if not path.suffix:
+            path = path.with_suffix(".db")
+        if path.exists():
+            box = QMessageBox(QMessageBox.Icon.Information, "New memory database",
+                              f"“{path.name}” exists already, and a new database never replaces a file. Open it "
+                              "with File ▸ Open database…, or choose another name.", parent=self.window)
+            box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            box.open()
+            return False
+        if not path.parent.is_dir():
+            if self.controller is not None:
+                self.controller.status_message.emit(f"No folder {path.parent}: the new database was not created")
+            return False
+        self.open_database(str(path))
+        return True
 
     def open_database(self, address: str) -> None:
         """Start the app again on ``address`` (a file or a PostgreSQL URL) with the same options; this app quits.

@@ -164,7 +164,10 @@ def test_stdio_process_write_appears_live(qtbot, home):
 
 def test_first_run_imports_the_sample_graph_and_keeps_window_state(qtbot, home):
     app = _start(qtbot, home, mcp=False)
-    try:  # the window comes first; the sample graph reaches the view as it is imported
+    try:  # the window comes first and asks; the sample graph reaches the view as it is imported
+        qtbot.waitUntil(lambda: app.sample_question is not None and app.sample_question.isVisible(), timeout=10_000)
+        assert app.service.entities.stats().entities == 0  # nothing written before the answer
+        app.sample_question.sample_button.click()
         qtbot.waitUntil(lambda: "sample memory graph" in app.window.statusBar().currentMessage(), timeout=20_000)
         qtbot.waitUntil(lambda: app.graph_view.arrays is not None and len(app.graph_view.arrays) >= 150,
                         timeout=10_000)

@@ -48,25 +48,48 @@ def test_real_files_with_hundreds_of_types_are_coloured_by_community(qtbot, corp
     assert (codes < colouring.GREY).mean() > 0.4  # most nodes get a colour, not grey
     assert len(set(codes[codes < colouring.GREY].tolist())) == len(style.PALETTE)
     assert view.legend.entries[0][1].startswith("around ")  # a group is named by its most salient member
-    before = dict(view._colours)
+    before = {name: view.colour_of(name) for name in view.shown_names()}
     with qtbot.waitSignal(view.drawn, timeout=10_000):
         view.set_colouring("type")
     assert view.colouring == "type" and view.legend.title == "Colour = entity type"
     assert view.legend.entries[-1][1].endswith(")") and "other types" in view.legend.entries[-1][1]
     with qtbot.waitSignal(view.drawn, timeout=10_000):
         view.set_colouring("community")
-    assert view._colours == before  # the same graph, the same groups, the same colours
+    assert {name: view.colour_of(name) for name in view.shown_names()} == before  # the same groups, the same colours
 
 
 def test_community_colours_follow_their_members():
     ids = np.arange(12, dtype=np.int64)
     membership = np.array([0] * 5 + [1] * 4 + [2] * 3)
-    first = colouring.community_colours(membership, ids, {})
-    assert first.tolist() == [0] * 5 + [1] * 4 + [2] * 3
+    first = colouring.community_colours(membership, ids)
+    assert first.tolist() == [0] * 5 + [1] * 4 + [2] * 3  # largest group first
+    before = colouring.Communities(ids, membership, first)
     renumbered = np.array([2] * 5 + [0] * 4 + [1] * 3)  # the same groups found under other numbers
-    previous = dict(zip(ids.tolist(), first.tolist(), strict=True))
-    assert colouring.community_colours(renumbered, ids, previous).tolist() == first.tolist()
-    assert colouring.community_colours(np.arange(4), ids[:4], {}).tolist() == [colouring.GREY] * 4  # lone nodes
+    assert colouring.community_colours(renumbered, ids, before).tolist() == first.tolist()
+    assert colouring.community_colours(np.arange(4), ids[:4]).tolist() == [colouring.GREY] * 4  # lone nodes
+    # Entities 12..17 written: they join the second group, which is now the largest; a new group of three
+    # appears; the first group loses one member to the third. Every group keeps its colour, the new one
+    # takes a colour no group had.
+    grown = np.arange(18, dtype=np.int64)
+    membership = np.array([7] * 4 + [8] + [5] * 4 + [8] * 2 + [8] + [5] * 3 + [9] * 3)
+    codes = colouring.community_colours(membership, grown, before)
+    assert codes[:4].tolist() == [0] * 4 and codes[5:9].tolist() == [1] * 4 and codes[12:15].tolist() == [1] * 3
+    assert codes[4] == codes[9] == 2 and codes[15:].tolist() == [3] * 3
+    # A group split in two: the larger part keeps the colour (higher overlap), the other takes a new one.
+    ten = np.arange(14, dtype=np.int64)
+    whole = colouring.Communities(ten, np.array([0] * 10 + [1] * 4), np.array([0] * 10 + [1] * 4))
+    codes = colouring.community_colours(np.array([4] * 6 + [5] * 4 + [6] * 4), ten, whole)
+    assert codes.tolist() == [0] * 6 + [2] * 4 + [1] * 4
+    # The palette full, a file imported: its group of 8 new entities takes the colour of the smallest coloured
+    # group (3 members, which turns grey); a group of 4 new ones is not large enough and stays grey.
+    full = colouring.Communities(np.arange(36), np.repeat(np.arange(12), 3), np.repeat(np.arange(12), 3))
+    grown = np.r_[np.arange(36), np.arange(100, 112)]
+    codes = colouring.community_colours(np.r_[np.repeat(np.arange(12), 3), [20] * 8, [21] * 4], grown, full)
+    assert codes[:33].tolist() == full.codes[:33].tolist() and codes[33:36].tolist() == [colouring.GREY] * 3
+    assert codes[36:44].tolist() == [11] * 8 and codes[44:].tolist() == [colouring.GREY] * 4
+    # Groups that share too little with any old colour (Jaccard below MIN_JACCARD) are new.
+    other = colouring.Communities(np.arange(100, 112), membership[:12] * 0, np.zeros(12, dtype=np.int64))
+    assert colouring.community_colours(np.zeros(12, dtype=np.int64), ids, other).tolist() == [1] * 12
 
 
 def test_the_legend_follows_a_live_switch_to_dark_mode(qtbot, corpus_view):

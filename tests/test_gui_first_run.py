@@ -1,6 +1,7 @@
 """The first run helps: without a model the status bar and the search panel offer *Install model* (one click,
-progress over the graph, a failure said plainly); *File ▸ Open database…* and *Open recent* start the app on
-another memory; *Help ▸ Getting started* tours the five areas. A real app on a temporary home, offscreen."""
+progress over the graph, a failure said plainly); *File ▸ New database…*, *Open database…* and *Open recent*
+start the app on another memory (a file that is gone is greyed in *Open recent*); *Help ▸ Getting started*
+tours the five areas. A real app on a temporary home, offscreen."""
 
 from __future__ import annotations
 
@@ -47,10 +48,14 @@ def test_open_database_and_recent_ones(app, tmp_path):
     app._remember(str(tmp_path / "other.db"))
     assert app.recent_databases()[:2] == [str(tmp_path / "other.db"), str(tmp_path / "memory.db")]
     texts = [a.text() for a in app.window.file_menu.actions()]
-    assert texts[0] == "&Open database…" and "Open &recent" in texts
+    assert texts[:3] == ["&New database…", "&Open database…", "Open &recent"]
     app._fill_recent()
     shown = {a.text(): a.isEnabled() for a in app.recent_menu.actions()}
-    assert shown == {str(tmp_path / "other.db"): True, str(tmp_path / "memory.db"): False}  # the open one greyed
+    assert shown == {f"{tmp_path / 'other.db'} (not found)": False,  # a file that is gone
+                     str(tmp_path / "memory.db"): False}  # the open one
+    (tmp_path / "other.db").write_bytes(b"")
+    app._fill_recent()
+    assert {a.text(): a.isEnabled() for a in app.recent_menu.actions()}[str(tmp_path / "other.db")]
     arguments = relaunch_arguments(str(tmp_path / "other.db"), ["--no-mcp"])
     assert arguments[-3:] == ["--db", str(tmp_path / "other.db"), "--no-mcp"]
     assert "limbic.gui.launcher" in arguments[1]

@@ -150,6 +150,27 @@ def test_label_placement_avoids_overlaps():
     assert edge[0][1][0] >= -10.0  # not below it (that would reach out of the canvas): to its right
 
 
+def test_labels_go_next_to_their_node_or_get_a_leader_line():
+    from limbic.gui.graph.labels import LABEL_REACH, leader
+
+    for dx, dy in graph_style.label_spots(80.0, 18.0, 6.0):  # every near spot touches the node's reach
+        x, y = min(max(0.0, dx), dx + 80.0), min(max(0.0, dy), dy + 18.0)
+        assert math.hypot(x, y) == pytest.approx(6.0 + graph_style.NEAR_GAP)
+        assert leader(dx, dy, 80.0, 18.0, 6.0) is None
+    line = leader(-40.0, 6.0 + LABEL_REACH + 10.0, 80.0, 18.0, 6.0)  # below, 10 px beyond reach
+    assert line is not None and (line.x1(), line.y1()) == (0.0, 6.0) and (line.x2(), line.y2()) == (0.0, 22.0)
+    ring = np.array([[100.0 + 14 * math.cos(a), 100.0 + 14 * math.sin(a)] for a in np.radians(np.arange(0, 360, 45))])
+    pixels = np.vstack([[[100.0, 100.0]], ring])  # a hub ringed by eight small nodes: no room beside it
+    discs = graph_style.DiscIndex(pixels, np.r_[6.0, np.full(8, 4.0)])
+    assert graph_style.place_labels(pixels, np.full(9, 80.0), [0], offset=6.0, discs=discs) == []
+    (_, (dx, dy)), = graph_style.place_labels(pixels, np.full(9, 80.0), [0], offset=6.0, discs=discs, first=1)
+    box = np.array([[100 + dx, 100 + dy, 180 + dx, 118 + dy]])
+    assert discs.free(box)[0] and leader(dx, dy, 80.0, 18.0, 6.0) is not None  # a hit: further out, with a leader
+    nearest = np.array([[np.clip(100.0, box[0, 0], box[0, 2]), np.clip(100.0, box[0, 1], box[0, 3])]])
+    direction = (nearest - 100.0) / np.linalg.norm(nearest - 100.0)
+    assert discs.clear(100.0 + direction * 6.5, nearest)[0]  # its leader crosses none of the small nodes
+
+
 def test_view_draws_the_database(qtbot, view):
     arrays = view.arrays
     assert len(arrays) == len(SMALL_GRAPH)

@@ -101,6 +101,9 @@ def test_the_import_dialog_gives_each_file_its_project(qtbot, controller, servic
     paths = project_files(tmp_path)
     dialog = ImportDialog(controller)
     qtbot.addWidget(dialog)
+    dialog.show()
+    box = dialog.project_box  # wide enough for a project's name, not a sliver
+    assert box.width() >= box.fontMetrics().horizontalAdvance("weather-station-2026") + 10
     dialog.set_paths(paths)
     dialog.files.topLevelItem(0).setSelected(True)
     dialog.set_project("alpha")

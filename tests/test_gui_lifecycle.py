@@ -104,23 +104,37 @@ def test_expired_observations_and_pins_in_the_editor(qtbot, controller, memory):
     qtbot.waitUntil(lambda: "pinned" in editor.title.text(), timeout=5000)
 
 
-def test_the_project_filter_limits_search_and_graph(qtbot, controller, service):
-    service.entities.create_entities([E("alpha note", "Note", (O("tabs or spaces"),), project="alpha"),
-                             E("beta note", "Note", (O("tabs or spaces"),), project="beta"),
-                             E("global note", "Note", (O("tabs or spaces"),))])
+def test_the_project_filter_limits_search_graph_and_review(qtbot, controller, service):
+    due = time.time() - DAY
+    service.entities.create_entities([E("alpha note", "Note", (O("tabs or spaces"), O("alpha's due", expires_at=due)),
+                               project="alpha"),
+                             E("beta note", "Note", (O("tabs or spaces"), O("beta's due", expires_at=due)),
+                               project="beta"),
+                             E("global note", "Note", (O("tabs or spaces"),)),
+                             E("global aside", "Note", (O("tabs or spaces"),))])
+    service.relations.create_relations([R("alpha note", "global note", "uses")])
     view = GraphView(controller)
     bar = TimelineBar(controller, view)
     for widget in (view, bar):
         qtbot.addWidget(widget)
+    review, _editor = shown_review(qtbot, controller)
+    assert any("beta" in d.title for d in review.decisions("expired"))  # every project's decisions, unfiltered
     qtbot.waitUntil(lambda: view.arrays is not None and bar.projects.count() == 3, timeout=5000)
     bar.projects.choose("alpha")
     assert controller.project == "alpha"
+    # the graph: alpha's memories and the global ones linked to them, not every global memory beside them
     qtbot.waitUntil(lambda: set(view.shown_names()) == {"alpha note", "global note"}, timeout=5000)
-    with qtbot.waitSignal(controller.search_finished, timeout=5000) as found:
+    view.set_mode("global")
+    qtbot.waitUntil(lambda: set(view.shown_names()) == {"alpha note", "global note"}, timeout=5000)
+    with qtbot.waitSignal(controller.search_finished, timeout=5000) as found:  # search: alpha's and the global ones
         controller.search("tabs spaces")
-    assert {r.name for r in found.args[0].results} == {"alpha note", "global note"}
+    assert {r.name for r in found.args[0].results} == {"alpha note", "global note", "global aside"}
+    qtbot.waitUntil(lambda: "project alpha" in review.summary.text(), timeout=5000)  # Review: alpha's decisions
+    titles = [d.title for d in review.decisions("expired")]
+    assert any("alpha" in t for t in titles) and not any("beta" in t for t in titles)
     bar.projects.choose(None)
-    qtbot.waitUntil(lambda: "beta note" in view.shown_names(), timeout=5000)
+    qtbot.waitUntil(lambda: {"beta note", "global aside"} <= set(view.shown_names()), timeout=5000)
+    qtbot.waitUntil(lambda: any("beta" in d.title for d in review.decisions("expired")), timeout=5000)
 
 
 def test_the_time_slider_replays_the_graph(qtbot, controller, service):
@@ -136,19 +150,22 @@ def test_the_time_slider_replays_the_graph(qtbot, controller, service):
         qtbot.addWidget(widget)
     qtbot.waitUntil(lambda: view.arrays is not None, timeout=5000)
     view.set_mode("global")  # every entity the filter keeps
-    bar.set_replay(True)
-    qtbot.waitUntil(lambda: bar.moment is not None, timeout=5000)
-    bar.window_box.setCurrentIndex(1)  # ring what was written in the day before
+    assert bar.slider.isEnabled() and not bar.replay.isChecked()
+    bar.slider.triggerAction(bar.slider.SliderAction.SliderPageStepSub)  # a move of the slider starts the replay
+    qtbot.waitUntil(lambda: bar.replay.isChecked() and bar.moment is not None, timeout=5000)
+    bar.window_box.setCurrentIndex(1)  # mark what was written in the day before
     bar.at(t0 + 2.5 * DAY)
     qtbot.waitUntil(lambda: set(view.shown_names()) == {"first", "second"} and bar.written == ["second"], timeout=5000)
     assert len(view.arrays.edges) == 0 and view.canvas.replay_marked == ["second"]  # its own mark, not a hit's
-    assert "second" not in view.highlighted_names() and "written in the 1 day before" in bar.label.text()
+    assert "second" not in view.highlighted_names() and "1 written" in bar.label.text()
+    assert "in the 1 day before" in bar.label.toolTip()
     bar.at(t0 + 3.5 * DAY)
     qtbot.waitUntil(lambda: view.arrays is not None and len(view.arrays.edges) == 1, timeout=5000)  # as it stood
     bar.at(t0 + 4.5 * DAY)
     qtbot.waitUntil(lambda: view.arrays is not None and len(view.arrays.edges) == 0, timeout=5000)
     bar.set_replay(False)
     qtbot.waitUntil(lambda: set(view.shown_names()) == {"first", "second", "third"}, timeout=5000)
+    assert bar.slider.value() == bar.slider.maximum()  # back to now
 
 
 def test_ahead_shows_the_forecast_of_its_date(qtbot, controller, memory):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from _widgets_helpers import SMALL_GRAPH, build_small_graph
 
-from limbic.gui.graph.canvas import GraphCanvas
+from limbic.gui.graph.canvas import RING_GAP, GraphCanvas
 from limbic.gui.graph.view import GraphView
 
 pytestmark = pytest.mark.gui
@@ -55,7 +55,7 @@ def test_rings_for_many_hits_match_a_reference(qtbot):
     rows = [names.index(h) for h in expected_hits]
     x, y = canvas._rings["hit"].getData()
     assert np.allclose(np.column_stack([x, y]), pos[rows])
-    assert np.allclose(canvas._rings["hit"].data["size"], sizes[rows] + 8)
+    assert np.allclose(canvas._rings["hit"].data["size"], sizes[rows] + RING_GAP)
     x, y = canvas._rings["selection"].getData()
     assert np.allclose(np.column_stack([x, y]), pos[[5]])
 

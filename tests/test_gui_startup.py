@@ -166,6 +166,8 @@ def test_first_run_shows_the_window_before_the_sample_is_imported(qtbot, tmp_pat
     try:
         with qtbot.waitSignal(app.ready, timeout=20_000):
             app.start()
+        qtbot.waitUntil(lambda: app.sample_question is not None, timeout=10_000)  # asked, not filled silently
+        app.sample_question.sample_button.click()
         records = sum(1 for line in sample_texts()[0].splitlines() if line.strip())
         assert shown["visible"] and shown["entities"] < records  # the window came before the import ended
         banner = app.window.progress_banner

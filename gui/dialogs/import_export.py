@@ -43,6 +43,7 @@ from limbic.gui.controller import AppController
 from limbic.gui.widgets import plural
 
 MEMORY_FILES = "Memory files (*.jsonl *.json *.ndjson *.txt);;All files (*)"
+PROJECT_CHARS = 24  # characters the project box shows at least
 EXPORT_FILTERS = {"jsonl": "JSON Lines (*.jsonl)", "graphml": "GraphML (*.graphml)", "gexf": "GEXF (*.gexf)"}
 
 
@@ -88,6 +89,8 @@ class ImportDialog(QDialog):
         self.project_box.addItem("")
         controller.run(controller.service.projects.names, on_success=self._add_projects)  # read off the UI thread
         self.project_box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.project_box.setMinimumContentsLength(PROJECT_CHARS)  # a project's name whole, not a 30 px sliver
+        self.project_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         assign = QPushButton("Set project")
         assign.clicked.connect(lambda: self.set_project(self.project_box.currentText()))
         picks = QHBoxLayout()
@@ -95,7 +98,7 @@ class ImportDialog(QDialog):
         picks.addWidget(remove)
         picks.addStretch(1)
         picks.addWidget(QLabel("Project:"))
-        picks.addWidget(self.project_box)
+        picks.addWidget(self.project_box, 2)
         picks.addWidget(assign)
         self.progress_bar = QProgressBar()
         self.progress_bar.setValue(0)

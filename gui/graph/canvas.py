@@ -1,15 +1,18 @@
 """The drawing surface of the graph view: edges as one ``PlotCurveItem`` path (``connect="pairs"``) and
 nodes as one ``ScatterPlotItem`` — whole arrays, never an item per node — rings for search hits (with a halo,
-easy to find on a large map), the selection, the pinned entity of *Why not this one?* and the entities a
-replay marks, and labels where they fit (level of detail). Stacking, bottom to top: community regions,
+easy to find on a large map), the selection, the pinned entity of *Why not this one?*, a small dot on the
+entities a replay marks, and labels where they fit (level of detail). Stacking, bottom to top: community regions,
 edges, halos, labels (on a translucent patch), nodes, rings — so a label never hides a node.
 
 Level of detail (:mod:`limbic.gui.graph.overlays`): only the edges with an end in view are drawn, at most
 a budget, fainter when zoomed out; labels get a share of the canvas area each (more labels as you zoom in,
-fewer where nodes crowd) and never cover a node's disc. Labels never overlap each other: the selection and
-the search hits are labelled first (trying below, above, right and left of their node, then further out),
-then the most important nodes where a label still fits. Every label sits on its node: a redraw moves the
-labels with their nodes at once. When nodes move (a new layout), ``GraphCanvas.draw(..., start=...)``
+fewer where nodes crowd) and never cover a node's disc (nor a hit's ring). Labels never overlap each other:
+the selection and the search hits are labelled first, then the most important nodes where a label still
+fits. A label touches its node (its box within the disc's radius + 6 px of the centre,
+:func:`limbic.gui.graph.style.label_spots`); only the selection's and the hits' may go further out when
+nothing fits beside them, and then a leader line in their ring's colour joins the box to the disc. Each
+label is one item placed on its node (:class:`limbic.gui.graph.labels.NodeLabel`): a zoom, a fit or a
+redraw moves it with its node at once. When nodes move (a new layout), ``GraphCanvas.draw(..., start=...)``
 glides them there in :data:`ANIMATION_MS`.
 
 Hovering a node emits ``node_hovered`` (the view shows a card); new nodes out of view get a marker on the
@@ -28,10 +31,11 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEasingCurve, QPoint, QPointF, Qt, QVariantAnimation, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetricsF
+from PySide6.QtCore import QEasingCurve, QLineF, QPoint, QPointF, QRectF, Qt, QVariantAnimation, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainterPath
 
 from limbic.gui.graph import overlays, style
+from limbic.gui.graph.labels import NodeLabel
 from limbic.gui.widgets import single_shot_timer
 
 LABEL_DELAY_MS = 40
@@ -40,17 +44,26 @@ LABEL_AREA = 7_000.0  # canvas pixels² per label: the density the level of deta
 HOVER_SLACK = 4.0     # pixels beyond a node's disc that still hover it
 HALO_SIZE = 26.0      # pixels added round a search hit's disc by its halo
 LABEL_CHARS = 28
-LABEL_PADDING = 8.0   # pixels around a label's text (its patch: the text item's document margin)
+LABEL_PADDING = 6.0   # pixels added to a label's text width and height (its patch)
 LABEL_CANDIDATES = 600  # most important visible nodes that may get a label
 DENSE_NODES = 3000    # visible nodes from which a view counts as crowded
 DENSE_LABELS = 30     # labels on a crowded view (besides the selection's and hits')
 FIT_MARGIN = 24.0     # pixels kept free around the fitted drawing
 FIT_MARGIN_X = 80.0   # pixels beside it, for the outer nodes' labels
 ANIMATION_MS = 350
+BADGE_GAP = 6.0       # pixels added to a node's diameter for the box its replay badge sits in
+HIT_BONUS, PINNED_BONUS, SELECTION_BONUS = 10.0, 15.0, 20.0  # label priority added to the marked nodes
+RING_GAP = 7.0        # pixels added to a ringed node's diameter (hit, selection): the ring's diameter
+RING_PEN = 2.5        # pixels: the ring's line width
+RING_OUTER = RING_GAP / 2 + RING_PEN / 2  # pixels from a disc's edge to its ring's outer edge
 
 
-def _translucent(colour: QColor, alpha: int) -> Any:
-    return pg.mkBrush(colour.red(), colour.green(), colour.blue(), alpha)
+def _badge() -> QPainterPath:
+    """The symbol of a replay mark: a small dot on the node's upper right edge (in the unit box pyqtgraph scales
+    to the symbol's size, y downwards)."""
+    path = QPainterPath()
+    path.addEllipse(QPointF(0.34, -0.34), 0.15, 0.15)
+    return path
 
 
 class GraphCanvas(pg.GraphicsLayoutWidget):
@@ -84,24 +97,25 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._nodes.sigClicked.connect(self._on_points_clicked)
         self.view.addItem(self._nodes)
         # One ring item per kind, each with a single pen: no per-point pens to build on every change.
-        self._rings = {kind: pg.ScatterPlotItem(pxMode=True, brush=None, symbol=symbol, pen=pg.mkPen(*colour, width=2.5))
+        self._rings = {kind: pg.ScatterPlotItem(pxMode=True, brush=None, symbol=symbol, pen=pg.mkPen(*colour, width=RING_PEN))
                        for kind, colour, symbol in (("hit", style.HIT_COLOUR, "o"),
                                                     ("selection", style.SELECTION_COLOUR, "o"),
-                                                    ("pinned", style.PINNED_COLOUR, "d"),
-                                                    ("replay", style.REPLAY_COLOUR, "s"))}
+                                                    ("pinned", style.PINNED_COLOUR, "d"))}
+        self._rings["replay"] = pg.ScatterPlotItem(pxMode=True, symbol=_badge(),  # a light mark: a dot, rimmed
+                                                   pen=pg.mkPen(255, 255, 255, 230, width=1.0),  # to part it from
+                                                   brush=pg.mkBrush(*style.REPLAY_COLOUR, 235))  # a blue node
         for item in self._rings.values():
             item.setZValue(3)
             item.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
             self.view.addItem(item)
         font = QFont()
         font.setPointSizeF(8.0)
-        self._labels: list[pg.TextItem] = []
+        self._labels: list[NodeLabel] = []
         for _ in range(MAX_LABELS):
-            item = pg.TextItem(color=foreground, anchor=(0.5, 0.0), fill=_translucent(background, 150))
-            item.setFont(font)
+            item = NodeLabel(font, foreground, background)
             item.setZValue(1)
             item.hide()
-            self.view.addItem(item)
+            self.view.addItem(item, ignoreBounds=True)
             self._labels.append(item)
         self._metrics = QFontMetricsF(font)
         self.regions = overlays.Regions(self.view)
@@ -119,6 +133,8 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self._priority = np.zeros(0)
         self._where: dict[str, int] = {}
         self._marked: dict[int, float] = {}  # drawn row → label priority bonus (selection, hits)
+        self._accents = {bonus: QColor(*colour) for bonus, colour in ((HIT_BONUS, style.HIT_COLOUR),
+                         (PINNED_BONUS, style.PINNED_COLOUR), (SELECTION_BONUS, style.SELECTION_COLOUR))}
         self.ringed: list[str] = []
         self.replay_marked: list[str] = []  # drawn entities a replay marks
         self._style = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # drawn type codes, alpha levels
@@ -168,14 +184,15 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
             self._label_timer.start()
 
     def _follow_labels(self) -> None:
-        """Move each shown label onto its node's new position (hide it when its node is gone) at once."""
+        """Move each shown label onto its node's new position and size (hide it when its node is gone) at once."""
         for item in self._labels:
             if item.isVisible():
-                i = self._where.get(item.property("entity"))
+                i = self._where.get(item.entity)
                 if i is None:
                     item.hide()
                 else:
                     item.setPos(float(self.pos[i, 0]), float(self.pos[i, 1]))
+                    item.set_radius(float(self._sizes[i]) / 2.0)
 
     def index_of(self, name: str) -> int | None:
         """The drawn index of ``name`` (``None`` when not drawn)."""
@@ -183,8 +200,16 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
 
     def label_anchors(self) -> dict[str, tuple[float, float]]:
         """``{name: (x, y)}`` layout position of each shown label's anchor (its node's position when placed)."""
-        return {item.property("entity"): (float(item.pos().x()), float(item.pos().y()))
+        return {item.entity: (float(item.pos().x()), float(item.pos().y()))
                 for item in self._labels if item.isVisible()}
+
+    def label_geometry(self) -> list[tuple[str, str, QRectF, QLineF | None]]:
+        """Each shown label as drawn on screen: ``(entity, text, box, leader)``, the box and the leader line (``None``:
+        the box is at its node) in this widget's pixels, like :meth:`node_position`."""
+        self.view.updateMatrix()  # a zoom moves the drawing at the next paint; measure what that paint shows
+        transform = self.viewportTransform()
+        return [(item.entity, item.text, item.device_box(transform), item.device_leader(transform))
+                for item in self._labels if item.isVisible()]
 
     def _place(self, pos: np.ndarray) -> None:
         """Show nodes, edges and rings at ``pos`` (the style and sizes as set by :meth:`draw`)."""
@@ -258,7 +283,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
     def set_rings(self, hits: Sequence[str], selection: Sequence[str], pinned: Sequence[str] = (),
                   replay: Sequence[str] = ()) -> bool:
         """Red rings (and halos) round the drawn search hits, gold round the selection, a violet diamond round
-        the pinned entity, teal squares round what a replay marks; the first three get labels first.
+        the pinned entity, a small teal dot on what a replay marks; the first three get labels first.
 
         Returns whether the rings changed: the same drawn rows (in any order) keep the rings and labels as
         they are (no repaint)."""
@@ -270,15 +295,16 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         if previous is not None and all(np.array_equal(np.sort(rows[k]), np.sort(previous[k])) for k in rows):
             return False
         self._ring_rows = rows
-        self._marked = ({int(i): 10.0 for i in rows["hit"].tolist()} | {int(i): 15.0 for i in rows["pinned"].tolist()}
-                        | {int(i): 20.0 for i in rows["selection"].tolist()})
+        self._marked = ({int(i): HIT_BONUS for i in rows["hit"].tolist()}
+                        | {int(i): PINNED_BONUS for i in rows["pinned"].tolist()}
+                        | {int(i): SELECTION_BONUS for i in rows["selection"].tolist()})
         self._draw_rings(rows)
         self._label_timer.start()
         return True
 
     def _draw_rings(self, rows: dict[str, np.ndarray]) -> None:
         for kind, item in self._rings.items():
-            extra = 14 if kind == "pinned" else 8
+            extra = {"pinned": 14.0, "replay": BADGE_GAP}.get(kind, RING_GAP)
             item.setData(pos=self._shown[rows[kind]], size=self._sizes[rows[kind]] + extra)
         self._halos.setData(pos=self._shown[rows["hit"]], size=self._sizes[rows["hit"]] + HALO_SIZE)
 
@@ -308,9 +334,7 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         foreground = pg.mkColor(pg.getConfigOption("foreground"))
         self.setBackground(background)
         for item in self._labels:
-            item.setColor(foreground)
-            item.fill = _translucent(background, 150)
-            item.update()
+            item.set_colours(foreground, background)
 
     # --- view -----------------------------------------------------------------------------------
 
@@ -320,10 +344,10 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         if i is None:
             return None
         scene = self.view.mapViewToScene(QPointF(*map(float, self.pos[i])))
-        return self.mapFromScene(scene).toPointF()
+        return self.viewportTransform().map(scene)  # not mapFromScene: that rounds to whole pixels
 
     def shown_labels(self) -> list[str]:
-        return [item.toPlainText() for item in self._labels if item.isVisible()]
+        return [item.text for item in self._labels if item.isVisible()]
 
     def needs_fit(self) -> bool:
         """Whether a fitted view should fit again: a node is out of view, or the drawing fills less than
@@ -427,8 +451,10 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         pixels_all = np.stack([(x[inside] - rect.left()) / rect.width() * width,
                                (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
         radius_all = self._sizes[inside] / 2.0
-        raster = style.DiscRaster(pixels_all, radius_all, width, height)  # every visible disc is an obstacle
-        pixels, radius = pixels_all[order], radius_all[order]
+        reach = radius_all + np.where(marked > 0, RING_OUTER, 0.0)  # a ringed node's ring is part of it
+        discs = style.DiscIndex(pixels_all, reach)  # every visible disc (and ring) is an obstacle: exact for
+        raster = style.DiscRaster(pixels_all, reach, width, height)  # the selection and hits, quick for the rest
+        pixels, radius, offset = pixels_all[order], radius_all[order], reach[order]
         names = [self.names[i] for i in inside[order].tolist()]
         texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…" for n in names]
         widths = np.array([self._metrics.horizontalAdvance(t) + LABEL_PADDING for t in texts])
@@ -437,18 +463,17 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         if dense:
             allowed = min(allowed, DENSE_LABELS)
         first = int((marked[order] > 0).sum())
-        chosen = style.place_labels(pixels, widths, list(range(len(order))), offset=radius + 1.0, first=first,
+        chosen = style.place_labels(pixels, widths, list(range(len(order))), offset=offset, first=first,
                                     height=label_height, max_labels=max(allowed, min(first, MAX_LABELS)),
-                                    bounds=(0.0, 0.0, width, height), marked_cover=False, raster=raster)
+                                    bounds=(0.0, 0.0, width, height), discs=discs, raster=raster)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
             node = inside[order[k]]
-            item.setZValue(4 if self._marked.get(int(node)) else 1)  # the selection's and hits' labels over edges
-            item.setText(texts[k])
-            item.setProperty("entity", names[k])
-            item.setAnchor((-dx / widths[k], -dy / label_height))  # the box's top-left, from its node
-            item.setPos(float(x[node]), float(y[node]))
+            mark = self._marked.get(int(node))
+            item.setZValue(4 if mark else 1)  # the selection's and hits' labels over edges
+            item.place(texts[k], names[k], QRectF(dx, dy, widths[k], label_height), float(radius[k]),
+                       self._accents.get(mark) if mark else None)
+            item.setPos(float(x[node]), float(y[node]))  # on its node: box and leader at pixel offsets from there
             item.show()
-            item.updateTransform(force=True)  # hidden items miss view changes (pyqtgraph TextItem)
 
     def node_at(self, where: QPointF) -> int:
         """The drawn node under ``where`` (canvas pixels; the nearest within its disc and :data:`HOVER_SLACK`), or -1."""

@@ -3,9 +3,8 @@
 :func:`focus_rows` picks the selection, the search hits, the expanded nodes and their neighbours (the
 most salient ones past :data:`FOCUS_LIMIT`), or the :data:`OVERVIEW_SIZE` most used and connected
 entities when there is nothing to focus on. :func:`arrange_view` runs off the UI thread: positions
-(:func:`limbic.gui.graph.positions.arrange`) and, when the colours need them, communities
-(:func:`limbic.gui.graph.colouring.communities`). :func:`glide_start` says where each node starts
-when a new layout is animated.
+(:func:`limbic.gui.graph.positions.arrange`). :func:`glide_start` says where each node starts when a new
+layout is animated.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from limbic.core.service.graph_arrays import GraphArrays, neighbours
-from limbic.gui.graph.colouring import communities
 from limbic.gui.graph.positions import Arrangement, arrange
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus view
@@ -58,16 +56,11 @@ def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seed
 
 
 def arrange_view(store_ids: np.ndarray, store_pos: np.ndarray, drawn_ids: np.ndarray, ids: np.ndarray,
-                 edges: np.ndarray, how: str, current: np.ndarray | None,
-                 grouped: bool, gap: float | np.ndarray = 0.5, anchor: np.ndarray | None = None,
-                 initial: np.ndarray | None = None) -> tuple[Arrangement, np.ndarray | None]:
+                 edges: np.ndarray, how: str, current: np.ndarray | None, gap: float | np.ndarray = 0.5,
+                 anchor: np.ndarray | None = None) -> Arrangement:
     """Worker: the :class:`~limbic.gui.graph.positions.Arrangement` of ``ids`` (``how``, ``gap``, ``anchor``: see
-    :func:`~limbic.gui.graph.positions.arrange`) and, with ``grouped``, their ``(N,) int64`` community
-    membership (else ``None``), starting from the ``initial`` groups (see
-    :func:`~limbic.gui.graph.colouring.communities`)."""
-    arrangement = arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current, gap=gap,
-                          anchor=anchor)
-    return arrangement, communities(len(ids), edges, initial) if grouped else None
+    :func:`~limbic.gui.graph.positions.arrange`)."""
+    return arrange(store_ids, store_pos, drawn_ids, ids, edges, how=how, current=current, gap=gap, anchor=anchor)
 
 
 def glide_start(old_ids: np.ndarray, old_pos: np.ndarray, ids: np.ndarray, pos: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication
 from limbic.core import paths
 from limbic.core.service.graph_arrays import GraphArrays
 from limbic.gui.controller import AppController
-from limbic.gui.graph.colouring import communities, initial_membership
+from limbic.gui.graph.colouring import Communities, find_communities
 from limbic.gui.graph.layout import LayoutEngine
 from limbic.gui.graph.positions import PositionStore, grow
 from limbic.gui.widgets import CornerLabel, plural
@@ -76,9 +76,11 @@ def database_address(service: Any) -> str:
 
 
 class GlobalMap(QObject):
-    """See the module docstring. ``ready(arrays)`` is emitted when the positions of ``arrays`` are known."""
+    """See the module docstring. ``ready(arrays)`` is emitted when the positions of ``arrays`` are known,
+    ``grouped(arrays)`` when their communities are."""
 
     ready = Signal(object)
+    grouped = Signal(object)
     _layout_posted = Signal(object)  # (generation, arrays, Future) from the layout process's callback
 
     def __init__(self, controller: AppController, channel: str, info: CornerLabel, parent: QObject | None = None) -> None:
@@ -88,7 +90,8 @@ class GlobalMap(QObject):
         self.info = info
         self.engine = LayoutEngine()
         self.store = PositionStore()
-        self._groups: tuple[GraphArrays, np.ndarray] | None = None  # communities of the whole graph
+        self._groups: tuple[GraphArrays, Communities] | None = None  # communities of the whole graph
+        self._grouping: GraphArrays | None = None  # the arrays whose communities are being found
         self._generation = 0
         self.gap: float | np.ndarray = 0.5  # the nodes' diameters in layout units (see positions.grow)
         self.anchor: np.ndarray | None = None  # where unconnected new nodes go (the view's centre)
@@ -136,24 +139,29 @@ class GlobalMap(QObject):
         self.controller.run(self.engine.global_layout, len(arrays), arrays.edges,
                             on_success=lambda pos: self._done(arrays, pos), channel=self.channel)
 
-    def groups(self, arrays: GraphArrays) -> np.ndarray | None:
-        """``(N,) int64`` communities of the whole graph (:func:`~limbic.gui.graph.colouring.communities`; the first
-        time the same seeded grouping the map's regions were laid out by, then each time starting from the
-        groups found before), or ``None`` while they are computed (off the UI thread; ``ready(arrays)`` follows)."""
+    def groups(self, arrays: GraphArrays) -> Communities | None:
+        """The :class:`~limbic.gui.graph.colouring.Communities` of the whole graph of ``arrays`` (the first time the
+        same seeded grouping the map's regions were laid out by, then each time starting from the groups found
+        before, which keep their colours), or ``None`` while they are found (off the UI thread;
+        ``grouped(arrays)`` follows). Every view colours by these, so a community has one colour everywhere."""
         if self._groups is not None and self._groups[0] is arrays:
             return self._groups[1]
-        initial = None
-        if self._groups is not None:  # start from the groups found before: a write reshapes them only locally
-            before = self._groups
-            initial = initial_membership(arrays.ids, dict(zip(before[0].ids.tolist(), before[1].tolist(), strict=True)),
-                                         grouped_below=int(before[1].max(initial=0)) + 1)
-        self.controller.run(communities, len(arrays), arrays.edges, initial,
-                            on_success=lambda found: self._grouped(arrays, found), channel=self.channel + "-groups")
+        if self._grouping is not arrays:
+            self._grouping = arrays
+            before = self._groups[1] if self._groups is not None else None
+            self.controller.run(find_communities, arrays.ids, arrays.edges, before,
+                                on_success=lambda found: self._grouped(arrays, found), on_failure=self._group_failed,
+                                channel=self.channel + "-groups")
         return None
 
-    def _grouped(self, arrays: GraphArrays, found: np.ndarray) -> None:
+    def _group_failed(self, error: BaseException) -> None:
+        self._grouping = None
+        self.controller.report_failure(error, "The communities could not be found")
+
+    def _grouped(self, arrays: GraphArrays, found: Communities) -> None:
         self._groups = (arrays, found)
-        self.ready.emit(arrays)
+        self._grouping = None
+        self.grouped.emit(arrays)
 
     def close(self) -> None:
         """Stop the layout process (also done when the application quits)."""

@@ -3,7 +3,8 @@
 It says what the colours mean (entity type, community, who wrote it, or what fades next; see
 :mod:`limbic.gui.graph.colouring`) and what the rings, sizes and opacity mean. Each colour row is a
 checkable entry: clicking one highlights the nodes of that type, community or origin (the others fade);
-clicking it again, or *Show all*, clears it. Below the entries, a detail list shows what the chosen entry
+clicking it again, or *Show all*, clears it. A long entry shows its name elided and its count whole, the
+whole text in its tooltip. Below the entries, a detail list shows what the chosen entry
 stands for when there is more to say: an origin's writes in order (*Who wrote it*), the memories that fade
 with the date each crosses (*What fades next*); clicking a row there selects its entity. It follows the
 application palette (dark mode) by itself; collapse it with L.
@@ -11,18 +12,41 @@ application palette (dark mode) by itself; collapse it with L.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QIcon, QPixmap
+from PySide6.QtWidgets import (
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QStyle,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from limbic.gui.graph import style
 
 WIDTH = 210      # pixels
 MAX_ROWS = 14    # colour rows listed; the rest are summed up in one row
+SWATCH = 12      # pixels: a colour row's swatch
+COUNT = re.compile(r"^(.*?)(\s\([\d,]+\).*)$")  # "around Harbor" + " (12)" or " (3) · 7 writes"
 Entry = tuple[tuple[int, int, int], str]
+
+
+def fitted(text: str, width: float, metrics: QFontMetrics) -> str:
+    """``text`` within ``width`` pixels of ``metrics``: whole when it fits, else its name elided (…) and its count
+    kept — "around Memory_Gr… (20)" — never cut."""
+    if metrics.horizontalAdvance(text) <= width:
+        return text
+    match = COUNT.match(text)
+    head, tail = (match.group(1), match.group(2)) if match else (text, "")
+    room = max(width - metrics.horizontalAdvance(tail), metrics.horizontalAdvance("…"))
+    return metrics.elidedText(head, Qt.TextElideMode.ElideRight, int(room)) + tail
 
 
 def _swatch(rgb: tuple[int, int, int]) -> QIcon:
@@ -56,6 +80,8 @@ class GraphLegend(QWidget):
         self.list.setToolTip("Click an entry to highlight its nodes; click it again to show all")
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # long rows elide instead
+        self.list.setIconSize(QSize(SWATCH, SWATCH))
+        self.list.viewport().installEventFilter(self)  # a new width fits the rows again
         self.list.itemClicked.connect(self._clicked)
         self.clear_button = QPushButton("Show all")
         self.clear_button.setVisible(False)
@@ -67,7 +93,7 @@ class GraphLegend(QWidget):
         self.detail.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.detail.itemClicked.connect(lambda item: self.detail_clicked.emit(item.data(Qt.ItemDataRole.UserRole)))
         self.key = QLabel(f"{_dot(style.HIT_COLOUR, '○')} hit · {_dot(style.SELECTION_COLOUR, '○')} selected · "
-                          f"{_dot(style.PINNED_COLOUR, '◇')} pinned · {_dot(style.REPLAY_COLOUR, '◌')} written "
+                          f"{_dot(style.PINNED_COLOUR, '◇')} pinned · {_dot(style.REPLAY_COLOUR, '•')} written "
                           "(replay)<br>size: use · faded: unused lately")
         self.key.setTextFormat(Qt.TextFormat.RichText)
         self.key.setWordWrap(True)
@@ -96,13 +122,51 @@ class GraphLegend(QWidget):
         for rgb, text in entries[:MAX_ROWS]:
             item = QListWidgetItem(_swatch(rgb), text)
             item.setToolTip(text)
+            item.setData(Qt.ItemDataRole.UserRole, text)
             self.list.addItem(item)
         if len(entries) > MAX_ROWS:
             rest = QListWidgetItem(_swatch(style.OTHER_COLOUR), f"and {len(entries) - MAX_ROWS} more")
             rest.setFlags(Qt.ItemFlag.NoItemFlags)
+            rest.setData(Qt.ItemDataRole.UserRole, rest.text())
             self.list.addItem(rest)
+        self._fit_rows()
         self.setToolTip("\n".join([title, *(text for _, text in entries)]))
         self.show_chosen(keep)
+
+    def text_width(self) -> float:
+        """Pixels a colour row's text may take, as the style lays a row out: its text rectangle
+        (``SE_ItemViewItemText``) less the text margins the style draws the text within."""
+        if not self.list.count():
+            return float(self.list.viewport().width())
+        item = self.list.item(0)
+        option = QStyleOptionViewItem()
+        option.initFrom(self.list)
+        option.rect = QRect(0, 0, self.list.viewport().width(), self.list.sizeHintForRow(0))
+        option.features = (QStyleOptionViewItem.ViewItemFeature.HasDisplay
+                           | QStyleOptionViewItem.ViewItemFeature.HasDecoration)
+        option.decorationSize = self.list.iconSize()
+        option.decorationPosition = QStyleOptionViewItem.Position.Left
+        option.displayAlignment = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+        option.icon, option.text = item.icon(), item.text()
+        style = self.list.style()
+        rect = style.subElementRect(QStyle.SubElement.SE_ItemViewItemText, option, self.list)
+        margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self.list) + 1
+        return float(rect.width() - 2 * margin - 1)
+
+    def shown_texts(self) -> list[str]:
+        """The colour rows as drawn (a long name elided, its count kept)."""
+        return [self.list.item(i).text() for i in range(self.list.count())]
+
+    def _fit_rows(self) -> None:
+        metrics, width = self.list.fontMetrics(), self.text_width()
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            item.setText(fitted(item.data(Qt.ItemDataRole.UserRole), width, metrics))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize:
+            self._fit_rows()
+        return super().eventFilter(watched, event)
 
     def choose(self, index: int) -> None:
         """Choose colour row ``index`` (``-1``: none) as a click would; emits ``entry_clicked``."""

@@ -7,7 +7,8 @@ Pure helpers over numpy arrays plus a small brush cache; :mod:`limbic.gui.graph.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -27,7 +28,11 @@ NEW_COLOUR = (40, 170, 90)       # the marker pointing to new nodes out of view
 MIN_SIZE = 7.0   # pixels, salience 0
 MAX_SIZE = 24.0  # pixels, salience 1
 ALPHA_LEVELS = 8
-MARKED_RINGS = 5  # rings of label spots tried round the selection and the hits
+NEAR_GAP = 1.0   # pixels between a node's disc and its label's box (the selection's, the hits': exact test)
+RASTER_CELL = 2.0  # pixels: the squares of a DiscRaster
+RASTER_GAP = RASTER_CELL * math.sqrt(2.0) + 0.2  # pixels between a disc and a label tested on a DiscRaster
+FAR_GAPS = (8.0, 14.0, 22.0, 32.0, 44.0, 58.0, 76.0, 96.0, 120.0)  # pixels: further spots for the selection's
+# and hits' labels, joined to their node by a leader line
 MIN_ALPHA = 50   # of 255, at the temporal floor
 
 
@@ -97,47 +102,150 @@ class _BoxGrid:
             self.buckets.setdefault(c, []).append(box)
 
 
-class DiscRaster:
-    """Node discs as a boolean raster of ``cell``-pixel squares over a ``width`` × ``height`` canvas: the
-    obstacle test of :func:`place_labels` for thousands of discs (numpy fill, one slice per test). A cell
-    counts as covered when the disc's bounding box touches it (conservative: a label never covers a disc)."""
+class DiscIndex:
+    """Node discs — centres ``(D, 2)`` and radii ``(D,)`` in pixels — bucketed by centre in square cells of
+    ``cell`` pixels: the obstacle test of :func:`place_labels` for thousands of discs. The test is exact (a box
+    overlaps a disc when the box's point nearest the centre lies inside the circle); touching is not
+    overlapping, so a label may sit right beside a disc."""
 
-    def __init__(self, pixels: np.ndarray, radii: np.ndarray, width: float, height: float, cell: float = 3.0) -> None:
+    def __init__(self, centres: np.ndarray, radii: np.ndarray | float, cell: float = 48.0) -> None:
+        self.centres = np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+        self.radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (len(self.centres),))
         self.cell = cell
-        self.grid = np.zeros((int(height // cell) + 2, int(width // cell) + 2), dtype=bool)
-        pixels = np.asarray(pixels, dtype=np.float64).reshape(-1, 2)
-        radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (len(pixels),))
-        rows, cols = self.grid.shape
+        self.reach = float(self.radii.max()) if len(self.radii) else 0.0
+        keys = np.floor(self.centres / cell).astype(np.int64)
+        flat = keys[:, 0] * (1 << 32) + keys[:, 1]
+        order = np.argsort(flat, kind="stable")
+        unique, starts = np.unique(flat[order], return_index=True)
+        self.buckets = dict(zip(unique.tolist(), np.split(order, starts[1:]), strict=True)) if len(order) else {}
+
+    def near(self, box: Box) -> np.ndarray:
+        """``(K,) int64`` discs that may overlap ``box``: those centred within it widened by the largest radius."""
+        c, r = self.cell, self.reach
+        found = [self.buckets[key] for cx in range(int((box[0] - r) // c), int((box[2] + r) // c) + 1)
+                 for cy in range(int((box[1] - r) // c), int((box[3] + r) // c) + 1)
+                 if (key := cx * (1 << 32) + cy) in self.buckets]
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+    def free(self, boxes: np.ndarray) -> np.ndarray:
+        """``(S,) bool``: which of ``boxes`` ``(S, 4)`` (left, top, right, bottom) overlap no disc."""
+        boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        if not len(boxes):
+            return np.zeros(0, dtype=bool)
+        rows = self.near((float(boxes[:, 0].min()), float(boxes[:, 1].min()),
+                          float(boxes[:, 2].max()), float(boxes[:, 3].max())))
+        if not len(rows):
+            return np.ones(len(boxes), dtype=bool)
+        cx, cy, radius = self.centres[rows, 0], self.centres[rows, 1], self.radii[rows]
+        nx = np.clip(cx[None, :], boxes[:, 0:1], boxes[:, 2:3]) - cx[None, :]
+        ny = np.clip(cy[None, :], boxes[:, 1:2], boxes[:, 3:4]) - cy[None, :]
+        return ~((nx * nx + ny * ny) < (radius * radius)[None, :]).any(axis=1)
+
+    def clear(self, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+        """``(S,) bool``: which segments ``starts`` → ``ends`` (``(S, 2)`` each) cross no disc."""
+        starts, ends = np.asarray(starts, dtype=np.float64).reshape(-1, 2), np.asarray(ends, dtype=np.float64).reshape(-1, 2)
+        if not len(starts):
+            return np.zeros(0, dtype=bool)
+        low, high = np.minimum(starts, ends).min(axis=0), np.maximum(starts, ends).max(axis=0)
+        rows = self.near((float(low[0]), float(low[1]), float(high[0]), float(high[1])))
+        if not len(rows):
+            return np.ones(len(starts), dtype=bool)
+        step = ends - starts
+        length = np.maximum((step * step).sum(axis=1), 1e-12)
+        towards = self.centres[rows][None, :, :] - starts[:, None, :]
+        t = np.clip((towards * step[:, None, :]).sum(axis=2) / length[:, None], 0.0, 1.0)
+        miss = towards - t[:, :, None] * step[:, None, :]
+        return ~(((miss * miss).sum(axis=2)) < (self.radii[rows] ** 2)[None, :]).any(axis=1)
+
+
+class DiscRaster:
+    """Node discs as a grid of ``cell``-pixel squares over a ``width`` × ``height`` canvas, with its summed-area
+    table: whether a box is clear of every disc in four lookups, for thousands of discs and boxes. Conservative: a
+    square counts as covered when it may touch a disc (its centre within the radius plus half its diagonal), so a
+    box it calls clear touches no disc; a box :data:`RASTER_GAP` pixels or more from a disc's edge never counts as
+    touching that disc — a label that far from its own node is not blocked by it."""
+
+    def __init__(self, centres: np.ndarray, radii: np.ndarray | float, width: float, height: float,
+                 cell: float = RASTER_CELL) -> None:
+        self.cell = cell
+        centres = np.asarray(centres, dtype=np.float64).reshape(-1, 2)
+        radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (len(centres),))
+        rows, cols = int(np.ceil(height / cell)) + 2, int(np.ceil(width / cell)) + 2
+        grid = np.zeros((rows, cols), dtype=bool)
         for radius in np.unique(radii).tolist():
-            which = radii == radius
-            low = np.floor((pixels[which] - radius) / cell).astype(np.int64)
-            span = int(np.ceil(2 * radius / cell)) + 1
-            for dy in range(span):
-                for dx in range(span):
-                    y, x = low[:, 1] + dy, low[:, 0] + dx
-                    keep = (y >= 0) & (y < rows) & (x >= 0) & (x < cols)
-                    self.grid[y[keep], x[keep]] = True
+            points = centres[radii == radius]
+            reach = radius + cell * math.sqrt(0.5)
+            span = int(np.ceil(reach / cell))
+            steps = np.arange(-span, span + 1)
+            dx, dy = (a.ravel() for a in np.meshgrid(steps, steps))
+            home = np.floor(points / cell).astype(np.int64)
+            x, y = home[:, 0][:, None] + dx[None, :], home[:, 1][:, None] + dy[None, :]  # (P, K) cells round each
+            near = ((x + 0.5) * cell - points[:, 0:1]) ** 2 + ((y + 0.5) * cell - points[:, 1:2]) ** 2 <= reach * reach
+            keep = near & (x >= 0) & (x < cols) & (y >= 0) & (y < rows)
+            grid[y[keep], x[keep]] = True
+        self.table = np.zeros((rows + 1, cols + 1), dtype=np.int32)
+        self.table[1:, 1:] = grid.cumsum(axis=0).cumsum(axis=1)
 
-    def overlaps(self, box: Box) -> bool:
-        c = self.cell
-        y0, y1 = max(int(box[1] // c), 0), int(box[3] // c) + 1
-        x0, x1 = max(int(box[0] // c), 0), int(box[2] // c) + 1
-        return bool(self.grid[y0:y1, x0:x1].any())
+    def clear(self, boxes: np.ndarray) -> np.ndarray:
+        """``(S,) bool``: which of ``boxes`` ``(S, 4)`` (left, top, right, bottom, pixels) no disc may touch."""
+        boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
+        rows, cols = self.table.shape[0] - 1, self.table.shape[1] - 1
+        x0 = np.clip(np.floor(boxes[:, 0] / self.cell).astype(np.int64), 0, cols)
+        y0 = np.clip(np.floor(boxes[:, 1] / self.cell).astype(np.int64), 0, rows)
+        x1 = np.clip(np.floor(boxes[:, 2] / self.cell).astype(np.int64) + 1, 0, cols)
+        y1 = np.clip(np.floor(boxes[:, 3] / self.cell).astype(np.int64) + 1, 0, rows)
+        t = self.table
+        return (t[y1, x1] - t[y0, x1] - t[y1, x0] + t[y0, x0]) == 0
 
 
-def label_spots(width: float, height: float, radius: float, rings: int = 1) -> list[tuple[float, float]]:
+def label_spots(width: float, height: float, radius: float, gaps: Sequence[float] = (NEAR_GAP,)) -> list[tuple[float, float]]:
     """Where a ``width`` × ``height`` label may go round a node of ``radius`` pixels: the offsets of its
-    top-left corner from the node's centre — below, above, right, left; then (``rings`` > 1) the same
-    further out and the four diagonals, ring by ring."""
-    spots = []
-    for ring in range(rings):
-        gap, side = 1.0 + ring * height, radius + 2 + ring * width / 2
-        spots += [(-width / 2, radius + gap), (-width / 2, -radius - gap - height),
-                  (side, -height / 2), (-side - width, -height / 2)]
-        if ring:
-            spots += [(side, radius + gap), (side, -radius - gap - height),
-                      (-side - width, radius + gap), (-side - width, -radius - gap - height)]
+    top-left corner from the node's centre, 24 per gap. For each of ``gaps`` (pixels between
+    the disc and the box's nearest point, nearest first): below, above, right and left of the node (centred on
+    it), then slid along those sides (the box still faces the node), then the four diagonals and the eight
+    directions between — every spot of a gap at the same distance from the node's centre."""
+    spots: list[tuple[float, float]] = []
+    slide, lift = min(8.0, width / 2), min(4.0, height / 2)
+    for gap in gaps:
+        d = radius + gap
+        spots += [(-width / 2, d), (-width / 2, -d - height), (d, -height / 2), (-d - width, -height / 2),
+                  (-slide, d), (slide - width, d), (-slide, -d - height), (slide - width, -d - height),
+                  (d, -lift), (d, lift - height), (-d - width, -lift), (-d - width, lift - height)]
+        for cos, sin in _CORNERS:  # the box's corner nearest the node at distance d in that direction
+            x, y = d * cos, d * sin
+            spots.append((x if cos > 0 else x - width, y if sin > 0 else y - height))
     return spots
+
+
+_CORNERS = [(math.cos(a), math.sin(a)) for a in np.radians([45, 135, 225, 315, 22.5, 67.5, 112.5, 157.5,
+                                                            202.5, 247.5, 292.5, 337.5])]
+
+
+def _free_spot(x: float, y: float, width: float, height: float, radius: float, gap: float, bounds: Box | None,
+               discs: DiscIndex | None, raster: DiscRaster | None,
+               open_box: Callable[[Box], bool]) -> tuple[float, float] | None:
+    """The first of :func:`label_spots` ``gap`` pixels from a node at ``(x, y)`` of ``radius`` whose box stays
+    in ``bounds``, is clear of the discs (on ``raster`` when the gap allows, else exactly on ``discs``) and
+    ``open_box``; past :data:`NEAR_GAP`, its leader line must cross no disc either. ``None`` when none is."""
+    spots = np.array(label_spots(width, height, radius, (gap,)))
+    boxes = np.column_stack([x + spots[:, 0], y + spots[:, 1], x + spots[:, 0] + width, y + spots[:, 1] + height])
+    usable = np.ones(len(boxes), dtype=bool)
+    if bounds is not None:
+        usable &= ((boxes[:, 0] >= bounds[0]) & (boxes[:, 2] <= bounds[2]) & (boxes[:, 1] >= bounds[1])
+                   & (boxes[:, 3] <= bounds[3]))
+    if raster is not None and gap >= RASTER_GAP and usable.any():
+        usable[usable] = raster.clear(boxes[usable])
+    elif discs is not None and usable.any():
+        usable[usable] = discs.free(boxes[usable])
+    if gap > NEAR_GAP and discs is not None and usable.any():  # a leader line joins it: it crosses no disc
+        nearest = np.column_stack([np.clip(0.0, spots[usable, 0], spots[usable, 0] + width),
+                                   np.clip(0.0, spots[usable, 1], spots[usable, 1] + height)])
+        edge = nearest / np.linalg.norm(nearest, axis=1, keepdims=True) * (radius + 0.5)
+        usable[usable] = discs.clear(np.array([x, y]) + edge, np.array([x, y]) + nearest)
+    for k in np.flatnonzero(usable).tolist():
+        if open_box((float(boxes[k, 0]), float(boxes[k, 1]), float(boxes[k, 2]), float(boxes[k, 3]))):
+            return float(spots[k, 0]), float(spots[k, 1])
+    return None
 
 
 def place_labels(
@@ -153,20 +261,22 @@ def place_labels(
     cell: float = 64.0,
     bounds: Box | None = None,
     keep_out: Sequence[Box] = (),
-    marked_cover: bool = True,
+    discs: DiscIndex | None = None,
     raster: DiscRaster | None = None,
 ) -> list[tuple[int, tuple[float, float]]]:
     """Greedy level of detail: which labels can be drawn, and where, without two overlapping.
 
     ``pixels`` ``(K, 2)`` screen positions of the nodes, ``widths`` ``(K,)`` label widths in pixels,
     ``priority`` the candidate indices, most important first; ``offset`` is a node's radius (a number,
-    or ``(K,)``). A label may go below, above, right or left of its node (:func:`label_spots`); a spot
-    that overlaps an accepted label or one of the ``obstacles`` (boxes, e.g. the largest node discs) is
-    skipped, and so is one reaching out of ``bounds`` (the canvas) or into a ``keep_out`` box (the legend)
-    for every candidate. The ``first`` candidates (the selection, the hits) also try :data:`MARKED_RINGS`
-    rings of spots further out and may cover discs (unless ``marked_cover`` is False), never another label.
-    ``raster`` (:class:`DiscRaster`) adds every disc it holds to the obstacles, for many nodes at once. Returns ``(index, (dx, dy))`` per accepted label, the offset
-    of its box's top-left corner from its node, at most ``max_labels``.
+    or ``(K,)``). A label goes right next to its node (:func:`label_spots` at :data:`NEAR_GAP`); a spot that
+    overlaps an accepted label, one of the ``obstacles`` (boxes), a disc of ``discs`` (:class:`DiscIndex`, every
+    node at once, exact; a spot never overlaps its own node's disc) or a ``keep_out`` box, or that reaches out of
+    ``bounds`` (the canvas), is skipped. With a ``raster`` (:class:`DiscRaster`, conservative and much quicker)
+    the candidates past the ``first`` are tested on it instead, their spots :data:`RASTER_GAP` from their disc.
+    The ``first`` candidates (the selection, the hits) also try spots further out (:data:`FAR_GAPS`, nearest
+    first; the canvas joins those to their node with a leader line).
+    Returns ``(index, (dx, dy))`` per accepted label, the offset of its box's top-left corner from its node, at
+    most ``max_labels``.
     """
     labels, blocked, walls = _BoxGrid(cell), _BoxGrid(cell), _BoxGrid(cell)
     for box in obstacles:
@@ -176,19 +286,15 @@ def place_labels(
     offsets = np.broadcast_to(np.asarray(offset, dtype=np.float64), (len(pixels),))
     accepted: list[tuple[int, tuple[float, float]]] = []
     for rank, i in enumerate(priority):
-        x, y = float(pixels[i, 0]), float(pixels[i, 1])
-        marked = rank < first
-        for dx, dy in label_spots(float(widths[i]), height, float(offsets[i]), rings=MARKED_RINGS if marked else 1):
-            box = (x + dx, y + dy, x + dx + float(widths[i]), y + dy + height)
-            outside = bounds is not None and not (bounds[0] <= box[0] and box[2] <= bounds[2]
-                                                  and bounds[1] <= box[1] and box[3] <= bounds[3])
-            avoid_discs = not marked or not marked_cover
-            on_disc = avoid_discs and (blocked.overlaps(box) or (raster is not None and raster.overlaps(box)))
-            if outside or labels.overlaps(box) or walls.overlaps(box) or on_disc:
-                continue
-            labels.add(box)
-            accepted.append((int(i), (dx, dy)))
-            break
+        x, y, width = float(pixels[i, 0]), float(pixels[i, 1]), float(widths[i])
+        gaps = (NEAR_GAP, *FAR_GAPS) if rank < first else (RASTER_GAP if raster is not None else NEAR_GAP,)
+        for gap in gaps:  # nearest first: the first gap with a free spot wins
+            spot = _free_spot(x, y, width, height, float(offsets[i]), gap, bounds, discs, raster,
+                              lambda box: not (labels.overlaps(box) or walls.overlaps(box) or blocked.overlaps(box)))
+            if spot is not None:
+                labels.add((x + spot[0], y + spot[1], x + spot[0] + width, y + spot[1] + height))
+                accepted.append((int(i), spot))
+                break
         if len(accepted) >= max_labels:
             break
     return accepted

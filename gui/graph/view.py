@@ -33,17 +33,11 @@ from limbic.gui.graph import focus, style
 from limbic.gui.graph.annotations import Annotations
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.card import HoverCard
-from limbic.gui.graph.colouring import (
-    Colouring,
-    by_fade,
-    by_origin,
-    colour_nodes,
-    initial_membership,
-)
+from limbic.gui.graph.colouring import GREY, Colouring, by_fade, by_origin, colour_nodes, community_lead
 from limbic.gui.graph.global_map import GlobalMap
 from limbic.gui.graph.legend import GraphLegend
 from limbic.gui.graph.lenses import Lenses
-from limbic.gui.graph.positions import HOWS, PositionStore
+from limbic.gui.graph.positions import HOWS, Arrangement, PositionStore
 from limbic.gui.graph.toolbar import GraphToolbar
 from limbic.gui.widgets import CornerLabel, plural, single_shot_timer
 
@@ -73,7 +67,6 @@ class GraphView(Annotations, QWidget):
         self._temporal = np.zeros(0)
         self._temporal_key: tuple[object, ...] | None = None  # terms.temporal_key behind _temporal
         self._focus = PositionStore()   # the focus view's positions, kept per entity
-        self._colours: dict[int, int] = {}  # entity id → community colour code last drawn
         self._mode = "focus"
         self._colour_mode = "auto"    # the choice in the toolbar
         self._colour_shown = "type"   # what "auto" (or the choice) gave for the drawn nodes
@@ -100,6 +93,7 @@ class GraphView(Annotations, QWidget):
         self._build_ui()
         self.global_map = GlobalMap(controller, self._channel + "-global", self.info, self)
         self.global_map.ready.connect(self._global_done)
+        self.global_map.grouped.connect(self._grouped)
         self.layout_engine = self.global_map.engine
         self.lenses = Lenses(controller, self._channel + "-lens", self)
         self.lenses.changed.connect(self._refresh)
@@ -206,7 +200,7 @@ class GraphView(Annotations, QWidget):
 
     def show_replay(self, arrays: GraphArrays | None, written: Sequence[str] = ()) -> None:
         """Draw ``arrays`` (the live graph's entities with their relations as of a date, docs/lifecycle.md) with
-        the ``written`` entities marked (teal squares, not the search hits' red), until called with ``None``:
+        the ``written`` entities marked (a small teal dot, not the search hits' red ring), until called with ``None``:
         then the live graph is read again."""
         self._replay = arrays
         self._replay_marks = list(written)
@@ -366,10 +360,20 @@ class GraphView(Annotations, QWidget):
         if self._mode == "global" and arrays is self._arrays:
             self._refresh()
 
+    def _grouped(self, arrays: GraphArrays) -> None:
+        if arrays is self._arrays:
+            self._refresh()
+
+    def _needs_groups(self) -> bool:
+        return self._colour_mode in ("auto", "community")
+
     def _refresh(self, *, how: str = "keep") -> None:
         arrays = self._arrays
         if arrays is None:
             return
+        if self._needs_groups() and self.global_map.groups(arrays) is None:
+            self._how = max(how, self._how, key=HOWS.index)
+            return  # being found (every view colours by the whole graph's communities): grouped follows
         # a newer refresh replaces one still computing: it inherits the stronger intent (relayout > focus > keep)
         how = self._how = max(how, self._how, key=HOWS.index)
         mask = self._filters.mask(arrays, [self._index[n] for n in self._selection if n in self._index])
@@ -397,10 +401,9 @@ class GraphView(Annotations, QWidget):
             centre = self.view.viewRect().center()
             gap = (style.node_sizes(self._salience[rows]) + 1.0) * self.canvas.units_per_pixel()  # diameters
             anchor = np.array([centre.x(), centre.y()])
-        grouped = self._colour_mode in ("auto", "community")
         placed_before = store_ids
-        self.controller.run(focus.arrange_view, store_ids, store_pos, self._drawn_ids, ids, edges, how,
-                            current, grouped, gap, anchor, initial_membership(ids, self._colours),
+        self.controller.run(focus.arrange_view, store_ids, store_pos, self._drawn_ids, ids, edges, how, current,
+                            gap, anchor,
                             on_success=lambda done: self._focus_arranged(arrays, rows, done, placed_before, edges),
                             channel=self._channel + "-ego")
 
@@ -411,11 +414,10 @@ class GraphView(Annotations, QWidget):
         where = int(np.searchsorted(arrays.ids, entity_id))
         return where if where < len(arrays.ids) and arrays.ids[where] == entity_id else None
 
-    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, done: tuple[Any, np.ndarray | None],
+    def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, arrangement: Arrangement,
                         placed_before: np.ndarray, edges: np.ndarray) -> None:
-        if arrays is not self._arrays:
+        if arrays is not self._arrays or self._mode != "focus":  # outdated, or the global map was chosen meanwhile
             return
-        arrangement, groups = done
         self._how = "keep"
         ids = arrays.ids[rows]
         if not arrangement.fresh:
@@ -430,27 +432,42 @@ class GraphView(Annotations, QWidget):
                 start = focus.glide_start(self._drawn_ids, self.canvas.pos, ids, arrangement.pos)
         else:
             self._focus.update(ids, arrangement.pos)
-        self._draw(rows, arrangement.pos, groups, start)
+        self._draw(rows, arrangement.pos, start)
 
     def _refresh_global(self, arrays: GraphArrays, mask: np.ndarray) -> None:
         if not self.global_map.known(arrays):
             self.global_map.compute(arrays)
             return
-        groups = None
-        if self._colour_mode in ("auto", "community"):
-            groups = self.global_map.groups(arrays)
-            if groups is None:
-                return  # being computed: ready follows
         rows = np.flatnonzero(mask)
-        groups = groups[rows] if groups is not None else None
         pos = self.global_map.store.lookup(arrays.ids[rows])[0]
         start = focus.glide_start(self._drawn_ids, self.canvas.pos, arrays.ids[rows], pos) if self._glide_next else None
         self._glide_next = False
-        self._draw(rows, pos, groups, start)
+        self._draw(rows, pos, start)
 
     # --- drawing --------------------------------------------------------------------------------
 
-    def _colour(self, rows: np.ndarray, names: list[str], priority: np.ndarray, groups: np.ndarray | None) -> Colouring:
+    def _groups(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """The drawn ``rows``' communities in the whole graph: ``(membership, colour codes)`` (``None``: not
+        wanted, or not found yet)."""
+        found = self.global_map.groups(self._arrays) if self._arrays is not None and self._needs_groups() else None
+        return None if found is None else (found.membership[rows], found.codes[rows])
+
+    def _leads(self, codes: np.ndarray) -> dict[int, str]:
+        """Each community colour among ``codes`` named by its most salient member in the whole graph."""
+        arrays = self._arrays
+        found = self.global_map.groups(arrays) if arrays is not None else None
+        if arrays is None or found is None:
+            return {}
+        priority = self._label_priority(arrays)
+        return {code: community_lead(arrays.names, priority, np.flatnonzero(found.codes == code))
+                for code in np.unique(codes[codes < GREY]).tolist()}
+
+    def _label_priority(self, arrays: GraphArrays) -> np.ndarray:
+        """``(N,)`` how much each entity deserves a name (its label, a community's): salience plus a little of
+        its log-scaled degree."""
+        return self._salience + 0.1 * np.log1p(arrays.degree)
+
+    def _colour(self, rows: np.ndarray) -> Colouring:
         arrays = self._arrays
         assert arrays is not None
         ids = arrays.ids[rows]
@@ -459,10 +476,11 @@ class GraphView(Annotations, QWidget):
                              self.lenses.origins.counts if self.lenses.origins is not None else {})
         if self._colour_mode == "fades":
             return by_fade(self.lenses.fades_of(ids), self.lenses.days, self.lenses.until_date())
-        return colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, names, priority,
-                            groups, ids, self._colours)
+        groups = self._groups(rows)
+        return colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, groups,
+                            self._leads(groups[1]) if groups is not None else {})
 
-    def _draw(self, rows: np.ndarray, pos: np.ndarray, groups: np.ndarray | None, start: np.ndarray | None) -> None:
+    def _draw(self, rows: np.ndarray, pos: np.ndarray, start: np.ndarray | None) -> None:
         arrays = self._arrays
         if arrays is None:
             return
@@ -470,12 +488,10 @@ class GraphView(Annotations, QWidget):
         drawn_before = self.layout_positions()  # where each entity was drawn (a written one may be placed again)
         self._rows, self._drawn_ids = rows, arrays.ids[rows]
         edges = subgraph_edges(arrays, rows)
-        priority = self._salience[rows] + 0.1 * np.log1p(arrays.degree[rows])
+        priority = self._label_priority(arrays)[rows]
         names = [arrays.names[r] for r in rows.tolist()]
-        colouring = self._colour(rows, names, priority, groups)
+        colouring = self._colour(rows)
         self._colour_shown = colouring.mode
-        if colouring.mode == "community":  # the groups keep these colours while they change
-            self._colours = dict(zip(self._drawn_ids.tolist(), colouring.codes.tolist(), strict=True))
         self._colouring = colouring
         self._codes = colouring.codes
         if self._chosen_code is not None and self._chosen_code not in colouring.entry_codes:
@@ -486,7 +502,8 @@ class GraphView(Annotations, QWidget):
         if self._chosen_code is not None:
             self.legend.show_chosen(list(colouring.entry_codes).index(self._chosen_code))
         self._show_detail()
-        self._draw_regions(colouring, names, priority, pos, groups)
+        groups = self._groups(rows)
+        self._draw_regions(colouring, names, priority, pos, groups[0] if groups is not None else None)
         self._rings()
         writing, self._writing = self._writing, False
         if self._fit_next or (not writing and self.canvas.fitted and self.canvas.needs_fit()):

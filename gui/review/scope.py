@@ -1,5 +1,7 @@
-"""The project filter: limits searches and the graph view to one project's memories and the global ones
-(docs/lifecycle.md "Project scope"). The projects and each entity's project are read off the UI thread."""
+"""The project filter: limits searches and Review to one project's memories and the global ones, as an agent
+bound to the project sees them (docs/lifecycle.md "Project scope"), and the graph view to the project's
+memories and the global ones linked to them — so choosing a project shows that project, not every global
+memory beside it. The projects and each entity's project are read off the UI thread."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from limbic.gui.controller import AppController
 
 EVERY = "All projects"
 NONE_TEXT = "No projects"
-TIP = "Show one project's memories and the global ones (other projects are hidden)"
+TIP = ("Show one project: the graph draws its memories and the global ones linked to them; search and Review "
+       "cover its memories and every global one, as an agent bound to the project sees them. Other projects are "
+       "hidden.")
 NONE_TIP = ("Nothing in this memory belongs to a project yet: every memory is global, so there is nothing to "
             "filter. A project is set by an agent whose MCP server is bound to one (the MCP panel's Project, "
             "limbic mcp --project) or on import.")
@@ -28,6 +32,7 @@ class ProjectFilter(QComboBox):
         super().__init__(parent)
         self.controller = controller
         self.setToolTip(TIP)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # "weather (57)" whole, never cut
         self._projects: dict[int, str] = {}
         self.addItem(EVERY, None)
         self.activated.connect(lambda _i: self.choose(self.currentData()))
@@ -61,7 +66,12 @@ class ProjectFilter(QComboBox):
         self.filter_changed.emit(None if project is None else self.keep)
 
     def keep(self, arrays: GraphArrays) -> np.ndarray:
-        """``(N,) bool``: the entities of the chosen project and the global ones."""
+        """``(N,) bool``: the entities of the chosen project and the global entities related to one of them."""
         project = self.controller.project
-        other = [i for i, p in self._projects.items() if p != project]
-        return ~np.isin(arrays.ids, np.array(other, dtype=np.int64))
+        owned = np.array(list(self._projects), dtype=np.int64)
+        mine = np.isin(arrays.ids, np.array([i for i, p in self._projects.items() if p == project], dtype=np.int64))
+        linked = np.zeros(len(arrays), dtype=bool)
+        edges = np.asarray(arrays.edges, dtype=np.int64).reshape(-1, 2)
+        touching = edges[mine[edges[:, 0]] | mine[edges[:, 1]]]
+        linked[touching.ravel()] = True
+        return mine | (linked & ~np.isin(arrays.ids, owned))

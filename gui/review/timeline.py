@@ -3,7 +3,8 @@ of a date"), and the bar that holds it with the project filter.
 
 At a moment ``T`` the graph shows the entities created by then with the relations active then
 (``MemoryService.lifecycle.graph_arrays_as_of``; the live layout stays, later entities are hidden) and marks the entities
-written in the window before ``T`` (teal squares; the label counts them). The *Ahead* box carries the slider
+written in the window before ``T`` (a small teal dot; the label counts them). Moving the slider (or *▶*)
+starts the replay by itself; unticking *Replay* comes back to now, the slider at its right end. The *Ahead* box carries the slider
 past today: 7, 30 or 90 days ahead, each entry labelled with its date, the graph shows *What fades next* (what
 expires or would be proposed for forgetting by then if nothing is used or written meanwhile — the forecast
 ``limbic gc --at`` answers with — with the date each crosses; ``GraphView.show_fading``). Everything is read off
@@ -65,10 +66,13 @@ class TimelineBar(QWidget):
         self.graph_view = graph_view
         self.projects = ProjectFilter(controller)
         self.replay = QCheckBox("Replay")
-        self.replay.setToolTip("Show the memory as it was at the slider's date")
+        self.replay.setToolTip("Show the memory as it was at the slider's date (moving the slider ticks it); "
+                               "untick to come back to now")
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, STEPS)
         self.slider.setValue(STEPS)
+        self.slider.setToolTip("Drag to see the memory as it was at that date, from its first write (left) to its "
+                               "last (right); Replay starts by itself")
         self.window_box = QComboBox()
         for label, seconds in WINDOWS:
             self.window_box.addItem(label, seconds)
@@ -76,6 +80,7 @@ class TimelineBar(QWidget):
         self.window_box.setToolTip("Entities written within this time before the slider's date are ringed")
         self.play = QPushButton("▶")
         self.play.setCheckable(True)
+        self.play.setToolTip("Replay the memory's history from its first write")
         self.label = QLabel()
         self.label.setToolTip("Entities created or given an observation within the window before the slider's date "
                               "(marked with teal squares)")
@@ -99,21 +104,20 @@ class TimelineBar(QWidget):
         self._debounce = single_shot_timer(self, 60, self._load)
         self.projects.filter_changed.connect(self._project_filter)
         self.replay.toggled.connect(self.set_replay)
+        self.slider.actionTriggered.connect(self._slider_moved)  # the user's moves only (drag, click, keys, wheel)
         self.slider.valueChanged.connect(lambda _v: self._debounce.start() if self.replay.isChecked() else None)
         self.window_box.activated.connect(lambda _i: self._debounce.start() if self.replay.isChecked() else None)
         self.play.toggled.connect(self._play)
-        self._enable(False)
 
-    def _enable(self, on: bool) -> None:
-        for widget in (self.slider, self.window_box, self.play):
-            widget.setEnabled(on)
+    def _slider_moved(self, _action: int) -> None:
+        if not self.replay.isChecked():
+            self.set_replay(True)
 
     def set_replay(self, on: bool) -> None:
         """Start (reading the memory's first and last write) or stop replaying; stopping shows the live graph."""
         self.replay.blockSignals(True)
         self.replay.setChecked(on)
         self.replay.blockSignals(False)
-        self._enable(on)
         if on:
             if self.ahead_box.currentData() is not None:
                 self.look_ahead(None)
@@ -121,8 +125,12 @@ class TimelineBar(QWidget):
                                 channel=f"timeline-{id(self)}")
             return
         self.play.setChecked(False)
+        self.slider.blockSignals(True)
+        self.slider.setValue(STEPS)  # now
+        self.slider.blockSignals(False)
         self.moment, self.written, self._time_keep = None, [], None
         self.label.clear()
+        self.label.setToolTip("")
         self._apply_filter()
         self.graph_view.show_replay(None)
 
@@ -168,9 +176,10 @@ class TimelineBar(QWidget):
             return
         self.moment, arrays, self.written = answer
         self._time_keep = lambda shown, at=self.moment: np.asarray(shown.created_at) <= at
-        window = self.window_box.currentText()
-        self.label.setText(f"{(iso(self.moment) or '')[:16].replace('T', ' ')} · {len(self.written):,} written in the "
-                           f"{window} before")
+        when = (iso(self.moment) or "")[:16].replace("T", " ")
+        self.label.setText(f"{when} · {len(self.written):,} written")
+        self.label.setToolTip(f"The memory as it was at {when} UTC; {len(self.written):,} entities created or given "
+                              f"an observation in the {self.window_box.currentText()} before (a small teal dot)")
         self._apply_filter()
         self.graph_view.show_replay(arrays, self.written)
 
@@ -188,6 +197,8 @@ class TimelineBar(QWidget):
     def _play(self, on: bool) -> None:
         if on and self.slider.value() >= STEPS:
             self.slider.setValue(0)
+        if on and not self.replay.isChecked():
+            self.set_replay(True)
         (self._timer.start if on else self._timer.stop)()
 
     def _step(self) -> None:

@@ -95,17 +95,25 @@ class ReviewView(QWidget):
         layout.addWidget(self.message)
         self._reload_timer = single_shot_timer(self, 250, self.reload)
         controller.graph_changed.connect(lambda _c: self._reload_timer.start())
+        controller.project_changed.connect(lambda _p: self.reload())
         self._show_detail([])
         self.reload()
 
     # --- reading --------------------------------------------------------------------------------
 
     def reload(self) -> None:
-        """Read the queue of decisions again (off the UI thread)."""
-        self.controller.run(review.review, self.controller.service, None, LIMIT, on_success=self._loaded,
+        """Read the queue of decisions again (off the UI thread), of the project chosen in the project filter and
+        the global memories when one is (``controller.project``), as an agent bound to it sees them."""
+        service, project = self.controller.service, self.controller.project
+
+        def read() -> list[ReviewSection]:
+            with service.scoped(project):
+                return review.review(service, None, LIMIT)
+
+        self.controller.run(read, on_success=lambda sections: self._loaded(sections, project),
                             channel=f"review-{id(self)}")
 
-    def _loaded(self, sections: list[ReviewSection]) -> None:
+    def _loaded(self, sections: list[ReviewSection], project: str | None) -> None:
         selected = {d.key for d in self.selected()}
         self.sections = sections
         self.tree.blockSignals(True)
@@ -136,7 +144,8 @@ class ReviewView(QWidget):
             top.setExpanded(bool(section.items))
         self.tree.blockSignals(False)
         counts = ", ".join(f"{s.total:,} {s.kind}" for s in sections if s.total)
-        self.summary.setText(counts or "Nothing to decide")
+        scope = f" (project {project} and the global memories)" if project else ""
+        self.summary.setText((counts or "Nothing to decide") + scope)
         self._selection_changed()
 
     def decisions(self, kind: str | None = None) -> list[Decision]:

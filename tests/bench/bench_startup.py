@@ -35,7 +35,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 qt = QApplication(sys.argv[:1])
 from limbic.gui.app import LimbicApp
-app = LimbicApp(None, mcp_port=0)
+app = LimbicApp(None, mcp_port=0, seed=True)  # the first run's sample, as if the question was answered at once
 times = {}
 app.ready.connect(lambda: times.setdefault("window", since_start()))
 app.mcp_state_changed.connect(lambda text: times.setdefault("mcp", since_start()) if text.startswith("MCP: http") else None)

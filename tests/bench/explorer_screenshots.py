@@ -1,9 +1,9 @@
 """Screenshots of the graph explorer's views from a real run of the app, written to docs/screenshots/explorer/.
 
-    ../shared/tools/xvfb_run.sh -s 1366x768 -w 600 -- python tests/bench/explorer_screenshots.py --size 1366x768
+    python tests/bench/explorer_screenshots.py --size 1366x768 --sample
     python tests/bench/explorer_screenshots.py --size 1600x1000 --debian DEBIAN.db   # the 10k global map
 
-Run it under a real X server (the command above) to see what a person sees; offscreen works too. The real
+Run it under a real X server (Xvfb with a screen of that size) to see what a person sees; offscreen works too. The real
 corpus (every file of ``../shared/corpus``) is imported into a fresh memory, the app opens on it (the
 deterministic HashingEmbedder: no model download, search is lexical), and each step saves the window:
 
@@ -13,6 +13,10 @@ deterministic HashingEmbedder: no model download, search is lexical), and each s
   card on one of them;
 - ``who-wrote-it-SIZE.png``: coloured by who wrote each entity last, one token's writes listed;
 - ``fades-SIZE.png``: *What fades next* 30 days ahead (``--dark``: every one of these in dark mode too);
+- on the sample memory (``--sample``; the installed model when there is one, so the search is by meaning):
+  ``empty-memory-SIZE.png``, the question an empty memory is asked; ``labels-SIZE.png``, the search "why did we
+  stop using Airflow" with every hit's label on its node; ``project-SIZE.png``, a corpus file imported into
+  project "weather" and that project chosen; ``replay-SIZE.png``, the time slider moved back (a replay);
 - ``global-10k-SIZE.png`` (with ``--debian``, a memory of ``debian_kg.py --limit 10000``): the global map.
 """
 
@@ -49,9 +53,12 @@ def open_app(qt, db: Path, size: tuple[int, int]):
     return limbic
 
 
-def save(qt, limbic, out: Path) -> None:
+def save(qt, limbic, out: Path, screen: bool = False) -> None:
+    """The window as drawn; ``screen``: as the screen shows it, with the dialogs over it."""
     settle(qt, 1.0)
-    limbic.window.grab().save(str(out))
+    window = limbic.window
+    shot = qt.primaryScreen().grabWindow(0).copy(window.frameGeometry()) if screen else window.grab()
+    shot.save(str(out))
     print(out)
 
 
@@ -143,6 +150,60 @@ def global_map(qt, debian: Path, size: tuple[int, int], out: Path, tag: str) -> 
     limbic.shutdown()
 
 
+def sample_views(qt, folder: Path, embedder, size: tuple[int, int], out: Path, tag: str) -> None:
+    from PySide6.QtCore import QSettings
+
+    from limbic.core.io.importer import import_files
+    from limbic.gui.app import LimbicApp
+
+    settings = QSettings(str(folder / "sample-gui.ini"), QSettings.Format.IniFormat)
+    settings.setValue("help/tour_shown", True)
+    limbic = LimbicApp(folder / f"sample-{tag}.db", embedder=embedder, mcp_port=0, settings=settings)  # asks
+    limbic.start()
+    wait_for(qt, lambda: limbic.sample_question is not None and limbic.sample_question.isVisible())
+    limbic.window.resize(*size)
+    settle(qt, 0.3)
+    limbic.window.default_layout()
+    limbic.window.move(0, 0)
+    save(qt, limbic, out / f"empty-memory-{tag}.png", screen=True)
+    limbic.sample_question.sample_button.click()
+    wait_for(qt, lambda: limbic.service.entities.stats().entities >= 200 and limbic.service.search.pending_vectors() == 0)
+    view, controller = limbic.graph_view, limbic.controller
+    done: list = []
+    controller.search_finished.connect(done.append)
+    limbic.window.search_panel.query.setText("why did we stop using Airflow")
+    limbic.window.search_panel.search_now()
+    wait_for(qt, lambda: bool(done) and set(view.highlighted_names()) >= {r.name for r in done[-1].results[:3]})
+    settle(qt, 2.0)
+    save(qt, limbic, out / f"labels-{tag}.png")
+    limbic.window.search_panel.query.clear()
+    limbic.window.search_panel.search_now()
+    import_files(controller.service, [CORPUS / "HankofallTrades__STRATOS__.cursor_memory.jsonl"], project="weather")
+    wait_for(qt, lambda: limbic.timeline.projects.findData("weather") > 0)
+    limbic.timeline.projects.choose("weather")
+    wait_for(qt, lambda: len(view.shown_names()) < 100)
+    settle(qt, 2.0)
+    save(qt, limbic, out / f"project-{tag}.png")
+    limbic.timeline.projects.choose(None)
+    limbic.timeline.window_box.setCurrentIndex(3)  # a month
+    limbic.timeline.slider.triggerAction(limbic.timeline.slider.SliderAction.SliderPageStepSub)  # starts the replay
+    wait_for(qt, lambda: limbic.timeline.moment is not None)
+    limbic.timeline.slider.setValue(700)
+    wait_for(qt, lambda: len(limbic.timeline.written) >= 5 and len(view.canvas.replay_marked) >= 5, timeout=30)
+    settle(qt, 2.0)
+    save(qt, limbic, out / f"replay-{tag}.png")
+    limbic.window.close()
+    limbic.shutdown()
+
+
+def installed_embedder():
+    """The installed model (read before LIMBIC_HOME moves), else the HashingEmbedder."""
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.embedding.onnx_embedder import load_active_embedder
+
+    return load_active_embedder() or HashingEmbedder()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots" / "explorer")
@@ -150,7 +211,9 @@ def main() -> None:
     parser.add_argument("--debian", type=Path, help="a memory of Debian's packages: also shoot the global map")
     parser.add_argument("--only-global", action="store_true", help="only the global map")
     parser.add_argument("--dark", action="store_true", help="in dark mode (the names end in -dark)")
+    parser.add_argument("--sample", action="store_true", help="also the sample memory's views")
     args = parser.parse_args()
+    embedder = installed_embedder() if args.sample else None
     from PySide6.QtWidgets import QApplication
 
     width, height = (int(v) for v in args.size.split("x"))
@@ -161,6 +224,8 @@ def main() -> None:
     qt = QApplication.instance() or QApplication([])
     if not args.only_global:
         explorer_views(qt, corpus_memory(folder), size, args.out, args.size + ("-dark" if args.dark else ""), args.dark)
+    if args.sample:
+        sample_views(qt, folder, embedder, size, args.out, args.size)
     if args.debian is not None:
         import apsw
 

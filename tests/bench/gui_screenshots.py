@@ -29,7 +29,7 @@ CORPUS = ROOT.parent / "shared" / "corpus" / "anmolmanchanda__LifeManager__memor
 def open_app(qt, db: Path):
     from limbic.gui.app import LimbicApp
 
-    limbic = LimbicApp(db, mcp_port=0)
+    limbic = LimbicApp(db, mcp_port=0, seed=True)  # the sample, as if the first run's question was answered
     limbic.start()
     wait_for(qt, lambda: limbic.window is not None and limbic.graph_view.arrays is not None)
     wait_for(qt, lambda: limbic.mcp_server is not None)

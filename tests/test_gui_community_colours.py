@@ -17,7 +17,7 @@ from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService
 from limbic.core.service.graph_arrays import neighbours
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.app import LimbicApp
 
 pytestmark = pytest.mark.gui
@@ -70,7 +70,7 @@ def drawn_colours(qtbot, app: LimbicApp, view_name: str) -> dict[str, tuple[int,
 def agent_burst(qtbot, app: LimbicApp, burst: int, pairs: list[tuple[str, str]]) -> list[str]:
     """Five agents' writes, each an entity with an observation and then its relations to two entities: the
     first four about an entity and one of its neighbours, the fifth linking two entities of different groups."""
-    agent = MemoryService(Database(app.db_path), HashingEmbedder(), origin="mcp:alice")
+    agent = MemoryService(open_database(app.db_path), HashingEmbedder(), origin="mcp:alice")
     names = []
     try:
         for k in range(5):

@@ -18,7 +18,7 @@ import pytest
 from limbic.core.embedding.base import HashingEmbedder
 from limbic.core.models import EntityInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.app import LimbicApp
 from limbic.gui.databases import window_title
 
@@ -38,7 +38,7 @@ def closed(app: LimbicApp) -> None:
 
 
 def entities(path) -> int:
-    service = MemoryService(Database(path), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(path), HashingEmbedder(), origin="cli")
     try:
         return service.entities.stats().entities
     finally:
@@ -108,8 +108,8 @@ def test_the_real_program_never_fills_a_new_file_silently(tmp_path):
 def test_new_database_never_replaces_a_file(qtbot, tmp_path):
     app = started(qtbot, tmp_path / "current.db", seed=False)
     existing = tmp_path / "kept.db"
-    keeper = MemoryService(Database(existing), HashingEmbedder(), origin="cli")
-    keeper.create_entities([EntityInput("kept", "note")])
+    keeper = MemoryService(open_database(existing), HashingEmbedder(), origin="cli")
+    keeper.entities.create_entities([EntityInput("kept", "note")])
     keeper.close()
     before = existing.read_bytes()
     try:

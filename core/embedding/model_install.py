@@ -230,9 +230,9 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
     A BERT checkpoint without ONNX (``model.safetensors`` + a BERT ``config.json``, e.g. a
     sentence-transformers folder) is converted with :mod:`bert_onnx` (fused) first.
 
-    The dimension and output are found by running the model once. Prefixes default to
-    ``"query: "``/``"passage: "`` for e5 models, else none; pooling to the sentence-transformers
-    pooling config, else mean (``"none"`` when the model already outputs one vector per text).
+    The dimension and output are found by running the model once. Prefixes default to those of
+    :data:`KNOWN_PREFIXES` for a name holding one of its keys (e5, BAAI's English bge), else none; pooling to
+    the sentence-transformers pooling config, else mean (``"none"`` when the model already outputs one vector per text).
 
     Raises: ValidationError (missing files, a model that does not run), NotFoundError (no directory).
     """

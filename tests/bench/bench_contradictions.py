@@ -1,10 +1,10 @@
 """Precision and recall of the contradiction detector on labelled pairs, per split and per mode, with counts.
 
     python tests/bench/bench_contradictions.py [--pairs tests/fixtures/contradiction_pairs_realistic.jsonl]
-                                               [--split dev|test|all] [--errors]
+                                               [--split dev|test|all] [--errors] [--model NAME[@int8]]
 
-Each pair is embedded as the product embeds observations (``"<entity>: <text>"``) with the installed model
-(``limbic model install``), and judged old → new (``a`` written first). ``--errors`` lists the false alarms
+Each pair is embedded as the product embeds observations (``"<entity>: <text>"``) with the active model, or the
+installed model ``--model`` names (``limbic model install``), and judged old → new (``a`` written first). ``--errors`` lists the false alarms
 and the misses of the default mode (read them on the dev split only: the test split is held out). Prints one
 JSON object: for each split and mode ``tp``, ``fp``, ``fn``, ``tn``, ``precision``, ``recall``.
 """
@@ -21,16 +21,17 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from limbic.core.embedding.onnx_embedder import load_active_embedder  # noqa: E402
+from limbic.core.embedding.onnx_embedder import load_active_embedder, load_named_embedder  # noqa: E402
 from limbic.core.lifecycle import contradictions as c  # noqa: E402
 from limbic.core.store.indexing import observation_passage  # noqa: E402
 
 REALISTIC = HERE.parent / "fixtures" / "contradiction_pairs_realistic.jsonl"
 
 
-def similarities(pairs: list[dict]) -> np.ndarray:
-    """Cosine similarity of each pair's two observations, ``(n,) float32``."""
-    model = load_active_embedder()
+def similarities(pairs: list[dict], spec: str | None = None) -> np.ndarray:
+    """Cosine similarity of each pair's two observations, ``(n,) float32``, with the model ``spec`` (NAME or
+    NAME@int8; default the active one)."""
+    model = load_named_embedder(spec) if spec else load_active_embedder()
     if model is None:
         raise SystemExit("no embedding model installed: run `limbic model install`")
     a = np.asarray(model.embed([observation_passage(p["entity"], p["a"]) for p in pairs]), dtype=np.float32)
@@ -60,13 +61,14 @@ def main() -> None:
     parser.add_argument("--split", default=None,
                         help="one split only (default: each split present, and all)")
     parser.add_argument("--errors", action="store_true", help="list the default mode's errors")
+    parser.add_argument("--model", metavar="NAME", help="an installed model, NAME or NAME@int8 (default: the active one)")
     args = parser.parse_args()
     pairs = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
-    sims = similarities(pairs)
+    sims = similarities(pairs, args.model)
     splits = sorted({p.get("split", "all") for p in pairs}) + (["all"] if any("split" in p for p in pairs) else [])
     if args.split:
         splits = [args.split]
-    report: dict = {"pairs": str(args.pairs.name)}
+    report: dict = {"pairs": str(args.pairs.name), "model": args.model or "active"}
     for split in splits:
         chosen = [i for i, p in enumerate(pairs) if split == "all" or p.get("split", "all") == split]
         subset, subsims = [pairs[i] for i in chosen], sims[chosen]

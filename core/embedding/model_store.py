@@ -214,8 +214,8 @@ def resolve_active() -> tuple[Path, str] | None:
     return None
 
 
-def activate_if_none(name: str) -> None:
-    """Make ``name`` active when no installed model is active yet (first install)."""
+def activate_if_none(name: str, variant: str = "fp32") -> None:
+    """Make ``name`` (with ``variant``) active when no installed model is active yet (first install)."""
     active = get_active()
     if active is None or not (paths.models_dir() / active[0] / MANIFEST).is_file():
-        use(name)
+        use(name, variant)

@@ -59,6 +59,30 @@ def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason
 
 
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("未决：迁移 20+21 云上 deploy 待用户确认；science-worker 疑似无消费 sandbox_jobs 的代码",
+     "2026-08-06 云上 migrate deploy 完成：迁移 19/20/21 已应用于生产库，列级验证通过", "state: open → done (迁移20)"),
+    ("遗留疑点（未修）：getSandboxArtifact 不按 jobId 过滤；rate-limit 是否生效未核实",
+     "2026-08-06 四项遗留修复已提交 8ed6f3b：artifact jobId 过滤、迁移 21", "state: open → done (jobid)"),
+    ("Release checklist drafted. Deploy of billing-api v2 still pending; docs to follow",
+     "billing-api v2 deployed to production. Docs updated", "state: planned → done (billing-api)"),
+    ("2026-07-24：task-master 模型迁移到 MiniMax-M2.7（OpenAI 兼容端点 https://api.minimax.chat/v1）",
+     "2026-07-24 更正：.taskmaster/config.json 的 baseURL 已从 api.minimax.chat 直连改为本地代理", "corrected by the newer"),
+])
+def test_a_passage_is_read_clause_by_clause(old, new, reason):
+    assert c.judge(old, new, 0.7) == reason
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("2026-07-24 parse-prd 实测通过：10 个任务生成成功（测试产物，未动 tasks.json）",
+     "2026-07-28 tasks.json 修复完成：已备份两份；55 个 parentId 补齐"),  # untouched is not work left to do
+    ("Phase 0 审计产出：ADR-001 草案待确认；Phase 1A 待开始", "Phase 1B 已完成；ADR-002 已接受"),  # two numbered things
+    ("docs/decisions/ADR-002.md 待确认；其余待定", "docs/handoff/2026-07-28.md 已刷新；收尾完成"),  # one folder, two files
+])
+def test_clauses_about_two_things_are_not_contradictions(old, new):
+    assert c.judge(old, new, 0.7) is None
+
+
 def test_a_key_the_entity_holds_as_a_list_is_never_a_conflict():
     others = [(1, "Coding standard: use tabs"), (2, "Coding standard: no default exports")]
     assert c.lists(["Coding standard: prefer composition", *(t for _, t in others)]) == {"coding standard"}

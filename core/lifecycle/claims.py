@@ -28,7 +28,7 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
               "pendiente", "planeado", "planificado", "propuesto", "por hacer", "hay que", "falta",
               "예정", "계획", "할 일", "필요", "计划", "待办", "待实现", "待完成", "待用户", "待确认", "待定", "打算", "准备",
               "需要"),
-    ACTIVE: ("in progress", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
+    ACTIVE: ("in progress", "in-progress", "in review", "under review", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
              "halfway", "started", "blocked", "on hold", "waiting on", "waiting for", "awaiting",
              "en progreso", "en curso", "trabajando en", "en desarrollo", "bloqueado",
              "진행 중", "진행중", "진행", "작업 중", "개발 중", "보류", "대기",
@@ -36,11 +36,12 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
     OPEN: ("unresolved", "broken", "failing", "flaky", "not working", "missing", "draft",
            "abierto", "sin resolver", "roto", "미해결", "오류 발생", "실패", "未解决", "失败", "故障", "有问题"),
     DONE: ("done", "completed", "complete", "finished", "implemented", "resolved", "fixed", "closed", "merged",
-           "shipped", "deployed", "released", "published", "unblocked", "landed", "moved", "migrated", "removed",
+           "shipped", "deployed", "released", "published", "accepted", "approved", "unblocked", "landed", "moved", "migrated", "removed",
            "added", "created", "debugged", "refactored", "ported", "integrated", "upgraded", "successfully",
            "hecho", "completado", "completada", "terminado", "resuelto", "implementado", "desplegado", "listo",
            "migrado", "publicado", "완료", "해결", "구현", "배포", "수정됨", "이전함", "이동함",
-           "已完成", "完成", "已解决", "解决", "已上线", "上线", "已实现", "实现", "已修复", "修复", "已迁移", "已发布"),
+           "已完成", "完成", "已解决", "解决", "已上线", "上线", "已实现", "实现", "已修复", "修复", "已迁移", "已发布",
+           "已提交", "已推送", "已接受", "已批准", "已部署", "已应用", "已同步", "已删除", "已合并", "已修正", "已验证", "全绿"),
     CANCELLED: ("cancelled", "canceled", "abandoned", "wontfix", "won't do", "rejected", "descartado", "cancelado",
                 "취소", "폐기", "取消", "放弃"),
 }
@@ -48,6 +49,14 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
 _NOT_DONE = ("미해결", "未解决", "未完成", "미완료", "not done", "not completed", "not implemented", "not fixed",
              "not resolved", "not finished", "unfinished", "incomplete", "sin terminar", "no implementado")
 """Phrases that hold a word of :data:`DONE` and say the opposite (``미해결`` holds ``해결``)."""
+_CJK_VERBS = ("修复", "修", "做", "完成", "解决", "实现", "提交", "推送", "推", "部署", "上线", "合并", "迁移", "同步",
+              "验证", "核实", "确认", "决定", "决", "接线", "处理", "测试", "轮换", "更新", "生效", "复制", "开始",
+              "启动", "发布", "明确", "批准", "commit", "push", "deploy", "merge", "review", "test")
+_CJK_NOT_DONE = re.compile(rf"(?:(?:尚|仍|还|并|暂)?(?:未|没有?)(?:能|在[^，；。]{{0,8}}?)?|是否)\s*(?:{'|'.join(_CJK_VERBS)})")
+"""Chinese ``未`` / ``没`` before a verb of work: not done (``仍未修``, ``未做``, ``未 commit``, ``没有提交``,
+``未在本次纠正中明确``); ``是否`` (whether to) before one: not decided."""
+_CJK_PLANNED = re.compile(r"待(?!遇)[\u4e00-\u9fff]")
+"""Chinese ``待`` before a verb: still to do (``待用户批准``, ``待核实``, ``待换``)."""
 STATE_RANK = {PLANNED: 0, ACTIVE: 1, OPEN: 1, DONE: 2, CANCELLED: 2}
 """How far along work is: two states of one rank (done / cancelled, in progress / open) do not contradict."""
 _VALUE_STATES = {"open": OPEN, "new": PLANNED, "todo": PLANNED, "active": ACTIVE, "paused": ACTIVE,
@@ -94,8 +103,10 @@ CORRECTION_CUES = ("supersedes earlier", "supersedes the earlier", "supersedes p
 wording)``); :data:`CORRECTION_HEADS` say so at its start."""
 CORRECTION_HEADS = re.compile(r"^\s*(?:(?i:corrected|correction|erratum|更正|纠正|정정|corrección|corregido)\s*[:：]"
                               r"|CORRECTED\b|CORRECTION\b)", re.UNICODE)
-"""A text that opens by saying it corrects (``CORRECTED: …``, ``Correction: …``, ``更正：…``); not a fix named so
-(French ``Correction des erreurs …``)."""
+"""A text that opens by saying it corrects (``CORRECTED: …``, ``Correction: …``, ``更正：…``, after a date
+``2026-07-24 更正：…``); not a fix named so (French ``Correction des erreurs …``)."""
+DATED = re.compile(r"^\s*\[?\d{4}-\d{2}-\d{2}\]?\s*[:：]?\s*")
+"""A date a text opens with (``2026-07-24 …``, ``[2026-07-24]: …``)."""
 
 # --- attributes of a sentence ---------------------------------------------------------------------------------
 SLOT_CUES: dict[str, tuple[str, ...]] = {
@@ -248,6 +259,10 @@ def state_of(low: str) -> tuple[str | None, str]:
     not_done = _any(_NOT_DONE)
     if not_done.search(rest):
         state, rest = OPEN, not_done.sub(" ", rest)
+    if _CJK_NOT_DONE.search(rest):
+        state, rest = state or OPEN, _CJK_NOT_DONE.sub(" ", rest)
+    if _CJK_PLANNED.search(rest):
+        state = state or PLANNED
     for candidate in (PLANNED, ACTIVE, DONE, CANCELLED, OPEN):
         cues = _any(STATE_CUES[candidate])
         if cues.search(rest):
@@ -361,7 +376,7 @@ def claim(text: str) -> Claim:
                         and not _CJK.search(w))
     removing = bool(removed) or _any(REMOVING).search(low) is not None
     change = _any(CHANGE_CUES).search(low) is not None
-    correction = _any(CORRECTION_CUES).search(low) is not None or CORRECTION_HEADS.match(text) is not None
+    correction = _any(CORRECTION_CUES).search(low) is not None or CORRECTION_HEADS.match(DATED.sub("", text)) is not None
     return Claim(text, fact, field, label, state, _slot(low, " ".join(spaced.split())), _counts(text), change, removed, topic,
                  _specifics(fact), correction, removing)
 
@@ -394,6 +409,53 @@ def _identifiers(low: str) -> frozenset[str]:
     named = {f"{m.group(1)} {m.group(2)}" for m in re.finditer(r"(?<![\w-])(\w+)\s+#?(\d+)(?![\w.])", low)
              if m.group(1) in _IDENTIFIED}
     return frozenset(named | {m.group(0) for m in re.finditer(r"(?<![\w&])#\d+\b", low)})
+
+
+_CLAUSE = re.compile(r"[；;。！？!?\n]+|[，、]|(?<=[\w)\]])\.\s+")
+MAX_CLAUSES = 24
+"""Clauses of a passage read at most (the first ones)."""
+
+
+@lru_cache(maxsize=4096)
+def clauses(text: str) -> tuple[str, ...]:
+    """The clauses of a passage (a day's log, a summary): its parts between ``；`` ``;`` ``。`` ``，`` ``、``, ends of
+    sentences and lines, each read as a short text of its own (at most :data:`MAX_CLAUSES`)."""
+    return tuple(part.strip() for part in _CLAUSE.split(text) if part.strip())[:MAX_CLAUSES]
+
+
+_NAMED_BY_NUMBER = re.compile(
+    r"(?<![\w.-])(?:[A-Za-z][\w-]*\d[\w.-]*\w|[A-Za-z][\w-]*\d|\d+(?:\.\d+)+)(?!\w)"
+    r"|[\u4e00-\u9fff]{1,2}\s?\d+(?![\w.])")
+_NUMBERED_WORD = re.compile(r"(?<![\w-])([a-z]+)\s+#?(\d+[a-z]?)(?![\w.])")
+_NAMED_AS_CODE = re.compile(r"(?<![\w./-])(?:[A-Za-z_]\w*[._/-][\w./-]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Za-z]+_\w+)(?!\w)")
+_URL = re.compile(r"https?://([\w.-]+)\S*")
+_MORE_NUMBERS = re.compile(r"^[/+、,]\s?(\d+)(?![\d.])")
+_ISO = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}/\d{1,2}$")
+
+
+@lru_cache(maxsize=8192)
+def names(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What ``text`` names as code would: things named by number (``P1A-3``, ``ADR-001``, ``phase 0``, ``2.3``
+    of ``task-master 2.2/2.3``, ``迁移 20``, ``任务1``; never a date) and code names (``tasks.json``,
+    ``parentId``, ``science-worker``, ``src/app.ts`` and its file name, a URL's host), lowercased: ``(numbered, coded)``."""
+    numbered: set[str] = set()
+    for m in _NAMED_BY_NUMBER.finditer(text):
+        if _ISO.match(m.group(0)):
+            continue
+        numbered.add(re.sub(r"\s+", "", m.group(0)).lower())
+        prefix, end = re.sub(r"[\d\s]+$", "", m.group(0)), m.end()
+        while prefix and _CJK.search(prefix) and (more := _MORE_NUMBERS.match(text[end:])):
+            numbered.add(prefix + more.group(1))  # 迁移 19/20/21, 迁移 20+21: each of them
+            end += more.end()
+    numbered |= {f"{m.group(1)}{m.group(2)}" for m in _NUMBERED_WORD.finditer(text.lower())
+                 if m.group(1) in _IDENTIFIED or m.group(1) in ("task", "migration", "adr", "rfc", "pr")}
+    coded = {m.group(1).lower() for m in _URL.finditer(text)}
+    for m in _NAMED_AS_CODE.finditer(_URL.sub(" ", text)):
+        name = m.group(0).lower().rstrip("./-")
+        if name in numbered or _ISO.match(name) or any(p in STOP for p in name.split("-")):
+            continue
+        coded.update(p for p in (name, name.rsplit("/", 1)[-1]) if len(p) >= 4)
+    return frozenset(numbered), frozenset(coded)
 
 
 def topic_overlap(a: Claim, b: Claim) -> float:

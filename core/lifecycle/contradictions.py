@@ -106,8 +106,9 @@ LIST_VALUES = 3
 _VERSION_WORDS = frozenset(("versi", "relea", "curre", "lates", "버전", "版本", "version", "release", "released"))
 _CURRENT = frozenset(("current", "currently", "latest", "now", "is", "pins", "uses", "runs", "actual", "현재", "当前"))
 MAX_CHARS = 300
-"""Longer observations are passages, not facts with a frame: they are not read (the similarity mode still
-compares them)."""
+"""Longer observations are passages, not facts with a frame: they are read clause by clause (:func:`_passage`)."""
+MAX_PASSAGE = 2000
+"""Longer observations (a document pasted in) are not read at all (the similarity mode still compares them)."""
 _WORD = re.compile(r"\w+")
 _PAST = frozenset((
     "had", "met", "held", "released", "shipped", "flew", "ran", "interviewed", "migrated", "presented", "visited",
@@ -367,8 +368,11 @@ def _single_frame(fact: Fact) -> bool:
 
 def _corrected(a: Claim, b: Claim, similarity: float) -> str | None:
     """The newer says it corrects or supersedes an earlier text (``CORRECTED: …``, ``(supersedes earlier …
-    wording)``, ``更正``) and the older is close to it."""
-    if not b.correction or a.correction or similarity < CORRECTION_FLOOR or claims.topic_overlap(a, b) < 0.5:
+    wording)``, ``更正``) and the older is close to it: about the same topic, or naming the same code
+    (``api.minimax.chat``)."""
+    if not b.correction or a.correction or similarity < CORRECTION_FLOOR:
+        return None
+    if claims.topic_overlap(a, b) < 0.5 and not claims.names(a.text)[1] & claims.names(b.text)[1]:
         return None
     return "corrected by the newer"
 
@@ -459,10 +463,11 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
     or ``None`` when it does not. ``threshold`` is the similarity mode's cut."""
     if mode == SIMILARITY:
         return f"similar ({similarity:.2f} > {threshold:.2f})" if similarity > threshold else None
-    if similarity < FLOOR or a.strip().lower() == b.strip().lower() or len(a) > MAX_CHARS or len(b) > MAX_CHARS:
+    if similarity < FLOOR or a.strip().lower() == b.strip().lower() or len(a) > MAX_PASSAGE or len(b) > MAX_PASSAGE:
         return None
-    if claims.words_long(a) > MAX_WORDS or claims.words_long(b) > MAX_WORDS:
-        return None  # a passage (a log of a day's work), not a fact with one value
+    if claims.words_long(a) > MAX_WORDS or claims.words_long(b) > MAX_WORDS or len(a) > MAX_CHARS or len(
+            b) > MAX_CHARS:
+        return _passage(a, b)  # a passage (a log of a day's work): read clause by clause
     if not _words(a) & _words(b) and not _apart(a, b):
         return None  # no word in common, and nothing that could differ without one: never read further
     ca, cb = claims.claim(a), claims.claim(b)
@@ -473,6 +478,10 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         if name == "removed" and similarity < REMOVAL_FLOOR:
             continue
         reason = rule(ca, cb)
+        if reason is not None:
+            return reason
+    if len(claims.clauses(a)) > 1 or len(claims.clauses(b)) > 1:
+        reason = _passage(a, b)
         if reason is not None:
             return reason
     if similarity < SENTENCE_FLOOR or ca.label != cb.label and None not in (ca.label, cb.label):
@@ -490,6 +499,49 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         if reason is not None and not (_past(fa) and _past(fb)):
             return reason
     return _negated(ca, cb) or _opposite(ca, cb)
+
+
+def _passage(a: str, b: str) -> str | None:
+    """Two texts of which one at least is a passage (a day's log, a summary), read clause by clause
+    (:func:`~limbic.core.lifecycle.claims.clauses`): a clause of the older leaves work to do (planned, in
+    progress, open: ``迁移 20 尚未云上 deploy``) and a clause of the newer says it done (``迁移 19/20/21 已应用``),
+    both naming the same thing by number or as code (:func:`~limbic.core.lifecycle.claims.names`; a clause that
+    names nothing speaks of what the clause before it named) and not two numbered things (``Phase 0`` / ``Phase
+    1A``); or the newer opens by saying it corrects (``2026-07-24 更正：…``) and names what the older names."""
+    named_b = _named_clauses(b)
+    if claims.claim(b).correction and not claims.claim(a).correction:
+        coded_a = frozenset().union(*(n[1] for _, n in _named_clauses(a)))
+        coded_b = frozenset().union(*(n[1] for _, n in named_b))
+        if coded_a & coded_b:
+            return "corrected by the newer"
+    older = [(c, n) for c, n in _named_clauses(a) if c.state is not None and claims.STATE_RANK[c.state] < _DONE_RANK]
+    if not older:
+        return None
+    for cy, (numbered_y, coded_y) in named_b:
+        if cy.state is None or claims.STATE_RANK[cy.state] < _DONE_RANK:
+            continue
+        for cx, (numbered_x, coded_x) in older:
+            shared = (coded_x & coded_y) or (numbered_x & numbered_y)
+            if not shared or (numbered_x and numbered_y and not numbered_x & numbered_y):
+                continue
+            return f"state: {cx.state} → {cy.state} ({min(shared)})"
+    return None
+
+
+@lru_cache(maxsize=2048)
+def _named_clauses(text: str) -> tuple[tuple[Claim, tuple[frozenset[str], frozenset[str]]], ...]:
+    """The clauses of ``text`` read as claims, each with the things it names (those of the clause before it when
+    it names none)."""
+    out: list[tuple[Claim, tuple[frozenset[str], frozenset[str]]]] = []
+    before: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    for clause in claims.clauses(text):
+        named = claims.names(clause)
+        before = named if any(named) else before
+        out.append((claims.claim(clause), before))
+    return tuple((c, n) for c, n in out if any(n))
+
+
+_DONE_RANK = claims.STATE_RANK[claims.DONE]
 
 
 def _apart(a: str, b: str) -> bool:

@@ -34,6 +34,8 @@ from limbic.core.store.conflicts import name_spellings
     ("Standup is on Mondays and Thursdays", "Standup starts at 9:30am"),
     ("The developer lived in Puerto Rico.", "The developer lived in Ohio."),
     ("Scope: UI components, CRUD, remove/adapt legacy UI logic", "Acceptance: legacy UI logic removed, CRUD updated"),
+    ("v2.2.0 released March 3", "v2.3.0 released April 20"),
+    ("Validates: prompt required, max 10 images, seed >= -1", "Image size limit updated to 14 MB"),
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -54,6 +56,14 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("React 17 사용", "React 18로 업그레이드 완료", "version: React 17 → 18"),
     ("使用 RabbitMQ", "已全部迁移到 Kafka，RabbitMQ 下线", "removed: RabbitMQ"),
     ("Javier vive en Madrid", "Javier se mudó a Valencia el mes pasado", "moved: Madrid → Valencia"),
+    ("Validates: prompt required, max 10 images, seed >= -1", "Max reference images validation updated to 14",
+     "amount: 10 → 14"),
+    ("Added columns: batch_mode (boolean), output_images (JSONB)", "Migration 004: Dropped output_images column",
+     "removed: output_images"),
+    ("Version 2.3.0, MIT license, authored by hanzili", "v3.0.0 uses a dedicated browser instance on port 9223",
+     "version: 2.3.0 → 3.0.0"),
+    ("Primarily cloud/SaaS service but can be self-hosted", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
+     "corrected: cloud → local"),
 ])
 def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason

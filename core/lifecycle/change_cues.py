@@ -36,6 +36,8 @@ ANTONYMS = (
     ("encendida", "apagada"), ("activado", "desactivado"), ("activada", "desactivada"), ("activo", "inactivo"),
     ("público", "privado"), ("pública", "privada"), ("abierto", "cerrado"), ("abierta", "cerrada"),
     ("soltero", "casado"), ("soltera", "casada"), ("remoto", "presencial"),
+    ("local", "cloud"), ("local", "remote"), ("local", "hosted"), ("local", "api-based"), ("embedded", "api-based"),
+    ("embedded", "cloud"), ("on-premise", "cloud"), ("self-hosted", "saas"),
 )
 """Pairs of opposite words or phrases: one on each side, with the rest alike, is a conflict."""
 
@@ -104,8 +106,8 @@ _OPPOSITE_TERMS = tuple(dict.fromkeys(term for pair in ANTONYMS for term in pair
 
 @lru_cache(maxsize=4096)
 def _terms(fact: Fact) -> frozenset[str]:
-    """The words and phrases of :data:`ANTONYMS` that ``fact`` holds."""
-    joined = f" {' '.join(fact.lower)} "
+    """The words and phrases of :data:`ANTONYMS` that ``fact`` holds (``cloud/SaaS`` holds ``cloud``)."""
+    joined = f" {' '.join(fact.lower).replace('/', ' ')} "
     return frozenset(term for term in _OPPOSITE_TERMS if f" {term} " in joined)
 
 

@@ -372,7 +372,7 @@ def claim(text: str) -> Claim:
         state = _LABEL_STATES.get(label.split()[-1])
     topic = _topic(body) | _identifiers(low)
     removed = frozenset(stem(w) for found in _any(REMOVAL_CUES).finditer(low)
-                        for w in re.split(r"[\s_/.:;,()'\"-]+", _near(low, found)) if w and w not in STOP
+                        for w in re.split(r"[\s/.:;,()'\"-]+", _near(low, found)) if w and w not in STOP
                         and not _CJK.search(w))
     removing = bool(removed) or _any(REMOVING).search(low) is not None
     change = _any(CHANGE_CUES).search(low) is not None

@@ -285,10 +285,17 @@ def _count(a: Claim, b: Claim) -> str | None:
 def _version(a: Claim, b: Claim) -> str | None:
     """Another version of the same product (``Python 3.9`` / ``Python 3.12``, ``React 17`` / ``React 18로``), or
     of the thing itself when both speak of its version and one says which is current (``v2.2.0 released`` /
-    ``Current version is v2.4.0``); never a range and a version in it (``requires Node >= 18``)."""
-    if claims.other_things(a, b) or _RANGE.search(a.text) or _RANGE.search(b.text):
+    ``Current version is v2.4.0``) or both open with it, one saying it is current (``Version 2.3.0, MIT license``
+    / ``v3.0.0 uses …``; not ``v2.2.0 released March 3`` / ``v2.3.0 released April 20``); never a range and a
+    version in it (``requires Node >= 18``)."""
+    if _RANGE.search(a.text) or _RANGE.search(b.text):
         return None
     (pa, bare_a), (pb, bare_b) = claims.versions(a.text), claims.versions(b.text)
+    if (bare_a and bare_b and not bare_a & bare_b and _OWN_VERSION.match(a.text) and _OWN_VERSION.match(b.text)
+            and _current(a, b)):
+        return f"version: {min(bare_a)} → {min(bare_b)}"
+    if claims.other_things(a, b):
+        return None
     for product, x in pa.items():
         y = pb.get(product)
         if y is None or y == x or x in pb.values() or y in pa.values() or _within(x, y):
@@ -299,6 +306,10 @@ def _version(a: Claim, b: Claim) -> str | None:
     if bare_a and bare_b and not bare_a & bare_b and _current(a, b) and claims.topic_overlap(a, b) >= 0.3:
         return f"version: {min(bare_a)} → {min(bare_b)}"
     return None
+
+
+_OWN_VERSION = re.compile(r"\s*(?:version\s+|v)\d+(?:\.\d+)+\b", re.IGNORECASE)
+"""A text that opens with a version (``Version 2.3.0, MIT license``, ``v3.0.0 uses …``) gives its entity's own."""
 
 
 def _shown(text: str, product: str) -> str:
@@ -377,6 +388,15 @@ def _corrected(a: Claim, b: Claim, similarity: float) -> str | None:
     return "corrected by the newer"
 
 
+def _corrected_opposite(a: Claim, b: Claim) -> str | None:
+    """The newer says it corrects (:func:`_corrected`) and the older holds the opposite of one of its words
+    (``API-based service`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``), however far apart the rest."""
+    if not b.correction or a.correction:
+        return None
+    pair = cues.opposite(a.fact, b.fact)
+    return None if pair is None else f"corrected: {pair[0]} → {pair[1]}"
+
+
 def _removed(a: Claim, b: Claim) -> str | None:
     """The newer says a thing the older names is gone (``Heroku app shut down``, ``RabbitMQ 下线``, ``SendGrid dado
     de baja``), the older not itself a removal."""
@@ -401,16 +421,32 @@ def _main(value: str) -> str:
 def _amount(a: Claim, b: Claim) -> str | None:
     """A quantity of the same thing changed, the newer saying so (``Rate limit: 100 requests per minute`` /
     ``Rate limit raised to 300 req/min``, ``Budget: $40k`` / ``Budget cut to $25k``, ``timeout is 30s`` /
-    ``DEFAULT_TIMEOUT changed to 10s``), or one field holding another: one quantity each, the topic alike."""
+    ``DEFAULT_TIMEOUT changed to 10s``), or one field holding another: one quantity each, the topic alike; of an
+    older list of quantities, the one whose item's words the newer holds (``Validates: prompt required, max 10
+    images, …`` / ``Max reference images validation updated to 14``)."""
     if not (b.change or (a.label is not None and a.label == b.label)) or claims.other_things(a, b):
         return None
     qa, qb = claims.quantities(a.text), claims.quantities(b.text)
+    if len(qa) > 1 and len(qb) == 1 and b.change:
+        qa = [q for q, near in _keyed(a.text) if len(near) >= 2 and near <= b.topic]  # "max 10 images" of a list
     if len(qa) != 1 or len(qb) != 1 or qa[0] == qb[0] or _unit_of(qa[0]) != _unit_of(qb[0]):
         return None  # one quantity each, of one kind (two durations, two amounts of money, two shares)
     shared = a.topic & b.topic
     if not shared or (claims.topic_overlap(a, b) < AMOUNT_OVERLAP and len(shared) < 2):
         return None
     return f"amount: {qa[0]} → {qb[0]}"
+
+
+def _keyed(text: str) -> list[tuple[str, frozenset[str]]]:
+    """The quantities of ``text`` (:func:`~limbic.core.lifecycle.claims.quantities`) each with the stems of the
+    content words of its own item (``max 10 images``: ``{max, imag}``), the items of a list being parted by commas
+    and semicolons."""
+    out = []
+    for item in re.split(r"[,;:]\s", text):
+        found = claims.quantities(item)
+        if len(found) == 1:
+            out.append((found[0], _words(re.sub(r"[$€£]?\d[\d,.]*\w*", " ", item))))
+    return out
 
 
 def _unit_of(quantity: str) -> str:
@@ -453,7 +489,8 @@ def _short(value: str) -> str:
 
 
 RULES = (("field", _field), ("state", _state), ("count", _count), ("version", _version), ("slot", _slot),
-         ("removed", _removed), ("amount", _amount), ("when", _when), ("frame", _frame))
+         ("removed", _removed), ("amount", _amount), ("when", _when), ("frame", _frame),
+         ("corrected", _corrected_opposite))
 """The rules that read structure, tried in order; then the sentence rules (a stated change, a negation, opposite
 words)."""
 
@@ -546,11 +583,12 @@ _DONE_RANK = claims.STATE_RANK[claims.DONE]
 
 def _apart(a: str, b: str) -> bool:
     """Whether two texts without a content word in common may still contradict: both name where someone lives or
-    works or who owns a thing (``Lives in Berlin`` / ``Relocated to Munich``), or both are a few words long (a
-    bare state, a date: ``Awaiting review`` / ``Merged into main on Friday``)."""
+    works or who owns a thing (``Lives in Berlin`` / ``Relocated to Munich``), both are a few words long (a
+    bare state, a date: ``Awaiting review`` / ``Merged into main on Friday``), or the newer says it corrects
+    (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``)."""
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
-        claims.words_long(a) <= BARE_WORDS and claims.words_long(b) <= BARE_WORDS)
+        claims.words_long(a) <= BARE_WORDS and claims.words_long(b) <= BARE_WORDS) or claims.claim(b).correction
 
 
 def _history(a: str, b: str) -> bool:

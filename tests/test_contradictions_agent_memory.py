@@ -17,7 +17,7 @@ from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
-from limbic.core.store.conflicts import name_spellings
+from limbic.core.store.conflicts import name_spellings, subject_names
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -35,6 +35,12 @@ from limbic.core.store.conflicts import name_spellings
     ("The developer lived in Puerto Rico.", "The developer lived in Ohio."),
     ("Scope: UI components, CRUD, remove/adapt legacy UI logic", "Acceptance: legacy UI logic removed, CRUD updated"),
     ("v2.2.0 released March 3", "v2.3.0 released April 20"),
+    ("Components must be ≤50 lines", "Fixed text overlap and progress calculation"),  # a rule, not a plan
+    ("Was flaky on CI in March", "Flakiness fixed on April 2"),  # history
+    ("Airflow migration planned for Q3", "✅ Metrics dashboard moved to Grafana"),
+    ("4월 8일 시작", "스프린트 6은 4월 5일에 종료됨"),  # a start and another thing's end
+    ("Added signal.SIGINT handler to prevent Tkinter KeyboardInterrupt exceptions",
+     "Keyboard hooks cleaned up in finally block for all exit paths"),
     ("Validates: prompt required, max 10 images, seed >= -1", "Image size limit updated to 14 MB"),
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
@@ -64,6 +70,17 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
      "version: 2.3.0 → 3.0.0"),
     ("Primarily cloud/SaaS service but can be self-hosted", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
      "corrected: cloud → local"),
+    ("Preferred: E drive (E:\\MCPKU or E:\\.kilo)",
+     "Previous restriction to E:\\MCPKU and E:\\.kilo is superseded by this broader rule", "corrected by the newer"),
+    ("Redis holds user sessions", "Sessions are kept in Postgres; Redis was removed", "removed: Redis"),
+    ("Migration to Airflow planned for Q3", "✅ Airflow migration complete, old cron jobs deleted",
+     "state: planned → done"),
+    ("미해결, 원인 파악 중", "해결됨: 세션 만료 처리 로직 수정", "state: open → done"),
+    ("Draft, not shared yet", "Published to the team wiki on 5/12", "state: open → done"),
+    ("定在周三下午两点", "改到周四上午十点", "date: 下午两点 → 上午十点"),
+    ("每周三下午游泳", "陈晨的游泳课改到周五晚上", "date: 周三 → 周五"),
+    ("매주 화요일 저녁 7시 PT 수업", "PT 목요일 8시로 변경됨", "date: 7시 → 8시"),
+    ("Los lunes a las 10:00", "Pasó a los martes a las 11", "date: 10:00 → 11"),
 ])
 def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason
@@ -110,6 +127,12 @@ def test_the_suggested_option_hides_no_fact():
 def test_spellings_of_one_name():
     assert set(name_spellings("CPUPackage")) == set(name_spellings("CPU_Package")) == set(name_spellings("cpu package"))
     assert "powermetrics" in name_spellings("Power_Metrics") and "test_suite" in name_spellings("TestSuite")
+
+
+def test_a_version_of_a_name_is_the_same_subject_and_a_number_alone_is_not():
+    assert "user-preference-allowed-dirs" in subject_names("user-preference-allowed-dirs-v2")
+    assert "user_preference_allowed_dirs_v3" in subject_names("user-preference-allowed-dirs")
+    assert "sprint 4" not in subject_names("Sprint 3") and "sprint" not in subject_names("Sprint 3")
 
 
 @pytest.fixture

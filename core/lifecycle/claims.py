@@ -25,7 +25,8 @@ PLANNED, ACTIVE, OPEN, DONE, CANCELLED = "planned", "in progress", "open", "done
 STATE_CUES: dict[str, tuple[str, ...]] = {
     PLANNED: ("planned", "plan to", "plans to", "todo", "to do", "to-do", "need to", "needs to", "not started",
               "proposed", "pending", "backlog", "upcoming", "will be", "should be", "must be", "has to be", "not yet",
-              "pendiente", "planeado", "planificado", "propuesto", "por hacer", "hay que", "falta",
+              "[ ]", "pendiente", "planeado", "planeada", "planificado", "planificada", "propuesto", "propuesta",
+              "previsto", "prevista", "por hacer", "hay que", "falta",
               "예정", "계획", "할 일", "필요", "计划", "待办", "待实现", "待完成", "待用户", "待确认", "待定", "打算", "准备",
               "需要"),
     ACTIVE: ("in progress", "in-progress", "in review", "under review", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
@@ -38,11 +39,14 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
     DONE: ("done", "completed", "complete", "finished", "implemented", "resolved", "fixed", "closed", "merged",
            "shipped", "deployed", "released", "published", "accepted", "approved", "unblocked", "landed", "moved", "migrated", "removed",
            "added", "created", "debugged", "refactored", "ported", "integrated", "upgraded", "successfully",
-           "hecho", "completado", "completada", "terminado", "resuelto", "implementado", "desplegado", "listo",
-           "migrado", "publicado", "완료", "해결", "구현", "배포", "수정됨", "이전함", "이동함",
+           "live in production", "live in prod", "went live", "is live", "✅", "[x]", "hecho", "hecha",
+           "completado", "completada", "terminado", "terminada", "resuelto", "resuelta", "implementado",
+           "implementada", "desplegado", "desplegada", "listo", "lista", "migrado", "migrada", "publicado",
+           "publicada", "lanzado", "lanzada", "완료", "해결", "구현", "배포", "수정됨", "이전함", "이동함",
            "已完成", "完成", "已解决", "解决", "已上线", "上线", "已实现", "实现", "已修复", "修复", "已迁移", "已发布",
            "已提交", "已推送", "已接受", "已批准", "已部署", "已应用", "已同步", "已删除", "已合并", "已修正", "已验证", "全绿"),
-    CANCELLED: ("cancelled", "canceled", "abandoned", "wontfix", "won't do", "rejected", "descartado", "cancelado",
+    CANCELLED: ("cancelled", "canceled", "abandoned", "wontfix", "won't do", "rejected", "descartado", "descartada",
+                "cancelado", "cancelada",
                 "취소", "폐기", "取消", "放弃"),
 }
 """Words of each state of work. ``blocked`` / ``waiting`` count as in progress: started, not finished."""
@@ -52,9 +56,10 @@ _NOT_DONE = ("미해결", "未解决", "未完成", "미완료", "not done", "no
 _CJK_VERBS = ("修复", "修", "做", "完成", "解决", "实现", "提交", "推送", "推", "部署", "上线", "合并", "迁移", "同步",
               "验证", "核实", "确认", "决定", "决", "接线", "处理", "测试", "轮换", "更新", "生效", "复制", "开始",
               "启动", "发布", "明确", "批准", "commit", "push", "deploy", "merge", "review", "test")
-_CJK_NOT_DONE = re.compile(rf"(?:(?:尚|仍|还|并|暂)?(?:未|没有?)(?:能|在[^，；。]{{0,8}}?)?|是否)\s*(?:{'|'.join(_CJK_VERBS)})")
+_CJK_NOT_DONE = re.compile(rf"(?:(?:尚|仍|还|并|暂)?(?:未|没有?)(?:能|在[^，；。]{{0,8}}?|[\u4e00-\u9fff]{{1,3}}?)?|是否)\s*"
+                           rf"(?:{'|'.join(_CJK_VERBS)})")
 """Chinese ``未`` / ``没`` before a verb of work: not done (``仍未修``, ``未做``, ``未 commit``, ``没有提交``,
-``未在本次纠正中明确``); ``是否`` (whether to) before one: not decided."""
+``未在本次纠正中明确``, ``尚未云上 deploy``); ``是否`` (whether to) before one: not decided."""
 _CJK_PLANNED = re.compile(r"待(?!遇)[\u4e00-\u9fff]")
 """Chinese ``待`` before a verb: still to do (``待用户批准``, ``待核实``, ``待换``)."""
 STATE_RANK = {PLANNED: 0, ACTIVE: 1, OPEN: 1, DONE: 2, CANCELLED: 2}
@@ -89,7 +94,7 @@ FIELD_KEYS: dict[str, tuple[str, ...]] = {
 }
 """Keys a memory gives one value at a time, by what they mean (``Status``, ``상태``, ``状态`` are one key)."""
 _KEY_OF = {word: key for key, words in FIELD_KEYS.items() for word in words}
-_FIELD = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w ./'-]{0,60}?)\s*(?:\([^)]{0,40}\))?\s*[:：=]\s*(\S.*)$",
+_FIELD = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w ./'-]{0,60}?)\s*(?:\([^)]{0,40}\))?\s*[:：=](?![\\/])\s*(\S.*)$",
                     re.UNICODE | re.DOTALL)
 _LIST_ITEM = re.compile(r"^\s*[-*•]?\s*([^\W\d][\w .+/'-]{0,40}?)\s+(?:--|—|–)\s+(\S.*)$", re.UNICODE | re.DOTALL)
 """An item of a list as agents and packages write them: ``name -- what it is`` (its label is the name)."""
@@ -98,7 +103,8 @@ _LABEL_STATES = {"issue": OPEN, "bug": OPEN, "problem": OPEN, "error": OPEN, "bl
                  "resolved": DONE, "done": DONE, "completed": DONE}
 """Labels that state a state of work by themselves (``Minor issue: …``, a to-do label, ``Fixed: …``)."""
 CORRECTION_CUES = ("supersedes earlier", "supersedes the earlier", "supersedes previous", "supersedes the previous",
-                   "replaces earlier", "replaces the earlier", "previously stated", "(superseded)")
+                   "replaces earlier", "replaces the earlier", "previously stated", "(superseded)", "is superseded by",
+                   "are superseded by", "is now superseded", "reemplaza a la anterior", "取代之前", "이전 내용을 대체")
 """Words that say a text corrects or supersedes an earlier one anywhere in it (``(supersedes earlier three-agent
 wording)``); :data:`CORRECTION_HEADS` say so at its start."""
 CORRECTION_HEADS = re.compile(r"^\s*(?:(?i:corrected|correction|erratum|更正|纠正|정정|corrección|corregido)\s*[:：]"
@@ -170,7 +176,9 @@ _MILESTONE = re.compile(r"(?<![\w-])[Mm](\d{1,2})(?![\w.])")
 _TIME_STEMS = frozenset(stem(w) for w in (
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
     "april", "june", "july", "august", "september", "october", "november", "december", "into", "onto", "today",
-    "yesterday", "tomorrow", "week", "month", "year", "last", "next", "ago"))
+    "yesterday", "tomorrow", "week", "month", "year", "last", "next", "ago", "q1", "q2", "q3", "q4", "enero",
+    "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre",
+    "diciembre"))
 _PLACES = frozenset(("in", "from", "on", "at", "with", "by", "since", "for", "after", "en", "de", "desde"))
 _AUXILIARIES = frozenset(("is", "was", "are", "were", "been", "be", "got", "has", "have", "had", "now", "fully",
                           "entirely", "completely", "all"))
@@ -271,10 +279,21 @@ def state_of(low: str) -> tuple[str | None, str]:
     return state, rest
 
 
+@lru_cache(maxsize=8192)
+def headline(text: str) -> str | None:
+    """The state of work ``text`` opens with — its label (``해결됨: …``, ``Fixed: …``), a tag (``[HECHO] …``,
+    ``✅ …``) or its first two words (``Closed 8812 — …``, ``Published to the team wiki``) — else ``None``: the
+    state it gives the thing it is written about."""
+    label, _ = labelled(text)
+    low = " ".join(text.lower().split())
+    head = label if label is not None else " ".join(low.split()[:2])
+    return state_of(head)[0] or (state_of(low)[0] if _TAG.match(low) else None)
+
+
 def _topic(text: str) -> frozenset[str]:
     """The stems of ``text``'s content words (no numbers, generic, time or change words) and its Chinese,
     Japanese and Korean character pairs: what it is about."""
-    words = {stem(w) for w in re.split(r"[\s_/.:;,()\[\]{}'\"=+-]+", text) if w and w[0].isalnum()
+    words = {stem(w) for w in re.split(r"[\s_/\\.:;,()\[\]{}'\"=+<>-]+", text) if w and w[0].isalnum()
              and w not in STOP and not _CJK.search(w) and not w.isdigit() and w not in _NUMBER_WORDS}
     return frozenset((words - _GENERIC - _CHANGE_STEMS - _TIME_STEMS) | _cjk_pairs(text))
 
@@ -400,7 +419,8 @@ def _near(low: str, at: re.Match[str]) -> str:
         return ""  # "removed the unused RecentFood entity", "all legacy modal files": a part of it, not the thing
     if after and not _CJK.search(cue):
         return " ".join(after)
-    before = [w for w in re.split(r"[\s，、；。]+", low[: at.start()]) if w and w not in _AUXILIARIES][-2:]
+    clause = re.split(r"[;,:，、；。]", low[: at.start()])[-1]  # "Sessions are kept in Postgres; Redis was removed"
+    before = [w for w in clause.split() if w not in _AUXILIARIES][-2:]
     return "" if any(w in _NOT_ITSELF for w in before) else " ".join(before)
 
 
@@ -486,7 +506,7 @@ SCHEDULE_CUES = ("planned for", "scheduled", "starts", "start", "due", "deadline
 """Words that make a date a plan (a plan's date can change; two past events' dates cannot)."""
 _WHEN = re.compile(
     r"(\d{1,2})\s*월\s*(\d{1,2})\s*일|(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|(周|星期)([一二三四五六日天])|"
-    r"(上午|下午|晚上|早上)?([一二三四五六七八九十两]+|\d{1,2})\s*点|(\d{1,2})\s*시", re.UNICODE)
+    r"(上午|下午|晚上|早上)?([一二三四五六七八九十两]+|\d{1,2})\s*点|(\d{1,2})\s*시|([월화수목금토일])요일", re.UNICODE)
 
 
 def has_any(low: str, cues: tuple[str, ...]) -> bool:
@@ -501,7 +521,7 @@ def when(text: str) -> dict[str, str]:
     fact = read(_SPLIT_DIGITS.sub(" ", text))
     found = {f"{v.kind} {v.key}": v.text for v in fact.values if v.kind in ("date", "weekday", "time")}
     for match in _WHEN.finditer(text):
-        kind = "date" if match.group(1) or match.group(3) else "weekday" if match.group(5) else "time"
+        kind = "date" if match.group(1) or match.group(3) else "weekday" if match.group(5) or match.group(10) else "time"
         found[f"{kind} {match.group(0).replace(' ', '')}"] = match.group(0)
     return found
 

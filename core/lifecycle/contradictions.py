@@ -72,11 +72,12 @@ SENTENCE_FLOOR = 0.45
 STATE_OVERLAP = 0.6
 """Share of the smaller topic two states of work must have in common to be the same work."""
 BARE_WORDS = 6
-"""Texts this short may contradict without a word in common (:func:`_apart`)."""
+"""Texts of this many content words or fewer may contradict without one in common (:func:`_apart`)."""
 BARE_TOPIC = 2
 """A state said of almost nothing (``Awaiting review``, ``Merged into main on Friday``: two topic words or fewer on
 each side, no label) is the entity's own: work under way and work done contradict (a plan, ``should be …``, and
-history, ``was flaky in March``, do not)."""
+history, ``was flaky in March``, do not); so is an older one said of almost nothing and a newer that opens with
+its result (``미해결, 원인 파악 중`` / ``해결됨: 세션 만료 처리 로직 수정``, ``Draft`` / ``Published to …``)."""
 COUNT_OVERLAP = 0.6
 """Share of the smaller topic two counts of one unit must have in common to count the same things."""
 AMOUNT_OVERLAP = 0.5
@@ -254,7 +255,9 @@ def _state(a: Claim, b: Claim) -> str | None:
     if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b):
         return None  # planned / in progress: both still to finish
     bare = (len(a.topic) <= BARE_TOPIC and len(b.topic) <= BARE_TOPIC and a.label is None and b.label is None
-            and claims.PLANNED not in (a.state, b.state) and not _past(a.fact))
+            and claims.PLANNED not in (a.state, b.state) and not _past(a.fact)) or (
+        len(a.topic) <= BARE_TOPIC and a.label is None and a.state in (claims.ACTIVE, claims.OPEN) and not _past(
+            a.fact) and claims.headline(b.text) == b.state and claims.STATE_RANK[b.state] == _DONE_RANK)  # "미해결, 원인 파악 중" / "해결됨: 세션 만료 처리 로직 수정"
     same_work = any("#" in t or " " in t for t in a.topic & b.topic)  # PR #412 / #412; Task 7 / task 7
     if (a.topic or b.topic) and not bare and not same_work:
         shared = a.topic & b.topic
@@ -404,8 +407,10 @@ def _removed(a: Claim, b: Claim) -> str | None:
         return None  # "to be deleted once confirmed": a plan, not a removal
     named = {v.key for v in a.fact.values if v.kind == "named"} | {stem(v.key) for v in a.fact.values
                                                                       if v.kind == "named"}
-    named_b = {stem(v.key) for v in b.fact.values if v.kind == "named"}
-    capitals = {stem(t) for t in a.fact.tokens if t[:1].isupper()}
+    written_a = {t for t in a.fact.tokens if t[:1].isupper()}
+    named_b = {stem(v.key) for v in b.fact.values if v.kind == "named"} | {stem(t) for t in b.fact.tokens
+                                                                           if t in written_a}  # "…; Redis was removed"
+    capitals = {stem(t) for t in written_a}
     gone = b.removed & (named | (capitals & named_b))
     if not gone or len(gone) < len(b.removed) / 2:
         return None  # "Outer tokio::RwLock removed" / "internal RwLock": a part of it, qualified, is gone
@@ -471,9 +476,25 @@ def _when(a: Claim, b: Claim) -> str | None:
         return None  # nothing of one kind (a weekday and a time are two facts), or a date in common
     if not (b.change or _scheduled(a) or _scheduled(b)) or (_past(a.fact) and _past(b.fact)):
         return None
-    if (a.topic or b.topic) and claims.topic_overlap(a, b) < AMOUNT_OVERLAP:
-        return None
+    rest_a, rest_b = _undated(a.text, da), _undated(b.text, db)
+    if (len(rest_a) > 1 or len(rest_b) > 1) and len(rest_a & rest_b) < max(1.0, AMOUNT_OVERLAP * min(len(rest_a), len(rest_b))):
+        return None  # about two things; two texts that say little but their dates or times are their entity's own
     return f"date: {da[min(da)]} → {db[min(db)]}"
+
+
+def _undated(text: str, found: dict[str, str]) -> frozenset[str]:
+    """The topic of ``text`` without the dates and times ``found`` in it and the words that schedule or change
+    (``定在周三下午两点``: ``{}``; ``陈晨的游泳课改到周五晚上``: ``{陈晨, 游泳, …}``)."""
+    for shown in sorted(found.values(), key=len, reverse=True):
+        text = text.replace(shown, " ")
+    cjk = (*claims.SCHEDULE_CUES, *claims.CHANGE_CUES, *_CJK_TIMES)
+    topic = claims.claim(re.sub("|".join(re.escape(c) for c in cjk if _CJK_CUE.search(c)), " ", text)).topic
+    return frozenset(t for t in topic if not _CJK_CUE.search(t) or len(t) > 1)
+
+
+_CJK_CUE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_TIMES = ("每周", "每天", "每月", "上午", "下午", "晚上", "早上", "中午", "매주", "매일", "오전", "오후", "저녁", "아침")
+"""Chinese and Korean words of the time of day or a recurrence: part of a schedule, not of what is scheduled."""
 
 
 def _scheduled(c: Claim) -> bool:
@@ -588,7 +609,7 @@ def _apart(a: str, b: str) -> bool:
     (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``)."""
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
-        claims.words_long(a) <= BARE_WORDS and claims.words_long(b) <= BARE_WORDS) or claims.claim(b).correction
+        len(_words(a)) <= BARE_WORDS and len(_words(b)) <= BARE_WORDS) or claims.claim(b).correction
 
 
 def _history(a: str, b: str) -> bool:

@@ -39,6 +39,14 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Was flaky on CI in March", "Flakiness fixed on April 2"),  # history
     ("Airflow migration planned for Q3", "✅ Metrics dashboard moved to Grafana"),
     ("4월 8일 시작", "스프린트 6은 4월 5일에 종료됨"),  # a start and another thing's end
+    ("UPDATED: src/app.ts", "Updated the docs for the app now"),  # the key is the change itself
+    ("Video UI components: VideoSizeSelector (resolution), DurationSelector (auto/fixed), AudioToggle",
+     "All components strict: Header, PromptInput updated to accept SeaDreamModel"),  # a list, not a value
+    ("Switched from Docker deployment to Node.js service deployment on Render",
+     "After deployment, API will be 100% functional with no Firebase errors"),
+    ("Uses React for UI", "Now uses Zustand for state"),
+    ("5 PostToolUse hooks in hooks/: run-typecheck.sh, run-axe.sh",
+     "run-typecheck.sh: checks package.json for a typecheck script — exits 0 always"),
     ("Added signal.SIGINT handler to prevent Tkinter KeyboardInterrupt exceptions",
      "Keyboard hooks cleaned up in finally block for all exit paths"),
     ("Validates: prompt required, max 10 images, seed >= -1", "Image size limit updated to 14 MB"),
@@ -81,6 +89,19 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("每周三下午游泳", "陈晨的游泳课改到周五晚上", "date: 周三 → 周五"),
     ("매주 화요일 저녁 7시 PT 수업", "PT 목요일 8시로 변경됨", "date: 7시 → 8시"),
     ("Los lunes a las 10:00", "Pasó a los martes a las 11", "date: 10:00 → 11"),
+    ("Log retention: 30 days", "Retention bumped to 90d for compliance",
+     "log retention: 30 days → Retention bumped to 90d for compliance"),
+    ("负责人：张伟", "用户服务现由刘洋负责", "负责人: 张伟 → 用户服务现由刘洋负责"),
+    ("Owner: Ana", "Raj took over maintenance", "owner: Ana → Raj took over maintenance"),
+    ("Version: 2.3.1", "Running v2.4.0 in prod since Tuesday", "version: 2.3.1 → 2.4.0"),
+    ("CI runs on Jenkins", "CI fully moved to GitHub Actions", "switched: Jenkins → GitHub Actions"),
+    ("캐시 TTL 300초", "cache_ttl: 60s 로 낮춤", "amount: 300s → 60s"),
+    ("new_checkout enabled for 10% of users", "new_checkout at 100% rollout", "amount: 10% → 100%"),
+    ("Per-client rate limit set to 100 req/s", "rate_limit_per_client=250", "amount: 100 → 250"),
+    ("Staging runs 3 nodes", "staging scaled down to a single node to cut costs", "node: 3 → 1"),
+    ("目前有 8 个服务", "合并后只剩 6 个服务", "个服务: 8 → 6"),
+    ("Works as a nurse at St. Vincent's Hospital.", "Started a new job as a UX designer at Figma last month.",
+     "employer changed: St. → Figma"),
 ])
 def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason

@@ -102,6 +102,8 @@ _LABEL_STATES = {"issue": OPEN, "bug": OPEN, "problem": OPEN, "error": OPEN, "bl
                  "버그": OPEN, "问题": OPEN, "todo": PLANNED, "next": PLANNED, "pending": PLANNED, "fixed": DONE,
                  "resolved": DONE, "done": DONE, "completed": DONE}
 """Labels that state a state of work by themselves (``Minor issue: …``, a to-do label, ``Fixed: …``)."""
+STATE_WORDS = frozenset(cue for cues in STATE_CUES.values() for cue in cues) | frozenset(_LABEL_STATES)
+"""Every word of a state of work, and every label that states one."""
 CORRECTION_CUES = ("supersedes earlier", "supersedes the earlier", "supersedes previous", "supersedes the previous",
                    "replaces earlier", "replaces the earlier", "previously stated", "(superseded)", "is superseded by",
                    "are superseded by", "is now superseded", "reemplaza a la anterior", "取代之前", "이전 내용을 대체")
@@ -120,7 +122,8 @@ SLOT_CUES: dict[str, tuple[str, ...]] = {
              "vive en", "se mudó a", "reside en", "se fue a vivir a", "에 거주", "에서 거주", "거주", "이사",
              "住在", "搬到", "搬去", "定居", "居住"),
     "employer": ("works at", "works for", "working at", "employed by", "joined", "job at", "hired by",
-                 "engineer at", "developer at", "manager at", "designer at", "trabaja en", "trabaja para",
+                 "engineer at", "developer at", "manager at", "designer at", "nurse at", "teacher at", "analyst at",
+                 "consultant at", "scientist at", "researcher at", "intern at", "trabaja en", "trabaja para",
                  "entró a", "se unió a", "ahora es", "에서 근무", "근무", "이직", "입사", "在", "加入", "入职", "跳槽"),
     "owner": ("owned by", "maintained by", "managed by", "manager is", "reports to", "assigned to",
               "ownership transferred to", "handed over to", "took over", "takes over", "owner is", "owner de",
@@ -135,7 +138,9 @@ CHANGE_CUES = ("now", "no longer", "switched", "changed", "moved", "migrated", "
                "postponed", "rescheduled", "pushed", "transferred", "relocated", "instead", "supersedes",
                "superseded", "previously", "formerly", "again", "ahora", "cambió", "pasó", "migrado",
                "actualizado", "ya no", "antes", "변경", "전환", "이직", "이사", "업그레이드", "증설", "축소",
-               "바뀜", "기존", "改到", "改为", "换成", "升级", "迁移", "搬到", "调整", "之前", "原来", "现在")
+               "바뀜", "기존", "改到", "改为", "换成", "升级", "迁移", "搬到", "调整", "之前", "原来", "现在", "现由",
+               "改由", "took over", "takes over", "taken over", "handed over", "rolled out to", "낮춤", "높임", "늘림", "줄임",
+               "올림", "내림", "降到", "提高到", "增加到", "减少到")
 """Words that say a value was replaced."""
 _CHANGE_STEMS = frozenset(stem(cue) for cue in CHANGE_CUES if " " not in cue and cue.isascii()) - {"now"}
 REMOVAL_CUES = ("removed", "eliminated", "cleaned up", "deleted", "dropped", "shut down", "decommissioned",
@@ -146,7 +151,7 @@ REMOVING = REMOVAL_CUES + ("remove", "removing", "removal", "eliminate", "elimin
 """Words of removal, done or to do: an older text that holds one speaks of a removal (``remove/adapt legacy UI
 logic``, ``adding, editing and removing accounts``), not of a thing still there."""
 _NUMBER_WORDS = {w: i for i, group in enumerate((
-    ("zero", "cero"), ("one", "uno", "una"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
+    ("zero", "cero"), ("one", "uno", "una", "single"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
     ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
     ("ten", "diez"), ("eleven", "once"), ("twelve", "doce"))) for w in group}
 _COUNTED_WORD = re.compile(rf"(?<![\w-])({'|'.join(sorted(_NUMBER_WORDS, key=len, reverse=True))})\s+([^\W\d_][\w-]*)")
@@ -227,7 +232,9 @@ def _any(cues: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts) or r"(?!)")
 
 
-def _cjk_pairs(text: str) -> set[str]:
+def cjk_pairs(text: str) -> set[str]:
+    """The pairs of adjacent Chinese, Japanese or Korean characters of ``text`` (a particle at a run's end left
+    out): the words it is about, as far as characters without spaces tell."""
     pairs: set[str] = set()
     for run in _CJK_RUN.findall(text):
         for particle in _PARTICLES:
@@ -295,7 +302,7 @@ def _topic(text: str) -> frozenset[str]:
     Japanese and Korean character pairs: what it is about."""
     words = {stem(w) for w in re.split(r"[\s_/\\.:;,()\[\]{}'\"=+<>-]+", text) if w and w[0].isalnum()
              and w not in STOP and not _CJK.search(w) and not w.isdigit() and w not in _NUMBER_WORDS}
-    return frozenset((words - _GENERIC - _CHANGE_STEMS - _TIME_STEMS) | _cjk_pairs(text))
+    return frozenset((words - _GENERIC - _CHANGE_STEMS - _TIME_STEMS) | cjk_pairs(text))
 
 
 def _specifics(fact: Fact) -> frozenset[str]:
@@ -325,8 +332,8 @@ def _counts(text: str) -> tuple[tuple[str, int, str], ...]:
         tail = match.group(2).split()
         if tail[0][0] in _COUNTERS:  # 3대, 8 个服务: a counter, then (Chinese) the noun after or (Korean) the one before
             counter, rest = tail[0][0], tail[0][1:]
-            noun = (_cjk_pairs(rest) if _CJK.search(rest) and not re.search(r"[\uac00-\ud7af]", rest) else
-                    _cjk_pairs(before[-1]) if before and _CJK.search(before[-1]) else set())
+            noun = (cjk_pairs(rest) if _CJK.search(rest) and not re.search(r"[\uac00-\ud7af]", rest) else
+                    cjk_pairs(before[-1]) if before and _CJK.search(before[-1]) else set())
             out.append((counter + "".join(sorted(noun)[:1]), int(raw), " ".join(tail)))
             continue
         if tail[0] in _MEASURES or tail[0] in STOP or any(stem(w) in _OUTCOMES for w in tail):
@@ -528,13 +535,15 @@ def when(text: str) -> dict[str, str]:
 
 _QUANTITY = re.compile(r"(?<![\w.])[$€£]?\d[\d,]*(?:\.\d+)?\s?(?:k|m|%|ms|s|h|d|w|min|gb|mb|tb|x)?(?![\w.])",
                        re.IGNORECASE)
+_CJK_UNITS = re.compile(r"(\d)\s*(?:(초|秒)|(분|分钟)|(시간|小时))")
+"""A number and a Chinese or Korean unit of time, read as ``s``, ``min``, ``h`` (``300초``, ``30 分钟``)."""
 
 
 @lru_cache(maxsize=8192)
 def quantities(text: str) -> list[str]:
     """The amounts ``text`` states (``$40k``, ``300``, ``10s``, ``100%``), normalised; dates, versions and
     numbers that name a thing (``Sprint 4``) left out."""
-    low = text.lower()
+    low = _CJK_UNITS.sub(lambda m: m.group(1) + ("s" if m.group(2) else "min" if m.group(3) else "h") + " ", text.lower())
     out = []
     for match in _QUANTITY.finditer(low):
         before = low[: match.start()].split()
@@ -547,7 +556,8 @@ def quantities(text: str) -> list[str]:
 
 
 _PRODUCT_VERSION = re.compile(r"(?<![\w.-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s+v?(\d+(?:\.\d+)*)(?![\w.])")
-_BARE_VERSION = re.compile(r"(?<![\w.-])v(\d+(?:\.\d+)+)(?![\w.])|(?<=version )(\d+(?:\.\d+)+)", re.IGNORECASE)
+_BARE_VERSION = re.compile(r"(?<![\w.-])v(\d+(?:\.\d+)+)(?![\w.])|(?:version|versión|버전|版本)[:：]?\s*v?(\d+(?:\.\d+)+)",
+                           re.IGNORECASE)
 _NOT_PRODUCTS = _IDENTIFIED | {w + "s" for w in _IDENTIFIED} | frozenset((
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
     "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "q", "top",
@@ -561,7 +571,7 @@ _YEAR = re.compile(r"^(?:19|20)\d\d$")
 def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
     """The versions ``text`` names: ``{product: version}`` for a capitalised name with a number after it
     (``Python 3.12``, ``React 18로``, ``Node 18``; never ``Sprint 4`` or ``March 3``), and the bare versions
-    (``v2.4.0``, ``version 2.2.0``)."""
+    (``v2.4.0``, ``version 2.2.0``, ``Version: 2.3.1``)."""
     spaced = _SPLIT_DIGITS.sub(" ", text)
     products: dict[str, str] = {}
     for match in _PRODUCT_VERSION.finditer(spaced):

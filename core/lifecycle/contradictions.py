@@ -105,7 +105,8 @@ CORRECTION_FLOOR = 0.6
 LIST_VALUES = 3
 """Different values from which a field key is a list in an entity (one item a line)."""
 _VERSION_WORDS = frozenset(("versi", "relea", "curre", "lates", "버전", "版本", "version", "release", "released"))
-_CURRENT = frozenset(("current", "currently", "latest", "now", "is", "pins", "uses", "runs", "actual", "현재", "当前"))
+_CURRENT = frozenset(("current", "currently", "latest", "now", "is", "pins", "uses", "runs", "running", "actual", "현재",
+                      "当前"))
 MAX_CHARS = 300
 """Longer observations are passages, not facts with a frame: they are read clause by clause (:func:`_passage`)."""
 MAX_PASSAGE = 2000
@@ -174,10 +175,18 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                 continue
             if new.kind in ("number", "money") and _unit(other, old) != _unit(side, new):
                 continue  # "port 9223" / "8 tools": two quantities of two things
-            if new.kind == "named" and cues.slot(old, new, other, side) in ("changed", "switched"):
+            if new.kind == "named" and cues.slot(old, new, other, side) in ("changed", "switched") and not (
+                    newer and set(other.lower) & _ONE_VALUE and not set(other.lower) & _MANY_VALUES
+                    and _shared(side, other, (old, new)) - _VERBS_OF_USE):
                 continue  # "now uses Y": nothing says the two names fill one slot (an employer, a home)
             return _change(old, new, a, b) if newer else _change(new, old, a, b)
     return None
+
+
+_VERBS_OF_USE = frozenset(stem(w) for w in ("use", "uses", "used", "using", "run", "runs", "now", "also", "switched",
+                                            "moved", "migrated", "replaced"))
+"""Words two texts share that do not say what slot a name fills (``uses X`` / ``now uses Y``); a word besides them,
+the older giving its subject one value, does (``CI runs on Jenkins`` / ``CI fully moved to GitHub Actions``)."""
 
 
 def _unit(fact: Fact, value: Value) -> str:
@@ -277,9 +286,9 @@ def _count(a: Claim, b: Claim) -> str | None:
         old = mine.get(unit)
         if old is None or old == number or number in {n for u, n, _ in a.counts if u == unit and n != old}:
             continue
-        words = set(unit.split())
+        words = set(unit.split()) | claims.cjk_pairs(unit)
         rest_a, rest_b = a.topic - words, b.topic - words
-        if rest_a and rest_b and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
+        if min(len(rest_a), len(rest_b)) > 2 and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
             continue
         return f"{shown}: {old} → {number}"
     return None
@@ -306,7 +315,8 @@ def _version(a: Claim, b: Claim) -> str | None:
         if _several(a.text, product) or _several(b.text, product):
             continue  # "JUnit 3 and JUnit 4": a text naming versions of it, not the one in use
         return f"version: {_shown(a.text, product)} {x} → {y}"
-    if bare_a and bare_b and not bare_a & bare_b and _current(a, b) and claims.topic_overlap(a, b) >= 0.3:
+    own = any(c.field is not None and c.field[0] == "version" for c in (a, b))  # "Version: 2.3.1" / "Running v2.4.0"
+    if bare_a and bare_b and not bare_a & bare_b and _current(a, b) and (own or claims.topic_overlap(a, b) >= 0.3):
         return f"version: {min(bare_a)} → {min(bare_b)}"
     return None
 
@@ -391,6 +401,30 @@ def _corrected(a: Claim, b: Claim, similarity: float) -> str | None:
     return "corrected by the newer"
 
 
+def _restated(a: Claim, b: Claim) -> str | None:
+    """A keyed value the newer says changed in a sentence (``Log retention: 30 days`` / ``Retention bumped to 90d
+    for compliance``, ``负责人：张伟`` / ``用户服务现由刘洋负责``, ``배포 담당: 정우`` / ``배포 담당자 현아로 바뀜``): the
+    older is ``Key: value`` (a value of six words at most), the newer names the key (its last word, or a word
+    of the same single-valued key: ``Responsable`` / ``owner``), states a change and no longer holds the value."""
+    if a.label is None or b.label is not None or not b.change or a.label in claims.STATE_WORDS:
+        return None
+    written = claims.labelled(a.text)[1]
+    value = _main(written)
+    if not value or claims.words_long(written) > 6 or _plain(value) in _plain(b.text):
+        return None  # "Video UI components: VideoSizeSelector (…), DurationSelector (…), …": a list
+    head, low = a.label.split()[-1], b.text.lower()
+    keys = (*claims.FIELD_KEYS[a.field[0]], *claims.SLOT_CUES.get(a.field[0], ())) if a.field is not None else ()
+    if not (stem(head) in b.fact.words or (_CJK_CUE.search(head) and head in low)
+            or any(claims.has_any(low, (k,)) for k in keys)):
+        return None
+    if stem(head) in _CHANGE_STEMS or _CJK_CUE.search(head) and claims.has_any(head, claims.CHANGE_CUES):
+        return None  # "UPDATED: src/app.ts" / "updated the docs": the key is the change itself
+    return f"{a.label}: {_short(value)} → {_short(b.text)}"
+
+
+_CHANGE_STEMS = frozenset(stem(c) for c in claims.CHANGE_CUES)
+
+
 def _corrected_opposite(a: Claim, b: Claim) -> str | None:
     """The newer says it corrects (:func:`_corrected`) and the older holds the opposite of one of its words
     (``API-based service`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``), however far apart the rest."""
@@ -429,7 +463,7 @@ def _amount(a: Claim, b: Claim) -> str | None:
     ``DEFAULT_TIMEOUT changed to 10s``), or one field holding another: one quantity each, the topic alike; of an
     older list of quantities, the one whose item's words the newer holds (``Validates: prompt required, max 10
     images, …`` / ``Max reference images validation updated to 14``)."""
-    if not (b.change or (a.label is not None and a.label == b.label)) or claims.other_things(a, b):
+    if not (b.change or (a.label is not None and a.label == b.label) or _setting(a, b)) or claims.other_things(a, b):
         return None
     qa, qb = claims.quantities(a.text), claims.quantities(b.text)
     if len(qa) > 1 and len(qb) == 1 and b.change:
@@ -440,6 +474,17 @@ def _amount(a: Claim, b: Claim) -> str | None:
     if not shared or (claims.topic_overlap(a, b) < AMOUNT_OVERLAP and len(shared) < 2):
         return None
     return f"amount: {qa[0]} → {qb[0]}"
+
+
+def _setting(a: Claim, b: Claim) -> bool:
+    """Whether ``b`` gives a setting of ``a`` a value: both open with one code name (``new_checkout enabled for 10%
+    of users`` / ``new_checkout at 100% rollout``) or ``b`` is ``key=value`` whose key's words ``a`` holds
+    (``Per-client rate limit set to 100 req/s`` / ``rate_limit_per_client=250``)."""
+    first_a, first_b = (c.text.split(maxsplit=1)[0].lower() if c.text.split() else "" for c in (a, b))
+    if first_a == first_b and first_a in claims.names(a.text)[1]:
+        return True
+    key = b.label.split() if b.label is not None and "_" in b.text.split("=")[0] + b.text.split(":")[0] else []
+    return len(key) >= 2 and {stem(w) for w in key if w not in STOP} <= a.fact.words | a.topic
 
 
 def _keyed(text: str) -> list[tuple[str, frozenset[str]]]:
@@ -544,7 +589,7 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
             return reason
     if similarity < SENTENCE_FLOOR or ca.label != cb.label and None not in (ca.label, cb.label):
         return None
-    reason = _corrected(ca, cb, similarity)
+    reason = _corrected(ca, cb, similarity) or _restated(ca, cb)
     if reason is not None:
         return reason
     if not _words(a) & _words(b):
@@ -609,7 +654,12 @@ def _apart(a: str, b: str) -> bool:
     (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``)."""
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
-        len(_words(a)) <= BARE_WORDS and len(_words(b)) <= BARE_WORDS) or claims.claim(b).correction
+        _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.claim(b).correction
+
+
+def _content(text: str) -> int:
+    """How many content words ``text`` holds, numbers left out (``Running v2.4.0 in prod since Tuesday``: 5)."""
+    return sum(not w.isdigit() for w in _words(text))
 
 
 def _history(a: str, b: str) -> bool:

@@ -105,7 +105,7 @@ _OPPOSITE_TERMS = tuple(dict.fromkeys(term for pair in ANTONYMS for term in pair
 
 
 @lru_cache(maxsize=4096)
-def _terms(fact: Fact) -> frozenset[str]:
+def terms(fact: Fact) -> frozenset[str]:
     """The words and phrases of :data:`ANTONYMS` that ``fact`` holds (``cloud/SaaS`` holds ``cloud``)."""
     joined = f" {' '.join(fact.lower).replace('/', ' ')} "
     return frozenset(term for term in _OPPOSITE_TERMS if f" {term} " in joined)
@@ -113,7 +113,7 @@ def _terms(fact: Fact) -> frozenset[str]:
 
 def opposite(a: Fact, b: Fact) -> tuple[str, str] | None:
     """The pair of opposite words ``a`` and ``b`` hold, one each (``("enabled", "disabled")``), or ``None``."""
-    terms_a, terms_b = _terms(a), _terms(b)
+    terms_a, terms_b = terms(a), terms(b)
     if not terms_a or not terms_b:
         return None
     for x, y in ANTONYMS:

@@ -27,8 +27,8 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
               "proposed", "pending", "backlog", "upcoming", "will be", "should be", "must be", "has to be", "not yet",
               "[ ]", "pendiente", "planeado", "planeada", "planificado", "planificada", "propuesto", "propuesta",
               "previsto", "prevista", "por hacer", "hay que", "falta",
-              "예정", "계획", "할 일", "필요", "计划", "待办", "待实现", "待完成", "待用户", "待确认", "待定", "打算", "准备",
-              "需要"),
+              "remaining", "left to do", "예정", "계획", "할 일", "필요", "남은", "计划", "待办", "待实现", "待完成",
+              "待用户", "待确认", "待定", "打算", "准备", "需要", "方可", "才能", "剩余", "剩", "预留"),
     ACTIVE: ("in progress", "in-progress", "in review", "under review", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
              "halfway", "started", "blocked", "on hold", "waiting on", "waiting for", "awaiting",
              "en progreso", "en curso", "trabajando en", "en desarrollo", "bloqueado",
@@ -44,9 +44,9 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
            "implementada", "desplegado", "desplegada", "listo", "lista", "migrado", "migrada", "publicado",
            "publicada", "lanzado", "lanzada", "완료", "해결", "구현", "배포", "수정됨", "이전함", "이동함",
            "已完成", "完成", "已解决", "解决", "已上线", "上线", "已实现", "实现", "已修复", "修复", "已迁移", "已发布",
-           "已提交", "已推送", "已接受", "已批准", "已部署", "已应用", "已同步", "已删除", "已合并", "已修正", "已验证", "全绿"),
+           "已提交", "已推送", "已接受", "已批准", "已成功", "成功", "已部署", "已应用", "已同步", "已删除", "已合并", "已修正", "已验证", "全绿"),
     CANCELLED: ("cancelled", "canceled", "abandoned", "wontfix", "won't do", "rejected", "descartado", "descartada",
-                "cancelado", "cancelada",
+                "cancelado", "cancelada", "不可用", "无法使用", "已失效",
                 "취소", "폐기", "取消", "放弃"),
 }
 """Words of each state of work. ``blocked`` / ``waiting`` count as in progress: started, not finished."""
@@ -454,17 +454,26 @@ _NAMED_BY_NUMBER = re.compile(
     r"(?<![\w.-])(?:[A-Za-z][\w-]*\d[\w.-]*\w|[A-Za-z][\w-]*\d|\d+(?:\.\d+)+)(?!\w)"
     r"|[\u4e00-\u9fff]{1,2}\s?\d+(?![\w.])")
 _NUMBERED_WORD = re.compile(r"(?<![\w-])([a-z]+)\s+#?(\d+[a-z]?)(?![\w.])")
-_NAMED_AS_CODE = re.compile(r"(?<![\w./-])(?:[A-Za-z_]\w*[._/-][\w./-]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Za-z]+_\w+)(?!\w)")
+_NAMED_AS_CODE = re.compile(r"(?<![\w./-])(?:[A-Za-z_]\w*[._/-][\w./-]*[A-Za-z0-9]|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*"
+                            r"|[A-Za-z]+_\w+)(?!\w)")
 _URL = re.compile(r"https?://([\w.-]+)\S*")
 _MORE_NUMBERS = re.compile(r"^[/+、,]\s?(\d+)(?![\d.])")
 _ISO = re.compile(r"^\d{4}-\d{2}(?:-\d{2})?$|^\d{1,2}/\d{1,2}$")
+
+
+def first_numbered(text: str) -> str | None:
+    """The first thing ``text`` names by number (:func:`names`), lowercased: what a clause is about when it names
+    two (``ADR-001 预留 Phase 0 目标架构``: ``adr-001``)."""
+    numbered = names(text)[0]
+    found = [(text.lower().replace(" ", "").find(n), n) for n in numbered]
+    return min((at, n) for at, n in found if at >= 0)[1] if any(at >= 0 for at, _ in found) else None
 
 
 @lru_cache(maxsize=8192)
 def names(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """What ``text`` names as code would: things named by number (``P1A-3``, ``ADR-001``, ``phase 0``, ``2.3``
     of ``task-master 2.2/2.3``, ``迁移 20``, ``任务1``; never a date) and code names (``tasks.json``,
-    ``parentId``, ``science-worker``, ``src/app.ts`` and its file name, a URL's host), lowercased: ``(numbered, coded)``."""
+    ``parentId``, ``science-worker``, ``CurrentUser``, ``src/app.ts`` and its file name, a URL's host), lowercased: ``(numbered, coded)``."""
     numbered: set[str] = set()
     for m in _NAMED_BY_NUMBER.finditer(text):
         if _ISO.match(m.group(0)):

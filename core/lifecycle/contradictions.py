@@ -258,8 +258,8 @@ def _field(a: Claim, b: Claim) -> str | None:
 def _state(a: Claim, b: Claim) -> str | None:
     """The same work in two states: planned or in progress on one side, done on the other (``MSVC 호환성 작업 진행``
     / ``모든 MSVC 호환성 문제가 해결됨``), about the same topic and not two different things."""
-    if a.state is None or b.state is None or a.field is not None or b.field is not None:
-        return None
+    if a.state is None or b.state is None or a.field is not None or b.field is not None or _mixed(a) or _mixed(b):
+        return None  # a passage whose clauses are in two states is read clause by clause (_passage)
     rank_a, rank_b = claims.STATE_RANK[a.state], claims.STATE_RANK[b.state]
     if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b):
         return None  # planned / in progress: both still to finish
@@ -274,6 +274,13 @@ def _state(a: Claim, b: Claim) -> str | None:
                 len(a.topic), len(b.topic)) > 2):
             return None
     return f"state: {a.state} → {b.state}"
+
+
+def _mixed(c: Claim) -> bool:
+    """Whether the clauses of ``c`` state work in two ranks (``任务1 已 done；任务2 已置 in-progress``)."""
+    parts = claims.clauses(c.text)
+    return len(parts) > 1 and len({claims.STATE_RANK[s] for s in (claims.claim(p).state for p in parts)
+                                   if s is not None}) > 1
 
 
 def _count(a: Claim, b: Claim) -> str | None:
@@ -427,11 +434,17 @@ _CHANGE_STEMS = frozenset(stem(c) for c in claims.CHANGE_CUES)
 
 def _corrected_opposite(a: Claim, b: Claim) -> str | None:
     """The newer says it corrects (:func:`_corrected`) and the older holds the opposite of one of its words
-    (``API-based service`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``), however far apart the rest."""
+    (``API-based service`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``) or denies one (``Not truly
+    local/embedded``), however far apart the rest."""
     if not b.correction or a.correction:
         return None
     pair = cues.opposite(a.fact, b.fact)
-    return None if pair is None else f"corrected: {pair[0]} → {pair[1]}"
+    if pair is not None:
+        return f"corrected: {pair[0]} → {pair[1]}"
+    denied = cues.negation(a.fact)  # "Not truly local/embedded - still API-based" / "CORRECTED: … LOCAL/EMBEDDED"
+    said = claims.claim(denied).fact if denied else None
+    shared = sorted(cues.terms(said) & cues.terms(b.fact)) if said is not None and cues.negation(b.fact) is None else []
+    return f"corrected: {denied} → {shared[0]}" if shared else None
 
 
 def _removed(a: Claim, b: Claim) -> str | None:
@@ -609,39 +622,48 @@ def _passage(a: str, b: str) -> str | None:
     (:func:`~limbic.core.lifecycle.claims.clauses`): a clause of the older leaves work to do (planned, in
     progress, open: ``迁移 20 尚未云上 deploy``) and a clause of the newer says it done (``迁移 19/20/21 已应用``),
     both naming the same thing by number or as code (:func:`~limbic.core.lifecycle.claims.names`; a clause that
-    names nothing speaks of what the clause before it named) and not two numbered things (``Phase 0`` / ``Phase
-    1A``); or the newer opens by saying it corrects (``2026-07-24 更正：…``) and names what the older names."""
+    names nothing speaks of what the clause before it named) and, when both name things by number, the newer
+    naming the first the older names (not ``Phase 0`` / ``Phase 1A``, nor ``ADR-001 预留 Phase 0 目标架构`` /
+    ``Phase 0 Accepted``); or the newer opens by saying it corrects (``2026-07-24 更正：…``) and names what the
+    older names."""
     named_b = _named_clauses(b)
     if claims.claim(b).correction and not claims.claim(a).correction:
-        coded_a = frozenset().union(*(n[1] for _, n in _named_clauses(a)))
-        coded_b = frozenset().union(*(n[1] for _, n in named_b))
+        coded_a = frozenset().union(*(n[1] for _, n, _ in _named_clauses(a)))
+        coded_b = frozenset().union(*(n[1] for _, n, _ in named_b))
         if coded_a & coded_b:
             return "corrected by the newer"
-    older = [(c, n) for c, n in _named_clauses(a) if c.state is not None and claims.STATE_RANK[c.state] < _DONE_RANK]
+    older = [(c, n, t) for c, n, t in _named_clauses(a) if c.state is not None and claims.STATE_RANK[c.state] < _DONE_RANK]
     if not older:
         return None
-    for cy, (numbered_y, coded_y) in named_b:
+    for cy, (numbered_y, coded_y), _ in named_b:
         if cy.state is None or claims.STATE_RANK[cy.state] < _DONE_RANK:
             continue
-        for cx, (numbered_x, coded_x) in older:
+        for cx, (numbered_x, coded_x), source_x in older:
             shared = (coded_x & coded_y) or (numbered_x & numbered_y)
-            if not shared or (numbered_x and numbered_y and not numbered_x & numbered_y):
-                continue
+            if not shared or (numbered_x and numbered_y and claims.first_numbered(source_x) not in numbered_y):
+                continue  # "ADR-001 预留 Phase 0 目标架构" / "Phase 0 Accepted": what the clause is about is not named
             return f"state: {cx.state} → {cy.state} ({min(shared)})"
     return None
 
 
+Named = tuple[Claim, tuple[frozenset[str], frozenset[str]], str]
+"""A clause read as a claim, the things it names (:func:`~limbic.core.lifecycle.claims.names`) and the clause
+that names them (itself, or the one before it)."""
+
+
 @lru_cache(maxsize=2048)
-def _named_clauses(text: str) -> tuple[tuple[Claim, tuple[frozenset[str], frozenset[str]]], ...]:
+def _named_clauses(text: str) -> tuple[Named, ...]:
     """The clauses of ``text`` read as claims, each with the things it names (those of the clause before it when
-    it names none)."""
-    out: list[tuple[Claim, tuple[frozenset[str], frozenset[str]]]] = []
+    it names none) and the clause that names them."""
+    out: list[Named] = []
     before: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    source = ""
     for clause in claims.clauses(text):
         named = claims.names(clause)
-        before = named if any(named) else before
-        out.append((claims.claim(clause), before))
-    return tuple((c, n) for c, n in out if any(n))
+        if any(named):
+            before, source = named, clause
+        out.append((claims.claim(clause), before, source))
+    return tuple(n for n in out if any(n[1]))
 
 
 _DONE_RANK = claims.STATE_RANK[claims.DONE]

@@ -45,6 +45,11 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Switched from Docker deployment to Node.js service deployment on Render",
      "After deployment, API will be 100% functional with no Firebase errors"),
     ("Uses React for UI", "Now uses Zustand for state"),
+    ("The backend team has 8 people", "The frontend team has 5 people"),  # two teams
+    ("ml-service uses TensorFlow 2.15", "ml-service uses NumPy 1.26"),  # two versions, not an amount
+    ("Moved to Berlin in 2019", "Lived in Munich 2015–2019 before that"),  # two dated moves
+    ("LightRAG ranked best for self-hosted speed-critical use (8/10)",
+     "CORRECTED COMPARISON: All three (LightRAG, HippoRAG, Cognee) offer local/embedded options"),
     ("5 PostToolUse hooks in hooks/: run-typecheck.sh, run-axe.sh",
      "run-typecheck.sh: checks package.json for a typecheck script — exits 0 always"),
     ("Added signal.SIGINT handler to prevent Tkinter KeyboardInterrupt exceptions",
@@ -98,7 +103,7 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("캐시 TTL 300초", "cache_ttl: 60s 로 낮춤", "amount: 300s → 60s"),
     ("new_checkout enabled for 10% of users", "new_checkout at 100% rollout", "amount: 10% → 100%"),
     ("Per-client rate limit set to 100 req/s", "rate_limit_per_client=250", "amount: 100 → 250"),
-    ("Staging runs 3 nodes", "staging scaled down to a single node to cut costs", "node: 3 → 1"),
+    ("Staging runs 3 nodes", "Staging now runs a single node", "node: 3 → 1"),
     ("目前有 8 个服务", "合并后只剩 6 个服务", "个服务: 8 → 6"),
     ("Works as a nurse at St. Vincent's Hospital.", "Started a new job as a UX designer at Figma last month.",
      "employer changed: St. → Figma"),

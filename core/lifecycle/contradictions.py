@@ -276,6 +276,12 @@ def _state(a: Claim, b: Claim) -> str | None:
     return f"state: {a.state} → {b.state}"
 
 
+def _says_more(topic: frozenset[str]) -> bool:
+    """Whether a text says something besides its count: some topic word, two Chinese, Japanese or Korean character
+    pairs at least (``目前有 8 个服务``: only ``目前``, now, beside the count)."""
+    return bool(topic) and not (len(topic) <= 2 and all(_CJK_CUE.search(t) for t in topic))
+
+
 def _mixed(c: Claim) -> bool:
     """Whether the clauses of ``c`` state work in two ranks (``任务1 已 done；任务2 已置 in-progress``)."""
     parts = claims.clauses(c.text)
@@ -295,7 +301,7 @@ def _count(a: Claim, b: Claim) -> str | None:
             continue
         words = set(unit.split()) | claims.cjk_pairs(unit)
         rest_a, rest_b = a.topic - words, b.topic - words
-        if min(len(rest_a), len(rest_b)) > 2 and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
+        if _says_more(rest_a) and _says_more(rest_b) and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
             continue
         return f"{shown}: {old} → {number}"
     return None
@@ -357,14 +363,22 @@ def _current(a: Claim, b: Claim) -> bool:
 
 
 def _slot(a: Claim, b: Claim) -> str | None:
-    """Where someone lives or works, or who owns a thing, given another value (``home: berlin → munich``)."""
+    """Where someone lives or works, or who owns a thing, given another value (``home: berlin → munich``); never
+    two moves each tied to a year."""
     if a.slot is None or b.slot is None or a.slot[0] != b.slot[0] or a.slot[1] == b.slot[1]:
         return None
+    if _in_year(a) and _in_year(b):
+        return None  # "Moved to Berlin in 2019" / "Lived in Munich 2015–2019": two dated events, both history
     if a.slot[1].lower() in b.text.lower() or b.slot[1].lower() in a.text.lower():
         return None
     if a.slot[1].lower() == b.slot[1].lower() or stem(a.slot[1]) == stem(b.slot[1]):
         return None
     return f"{_SLOT_NAMES[a.slot[0]]}: {a.slot[1]} → {b.slot[1]}"
+
+
+def _in_year(c: Claim) -> bool:
+    """Whether ``c`` ties itself to a year (``in 2019``, ``2018년``, ``February 2026``)."""
+    return any(re.search(r"(?:19|20)\d\d", key) for key in claims.when(c.text) if key.startswith("date"))
 
 
 _SLOT_NAMES = {"home": "moved", "employer": "employer changed", "owner": "owner changed"}
@@ -403,8 +417,11 @@ def _corrected(a: Claim, b: Claim, similarity: float) -> str | None:
     (``api.minimax.chat``)."""
     if not b.correction or a.correction or similarity < CORRECTION_FLOOR:
         return None
-    if claims.topic_overlap(a, b) < 0.5 and not claims.names(a.text)[1] & claims.names(b.text)[1]:
-        return None
+    if a.state == claims.DONE and _in_year(a):
+        return None  # "Comparison … completed February 2026": a dated event is not what a correction corrects
+    if claims.topic_overlap(a, b) < 0.5 and not {n for n in claims.names(a.text)[1] & claims.names(b.text)[1]
+                                                 if re.search(r"[./_]", n)}:
+        return None  # a path, a host, a file in common; not a product's name (LightRAG)
     return "corrected by the newer"
 
 
@@ -495,7 +512,7 @@ def _setting(a: Claim, b: Claim) -> bool:
     (``Per-client rate limit set to 100 req/s`` / ``rate_limit_per_client=250``)."""
     first_a, first_b = (c.text.split(maxsplit=1)[0].lower() if c.text.split() else "" for c in (a, b))
     if first_a == first_b and first_a in claims.names(a.text)[1]:
-        return True
+        return not (claims.versions(a.text)[0] or claims.versions(b.text)[0])  # "uses NumPy 1.26": a version
     key = b.label.split() if b.label is not None and "_" in b.text.split("=")[0] + b.text.split(":")[0] else []
     return len(key) >= 2 and {stem(w) for w in key if w not in STOP} <= a.fact.words | a.topic
 
@@ -612,7 +629,7 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         return None  # "private" / "not public": two negatives say the same
     if not ((_code_only(fa) or _code_only(fb)) and ("now" in fa.lower or "now" in fb.lower)):
         reason = _stated_change(fa, fb)
-        if reason is not None and not (_past(fa) and _past(fb)):
+        if reason is not None and not (_past(fa) and _past(fb)) and not (_in_year(ca) and _in_year(cb)):
             return reason
     return _negated(ca, cb) or _opposite(ca, cb)
 

@@ -107,6 +107,13 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("目前有 8 个服务", "合并后只剩 6 个服务", "个服务: 8 → 6"),
     ("Works as a nurse at St. Vincent's Hospital.", "Started a new job as a UX designer at Figma last month.",
      "employer changed: St. → Figma"),
+    ("Current status (2026-02-25): Database partially set up", "Database ready for production use",
+     "state: in progress → done"),
+    ("P1A-3 产物未提交（工作树唯一副本），待用户批准检查点提交", "2026-07-31 全部工作已提交并 push origin/main",
+     "state: not yet → all done (提交)"),
+    ("Changes not yet deployed to staging", "All services deployed", "state: not yet → all done (deploy)"),
+    ("Not truly local/embedded - still API-based architecture", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
+     "corrected: not embedded → embedded"),
 ])
 def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason

@@ -29,7 +29,7 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
               "previsto", "prevista", "por hacer", "hay que", "falta",
               "remaining", "left to do", "예정", "계획", "할 일", "필요", "남은", "计划", "待办", "待实现", "待完成",
               "待用户", "待确认", "待定", "打算", "准备", "需要", "方可", "才能", "剩余", "剩", "预留"),
-    ACTIVE: ("in progress", "in-progress", "in review", "under review", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
+    ACTIVE: ("in progress", "in-progress", "in review", "under review", "partially", "partly", "working on", "ongoing", "wip", "underway", "in development", "being implemented",
              "halfway", "started", "blocked", "on hold", "waiting on", "waiting for", "awaiting",
              "en progreso", "en curso", "trabajando en", "en desarrollo", "bloqueado",
              "진행 중", "진행중", "진행", "작업 중", "개발 중", "보류", "대기",
@@ -39,7 +39,7 @@ STATE_CUES: dict[str, tuple[str, ...]] = {
     DONE: ("done", "completed", "complete", "finished", "implemented", "resolved", "fixed", "closed", "merged",
            "shipped", "deployed", "released", "published", "accepted", "approved", "unblocked", "landed", "moved", "migrated", "removed",
            "added", "created", "debugged", "refactored", "ported", "integrated", "upgraded", "successfully",
-           "live in production", "live in prod", "went live", "is live", "✅", "[x]", "hecho", "hecha",
+           "live in production", "live in prod", "went live", "is live", "ready for production", "production-ready", "✅", "[x]", "hecho", "hecha",
            "completado", "completada", "terminado", "terminada", "resuelto", "resuelta", "implementado",
            "implementada", "desplegado", "desplegada", "listo", "lista", "migrado", "migrada", "publicado",
            "publicada", "lanzado", "lanzada", "완료", "해결", "구현", "배포", "수정됨", "이전함", "이동함",
@@ -189,7 +189,7 @@ _AUXILIARIES = frozenset(("is", "was", "are", "were", "been", "be", "got", "has"
                           "entirely", "completely", "all"))
 _GENERIC = frozenset(("task", "featu", "work", "item", "thing", "issue", "implementation", "imple", "project",
                       "proje", "code", "updat", "curre", "statu", "alrea", "still", "yet", "now", "last", "week",
-                      "month", "year", "today", "yesterday", "tuesday", "friday", "monday"))
+                      "month", "year", "today", "yesterday", "tuesday", "friday", "monday", "up", "use"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,6 +284,24 @@ def state_of(low: str) -> tuple[str | None, str]:
             state = state or candidate
             rest = cues.sub(" ", rest)
     return state, rest
+
+
+_ALL_DONE = re.compile(r"(?:全部|所有|均已|都已|\ball\b|\beverything\b)[^，；。;,]{0,12}?(?:已|\b)(提交|推送|部署|合并|上线|发布|"
+                       r"commit|push|deploy|merg|releas)", re.IGNORECASE)
+_NOT_YET = re.compile(r"(?:未|待[^，；。;,]{0,8}?|not (?:yet )?|un)(提交|推送|部署|合并|上线|发布|commit|push|deploy|merg|releas)",
+                      re.IGNORECASE)
+
+
+def all_done(text: str) -> frozenset[str]:
+    """The verbs of work ``text`` says were done for everything (``全部工作已提交并 push``: ``提交``; ``All changes
+    committed``: ``commit``)."""
+    return frozenset(m.group(1).lower() for m in _ALL_DONE.finditer(text))
+
+
+def not_yet(text: str) -> frozenset[str]:
+    """The verbs of work ``text`` says are not done yet (``产物未提交``, ``待用户批准提交``: ``提交``; ``not yet
+    deployed``, ``uncommitted``: ``deploy``, ``commit``)."""
+    return frozenset(m.group(1).lower() for m in _NOT_YET.finditer(text))
 
 
 @lru_cache(maxsize=8192)

@@ -258,6 +258,8 @@ def _field(a: Claim, b: Claim) -> str | None:
 def _state(a: Claim, b: Claim) -> str | None:
     """The same work in two states: planned or in progress on one side, done on the other (``MSVC 호환성 작업 진행``
     / ``모든 MSVC 호환성 문제가 해결됨``), about the same topic and not two different things."""
+    if (a.field is None) != (b.field is None):  # "Current status: Database partially set up" / "Database ready for …"
+        a, b = _stated(a), _stated(b)
     if a.state is None or b.state is None or a.field is not None or b.field is not None or _mixed(a) or _mixed(b):
         return None  # a passage whose clauses are in two states is read clause by clause (_passage)
     rank_a, rank_b = claims.STATE_RANK[a.state], claims.STATE_RANK[b.state]
@@ -282,11 +284,24 @@ def _says_more(topic: frozenset[str]) -> bool:
     return bool(topic) and not (len(topic) <= 2 and all(_CJK_CUE.search(t) for t in topic))
 
 
+def _stated(c: Claim) -> Claim:
+    """``c``, or the value of its status field read as a text of its own when it has one (``Current status
+    (2026-02-25): Database partially set up``: ``Database partially set up``)."""
+    return claims.claim(c.field[2]) if c.field is not None and c.field[0] == "status" else c
+
+
 def _mixed(c: Claim) -> bool:
     """Whether the clauses of ``c`` state work in two ranks (``任务1 已 done；任务2 已置 in-progress``)."""
     parts = claims.clauses(c.text)
     return len(parts) > 1 and len({claims.STATE_RANK[s] for s in (claims.claim(p).state for p in parts)
                                    if s is not None}) > 1
+
+
+def _all_done(a: Claim, b: Claim) -> str | None:
+    """The older says some work is not done yet and the newer that all of it is, by the same verb (``P1A-3 产物未提交，
+    待用户批准检查点提交`` / ``全部工作已提交并 push``, ``Changes not yet deployed`` / ``All services deployed``)."""
+    verbs = claims.not_yet(a.text) & claims.all_done(b.text)
+    return f"state: not yet → all done ({min(verbs)})" if verbs and not claims.not_yet(b.text) & verbs else None
 
 
 def _count(a: Claim, b: Claim) -> str | None:
@@ -461,7 +476,7 @@ def _corrected_opposite(a: Claim, b: Claim) -> str | None:
     denied = cues.negation(a.fact)  # "Not truly local/embedded - still API-based" / "CORRECTED: … LOCAL/EMBEDDED"
     said = claims.claim(denied).fact if denied else None
     shared = sorted(cues.terms(said) & cues.terms(b.fact)) if said is not None and cues.negation(b.fact) is None else []
-    return f"corrected: {denied} → {shared[0]}" if shared else None
+    return f"corrected: not {shared[0]} → {shared[0]}" if shared else None
 
 
 def _removed(a: Claim, b: Claim) -> str | None:
@@ -584,7 +599,7 @@ def _short(value: str) -> str:
     return value if len(value) <= 40 else value[:39] + "…"
 
 
-RULES = (("field", _field), ("state", _state), ("count", _count), ("version", _version), ("slot", _slot),
+RULES = (("field", _field), ("state", _state), ("all done", _all_done), ("count", _count), ("version", _version), ("slot", _slot),
          ("removed", _removed), ("amount", _amount), ("when", _when), ("frame", _frame),
          ("corrected", _corrected_opposite))
 """The rules that read structure, tried in order; then the sentence rules (a stated change, a negation, opposite
@@ -642,7 +657,10 @@ def _passage(a: str, b: str) -> str | None:
     names nothing speaks of what the clause before it named) and, when both name things by number, the newer
     naming the first the older names (not ``Phase 0`` / ``Phase 1A``, nor ``ADR-001 预留 Phase 0 目标架构`` /
     ``Phase 0 Accepted``); or the newer opens by saying it corrects (``2026-07-24 更正：…``) and names what the
-    older names."""
+    older names; or the newer says all of the work done that the older left to do (:func:`_all_done`)."""
+    done = _all_done(claims.claim(a), claims.claim(b))
+    if done is not None:
+        return done
     named_b = _named_clauses(b)
     if claims.claim(b).correction and not claims.claim(a).correction:
         coded_a = frozenset().union(*(n[1] for _, n, _ in _named_clauses(a)))

@@ -398,6 +398,44 @@ def labelled(text: str) -> tuple[str | None, str]:
     return " ".join(match.group(1).lower().replace("_", " ").split()), match.group(2).strip()
 
 
+def _label_state(label: str | None) -> str | None:
+    """The state a short label states by itself (``Minor issue``, ``Fixed``), else ``None``."""
+    return _LABEL_STATES.get(label.split()[-1]) if label is not None and 0 < len(label.split()) <= 2 else None
+
+
+@lru_cache(maxsize=8192)
+def is_correction(text: str) -> bool:
+    """Whether ``text`` says it corrects or supersedes an earlier one (:data:`CORRECTION_CUES`,
+    :data:`CORRECTION_HEADS`)."""
+    return _any(CORRECTION_CUES).search(text.lower()) is not None or CORRECTION_HEADS.match(DATED.sub("", text)) is not None
+
+
+@lru_cache(maxsize=8192)
+def stated(text: str) -> str | None:
+    """The state of work ``text`` states (:func:`state_of`, or its label's), read without the rest of a
+    :class:`Claim`: the clauses of a passage are read so."""
+    spaced = _MILESTONE.sub(r"milestone \1", _SPLIT_DIGITS.sub(" ", text))
+    return state_of(" ".join(spaced.lower().split()))[0] or _label_state(labelled(text)[0])
+
+
+_LEAVES_WORK = tuple(c for s in (PLANNED, ACTIVE, OPEN) for c in STATE_CUES[s]) + _NOT_DONE
+_SAYS_DONE = STATE_CUES[DONE] + STATE_CUES[CANCELLED]
+
+
+@lru_cache(maxsize=8192)
+def may_leave_work(text: str) -> bool:
+    """Whether ``text`` holds a word of work still to do (planned, in progress, open), cheaply: a passage
+    without one has no clause that does."""
+    low = text.lower()
+    return bool(_any(_LEAVES_WORK).search(low) or _CJK_NOT_DONE.search(low) or _CJK_PLANNED.search(low))
+
+
+@lru_cache(maxsize=8192)
+def may_say_done(text: str) -> bool:
+    """Whether ``text`` holds a word of work done or cancelled, cheaply."""
+    return _any(_SAYS_DONE).search(text.lower()) is not None
+
+
 @lru_cache(maxsize=8192)
 def claim(text: str) -> Claim:
     """``text`` read as a :class:`Claim` (cached: a new observation is compared with many)."""
@@ -412,15 +450,14 @@ def claim(text: str) -> Claim:
         if key is not None:
             field = (key, label, value)
     state, body = state_of(low)
-    if state is None and label is not None and 0 < len(label.split()) <= 2:
-        state = _LABEL_STATES.get(label.split()[-1])
+    state = state or _label_state(label)
     topic = _topic(body) | _identifiers(low)
     removed = frozenset(stem(w) for found in _any(REMOVAL_CUES).finditer(low)
                         for w in re.split(r"[\s/.:;,()'\"-]+", _near(low, found)) if w and w not in STOP
                         and not _CJK.search(w))
     removing = bool(removed) or _any(REMOVING).search(low) is not None
     change = _any(CHANGE_CUES).search(low) is not None
-    correction = _any(CORRECTION_CUES).search(low) is not None or CORRECTION_HEADS.match(DATED.sub("", text)) is not None
+    correction = is_correction(text)
     return Claim(text, fact, field, label, state, _slot(low, " ".join(spaced.split())), _counts(text), change, removed, topic,
                  _specifics(fact), correction, removing)
 

@@ -300,8 +300,12 @@ def _mixed(c: Claim) -> bool:
 def _all_done(a: Claim, b: Claim) -> str | None:
     """The older says some work is not done yet and the newer that all of it is, by the same verb (``P1A-3 产物未提交，
     待用户批准检查点提交`` / ``全部工作已提交并 push``, ``Changes not yet deployed`` / ``All services deployed``)."""
-    verbs = claims.not_yet(a.text) & claims.all_done(b.text)
-    return f"state: not yet → all done ({min(verbs)})" if verbs and not claims.not_yet(b.text) & verbs else None
+    return _verbs_done(a.text, b.text)
+
+
+def _verbs_done(a: str, b: str) -> str | None:
+    verbs = claims.not_yet(a) & claims.all_done(b)
+    return f"state: not yet → all done ({min(verbs)})" if verbs and not claims.not_yet(b) & verbs else None
 
 
 def _count(a: Claim, b: Claim) -> str | None:
@@ -658,38 +662,38 @@ def _passage(a: str, b: str) -> str | None:
     naming the first the older names (not ``Phase 0`` / ``Phase 1A``, nor ``ADR-001 预留 Phase 0 目标架构`` /
     ``Phase 0 Accepted``); or the newer opens by saying it corrects (``2026-07-24 更正：…``) and names what the
     older names; or the newer says all of the work done that the older left to do (:func:`_all_done`)."""
-    done = _all_done(claims.claim(a), claims.claim(b))
+    done = _verbs_done(a, b)
     if done is not None:
         return done
-    named_b = _named_clauses(b)
-    if claims.claim(b).correction and not claims.claim(a).correction:
-        coded_a = frozenset().union(*(n[1] for _, n, _ in _named_clauses(a)))
+    correction = claims.is_correction(b) and not claims.is_correction(a)
+    if not correction and not (claims.may_leave_work(a) and claims.may_say_done(b)):
+        return None  # no clause of the older leaves work to do, or none of the newer says it done
+    named_a, named_b = _named_clauses(a), _named_clauses(b)
+    if correction:
+        coded_a = frozenset().union(*(n[1] for _, n, _ in named_a))
         coded_b = frozenset().union(*(n[1] for _, n, _ in named_b))
-        if coded_a & coded_b:
-            return "corrected by the newer"
-    older = [(c, n, t) for c, n, t in _named_clauses(a) if c.state is not None and claims.STATE_RANK[c.state] < _DONE_RANK]
-    if not older:
-        return None
-    for cy, (numbered_y, coded_y), _ in named_b:
-        if cy.state is None or claims.STATE_RANK[cy.state] < _DONE_RANK:
+        return "corrected by the newer" if coded_a & coded_b else None
+    older = [n for n in named_a if n[0] is not None and claims.STATE_RANK[n[0]] < _DONE_RANK]
+    for state_y, (numbered_y, coded_y), _ in named_b:
+        if state_y is None or claims.STATE_RANK[state_y] < _DONE_RANK:
             continue
-        for cx, (numbered_x, coded_x), source_x in older:
+        for state_x, (numbered_x, coded_x), source_x in older:
             shared = (coded_x & coded_y) or (numbered_x & numbered_y)
             if not shared or (numbered_x and numbered_y and claims.first_numbered(source_x) not in numbered_y):
                 continue  # "ADR-001 预留 Phase 0 目标架构" / "Phase 0 Accepted": what the clause is about is not named
-            return f"state: {cx.state} → {cy.state} ({min(shared)})"
+            return f"state: {state_x} → {state_y} ({min(shared)})"
     return None
 
 
-Named = tuple[Claim, tuple[frozenset[str], frozenset[str]], str]
-"""A clause read as a claim, the things it names (:func:`~limbic.core.lifecycle.claims.names`) and the clause
-that names them (itself, or the one before it)."""
+Named = tuple[str | None, tuple[frozenset[str], frozenset[str]], str]
+"""A clause's state of work (:func:`~limbic.core.lifecycle.claims.stated`), the things it names
+(:func:`~limbic.core.lifecycle.claims.names`) and the clause that names them (itself, or the one before it)."""
 
 
 @lru_cache(maxsize=2048)
 def _named_clauses(text: str) -> tuple[Named, ...]:
-    """The clauses of ``text`` read as claims, each with the things it names (those of the clause before it when
-    it names none) and the clause that names them."""
+    """The clauses of ``text`` that name something or follow one that does, each with its state of work, the
+    things it names (those of the clause before it when it names none) and the clause that names them."""
     out: list[Named] = []
     before: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
     source = ""
@@ -697,8 +701,9 @@ def _named_clauses(text: str) -> tuple[Named, ...]:
         named = claims.names(clause)
         if any(named):
             before, source = named, clause
-        out.append((claims.claim(clause), before, source))
-    return tuple(n for n in out if any(n[1]))
+        if any(before):
+            out.append((claims.stated(clause), before, source))
+    return tuple(out)
 
 
 _DONE_RANK = claims.STATE_RANK[claims.DONE]
@@ -711,7 +716,7 @@ def _apart(a: str, b: str) -> bool:
     (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``)."""
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
-        _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.claim(b).correction
+        _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b)
 
 
 def _content(text: str) -> int:

@@ -112,6 +112,8 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("P1A-3 产物未提交（工作树唯一副本），待用户批准检查点提交", "2026-07-31 全部工作已提交并 push origin/main",
      "state: not yet → all done (提交)"),
     ("Changes not yet deployed to staging", "All services deployed", "state: not yet → all done (deploy)"),
+    ("Error message displays: 'URL must end with .jpg, .jpeg, or .png'", "Error messages updated to list all formats",
+     "error message displays: URL must end with .jpg, .jpeg, or .png → Error messages updated to list all for…"),
     ("Not truly local/embedded - still API-based architecture", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
      "corrected: not embedded → embedded"),
 ])

@@ -448,24 +448,29 @@ def _restated(a: Claim, b: Claim) -> str | None:
     """A keyed value the newer says changed in a sentence (``Log retention: 30 days`` / ``Retention bumped to 90d
     for compliance``, ``负责人：张伟`` / ``用户服务现由刘洋负责``, ``배포 담당: 정우`` / ``배포 담당자 현아로 바뀜``): the
     older is ``Key: value`` (a value of six words at most), the newer names the key (its last word, or a word
-    of the same single-valued key: ``Responsable`` / ``owner``), states a change and no longer holds the value."""
+    of the same single-valued key: ``Responsable`` / ``owner``; or two of its words: ``Error message displays:
+    '…'`` / ``Error messages updated to …``), states a change and no longer holds the value."""
     if a.label is None or b.label is not None or not b.change or a.label in claims.STATE_WORDS:
         return None
     written = claims.labelled(a.text)[1]
-    value = _main(written)
-    if not value or claims.words_long(written) > 6 or _plain(value) in _plain(b.text):
+    quoted = _QUOTED.fullmatch(written.strip())
+    value = quoted.group(1) if quoted else _main(written)
+    if not value or (claims.words_long(written) > 6 and not quoted) or _plain(value) in _plain(b.text):
         return None  # "Video UI components: VideoSizeSelector (…), DurationSelector (…), …": a list
-    head, low = a.label.split()[-1], b.text.lower()
+    words, low = a.label.split(), b.text.lower()
     keys = (*claims.FIELD_KEYS[a.field[0]], *claims.SLOT_CUES.get(a.field[0], ())) if a.field is not None else ()
-    if not (stem(head) in b.fact.words or (_CJK_CUE.search(head) and head in low)
+    named = sum(stem(w) in b.fact.words for w in words if w not in STOP)
+    if not (stem(words[-1]) in b.fact.words or named >= 2 or (_CJK_CUE.search(words[-1]) and words[-1] in low)
             or any(claims.has_any(low, (k,)) for k in keys)):
         return None
-    if stem(head) in _CHANGE_STEMS or _CJK_CUE.search(head) and claims.has_any(head, claims.CHANGE_CUES):
+    if stem(words[-1]) in _CHANGE_STEMS or _CJK_CUE.search(words[-1]) and claims.has_any(words[-1], claims.CHANGE_CUES):
         return None  # "UPDATED: src/app.ts" / "updated the docs": the key is the change itself
     return f"{a.label}: {_short(value)} → {_short(b.text)}"
 
 
 _CHANGE_STEMS = frozenset(stem(c) for c in claims.CHANGE_CUES)
+_QUOTED = re.compile(r"""['"“‘`](.+)['"”’`]""")
+"""A value written in quotes: one value, however many words (``Error message displays: 'URL must end with …'``)."""
 
 
 def _corrected_opposite(a: Claim, b: Claim) -> str | None:

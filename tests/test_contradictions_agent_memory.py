@@ -113,7 +113,7 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
      "state: not yet → all done (提交)"),
     ("Changes not yet deployed to staging", "All services deployed", "state: not yet → all done (deploy)"),
     ("Error message displays: 'URL must end with .jpg, .jpeg, or .png'", "Error messages updated to list all formats",
-     "error message displays: URL must end with .jpg, .jpeg, or .png → Error messages updated to list all for…"),
+     "error message displays: URL must end with .jpg, .jpeg, or .png → Error messages updated to list all form…"),
     ("Not truly local/embedded - still API-based architecture", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
      "corrected: not embedded → embedded"),
 ])

@@ -37,7 +37,8 @@ ANTONYMS = (
     ("público", "privado"), ("pública", "privada"), ("abierto", "cerrado"), ("abierta", "cerrada"),
     ("soltero", "casado"), ("soltera", "casada"), ("remoto", "presencial"),
     ("local", "cloud"), ("local", "remote"), ("local", "hosted"), ("local", "api-based"), ("embedded", "api-based"),
-    ("embedded", "cloud"), ("on-premise", "cloud"), ("self-hosted", "saas"),
+    ("embedded", "cloud"), ("on-premise", "cloud"), ("self-hosted", "saas"), ("optional", "enforced"),
+    ("optional", "enforces"), ("remote", "onsite"), ("remotely", "onsite"),
 )
 """Pairs of opposite words or phrases: one on each side, with the rest alike, is a conflict."""
 

@@ -471,7 +471,10 @@ def _near(low: str, at: re.Match[str]) -> str:
     tail = low[at.end():]
     if tail[:1] in (".", ";", ":", ","):
         tail = ""  # "This package is deprecated. Net::SMTP …": the sentence ended, what was removed came before
-    for word in re.split(r"(?<=[,;])\s*|\s+", tail.strip())[:3]:
+    words = re.split(r"(?<=[,;])\s*|\s+", tail.strip())
+    if words[:1] == ["on"] and cue in ("gave up", "given up"):
+        words = words[1:]  # "gave up on Duolingo": what was given up follows "on"
+    for word in words[:3]:
         if not word or word in _PLACES:
             break
         after.append(word.rstrip(",;"))
@@ -643,7 +646,7 @@ def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
         if name.lower() in _NOT_PRODUCTS or name.lower() in STOP or (name.islower() and "." not in match.group(2)) or _YEAR.match(
                 match.group(2)):
             continue  # "Sprint 4", "Dec 2024", "python 3": a thing named by number, a date, a plain number
-        products[name.lower()] = match.group(2)
+        products[re.sub(r"\.?js$", "", name.lower()) or name.lower()] = match.group(2)  # Node.js 16 / Node 20
     bare = frozenset((m.group(1) or m.group(2)) for m in _BARE_VERSION.finditer(spaced))
     return products, bare
 

@@ -23,9 +23,12 @@ of the same attribute of the same thing and that attribute holds one value at a 
 - **a removal or a correction** — the newer says a thing the older names is gone (``Heroku app shut down``,
   ``RabbitMQ 下线``) or says it corrects or supersedes an earlier text;
 - **a stated change, a negation, opposite words** — ``left Acme and joined Initech``, ``no configuration
-  files`` / ``JSON config file support``, ``enabled`` / ``disabled``.
+  files`` / ``JSON config file support``, ``enabled`` / ``disabled``; a keyed value the newer says changed in a
+  sentence (``Log retention: 30 days`` / ``Retention bumped to 90d``).
 
-Observations longer than :data:`MAX_WORDS` are passages, not facts, and are not read; a pair below :data:`FLOOR`
+Observations longer than :data:`MAX_WORDS` words or :data:`MAX_CHARS` characters are passages (a day's log, a
+summary) and are read clause by clause (:func:`_passage`): work one clause leaves to do, done in a clause of the
+newer naming the same numbered or coded thing; longer than :data:`MAX_PASSAGE`, not read. A pair below :data:`FLOOR`
 is never read; a new observation raises at most :data:`MAX_FINDINGS` conflicts. Which observations are compared
 at all is the store's choice: the same entity's and those of entities that are the same subject
 (:func:`limbic.core.store.conflicts.same_subject`), never a related module's. docs/lifecycle.md "Contradictions"
@@ -99,7 +102,7 @@ REMOVAL_FLOOR = 0.55
 _SNAPSHOT_RULES = frozenset(("state", "count", "amount"))
 """Rules two anchored snapshots never trigger (:func:`_history`)."""
 MAX_WORDS = 40
-"""Longer observations are passages (a day's log, a summary), not facts: they are not read."""
+"""Longer observations are passages (a day's log, a summary), not facts: they are read clause by clause."""
 CORRECTION_FLOOR = 0.6
 """The cosine similarity an older text needs to be the one a correction corrects."""
 LIST_VALUES = 3

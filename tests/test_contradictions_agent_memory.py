@@ -55,6 +55,9 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Added signal.SIGINT handler to prevent Tkinter KeyboardInterrupt exceptions",
      "Keyboard hooks cleaned up in finally block for all exit paths"),
     ("Validates: prompt required, max 10 images, seed >= -1", "Image size limit updated to 14 MB"),
+    ("Version: 2.3.1", "billing-service client SDK bumped to 2.4.0"),  # a dependency's version, not its own
+    ("Version 1.2.0", "Upgraded React to 18.2"),  # another product's
+    ("Has two kids", "His second son started school"),  # a child already counted
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -125,6 +128,36 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
 ])
 def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("Cluster version 1.27", "Upgraded the EKS control plane to 1.29 yesterday", "version: 1.27 → 1.29"),
+    ("Versión 1.8.2 desplegada", "Se actualizó api-facturas a la 2.0.0", "version: 1.8.2 → 2.0.0"),
+    ("Tiene cita con el cardiólogo el 3 de junio", "Le cambiaron la cita del cardiólogo al 17/06",
+     "date: 3 de junio → 17/06"),
+    ("Uses Webpack for bundling", "Bundler switched to Vite; webpack.config.js deleted", "replaced: Webpack"),
+    ("Drinks tea every morning, doesn't like coffee", "Switched to coffee, gave up tea entirely", "replaced: tea"),
+    ("Has two kids", "James and his wife just welcomed their third child, a boy named Leo", "children: 2 → 3"),
+    ("자녀 한 명 (딸)", "지호 씨 둘째 아들 태어남", "children: 1 → 2"),
+])
+def test_people_and_project_changes_said_in_other_words(old, new, reason):
+    """An upgrade to a version of the thing's own, a date moved, a thing switched away from and given up, a child
+    born after the older counted them."""
+    assert c.judge(old, new, 0.7) == reason
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Priya can't have gluten.", "Priya loves her gluten-free pasta."),  # "-free" agrees with the negation
+    ("Omar went to a Star Wars-themed bar in London a few years ago.",
+     "Omar enjoys sci-fi films and shares favorites with Lena."),  # a trip, and a name in no such slot
+    ("Omar went to a Star Wars-themed bar in London a few years ago.", "Omar asked Lena for book recommendations."),
+    ("Marco has been working on a project lately.",
+     "Marco finished a slide deck for the investors on Friday."),  # only the person in common
+])
+def test_notes_about_a_person_that_share_only_the_person_are_not_contradictions(old, new):
+    """People's memories name their person in every note: that name, a trip, a thing left out (``gluten-free``)
+    say nothing that contradicts."""
+    assert c.judge(old, new, 0.6) is None
 
 
 @pytest.mark.parametrize(("old", "new", "reason"), [

@@ -48,7 +48,7 @@ _CHANGE_VERBS = frozenset((
     "shifted", "mudó", "pasó", "cambió", "migró", "trasladó", "cambiamos", "migramos",
 ))
 _TO = frozenset(("to", "until", "a", "al", "hasta"))
-_TO_VERBS = _CHANGE_VERBS | frozenset((
+_TO_VERBS = _CHANGE_VERBS - {"went"} | frozenset((  # "went to London": a trip; "went from 3 to 5": a change
     "raised", "lowered", "slipped", "pushed", "postponed", "rescheduled", "delayed", "extended", "retrasó",
     "aplazó", "pospuso", "adelantó", "bumped",
 ))

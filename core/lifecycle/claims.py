@@ -147,6 +147,41 @@ REMOVAL_CUES = ("removed", "eliminated", "cleaned up", "deleted", "dropped", "sh
                 "retired", "deprecated", "gave up", "replaced", "uninstalled", "sunset", "eliminado", "dado de baja",
                 "retirado", "종료", "제거", "삭제", "폐기", "下线", "删除", "移除", "弃用", "停用")
 """Words that say a thing is gone (``Heroku app shut down``, ``RabbitMQ 下线``)."""
+_CHILD = (r"(?:child(?:ren)?|kids?|sons?|daughters?|bab(?:y|ies)|hij[oa]s?|beb[eé]s?|자녀|아이|아들|딸|孩子|儿子|女儿|宝宝)")
+_KIDS_COUNTED = re.compile(
+    rf"\b(one|two|three|four|five|\d)\s+{_CHILD}|\b(?:only|single)\s+{_CHILD}|{_CHILD}\s+(?:único|única)|"
+    rf"\b(un|una|dos|tres|cuatro)\s+{_CHILD}|{_CHILD}\s*(한|두|세|네|\d)\s*명|(외동)|(独生)|([一两二三四\d])\s*个\s*{_CHILD}",
+    re.IGNORECASE)
+_ORDINAL_CHILD = re.compile(
+    rf"\b(second|third|fourth|fifth|segund[oa]|tercer[oa]?|cuart[oa]|quint[oa])\s+(?:\w+\s+)?{_CHILD}|"
+    rf"(둘째|셋째|넷째|다섯째)|(老二|老三|老四|二胎|三胎|第二个孩子|第三个孩子)", re.IGNORECASE)
+_HOW_MANY = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "un": 1, "una": 1, "dos": 2, "tres": 3,
+             "cuatro": 4, "한": 1, "두": 2, "세": 3, "네": 4, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "second": 2,
+             "third": 3, "fourth": 4, "fifth": 5, "segundo": 2, "segunda": 2, "tercer": 3, "tercero": 3,
+             "tercera": 3, "cuarto": 4, "cuarta": 4, "quinto": 5, "quinta": 5, "둘째": 2, "셋째": 3, "넷째": 4,
+             "다섯째": 5, "老二": 2, "老三": 3, "老四": 4, "二胎": 2, "三胎": 3, "第二个孩子": 2, "第三个孩子": 3}
+
+
+def children(text: str) -> tuple[int | None, int | None]:
+    """How many children ``text`` says someone has (``Has two kids``, ``Only child is Maya``, ``자녀 한 명``,
+    ``两个孩子``) and the rank of a child it names (``welcomed their third child``, ``둘째 아들 태어남``), each
+    ``None`` when not said: a newer child of a higher rank than the older count changes the count."""
+    count = rank = None
+    found = _KIDS_COUNTED.search(text)
+    if found is not None:
+        said = next((g for g in found.groups() if g), None)
+        count = 1 if said is None or said in ("외동", "独生") else int(said) if said.isdigit() else _HOW_MANY.get(
+            said.lower())
+    ranked = _ORDINAL_CHILD.search(text)
+    if ranked is not None:
+        rank = _HOW_MANY.get(next(g for g in ranked.groups() if g).lower())
+    return count, rank
+
+
+SWITCH_CUES = ("switched to", "switched over to", "moved to", "migrated to", "replaced with", "replaced by", "now uses",
+               "cambió a", "cambiamos a", "se pasó a", "migró a", "migramos a", "reemplazado por", "reemplazada por",
+               "전환", "교체", "换成", "改用", "切换到", "切到", "替换为", "迁移到", "迁到")
+"""Phrases that say one thing took another's place (``Bundler switched to Vite``, ``GitHub Actions로 전환``)."""
 REMOVING = REMOVAL_CUES + ("remove", "removing", "removal", "eliminate", "eliminating")
 """Words of removal, done or to do: an older text that holds one speaks of a removal (``remove/adapt legacy UI
 logic``, ``adding, editing and removing accounts``), not of a thing still there."""
@@ -311,7 +346,10 @@ def headline(text: str) -> str | None:
     state it gives the thing it is written about."""
     label, _ = labelled(text)
     low = " ".join(text.lower().split())
-    head = label if label is not None else " ".join(low.split()[:2])
+    words = low.split()[:2]
+    if label is None and len(words) == 2 and not state_of(words[0])[0] and words[0] not in _AUXILIARIES:
+        words = words[:1]  # "Caroline created a mural": a subject first, not a text that opens with its result
+    head = label if label is not None else " ".join(words)
     return state_of(head)[0] or (state_of(low)[0] if _TAG.match(low) else None)
 
 
@@ -576,11 +614,15 @@ def other_things(a: Claim, b: Claim) -> bool:
 
 SCHEDULE_CUES = ("planned for", "scheduled", "starts", "start", "due", "deadline", "target", "moved to", "slipped",
                  "postponed", "rescheduled", "pushed to", "set for", "will be on", "programado", "para el", "pasó a",
-                 "예정", "시작", "변경", "마감", "定在", "改到", "计划", "安排在", "截止")
+                 "예정", "시작", "변경", "마감", "定在", "改到", "计划", "安排在", "截止", "delayed", "pushed back", "moved up",
+                 "pospuesto", "pospuesta", "aplazado", "aplazada", "reprogramado", "reprogramada", "cambiaron", "연기",
+                 "미뤄", "미룸", "당겨", "推迟", "延期", "延后", "提前到", "改期")
 """Words that make a date a plan (a plan's date can change; two past events' dates cannot)."""
 _WHEN = re.compile(
     r"(\d{1,2})\s*월\s*(\d{1,2})\s*일|(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]|(周|星期)([一二三四五六日天])|"
-    r"(上午|下午|晚上|早上)?([一二三四五六七八九十两]+|\d{1,2})\s*点|(\d{1,2})\s*시|([월화수목금토일])요일", re.UNICODE)
+    r"(上午|下午|晚上|早上)?([一二三四五六七八九十两]+|\d{1,2})\s*点|(\d{1,2})\s*시|([월화수목금토일])요일|"
+    r"(\d{1,2})\s*(?:月(?:初|中旬|中|底|末|份)?|월\s*(?:초|중순|말)?)(?![\d일日号])|"
+    r"(?:(?<=\bal )|(?<=\bel )|(?<=\bon )|(?<=\bby )|(?<=\bto ))(\d{1,2}/\d{1,2}(?:/\d{2,4})?)(?![\d/])", re.UNICODE)
 
 
 def has_any(low: str, cues: tuple[str, ...]) -> bool:
@@ -595,7 +637,8 @@ def when(text: str) -> dict[str, str]:
     fact = read(_SPLIT_DIGITS.sub(" ", text))
     found = {f"{v.kind} {v.key}": v.text for v in fact.values if v.kind in ("date", "weekday", "time")}
     for match in _WHEN.finditer(text):
-        kind = "date" if match.group(1) or match.group(3) else "weekday" if match.group(5) or match.group(10) else "time"
+        kind = "date" if match.group(1) or match.group(3) or match.group(11) or match.group(12) else \
+            "weekday" if match.group(5) or match.group(10) else "time"
         found[f"{kind} {match.group(0).replace(' ', '')}"] = match.group(0)
     return found
 
@@ -632,6 +675,26 @@ _NOT_PRODUCTS = _IDENTIFIED | {w + "s" for w in _IDENTIFIED} | frozenset((
     "with", "and", "only", "all", "since", "until", "by", "year", "fy", "through", "between", "than", "about",
     "around", "over", "under", "after", "before", "via", "up", "down", "into", "from"))
 _YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+_UPGRADED = re.compile(r"(?:\b(?:upgraded|updated|bumped|actualiz[óoa]\w*|subi[óo])\b|升级|업그레이드)[^,;，；。]{0,40}?"
+                       r"(?:\bto\b|\ba(?:\s+la)?\b|到|至|으로|로)\s*v?(\d+(?:\.\d+)+)(?![\w.])", re.IGNORECASE)
+"""A version something was raised to (``Upgraded the EKS control plane to 1.29``, ``Se actualizó api-facturas a la
+2.0.0``, ``升级到 3.2``)."""
+
+
+_DEPENDENCY = re.compile(r"\b(?:sdk|client|librar(?:y|ies)|lib|package|dependenc(?:y|ies)|plugin|driver|module|crate|gem|"
+                         r"image|librería|paquete|dependencia)s?\b|라이브러리|패키지|의존성|依赖|库|包", re.IGNORECASE)
+"""Words that name a dependency (``client SDK bumped to 2.4.0``): its version, not the thing's own."""
+
+
+def upgraded(text: str) -> frozenset[str]:
+    """The versions ``text`` says its thing was upgraded to (:data:`_UPGRADED`); a dependency's (:data:`_DEPENDENCY`)
+    and a named product's left out (``upgraded React to 18.2``: that is React's, :func:`versions`)."""
+    if _DEPENDENCY.search(text):
+        return frozenset()
+    found = frozenset(m.group(1) for m in _UPGRADED.finditer(_SPLIT_DIGITS.sub(" ", text)))
+    return found - frozenset(versions(text)[0].values()) if found else found
 
 
 @lru_cache(maxsize=8192)

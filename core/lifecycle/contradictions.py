@@ -178,10 +178,13 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                 continue
             if new.kind in ("number", "money") and _unit(other, old) != _unit(side, new):
                 continue  # "port 9223" / "8 tools": two quantities of two things
-            if new.kind == "named" and cues.slot(old, new, other, side) in ("changed", "switched") and not (
+            label = cues.slot(old, new, other, side) if new.kind == "named" else ""
+            if label in ("changed", "switched") and not (
                     newer and set(other.lower) & _ONE_VALUE and not set(other.lower) & _MANY_VALUES
                     and _shared(side, other, (old, new)) - _VERBS_OF_USE):
                 continue  # "now uses Y": nothing says the two names fill one slot (an employer, a home)
+            if label and label not in ("changed", "switched") and cues.slot(old, old, other, other) != label:
+                continue  # "joined an LGBTQ group" / "asked John for books": the other's name fills no such slot
             return _change(old, new, a, b) if newer else _change(new, old, a, b)
     return None
 
@@ -217,11 +220,19 @@ def _negated(a: Claim, b: Claim) -> str | None:
     if (neg_a is None) == (neg_b is None):
         return None
     positive, negated, phrase = (a, b, neg_b) if neg_b is not None else (b, a, neg_a)
+    if _FREE_OF.search(positive.text):
+        return None  # "can't have dairy" / "a dairy-free recipe": the positive one says it without, too
     said = {w for w in negated.fact.words if w not in _NEGATION_STEMS}
     extra = said - positive.fact.words
     if len(said) < 2 or len(extra) > (1 if len(said) >= 6 else 0):
         return None
     return f"negated: {phrase}"
+
+
+_FREE_OF = re.compile(r"\w-free\b|\bfree of\b|\bwithout\b|\bsin\s|\bsans\b|\blibre de\b|\bno\s+\w+\s+(?:at all|ever)\b|"
+                      r"없이|없는|프리|无|不含|免", re.IGNORECASE)
+"""Words that say a thing is left out (``dairy-free``, ``without sugar``, ``sin gluten``, ``无糖``): a text holding
+one agrees with a negation of it, it does not assert it."""
 
 
 def _opposite(a: Claim, b: Claim) -> str | None:
@@ -273,12 +284,23 @@ def _state(a: Claim, b: Claim) -> str | None:
         len(a.topic) <= BARE_TOPIC and a.label is None and a.state in (claims.ACTIVE, claims.OPEN) and not _past(
             a.fact) and claims.headline(b.text) == b.state and claims.STATE_RANK[b.state] == _DONE_RANK)  # "미해결, 원인 파악 중" / "해결됨: 세션 만료 처리 로직 수정"
     same_work = any("#" in t or " " in t for t in a.topic & b.topic)  # PR #412 / #412; Task 7 / task 7
-    if (a.topic or b.topic) and not bare and not same_work:
-        shared = a.topic & b.topic
-        if not shared or claims.topic_overlap(a, b) < STATE_OVERLAP or (len(shared) < 2 and min(
-                len(a.topic), len(b.topic)) > 2):
+    topic_a, topic_b = _about(a, b)
+    if (topic_a or topic_b) and not bare and not same_work:
+        shared = topic_a & topic_b
+        if not shared or len(shared) / min(len(topic_a), len(topic_b)) < STATE_OVERLAP or (len(shared) < 2 and min(
+                len(topic_a), len(topic_b)) > 2):
             return None
     return f"state: {a.state} → {b.state}"
+
+
+def _about(a: Claim, b: Claim) -> tuple[frozenset[str], frozenset[str]]:
+    """The topics of ``a`` and ``b`` without the subject both open with (``Joanna has been working on a project`` /
+    ``Joanna finished a presentation``: the entity both are written about, not a thing they share)."""
+    first_a, first_b = a.text.split(maxsplit=1)[:1], b.text.split(maxsplit=1)[:1]
+    if not first_a or first_a != first_b or not first_a[0][:1].isupper():
+        return a.topic, b.topic
+    subject = claims.claim(first_a[0]).topic
+    return a.topic - subject, b.topic - subject
 
 
 def _says_more(topic: frozenset[str]) -> bool:
@@ -329,6 +351,16 @@ def _count(a: Claim, b: Claim) -> str | None:
     return None
 
 
+def _children(a: Claim, b: Claim) -> str | None:
+    """A child born after the older counted them (``Has two kids`` / ``welcomed their third child``, ``자녀 한 명`` /
+    ``둘째 아들 태어남``): the newer names a child of a rank above the older's count, and counts none itself."""
+    count, _ = claims.children(a.text)
+    newer, rank = claims.children(b.text)
+    if count is None or rank is None or newer is not None or rank <= count:
+        return None
+    return f"children: {count} → {rank}"
+
+
 def _version(a: Claim, b: Claim) -> str | None:
     """Another version of the same product (``Python 3.9`` / ``Python 3.12``, ``React 17`` / ``React 18로``), or
     of the thing itself when both speak of its version and one says which is current (``v2.2.0 released`` /
@@ -350,6 +382,10 @@ def _version(a: Claim, b: Claim) -> str | None:
         if _several(a.text, product) or _several(b.text, product):
             continue  # "JUnit 3 and JUnit 4": a text naming versions of it, not the one in use
         return f"version: {_shown(a.text, product)} {x} → {y}"
+    raised = claims.upgraded(b.text)
+    if len(bare_a) == 1 and not pa and len(raised) == 1 and not raised & bare_a and not bare_a & bare_b and _raised(
+            min(bare_a), min(raised)):
+        return f"version: {min(bare_a)} → {min(raised)}"  # "Cluster version 1.27" / "Upgraded the control plane to 1.29"
     own = any(c.field is not None and c.field[0] == "version" for c in (a, b))  # "Version: 2.3.1" / "Running v2.4.0"
     if bare_a and bare_b and not bare_a & bare_b and _current(a, b) and (own or claims.topic_overlap(a, b) >= 0.3):
         return f"version: {min(bare_a)} → {min(bare_b)}"
@@ -358,6 +394,13 @@ def _version(a: Claim, b: Claim) -> str | None:
 
 _OWN_VERSION = re.compile(r"\s*(?:version\s+|v)\d+(?:\.\d+)+\b", re.IGNORECASE)
 """A text that opens with a version (``Version 2.3.0, MIT license``, ``v3.0.0 uses …``) gives its entity's own."""
+
+
+def _raised(x: str, y: str) -> bool:
+    """Whether version ``y`` follows ``x`` as the next of one thing's: written alike (as many parts) and higher
+    (``1.27`` → ``1.29``, ``1.8.2`` → ``2.0.0``; not ``1.2.0`` → ``18.2``, another thing's)."""
+    px, py = [int(p) for p in x.split(".")], [int(p) for p in y.split(".")]
+    return len(px) == len(py) and py > px and py[0] - px[0] <= 1
 
 
 def _shown(text: str, product: str) -> str:
@@ -509,6 +552,22 @@ def _removed(a: Claim, b: Claim) -> str | None:
     return f"removed: {shown[0] if shown else sorted(gone)[0]}"
 
 
+def _replaced(a: Claim, b: Claim) -> str | None:
+    """The newer says something took the place of a thing the older holds and that thing is given up (``Uses Webpack
+    for bundling`` / ``Bundler switched to Vite; webpack.config.js deleted``, ``Drinks tea every morning`` /
+    ``Switched to coffee, gave up tea entirely``): a switch (:data:`~limbic.core.lifecycle.claims.SWITCH_CUES`)
+    and a removal of a word the older says, not a word it negates, nor one it speaks of removing."""
+    if not b.removed or a.removing or b.state == claims.PLANNED or not claims.has_any(b.text.lower(), claims.SWITCH_CUES):
+        return None
+    negated = cues.negation(a.fact)  # "doesn't like coffee": not a thing the older holds
+    held = a.fact.words - _NEGATION_STEMS - (_words(negated) if negated is not None else frozenset())
+    gone = {w for w in b.removed & held if len(w) > 2}
+    if not gone:
+        return None
+    shown = [t for t in a.fact.tokens if stem(t) in gone or t.lower() in gone]
+    return f"replaced: {shown[0] if shown else sorted(gone)[0]}"
+
+
 def _main(value: str) -> str:
     """A field's value without what follows it in parentheses or after a dash (``한지호 (최수진 퇴사 후 인계)``)."""
     return re.split(r"\s[(（\[]|[(（\[]|\s[-–—]\s", value, maxsplit=1)[0] or value
@@ -611,8 +670,8 @@ def _short(value: str) -> str:
     return value if len(value) <= 40 else value[:39] + "…"
 
 
-RULES = (("field", _field), ("state", _state), ("all done", _all_done), ("count", _count), ("version", _version), ("slot", _slot),
-         ("removed", _removed), ("amount", _amount), ("when", _when), ("frame", _frame),
+RULES = (("field", _field), ("state", _state), ("all done", _all_done), ("count", _count), ("children", _children), ("version", _version), ("slot", _slot),
+         ("removed", _removed), ("replaced", _replaced), ("amount", _amount), ("when", _when), ("frame", _frame),
          ("corrected", _corrected_opposite))
 """The rules that read structure, tried in order; then the sentence rules (a stated change, a negation, opposite
 words)."""
@@ -721,10 +780,12 @@ def _apart(a: str, b: str) -> bool:
     """Whether two texts without a content word in common may still contradict: both name where someone lives or
     works or who owns a thing (``Lives in Berlin`` / ``Relocated to Munich``), both are a few words long (a
     bare state, a date: ``Awaiting review`` / ``Merged into main on Friday``), or the newer says it corrects
-    (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``)."""
+    (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``), or the older counts children
+    and the newer names one (``Has two kids`` / ``their third child``)."""
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
-        _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b)
+        _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b) or (
+        claims.children(a)[0] is not None and claims.children(b)[1] is not None)
 
 
 def _content(text: str) -> int:

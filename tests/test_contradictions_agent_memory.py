@@ -139,10 +139,13 @@ def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     ("Drinks tea every morning, doesn't like coffee", "Switched to coffee, gave up tea entirely", "replaced: tea"),
     ("Has two kids", "James and his wife just welcomed their third child, a boy named Leo", "children: 2 → 3"),
     ("자녀 한 명 (딸)", "지호 씨 둘째 아들 태어남", "children: 1 → 2"),
+    ("Single, not dating anyone", "Liam got engaged to Noor in May", "relationship: single → engaged"),
+    ("Soltera", "Se casó en mayo con Andrés", "relationship: single → married"),
+    ("单身", "上个月订婚了", "relationship: single → engaged"),
 ])
 def test_people_and_project_changes_said_in_other_words(old, new, reason):
     """An upgrade to a version of the thing's own, a date moved, a thing switched away from and given up, a child
-    born after the older counted them."""
+    born after the older counted them, someone's standing with a partner."""
     assert c.judge(old, new, 0.7) == reason
 
 
@@ -151,6 +154,8 @@ def test_people_and_project_changes_said_in_other_words(old, new, reason):
     ("Omar went to a Star Wars-themed bar in London a few years ago.",
      "Omar enjoys sci-fi films and shares favorites with Lena."),  # a trip, and a name in no such slot
     ("Omar went to a Star Wars-themed bar in London a few years ago.", "Omar asked Lena for book recommendations."),
+    ("Divorced in 2019", "Single and happy"),  # both true
+    ("Uses a single node", "Users engaged with the feature"),  # no one's partner
     ("Marco has been working on a project lately.",
      "Marco finished a slide deck for the investors on Friday."),  # only the person in common
 ])

@@ -162,6 +162,36 @@ _HOW_MANY = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "un": 1, "una
              "다섯째": 5, "老二": 2, "老三": 3, "老四": 4, "二胎": 2, "三胎": 3, "第二个孩子": 2, "第三个孩子": 3}
 
 
+_AFTER_STAGE = r"(?=\s*(?:[,.;:]|$|and\b|again\b|now\b))"
+_PARTNERED = (
+    ("single", (rf"^single\b{_AFTER_STAGE}|\b(?:is|still|currently|now|remains|stays)\s+single\b{_AFTER_STAGE}",
+                "soltero", "soltera", "솔로", "미혼", "单身")),
+    ("dating", (r"\b(?:is|started|been|now|began)\s+dating\b|\bin a relationship\b|\bhas a (?:boy|girl)friend\b",
+                "tiene novio", "tiene novia", "사귀", "연애 중", "恋爱", "男朋友", "女朋友")),
+    ("engaged", (r"\b(?:got|is|now|became|are)\s+engaged\b|\bengaged to\b", "comprometido", "comprometida",
+                 "약혼", "订婚")),
+    ("married", (r"\b(?:got|is|now|been|was|are|were|gets|getting)\s+married\b|\bmarried (?:to|since|in)\b|^married\b",
+                 "casado", "casada", "se casó", "se casaron", "결혼", "结婚", "已婚")),
+    ("divorced", (r"\b(?:got|is|now|was|recently|are|were)\s+divorced\b|\bdivorced (?:from|in|since)\b|^divorced\b",
+                  "divorciado", "divorciada", "se divorció", "이혼", "离婚")),
+)
+"""Where someone stands with a partner, first English phrases said of a person (``is single``, ``got married``;
+not ``a single node``), then Spanish, Korean and Chinese words."""
+_NEGATED_BEFORE = re.compile(r"(?:\bnot|\bno|\bnever|\bnunca|\bsin|안|못|不|没|未)\s*\S*\s*$", re.IGNORECASE)
+
+
+def partnered(text: str) -> str | None:
+    """Where someone stands with a partner (``single``, ``dating``, ``engaged``, ``married``, ``divorced``;
+    :data:`_PARTNERED`): the first stage said and not negated (``Single, not dating anyone``: ``single``), else
+    ``None``."""
+    low = " ".join(text.lower().split())
+    found = []
+    for stage, (english, *words) in _PARTNERED:
+        matches = [*re.finditer(english, low), *(m for w in words for m in re.finditer(re.escape(w), low))]
+        found += [(m.start(), stage) for m in matches if not _NEGATED_BEFORE.search(low[max(0, m.start() - 12): m.start()])]
+    return min(found)[1] if found else None
+
+
 def children(text: str) -> tuple[int | None, int | None]:
     """How many children ``text`` says someone has (``Has two kids``, ``Only child is Maya``, ``자녀 한 명``,
     ``两个孩子``) and the rank of a child it names (``welcomed their third child``, ``둘째 아들 태어남``), each

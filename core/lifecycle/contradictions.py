@@ -361,6 +361,18 @@ def _children(a: Claim, b: Claim) -> str | None:
     return f"children: {count} → {rank}"
 
 
+_PARTNER_ORDER = {"single": 0, "dating": 1, "engaged": 2, "married": 3, "divorced": 4}
+
+
+def _partnered(a: Claim, b: Claim) -> str | None:
+    """Someone's standing with a partner changed (``Single, no kids`` / ``Got married in June``, ``Soltera`` /
+    ``Se casó en mayo``): any other stage, except single after divorced or divorced after single (both true)."""
+    x, y = claims.partnered(a.text), claims.partnered(b.text)
+    if x is None or y is None or x == y or {x, y} == {"single", "divorced"}:
+        return None
+    return f"relationship: {x} → {y}"
+
+
 def _version(a: Claim, b: Claim) -> str | None:
     """Another version of the same product (``Python 3.9`` / ``Python 3.12``, ``React 17`` / ``React 18로``), or
     of the thing itself when both speak of its version and one says which is current (``v2.2.0 released`` /
@@ -670,7 +682,7 @@ def _short(value: str) -> str:
     return value if len(value) <= 40 else value[:39] + "…"
 
 
-RULES = (("field", _field), ("state", _state), ("all done", _all_done), ("count", _count), ("children", _children), ("version", _version), ("slot", _slot),
+RULES = (("field", _field), ("state", _state), ("all done", _all_done), ("count", _count), ("children", _children), ("relationship", _partnered), ("version", _version), ("slot", _slot),
          ("removed", _removed), ("replaced", _replaced), ("amount", _amount), ("when", _when), ("frame", _frame),
          ("corrected", _corrected_opposite))
 """The rules that read structure, tried in order; then the sentence rules (a stated change, a negation, opposite
@@ -785,7 +797,8 @@ def _apart(a: str, b: str) -> bool:
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
         _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b) or (
-        claims.children(a)[0] is not None and claims.children(b)[1] is not None)
+        claims.children(a)[0] is not None and claims.children(b)[1] is not None) or (
+        claims.partnered(a) is not None and claims.partnered(b) is not None)
 
 
 def _content(text: str) -> int:

@@ -180,6 +180,7 @@ not ``a single node``), then Spanish, Korean and Chinese words."""
 _NEGATED_BEFORE = re.compile(r"(?:\bnot|\bno|\bnever|\bnunca|\bsin|안|못|不|没|未)\s*\S*\s*$", re.IGNORECASE)
 
 
+@lru_cache(maxsize=8192)
 def partnered(text: str) -> str | None:
     """Where someone stands with a partner (``single``, ``dating``, ``engaged``, ``married``, ``divorced``;
     :data:`_PARTNERED`): the first stage said and not negated (``Single, not dating anyone``: ``single``), else
@@ -192,6 +193,7 @@ def partnered(text: str) -> str | None:
     return min(found)[1] if found else None
 
 
+@lru_cache(maxsize=8192)
 def children(text: str) -> tuple[int | None, int | None]:
     """How many children ``text`` says someone has (``Has two kids``, ``Only child is Maya``, ``자녀 한 명``,
     ``两个孩子``) and the rank of a child it names (``welcomed their third child``, ``둘째 아들 태어남``), each
@@ -718,6 +720,7 @@ _DEPENDENCY = re.compile(r"\b(?:sdk|client|librar(?:y|ies)|lib|package|dependenc
 """Words that name a dependency (``client SDK bumped to 2.4.0``): its version, not the thing's own."""
 
 
+@lru_cache(maxsize=8192)
 def upgraded(text: str) -> frozenset[str]:
     """The versions ``text`` says its thing was upgraded to (:data:`_UPGRADED`); a dependency's (:data:`_DEPENDENCY`)
     and a named product's left out (``upgraded React to 18.2``: that is React's, :func:`versions`)."""

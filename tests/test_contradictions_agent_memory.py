@@ -17,7 +17,7 @@ from limbic.core.models import ObservationInput as O
 from limbic.core.models import RelationInput as R
 from limbic.core.service import MemoryService
 from limbic.core.store.backend import open_database
-from limbic.core.store.conflicts import name_spellings
+from limbic.core.store.conflicts import name_spellings, subject_names
 
 
 @pytest.mark.parametrize(("old", "new"), [
@@ -34,6 +34,30 @@ from limbic.core.store.conflicts import name_spellings
     ("Standup is on Mondays and Thursdays", "Standup starts at 9:30am"),
     ("The developer lived in Puerto Rico.", "The developer lived in Ohio."),
     ("Scope: UI components, CRUD, remove/adapt legacy UI logic", "Acceptance: legacy UI logic removed, CRUD updated"),
+    ("v2.2.0 released March 3", "v2.3.0 released April 20"),
+    ("Components must be ≤50 lines", "Fixed text overlap and progress calculation"),  # a rule, not a plan
+    ("Was flaky on CI in March", "Flakiness fixed on April 2"),  # history
+    ("Airflow migration planned for Q3", "✅ Metrics dashboard moved to Grafana"),
+    ("4월 8일 시작", "스프린트 6은 4월 5일에 종료됨"),  # a start and another thing's end
+    ("UPDATED: src/app.ts", "Updated the docs for the app now"),  # the key is the change itself
+    ("Video UI components: VideoSizeSelector (resolution), DurationSelector (auto/fixed), AudioToggle",
+     "All components strict: Header, PromptInput updated to accept SeaDreamModel"),  # a list, not a value
+    ("Switched from Docker deployment to Node.js service deployment on Render",
+     "After deployment, API will be 100% functional with no Firebase errors"),
+    ("Uses React for UI", "Now uses Zustand for state"),
+    ("The backend team has 8 people", "The frontend team has 5 people"),  # two teams
+    ("ml-service uses TensorFlow 2.15", "ml-service uses NumPy 1.26"),  # two versions, not an amount
+    ("Moved to Berlin in 2019", "Lived in Munich 2015–2019 before that"),  # two dated moves
+    ("LightRAG ranked best for self-hosted speed-critical use (8/10)",
+     "CORRECTED COMPARISON: All three (LightRAG, HippoRAG, Cognee) offer local/embedded options"),
+    ("5 PostToolUse hooks in hooks/: run-typecheck.sh, run-axe.sh",
+     "run-typecheck.sh: checks package.json for a typecheck script — exits 0 always"),
+    ("Added signal.SIGINT handler to prevent Tkinter KeyboardInterrupt exceptions",
+     "Keyboard hooks cleaned up in finally block for all exit paths"),
+    ("Validates: prompt required, max 10 images, seed >= -1", "Image size limit updated to 14 MB"),
+    ("Version: 2.3.1", "billing-service client SDK bumped to 2.4.0"),  # a dependency's version, not its own
+    ("Version 1.2.0", "Upgraded React to 18.2"),  # another product's
+    ("Has two kids", "His second son started school"),  # a child already counted
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -54,9 +78,115 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("React 17 사용", "React 18로 업그레이드 완료", "version: React 17 → 18"),
     ("使用 RabbitMQ", "已全部迁移到 Kafka，RabbitMQ 下线", "removed: RabbitMQ"),
     ("Javier vive en Madrid", "Javier se mudó a Valencia el mes pasado", "moved: Madrid → Valencia"),
+    ("Validates: prompt required, max 10 images, seed >= -1", "Max reference images validation updated to 14",
+     "amount: 10 → 14"),
+    ("Added columns: batch_mode (boolean), output_images (JSONB)", "Migration 004: Dropped output_images column",
+     "removed: output_images"),
+    ("Version 2.3.0, MIT license, authored by hanzili", "v3.0.0 uses a dedicated browser instance on port 9223",
+     "version: 2.3.0 → 3.0.0"),
+    ("Primarily cloud/SaaS service but can be self-hosted", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
+     "corrected: cloud → local"),
+    ("Preferred: E drive (E:\\MCPKU or E:\\.kilo)",
+     "Previous restriction to E:\\MCPKU and E:\\.kilo is superseded by this broader rule", "corrected by the newer"),
+    ("Redis holds user sessions", "Sessions are kept in Postgres; Redis was removed", "removed: Redis"),
+    ("Migration to Airflow planned for Q3", "✅ Airflow migration complete, old cron jobs deleted",
+     "state: planned → done"),
+    ("미해결, 원인 파악 중", "해결됨: 세션 만료 처리 로직 수정", "state: open → done"),
+    ("Draft, not shared yet", "Published to the team wiki on 5/12", "state: open → done"),
+    ("定在周三下午两点", "改到周四上午十点", "date: 下午两点 → 上午十点"),
+    ("每周三下午游泳", "陈晨的游泳课改到周五晚上", "date: 周三 → 周五"),
+    ("매주 화요일 저녁 7시 PT 수업", "PT 목요일 8시로 변경됨", "date: 7시 → 8시"),
+    ("Los lunes a las 10:00", "Pasó a los martes a las 11", "date: 10:00 → 11"),
+    ("Log retention: 30 days", "Retention bumped to 90d for compliance",
+     "log retention: 30 days → Retention bumped to 90d for compliance"),
+    ("负责人：张伟", "用户服务现由刘洋负责", "负责人: 张伟 → 用户服务现由刘洋负责"),
+    ("Owner: Ana", "Raj took over maintenance", "owner: Ana → Raj took over maintenance"),
+    ("Version: 2.3.1", "Running v2.4.0 in prod since Tuesday", "version: 2.3.1 → 2.4.0"),
+    ("CI runs on Jenkins", "CI fully moved to GitHub Actions", "switched: Jenkins → GitHub Actions"),
+    ("캐시 TTL 300초", "cache_ttl: 60s 로 낮춤", "amount: 300s → 60s"),
+    ("new_checkout enabled for 10% of users", "new_checkout at 100% rollout", "amount: 10% → 100%"),
+    ("Per-client rate limit set to 100 req/s", "rate_limit_per_client=250", "amount: 100 → 250"),
+    ("Staging runs 3 nodes", "Staging now runs a single node", "node: 3 → 1"),
+    ("目前有 8 个服务", "合并后只剩 6 个服务", "个服务: 8 → 6"),
+    ("Works as a nurse at St. Vincent's Hospital.", "Started a new job as a UX designer at Figma last month.",
+     "employer changed: St. → Figma"),
+    ("Current status (2026-02-25): Database partially set up", "Database ready for production use",
+     "state: in progress → done"),
+    ("P1A-3 产物未提交（工作树唯一副本），待用户批准检查点提交", "2026-07-31 全部工作已提交并 push origin/main",
+     "state: not yet → all done (提交)"),
+    ("Changes not yet deployed to staging", "All services deployed", "state: not yet → all done (deploy)"),
+    ("Estado: en desarrollo", "[HECHO] Orión lanzado a producción el 12/05/2024", "state: in progress → done"),
+    ("2FA optional for the internal admin panel", "Admin panel enforces 2FA for every account",
+     "opposite: optional → enforces"),
+    ("Node.js 16 사용", "런타임 Node 20으로 업그레이드함", "version: Node 16 → 20"),
+    ("Currently learning Spanish on Duolingo", "Emma gave up on Duolingo in January and deleted the app",
+     "removed: Duolingo"),
+    ("Error message displays: 'URL must end with .jpg, .jpeg, or .png'", "Error messages updated to list all formats",
+     "error message displays: URL must end with .jpg, .jpeg, or .png → Error messages updated to list all form…"),
+    ("Not truly local/embedded - still API-based architecture", "CORRECTED: it is primarily a LOCAL/EMBEDDED library",
+     "corrected: not embedded → embedded"),
 ])
 def test_changes_agents_write_are_found_with_a_reason(old, new, reason):
     assert c.judge(old, new, 0.8) == reason
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("Cluster version 1.27", "Upgraded the EKS control plane to 1.29 yesterday", "version: 1.27 → 1.29"),
+    ("Versión 1.8.2 desplegada", "Se actualizó api-facturas a la 2.0.0", "version: 1.8.2 → 2.0.0"),
+    ("Tiene cita con el cardiólogo el 3 de junio", "Le cambiaron la cita del cardiólogo al 17/06",
+     "date: 3 de junio → 17/06"),
+    ("Uses Webpack for bundling", "Bundler switched to Vite; webpack.config.js deleted", "replaced: Webpack"),
+    ("Drinks tea every morning, doesn't like coffee", "Switched to coffee, gave up tea entirely", "replaced: tea"),
+    ("Has two kids", "James and his wife just welcomed their third child, a boy named Leo", "children: 2 → 3"),
+    ("자녀 한 명 (딸)", "지호 씨 둘째 아들 태어남", "children: 1 → 2"),
+    ("Single, not dating anyone", "Liam got engaged to Noor in May", "relationship: single → engaged"),
+    ("Soltera", "Se casó en mayo con Andrés", "relationship: single → married"),
+    ("单身", "上个月订婚了", "relationship: single → engaged"),
+])
+def test_people_and_project_changes_said_in_other_words(old, new, reason):
+    """An upgrade to a version of the thing's own, a date moved, a thing switched away from and given up, a child
+    born after the older counted them, someone's standing with a partner."""
+    assert c.judge(old, new, 0.7) == reason
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Priya can't have gluten.", "Priya loves her gluten-free pasta."),  # "-free" agrees with the negation
+    ("Omar went to a Star Wars-themed bar in London a few years ago.",
+     "Omar enjoys sci-fi films and shares favorites with Lena."),  # a trip, and a name in no such slot
+    ("Omar went to a Star Wars-themed bar in London a few years ago.", "Omar asked Lena for book recommendations."),
+    ("Divorced in 2019", "Single and happy"),  # both true
+    ("Uses a single node", "Users engaged with the feature"),  # no one's partner
+    ("Marco has been working on a project lately.",
+     "Marco finished a slide deck for the investors on Friday."),  # only the person in common
+])
+def test_notes_about_a_person_that_share_only_the_person_are_not_contradictions(old, new):
+    """People's memories name their person in every note: that name, a trip, a thing left out (``gluten-free``)
+    say nothing that contradicts."""
+    assert c.judge(old, new, 0.6) is None
+
+
+@pytest.mark.parametrize(("old", "new", "reason"), [
+    ("未决：迁移 20+21 云上 deploy 待用户确认；science-worker 疑似无消费 sandbox_jobs 的代码",
+     "2026-08-06 云上 migrate deploy 完成：迁移 19/20/21 已应用于生产库，列级验证通过", "state: open → done (迁移20)"),
+    ("遗留疑点（未修）：getSandboxArtifact 不按 jobId 过滤；rate-limit 是否生效未核实",
+     "2026-08-06 四项遗留修复已提交 8ed6f3b：artifact jobId 过滤、迁移 21", "state: open → done (jobid)"),
+    ("Release checklist drafted. Deploy of billing-api v2 still pending; docs to follow",
+     "billing-api v2 deployed to production. Docs updated", "state: planned → done (billing-api)"),
+    ("2026-07-24：task-master 模型迁移到 MiniMax-M2.7（OpenAI 兼容端点 https://api.minimax.chat/v1）",
+     "2026-07-24 更正：.taskmaster/config.json 的 baseURL 已从 api.minimax.chat 直连改为本地代理", "corrected by the newer"),
+])
+def test_a_passage_is_read_clause_by_clause(old, new, reason):
+    assert c.judge(old, new, 0.7) == reason
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("2026-07-24 parse-prd 实测通过：10 个任务生成成功（测试产物，未动 tasks.json）",
+     "2026-07-28 tasks.json 修复完成：已备份两份；55 个 parentId 补齐"),  # untouched is not work left to do
+    ("Phase 0 审计产出：ADR-001 草案待确认；Phase 1A 待开始", "Phase 1B 已完成；ADR-002 已接受"),  # two numbered things
+    ("docs/decisions/ADR-002.md 待确认；其余待定", "docs/handoff/2026-07-28.md 已刷新；收尾完成"),  # one folder, two files
+])
+def test_clauses_about_two_things_are_not_contradictions(old, new):
+    assert c.judge(old, new, 0.7) is None
 
 
 def test_a_key_the_entity_holds_as_a_list_is_never_a_conflict():
@@ -76,6 +206,12 @@ def test_the_suggested_option_hides_no_fact():
 def test_spellings_of_one_name():
     assert set(name_spellings("CPUPackage")) == set(name_spellings("CPU_Package")) == set(name_spellings("cpu package"))
     assert "powermetrics" in name_spellings("Power_Metrics") and "test_suite" in name_spellings("TestSuite")
+
+
+def test_a_version_of_a_name_is_the_same_subject_and_a_number_alone_is_not():
+    assert "user-preference-allowed-dirs" in subject_names("user-preference-allowed-dirs-v2")
+    assert "user_preference_allowed_dirs_v3" in subject_names("user-preference-allowed-dirs")
+    assert "sprint 4" not in subject_names("Sprint 3") and "sprint" not in subject_names("Sprint 3")
 
 
 @pytest.fixture

@@ -36,6 +36,9 @@ ANTONYMS = (
     ("encendida", "apagada"), ("activado", "desactivado"), ("activada", "desactivada"), ("activo", "inactivo"),
     ("público", "privado"), ("pública", "privada"), ("abierto", "cerrado"), ("abierta", "cerrada"),
     ("soltero", "casado"), ("soltera", "casada"), ("remoto", "presencial"),
+    ("local", "cloud"), ("local", "remote"), ("local", "hosted"), ("local", "api-based"), ("embedded", "api-based"),
+    ("embedded", "cloud"), ("on-premise", "cloud"), ("self-hosted", "saas"), ("optional", "enforced"),
+    ("optional", "enforces"), ("remote", "onsite"), ("remotely", "onsite"),
 )
 """Pairs of opposite words or phrases: one on each side, with the rest alike, is a conflict."""
 
@@ -45,7 +48,7 @@ _CHANGE_VERBS = frozenset((
     "shifted", "mudó", "pasó", "cambió", "migró", "trasladó", "cambiamos", "migramos",
 ))
 _TO = frozenset(("to", "until", "a", "al", "hasta"))
-_TO_VERBS = _CHANGE_VERBS | frozenset((
+_TO_VERBS = _CHANGE_VERBS - {"went"} | frozenset((  # "went to London": a trip; "went from 3 to 5": a change
     "raised", "lowered", "slipped", "pushed", "postponed", "rescheduled", "delayed", "extended", "retrasó",
     "aplazó", "pospuso", "adelantó", "bumped",
 ))
@@ -103,15 +106,15 @@ _OPPOSITE_TERMS = tuple(dict.fromkeys(term for pair in ANTONYMS for term in pair
 
 
 @lru_cache(maxsize=4096)
-def _terms(fact: Fact) -> frozenset[str]:
-    """The words and phrases of :data:`ANTONYMS` that ``fact`` holds."""
-    joined = f" {' '.join(fact.lower)} "
+def terms(fact: Fact) -> frozenset[str]:
+    """The words and phrases of :data:`ANTONYMS` that ``fact`` holds (``cloud/SaaS`` holds ``cloud``)."""
+    joined = f" {' '.join(fact.lower).replace('/', ' ')} "
     return frozenset(term for term in _OPPOSITE_TERMS if f" {term} " in joined)
 
 
 def opposite(a: Fact, b: Fact) -> tuple[str, str] | None:
     """The pair of opposite words ``a`` and ``b`` hold, one each (``("enabled", "disabled")``), or ``None``."""
-    terms_a, terms_b = _terms(a), _terms(b)
+    terms_a, terms_b = terms(a), terms(b)
     if not terms_a or not terms_b:
         return None
     for x, y in ANTONYMS:

@@ -105,15 +105,30 @@ def name_spellings(name: str) -> list[str]:
     return sorted({sep.join(words) for sep in ("", " ", "_", "-", ".")} | {name.lower()}) if words else [name.lower()]
 
 
+_VERSIONED = re.compile(r"[\s_.-]*v\d{1,2}$", re.IGNORECASE)
+VERSIONS = 5
+"""Versions of a name (``…-v2`` … ``…-v5``) that name the same subject as it."""
+
+
+def subject_names(name: str) -> list[str]:
+    """The lowercased names of the same subject as ``name``: its spellings (:func:`name_spellings`) and those of
+    its versions — the name without a version at its end, or with one (``user-prefs``, ``user-prefs-v2``,
+    ``User Prefs V3``: an agent's newer copy of an entity). A number alone is not a version (``Sprint 3``)."""
+    base = _VERSIONED.sub("", name) or name
+    spellings = name_spellings(base)
+    return sorted(set(spellings) | {f"{spelling}{sep}v{n}" for spelling in spellings for sep in ("", " ", "_", "-", ".")
+                                    for n in range(1, VERSIONS + 1)} | set(name_spellings(name)))
+
+
 def same_subject(conn: Connection, entity_id: int) -> list[int]:
     """``entity_id`` and the entities of its project that are the same subject: the same name in another
-    spelling (:func:`name_spellings`) or joined to it by a :data:`SAME_SUBJECT` relation, either way."""
+    spelling or version (:func:`subject_names`) or joined to it by a :data:`SAME_SUBJECT` relation, either way."""
     row = conn.execute("SELECT name, coalesce(project, '') FROM entities WHERE id = ?1", (entity_id,)).fetchone()
     if row is None:
         return [entity_id]
     found = [int(r[0]) for r in conn.execute(  # the index of names without case
         f"SELECT id, coalesce(project, '') FROM entities WHERE {conn.ops.ascii_folded('name')} IN "
-        "(SELECT value FROM json_each(?1))", (json.dumps(name_spellings(row[0])),)) if r[1] == row[1] and r[0] != entity_id]
+        "(SELECT value FROM json_each(?1))", (json.dumps(subject_names(row[0])),)) if r[1] == row[1] and r[0] != entity_id]
     found += [int(r[0]) for r in conn.execute(
         "SELECT to_id FROM relations WHERE from_id = ?1 AND active = 1 AND lower(relation_type) IN "
         "(SELECT value FROM json_each(?2)) UNION SELECT from_id FROM relations WHERE to_id = ?1 AND active = 1 "

@@ -60,6 +60,9 @@ SHARED_WORDS = 0.5
 one fact: "prefers tabs" / "likes tabs" share enough, "separation of concerns" / "DRY principles" do not."""
 SPECIFIC_EXTRA = 2
 """Content words the longer text must add (all of the shorter's being in it) to be more specific."""
+DESCRIPTIVE_LABELS = frozenset({"description", "summary", "overview", "descripcion", "descripción", "resumen"})
+"""Labels that say only that what follows describes the thing ("Description: Configuration for the camera"):
+against a field of another key ("Configures: Camera") such a field is compared by its value, as a sentence."""
 SHORT_WORDS = 4
 """A statement of this many content words or fewer is short: each of its words is one of its facts."""
 EMPHASIS = frozenset({
@@ -86,7 +89,10 @@ class Statement:
     ``label`` (the normalised key of any ``Key: …`` of three words or fewer), its
     checkable ``signature`` (values, negation), its content ``words`` (stemmed, no stop words), its ``stage``
     (the state it reports, :func:`limbic.core.curation.states.state`), its first word (``head``), whether it is
-    compared by its characters only (``foreign``) and then its character bigrams (``grams``)."""
+    compared by its characters only (``foreign``) and then its character bigrams (``grams``), and, for a field
+    whose value is an address, the field without the address's host (``bare``: ``GitHub: github.com/a/b`` is
+    ``GitHub: a/b``) and, for a field under a :data:`DESCRIPTIVE_LABELS` label, its value read as a sentence
+    (``described``)."""
 
     field: tuple[str, str] | None
     label: str | None
@@ -96,6 +102,8 @@ class Statement:
     head: str
     foreign: bool
     grams: frozenset[str]
+    bare: tuple[str, str] | None = None
+    described: Statement | None = None
 
 
 def normalised(text: str) -> str:
@@ -154,15 +162,21 @@ def boilerplate(text: str) -> bool:
 
 def read(text: str) -> Statement:
     """The :class:`Statement` of ``text`` (an opening "This package provides …" left out:
-    :func:`without_boilerplate`)."""
+    :func:`without_boilerplate`; a :data:`DESCRIPTIVE_LABELS` label too: "Description: Configuration for
+    the camera" is read as "Configuration for the camera")."""
     text = without_boilerplate(text)
     plain = normalised(text)
-    field = label = None
+    field = bare = label = described = None
     match = _FIELD.match(plain)
     if match and len(match.group(1).split()) <= LABEL_WORDS:
         label = " ".join(_WORD.findall(match.group(1).replace("_", " ")))
+        if label in DESCRIPTIVE_LABELS and (raw := _FIELD.match(text)):
+            described = read(raw.group(2))
         if len(match.group(2).split()) <= FIELD_VALUE_WORDS:
             field = (label, " ".join(_WORD.findall(match.group(2).replace("_", " "))))
+            hostless = values.without_host(match.group(2))
+            if hostless != match.group(2):
+                bare = (label, " ".join(_WORD.findall(hostless.replace("_", " "))))
     tokens = _WORD.findall(plain.replace("_", " "))
     words = frozenset(stem(w) for w in tokens
                       if len(w) > 1 and w not in STOP_WORDS and w not in EMPHASIS and not w.isdigit())
@@ -170,15 +184,20 @@ def read(text: str) -> Statement:
     squeezed = plain.replace(" ", "")
     grams = frozenset(squeezed[i:i + 2] for i in range(len(squeezed) - 1)) if is_foreign else frozenset()
     return Statement(field, label, values.signature(text), words, states.state(plain),
-                     tokens[0] if tokens else "", is_foreign, grams)
+                     tokens[0] if tokens else "", is_foreign, grams, bare, described)
 
 
 def relation(a: Statement, b: Statement) -> str:
     """:data:`SAME` when ``a`` and ``b`` can say one fact (their vectors decide how close), :data:`MORE_SPECIFIC`
     when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
-    state, (for short statements) a fact word or (for texts compared by characters) wording."""
+    state, (for short statements) a fact word or (for texts compared by characters) wording. A field under a :data:`DESCRIPTIVE_LABELS` label is compared
+    with a field of another key by its value, as a sentence about that key."""
     if a.field is not None and b.field is not None:
-        return SAME if a.field == b.field else DIFFERENT
+        if a.field == b.field or a.bare == b.field or b.bare == a.field:
+            return SAME
+        if a.label != b.label and (a.described or b.described):  # "Description: Configuration for the camera"
+            return relation(a.described or a, b.described or b)  # / "Configures: Camera"
+        return DIFFERENT
     if a.field is not None or b.field is not None:
         field, sentence = (a, b) if a.field is not None else (b, a)
         if not _about_its_key(field, sentence):

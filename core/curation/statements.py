@@ -78,6 +78,10 @@ _BOILERPLATE = re.compile(
 _FIELD = re.compile(r"^[\s\-*•]*([^\W\d][\w .\-/+]{0,40}?)(?:\s*[:=]|\s+(?:--|—|–))\s+(\S.*)$",
                     re.UNICODE | re.DOTALL)  # "Key: value", "key = value", "name -- what it is" (after a bullet)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CLAUSE = re.compile(r"[;:()\[\]]|[.!?](?:\s|$)")
+ITEM_WORDS = 4
+"""An item of an enumeration (three or more separated by commas: "text, images, audio and structured data") has
+at most this many words."""
 _SPACE = re.compile(r"\s+")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _NON_LATIN = re.compile(r"[^\W\d_A-Za-z\u00C0-\u024F\u1E00-\u1EFF]", re.UNICODE)  # letters outside Latin blocks
@@ -92,7 +96,7 @@ class Statement:
     compared by its characters only (``foreign``) and then its character bigrams (``grams``), and, for a field
     whose value is an address, the field without the address's host (``bare``: ``GitHub: github.com/a/b`` is
     ``GitHub: a/b``) and, for a field under a :data:`DESCRIPTIVE_LABELS` label, its value read as a sentence
-    (``described``)."""
+    (``described``); ``listed``: the content words of the items of its enumerations (:data:`_ENUMERATION`)."""
 
     field: tuple[str, str] | None
     label: str | None
@@ -104,6 +108,7 @@ class Statement:
     grams: frozenset[str]
     bare: tuple[str, str] | None = None
     described: Statement | None = None
+    listed: frozenset[str] = frozenset()
 
 
 def normalised(text: str) -> str:
@@ -180,11 +185,26 @@ def read(text: str) -> Statement:
     tokens = _WORD.findall(plain.replace("_", " "))
     words = frozenset(stem(w) for w in tokens
                       if len(w) > 1 and w not in STOP_WORDS and w not in EMPHASIS and not w.isdigit())
+    listed = frozenset(stem(w) for item in _items(plain) for w in _WORD.findall(item.replace("_", " "))
+                       if w not in STOP_WORDS)
     is_foreign = foreign(plain)
     squeezed = plain.replace(" ", "")
     grams = frozenset(squeezed[i:i + 2] for i in range(len(squeezed) - 1)) if is_foreign else frozenset()
     return Statement(field, label, values.signature(text), words, states.state(plain),
-                     tokens[0] if tokens else "", is_foreign, grams, bare, described)
+                     tokens[0] if tokens else "", is_foreign, grams, bare, described, listed)
+
+
+def _items(plain: str) -> list[str]:
+    """The items of the enumerations of ``plain``: in a clause of three parts or more separated by commas whose
+    inner parts have :data:`ITEM_WORDS` words or fewer, the inner parts, the last words of the first and the first
+    words of the last."""
+    found = []
+    for clause in _CLAUSE.split(plain):
+        parts = [p.split() for p in clause.split(",")]
+        if len(parts) >= 3 and all(0 < len(p) <= ITEM_WORDS for p in parts[1:-1]):
+            found += [" ".join(p) for p in parts[1:-1]]
+            found += [" ".join(parts[0][-ITEM_WORDS:]), " ".join(parts[-1][:ITEM_WORDS])]
+    return found
 
 
 def relation(a: Statement, b: Statement) -> str:
@@ -214,8 +234,9 @@ def relation(a: Statement, b: Statement) -> str:
         union = len(a.grams | b.grams)
         return SAME if union and len(a.grams & b.grams) / union >= CHARACTER_OVERLAP else DIFFERENT
     small, large = (a.words, b.words) if len(a.words) <= len(b.words) else (b.words, a.words)
-    if small and small <= large and len(large - small) >= SPECIFIC_EXTRA:
-        return MORE_SPECIFIC
+    more = large - small
+    if small and small <= large and (len(more) >= SPECIFIC_EXTRA or more & (a.listed | b.listed)):
+        return MORE_SPECIFIC  # two words more, or one more item of a list ("text, images, audio")
     if len(small) <= SHORT_WORDS and a.field is None and b.field is None \
             and a.words - b.words - WORDING and b.words - a.words - WORDING:
         return DIFFERENT  # "enjoys skateboarding" / "enjoys snowboarding": each adds a fact of its own

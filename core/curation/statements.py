@@ -182,7 +182,7 @@ def read(text: str) -> Statement:
             hostless = values.without_host(match.group(2))
             if hostless != match.group(2):
                 bare = (label, " ".join(_WORD.findall(hostless.replace("_", " "))))
-    tokens = _WORD.findall(plain.replace("_", " "))
+    tokens = _WORD.findall(values.hosts_left_out(plain).replace("_", " "))
     words = frozenset(stem(w) for w in tokens
                       if len(w) > 1 and w not in STOP_WORDS and w not in EMPHASIS and not w.isdigit())
     listed = frozenset(stem(w) for item in _items(plain) for w in _WORD.findall(item.replace("_", " "))

@@ -99,6 +99,13 @@ def without_host(code: str) -> str:
     return _HOST.sub("", code, count=1)
 
 
+def hosts_left_out(text: str) -> str:
+    """``text`` with the scheme and host of each address that has a path left out (``see
+    https://github.com/acme/parser`` → ``see acme/parser``): read for its words, the host is part of the address,
+    compared as a whole in the :class:`Signature`."""
+    return _URL.sub(lambda m: without_host(m.group(1)), text)
+
+
 def _hosts_aside(x: frozenset[str], y: frozenset[str]) -> frozenset[str]:
     """``x`` with each identifier written with a host name (``github.com/a/b``) written without it when ``y``
     names it so (``a/b``): the host is one more detail of the same identifier, not another identifier."""

@@ -15,14 +15,17 @@ two of them:
   ``avantgar -- URW font pack`` / ``bookman -- URW font pack``) differ;
 - **fields and sentences** — a field repeats a sentence only when the sentence is about its key ("Backward
   compatibility: Maintains existing functionality" / "Maintains backward compatibility with existing
-  installations"); then both are compared as sentences;
+  installations"); then both are compared as sentences. A ``Description: …`` field is compared with a field of
+  another key by its value ("Description: Configuration for Telescope initialization" / "Configures: Telescope");
+- **addresses** — an address with or without its host is one (``github.com/hkuds/lightrag`` / ``hkuds/lightrag``);
 - **state** — a plan or task (``Need to add …``, a to-do marker, ``Extract …``, "…추가 예정", "pendiente") is not
   its completion (``Added …``, ``Extracted …``, "…구현", "hecho", "已完成"), work in progress not its end, a
   problem not its fix, broken not working, a rule (``Must …``) not a report of an event
   (:mod:`limbic.core.curation.states`);
 - **script** — a text mostly in a script the English model does not read (Chinese, Japanese, Korean, Cyrillic,
   …) is compared by its characters only (character bigrams), since its vector does not carry its meaning;
-- **more specific** — when every content word of one is in the other and the other adds two or more, the
+- **more specific** — when every content word of one is in the other and the other adds two or more (or one more
+  item of an enumeration: "text, images, structured data" / "text, images, audio, structured data"), the
   longer one is *more specific*: keeping it loses nothing, but the general one is not a repetition of it;
 - **short statements** — when a side has :data:`SHORT_WORDS` content words or fewer, its few words are its
   facts: the two say one fact only when at most one of them adds words other than restating ones
@@ -96,7 +99,7 @@ class Statement:
     compared by its characters only (``foreign``) and then its character bigrams (``grams``), and, for a field
     whose value is an address, the field without the address's host (``bare``: ``GitHub: github.com/a/b`` is
     ``GitHub: a/b``) and, for a field under a :data:`DESCRIPTIVE_LABELS` label, its value read as a sentence
-    (``described``); ``listed``: the content words of the items of its enumerations (:data:`_ENUMERATION`)."""
+    (``described``); ``listed``: the content words of the items of its enumerations (:func:`_items`)."""
 
     field: tuple[str, str] | None
     label: str | None
@@ -167,8 +170,7 @@ def boilerplate(text: str) -> bool:
 
 def read(text: str) -> Statement:
     """The :class:`Statement` of ``text`` (an opening "This package provides …" left out:
-    :func:`without_boilerplate`; a :data:`DESCRIPTIVE_LABELS` label too: "Description: Configuration for
-    the camera" is read as "Configuration for the camera")."""
+    :func:`without_boilerplate`; the host of an address left out of its words: :func:`values.hosts_left_out`)."""
     text = without_boilerplate(text)
     plain = normalised(text)
     field = bare = label = described = None
@@ -210,8 +212,8 @@ def _items(plain: str) -> list[str]:
 def relation(a: Statement, b: Statement) -> str:
     """:data:`SAME` when ``a`` and ``b`` can say one fact (their vectors decide how close), :data:`MORE_SPECIFIC`
     when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
-    state, (for short statements) a fact word or (for texts compared by characters) wording. A field under a :data:`DESCRIPTIVE_LABELS` label is compared
-    with a field of another key by its value, as a sentence about that key."""
+    state, (for short statements) a fact word or (for texts compared by characters) wording. A field under a
+    :data:`DESCRIPTIVE_LABELS` label is compared with a field of another key by its value, as a sentence."""
     if a.field is not None and b.field is not None:
         if a.field == b.field or a.bare == b.field or b.bare == a.field:
             return SAME

@@ -1,5 +1,5 @@
-"""The hand-labelled pairs of observations from real agent memory (tests/fixtures/duplicate_pairs_corpus.jsonl)
-and how the duplicate finder is scored on them (docs/curation.md "Calibration").
+"""The hand-labelled pairs of observations from real agent memory (tests/fixtures/duplicate_pairs_corpus.jsonl, and
+tests/fixtures/duplicate_pairs_blind.jsonl labelled blind) and how the duplicate finder is scored on them (docs/curation.md "Calibration").
 
 Each pair's two texts are stored as observations of their entities (real names and types, so the vectors are
 those the finder meets: ``"<entity name>: <content>"``); the finder is run once over all of them, as on a
@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "duplicate_pairs_corpus.jsonl"
+BLIND = FIXTURE.with_name("duplicate_pairs_blind.jsonl")
+"""Pairs sampled from other memory files and labelled by a person who had not read the rules."""
 LABELS = ("duplicate", "specific", "shared", "different")
 
 

@@ -15,14 +15,17 @@ two of them:
   ``avantgar -- URW font pack`` / ``bookman -- URW font pack``) differ;
 - **fields and sentences** — a field repeats a sentence only when the sentence is about its key ("Backward
   compatibility: Maintains existing functionality" / "Maintains backward compatibility with existing
-  installations"); then both are compared as sentences;
+  installations"); then both are compared as sentences. A ``Description: …`` field is compared with a field of
+  another key by its value ("Description: Configuration for Telescope initialization" / "Configures: Telescope");
+- **addresses** — an address with or without its host is one (``github.com/hkuds/lightrag`` / ``hkuds/lightrag``);
 - **state** — a plan or task (``Need to add …``, a to-do marker, ``Extract …``, "…추가 예정", "pendiente") is not
   its completion (``Added …``, ``Extracted …``, "…구현", "hecho", "已完成"), work in progress not its end, a
   problem not its fix, broken not working, a rule (``Must …``) not a report of an event
   (:mod:`limbic.core.curation.states`);
 - **script** — a text mostly in a script the English model does not read (Chinese, Japanese, Korean, Cyrillic,
   …) is compared by its characters only (character bigrams), since its vector does not carry its meaning;
-- **more specific** — when every content word of one is in the other and the other adds two or more, the
+- **more specific** — when every content word of one is in the other and the other adds two or more (or one more
+  item of an enumeration: "text, images, structured data" / "text, images, audio, structured data"), the
   longer one is *more specific*: keeping it loses nothing, but the general one is not a repetition of it;
 - **short statements** — when a side has :data:`SHORT_WORDS` content words or fewer, its few words are its
   facts: the two say one fact only when at most one of them adds words other than restating ones
@@ -60,6 +63,9 @@ SHARED_WORDS = 0.5
 one fact: "prefers tabs" / "likes tabs" share enough, "separation of concerns" / "DRY principles" do not."""
 SPECIFIC_EXTRA = 2
 """Content words the longer text must add (all of the shorter's being in it) to be more specific."""
+DESCRIPTIVE_LABELS = frozenset({"description", "summary", "overview", "descripcion", "descripción", "resumen"})
+"""Labels that say only that what follows describes the thing ("Description: Configuration for the camera"):
+against a field of another key ("Configures: Camera") such a field is compared by its value, as a sentence."""
 SHORT_WORDS = 4
 """A statement of this many content words or fewer is short: each of its words is one of its facts."""
 EMPHASIS = frozenset({
@@ -75,6 +81,10 @@ _BOILERPLATE = re.compile(
 _FIELD = re.compile(r"^[\s\-*•]*([^\W\d][\w .\-/+]{0,40}?)(?:\s*[:=]|\s+(?:--|—|–))\s+(\S.*)$",
                     re.UNICODE | re.DOTALL)  # "Key: value", "key = value", "name -- what it is" (after a bullet)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CLAUSE = re.compile(r"[;:()\[\]]|[.!?](?:\s|$)")
+ITEM_WORDS = 4
+"""An item of an enumeration (three or more separated by commas: "text, images, audio and structured data") has
+at most this many words."""
 _SPACE = re.compile(r"\s+")
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
 _NON_LATIN = re.compile(r"[^\W\d_A-Za-z\u00C0-\u024F\u1E00-\u1EFF]", re.UNICODE)  # letters outside Latin blocks
@@ -86,7 +96,10 @@ class Statement:
     ``label`` (the normalised key of any ``Key: …`` of three words or fewer), its
     checkable ``signature`` (values, negation), its content ``words`` (stemmed, no stop words), its ``stage``
     (the state it reports, :func:`limbic.core.curation.states.state`), its first word (``head``), whether it is
-    compared by its characters only (``foreign``) and then its character bigrams (``grams``)."""
+    compared by its characters only (``foreign``) and then its character bigrams (``grams``), and, for a field
+    whose value is an address, the field without the address's host (``bare``: ``GitHub: github.com/a/b`` is
+    ``GitHub: a/b``) and, for a field under a :data:`DESCRIPTIVE_LABELS` label, its value read as a sentence
+    (``described``); ``listed``: the content words of the items of its enumerations (:func:`_items`)."""
 
     field: tuple[str, str] | None
     label: str | None
@@ -96,6 +109,9 @@ class Statement:
     head: str
     foreign: bool
     grams: frozenset[str]
+    bare: tuple[str, str] | None = None
+    described: Statement | None = None
+    listed: frozenset[str] = frozenset()
 
 
 def normalised(text: str) -> str:
@@ -154,31 +170,56 @@ def boilerplate(text: str) -> bool:
 
 def read(text: str) -> Statement:
     """The :class:`Statement` of ``text`` (an opening "This package provides …" left out:
-    :func:`without_boilerplate`)."""
+    :func:`without_boilerplate`; the host of an address left out of its words: :func:`values.hosts_left_out`)."""
     text = without_boilerplate(text)
     plain = normalised(text)
-    field = label = None
+    field = bare = label = described = None
     match = _FIELD.match(plain)
     if match and len(match.group(1).split()) <= LABEL_WORDS:
         label = " ".join(_WORD.findall(match.group(1).replace("_", " ")))
+        if label in DESCRIPTIVE_LABELS and (raw := _FIELD.match(text)):
+            described = read(raw.group(2))
         if len(match.group(2).split()) <= FIELD_VALUE_WORDS:
             field = (label, " ".join(_WORD.findall(match.group(2).replace("_", " "))))
-    tokens = _WORD.findall(plain.replace("_", " "))
+            hostless = values.without_host(match.group(2))
+            if hostless != match.group(2):
+                bare = (label, " ".join(_WORD.findall(hostless.replace("_", " "))))
+    tokens = _WORD.findall(values.hosts_left_out(plain).replace("_", " "))
     words = frozenset(stem(w) for w in tokens
                       if len(w) > 1 and w not in STOP_WORDS and w not in EMPHASIS and not w.isdigit())
+    listed = frozenset(stem(w) for item in _items(plain) for w in _WORD.findall(item.replace("_", " "))
+                       if w not in STOP_WORDS)
     is_foreign = foreign(plain)
     squeezed = plain.replace(" ", "")
     grams = frozenset(squeezed[i:i + 2] for i in range(len(squeezed) - 1)) if is_foreign else frozenset()
     return Statement(field, label, values.signature(text), words, states.state(plain),
-                     tokens[0] if tokens else "", is_foreign, grams)
+                     tokens[0] if tokens else "", is_foreign, grams, bare, described, listed)
+
+
+def _items(plain: str) -> list[str]:
+    """The items of the enumerations of ``plain``: in a clause of three parts or more separated by commas whose
+    inner parts have :data:`ITEM_WORDS` words or fewer, the inner parts, the last words of the first and the first
+    words of the last."""
+    found = []
+    for clause in _CLAUSE.split(plain):
+        parts = [p.split() for p in clause.split(",")]
+        if len(parts) >= 3 and all(0 < len(p) <= ITEM_WORDS for p in parts[1:-1]):
+            found += [" ".join(p) for p in parts[1:-1]]
+            found += [" ".join(parts[0][-ITEM_WORDS:]), " ".join(parts[-1][:ITEM_WORDS])]
+    return found
 
 
 def relation(a: Statement, b: Statement) -> str:
     """:data:`SAME` when ``a`` and ``b`` can say one fact (their vectors decide how close), :data:`MORE_SPECIFIC`
     when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
-    state, (for short statements) a fact word or (for texts compared by characters) wording."""
+    state, (for short statements) a fact word or (for texts compared by characters) wording. A field under a
+    :data:`DESCRIPTIVE_LABELS` label is compared with a field of another key by its value, as a sentence."""
     if a.field is not None and b.field is not None:
-        return SAME if a.field == b.field else DIFFERENT
+        if a.field == b.field or a.bare == b.field or b.bare == a.field:
+            return SAME
+        if a.label != b.label and (a.described or b.described):  # "Description: Configuration for the camera"
+            return relation(a.described or a, b.described or b)  # / "Configures: Camera"
+        return DIFFERENT
     if a.field is not None or b.field is not None:
         field, sentence = (a, b) if a.field is not None else (b, a)
         if not _about_its_key(field, sentence):
@@ -195,8 +236,9 @@ def relation(a: Statement, b: Statement) -> str:
         union = len(a.grams | b.grams)
         return SAME if union and len(a.grams & b.grams) / union >= CHARACTER_OVERLAP else DIFFERENT
     small, large = (a.words, b.words) if len(a.words) <= len(b.words) else (b.words, a.words)
-    if small and small <= large and len(large - small) >= SPECIFIC_EXTRA:
-        return MORE_SPECIFIC
+    more = large - small
+    if small and small <= large and (len(more) >= SPECIFIC_EXTRA or more & (a.listed | b.listed)):
+        return MORE_SPECIFIC  # two words more, or one more item of a list ("text, images, audio")
     if len(small) <= SHORT_WORDS and a.field is None and b.field is None \
             and a.words - b.words - WORDING and b.words - a.words - WORDING:
         return DIFFERENT  # "enjoys skateboarding" / "enjoys snowboarding": each adds a fact of its own

@@ -44,6 +44,9 @@ _NAME = re.compile(r"(?<=[\w,;)] )[A-Z][\w+#-]*", re.UNICODE)  # a capitalised w
 SHOUTING = 4  # a word in capitals this long or longer is emphasis (REPEATEDLY), not a name
 _CALENDAR = MONTHS | WEEKDAYS
 _EDGES = ".:/-"
+_URL = re.compile(r"(?<![\w./-])(?:[a-z][\w+.-]*://)?(?:www\.)?((?:[\w-]+\.)+[a-z]{2,}/[\w./%~+-]*[\w/])",
+                  re.IGNORECASE)  # an address: "https://github.com/a/b", "github.com/a/b" (its host, then a path)
+_HOST = re.compile(r"^(?:[a-z][\w+.-]*://)?(?:www\.)?(?:[\w-]+\.)+[a-z]{2,}/")  # "https://github.com/", "gitlab.io/"
 
 
 def _twelve_hour(match: re.Match[str]) -> str:
@@ -83,17 +86,40 @@ def signature(text: str) -> Signature:
         rest_words = set(_WORD.findall(rest))
     unneeded = rest != lowered
     negation = bool(rest_words & NEGATIONS) or "n't" in rest or "n’t" in rest
-    codes = {c.strip(".:/").lower() for c in _CODE.findall(text)} - values - {""}
+    addresses = {m.lower().rstrip("/") for m in _URL.findall(text)}
+    codes = ({c.strip(".:/").lower() for c in _CODE.findall(_URL.sub(" ", text))} | addresses) - values - {""}
     names = {n.lower() for n in _NAME.findall(text) if not (n.isupper() and len(n) >= SHOUTING)}
     return Signature(frozenset(values), negation, frozenset(c for c in codes if not c.isdigit()),
                      frozenset(names - codes - values), unneeded, bool(rest_words & NEEDS))
 
 
+def without_host(code: str) -> str:
+    """``code`` (lower case) without a leading scheme and host name: ``github.com/hkuds/lightrag`` →
+    ``hkuds/lightrag``; unchanged when it names no host."""
+    return _HOST.sub("", code, count=1)
+
+
+def hosts_left_out(text: str) -> str:
+    """``text`` with the scheme and host of each address that has a path left out (``see
+    https://github.com/acme/parser`` → ``see acme/parser``): read for its words, the host is part of the address,
+    compared as a whole in the :class:`Signature`."""
+    return _URL.sub(lambda m: without_host(m.group(1)), text)
+
+
+def _hosts_aside(x: frozenset[str], y: frozenset[str]) -> frozenset[str]:
+    """``x`` with each identifier written with a host name (``github.com/a/b``) written without it when ``y``
+    names it so (``a/b``): the host is one more detail of the same identifier, not another identifier."""
+    return frozenset(without_host(c) if without_host(c) in y else c for c in x)
+
+
 def differ(a: Signature, b: Signature) -> bool:
     """Whether two texts differ checkably: both name values or identifiers (compared as one set), or both name
     names, and not the same ones, or one is negated and the other not, or one says that something is not needed
-    and the other that something is. A value named on one side only (more detail) is not a difference."""
+    and the other that something is. A value named on one side only (more detail) is not a difference, nor is
+    the host name of an address written on one side only (``github.com/hkuds/lightrag`` / ``hkuds/lightrag``)."""
     if a.unneeded != b.unneeded and (a.needs or b.needs):
         return True
+    checked_a, checked_b = a.values | a.codes, b.values | b.codes
+    checked_a, checked_b = _hosts_aside(checked_a, checked_b), _hosts_aside(checked_b, checked_a)
     return a.negation != b.negation or any(bool(x) and bool(y) and x != y for x, y in (
-        (a.values | a.codes, b.values | b.codes), (a.names, b.names)))
+        (checked_a, checked_b), (a.names, b.names)))

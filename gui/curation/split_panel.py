@@ -102,15 +102,15 @@ class SplitPanel(QWidget):
 
     def _found(self, answer: tuple[int, list[SplitCandidate]]) -> None:
         total, self.candidates = answer
-        self.candidate_list.blockSignals(True)
+        self.candidate_list.blockSignals(True)  # the first candidate is proposed once, below
         self.candidate_list.clear()
         for c in self.candidates:
             self.candidate_list.addItem(f"{c.name} — {c.observations} observations (threshold {c.threshold})")
+        if self.candidates:
+            self.candidate_list.setCurrentRow(0)
         self.candidate_list.blockSignals(False)
         self._say(f"{total} entities hold more observations than their type should.")
         self.propose(self.candidates[0].name if self.candidates else None)
-        if self.candidates:
-            self.candidate_list.setCurrentRow(0)
 
     def _candidate_chosen(self, row: int) -> None:
         if 0 <= row < len(self.candidates):

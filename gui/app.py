@@ -1,8 +1,9 @@
 """The desktop application: start-up, the embedded MCP server, dark mode, window state, clean quit.
 
-``run(args)`` is what ``limbic`` (no sub-command) calls with the parsed options ``--db PATH``,
-``--no-mcp`` and ``--mcp-port P``. Start-up never blocks the UI thread on SQL or ONNX, and the window
-comes first: the database is opened in a worker (a fraction of a second) and the window is shown; then,
+:func:`start` is what ``limbic`` (no sub-command) calls with the parsed options ``--db PATH``,
+``--no-mcp`` and ``--mcp-port P``, once its modules are in: the starting window (``gui/starting.py``) shows
+before they are imported. Start-up never blocks the UI thread on SQL or ONNX, and the window comes first: the
+database is opened in a worker (a fraction of a second) and the main window takes the starting window's place; then,
 on the start-up runner's one thread and in this order (``gui/startup.py``), the sample graph is imported
 into an empty database (its progress shown in the window), the modules that are slow or not safe to
 import from two threads at once are imported, the Streamable HTTP MCP server (``core/mcp/http.py``) is

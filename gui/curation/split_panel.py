@@ -37,6 +37,15 @@ from limbic.gui.edit.undo import EditCommand, EditQueue
 STAYS = "(stays on the entity)"
 
 
+def _proposal(service: Any, name: str) -> SplitProposal:
+    """Worker: the proposed split of entity ``name``; then the memory its clustering used is given back
+    (``curation.release_memory``: 41 MB of the C heap at 10,000 entities after the first proposal)."""
+    try:
+        return service.splits.propose_entity_split(name)
+    finally:
+        service.curation.release_memory()
+
+
 class SplitPanel(QWidget):
     """Split candidates (left) and the proposal of the selected one (right) with Move, Split and Keep whole."""
 
@@ -122,8 +131,7 @@ class SplitPanel(QWidget):
             self._show(None)
             return
         self._say(f"Looking for the topics of {name}…")
-        self.controller.run(partial(self.controller.service.splits.propose_entity_split, name), on_success=self._show,
-                            channel=self._channel)
+        self.controller.run(_proposal, self.controller.service, name, on_success=self._show, channel=self._channel)
 
     def _show(self, proposal: SplitProposal | None) -> None:
         self.proposal = proposal

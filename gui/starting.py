@@ -17,7 +17,6 @@ import os
 import signal
 import sys
 import threading
-import traceback
 from importlib import resources
 from typing import Any, NoReturn
 
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QVBoxLayout, Q
 from limbic.core.paths import config_dir
 from limbic.gui.theme import apply_palette
 
+log = logging.getLogger(__name__)
 APP_MODULE = "limbic.gui.app"
 STARTING_TEXT = "Starting Limbic Studio…"
 WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it
@@ -73,8 +73,8 @@ class StartingWindow(QWidget):
 
 
 class ModuleLoader(QObject):
-    """Imports a module on a thread of its own; ``loaded(module)`` or ``failed(text)`` (the traceback)
-    arrives on the thread that made the loader."""
+    """Imports a module on a thread of its own; ``loaded(module)`` or ``failed(text)`` (one line: what went wrong;
+    the traceback goes to the log at debug level) arrives on the thread that made the loader."""
 
     loaded = Signal(object)
     failed = Signal(str)
@@ -85,8 +85,9 @@ class ModuleLoader(QObject):
     def _load(self, name: str) -> None:
         try:
             module = importlib.import_module(name)
-        except BaseException:  # noqa: BLE001 - a broken install is told on the console, then the app ends
-            self.failed.emit(traceback.format_exc())
+        except BaseException as exc:  # noqa: BLE001 - a broken install is told on the console, then the app ends
+            log.debug("the app's modules could not be imported", exc_info=exc)
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
         else:
             self.loaded.emit(module)
 
@@ -109,7 +110,7 @@ def launch(args: Any) -> NoReturn:
     loader = ModuleLoader()
 
     def failed(text: str) -> None:
-        print(f"limbic: error: the app could not start\n{text}", file=sys.stderr, end="")
+        print(f"limbic: error: the app could not start: {text}", file=sys.stderr)
         qt.exit(1)
 
     running: list[Any] = []  # the app, kept while the event loop runs

@@ -62,3 +62,16 @@ def test_the_apps_own_options_are_read_without_the_cli():
     args = app_arguments(["--db", "memory.db", "--no-mcp", "--mcp-port", "8800", "-v"])
     assert (args.db, args.no_mcp, args.mcp_port, args.verbose) == ("memory.db", True, 8800, True)
     assert app_arguments([]).db is None
+
+
+def test_app_modules_that_cannot_be_imported_end_the_app_with_one_line(tmp_path):
+    broken = "from limbic.gui import starting\nstarting.APP_MODULE = 'limbic.gui.no_such_module'\n" \
+             "from limbic.gui.launcher import main\nmain(['--no-mcp'])"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIMBIC_HOME": str(tmp_path / "home")}
+    done = subprocess.run([sys.executable, "-c", broken], env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1
+    told = [line for line in done.stderr.splitlines() if line.startswith("limbic:")]
+    assert told == ["limbic: error: the app could not start: ModuleNotFoundError: No module named "
+                    "'limbic.gui.no_such_module'"]
+    assert "Traceback" not in done.stderr

@@ -1,8 +1,9 @@
 """The desktop application: start-up, the embedded MCP server, dark mode, window state, clean quit.
 
-``run(args)`` is what ``limbic`` (no sub-command) calls with the parsed options ``--db PATH``,
-``--no-mcp`` and ``--mcp-port P``. Start-up never blocks the UI thread on SQL or ONNX, and the window
-comes first: the database is opened in a worker (a fraction of a second) and the window is shown; then,
+:func:`start` is what ``limbic`` (no sub-command) calls with the parsed options ``--db PATH``,
+``--no-mcp`` and ``--mcp-port P``, once its modules are in: the starting window (``gui/starting.py``) shows
+before they are imported. Start-up never blocks the UI thread on SQL or ONNX, and the window comes first: the
+database is opened in a worker (a fraction of a second) and the main window takes the starting window's place; then,
 on the start-up runner's one thread and in this order (``gui/startup.py``), the sample graph is imported
 into an empty database (its progress shown in the window), the modules that are slow or not safe to
 import from two threads at once are imported, the Streamable HTTP MCP server (``core/mcp/http.py``) is
@@ -23,24 +24,21 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import os
 import signal
 import socket
 import sys
 import threading
 import time
 from functools import partial
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QProcess, QSettings, QSocketNotifier, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QIcon, QKeySequence
-from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
 from limbic.core.cli.main import address_refusal
 from limbic.core.mcp.config import DEFAULT_PORT
-from limbic.core.paths import config_dir
 from limbic.gui import startup
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
@@ -52,6 +50,7 @@ from limbic.gui.main_window import MainWindow
 from limbic.gui.mcp_panel import McpPanel
 from limbic.gui.review.timeline import TimelineBar
 from limbic.gui.review.view import ReviewView
+from limbic.gui.starting import end_process, settings_store
 from limbic.gui.theme import apply_theme
 from limbic.gui.workers import TaskRunner
 
@@ -70,11 +69,6 @@ QUIT_SECONDS = 0.4  # after a quit is asked (window closed, SIGTERM, Ctrl+C), th
 def relaunch_arguments(db: str, options: list[str]) -> list[str]:
     """The command line that starts the app on ``db`` with the same Python and ``options`` (``--no-mcp``, …)."""
     return ["-c", "from limbic.gui.launcher import main; raise SystemExit(main())", "--db", db, *options]
-
-
-def settings_store() -> QSettings:
-    """GUI settings (window state, dark mode, graph view) in ``config_dir()/gui.ini`` (honours ``LIMBIC_HOME``)."""
-    return QSettings(str(config_dir() / "gui.ini"), QSettings.Format.IniFormat)
 
 
 class LimbicApp(QObject):
@@ -133,6 +127,7 @@ class LimbicApp(QObject):
         self.sample_question: SampleQuestion | None = None
         self._closed = False
         self._continued = False  # the start-up went on past the MCP server
+        self.signal_wake: Any = None  # the notifier and sockets that wake the event loop on a signal (start())
 
     # --- start-up -------------------------------------------------------------------------------
 
@@ -535,16 +530,12 @@ def _application() -> QApplication:
     return app
 
 
-def run(args: argparse.Namespace) -> NoReturn:
-    """Open the main window (``limbic`` with no sub-command); ends the process when the app quits, with the exit
-    code, at most :data:`QUIT_SECONDS` after the quit was asked (:class:`QuitDeadline`)."""
-    existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
-    app.setApplicationName("Limbic Studio")
-    app.setOrganizationName("limbic")
-    app.setDesktopFileName("limbic-studio")
-    app.setWindowIcon(QIcon(str(resources.files("limbic.resources") / "limbic.svg")))
-    app.setAttribute(Qt.ApplicationAttribute.AA_DontShowIconsInMenus, False)
+def start(args: argparse.Namespace, starting: QWidget) -> LimbicApp:
+    """Start the app (``limbic`` with no sub-command) in the running ``QApplication`` once its modules are in
+    (``gui/starting.py``): ``args`` the parsed ``--db``, ``--no-mcp`` and ``--mcp-port``; ``starting`` the window
+    shown meanwhile, closed when the main window shows (or the memory cannot be opened). The process ends, with
+    the exit code, at most :data:`QUIT_SECONDS` after a quit was asked (:class:`QuitDeadline`)."""
+    app = _application()
     limbic = LimbicApp(
         getattr(args, "db", None),
         mcp=not getattr(args, "no_mcp", False),
@@ -557,10 +548,11 @@ def run(args: argparse.Namespace) -> NoReturn:
         deadline.code = 2
         app.exit(2)
 
+    limbic.ready.connect(starting.close)
     limbic.failed.connect(fail)
     app.aboutToQuit.connect(deadline.start)  # before the shutdown: it bounds it
     app.aboutToQuit.connect(limbic.shutdown)
-    wake = _wake_on_signals(app)  # noqa: F841 - kept while the event loop runs
+    limbic.signal_wake = _wake_on_signals(app)  # kept while the event loop runs
 
     def quit_on_signal(*_: object) -> None:  # Ctrl+C, SIGTERM: quit as when the window is closed
         deadline.start()  # now: the UI thread may be busy before the event loop sees the quit
@@ -569,8 +561,7 @@ def run(args: argparse.Namespace) -> NoReturn:
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, quit_on_signal)
     limbic.start()
-    code = app.exec()  # the shutdown ran (aboutToQuit)
-    _end_process(code)
+    return limbic
 
 
 def _wake_on_signals(app: QApplication) -> tuple[QSocketNotifier, socket.socket, socket.socket]:
@@ -607,16 +598,6 @@ class QuitDeadline:
 
     def _expired(self) -> None:
         log.warning("quitting after %.1f s: the work still under way is left off", self.seconds)
-        _end_process(self.code)
+        end_process(self.code)
 
 
-def _end_process(code: int) -> NoReturn:
-    """Flush the log and the standard streams, then end the process at once: Python's own teardown of Qt and of
-    every loaded module (half a second) is skipped; the shutdown did what has to be done."""
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # closed, or its reader gone
-            pass
-    os._exit(code)

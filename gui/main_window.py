@@ -41,6 +41,7 @@ from limbic.gui.search.decay_plot import DecayPlot
 from limbic.gui.search.inspector import ScoringInspector
 from limbic.gui.search.panel import SearchPanel
 from limbic.gui.search.tuning import TuningPanel
+from limbic.gui.starting import first_geometry
 from limbic.gui.widgets import ElidedLabel, ProgressBanner, WheelGuard, plural, tool_button
 
 STATS_REFRESH_MS = 300
@@ -49,8 +50,6 @@ SIDE_SHARE = 0.38        # of the window width, for the side column of docks by 
 SEARCH_SHARE = 0.42      # of the side column's height, for the search dock
 MIN_DOCK_WIDTH = 260     # pixels: the narrowest a dock is still readable at
 MIN_DOCK_HEIGHT = 120    # pixels: a dock taller than this scrolls rather than stretching the window
-WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it
-SCREEN_MARGIN = 24       # pixels kept free around a first window on a small screen
 
 
 def fit_to_screen(wanted: QRect, available: QRect) -> QRect:
@@ -359,15 +358,11 @@ class MainWindow(QMainWindow):
 
     def restore_state(self, settings: QSettings) -> None:
         """The saved geometry and dock layout, kept within the screen; the first time (or after the
-        arrangement changed) :data:`WINDOW_SIZE` or the screen less a margin, and :meth:`default_layout`."""
+        arrangement changed) :func:`~limbic.gui.starting.first_geometry`, and :meth:`default_layout`."""
         geometry = settings.value("window/geometry")
         state = settings.value("window/state")
-        available = self.screen().availableGeometry()
         if geometry is None or not self.restoreGeometry(geometry):
-            width = min(WINDOW_SIZE[0], available.width() - 2 * SCREEN_MARGIN)
-            height = min(WINDOW_SIZE[1], available.height() - 2 * SCREEN_MARGIN)
-            self.setGeometry(QRect(available.x() + (available.width() - width) // 2,
-                                   available.y() + (available.height() - height) // 2, width, height))
+            self.setGeometry(first_geometry(self.screen().availableGeometry()))
         self.keep_on_screen()
         if state is None or not self.restoreState(state, STATE_VERSION):
             QTimer.singleShot(0, self.default_layout)  # once the window has its real size

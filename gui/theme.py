@@ -1,12 +1,14 @@
 """Light and dark themes: the Fusion palette, ``resources/light.qss`` / ``dark.qss`` on top, and pyqtgraph's
 background and text colours, switched live (every open plot and the graph canvas follow).
+
+:func:`apply_palette` needs Qt alone: the starting window (``gui/starting.py``) takes the theme before
+pyqtgraph is imported.
 """
 
 from __future__ import annotations
 
 from importlib import resources
 
-import pyqtgraph as pg
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -39,12 +41,19 @@ def dark_palette() -> QPalette:
     return palette
 
 
-def apply_theme(app: QApplication, dark: bool, window: QWidget | None = None) -> None:
-    """Fusion with the light or dark palette and style sheet, and pyqtgraph colours to match; the plots
-    already open inside ``window`` take the new colours at once."""
+def apply_palette(app: QApplication, dark: bool) -> None:
+    """Fusion with the light or dark palette and style sheet (the widgets' part of :func:`apply_theme`)."""
     app.setStyle("Fusion")
     app.setPalette(dark_palette() if dark else app.style().standardPalette())
     app.setStyleSheet(load_style(dark))
+
+
+def apply_theme(app: QApplication, dark: bool, window: QWidget | None = None) -> None:
+    """Fusion with the light or dark palette and style sheet, and pyqtgraph colours to match; the plots
+    already open inside ``window`` take the new colours at once."""
+    import pyqtgraph as pg  # here: the starting window's palette comes before pyqtgraph is imported
+
+    apply_palette(app, dark)
     background, foreground = PLOT_COLOURS[dark]
     pg.setConfigOptions(background=background, foreground=foreground)
     if window is None:

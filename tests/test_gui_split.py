@@ -58,3 +58,31 @@ def test_keep_whole_is_undoable(qtbot, controller, service):
     panel.stack.undo()
     qtbot.waitUntil(lambda: not panel.queue.busy, timeout=10_000)
     assert service.splits.find_split_candidates()[0] == 1
+
+
+def test_each_candidate_is_proposed_once(qtbot, controller, service, monkeypatch):
+    service.entities.create_entities([
+        EntityInput(name, "Hobby", tuple(ObservationInput(f"{t} ({name})") for t in GARDEN + SKY + BREAD))
+        for name in ("Big", "Bigger")])
+    proposed: list[str] = []
+    propose = service.splits.propose_entity_split
+
+    def counted(name: str, *args, **kwargs):
+        proposed.append(name)
+        return propose(name, *args, **kwargs)
+
+    monkeypatch.setattr(service.splits, "propose_entity_split", counted)
+    panel = SplitPanel(controller)
+    qtbot.addWidget(panel)
+    panel.find_candidates()
+    qtbot.waitUntil(lambda: panel.proposal is not None, timeout=10_000)
+    controller.runner.wait()
+    first = panel.candidates[0].name
+    assert proposed == [first]
+    panel.candidate_list.setCurrentRow(1)
+    qtbot.waitUntil(lambda: panel.proposal is not None and panel.proposal.entity != first, timeout=10_000)
+    panel.find_candidates()  # again: the first candidate is proposed once more, once
+    qtbot.waitUntil(lambda: len(proposed) == 3, timeout=10_000)
+    controller.runner.wait()
+    qtbot.wait(50)
+    assert proposed == [first, panel.candidates[1].name, first]

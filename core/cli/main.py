@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from limbic.core import version
+from limbic.core.cli.options import add_global_options
 from limbic.core.errors import LimbicError, unstored
 from limbic.core.store import scope
 from limbic.core.store.transactions import commits_recorded
@@ -32,12 +33,7 @@ def build_parser(prog: str = "limbic") -> argparse.ArgumentParser:
         description="Limbic Studio: explore, search and curate AI agents' memory graphs. "
         "Without a sub-command, opens the desktop app.",
     )
-    parser.add_argument("--db", metavar="ADDRESS", help="the memory: a database file, or a PostgreSQL URL "
-                        "postgresql://user@host/database (default: the embedded file in the user data dir)")
-    parser.add_argument("--project", dest="bound_project", metavar="NAME",
-                        help="bind a sub-command to a project: it sees and changes that project's memories and the "
-                        "global ones only (docs/lifecycle.md \"Project scope\")")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
+    add_global_options(parser)
     parser.add_argument("--version", action="version", version=f"limbic {version()}",
                         help="print the version and exit")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -163,7 +163,7 @@ def topic_terms(texts: Sequence[str], labels: np.ndarray, entity: str = "", coun
                                  ngram_range=(1, 2), lowercase=True)
     try:
         counts = vectorizer.fit_transform(docs).toarray().astype(np.float64)
-        support = (vectorizer.transform(texts).toarray() > 0)
+        support = vectorizer.transform(texts) > 0  # sparse: dense, it took 100+ MB for an entity of thousands
     except ValueError:  # no word of three letters or more that is not a stop word
         return [[] for _ in range(k)]
     terms = vectorizer.get_feature_names_out()
@@ -175,7 +175,7 @@ def topic_terms(texts: Sequence[str], labels: np.ndarray, entity: str = "", coun
     out = []
     for i in range(k):
         inside = labels == i
-        seen = support[inside].sum(axis=0)
+        seen = np.asarray(support[np.flatnonzero(inside)].sum(axis=0)).ravel()
         chosen: list[str] = []
         for least in sorted({min(2, int(inside.sum())), 1}, reverse=True):  # terms of one observation if need be
             for j in np.argsort(-(weight[i] * (seen >= least)), kind="stable"):

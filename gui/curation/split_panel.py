@@ -37,6 +37,15 @@ from limbic.gui.edit.undo import EditCommand, EditQueue
 STAYS = "(stays on the entity)"
 
 
+def _proposal(service: Any, name: str) -> SplitProposal:
+    """Worker: the proposed split of entity ``name``; then the memory its clustering used is given back
+    (``curation.release_memory``: 41 MB of the C heap at 10,000 entities after the first proposal)."""
+    try:
+        return service.splits.propose_entity_split(name)
+    finally:
+        service.curation.release_memory()
+
+
 class SplitPanel(QWidget):
     """Split candidates (left) and the proposal of the selected one (right) with Move, Split and Keep whole."""
 
@@ -102,15 +111,15 @@ class SplitPanel(QWidget):
 
     def _found(self, answer: tuple[int, list[SplitCandidate]]) -> None:
         total, self.candidates = answer
-        self.candidate_list.blockSignals(True)
+        self.candidate_list.blockSignals(True)  # the first candidate is proposed once, below
         self.candidate_list.clear()
         for c in self.candidates:
             self.candidate_list.addItem(f"{c.name} — {c.observations} observations (threshold {c.threshold})")
+        if self.candidates:
+            self.candidate_list.setCurrentRow(0)
         self.candidate_list.blockSignals(False)
         self._say(f"{total} entities hold more observations than their type should.")
         self.propose(self.candidates[0].name if self.candidates else None)
-        if self.candidates:
-            self.candidate_list.setCurrentRow(0)
 
     def _candidate_chosen(self, row: int) -> None:
         if 0 <= row < len(self.candidates):
@@ -122,8 +131,7 @@ class SplitPanel(QWidget):
             self._show(None)
             return
         self._say(f"Looking for the topics of {name}…")
-        self.controller.run(partial(self.controller.service.splits.propose_entity_split, name), on_success=self._show,
-                            channel=self._channel)
+        self.controller.run(_proposal, self.controller.service, name, on_success=self._show, channel=self._channel)
 
     def _show(self, proposal: SplitProposal | None) -> None:
         self.proposal = proposal

@@ -2,7 +2,8 @@
 
 Real memory files have hundreds of entity types, most used once or twice: colouring by type then paints
 nearly everything grey. :func:`find_communities` finds groups of densely linked entities in the whole graph
-(python-igraph's Leiden algorithm, modularity), starting from the groups found before so that a write
+(python-igraph's Leiden algorithm, modularity; for a large graph in the layout's worker process, since igraph
+holds the interpreter lock while it runs), starting from the groups found before so that a write
 reshapes them only where it must, and :func:`community_colours` keeps each group's colour across such
 changes: new groups are matched to the old ones by overlap (Jaccard index, each group at most once, the
 assignment of largest total overlap: SciPy's Hungarian solver) and take their colours; a genuinely new group
@@ -15,13 +16,13 @@ fades next*). Colour codes index :data:`limbic.gui.graph.style.PALETTE`; a code 
 
 from __future__ import annotations
 
-import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from limbic.gui.graph import style
+from limbic.gui.graph.layout import communities
 
 MODES = (("Colour: auto", "auto"), ("Colour: type", "type"), ("Colour: community", "community"),
          ("Colour: who wrote it", "origin"), ("Colour: what fades next", "fades"))
@@ -31,7 +32,6 @@ MIN_COMMUNITY = 3        # smaller groups (and lone nodes) stay grey
 MIN_JACCARD = 0.2        # overlap (Jaccard index) from which a new group is an old one and takes its colour
 RECOLOUR_RATIO = 1.5     # a new group this many times as large as the smallest coloured one takes its colour
 GREY = len(style.PALETTE)
-_RNG = random.Random()   # igraph's random numbers, seeded before each run: the same graph, the same groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,28 +47,10 @@ class Colouring:
     entry_codes: tuple[int, ...] = ()
 
 
-def communities(n: int, edges: np.ndarray, initial: np.ndarray | None = None) -> np.ndarray:
-    """``(n,) int64`` community of each node of the graph with ``(M, 2)`` ``edges`` (Leiden, modularity, seeded).
-
-    ``initial`` ``(n,) int64`` (the groups drawn before; new nodes each alone) starts the search there, so a
-    small change of the graph moves only the nodes it concerns."""
-    import igraph
-
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    graph = igraph.Graph(n=n, edges=np.asarray(edges, dtype=np.int64).reshape(-1, 2).tolist(), directed=False)
-    graph.simplify()
-    _RNG.seed(7)
-    igraph.set_random_number_generator(_RNG)
-    start = None if initial is None else np.unique(np.asarray(initial), return_inverse=True)[1].ravel().tolist()
-    found = graph.community_leiden(objective_function="modularity", n_iterations=-1, initial_membership=start)
-    return np.asarray(found.membership, dtype=np.int64)
-
-
 def initial_membership(ids: np.ndarray, previous: dict[int, int], grouped_below: int = GREY) -> np.ndarray | None:
-    """``(n,) int64`` starting groups for :func:`communities` from the groups found before (``previous``: entity
-    id → group, e.g. the colour code drawn): a node of a group below ``grouped_below`` starts in it, any other
-    node alone; ``None`` when there was nothing before."""
+    """``(n,) int64`` starting groups for :func:`~limbic.gui.graph.layout.communities` from the groups found
+    before (``previous``: entity id → group, e.g. the colour code drawn): a node of a group below
+    ``grouped_below`` starts in it, any other node alone; ``None`` when there was nothing before."""
     if not previous:
         return None
     codes = np.array([previous.get(int(i), -1) for i in np.asarray(ids).tolist()], dtype=np.int64)
@@ -88,16 +70,18 @@ class Communities:
     codes: np.ndarray
 
 
-def find_communities(ids: np.ndarray, edges: np.ndarray, before: Communities | None = None) -> Communities:
+def find_communities(ids: np.ndarray, edges: np.ndarray, before: Communities | None = None,
+                     group: Callable[[int, np.ndarray, np.ndarray | None], np.ndarray] = communities) -> Communities:
     """Worker: the :class:`Communities` of the graph of ``ids`` ``(N,)`` and ``edges`` ``(M, 2)`` (rows into
     ``ids``). With ``before`` (the communities found last), the search starts from its groups (new entities each
-    alone) and the groups keep their colours (:func:`community_colours`)."""
+    alone) and the groups keep their colours (:func:`community_colours`). ``group``: the Leiden run
+    (:func:`~limbic.gui.graph.layout.communities`, or the layout engine's, which runs it in its process)."""
     ids = np.asarray(ids, dtype=np.int64)
     initial = None
     if before is not None and len(before.ids):
         initial = initial_membership(ids, dict(zip(before.ids.tolist(), before.membership.tolist(), strict=True)),
                                      grouped_below=int(before.membership.max(initial=0)) + 1)
-    membership = communities(len(ids), edges, initial)
+    membership = group(len(ids), edges, initial)
     return Communities(ids, membership, community_colours(membership, ids, before))
 
 

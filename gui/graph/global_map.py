@@ -149,7 +149,7 @@ class GlobalMap(QObject):
         if self._grouping is not arrays:
             self._grouping = arrays
             before = self._groups[1] if self._groups is not None else None
-            self.controller.run(find_communities, arrays.ids, arrays.edges, before,
+            self.controller.run(find_communities, arrays.ids, arrays.edges, before, self.engine.communities,
                                 on_success=lambda found: self._grouped(arrays, found), on_failure=self._group_failed,
                                 channel=self.channel + "-groups")
         return None

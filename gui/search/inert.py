@@ -5,10 +5,15 @@ A slider is *inert* when moving it to either end of its range leaves every candi
 (:func:`limbic.core.search.scoring.score_candidates`, pure numpy over the cached candidates, no SQL). The reason
 comes from the candidates themselves: no recorded use, no memories used together, no earlier search marked useful;
 otherwise nothing in these candidates for it (no archived memory, no date in the query, …).
+
+The search runs in a worker while a person types: each scoring (a few ms at 10,000 entities) is followed by a
+pause that lets the UI thread take the interpreter lock, and the work stops when a newer search made it stale.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -33,10 +38,15 @@ def _reasons(candidates: Any) -> dict[str, str]:
             "feedback": NO_FEEDBACK if not np.any(feedback > 0) else NOTHING_HERE}
 
 
-def inert_sliders(candidates: Any, params: ScoringParams) -> dict[str, str]:
+def _never() -> bool:
+    return False
+
+
+def inert_sliders(candidates: Any, params: ScoringParams, stale: Callable[[], bool] = _never) -> dict[str, str] | None:
     """``{parameter name: reason}`` for every parameter (:meth:`ScoringParams.knobs`) whose whole range (both ends,
     or every choice) leaves the final scores of ``candidates`` (a ``CandidateSet``) unchanged under ``params``; empty
-    for an empty set."""
+    for an empty set. ``stale()`` is asked before each scoring: once true, the work stops and the answer is
+    ``None``. Between two scorings the interpreter lock is given up (``time.sleep(0)``)."""
     if len(candidates.names) == 0:
         return {}
     reference = score_candidates(candidates, params).final_score
@@ -50,6 +60,9 @@ def inert_sliders(candidates: Any, params: ScoringParams) -> dict[str, str]:
                 other = params.replace(**{spec.name: end})
             except LimbicError:
                 continue
+            time.sleep(0)  # the UI thread may take the lock between two scorings
+            if stale():
+                return None
             if not np.allclose(score_candidates(candidates, other).final_score, reference, rtol=0, atol=1e-12):
                 moved = True
                 break

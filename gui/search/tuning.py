@@ -221,6 +221,7 @@ class TuningPanel(QWidget):
         self.inert_label = QLabel(wordWrap=True)
         self.inert_label.setVisible(False)
         self.inert: dict[str, str] = {}
+        self._inert_asked = 0  # how many times the inert sliders were looked for: an older job stops
         self._inert_timer = single_shot_timer(self, INERT_DELAY_MS, self.find_inert)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -230,21 +231,30 @@ class TuningPanel(QWidget):
         self.quality = QualityPanel(controller)
         layout.addWidget(self.quality)
         controller.params_changed.connect(self.show_params)
-        controller.search_finished.connect(lambda _outcome: self.find_inert())
+        controller.search_finished.connect(self._search_shown)
         controller.params_changed.connect(lambda _params: self._inert_timer.start())
         self.show_params(params)
 
+    def _search_shown(self, _outcome: object) -> None:
+        self._inert_asked += 1  # the job still looking at the previous search stops
+        self._inert_timer.start()  # looked for once the typing pauses
+
     def find_inert(self) -> None:
         """Find the sliders that change nothing in the shown search (off the UI thread), then show them."""
+        self._inert_asked += 1
         outcome = self.controller.last_outcome
         if outcome is None:
             self.show_inert({})
             return
+        asked = self._inert_asked
         self.controller.run(inert_sliders, outcome.candidate_set, self.controller.params,
-                            on_success=self.show_inert, channel="tuning-inert")
+                            lambda: self._inert_asked != asked, on_success=self.show_inert, channel="tuning-inert")
 
-    def show_inert(self, inert: dict[str, str]) -> None:
-        """Grey the labels of ``inert`` sliders (their reason in the tooltip) and say which have no effect and why."""
+    def show_inert(self, inert: dict[str, str] | None) -> None:
+        """Grey the labels of ``inert`` sliders (their reason in the tooltip) and say which have no effect and why
+        (``None``: a newer search made the answer stale, nothing changes)."""
+        if inert is None:
+            return
         self.inert = dict(inert)
         for name, label in self.labels.items():
             reason = inert.get(name)

@@ -5,6 +5,12 @@ start-up (Qt's warnings, such as ``QBackingStore::flush() called for QWidgetWind
 handle``, would show there).
 
     python tests/bench/bench_startup.py [--runs 5] [--models DIR] [--json]
+    python tests/bench/bench_startup.py --mapped [--runs 5] [--burners 2] [--db FILE]
+
+``--mapped`` times what a person sees under a real X server (``DISPLAY`` set; Xvfb will do; ``xdotool``
+installed): the ``limbic`` program itself (``python -m limbic.gui.launcher --no-mcp``, a fresh home each run),
+from the process's start to its first window being mapped (``xdotool search --onlyvisible --pid``, polled every
+10 ms), with ``--burners N`` processes spinning on the CPU meanwhile (``python3 -c "while True: pass"``).
 
 Linux only (the process start is read from /proc). Offscreen unless QT_QPA_PLATFORM says otherwise (under a
 real X server: ``QT_QPA_PLATFORM=xcb DISPLAY=:N``). The load average at the start is printed with the figures:
@@ -20,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 CHILD = r"""
@@ -56,6 +63,47 @@ qt.exec()
 """
 
 
+def process_age(pid: int) -> float:
+    """Seconds since process ``pid`` started (/proc)."""
+    ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    return float(Path("/proc/uptime").read_text().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
+
+
+def mapped(runs: int, burners: int, db: str | None) -> int:
+    """``--mapped``: seconds from the process start to the first mapped window of ``limbic``, ``runs`` times."""
+    spinning = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(burners)]
+    times: list[float] = []
+    try:
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory(prefix="limbic-mapped-") as home:
+                env = {**os.environ, "LIMBIC_HOME": home, "QT_QPA_PLATFORM": "xcb"}
+                command = [sys.executable, "-m", "limbic.gui.launcher", "--no-mcp", *(["--db", db] if db else [])]
+                app = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                try:
+                    while True:
+                        found = subprocess.run(["xdotool", "search", "--onlyvisible", "--pid", str(app.pid)],
+                                               capture_output=True, text=True).stdout.split()
+                        if found:
+                            times.append(process_age(app.pid))
+                            break
+                        if app.poll() is not None:
+                            print(app.stderr.read() if app.stderr else "", file=sys.stderr)
+                            return 1
+                        time.sleep(0.01)
+                finally:
+                    app.terminate()
+                    app.wait(30)
+    finally:
+        for burner in spinning:
+            burner.kill()
+            burner.wait()
+    print(f"first window mapped: min {min(times):.2f} s, median {statistics.median(times):.2f} s, max "
+          f"{max(times):.2f} s ({len(times)} runs; {burners} CPU burners; load average at the end "
+          f"{os.getloadavg()[0]:.1f})")
+    print("  each: " + " · ".join(f"{t:.2f}" for t in times))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -63,7 +111,12 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--stages", default="window,mcp,vectors",
                         help="what to wait for, of window, mcp, vectors (the sample's vectors take long on a busy machine)")
+    parser.add_argument("--mapped", action="store_true", help="time the first window mapped (needs DISPLAY, xdotool)")
+    parser.add_argument("--burners", type=int, default=0, help="with --mapped: CPU-spinning processes meanwhile")
+    parser.add_argument("--db", help="with --mapped: the memory to open (default: a fresh home's own)")
     args = parser.parse_args()
+    if args.mapped:
+        return mapped(args.runs, args.burners, args.db)
     stages = args.stages.split(",")
     results: list[dict] = []
     console: list[str] = []

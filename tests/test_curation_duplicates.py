@@ -586,3 +586,12 @@ def test_a_bullet_or_this_package_provides_never_survives_the_definitional_sente
     assert (found.content if found else None) == kept
     if found is None:
         assert survivors.merged_text(_texts(*texts)).startswith(texts[0])  # built on the definition
+
+
+def test_list_items_under_two_names_are_two_things_whatever_their_length():
+    """Debian's texlive-latex-extra lists its CTAN packages one a line; a short and a long item are still two."""
+    a = statements.read("answers -- Setting questions (or exercises) and answers")
+    b = statements.read("exercise -- Typeset exercises, problems, etc. and their answers")
+    assert statements.relation(a, b) == statements.DIFFERENT
+    assert statements.relation(statements.read("ctie -- C version of tie (merging Web change files)"),
+                               statements.read("tie -- Allow multiple web change files")) == statements.DIFFERENT

@@ -177,14 +177,14 @@ def relation(a: Statement, b: Statement) -> str:
     """:data:`SAME` when ``a`` and ``b`` can say one fact (their vectors decide how close), :data:`MORE_SPECIFIC`
     when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
     state, (for short statements) a fact word or (for texts compared by characters) wording."""
+    if a.label is not None and b.label is not None and a.label != b.label:
+        return DIFFERENT  # under two labels, short or long: "answers -- …" / "exercise -- …" are two packages
     if a.field is not None and b.field is not None:
         return SAME if a.field == b.field else DIFFERENT
     if a.field is not None or b.field is not None:
         field, sentence = (a, b) if a.field is not None else (b, a)
         if not _about_its_key(field, sentence):
             return DIFFERENT
-    elif a.label is not None and b.label is not None and a.label != b.label:
-        return DIFFERENT
     if values.differ(a.signature, b.signature):
         return DIFFERENT
     if states.opposite(a.stage, b.stage):

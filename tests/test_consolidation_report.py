@@ -26,7 +26,9 @@ def memory(service, tmp_path):
         EntityInput("Widget B", "product", (ObservationInput("the blue widget is made in Ohio"),)),
         EntityInput("Café Owners", "group", (ObservationInput("meet on Mondays"),)),
         EntityInput("cafe owner", "group", (ObservationInput("run small shops"),)),
-        EntityInput("Big", "Thing", tuple(ObservationInput(f"fact number {i} about big things") for i in range(21))),
+        EntityInput("Big", "Thing", (ObservationInput("Big sells widgets"), *(  # two topics far apart: a split worth
+            ObservationInput(f"{what} number {i}") for what in ("red apple orchard", "deep ocean whale")  # suggesting
+            for i in range(10)))),
         EntityInput("Lonely", "Concept", (ObservationInput("nobody links here"),)),
         EntityInput("Acme Corp", "company", (ObservationInput("makes anvils"),)),
     ])

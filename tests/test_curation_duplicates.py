@@ -587,3 +587,32 @@ print("sklearn" in sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(("texts", "kept"), [  # Debian's package descriptions, as the 10,000-package memory holds them
+    (("DNS root hints and DNSSEC trust anchor", "* Root Hints (root.hints) * Root Trust Anchors (root.key, root.ds)"),
+     None),  # the bullet holds every word of the summary but is no definition: keep both (merged text offered)
+    (("DNS root hints and DNSSEC trust anchor", "* DNS root hints (root.hints) and DNSSEC trust anchor (root.key)"),
+     None),  # the bullet says it all and more, yet replacing the definition by it would lose the sentence
+    (("node-babel plugin to regenerate polyfills", "This package provides babel-plugin-polyfill-regenerator"), None),
+    (("Babel plugin to inject imports to regenerator-runtime",
+      "This package provides babel-plugin-polyfill-regenerator, a Babel plugin to inject imports to regenerator-runtime"),
+     None),  # "This package provides …" holds every word, but it is no definition
+    (("Zulu hyphenation patterns", "This package contains the Zulu hyphenation patterns."), "Zulu hyphenation patterns"),
+    (("Mono System.Messaging library (for CLI 4.0)", "This package contains the Mono System.Messaging library for CLI 4.0."),
+     "Mono System.Messaging library (for CLI 4.0)"),
+])
+def test_a_bullet_or_this_package_provides_never_survives_the_definitional_sentence(texts, kept):
+    found = survivors.survivor(_texts(*texts))
+    assert (found.content if found else None) == kept
+    if found is None:
+        assert survivors.merged_text(_texts(*texts)).startswith(texts[0])  # built on the definition
+
+
+def test_list_items_under_two_names_are_two_things_whatever_their_length():
+    """Debian's texlive-latex-extra lists its CTAN packages one a line; a short and a long item are still two."""
+    a = statements.read("answers -- Setting questions (or exercises) and answers")
+    b = statements.read("exercise -- Typeset exercises, problems, etc. and their answers")
+    assert statements.relation(a, b) == statements.DIFFERENT
+    assert statements.relation(statements.read("ctie -- C version of tie (merging Web change files)"),
+                               statements.read("tie -- Allow multiple web change files")) == statements.DIFFERENT

@@ -117,7 +117,8 @@ def test_a_clear_three_topic_entity_splits_into_three_parts_and_undoes_exactly(a
     assert (candidate.name, candidate.observations, candidate.threshold) == ("Alex", 40, 20)
     proposal = service.splits.propose_entity_split("Alex")
     assert proposal.needs_split and proposal.method == "vectors" and len(proposal.parts) == 3
-    assert [set(p.observations) for p in proposal.parts] == [set(GARDEN), set(SKY), set(BAKING)]
+    assert [set(p.observations) for p in proposal.parts] == [set(GARDEN[1:]), set(SKY), set(BAKING)]
+    assert proposal.staying == (GARDEN[0],)  # the first observation says what Alex is: it stays
     assert [p.name.startswith("Alex - ") for p in proposal.parts] == [True] * 3
     assert [[(r.source, r.target) for r in p.relations] for p in proposal.parts] == [
         [("Alex", "Greenhouse")], [("Alex", "Astronomy Club")], [("Sourdough Starter", "Alex")]]
@@ -131,10 +132,10 @@ def test_a_clear_three_topic_entity_splits_into_three_parts_and_undoes_exactly(a
     before = snapshot(service)
     edit = SplitEntity("Alex", parts)
     edit.apply(service)
-    assert {o.content for o in service.entities.get_entity("Alex's garden").entity.observations} == set(GARDEN[1:])
-    assert GARDEN[0] in {o.content for o in service.entities.get_entity(sky.name).entity.observations}
+    assert {o.content for o in service.entities.get_entity("Alex's garden").entity.observations} == set(GARDEN[2:])
+    assert GARDEN[1] in {o.content for o in service.entities.get_entity(sky.name).entity.observations}
     original = service.entities.get_entity("Alex")
-    assert [o.content for o in original.entity.live_observations] == [BAKING[-1]]
+    assert [o.content for o in original.entity.live_observations] == [GARDEN[0], BAKING[-1]]
     arrows = {(r.source, r.relation_type, r.target) for r in original.relations}
     assert {("Alex", "contains", p.name) for p in parts} <= arrows
     assert {(p.name, "part_of", "Alex") for p in parts} <= arrows
@@ -188,13 +189,18 @@ def test_refusals_write_nothing(alex):
     assert {r.relation_type for r in service.entities.get_entity("Alex - garden").relations} == {"contiene", "parte_de"}
 
 
-def test_split_decisions_in_the_review_queue(alex):
+def test_split_decisions_in_the_review_queue(alex, monkeypatch):
     service = alex
+    proposal = service.splits.propose_entity_split("Alex")
+    assert proposal.quality < splitting.QUALITY_FLOOR and not proposal.suggested
+    assert review.review(service, kinds=["split"])[0].total == 0  # below the floor: not in the queue
+    monkeypatch.setattr(splitting, "QUALITY_FLOOR", proposal.quality)  # a memory whose topics stand further apart
     [section] = review.review(service, kinds=["split"])
-    assert section.total == 1 and section.items[0].subjects == ("Alex",)
+    assert section.total == 1 and section.items[0].subjects == ("Alex",) and section.items[0].options[0] == "split"
+    assert [p["name"] for p in section.items[0].evidence["parts"]] == [p.name for p in proposal.parts]
     before = snapshot(service)
     edit = review.decide(service, section.items[0].key, "split")
-    assert len(service.entities.get_entity("Alex").entity.live_observations) == 0
+    assert [o.content for o in service.entities.get_entity("Alex").entity.live_observations] == [GARDEN[0]]
     edit.revert(service)
     assert snapshot(service) == before
     keep = review.decide(service, section.items[0].key, "keep")
@@ -212,3 +218,38 @@ def test_parts_are_named_by_their_distinctive_terms_as_written():
     # never the entity's own name, never two forms of one word, never what was done; a phrase as written
     assert terms == [["Animations"], ["Ocean Theme"], ["GitHub Actions"]]
     assert splitting.topic_name("Hero Slider", terms[2], 2, set()) == "Hero Slider - GitHub Actions"
+
+
+DEBIAN = json.loads((Path(__file__).parent / "fixtures" / "split_debian_packages.json").read_text(encoding="utf-8"))
+
+
+def test_what_an_entity_says_of_itself_stays_on_it():
+    texts = ["TeX Live: LaTeX fundamental packages", "ae -- Virtual fonts for T1 encoded CMR-fonts",
+             "Fix: the parser now reads nested lists without recursion", "Status: done",
+             "Homepage: http://www.tug.org/texlive/", "Debtags: made-of::font, role::app-data, use::typesetting",
+             "Account =======", "The texlive-latex-base package is installed by default", "Priority: high"]
+    assert splitting.about_itself(texts).tolist() == [True, False, False, True, True, True, False, False, True]
+
+
+def test_large_debian_packages_are_not_suggested_for_splitting(memory_address):
+    """Two of Debian's packages that pass the threshold (a list of 60 CTAN packages, a module's manual cut into
+    sections): their topics do not stand apart (quality below the floor): neither is in the queue; a proposal
+    keeps the package's summary and fields on it and names no part from a web address."""
+    from limbic.core.embedding.onnx_embedder import OnnxEmbedder
+
+    service = MemoryService(open_database(memory_address), OnnxEmbedder(real_model_dir()))
+    try:
+        service.entities.create_entities([EntityInput(e["name"], e["entityType"], tuple(
+            ObservationInput(t) for t in e["observations"])) for e in DEBIAN["entities"]])
+        assert service.splits.find_split_candidates()[0] == 2
+        for entity in DEBIAN["entities"]:
+            proposal = service.splits.propose_entity_split(entity["name"])
+            summary, fields = entity["observations"][0], [t for t in entity["observations"] if t.startswith(
+                ("Homepage:", "Debtags:"))]
+            assert summary in proposal.staying and set(fields) <= set(proposal.staying)
+            assert not {"Https", "Http", "Com", "Www", "Org"} & {w for p in proposal.parts for w in p.name.split()}
+            assert proposal.quality < splitting.QUALITY_FLOOR and not proposal.suggested
+            assert proposal.to_dict()["suggested"] is False
+        assert review.review(service, kinds=["split"])[0].total == 0
+    finally:
+        service.close()

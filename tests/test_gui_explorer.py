@@ -167,3 +167,50 @@ def test_a_failed_mcp_start_is_shown_in_the_panel_with_details_and_retry(qtbot, 
     finally:
         app.window.close()
         app.shutdown()
+
+
+def test_a_large_map_opens_coloured_by_community_whatever_its_types():
+    """From the size the map is laid out one region per community, "auto" colours by community even when a
+    dozen types cover every node (Debian's 10,000 packages: 20 sections in the palette's colours)."""
+    def auto(n: int) -> str:
+        membership = np.arange(n) % 5
+        return colouring.colour_nodes("auto", np.arange(n) % 10, [f"type {i}" for i in range(10)],
+                                      (membership, membership), {}).mode
+    assert auto(colouring.COMMUNITY_NODES - 1) == "type" and auto(colouring.COMMUNITY_NODES) == "community"
+
+
+def test_region_names_never_overlap_and_wait_for_a_closer_zoom(qtbot):
+    """Three regions side by side, close at the first view: the largest's name shows above it, the next ones
+    find another spot (centre, below) or wait; zoomed in, every name shows, none overlapping another."""
+    import pyqtgraph as pg
+
+    from limbic.gui.graph.canvas import GraphCanvas
+
+    canvas = GraphCanvas()
+    qtbot.addWidget(canvas)
+    canvas.resize(900, 400)
+    canvas.show()
+    rng = np.random.default_rng(1)
+    regions = [(rng.normal(size=(40, 2)) + (3.0 * k, 0.0), style.type_colour(k), f"community leader {k} (40)")
+               for k in range(3)]
+    points = np.concatenate([r[0] for r in regions])
+    canvas.draw([f"n{i}" for i in range(len(points))], points, np.zeros((0, 2), dtype=np.int64),
+                np.full(len(points), 7.0), np.zeros(len(points), dtype=np.int64), np.full(len(points), 7),
+                np.zeros(len(points)))
+    canvas.set_regions(regions)
+
+    def shown() -> list[tuple[float, float, float, float]]:
+        canvas.update_labels()
+        QApplication.processEvents()  # the names' transforms follow the view's
+        transform = canvas.viewportTransform()
+        return [(r.left(), r.top(), r.right(), r.bottom()) for text, _ in canvas.regions.names if text.isVisible()
+                for r in [text.deviceTransform(transform).mapRect(text.boundingRect())]]
+
+    for scale in (60.0, 10.0):  # layout units across the view: far, then close
+        canvas.view.setRange(xRange=(3.0 - scale / 2, 3.0 + scale / 2), yRange=(-scale / 3, scale / 3), padding=0)
+        QApplication.processEvents()
+        boxes = shown()
+        assert boxes and not any(a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+                                 for i, a in enumerate(boxes) for b in boxes[i + 1:]), boxes
+    assert len(boxes) == 3
+    assert isinstance(canvas.regions.names[0][0], pg.TextItem)

@@ -27,6 +27,7 @@ def test_a_reviewed_split_is_executed_and_undone(qtbot, controller, service):
     panel.find_candidates()
     qtbot.waitUntil(lambda: panel.proposal is not None and panel.split_button.isEnabled(), timeout=10_000)
     assert [c.name for c in panel.candidates] == ["Big"]
+    assert panel.message.text().endswith("then Split." if panel.proposal.suggested else "split only if you see them.")
     groups = panel.tree.topLevelItemCount()
     assert groups == len(panel.proposal.parts) + 1 >= 3
     panel.rename_part(0, "Big - first")
@@ -40,7 +41,7 @@ def test_a_reviewed_split_is_executed_and_undone(qtbot, controller, service):
     panel.split()
     qtbot.waitUntil(lambda: not panel.queue.busy and panel.stack.count() == 1, timeout=10_000)
     assert moved_text in [o.content for o in service.entities.get_entity("Big - first").entity.observations]
-    assert not service.entities.get_entity("Big").entity.live_observations
+    assert [o.content for o in service.entities.get_entity("Big").entity.live_observations] == GARDEN[:1]  # what Big is
     panel.stack.undo()
     qtbot.waitUntil(lambda: not panel.queue.busy, timeout=10_000)
     assert service.entities.read_graph(include_ended=True) == before

@@ -99,7 +99,8 @@ def check(outcomes: dict[str, dict], path: Path) -> None:
     assert o["candidates lower"]["structured"]["thresholds"]["Hobby"] == 30
     analysis = o["analysis"]["structured"]
     assert analysis["needsSplit"] and analysis["method"] == "tfidf" and analysis["observationCount"] == 24
-    assert sum(t["size"] for t in analysis["topics"]) == 24
+    assert sum(t["size"] for t in analysis["topics"]) == 23 and analysis["stayingObservations"] == GARDEN[:1]
+    assert analysis["suggested"] is (analysis["quality"] >= 0.4)
     proposal = o["proposal"]["structured"]
     assert len(proposal["relationsToCreate"]) == 2 * len(proposal["parts"]) >= 4
     assert o["split taken"]["error"] and "exists" in o["split taken"]["text"]

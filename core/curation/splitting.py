@@ -29,9 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from limbic.core.curation import statements
 from limbic.core.curation.stop_words import STOP_WORDS
 
 DEFAULT_THRESHOLD = 20
+QUALITY_FLOOR = 0.40
+"""Silhouette (cosine) from which a split is suggested: below it the topics do not stand apart (read on real
+memories, docs/curation.md "Entity splitting")."""
 TYPE_THRESHOLDS: dict[str, int] = {"sesion": 15, "session": 15, "proyecto": 25, "project": 25}
 """Observations an entity of a type may hold before it is proposed for splitting (keys: normalised types)."""
 MIN_WORD_LENGTH = 4
@@ -92,7 +96,15 @@ def cluster(points: np.ndarray, max_topics: int = MAX_TOPICS) -> tuple[np.ndarra
     """Topic labels ``(n,) int64`` of the rows of ``points`` ``(n, d)`` and their cosine silhouette: spectral
     clustering of the rows' nearest-neighbour graph, with the number of topics (2..``max_topics``, each of at
     least :data:`MIN_TOPIC_SIZE` rows) that has the best silhouette. Too few rows (or rows with no direction)
-    give one topic, silhouette 0. Deterministic (fixed random state)."""
+    give one topic, silhouette 0. Deterministic (fixed random state). Runs on one thread: k-means' thread pool
+    on a loaded machine cost 2.3 s for an entity of 30 observations, 0.07 s on one thread (same labels)."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):  # an entity's few hundred points: threads cost more than they save
+        return _cluster(points, max_topics)
+
+
+def _cluster(points: np.ndarray, max_topics: int) -> tuple[np.ndarray, float]:
     from sklearn.cluster import SpectralClustering
     from sklearn.metrics import silhouette_score
 
@@ -151,13 +163,24 @@ def _surface(term: str, texts: Sequence[str]) -> str:
     return best if best != best.lower() else " ".join(w.capitalize() for w in best.split())
 
 
+_ADDRESS = re.compile(r"(?i)\b(?:https?://|www\.)\S+|\b\S+@\S+\.\w+")
+
+
+def named_from(text: str) -> str:
+    """``text`` as a part's name is read from: web addresses and e-mail addresses left out (their pieces,
+    ``https``, ``com``, ``stripe``, are not what a topic is about)."""
+    return _ADDRESS.sub(" ", text)
+
+
 def topic_terms(texts: Sequence[str], labels: np.ndarray, entity: str = "", count: int = NAME_TERMS) -> list[list[str]]:
     """The name terms of each topic of ``texts`` (``labels`` ``(n,)``): by c-TF-IDF (module docstring), at most
     ``count`` words in all (one two-word phrase, or words), none a form of another or of a word of ``entity``, none
-    of :data:`DEED_WORDS`; each as the texts write it. A topic without such terms gets none."""
+    of :data:`DEED_WORDS`, none from a web address (:func:`named_from`); each as the texts write it. A topic
+    without such terms gets none."""
     from sklearn.feature_extraction.text import CountVectorizer  # scikit-learn is imported where it is used
 
     k = int(labels.max()) + 1 if len(labels) else 0
+    texts = [named_from(t) for t in texts]
     docs = [" ".join(t for t, label in zip(texts, labels.tolist(), strict=True) if label == i) for i in range(k)]
     vectorizer = CountVectorizer(token_pattern=_NAME_WORD, stop_words=sorted(STOP_WORDS | DEED_WORDS),
                                  ngram_range=(1, 2), lowercase=True)
@@ -205,6 +228,32 @@ def topics(texts: Sequence[str], vectors: np.ndarray | None, method: str = DEFAU
     points = weights if used == "tfidf" else np.asarray(vectors, dtype=np.float64)
     labels, quality = cluster(points - points.mean(axis=0) if used == "vectors" and len(points) else points)
     return labels, topic_terms(texts, labels, entity), quality, used
+
+
+_OWN_FIELD = re.compile(r"^[^\W\d_][\w .\-/]{0,30}:\s+\S")
+
+
+def about_itself(texts: Sequence[str]) -> np.ndarray:
+    """``(n,) bool``: which of an entity's observations ``texts`` (oldest first) say what the entity itself is,
+    and stay on it when it is split: the first (what it was written as) and its fields (``Status: done``,
+    ``Homepage: …``; a list item ``x -- y`` or a bullet is not one: :func:`_field`). An observation that names the
+    entity is not thereby about all of it ("postgres backups run nightly")."""
+    return np.array([i == 0 or _field(text) for i, text in enumerate(texts)], dtype=bool)
+
+
+def _field(text: str) -> bool:
+    """Whether ``text`` is a field of its entity: ``Key: value``, a key of at most
+    :data:`~limbic.core.curation.statements.LABEL_WORDS` words and a short value (at most
+    :data:`~limbic.core.curation.statements.FIELD_VALUE_WORDS` words, or a list of single terms:
+    ``Debtags: role::program, use::typesetting``) — not a note that happens to open with a word and a colon
+    (``Fix: the parser now …``)."""
+    text = text.strip()
+    if not _OWN_FIELD.match(text):
+        return False
+    key, value = text.split(":", 1)
+    items = [item.split() for item in value.split(",")]
+    return len(key.split()) <= statements.LABEL_WORDS and (
+        len(value.split()) <= statements.FIELD_VALUE_WORDS or all(len(item) == 1 for item in items))
 
 
 def topic_name(entity: str, terms: Sequence[str], index: int, taken: set[str]) -> str:

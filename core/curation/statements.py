@@ -214,6 +214,8 @@ def relation(a: Statement, b: Statement) -> str:
     when one adds facts to all of the other's, :data:`DIFFERENT` when they differ in a field, a value, polarity,
     state, (for short statements) a fact word or (for texts compared by characters) wording. A field under a
     :data:`DESCRIPTIVE_LABELS` label is compared with a field of another key by its value, as a sentence."""
+    if a.label is not None and b.label is not None and a.label != b.label and not (a.described or b.described):
+        return DIFFERENT  # under two labels, short or long: "answers -- …" / "exercise -- …" are two packages
     if a.field is not None and b.field is not None:
         if a.field == b.field or a.bare == b.field or b.bare == a.field:
             return SAME
@@ -224,8 +226,6 @@ def relation(a: Statement, b: Statement) -> str:
         field, sentence = (a, b) if a.field is not None else (b, a)
         if not _about_its_key(field, sentence):
             return DIFFERENT
-    elif a.label is not None and b.label is not None and a.label != b.label:
-        return DIFFERENT
     if values.differ(a.signature, b.signature):
         return DIFFERENT
     if states.opposite(a.stage, b.stage):

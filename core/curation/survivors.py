@@ -14,7 +14,9 @@ word that no member wrote.
 
 Which member is preferred (:func:`preference`): a definitional sentence over a fragment or a bullet ("DNS root
 hints and DNSSEC trust anchor" over "* Root Hints (root.hints)…"), what a thing does over "This package provides
-…", then the one with the most details, the longest, the oldest.
+…", then the one with the most details, the longest, the oldest. A bullet, a fragment or a "This package provides
+…" is never the survivor of a cluster holding a better-written member (that member would be lost): such a cluster
+has no survivor, and its merged text starts from the definitional sentence.
 """
 
 from __future__ import annotations
@@ -150,11 +152,22 @@ def _ordered(members: Sequence[Text]) -> list[Text]:
     return sorted(members, key=lambda m: preference(m.content, m.created_at, m.id))
 
 
+def form(text: str) -> tuple[bool, bool]:
+    """How a text is written, as :func:`preference` ranks it first: ``(a fragment or bullet, "This package
+    provides …")``; ``(False, False)`` is a definitional sentence."""
+    return fragment(text), statements.boilerplate(text)
+
+
 def survivor(members: Sequence[Text]) -> Text | None:
     """The member that keeps every detail of every other (the most preferred of those that do), None when
-    none does."""
+    none does — or when the only ones that do are written worse (:func:`form`) than the best-written member: a
+    bullet or a "This package provides …" never replaces the definitional sentence (the merged text keeps both)."""
     found = {m.id: details(m.content) for m in members}
-    for candidate in _ordered(members):
+    ordered = _ordered(members)
+    best = form(ordered[0].content)
+    for candidate in ordered:
+        if form(candidate.content) > best:
+            return None
         where = said(candidate.content)
         if all(keeps(where, found[m.id]) for m in members if m.id != candidate.id):
             return candidate

@@ -175,21 +175,25 @@ class TopicOut(BaseModel):
 
 class SplitOfEntity(BaseModel):
     """An entity's live observations against its type's threshold, and how its topics were found (``method``,
-    with its silhouette ``quality``, −1..1)."""
+    with its silhouette ``quality``, −1..1); ``suggested``: the split is worth suggesting (two topics or more,
+    quality at or above the floor, docs/curation.md "Entity splitting")."""
 
     entityName: str
     entityType: str
     observationCount: int
     threshold: int
     needsSplit: bool
+    suggested: bool
     method: str
     quality: float
 
 
 class SplitAnalysisOut(SplitOfEntity):
-    """``analyze_entity_split``: :class:`SplitOfEntity` and the topics."""
+    """``analyze_entity_split``: :class:`SplitOfEntity`, the topics and the observations that say what the entity
+    itself is (they stay on it and are not clustered)."""
 
     topics: list[TopicOut]
+    stayingObservations: list[str]
 
 
 class SplitPartOut(BaseModel):

@@ -59,10 +59,11 @@ def split_tools(service: MemoryService) -> list[Tool]:
         out = proposal.to_dict()
         topics = [{"terms": p["terms"], "size": len(p["observations"]), "observations": p["observations"]}
                   for p in out.pop("parts")]
-        for key in ("stayingObservations", "stayingRelations"):
-            out.pop(key)
-        return result({**out, "topics": topics or [{"terms": [], "size": proposal.observation_count,
-                                                    "observations": list(proposal.staying)}]})
+        out.pop("stayingRelations")
+        staying = out.pop("stayingObservations")
+        if not topics:
+            topics, staying = [{"terms": [], "size": proposal.observation_count, "observations": staying}], []
+        return result({**out, "topics": topics, "stayingObservations": staying})
 
     def propose_entity_split(entityName: Annotated[Name, Field(description="The entity to split")],
                              method: Method = None) -> Annotated[CallToolResult, SplitProposalOut]:

@@ -130,18 +130,30 @@ class DuplicateEntities:
 
 
 class SplitCandidates:
-    """Entities holding more observations than their type should. Options: ``split`` (into the topics
+    """Entities holding more observations than their type should, whose proposed split is worth suggesting
+    (:attr:`~limbic.core.service.splitting.SplitProposal.suggested`: topics that stand apart; the others are not
+    in the queue). Options: ``split`` (into the topics
     :meth:`~limbic.core.service.MemoryService.splits.propose_entity_split` proposes, in one transaction), ``keep``
-    (leave it whole; not proposed again)."""
+    (leave it whole; not proposed again). The evidence names each part and what stays."""
 
     kind = "split"
 
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
-        total, found = service.splits.find_split_candidates(limit)
-        return total, [Decision(self.kind, f"split:{c.id}", f"{c.name} holds {c.observations} observations "
-                                f"(threshold {c.threshold} for {c.entity_type})", (c.name,), c.to_dict(),
-                                ("split", "keep")) for c in found]
+        _, found = service.splits.find_split_candidates(MAX_CONSIDERED)
+        decisions = []
+        for c in found:
+            proposal = service.splits.propose_entity_split(c.name)
+            if not proposal.suggested:
+                continue
+            parts = ", ".join(f"“{p.name}” ({len(p.observations)})" for p in proposal.parts)
+            evidence = {**c.to_dict(), "quality": round(proposal.quality, 3),
+                        "parts": [{"name": p.name, "observations": list(p.observations)} for p in proposal.parts],
+                        "staying": list(proposal.staying)}
+            decisions.append(Decision(self.kind, f"split:{c.id}", f"{c.name} holds {c.observations} observations "
+                                      f"(threshold {c.threshold} for {c.entity_type}): {parts}", (c.name,), evidence,
+                                      ("split", "keep")))
+        return len(decisions), decisions[:limit]
 
     def edit(self, service: MemoryService, decision: Decision, option: str) -> Edit:
         _refuse(decision, option)

@@ -177,6 +177,10 @@ def _words(key: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", key).replace("_", " ").capitalize()
 
 
+PART_SHOWN = 5
+"""Observations of each proposed part a split's description shows."""
+
+
 def describe(decision: Decision) -> str:
     """The decision's evidence in plain words for a person (the Review view's detail): the reason, what an
     option keeps, the texts side by side or each entity with its first observations; no ids, no JSON."""
@@ -207,8 +211,20 @@ def describe(decision: Decision) -> str:
         count = side["observationCount"]
         lines.append(f"{side['name']} ({side['entityType']}, {count} observation{'' if count == 1 else 's'})")
         lines.extend(f"  • {text}" for text in side.get("firstObservations", []))
+    for part in evidence.get("parts", []) or []:
+        lines.append("")
+        count = len(part["observations"])
+        lines.append(f"Part “{part['name']}” ({count} observation{'' if count == 1 else 's'})")
+        lines.extend(f"  • {text}" for text in part["observations"][:PART_SHOWN])
+        if count > PART_SHOWN:
+            lines.append(f"  … and {count - PART_SHOWN} more")
+    if evidence.get("parts"):
+        lines.append("")
+        lines.append("Stays on the entity:")
+        lines.extend(f"  • {text}" for text in evidence.get("staying", []) or ["(nothing)"])
     if not members and not evidence.get("sides"):
-        skip = {"why", "reason", "keeps", "merged", "merge", "members", "sides", "pairs", "key", "ids", "id"}
+        skip = {"why", "reason", "keeps", "merged", "merge", "members", "sides", "pairs", "key", "ids", "id", "parts",
+                "staying"}
         for key, value in evidence.items():
             shown = None if key in skip or key.endswith(("Id", "Ids")) else _plain_value(value)
             if shown:

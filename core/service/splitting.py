@@ -93,9 +93,15 @@ class SplitProposal:
     def needs_split(self) -> bool:
         return self.observation_count > self.threshold
 
+    @property
+    def suggested(self) -> bool:
+        """Whether splitting is worth suggesting: two parts or more whose topics stand apart, a silhouette of
+        at least :data:`~limbic.core.curation.splitting.QUALITY_FLOOR` (docs/curation.md "Entity splitting")."""
+        return len(self.parts) >= 2 and self.quality >= splitting.QUALITY_FLOOR
+
     def to_dict(self) -> dict[str, Any]:
         return {"entityName": self.entity, "entityType": self.entity_type, "observationCount": self.observation_count,
-                "threshold": self.threshold, "needsSplit": self.needs_split, "method": self.method,
+                "threshold": self.threshold, "needsSplit": self.needs_split, "suggested": self.suggested, "method": self.method,
                 "quality": round(self.quality, 4), "parts": [p.to_dict() for p in self.parts],
                 "stayingObservations": list(self.staying),
                 "stayingRelations": [relation_dict(r) for r in self.staying_relations]}
@@ -150,7 +156,9 @@ class Splits:
 
     def propose_entity_split(self, name: str, method: str | None = None) -> SplitProposal:
         """Topics of entity ``name``'s live observations as proposed sub-entities, named ``"<name> - Term Term"``,
-        each with the relations whose other end its observations mention most (the rest stay). ``method``:
+        each with the relations whose other end its observations mention most (the rest stay). What says what the
+        entity itself is (its first observation and its fields:
+        :func:`~limbic.core.curation.splitting.about_itself`) stays on it and is not clustered. ``method``:
         ``vectors`` (the default: the stored observation vectors; TF-IDF when some are missing) or ``tfidf``.
         Reading is not a use. Raises NotFoundError for an unknown entity, ValidationError for a bad method."""
         name = check.name(name)
@@ -161,15 +169,19 @@ class Splits:
         with conn:
             entity = _entity(conn, name)
             live = list(entity.live_observations)
+            own = splitting.about_itself([o.content for o in live])
+            topical = [o for o, itself in zip(live, own.tolist(), strict=True) if not itself]
             relations = [r for r in views.relations_seen(conn, [entity.id]) if r.source != r.target]
-            vectors = self._observation_vectors(conn, [o.id for o in live]) if method == "vectors" else None
+            vectors = self._observation_vectors(conn, [o.id for o in topical]) if method == "vectors" else None
             taken = {n.casefold() for n in reads.all_names(conn)}
         threshold = splitting.threshold_for(entity.entity_type, self.split_thresholds())
-        labels, terms, quality, used = splitting.topics([o.content for o in live], vectors, method, entity.name)
-        if len(live) == 0 or int(labels.max()) == 0:
+        labels, terms, quality, used = splitting.topics([o.content for o in topical], vectors, method, entity.name)
+        if len(topical) == 0 or int(labels.max()) == 0:
             return SplitProposal(entity.name, entity.entity_type, len(live), threshold, (),
                                  tuple(o.content for o in live), (), used, quality)
-        texts = [[o.content for o, label in zip(live, labels, strict=True) if label == k] for k in range(int(labels.max()) + 1)]
+        staying_texts = tuple(o.content for o, itself in zip(live, own.tolist(), strict=True) if itself)
+        texts = [[o.content for o, label in zip(topical, labels, strict=True) if label == k]
+                 for k in range(int(labels.max()) + 1)]
         moving: dict[int, list[RelationInput]] = {}
         staying: list[RelationInput] = []
         for r in relations:
@@ -178,8 +190,8 @@ class Splits:
             (staying if topic is None else moving.setdefault(topic, [])).append(item)
         parts = tuple(SplitPart(splitting.topic_name(entity.name, terms[k], k, taken), entity.entity_type,
                                 tuple(texts[k]), tuple(moving.get(k, [])), tuple(terms[k])) for k in range(len(texts)))
-        return SplitProposal(entity.name, entity.entity_type, len(live), threshold, parts, (), tuple(staying), used,
-                             quality)
+        return SplitProposal(entity.name, entity.entity_type, len(live), threshold, parts, staying_texts,
+                             tuple(staying), used, quality)
 
     def _observation_vectors(self, conn: Connection, ids: list[int]) -> np.ndarray | None:
         """The stored vectors ``(n, d) float32`` of observations ``ids`` (in order), or None when one is missing."""

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from limbic.core.curation import splitting
 from limbic.core.service.curation_edits import KeepAsIs, SplitEntity
 from limbic.core.service.edits import Edit
 from limbic.core.service.splitting import SplitCandidate, SplitPart, SplitProposal
@@ -142,8 +143,11 @@ class SplitPanel(QWidget):
                 self._group(part.name, part.observations, editable=True)
             self._group(STAYS, proposal.staying, editable=False)
             self.tree.expandAll()
+            verdict = "Rename parts, move observations, then Split." if proposal.suggested else (
+                f"Maybe: below the {splitting.QUALITY_FLOOR:.2f} a split is suggested from, the topics do not stand "
+                "apart — split only if you see them.")
             self._say(f"{proposal.entity}: {len(proposal.parts)} topics ({proposal.method}, quality "
-                      f"{proposal.quality:.2f}). Rename parts, move observations, then Split.")
+                      f"{proposal.quality:.2f}). {verdict}")
         self._targets()
         self._enable()
 

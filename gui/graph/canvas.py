@@ -6,7 +6,9 @@ edges, halos, labels (on a translucent patch), nodes, rings — so a label never
 
 Level of detail (:mod:`limbic.gui.graph.overlays`): only the edges with an end in view are drawn, at most
 a budget, fainter when zoomed out; labels get a share of the canvas area each (more labels as you zoom in,
-fewer where nodes crowd) and never cover a node's disc (nor a hit's ring). Labels never overlap each other:
+fewer where nodes crowd) and never cover a node's disc (nor a hit's ring) — on a view of more than
+:data:`OBSTACLE_NODES` nodes, the disc of one of the most important ones: there a label may lie over lesser
+nodes and is drawn above them. Labels never overlap each other nor a community region's name:
 the selection and the search hits are labelled first, then the most important nodes where a label still
 fits. A label touches its node (its box within the disc's radius + 6 px of the centre,
 :func:`limbic.gui.graph.style.label_spots`); only the selection's and the hits' may go further out when
@@ -48,6 +50,8 @@ LABEL_PADDING = 6.0   # pixels added to a label's text width and height (its pat
 LABEL_CANDIDATES = 600  # most important visible nodes that may get a label
 DENSE_NODES = 3000    # visible nodes from which a view counts as crowded
 DENSE_LABELS = 30     # labels on a crowded view (besides the selection's and hits')
+OBSTACLE_NODES = 600  # visible nodes from which only the most important ones' discs keep labels off
+BIG_EDGE_ALPHA = 55   # of 255: the edges of a large map (times the level of detail's share), faint under its regions
 FIT_MARGIN = 24.0     # pixels kept free around the fitted drawing
 FIT_MARGIN_X = 80.0   # pixels beside it, for the outer nodes' labels
 ANIMATION_MS = 350
@@ -238,13 +242,14 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         self.edges_drawn = len(rows)
         ends = self._shown[self._edge_rows[rows]].reshape(-1, 2)
         self._edges.setData(x=ends[:, 0], y=ends[:, 1], connect="pairs",
-                            pen=pg.mkPen(140, 140, 140, int((90 if self._big else 110) * share), width=1))
+                            pen=pg.mkPen(140, 140, 140, int((BIG_EDGE_ALPHA if self._big else 110) * share), width=1))
 
     def _range_changed(self, *_: object) -> None:
         if self._big and self._glide is None and len(self._shown):
             self._draw_edges()
             for item in self._labels:  # while a large map moves, labels wait (each would be re-transformed per frame)
                 item.hide()
+            self.regions.hide_names()  # their overlaps change with the zoom: placed again with the labels
         self._label_timer.start()
 
     def _animate_step(self, value: float) -> None:
@@ -433,11 +438,14 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
             return
         self._update_markers()
         rect = self.view.viewRect()
+        width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
+        names_taken = self.regions.place(lambda u, v: ((u - rect.left()) / rect.width() * width,
+                                                       (rect.bottom() - v) / rect.height() * height),
+                                         (0.0, 0.0, width, height))
         x, y = self.pos[:, 0], self.pos[:, 1]
         inside = np.flatnonzero((x >= rect.left()) & (x <= rect.right()) & (y >= rect.top()) & (y <= rect.bottom()))
         if not len(inside):
             return
-        width, height = max(self.view.width(), 1.0), max(self.view.height(), 1.0)
         marked = np.zeros(len(inside))
         if self._marked:
             where = np.searchsorted(inside, list(self._marked))
@@ -452,8 +460,15 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
                                (rect.bottom() - y[inside]) / rect.height() * height], axis=1)
         radius_all = self._sizes[inside] / 2.0
         reach = radius_all + np.where(marked > 0, RING_OUTER, 0.0)  # a ringed node's ring is part of it
-        discs = style.DiscIndex(pixels_all, reach)  # every visible disc (and ring) is an obstacle: exact for
-        raster = style.DiscRaster(pixels_all, reach, width, height)  # the selection and hits, quick for the rest
+        # The discs (and rings) labels keep clear of: every visible one on a view of up to OBSTACLE_NODES nodes,
+        # else those of the most important OBSTACLE_NODES and the marked ones — labels lie over the other, minor
+        # nodes (drawn above them), so that a crowded view still gets names. Exact for the selection and hits,
+        # quick (a raster) for the rest.
+        crowded = len(inside) > OBSTACLE_NODES
+        solid = np.argsort(-(self._priority[inside] + marked), kind="stable")[:OBSTACLE_NODES] if crowded \
+            else np.arange(len(inside))
+        discs = style.DiscIndex(pixels_all[solid], reach[solid])
+        raster = style.DiscRaster(pixels_all[solid], reach[solid], width, height)
         pixels, radius, offset = pixels_all[order], radius_all[order], reach[order]
         names = [self.names[i] for i in inside[order].tolist()]
         texts = [n if len(n) <= LABEL_CHARS else n[: LABEL_CHARS - 1] + "…" for n in names]
@@ -465,11 +480,13 @@ class GraphCanvas(pg.GraphicsLayoutWidget):
         first = int((marked[order] > 0).sum())
         chosen = style.place_labels(pixels, widths, list(range(len(order))), offset=offset, first=first,
                                     height=label_height, max_labels=max(allowed, min(first, MAX_LABELS)),
-                                    bounds=(0.0, 0.0, width, height), discs=discs, raster=raster)
+                                    bounds=(0.0, 0.0, width, height), discs=discs, raster=raster,
+                                    obstacles=names_taken)
         for item, (k, (dx, dy)) in zip(self._labels, chosen, strict=False):
             node = inside[order[k]]
             mark = self._marked.get(int(node))
-            item.setZValue(4 if mark else 1)  # the selection's and hits' labels over edges
+            item.setZValue(4 if mark else 2.5 if crowded else 1)  # the selection's and hits' labels over edges; on
+            # a crowded view every label over the minor nodes it may lie on
             item.place(texts[k], names[k], QRectF(dx, dy, widths[k], label_height), float(radius[k]),
                        self._accents.get(mark) if mark else None)
             item.setPos(float(x[node]), float(y[node]))  # on its node: box and leader at pixel offsets from there

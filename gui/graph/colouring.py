@@ -9,7 +9,10 @@ changes: new groups are matched to the old ones by overlap (Jaccard index, each 
 assignment of largest total overlap: SciPy's Hungarian solver) and take their colours; a genuinely new group
 takes a colour no group has. Every view colours an entity by its community in the whole graph, so the same community has the same
 colour in the global map, the focus view and a search. ``auto`` colours by type when the palette's types
-cover most of the drawn nodes (:data:`TYPE_COVERAGE`), else by community. Two more colourings come from the
+cover most of the drawn nodes (:data:`TYPE_COVERAGE`) and the drawing is small, else by community: from
+:data:`COMMUNITY_NODES` drawn nodes (the size from which the global map is laid out one region per community,
+:data:`limbic.gui.graph.layout.REGION_LAYOUT`) a dozen type colours scattered over the regions say nothing, while
+the regions, coloured and named, are a map. Two more colourings come from the
 service (:mod:`limbic.core.service.provenance`): :func:`by_origin` (*Who wrote it*) and :func:`by_fade` (*What
 fades next*). Colour codes index :data:`limbic.gui.graph.style.PALETTE`; a code past it is grey.
 """
@@ -22,12 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from limbic.gui.graph import style
-from limbic.gui.graph.layout import communities
+from limbic.gui.graph.layout import REGION_LAYOUT, communities
 
 MODES = (("Colour: auto", "auto"), ("Colour: type", "type"), ("Colour: community", "community"),
          ("Colour: who wrote it", "origin"), ("Colour: what fades next", "fades"))
 FADE_CODES = {"expires": 5, "forgotten": 7}  # vermilion: an observation expires; violet: proposed for forgetting
 TYPE_COVERAGE = 0.6      # auto: colour by type when the coloured types cover this share of the drawn nodes
+COMMUNITY_NODES = REGION_LAYOUT  # auto: colour by community from this many drawn nodes, whatever the types
 MIN_COMMUNITY = 3        # smaller groups (and lone nodes) stay grey
 MIN_JACCARD = 0.2        # overlap (Jaccard index) from which a new group is an old one and takes its colour
 RECOLOUR_RATIO = 1.5     # a new group this many times as large as the smallest coloured one takes its colour
@@ -169,15 +173,16 @@ def community_colours(membership: np.ndarray, ids: np.ndarray, before: Communiti
 
 def colour_nodes(mode: str, type_codes: np.ndarray, type_names: Sequence[str],
                  groups: tuple[np.ndarray, np.ndarray] | None, leads: dict[int, str]) -> Colouring:
-    """The colouring of the drawn nodes for ``mode`` ("auto", "type" or "community").
+    """The colouring of the drawn nodes for ``mode`` ("auto", "type" or "community"; auto: see the module
+    docstring).
 
     ``type_codes`` index ``type_names`` (ranked by frequency in the whole graph); ``groups`` is the drawn
     nodes' ``(membership, colour codes)`` from :class:`Communities` (``None``: not computed, then colour by
     type); ``leads`` names each community colour by its most salient member in the whole graph."""
     type_codes = np.asarray(type_codes, dtype=np.int64)
     coloured = type_codes < GREY
-    if mode == "type" or groups is None or (mode == "auto" and (not len(type_codes)
-                                                              or coloured.mean() >= TYPE_COVERAGE)):
+    if mode == "type" or groups is None or (mode == "auto" and len(type_codes) < COMMUNITY_NODES
+                                            and (not len(type_codes) or coloured.mean() >= TYPE_COVERAGE)):
         return _by_type(type_codes, type_names)
     membership, codes = groups
     present, counts = np.unique(codes[codes < GREY], return_counts=True)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QPushButton, QWidget
 from limbic.gui.graph import style
 
 EDGE_BUDGET = 5_000   # most edges drawn at once
+LONG_EDGE = 0.15      # of the view's diagonal: longer edges of a large map are left out
 CORE_SHARE = 0.85     # of a community's nodes (nearest its centre) that its region wraps
 MAX_MARKERS = 4
 ARROWS = "→↗↑↖←↙↓↘"
@@ -34,8 +35,11 @@ def visible_edges(pos: np.ndarray, edges: np.ndarray, rect: tuple[float, float, 
                   priority: np.ndarray, budget: int = EDGE_BUDGET) -> tuple[np.ndarray, float]:
     """``(rows of edges to draw (K,) int64, opacity share 0..1)`` for nodes at ``pos`` ``(N, 2)``, ``edges`` ``(M, 2)``
     and the view ``rect`` (left, bottom, right, top in layout units): the edges with an end in view (a margin
-    of a quarter view round it); past ``budget``, those whose ends weigh most by ``priority`` ``(N,)``. The
-    opacity share falls as more edges are in view (1 for a few hundred, about 0.35 at the budget)."""
+    of a quarter view round it) and at most :data:`LONG_EDGE` of the view's diagonal long (the long edges of a
+    large map, between its regions or out to hubs far away, are a fan of lines that hides the regions; zoomed
+    in, a neighbour's edges are short again; the focus view draws every edge); past ``budget``, those whose
+    ends weigh most by ``priority`` ``(N,)``. The opacity share falls as more edges are in view (1 for a few
+    hundred, about 0.35 at the budget). The canvas culls only large maps."""
     if not len(edges):
         return np.zeros(0, dtype=np.int64), 1.0
     left, bottom, right, top = rect
@@ -43,6 +47,8 @@ def visible_edges(pos: np.ndarray, edges: np.ndarray, rect: tuple[float, float, 
     inside = ((pos[:, 0] >= left - mx) & (pos[:, 0] <= right + mx) & (pos[:, 1] >= bottom - my)
               & (pos[:, 1] <= top + my))
     rows = np.flatnonzero(inside[edges[:, 0]] | inside[edges[:, 1]])
+    span = pos[edges[rows, 0]] - pos[edges[rows, 1]]
+    rows = rows[np.hypot(span[:, 0], span[:, 1]) <= LONG_EDGE * math.hypot(right - left, top - bottom)]
     if len(rows) > budget:
         weight = priority[edges[rows, 0]] + priority[edges[rows, 1]]
         rows = np.sort(rows[np.argpartition(-weight, budget)[:budget]])
@@ -77,12 +83,14 @@ def core_points(points: np.ndarray, share: float = CORE_SHARE) -> np.ndarray:
 
 
 class Regions:
-    """Translucent labelled regions (one per community) in ``view``; :meth:`set` replaces them."""
+    """Translucent labelled regions (one per community) in ``view``; :meth:`set` replaces them, :meth:`place`
+    puts their names where they do not overlap at the current zoom."""
 
     def __init__(self, view: pg.ViewBox) -> None:
         self.view = view
         self.items: list[QGraphicsPathItem | pg.TextItem] = []
         self.labels: list[str] = []
+        self.names: list[tuple[pg.TextItem, list[tuple[float, float]]]] = []  # each name and its spots (layout units)
         font = QFont()
         font.setPointSizeF(10.0)
         font.setBold(True)
@@ -92,7 +100,7 @@ class Regions:
         """``(points (K, 2), rgb, label)`` per region; the region is the hull of the points' core."""
         for item in self.items:
             self.view.removeItem(item)
-        self.items, self.labels = [], []
+        self.items, self.labels, self.names = [], [], []
         for points, rgb, label in regions:
             outline = hull(core_points(np.asarray(points, dtype=np.float64)))
             if len(outline) < 3:
@@ -110,10 +118,42 @@ class Regions:
             text = pg.TextItem(label, color=QColor(*rgb), anchor=(0.5, 1.0), fill=pg.mkBrush(background))
             text.setFont(self.font)
             text.setZValue(5)
-            text.setPos(float(outline[:, 0].mean()), float(outline[:, 1].max()))  # above the region
+            middle, low, high = float(outline[:, 0].mean()), float(outline[:, 1].min()), float(outline[:, 1].max())
+            centre = float(np.median(np.asarray(points, dtype=np.float64)[:, 1]))
+            text.setPos(middle, high)  # above the region; place() may move it to its centre or below it
+            text.hide()
             self.view.addItem(text)
             self.items += [shape, text]
             self.labels.append(label)
+            self.names.append((text, [(middle, high), (middle, centre), (middle, low)]))
+
+    def place(self, to_pixels: Callable[[float, float], tuple[float, float]],
+              bounds: tuple[float, float, float, float]) -> list[tuple[float, float, float, float]]:
+        """Show each region's name (largest region first) at the first of its spots — above the region, on its
+        centre, below it — where it overlaps no name placed before and lies within ``bounds`` (left, top, right,
+        bottom pixels); hide it when none is. ``to_pixels`` maps a layout position to canvas pixels. Returns the
+        boxes of the names shown (pixels), for the node labels to keep clear of."""
+        placed: list[tuple[float, float, float, float]] = []
+        for text, spots in self.names:
+            size = text.textItem.boundingRect()  # pixels (the item's own rect is in layout units)
+            width, height = float(size.width()), float(size.height())
+            text.hide()
+            for x, y in spots:
+                px, py = to_pixels(x, y)
+                box = (px - width / 2, py - height, px + width / 2, py)  # anchored at its bottom centre
+                inside = box[0] >= bounds[0] and box[2] <= bounds[2] and box[1] >= bounds[1] and box[3] <= bounds[3]
+                if inside and not any(b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3]
+                                      for b in placed):
+                    text.setPos(x, y)
+                    text.show()
+                    placed.append(box)
+                    break
+        return placed
+
+    def hide_names(self) -> None:
+        """Hide every region's name (while the view moves; :meth:`place` shows them again)."""
+        for text, _ in self.names:
+            text.hide()
 
 
 class NewMarkers:

@@ -177,6 +177,7 @@ class MainWindow(QMainWindow):
         self._ages_of: dict[str, float] = {}
         controller.selection_changed.connect(self._selection_changed)
         self.set_model_state(getattr(controller.service.embedder, "name", None))
+        controller.model_attached.connect(self.set_model_state)
 
     def show_failure(self, title: str, message: str, details: str) -> None:
         """Show a failed background task (``controller.task_failed``) in the failure dialog."""

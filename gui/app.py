@@ -45,6 +45,7 @@ from limbic.core.cli.main import address_refusal
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.core.paths import config_dir
 from limbic.gui import startup
+from limbic.gui.agent_timeline import AgentTimeline
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
 from limbic.gui.databases import SampleQuestion, recent_entry, window_title
@@ -127,6 +128,7 @@ class LimbicApp(QObject):
         self.editor: EntityEditor | None = None
         self.mcp_panel: McpPanel | None = None
         self.review: ReviewView | None = None
+        self.agents: AgentTimeline | None = None
         self.timeline: TimelineBar | None = None
         self.mcp_host: Any = None  # gui/mcp_host.McpHost once the SDK is loaded
         self.started_at = time.perf_counter()
@@ -164,12 +166,14 @@ class LimbicApp(QObject):
         self.editor = editor = EntityEditor(controller)
         self.mcp_panel = McpPanel(controller)
         self.review = ReviewView(controller, editor.execute)  # its actions go on the editor's undo stack
+        self.agents = AgentTimeline(controller)
         self.timeline = TimelineBar(controller, self.graph_view)
         side = Qt.DockWidgetArea.LeftDockWidgetArea
         self.window = window = MainWindow(
             controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
             extra_docks=[("Editor", "editorDock", self.editor, side), ("MCP", "mcpDock", self.mcp_panel, side),
                          ("Review", "reviewDock", self.review, side)],
+            beside_search=[("Agents", "agentsDock", self.agents)],
             below_graph=self.timeline,
         )
         self._add_actions(window, editor)

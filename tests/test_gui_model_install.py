@@ -49,6 +49,7 @@ def test_install_loads_the_model_without_a_restart_and_search_says_it_ranks_on_f
             qtbot.keyClicks(panel.query, "scripts")
         assert attached.args == ["all-MiniLM-L6-v2"] and controller.service.embedder is not None
         assert _popups() == [] and window.isVisible() and panel.query.text() == QUERY
+        assert QApplication.focusWidget() is panel.query  # nothing took the focus away from the typing
         assert "model: all-MiniLM-L6-v2" in window.model_label.full_text() and not window.install_button.isVisible()
 
         with qtbot.waitSignal(controller.search_finished, timeout=20_000) as searched:

@@ -5,7 +5,8 @@
 The agent filter lists every origin that searched or wrote (``alice (MCP)`` for the MCP token ``alice``); the time
 filter keeps the last hour, day, week or everything. Selecting a step selects its entities in the graph (a search:
 every entity it showed; a search's shown entity: that one). The list reads again after the memory changed and
-after each MCP call the app's server answered. Reading it records nothing.
+after each MCP call the app's server answered — while it is shown; a hidden tab reads when it is shown next.
+Reading it records nothing.
 """
 
 from __future__ import annotations
@@ -96,15 +97,28 @@ class AgentTimeline(QWidget):
         layout.addWidget(self.summary)
         self.agent.currentIndexChanged.connect(lambda _i: self.reload())
         self.period.currentIndexChanged.connect(lambda _i: self.reload())
+        self._stale = True  # read again when next shown (changes that came while it was hidden)
         self._reload_timer = single_shot_timer(self, RELOAD_MS, self.reload)
-        controller.graph_changed.connect(lambda _c: self._reload_timer.start())
-        controller.mcp_call.connect(lambda _r: self._reload_timer.start())
-        self.reload()
+        controller.graph_changed.connect(lambda _c: self._changed())
+        controller.mcp_call.connect(lambda _r: self._changed())
+
+    def _changed(self) -> None:
+        """The memory changed or an MCP call was answered: read again soon when shown, else once shown."""
+        if self.isVisible():
+            self._reload_timer.start()
+        else:
+            self._stale = True
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._stale:
+            self.reload()
 
     # --- reading --------------------------------------------------------------------------------
 
     def reload(self) -> None:
         """Read the agents and the chosen agent's steps again (off the UI thread)."""
+        self._stale = False
         history, origin, seconds = self.controller.service.history, self.agent.currentData(), self.period.currentData()
         since = None if seconds is None else time.time() - seconds
 

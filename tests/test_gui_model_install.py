@@ -21,8 +21,9 @@ pytestmark = pytest.mark.gui
 QUERY = "deployment scripts"
 
 
-def _popups() -> list:
-    return [w for w in QApplication.topLevelWidgets() if w.isVisible() and isinstance(w, QMessageBox | QDialog)]
+def _popups() -> set:
+    """The message boxes and dialogs shown now (another test in the same process may have left its own)."""
+    return {w for w in QApplication.topLevelWidgets() if w.isVisible() and isinstance(w, QMessageBox | QDialog)}
 
 
 def test_install_loads_the_model_without_a_restart_and_search_says_it_ranks_on_full_text(qtbot, tmp_path,
@@ -39,6 +40,7 @@ def test_install_loads_the_model_without_a_restart_and_search_says_it_ranks_on_f
     with qtbot.waitSignal(app.ready, timeout=20_000):
         app.start()
     try:
+        before = _popups()
         window, panel, controller = app.window, app.window.search_panel, app.controller
         window.activateWindow()
         panel.query.setFocus(Qt.FocusReason.OtherFocusReason)
@@ -48,7 +50,7 @@ def test_install_loads_the_model_without_a_restart_and_search_says_it_ranks_on_f
             qtbot.keyClicks(panel.query, "deployment ")  # typing (a space too) goes on while it installs
             qtbot.keyClicks(panel.query, "scripts")
         assert attached.args == ["all-MiniLM-L6-v2"] and controller.service.embedder is not None
-        assert _popups() == [] and window.isVisible() and panel.query.text() == QUERY
+        assert _popups() == before and window.isVisible() and panel.query.text() == QUERY
         assert QApplication.focusWidget() is panel.query  # nothing took the focus away from the typing
         assert "model: all-MiniLM-L6-v2" in window.model_label.full_text() and not window.install_button.isVisible()
 
@@ -67,6 +69,6 @@ def test_install_loads_the_model_without_a_restart_and_search_says_it_ranks_on_f
         assert controller.service.search.embedding_progress() == (total, total)
         assert not panel.banner.isVisible()
         qtbot.waitUntil(lambda: not window.progress_banner.isVisible(), timeout=5000)
-        assert _popups() == []
+        assert _popups() == before
     finally:
         app.shutdown()

@@ -203,6 +203,27 @@ class Changes:
 
 
 @dataclass(frozen=True, slots=True)
+class TimelineEvent:
+    """One step of an agent's timeline (``MemoryService.history.timeline``).
+
+    ``kind``: ``search`` (``detail`` the query, ``entities`` what it showed, by rank), ``opened`` (``open_nodes``,
+    ``get_entity``, the app's look), ``used`` (``mark_used``, the app's *Mark as useful*) — each with ``entities``
+    the ones it opened or used and ``searches`` the ids of the logged searches that had shown them — or ``wrote``
+    (``detail`` the operation, ``entities`` what it touched). ``at``: UTC seconds; ``origin`` as stored (``mcp:NAME``
+    for the MCP token NAME); ``entity_ids`` beside ``entities`` (a deleted entity is named ``#ID``); ``searches``
+    holds a search's own id; ``mode`` a search's (``hybrid``, ``semantic``, ``fts_only``), else ``""``."""
+
+    at: float
+    origin: str
+    kind: str
+    detail: str
+    entities: tuple[str, ...]
+    entity_ids: tuple[int, ...]
+    searches: tuple[int, ...] = ()
+    mode: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Reflection:
     """What someone thought about a memory, in prose. ``target_type``: ``entity`` (``entity`` names it),
     ``relation`` (``entity -[relation_type]-> target``) or ``global`` (no target). ``author`` and ``mood`` are

@@ -15,7 +15,10 @@ the port is free afterwards. A quit (the window closed, SIGTERM, Ctrl+C) ends th
 with the same options; this one quits, freeing the MCP port); the window's title names the memory it is on. An
 empty memory is never filled silently: the window asks whether to import the sample or leave it empty
 (:class:`~limbic.gui.databases.SampleQuestion`; a memory left empty is not asked about again). Without a model, *Install model* (status bar, search panel)
-installs it in one click with its progress over the graph, then offers that restart. *Help ▸ Getting started*
+installs it in one click with its progress over the graph and loads it into the running app (no restart, no
+question). Whenever entities wait for their vectors (a model just installed, the sample just imported, a start
+after either), the banner over the graph shows the entities embedded of all, read from the database, until
+none waits; search ranks on full text meanwhile (``MemoryService.search.query``). *Help ▸ Getting started*
 is a short tour of the window, shown once on the first run.
 """
 
@@ -40,6 +43,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 from limbic.core.cli.main import address_refusal
 from limbic.core.mcp.config import DEFAULT_PORT
 from limbic.gui import startup
+from limbic.gui.agent_timeline import AgentTimeline
 from limbic.gui.bridge import ChangeBridge
 from limbic.gui.controller import AppController
 from limbic.gui.databases import SampleQuestion, recent_entry, window_title
@@ -58,7 +62,7 @@ if TYPE_CHECKING:
     from limbic.core.service import MemoryService
 
 log = logging.getLogger(__name__)
-VECTOR_POLL_MS = 500  # how often the first run's embedding progress is read
+VECTOR_POLL_MS = 500  # how often the embedding progress is read while entities wait for vectors
 RECENT_KEY = "recent/databases"
 LEFT_EMPTY_KEY = "sample/left_empty"  # memories whose owner chose to leave them empty: not asked again
 RECENT_COUNT = 8  # databases listed in File ▸ Open recent
@@ -106,7 +110,7 @@ class LimbicApp(QObject):
         self.settings = settings if settings is not None else settings_store()
         self.startup = TaskRunner(self, max_threads=1)  # one thread: the start-up steps run in order
         self.progress = startup.Progress(self)
-        self._vectors_total = 0
+        self._vectors_shown = False  # the embedding progress is in the banner over the graph
         self._vectors_timer = QTimer(self)
         self._vectors_timer.setInterval(VECTOR_POLL_MS)
         self._vectors_timer.timeout.connect(self._poll_vectors)
@@ -118,6 +122,7 @@ class LimbicApp(QObject):
         self.editor: EntityEditor | None = None
         self.mcp_panel: McpPanel | None = None
         self.review: ReviewView | None = None
+        self.agents: AgentTimeline | None = None
         self.timeline: TimelineBar | None = None
         self.mcp_host: Any = None  # gui/mcp_host.McpHost once the SDK is loaded
         self.started_at = time.perf_counter()
@@ -156,12 +161,14 @@ class LimbicApp(QObject):
         self.editor = editor = EntityEditor(controller)
         self.mcp_panel = McpPanel(controller)
         self.review = ReviewView(controller, editor.execute)  # its actions go on the editor's undo stack
+        self.agents = AgentTimeline(controller)
         self.timeline = TimelineBar(controller, self.graph_view)
         side = Qt.DockWidgetArea.LeftDockWidgetArea
         self.window = window = MainWindow(
             controller, central=self.graph_view, toggle_dark=self.set_dark, dark=dark,
             extra_docks=[("Editor", "editorDock", self.editor, side), ("MCP", "mcpDock", self.mcp_panel, side),
                          ("Review", "reviewDock", self.review, side)],
+            beside_search=[("Agents", "agentsDock", self.agents)],
             below_graph=self.timeline,
         )
         self._add_actions(window, editor)
@@ -174,6 +181,7 @@ class LimbicApp(QObject):
         window.show_stats(answer["stats"])
         window.setWindowTitle(window_title(service.shown_address))
         window.install_model_requested.connect(self.install_model)
+        controller.model_attached.connect(lambda _name: self._follow_vectors())
         self._remember(service.shareable_address)
         self.progress.advanced.connect(window.show_progress)
         self.mcp_panel.retry_requested.connect(self._retry_mcp)
@@ -185,6 +193,8 @@ class LimbicApp(QObject):
             self._seed()
         elif self.seed == "ask" and empty and service.shareable_address not in self._left_empty():
             self._ask_sample(service.shareable_address)
+        if service.embedder is not None:
+            self._follow_vectors()  # what an earlier start left to embed (a model installed, the sample imported)
         if self.mcp_enabled:
             self.startup.run(startup.import_mcp_modules, on_success=self._start_mcp, on_failure=self._mcp_import_failed)
         else:
@@ -232,25 +242,32 @@ class LimbicApp(QObject):
         self.window.refresh_stats()
         self.controller.status_message.emit("The sample memory graph was imported")
         self._first_tour()
-        # its vectors are computed in the background; how far they are is shown until they all landed
-        self._vectors_total = 0
-        self._vectors_timer.start()
+        self._follow_vectors()  # its vectors are computed in the background
+
+    def _follow_vectors(self) -> None:
+        """Show how far the embedding is (entities embedded of all, from the database) until none waits."""
+        if not self._vectors_timer.isActive():
+            self._vectors_timer.start()
+            self._poll_vectors()
 
     def _poll_vectors(self) -> None:
         if self.controller is not None and not self._closed:
-            self.controller.run(self.controller.service.search.pending_vectors, on_success=self._vectors_pending,
+            self.controller.run(startup.embedding_state, self.controller.service, on_success=self._vectors_state,
                                 channel="startup-vectors")
 
-    def _vectors_pending(self, pending: int) -> None:
+    def _vectors_state(self, state: tuple[int, tuple[int, int] | None]) -> None:
         if self.window is None or self.controller is None:
             return
-        self._vectors_total = total = max(self._vectors_total, pending)
-        if pending:
-            self.window.show_progress(total - pending, total, startup.EMBEDDING_TEXT)
+        pending, embedded = state
+        if pending and embedded is not None:
+            self._vectors_shown = True
+            self.window.show_progress(embedded[0], embedded[1], startup.EMBEDDING_TEXT)
             return
         self._vectors_timer.stop()
-        self.window.show_progress(0, 0, "")
-        self.controller.refresh_search(record=False)  # the shown search, now also by meaning
+        if self._vectors_shown:
+            self._vectors_shown = False
+            self.window.show_progress(0, 0, "")
+            self.controller.refresh_search(record=False)  # the shown search, now also by meaning
 
     def _seed_failed(self, error: BaseException) -> None:
         if self.window is not None and self.controller is not None:
@@ -413,23 +430,15 @@ class LimbicApp(QObject):
         _application().quit()
 
     def install_model(self) -> None:
-        """*Install model*: install the default model with the progress over the graph; then offer a restart."""
+        """*Install model*: install the default model with the progress over the graph, then load it into this
+        app (:class:`~limbic.gui.dialogs.model.InstallInWindow`); nothing is asked and nothing restarts."""
         if self.controller is None or self.window is None:
             return
         if self.installer is None:
             from limbic.gui.dialogs.model import InstallInWindow
 
             self.installer = InstallInWindow(self.controller, self.window.show_progress, self)
-            self.installer.installed.connect(self._model_installed)
         self.installer.start()
-
-    def _model_installed(self, _directory: str) -> None:
-        if self.window is None or self.service is None:
-            return
-        answer = QMessageBox.question(self.window, "Embedding model installed",
-                                      "The model is installed. Restart Limbic Studio now to search by meaning?")
-        if answer == QMessageBox.StandardButton.Yes:
-            self.open_database(self.service.shareable_address)
 
     def show_getting_started(self) -> Any:
         """*Help ▸ Getting started*: the tour of the window's five areas (not modal)."""

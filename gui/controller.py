@@ -57,6 +57,7 @@ class AppController(QObject):
     project_changed = Signal(object)  # the project searches and the graph are limited to (None: every memory)
     mcp_call = Signal(object)
     status_message = Signal(str)
+    model_attached = Signal(str)  # an embedding model was loaded into the running session (its name)
     feedback_recorded = Signal(list)
     task_failed = Signal(str, str, str)  # title, message, details (see gui/dialogs/failure.py)
     # Carries MCP call records posted from server threads to the UI thread (queued connection).

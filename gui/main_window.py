@@ -83,7 +83,8 @@ class MainWindow(QMainWindow):
     """The graph (centre) and one side column: search on top, the tools as tabs below (see the module docstring).
 
     ``central`` is the graph view; ``extra_docks`` are ``(title, object name, widget, area)`` tuples
-    added as tabs of the tools group (the entity editor, the MCP panel, the Review view); ``below_graph`` is a
+    added as tabs of the tools group (the entity editor, the MCP panel, the Review view), ``beside_search``
+    ``(title, object name, widget)`` tuples as tabs of the search's group (the Agents view); ``below_graph`` is a
     slim bar shown under the graph. ``toggle_dark`` is called
     with the new state when View ▸ Dark mode is switched.
     """
@@ -97,6 +98,7 @@ class MainWindow(QMainWindow):
         *,
         central: QWidget | None = None,
         extra_docks: Sequence[tuple[str, str, QWidget, Qt.DockWidgetArea]] = (),
+        beside_search: Sequence[tuple[str, str, QWidget]] = (),
         below_graph: QWidget | None = None,
         toggle_dark: Callable[[bool], None] | None = None,
         dark: bool = False,
@@ -146,6 +148,8 @@ class MainWindow(QMainWindow):
         tools[0].raise_()
         # the agent's answer is a tab beside the results: the tuning sliders below stay in view while it shows
         self.tabifyDockWidget(self.docks["searchDock"], self.docks["agentDock"])
+        for title, name, widget in beside_search:  # more tabs of the search's group (the agents' timeline)
+            self.tabifyDockWidget(self.docks["searchDock"], self._dock(title, name, widget, side))
         self.docks["searchDock"].raise_()
 
         self.counts_label = ElidedLabel(minimum=60)
@@ -176,6 +180,7 @@ class MainWindow(QMainWindow):
         self._ages_of: dict[str, float] = {}
         controller.selection_changed.connect(self._selection_changed)
         self.set_model_state(getattr(controller.service.embedder, "name", None))
+        controller.model_attached.connect(self.set_model_state)
 
     def show_failure(self, title: str, message: str, details: str) -> None:
         """Show a failed background task (``controller.task_failed``) in the failure dialog."""

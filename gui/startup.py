@@ -12,8 +12,8 @@
    only to install a model).
    Only then does the warm-up thread start (the model and the vector copy), so every module that is
    slow or unsafe to import from two threads is imported once, on this thread, before other workers.
-On the first run the window shows how far the sample's embedding is (``MemoryService.search.pending_vectors``,
-read twice a second) until every vector landed.
+While entities wait for vectors (the sample just imported, a model just installed, or a start after either) the
+window shows how far the embedding is (:func:`embedding_state`, read twice a second) until every vector landed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ MCP_MODULES = (
 )
 DIALOG_MODULES = ("limbic.gui.dialogs.import_export", "limbic.gui.dialogs.model")
 SEEDING_TEXT = "First run: importing the sample memory graph…"
-EMBEDDING_TEXT = "Embedding the sample graph for search by meaning (keyword search works meanwhile)…"
+EMBEDDING_TEXT = "Embedding the memory for search by meaning (search ranks on full text meanwhile)…"
 
 
 class Progress(QObject):
@@ -78,3 +78,9 @@ def import_dialog_modules() -> None:
     """Worker: import the dialogs' modules (networkx) so that opening one is instant."""
     for name in DIALOG_MODULES:
         importlib.import_module(name)
+
+
+def embedding_state(service: Any) -> tuple[int, tuple[int, int] | None]:
+    """Worker: ``(entities waiting for vectors, (entities embedded, entities))`` from the database
+    (``MemoryService.search.pending_vectors`` and ``embedding_progress``; the second is ``None`` without a model)."""
+    return service.search.pending_vectors(), service.search.embedding_progress()

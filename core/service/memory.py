@@ -138,6 +138,17 @@ class MemoryService:
             database.close()
             raise
 
+    def attach_embedder(self, embedder: Embedder) -> None:
+        """Search and embed with ``embedder`` from now on, without opening the memory again (a model installed
+        while the app runs): the vectors that wait for it are computed (in the background with
+        ``background_vectors``), and search ranks on full text alone until they cover the memory
+        (:meth:`Search.query <limbic.core.service.searching.Search.query>`). Raises ValueError when a model is
+        attached already."""
+        if self.embedder is not None:
+            raise ValueError(f"the model {self.embedder.name!r} is attached already")
+        self.vectors.attach(embedder)
+        self.embedder = embedder
+
     def close(self) -> None:
         """Wait for a warm-up under way, stop the change feed's watcher, finish pending signal writes, then
         close every connection."""

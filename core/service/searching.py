@@ -31,6 +31,16 @@ if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
 
 log = logging.getLogger(__name__)
+HYBRID_COVERAGE = 0.99
+"""Search runs hybrid (KNN with full text) once at least this share of the entities is embedded, and ranks on
+full text alone below it; 0.99 keeps a few writes whose vectors are being computed (milliseconds) from
+switching a memory of 100+ entities to full text, while a memory embedding after an install stays on full
+text until it is (nearly) done."""
+
+
+def vectors_cover(embedded: int, total: int) -> bool:
+    """Whether ``embedded`` of ``total`` entities are enough for KNN to join the search (``HYBRID_COVERAGE``)."""
+    return embedded >= HYBRID_COVERAGE * total
 
 
 class Search:
@@ -58,13 +68,16 @@ class Search:
 
         ``params`` defaults to the saved scoring parameters. Runs FTS-only when no embedder is attached
         or when the stored vectors have another dimension (until ``limbic model reembed``); vectors of
-        another model with the same dimension are left out of KNN, so entities not yet re-embedded are
-        found by the full-text branch only. With
+        another model with the same dimension are left out of KNN (see below for when KNN joins at all). With
         ``record`` (and shadow logging enabled), the search gets a ``search_id`` and is logged
         (``search_events``, with its A/B group) with the returned top-K as impressions
         (``search_results``, ``entity_impressions``) and its candidate arrays, off the caller's path.
         Being returned is not a use: no access, access day or co-occurrence is recorded (docs/mcp.md "Uses and impressions").
         ``pending_vectors`` says how many entities still wait for vectors (found by full-text only meanwhile).
+        While the embedded entities (:meth:`embedding_progress`, the outcome's ``embedded``) cover less than
+        ``HYBRID_COVERAGE`` of the memory — a model just installed, a memory written without one — the search
+        ranks on full text alone (``mode`` ``fts_only``, as without a model): KNN over the embedded part only
+        would rank those entities above better text matches.
         ``project``: search that project's memories and the global ones (weighed 1.0 and 0.8), never another
         project's (docs/lifecycle.md "Project scope"); a call bound to a project searches that one, and naming
         another is refused (:func:`limbic.core.store.scope.narrow`).
@@ -80,9 +93,12 @@ class Search:
         with conn:  # one read snapshot for the whole search: on PostgreSQL one leased connection, one BEGIN
             embedder = self._search_embedder()
             pending = self.pending_vectors() if embedder is not None else 0
+            embedded = self.embedding_progress() if embedder is not None else None
+            if embedded is not None and not vectors_cover(*embedded):
+                embedder = None  # KNN over a part of the memory would push the embedded part up: full text alone
             outcome = run_search(conn, embedder, query, limit, params, vectors=self.memory.index,
                                  search_id=self.memory.learning.new_search_id() if logged else None,
-                                 pending_vectors=pending, project=project)
+                                 pending_vectors=pending, embedded=embedded, project=project)
         if outcome.search_id is not None:
             self.memory.usage.signals.record_search(outcome, outcome.search_id, origin or self.memory.origin,
                                         self.memory.learning.treatment(outcome.candidate_set.query), params.to_json(),
@@ -99,8 +115,9 @@ class Search:
         """Vectors that are missing or were made by another model than the attached embedder: entities
         without a current entity vector plus live observations without a current observation vector.
 
-        Search still runs hybrid: KNN covers the current vectors and the full-text branch finds the
-        rest, until ``limbic model reembed`` (:meth:`reembed`) fills them in.
+        Search ranks on full text alone while the entities with current vectors cover less than
+        ``HYBRID_COVERAGE`` of the memory (:meth:`query`), until ``limbic model reembed`` (:meth:`reembed`)
+        fills them in.
         """
         return self.memory.vectors.stale()
 
@@ -111,6 +128,12 @@ class Search:
         lock (:mod:`limbic.core.vectors.upkeep`); until then the entity is found by full-text search.
         """
         return self.memory.vectors.pending()
+
+    def embedding_progress(self) -> tuple[int, int] | None:
+        """``(embedded, total)`` entities for the attached model, read from the database (so it is the same after
+        a restart): an entity counts as embedded when its entity vector was made by the model and no newer text
+        waits for one. ``None`` without a model."""
+        return self.memory.vectors.coverage()
 
     def wait_for_vectors(self, timeout: float | None = None,
                          progress: Callable[[int, int], None] | None = None) -> bool:

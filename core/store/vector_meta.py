@@ -48,6 +48,16 @@ def stale_vector_count(conn: Connection, model: str) -> int:
     return int(count) if isinstance(count, int) else 0
 
 
+def entity_coverage(conn: Connection, model: str) -> tuple[int, int]:
+    """``(embedded, total)`` entities: ``total`` counts every entity, ``embedded`` those whose entity vector was
+    made by ``model`` and that wait for no newer vector (no pending mark)."""
+    row = conn.execute(
+        "SELECT count(*), coalesce(sum(CASE WHEN m.entity_id IS NOT NULL AND p.entity_id IS NULL THEN 1 ELSE 0 END), 0)"
+        " FROM entities e LEFT JOIN entity_embedding_meta m ON m.entity_id = e.id AND m.model = ?1"
+        " LEFT JOIN pending_vectors p ON p.entity_id = e.id", (model,)).fetchone()
+    return int(row[1]), int(row[0])
+
+
 _STALE_ENTITIES = """
 SELECT e.id FROM entities e
 WHERE NOT EXISTS (SELECT 1 FROM entity_embedding_meta m WHERE m.entity_id = e.id AND m.model = ?1{entity_vector})

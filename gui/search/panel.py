@@ -37,11 +37,15 @@ from PySide6.QtWidgets import (
 from limbic.gui.controller import AppController
 from limbic.gui.search.pin import PinPanel
 from limbic.gui.search.results_model import COLUMNS, DELTA_LEGEND, STRETCH_COLUMN, ResultsModel
+from limbic.gui.startup import embedding_state
 from limbic.gui.widgets import ElidedLabel, plural
 
 DEBOUNCE_MS = 250
 PENDING_POLL_MS = 1000  # how often the count of entities not embedded yet is read while there are some
 FTS_ONLY_TEXT = "No embedding model: search is full-text only (BM25). Install one to search by meaning."
+EMBEDDING_TEXT = "Embedding {embedded:,} of {total:,} entities: search is full text (BM25) until done."
+STALE_TEXT = ("{embedded:,} of {total:,} entities have vectors of this model: search is full text (BM25) until they "
+              "are re-embedded (Model ▸ status).")
 SAMPLE_VALUES = {"rank": "000", "final": "0.0000", "Δrank": "▼000", "limbic": "0.0000", "base": "0.0000"}
 CELL_PADDING = 14  # pixels around a cell's text (the style's margins and the grid line)
 
@@ -73,7 +77,7 @@ class SearchPanel(QWidget):
         self.banner.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.banner.setStyleSheet("QWidget#ftsOnlyBanner { background: #8a6d1f; } "
                                   "QWidget#ftsOnlyBanner QLabel { color: white; }")
-        banner_text = ElidedLabel(FTS_ONLY_TEXT, minimum=60)
+        self.banner_text = banner_text = ElidedLabel(FTS_ONLY_TEXT, minimum=60)
         self.install_button = QPushButton("Install model")
         self.install_button.setToolTip("Download and install all-MiniLM-L6-v2 (83 MB, pinned hashes); the progress "
                                        "shows over the graph")
@@ -145,6 +149,7 @@ class SearchPanel(QWidget):
         controller.search_finished.connect(self.show_outcome)
         controller.results_reranked.connect(self.show_reranked)
         controller.selection_changed.connect(self._follow_selection)
+        controller.model_attached.connect(self._model_attached)
         no_model = controller.service.embedder is None  # offered before the first search too
         self.banner.setVisible(no_model)
         self.install_button.setVisible(no_model)
@@ -196,6 +201,8 @@ class SearchPanel(QWidget):
             return
         candidates = outcome.candidate_set
         self.banner.setVisible(no_model or candidates.mode == "fts_only")
+        self._say_embedding(outcome.pending_vectors, None if no_model else outcome.embedded)
+        self.install_button.setVisible(no_model)
         default_ranks = self._default_ranks(outcome)
         self._show(list(outcome.results), default_ranks)
         dates = f" · memories of {', '.join(outcome.dates)} lifted" if outcome.dates else ""
@@ -220,9 +227,31 @@ class SearchPanel(QWidget):
         if was and self.controller.last_outcome is not None:
             self.controller.refresh_search(record=False)
 
+    def _model_attached(self, _name: str) -> None:
+        """A model was loaded into the running session: the shown search runs again (on full text until the
+        memory is embedded; the banner says how far), and the pending count is followed."""
+        self.install_button.setVisible(False)
+        if self.controller.refresh_search(record=False) < 0:
+            self.banner.setVisible(False)
+        self._poll_pending()
+
+    def _say_embedding(self, pending: int, embedded: tuple[int, int] | None) -> None:
+        """The banner's text: no model, or how far the embedding search waits for is (``embedded`` of all)."""
+        if embedded is None:
+            self.banner_text.setText(FTS_ONLY_TEXT)
+            return
+        waiting = EMBEDDING_TEXT if pending else STALE_TEXT
+        self.banner_text.setText(waiting.format(embedded=embedded[0], total=embedded[1]))
+
     def _poll_pending(self) -> None:
-        self.controller.run(self.controller.service.search.pending_vectors, on_success=self.show_pending,
+        self.controller.run(embedding_state, self.controller.service, on_success=self._embedding_read,
                             channel="search-pending")
+
+    def _embedding_read(self, state: tuple[int, tuple[int, int] | None]) -> None:
+        pending, embedded = state
+        if embedded is not None and self.banner.isVisibleTo(self):
+            self._say_embedding(pending, embedded)
+        self.show_pending(pending)
 
     def show_reranked(self, results: Any) -> None:
         """The sliders moved: same candidates, new order (Δrank and tint against the defaults)."""

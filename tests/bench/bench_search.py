@@ -4,7 +4,8 @@
 
 Builds ``N`` entities from Debian's package descriptions (../shared/tools/debian_kg.py), imports them
 into a fresh database, then times ``MemoryService.search.query`` (limit 10, signals not recorded) over a
-fixed list of queries after a warm-up. Prints one JSON object with the figures.
+fixed list of queries after a warm-up, and the read of the embedded share each search starts with
+(``embedding_progress``). Prints one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -86,6 +87,11 @@ def main() -> None:
             latencies.append((time.perf_counter() - begin) * 1000)
             for stage, ms in outcome.timings.items():
                 stages.setdefault(stage, []).append(ms)
+        coverage = []  # what each search reads first to decide whether KNN joins (MemoryService.search.query)
+        for _ in range(50):
+            begin = time.perf_counter()
+            service.search.embedding_progress()
+            coverage.append((time.perf_counter() - begin) * 1000)
         service.close()
     print(json.dumps({
         "entities": stats.entities, "relations": stats.relations, "observations": stats.observations,
@@ -95,6 +101,8 @@ def main() -> None:
         "knn_graph_wait_seconds": round(graph_seconds, 1),
         "search_ms_p50": round(percentile(latencies, 0.5), 2), "search_ms_p95": round(percentile(latencies, 0.95), 2),
         "stage_ms_p50": {k: round(statistics.median(v), 2) for k, v in stages.items()},
+        "coverage_read_ms_min_p50_max": [round(min(coverage), 2), round(statistics.median(coverage), 2),
+                                         round(max(coverage), 2)],
         "cpu_count": os.cpu_count(),
     }, indent=2))
 

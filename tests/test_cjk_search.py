@@ -1,4 +1,4 @@
-"""Keyword search in Chinese, Japanese and Korean (docs/search.md "Chinese, Japanese and Korean").
+"""Keyword search in Chinese, Japanese and Korean (docs/scoring.md "Chinese, Japanese and Korean").
 
 FTS5's ``unicode61`` keeps a run of Han, kana or Hangul characters as one token; ``entity_cjk_fts`` makes each
 such character a token, so a word is found inside a run, however short. Measured on three real memory files

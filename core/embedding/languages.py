@@ -1,7 +1,7 @@
 """The languages a memory is written in, and whether its embedding model reads them.
 
 The shipped model (all-MiniLM-L6-v2) was trained on English: Chinese, Korean or Russian text gets vectors that
-say little about its meaning, and search then rests on the full text alone (docs/search.md "Chinese, Japanese
+say little about its meaning, and search then rests on the full text alone (docs/scoring.md "Chinese, Japanese
 and Korean"). :func:`language_of` tells one text's language from its letters: the script of most of them (Han,
 kana, Hangul, Cyrillic, Greek, Arabic, Hebrew, Thai, Devanagari), and for Latin letters Vietnamese's own
 letters (``ơ ư ă đ`` and the stacked tone marks) or the most frequent short words of each language

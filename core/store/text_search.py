@@ -25,7 +25,7 @@ removed, FTS5's on both engines; measured against plain ``unicode61`` in docs/sc
 CJK_TABLE = "entity_cjk_fts"
 """The index of entities holding Chinese, Japanese or Korean text (migration ``016_cjk_fts.sql``): columns of
 ``entity_fts``, each :data:`CJK` character a word of its own (:func:`spaced_cjk`), so that a query's CJK piece is a
-phrase of its characters and matches wherever those characters stand together, with FTS5's BM25 (docs/search.md
+phrase of its characters and matches wherever those characters stand together, with FTS5's BM25 (docs/scoring.md
 "Chinese, Japanese and Korean")."""
 CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
                  "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]")

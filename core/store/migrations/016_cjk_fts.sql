@@ -1,4 +1,4 @@
--- Schema version 16: keyword search in Chinese, Japanese and Korean (docs/search.md "Chinese, Japanese and
+-- Schema version 16: keyword search in Chinese, Japanese and Korean (docs/scoring.md "Chinese, Japanese and
 -- Korean"). FTS5's unicode61 keeps a run of Han, kana or Hangul characters as one token, so a word inside it is
 -- never found. entity_cjk_fts holds the columns of entity_fts for the entities whose text holds such characters,
 -- each character spaced into a token of its own by the store (core/store/text_search.py), so that a query's

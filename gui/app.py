@@ -177,7 +177,6 @@ class LimbicApp(QObject):
         self.graph_view.restore_state(self.settings)
         window.closing.connect(self._save_window_state)
         window.show_stats(answer["stats"])
-        window.refresh_languages()
         window.setWindowTitle(window_title(service.shown_address))
         window.install_model_requested.connect(self.install_model)
         self._remember(service.shareable_address)

@@ -160,6 +160,7 @@ class MainWindow(QMainWindow):
         self.mcp_label = ElidedLabel("MCP: off", minimum=60)
         self.languages_label = ElidedLabel(minimum=60)  # shown when much of the memory is not English
         self.languages_label.setVisible(False)
+        self._languages_told_at: int | None = None  # the entity count when the languages were last told
         for widget in (self.counts_label, self.model_label, self.languages_label, self.install_button, self.mcp_label):
             self.statusBar().addPermanentWidget(widget)
         self.wheel_guard = WheelGuard(self)
@@ -265,10 +266,8 @@ class MainWindow(QMainWindow):
         self.search_panel.focus_query()
 
     def refresh_stats(self) -> None:
-        """Count entities, relations and observations off the UI thread; show them in the status bar, and the
-        memory's languages when much of it is not English (:meth:`refresh_languages`)."""
+        """Count entities, relations and observations off the UI thread; show them in the status bar."""
         self.controller.run(self.controller.service.entities.stats, on_success=self.show_stats, channel="stats")
-        self.refresh_languages()
 
     def refresh_languages(self) -> None:
         """Tell the memory's languages off the UI thread (:meth:`show_languages`)."""
@@ -286,8 +285,14 @@ class MainWindow(QMainWindow):
         self.languages_label.setToolTip(said or "")
 
     def show_stats(self, stats: Any) -> None:
+        """The counts in the status bar; the memory's languages told again (:meth:`refresh_languages`) the first
+        time and whenever the number of entities moved by a tenth since (200 ms at 10k, off the UI thread)."""
         self.counts_label.setText(f"{plural(stats.entities, 'entity')} · {plural(stats.relations, 'relation')} · "
                                   f"{plural(stats.observations, 'observation')}")
+        told = self._languages_told_at
+        if told is None or abs(stats.entities - told) * 10 > max(told, 1):
+            self._languages_told_at = stats.entities
+            self.refresh_languages()
 
     def set_model_state(self, model_name: str | None) -> None:
         self.model_label.setText(f"model: {model_name}" if model_name else "model: none (full-text search only)")

@@ -200,7 +200,8 @@ def ranked_matches(conn: Connection, full_text: FullText, count: int) -> tuple[l
     is FTS5's ``bm25()``), ties to the lower id. With CJK pieces, every match of ``entity_fts`` and
     ``entity_cjk_fts`` is scored and an entity's two scores added (module docstring). Otherwise, when the rows
     matching a rare piece hold ``count`` rows scoring above what the common pieces alone can reach, only they
-    are scored (exact: MaxScore, see :func:`split_common`); otherwise every match is (:func:`limbic.core.store.text_search.best_entities`)."""
+    are scored (exact: MaxScore, see :func:`split_common`); otherwise every match is
+    (:func:`limbic.core.store.text_search.best_entities`)."""
     if full_text.expression is None:
         return [], {}
     if full_text.cjk_expression is not None:  # every match of both indexes, their BM25 added

@@ -1,10 +1,10 @@
-"""A full-text index on PostgreSQL that ranks exactly as SQLite's FTS5 ``bm25()`` ranks Limbic's three indexes.
+"""A full-text index on PostgreSQL that ranks exactly as SQLite's FTS5 ``bm25()`` ranks Limbic's four indexes.
 
 **What it replaces.** ``entity_fts(name, entity_type, obs_text)``, ``observation_fts(name, content)``,
 ``reflection_fts(author, mood, content)`` and ``entity_cjk_fts(name, entity_type, obs_text)`` (migrations
 ``005_fts_porter.sql``, ``009_observation_fts.sql``, ``012_curation.sql``, ``016_cjk_fts.sql``), told apart by
-``ix`` (:data:`ENTITY_FTS`, :data:`OBSERVATION_FTS`, :data:`REFLECTION_FTS`, :data:`ENTITY_CJK_FTS`). Texts are split by FTS5's own tokenizer (``porter unicode61 remove_diacritics 2``,
-through ``apsw``), so a token here is byte for byte the token FTS5 stores; queries are the pieces the search
+``ix`` (:data:`ENTITY_FTS`, :data:`OBSERVATION_FTS`, :data:`REFLECTION_FTS`, :data:`ENTITY_CJK_FTS`). Texts
+are split by FTS5's own tokenizer (``porter unicode61 remove_diacritics 2``, through ``apsw``), so a token here is byte for byte the token FTS5 stores; queries are the pieces the search
 quotes and joins with ``OR`` (``"a" OR "b c"``, a piece of several tokens being a phrase of adjacent tokens),
 optionally restricted to some columns (FTS5's ``{name entity_type} : (...)``).
 

@@ -2,8 +2,8 @@
 and ``entity_cjk_fts`` (migrations ``005``/``009``/``012``/``016``), ranked by FTS5's own ``bm25()``.
 
 ``entity_fts`` and ``entity_cjk_fts`` are written here, by the store
-(:func:`~limbic.core.store.indexing.write_entity_text`); the other two by the triggers of their migrations. :class:`FullText` is the full-text half of
-:class:`~limbic.core.store.sqlite.operations.SqliteOperations`.
+(:func:`~limbic.core.store.indexing.write_entity_text`); the other two by the triggers of their migrations.
+:class:`FullText` is the full-text half of :class:`~limbic.core.store.sqlite.operations.SqliteOperations`.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from limbic.core import version
+from limbic.core.embedding.languages import MULTILINGUAL_MODEL, LanguageProfile, advice, summary
 from limbic.core.search.terms import age_hours
 from limbic.gui.controller import AppController
 from limbic.gui.dialogs.failure import FailureDialog
@@ -160,7 +161,10 @@ class MainWindow(QMainWindow):
         self.search_panel.install_model_requested.connect(self.install_model_requested)
         self.search_panel.why_not_requested.connect(self.show_why_not)
         self.mcp_label = ElidedLabel("MCP: off", minimum=60)
-        for widget in (self.counts_label, self.model_label, self.install_button, self.mcp_label):
+        self.languages_label = ElidedLabel(minimum=60)  # shown when much of the memory is not English
+        self.languages_label.setVisible(False)
+        self._languages_told_at: int | None = None  # the entity count when the languages were last told
+        for widget in (self.counts_label, self.model_label, self.languages_label, self.install_button, self.mcp_label):
             self.statusBar().addPermanentWidget(widget)
         self.wheel_guard = WheelGuard(self)
         self._build_menus(toggle_dark, dark)
@@ -269,9 +273,30 @@ class MainWindow(QMainWindow):
         """Count entities, relations and observations off the UI thread; show them in the status bar."""
         self.controller.run(self.controller.service.entities.stats, on_success=self.show_stats, channel="stats")
 
+    def refresh_languages(self) -> None:
+        """Tell the memory's languages off the UI thread (:meth:`show_languages`)."""
+        self.controller.run(self.controller.service.entities.languages, on_success=self.show_languages,
+                            channel="languages")
+
+    def show_languages(self, found: LanguageProfile) -> None:
+        """A line in the status bar when much of the memory is not English
+        (:func:`~limbic.core.embedding.languages.advice`): its languages and the multilingual model to install, the
+        whole advice as its tooltip; hidden otherwise."""
+        said = advice(found)
+        self.languages_label.setVisible(said is not None)
+        self.languages_label.setText(f"{summary(found, 2)} · better searched with {MULTILINGUAL_MODEL}"
+                                     if said else "")
+        self.languages_label.setToolTip(said or "")
+
     def show_stats(self, stats: Any) -> None:
+        """The counts in the status bar; the memory's languages told again (:meth:`refresh_languages`) the first
+        time and whenever the number of entities moved by a tenth since (200 ms at 10k, off the UI thread)."""
         self.counts_label.setText(f"{plural(stats.entities, 'entity')} · {plural(stats.relations, 'relation')} · "
                                   f"{plural(stats.observations, 'observation')}")
+        told = self._languages_told_at
+        if told is None or abs(stats.entities - told) * 10 > max(told, 1):
+            self._languages_told_at = stats.entities
+            self.refresh_languages()
 
     def set_model_state(self, model_name: str | None) -> None:
         self.model_label.setText(f"model: {model_name}" if model_name else "model: none (full-text search only)")

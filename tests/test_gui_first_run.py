@@ -1,13 +1,19 @@
 """The first run helps: without a model the status bar and the search panel offer *Install model* (one click,
 progress over the graph, a failure said plainly); *File ▸ New database…*, *Open database…* and *Open recent*
 start the app on another memory (a file that is gone is greyed in *Open recent*); *Help ▸ Getting started*
-tours the five areas. A real app on a temporary home, offscreen."""
+tours the five areas; a memory mostly not in English names the multilingual model in the status bar. A real app
+on a temporary home, offscreen."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
 
+from limbic.core.embedding.languages import MULTILINGUAL_MODEL
+from limbic.core.io.importer import import_files
+from limbic.core.service import MemoryService
 from limbic.gui.app import LimbicApp, relaunch_arguments
 from limbic.gui.dialogs.getting_started import AREAS
 
@@ -81,3 +87,21 @@ def test_getting_started_tours_the_five_areas(qtbot, app):
     text = dialog.text.toPlainText()
     assert len(AREAS) == 5 and all(title in text for title, _ in AREAS)
     assert not dialog.isModal()
+
+
+def test_a_memory_mostly_not_in_english_names_the_multilingual_model(qtbot, tmp_path, app):
+    assert not app.window.languages_label.isVisible()  # an empty memory: nothing to say
+    service = MemoryService.open(str(tmp_path / "korean.db"), embedder=None)
+    import_files(service, [Path(__file__).resolve().parent / "fixtures" / "multilingual" / "ai_memory_ko.jsonl"])
+    service.close()
+    settings = QSettings(str(tmp_path / "korean.ini"), QSettings.Format.IniFormat)
+    korean = LimbicApp(tmp_path / "korean.db", embedder=None, mcp=False, seed=False, settings=settings)
+    with qtbot.waitSignal(korean.ready, timeout=20_000):
+        korean.start()
+    try:
+        label = korean.window.languages_label
+        qtbot.waitUntil(label.isVisible, timeout=10_000)
+        assert label.full_text().startswith("Korean 81%") and MULTILINGUAL_MODEL in label.full_text()
+        assert MULTILINGUAL_MODEL in label.toolTip()
+    finally:
+        korean.shutdown()

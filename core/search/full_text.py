@@ -14,6 +14,14 @@ out. Text longer than 2,000 characters (``validation.MAX_QUERY``) raises
 piece does not change the order of rows matched by rarer pieces, yet every row containing it must be scored:
 :func:`informative_terms` leaves those pieces out when a rarer one remains.
 
+**Chinese, Japanese and Korean.** FTS5's ``unicode61`` keeps a run of Han, kana or Hangul characters as one
+token, so ``"提示词"`` is not found inside ``"系统提示词外置化"``. The pieces holding such characters are also
+looked up in ``entity_cjk_fts`` (:data:`~limbic.core.store.text_search.CJK_TABLE`), where every one of those
+characters is a token: the piece becomes the phrase of its characters and matches wherever they stand together,
+however short. An entity's score is its BM25 in ``entity_fts`` plus its BM25 in ``entity_cjk_fts`` (each index's
+own N and lengths), the ceiling the sum of both ceilings; a query without such characters never reads the second
+index, so its rows and scores are those of ``entity_fts`` alone.
+
 **Best rows.** :func:`full_text_query` reads the document frequencies of the query's words from per-connection
 ``fts5vocab`` tables in the ``temp`` schema (nothing is written to the database file); :func:`ranked_matches`
 returns the best rows by FTS5's BM25, scoring the rows that hold a rare word first (MaxScore, exact:
@@ -30,7 +38,7 @@ from dataclasses import dataclass
 
 from limbic.core.errors import ValidationError
 from limbic.core.store import Connection, text_search
-from limbic.core.store.text_search import FTS_TOKENIZER
+from limbic.core.store.text_search import CJK_TABLE, FTS_TOKENIZER, has_cjk, spaced_cjk
 from limbic.core.validation import MAX_QUERY
 
 __all__ = ["FTS_TOKENIZER", "FullText", "fts_match_expression", "fts_terms", "full_text_query", "ranked_matches"]
@@ -144,15 +152,19 @@ def fts_match_expression(text: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class FullText:
-    """The FTS5 ``expression`` of a query, the BM25 ceilings of its pieces in ``entity_fts`` and
-    ``observation_fts``, and its rare pieces' expression with the bound on what its common pieces alone
-    score (:func:`split_common`; ``rare`` None when there is no such split)."""
+    """The FTS5 ``expression`` of a query, the BM25 ceilings of its pieces in ``entity_fts`` (plus, for its CJK
+    pieces, in ``entity_cjk_fts``) and ``observation_fts``, and its rare pieces' expression with the bound on
+    what its common pieces alone score (:func:`split_common`; ``rare`` None when there is no such split).
+    ``cjk_pieces``: the pieces holding CJK characters, as typed; ``cjk_expression`` their expression in
+    ``entity_cjk_fts`` (None when there are none)."""
 
     expression: str | None = None
     ceiling: float = 0.0
     observation_ceiling: float = 0.0
     rare: str | None = None
     common_bound: float = 0.0
+    cjk_pieces: tuple[str, ...] = ()
+    cjk_expression: str | None = None
 
 
 def full_text_query(conn: Connection, query: str) -> FullText:
@@ -172,17 +184,33 @@ def full_text_query(conn: Connection, query: str) -> FullText:
     observation_ceiling = bm25_ceiling(terms, text_search.document_frequencies(conn, "observation_fts", wanted),
                                        observation_total, tokenize)
     rare, common_bound = split_common(terms, frequency, total, tokenize)
-    return FullText(match_expression(terms), bm25_ceiling(terms, frequency, total, tokenize), observation_ceiling,
-                     match_expression(rare), common_bound)
+    ceiling = bm25_ceiling(terms, frequency, total, tokenize)
+    cjk_pieces = tuple(term for term in terms if has_cjk(term))
+    cjk_terms = [spaced_cjk(term) for term in cjk_pieces]
+    if cjk_terms:
+        cjk_frequency = text_search.document_frequencies(
+            conn, CJK_TABLE, sorted({token for term in cjk_terms for token in tokenize(term)}))
+        ceiling += bm25_ceiling(cjk_terms, cjk_frequency, text_search.row_count(conn, CJK_TABLE), tokenize)
+    return FullText(match_expression(terms), ceiling, observation_ceiling, match_expression(rare), common_bound,
+                    cjk_pieces, match_expression(cjk_terms))
 
 
 def ranked_matches(conn: Connection, full_text: FullText, count: int) -> tuple[list[int], dict[int, float]]:
     """The ``count`` best ids, best first, and their BM25 scores, sign flipped (larger is better; ``rank``
-    is FTS5's ``bm25()``), ties to the lower id. When the rows matching a rare piece hold ``count`` rows
-    scoring above what the common pieces alone can reach, only they are scored (exact: MaxScore, see
-    :func:`split_common`); otherwise every match is (:func:`limbic.core.store.text_search.best_entities`)."""
+    is FTS5's ``bm25()``), ties to the lower id. With CJK pieces, every match of ``entity_fts`` and
+    ``entity_cjk_fts`` is scored and an entity's two scores added (module docstring). Otherwise, when the rows
+    matching a rare piece hold ``count`` rows scoring above what the common pieces alone can reach, only they
+    are scored (exact: MaxScore, see :func:`split_common`); otherwise every match is
+    (:func:`limbic.core.store.text_search.best_entities`)."""
     if full_text.expression is None:
         return [], {}
-    scored = text_search.best_entities(conn, full_text.expression, count, rare=full_text.rare,
-                                       common_bound=full_text.common_bound)
+    if full_text.cjk_expression is not None:  # every match of both indexes, their BM25 added
+        summed: dict[int, float] = {}
+        for table, expression in (("entity_fts", full_text.expression), (CJK_TABLE, full_text.cjk_expression)):
+            for rowid, score in text_search.matches(conn, table, expression):
+                summed[rowid] = summed.get(rowid, 0.0) + score
+        scored = sorted(summed.items(), key=lambda row: (-row[1], row[0]))[:count]
+    else:
+        scored = text_search.best_entities(conn, full_text.expression, count, rare=full_text.rare,
+                                           common_bound=full_text.common_bound)
     return [rowid for rowid, _ in scored], dict(scored)

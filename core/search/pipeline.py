@@ -200,7 +200,7 @@ def _branches(conn: Connection, request: SearchRequest, embedder: Embedder | Non
     full_text = full_text_query(conn, request.query)
     with_context = params.context_weight > 0.0 and similarities is not None
     fts_ids, deeper_bm25 = without_expired(conn, full_text.expression, *ranked_matches(
-        conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1)), request.now)
+        conn, full_text, per_branch * (CONTEXT_DEPTH if with_context else 1)), request.now, full_text.cjk_pieces)
     fts_ids = fts_ids[:per_branch]
     bm25 = {entity_id: deeper_bm25[entity_id] for entity_id in fts_ids}
     timings["fts"] = _ms(stage)

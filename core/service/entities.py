@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from limbic.core import validation as check
+from limbic.core.embedding.languages import LanguageProfile, profile
 from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import (
     Entity,
@@ -186,6 +187,11 @@ class Entities:
     def stats(self) -> GraphStats:
         """Counts of entities, active relations, live and superseded observations, types, statuses, vectors."""
         return reads.stats(self.memory.database.read())
+
+    def languages(self, sample: int = 2000) -> LanguageProfile:
+        """The languages the memory is written in (:func:`limbic.core.embedding.languages.profile`), told from about
+        ``sample`` entity names and as many live observations spread over it."""
+        return profile(reads.text_sample(self.memory.database.read(), sample))
 
     def open_nodes(self, names: Sequence[str], *, record: bool = True, origin: str | None = None,
                    project: str | None = None, as_of: float | None = None) -> Graph:

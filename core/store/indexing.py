@@ -21,6 +21,7 @@ from limbic.core.store import vec_rows
 from limbic.core.store.connection import Connection
 from limbic.core.store.expiry import current
 from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, VECTOR_TABLE, vector_dimension
+from limbic.core.store.text_search import cjk_documents
 
 
 def _documents(conn: Connection, entity_ids: Sequence[int], at: float) -> list[tuple[int, str, str, str, list[str]]]:
@@ -120,6 +121,27 @@ def write_entity_text(conn: Connection, entity_ids: Sequence[int], at: float) ->
     ids = [d[0] for d in docs]
     conn.ops.write_entity_text([(eid, name, etype, SEPARATOR.join(obs)) for eid, name, etype, _, obs in docs])
     return ids
+
+
+CJK_INDEX_VERSION = 16
+"""The schema version that adds ``entity_cjk_fts`` (``016_cjk_fts.sql``): once its SQL ran, the migration writes
+the rows of the entities already stored (:func:`write_stored_cjk_text`) in the same transaction."""
+
+
+def write_stored_cjk_text(conn: Connection, at: float, batch: int = 1000) -> int:
+    """Write the ``entity_cjk_fts`` rows of every stored entity holding CJK text (``entity_fts`` rewritten for
+    those, with their observations current at ``at``, UTC seconds), ``batch`` entities read at a time; in the
+    open transaction. Returns how many entities hold CJK text."""
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM entities ORDER BY id")]
+    written = 0
+    for start in range(0, len(ids), batch):
+        rows = [(eid, name, etype, SEPARATOR.join(obs))
+                for eid, name, etype, _, obs in _documents(conn, ids[start:start + batch], at)]
+        holding = {r[0] for r in cjk_documents(rows)}
+        if holding:
+            conn.ops.write_entity_text([r for r in rows if r[0] in holding])
+            written += len(holding)
+    return written
 
 
 def mark_pending(conn: Connection, entity_ids: Sequence[int], at: float) -> None:

@@ -159,9 +159,11 @@ class Operations(Protocol):
 
     def write_entity_text(self, rows: Sequence[tuple[int, str, str, str]]) -> None:
         """Put ``(entity id, name, entity type, observation text)`` rows in ``entity_fts`` in place of those
-        entities' rows, in the caller's transaction."""
+        entities' rows, and in ``entity_cjk_fts`` those holding CJK text
+        (:func:`~limbic.core.store.text_search.cjk_documents`; the others' rows there removed), in the caller's
+        transaction."""
         ...
 
     def delete_entity_text(self, entity_ids: Iterable[int]) -> None:
-        """Remove the ``entity_fts`` rows of ``entity_ids``, in the caller's transaction."""
+        """Remove the ``entity_fts`` and ``entity_cjk_fts`` rows of ``entity_ids``, in the caller's transaction."""
         ...

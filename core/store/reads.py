@@ -276,6 +276,18 @@ def stats(conn: Connection) -> GraphStats:
     )
 
 
+def text_sample(conn: Connection, count: int) -> list[str]:
+    """About ``count`` entity names and ``count`` live observations at most, spread evenly over the memory (every
+    ``k``-th by id, ``k`` the rows over ``count``); for telling its languages."""
+    entities, observations = conn.fetch_all([("SELECT count(*) FROM entities", ()),
+                                             ("SELECT count(*) FROM observations WHERE superseded_at IS NULL", ())])
+    names, texts = conn.fetch_all([
+        ("SELECT name FROM entities WHERE id % ?1 = 0", (max(1, entities[0][0] // max(1, count)),)),
+        ("SELECT content FROM observations WHERE superseded_at IS NULL AND id % ?1 = 0",
+         (max(1, observations[0][0] // max(1, count)),))])
+    return [r[0] for r in names] + [r[0] for r in texts]
+
+
 def access_stats(conn: Connection, entity_id: int) -> tuple[int, float | None, int]:
     """``(access_count, last_access, distinct access days)`` of one entity."""
     row = conn.execute(

@@ -33,7 +33,8 @@ def tour_html() -> str:
     parts = [f"<h3>{n}. {title}</h3><p>{text}</p>" for n, (title, text) in enumerate(AREAS, start=1)]
     more = ("<p>Memory files from other tools: <i>File ▸ Import memory files…</i>. Another memory: "
             "<i>File ▸ Open database…</i>. Search by meaning needs the embedding model: <i>Install model</i> in the "
-            "status bar when none is installed. Keyboard shortcuts: F1.</p>")
+            "status bar when none is installed; for a memory written mostly in another language than English, the "
+            "status bar names its languages and the multilingual model to install. Keyboard shortcuts: F1.</p>")
     return "<h2>Limbic Studio in five areas</h2>" + "".join(parts) + more
 
 

@@ -1,10 +1,10 @@
-"""A full-text index on PostgreSQL that ranks exactly as SQLite's FTS5 ``bm25()`` ranks Limbic's three indexes.
+"""A full-text index on PostgreSQL that ranks exactly as SQLite's FTS5 ``bm25()`` ranks Limbic's four indexes.
 
-**What it replaces.** ``entity_fts(name, entity_type, obs_text)``, ``observation_fts(name, content)`` and
-``reflection_fts(author, mood, content)`` (migrations ``005_fts_porter.sql``, ``009_observation_fts.sql``,
-``012_curation.sql``), told apart by ``ix`` (:data:`ENTITY_FTS`, :data:`OBSERVATION_FTS`,
-:data:`REFLECTION_FTS`). Texts are split by FTS5's own tokenizer (``porter unicode61 remove_diacritics 2``,
-through ``apsw``), so a token here is byte for byte the token FTS5 stores; queries are the pieces the search
+**What it replaces.** ``entity_fts(name, entity_type, obs_text)``, ``observation_fts(name, content)``,
+``reflection_fts(author, mood, content)`` and ``entity_cjk_fts(name, entity_type, obs_text)`` (migrations
+``005_fts_porter.sql``, ``009_observation_fts.sql``, ``012_curation.sql``, ``016_cjk_fts.sql``), told apart by
+``ix`` (:data:`ENTITY_FTS`, :data:`OBSERVATION_FTS`, :data:`REFLECTION_FTS`, :data:`ENTITY_CJK_FTS`). Texts
+are split by FTS5's own tokenizer (``porter unicode61 remove_diacritics 2``, through ``apsw``), so a token here is byte for byte the token FTS5 stores; queries are the pieces the search
 quotes and joins with ``OR`` (``"a" OR "b c"``, a piece of several tokens being a phrase of adjacent tokens),
 optionally restricted to some columns (FTS5's ``{name entity_type} : (...)``).
 
@@ -54,10 +54,14 @@ OBSERVATION_FTS = 2
 """``ix`` of ``observation_fts``: columns ``name`` (the entity's), ``content``."""
 REFLECTION_FTS = 3
 """``ix`` of ``reflection_fts``: columns ``author``, ``mood``, ``content``."""
+ENTITY_CJK_FTS = 4
+"""``ix`` of ``entity_cjk_fts``: the columns of ``entity_fts``, CJK characters spaced into tokens of their own
+(:func:`limbic.core.store.text_search.cjk_documents`)."""
 COLUMNS: dict[int, tuple[str, ...]] = {
     ENTITY_FTS: ("name", "entity_type", "obs_text"),
     OBSERVATION_FTS: ("name", "content"),
     REFLECTION_FTS: ("author", "mood", "content"),
+    ENTITY_CJK_FTS: ("name", "entity_type", "obs_text"),
 }
 """The column names of each index, in FTS5's order (column positions count from 0)."""
 
@@ -167,14 +171,17 @@ def delete_documents(conn: psycopg.Connection, ix: int, ids: Collection[int]) ->
     conn.execute(
         "WITH gone AS (DELETE FROM fts_docs WHERE ix = %(ix)s AND doc = ANY(%(ids)s) RETURNING length) "
         "UPDATE fts_totals SET rows = rows - (SELECT count(*) FROM gone), "
-        "tokens = tokens - (SELECT coalesce(sum(length), 0) FROM gone) WHERE ix = %(ix)s",
+        "tokens = tokens - (SELECT coalesce(sum(length), 0) FROM gone) "
+        "WHERE ix = %(ix)s AND EXISTS (SELECT FROM gone)",  # no row version when nothing was indexed
         {"ix": ix, "ids": listed})
 
 
-def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int, Sequence[str | None]]]) -> None:
+def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int, Sequence[str | None]]],
+                    clear: Sequence[int] = ()) -> None:
     """Index ``docs`` — ``(id, column texts)`` with one text (or None, indexed as empty) per column of
     :data:`COLUMNS` ``[ix]`` — in index ``ix``, replacing what those ids held, and keep its totals; in the
-    caller's transaction (FTS5's ``INSERT`` after a ``DELETE`` of the same rowids).
+    caller's transaction (FTS5's ``INSERT`` after a ``DELETE`` of the same rowids). The documents of the same
+    ids are removed from each index of ``clear`` in the same round trip (:func:`delete_documents`).
 
     Raises:
         ValueError: ``ix`` is unknown, a document has not one text per column, or an id is repeated.
@@ -203,7 +210,8 @@ def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int,
         return
     holding = Counter(token for _, token in {(p[2], p[1]) for p in postings})  # documents holding each token
     if len(postings) > PIPELINED_POSTINGS:  # an import's batch: COPY streams the rows
-        delete_documents(conn, ix, ids)
+        for other in (ix, *clear):
+            delete_documents(conn, other, ids)
         with conn.cursor() as cur:
             with cur.copy("COPY fts_postings (ix, token, doc, col, freq, length, positions) FROM STDIN") as copy:
                 for row in postings:
@@ -214,7 +222,8 @@ def write_documents(conn: psycopg.Connection, ix: int, docs: Sequence[tuple[int,
         _count(conn, ix, holding, lengths)
         return
     with pipeline(conn):  # a write's few documents: every statement in one round trip
-        delete_documents(conn, ix, ids)
+        for other in (ix, *clear):
+            delete_documents(conn, other, ids)
         conn.execute(
             "INSERT INTO fts_postings (ix, token, doc, col, freq, length, positions) "
             "SELECT %s, t, d, c, f, n, p::integer[] FROM unnest(%s::text[], %s::bigint[], %s::smallint[], "

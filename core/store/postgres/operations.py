@@ -19,12 +19,13 @@ import numpy as np
 from limbic.core.store.expiry import current
 from limbic.core.store.postgres import full_text, schema
 from limbic.core.store.schema import VECTOR_TABLES
+from limbic.core.store.text_search import CJK_TABLE, cjk_documents
 
 if TYPE_CHECKING:
     from limbic.core.store.postgres.connection import PgConnection
 
 _INDEX = {"entity_fts": full_text.ENTITY_FTS, "observation_fts": full_text.OBSERVATION_FTS,
-          "reflection_fts": full_text.REFLECTION_FTS}
+          "reflection_fts": full_text.REFLECTION_FTS, CJK_TABLE: full_text.ENTITY_CJK_FTS}
 _READ_STATE = ("read state",)
 _TEXT_ROWS = ("full-text rows",)
 _LABELS = """
@@ -202,7 +203,13 @@ class PgOperations:
         return {int(r[0]) for r in self.conn.execute(_ENTITIES_OF, (json.dumps(matched),))}
 
     def write_entity_text(self, rows: Sequence[tuple[int, str, str, str]]) -> None:
-        full_text.write_documents(self.conn.raw, full_text.ENTITY_FTS, [(r[0], r[1:]) for r in rows])
+        """``entity_fts`` documents, and the ``entity_cjk_fts`` ones of those holding CJK text (``cjk_documents``)."""
+        full_text.write_documents(self.conn.raw, full_text.ENTITY_FTS, [(r[0], r[1:]) for r in rows],
+                                  clear=(full_text.ENTITY_CJK_FTS,))  # in the same round trip
+        if cjk := cjk_documents(rows):
+            full_text.write_documents(self.conn.raw, full_text.ENTITY_CJK_FTS, [(r[0], r[1:]) for r in cjk])
 
     def delete_entity_text(self, entity_ids: Iterable[int]) -> None:
-        full_text.delete_documents(self.conn.raw, full_text.ENTITY_FTS, [int(i) for i in entity_ids])
+        listed = [int(i) for i in entity_ids]
+        full_text.delete_documents(self.conn.raw, full_text.ENTITY_FTS, listed)
+        full_text.delete_documents(self.conn.raw, full_text.ENTITY_CJK_FTS, listed)

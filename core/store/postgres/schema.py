@@ -10,6 +10,7 @@ copy grows large enough to use them (:mod:`limbic.core.store.postgres.nearest`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from limbic.core.errors import DatabaseUnavailableError, MigrationError
+from limbic.core.store.indexing import CJK_INDEX_VERSION, write_stored_cjk_text
 from limbic.core.store.postgres import full_text
 
 if TYPE_CHECKING:
@@ -72,6 +74,8 @@ def migrate(conn: PgConnection, shown: str) -> None:
                     if version == shipped_migrations()[0][0]:
                         _unicode_lower(raw)
                         full_text.create_schema(raw)
+                    if version == CJK_INDEX_VERSION:
+                        write_stored_cjk_text(conn, time.time())
                     raw.execute("INSERT INTO limbic_schema(version, name) VALUES (%s, %s)", (version, name))
             except psycopg.Error as exc:
                 raise MigrationError(f"the database in {shown} could not be upgraded to schema version {version} "

@@ -1,9 +1,9 @@
-"""The full-text index of a SQLite memory: FTS5 tables ``entity_fts``, ``observation_fts`` and ``reflection_fts``
-(migrations ``005``/``009``/``012``), ranked by FTS5's own ``bm25()``.
+"""The full-text index of a SQLite memory: FTS5 tables ``entity_fts``, ``observation_fts``, ``reflection_fts``
+and ``entity_cjk_fts`` (migrations ``005``/``009``/``012``/``016``), ranked by FTS5's own ``bm25()``.
 
-``entity_fts`` is written here, by the store (:func:`~limbic.core.store.indexing.write_entity_text`); the other
-two by the triggers of their migrations. :class:`FullText` is the full-text half of
-:class:`~limbic.core.store.sqlite.operations.SqliteOperations`.
+``entity_fts`` and ``entity_cjk_fts`` are written here, by the store
+(:func:`~limbic.core.store.indexing.write_entity_text`); the other two by the triggers of their migrations.
+:class:`FullText` is the full-text half of :class:`~limbic.core.store.sqlite.operations.SqliteOperations`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,17 @@ import apsw
 
 from limbic.core.errors import ValidationError
 from limbic.core.store.expiry import current
-from limbic.core.store.text_search import FTS_TOKENIZER
+from limbic.core.store.text_search import CJK_TABLE, FTS_TOKENIZER, cjk_documents
 
 if TYPE_CHECKING:
     from limbic.core.store.sqlite.connection import SqliteConnection
 
 # the table each index holds a row of (FTS5's N counts them all)
-_ROWS = {"entity_fts": "entities", "observation_fts": "observations", "reflection_fts": "reflections"}
+_ROWS = {"entity_fts": "entities", "observation_fts": "observations", "reflection_fts": "reflections",
+         CJK_TABLE: CJK_TABLE}
 # per-connection fts5vocab tables over each full-text index (temp schema: nothing is written)
-_VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab"}
+_VOCAB = {"entity_fts": "limbic_fts_vocab", "observation_fts": "limbic_observation_fts_vocab",
+          CJK_TABLE: "limbic_cjk_fts_vocab"}
 # BM25 of the whole expression, computed only for the rows that match a rare piece
 _RARE_ROWS = """
 SELECT rowid, -bm25(entity_fts) FROM entity_fts
@@ -110,12 +112,15 @@ class FullText:
         return {int(r[0]) for r in self._matching(_OBSERVATION_MATCHES, (expression, listed, now))}
 
     def write_entity_text(self, rows: Sequence[tuple[int, str, str, str]]) -> None:
+        """``entity_fts`` rows, and the ``entity_cjk_fts`` rows of those holding CJK text (``cjk_documents``)."""
         if not rows:
             return
-        self.conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))",
-                          (json.dumps([int(r[0]) for r in rows]),))
+        self.delete_entity_text([int(r[0]) for r in rows])
         self.conn.executemany("INSERT INTO entity_fts(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", rows)
+        if cjk := cjk_documents(rows):
+            self.conn.executemany(f"INSERT INTO {CJK_TABLE}(rowid, name, entity_type, obs_text) VALUES (?, ?, ?, ?)", cjk)
 
     def delete_entity_text(self, entity_ids: Iterable[int]) -> None:
-        self.conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))",
-                          (json.dumps([int(i) for i in entity_ids]),))
+        listed = (json.dumps([int(i) for i in entity_ids]),)
+        self.conn.execute("DELETE FROM entity_fts WHERE rowid IN (SELECT value FROM json_each(?))", listed)
+        self.conn.execute(f"DELETE FROM {CJK_TABLE} WHERE rowid IN (SELECT value FROM json_each(?))", listed)

@@ -3,11 +3,13 @@ each applied in one transaction, the schema version kept in ``PRAGMA user_versio
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import apsw
 
 from limbic.core.errors import MigrationError
+from limbic.core.store.indexing import CJK_INDEX_VERSION, write_stored_cjk_text
 from limbic.core.store.schema import shipped_migrations
 from limbic.core.store.sqlite.connection import SqliteConnection
 
@@ -40,6 +42,8 @@ def migrate(conn: SqliteConnection, path: Path) -> None:
                 conn.execute("ROLLBACK")
                 continue
             conn.execute(sql)
+            if version == CJK_INDEX_VERSION:
+                write_stored_cjk_text(conn, time.time())
             if rebuilds and conn.execute("PRAGMA foreign_key_check").fetchall():
                 raise apsw.ConstraintError("a row points at a missing entity after the rebuild")
             conn.execute(f"PRAGMA user_version = {version}")

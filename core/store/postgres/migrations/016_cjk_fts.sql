@@ -1,0 +1,4 @@
+-- Schema version 16 (as SQLite's 016_cjk_fts.sql): keyword search in Chinese, Japanese and Korean. The index
+-- entity_cjk_fts is ix 4 of the full-text tables of core/store/postgres/full_text.py, which already hold every
+-- index: no table changes. The rows of the entities already stored are written by the store right after this
+-- step, in its transaction (core/store/indexing.py, write_stored_cjk_text).

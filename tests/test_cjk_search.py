@@ -2,7 +2,7 @@
 
 FTS5's ``unicode61`` keeps a run of Han, kana or Hangul characters as one token; ``entity_cjk_fts`` makes each
 such character a token, so a word is found inside a run, however short. Measured on three real memory files
-(tests/fixtures/multilingual: two Chinese, one Korean) and their labelled questions, on SQLite and PostgreSQL,
+(two Chinese, one Korean; their labelled questions in tests/fixtures/multilingual), on SQLite and PostgreSQL,
 which rank alike; English text never reaches the new index.
 """
 
@@ -28,7 +28,10 @@ from limbic.core.store.text_search import CJK_TABLE
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "multilingual"
 QUERIES = json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))
-FILES = sorted({FIXTURES / q["file"] for q in QUERIES})
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+FILES = sorted({CORPUS / q["file"] for q in QUERIES})
+needs_corpus = pytest.mark.skipif(not all(f.is_file() for f in FILES),
+                                  reason="the real memory files (../shared/corpus) are not beside the repository")
 
 
 def keyword_names(service: MemoryService, text: str, count: int = 3, *, cjk: bool = True) -> list[str]:
@@ -48,6 +51,7 @@ def cjk_rows(service: MemoryService) -> int:
     return int(conn.execute(sql).fetchone()[0])
 
 
+@needs_corpus
 def test_labelled_questions_find_their_entity_by_keyword(memory_address, tmp_path):
     """Each file in a memory of its own; every question's entity among the keyword branch's first three, where
     ``entity_fts`` alone finds 9 of 26 (docs/evaluation.md "Chinese and Korean keywords")."""
@@ -106,6 +110,7 @@ def test_text_that_expired_is_not_found(service):
     assert keyword_names(service, "维护") == ["长期笔记"]
 
 
+@needs_corpus
 def test_stored_entities_are_indexed_by_the_migration(memory_address):
     database = open_database(memory_address)
     service = MemoryService(database, HashingEmbedder(), origin="cli")
@@ -145,6 +150,7 @@ def memories(tmp_path_factory):
         next(address, None)
 
 
+@needs_corpus
 def test_both_engines_rank_the_cjk_index_alike(memories):
     sqlite, postgres = memories
     for text in [q["query"] for q in QUERIES] + ["监控 蓝牙", "Ymodem 蓝牙", "测试", "AI 설계"]:
@@ -160,10 +166,11 @@ def test_both_engines_rank_the_cjk_index_alike(memories):
         assert lite_ceiling == pg_ceiling and lite_best == pg_best, text
 
 
+@needs_corpus
 def test_search_with_the_real_model_finds_the_word(model, tmp_path):
     service = MemoryService(open_database(tmp_path / "memory.db"), model, origin="cli")
     try:
-        import_files(service, [FIXTURES / "lbs_next_ai.jsonl"])
+        import_files(service, [CORPUS / "MrHuang-0110__LBS-NEXT-AI__.memory_memory.jsonl"])
         outcome = service.search.query("看门狗", 3, record=False)
         assert outcome.mode == "hybrid"  # found by its words too, not by the English model alone
         assert outcome.results[0].name == "流水灯少一个灯(搁置)"

@@ -1,5 +1,5 @@
-"""A memory's languages, told from its letters: one text's language, the profile of the real memory files of
-tests/fixtures/multilingual (two Chinese, one Korean) and of the English sample, and what ``limbic stats`` and
+"""A memory's languages, told from its letters: one text's language, the profile of two real memory files (one
+Chinese, one Korean) and of the English sample, and what ``limbic stats`` and
 ``limbic doctor`` say of them (the multilingual model named when much of a memory is not English)."""
 
 from __future__ import annotations
@@ -15,7 +15,11 @@ import pytest
 from limbic.core.embedding.languages import MULTILINGUAL_MODEL, advice, language_of, profile, summary
 from limbic.core.io.importer import import_files
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "multilingual"
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+KOREAN = CORPUS / "6329ksu-cmyk__ai_memory__memory.jsonl"
+CHINESE = CORPUS / "MrHuang-0110__LBS-NEXT-AI__.memory_memory.jsonl"
+needs_corpus = pytest.mark.skipif(not (KOREAN.is_file() and CHINESE.is_file()),
+                                  reason="the real memory files (../shared/corpus) are not beside the repository")
 SAMPLE = Path(__file__).resolve().parents[1] / "resources" / "sample" / "graph.jsonl"
 
 
@@ -44,10 +48,11 @@ def _texts(path: Path) -> list[str]:
     return texts
 
 
+@needs_corpus
 def test_real_memories():
-    korean = profile(_texts(FIXTURES / "ai_memory_ko.jsonl"))
+    korean = profile(_texts(KOREAN))
     assert summary(korean) == "Korean 81%, English 19%" and korean.texts == 34
-    chinese = profile(_texts(FIXTURES / "lbs_next_ai.jsonl"))
+    chinese = profile(_texts(CHINESE))
     assert next(iter(chinese.shares)) == "Chinese" and chinese.not_english > 0.5
     assert MULTILINGUAL_MODEL in (advice(korean) or "") and MULTILINGUAL_MODEL in (advice(chinese) or "")
     english = profile(_texts(SAMPLE))
@@ -59,12 +64,13 @@ def _limbic(*args: str, home: Path) -> subprocess.CompletedProcess:
                           timeout=120, env={**os.environ, "LIMBIC_HOME": str(home)}, check=True)
 
 
+@needs_corpus
 def test_stats_and_doctor_name_the_languages_and_the_model(memory_address, tmp_path):
     from limbic.core.service import MemoryService
 
     service = MemoryService.open(memory_address, embedder=None)
     try:
-        import_files(service, [FIXTURES / "ai_memory_ko.jsonl"])
+        import_files(service, [KOREAN])
         assert summary(service.entities.languages()) == "Korean 81%, English 19%"
     finally:
         service.close()

@@ -209,6 +209,22 @@ def test_split_decisions_in_the_review_queue(alex, monkeypatch):
     assert review.review(service, kinds=["split"])[0].total == 1
 
 
+def test_the_queue_clusters_a_candidate_again_only_when_its_observations_change(alex, monkeypatch):
+    """Each candidate's quality is kept under a digest of its live observations: reading the queue again does
+    not cluster an unchanged entity; a new observation proposes it afresh."""
+    service = alex
+    proposed = []
+    propose = service.splits.propose_entity_split
+    monkeypatch.setattr(service.splits, "propose_entity_split",
+                        lambda name, method=None: proposed.append(name) or propose(name, method))
+    assert review.review(service, kinds=["split"])[0].total == 0 and proposed == ["Alex"]
+    assert review.review(service, kinds=["split"])[0].total == 0 and proposed == ["Alex"]
+    service.entities.add_observations([("Alex", [ObservationInput("Collects vintage fountain pens")])])
+    service.search.wait_for_vectors()
+    assert review.review(service, kinds=["split"])[0].total == 0 and proposed == ["Alex", "Alex"]
+    assert review.review(service, kinds=["split"])[0].total == 0 and proposed == ["Alex", "Alex"]
+
+
 def test_parts_are_named_by_their_distinctive_terms_as_written():
     texts = ["The slider animations use CSS transitions", "Slider animation timing is 300 ms",
              "animations pause on hover in the slider", "Ocean theme colours for the slider",

@@ -66,18 +66,30 @@ def normalise_name(name: str) -> str:
     return " ".join(words if packaged else (_singular(word) for word in words))
 
 
+def _joined(words: Sequence[str]) -> str:
+    """``words`` joined without spaces, but with one ``-`` where a digit meets the separator: a number or a
+    version stays apart from the word before or after it (``libgdk-pixbuf-2.0-0`` → ``libgdkpixbuf-2.0-0``,
+    ``libgdk-pixbuf2.0-0`` → ``libgdkpixbuf2.0-0``: two packages)."""
+    out = words[0]
+    for word in words[1:]:
+        out += ("-" if out[-1].isdigit() or word[0].isdigit() else "") + word
+    return out
+
+
 def name_keys(name: str) -> frozenset[str]:
     """The keys under which ``name`` is the same as another name: its words (as :func:`normalise_name` reads
     them, but a dot between two letters or digits kept: ``g.data`` is not ``gdata``, ``2.0`` not ``20``) joined
     without spaces, so that however they were split or joined (``PowerMetrics``, ``Power_Metrics``, ``power
     metrics``, ``IPv6Config`` / ``ipv6_config``) the key is one; and, unless it is written as a package name,
     with its words made singular too (``PowerMetrics`` → ``powermetrics`` and ``powermetric``; ``power-metrics``
-    → ``powermetrics``)."""
+    → ``powermetrics``). A separator next to a digit is kept as one mark (:func:`_joined`), whichever it was:
+    ``Phase 2`` / ``phase_2`` / ``phase-2`` are one, ``phase2`` another, and ``libgdk-pixbuf-2.0-0`` is not
+    ``libgdk-pixbuf2.0-0``."""
     words, packaged = _words(name, _KEY_SEPARATOR)
-    joined = "".join(words)
-    if not joined:
+    if not words:
         return frozenset()
-    return frozenset({joined}) if packaged else frozenset({joined, "".join(_singular(w) for w in words)})
+    joined = _joined(words)
+    return frozenset({joined}) if packaged else frozenset({joined, _joined([_singular(w) for w in words])})
 
 
 def same_name_owners(entities: Iterable[tuple[int, str]]) -> dict[int, int]:

@@ -223,9 +223,8 @@ def topics(texts: Sequence[str], vectors: np.ndarray | None, method: str = DEFAU
     rows; ``vectors`` without vectors falls back to ``tfidf``. ``entity``: the name the parts' names leave out."""
     if method not in METHODS:
         raise ValueError(f"unknown split method {method!r}")
-    weights, _ = tfidf(texts)
     used = method if method == "tfidf" or vectors is not None else "tfidf"
-    points = weights if used == "tfidf" else np.asarray(vectors, dtype=np.float64)
+    points = tfidf(texts)[0] if used == "tfidf" else np.asarray(vectors, dtype=np.float64)
     labels, quality = cluster(points - points.mean(axis=0) if used == "vectors" and len(points) else points)
     return labels, topic_terms(texts, labels, entity), quality, used
 

@@ -3,8 +3,10 @@ or, when none does, one text that keeps them all (its *merged text*). Reads text
 
 A detail of a text (:func:`details`) is each of its words that carries a fact — a value, a name, a path, a
 number, a qualifier ("optional", "only", "for macOS", "for the discovery feature"), a command — and each literal
-it holds (numbers and versions, identifiers and paths, a command between backticks), compared exactly. Words that
-only restate (:data:`~limbic.core.curation.statements.WORDING`: "prefers" / "values", "user clarified",
+it holds (numbers and versions, identifiers and paths, a name of three words or more joined by hyphens, a command
+between backticks), compared exactly (in a name, a hyphen may be written as a space or left out). A word is kept
+in any of its forms (:func:`_derived`: "libraries" / "library", "transitional" / "transition"). Words that only
+restate (:data:`~limbic.core.curation.statements.WORDING`: "prefers" / "values", "user clarified",
 "reiterated") are not details. A member *keeps* another (:func:`keeps`) when every detail of the other is in it;
 a survivor keeps every other member (:func:`survivor`), so settling on it loses nothing. When none does,
 :func:`merged_text` writes the members as one text conservatively — the preferred member, then what each other
@@ -15,8 +17,10 @@ word that no member wrote.
 Which member is preferred (:func:`preference`): a definitional sentence over a fragment or a bullet ("DNS root
 hints and DNSSEC trust anchor" over "* Root Hints (root.hints)…"), what a thing does over "This package provides
 …", then the one with the most details, the longest, the oldest. A bullet, a fragment or a "This package provides
-…" is never the survivor of a cluster holding a better-written member (that member would be lost): such a cluster
-has no survivor, and its merged text starts from the definitional sentence.
+<name>" with nothing but a name (:func:`form`) is never the survivor of a cluster holding a better-written member
+(that member would be lost): such a cluster has no survivor, and its merged text starts from the definitional
+sentence. A "This package contains the X library for Y" that keeps every detail of the others is a survivor when
+no better-written member is.
 """
 
 from __future__ import annotations
@@ -41,9 +45,16 @@ MOST_OF = 0.6
 """Share of a member's words from which what it adds is written whole (after "; ") rather than in parentheses."""
 GAP_WORDS = 2
 """Words between two added details still taken as one piece ("nodes and messy")."""
+NAME_PARTS = 3
+"""Parts from which a word joined by hyphens is a name, kept whole (:func:`_name`)."""
+SUFFIX_LETTERS = 3
+"""Letters two stems may differ by at their end and still be one word (:func:`_derived`)."""
+ROOT_LETTERS = 5
+"""Letters two such stems must share from their start at least."""
 
 _BULLET = re.compile(r"^\s*(?:[*•·▪◦‣>#-]|\d+[.)]|[a-z][.)])\s")
 _BACKTICK = re.compile(r"`([^`]+)`")
+_HYPHENATED = re.compile(r"(?<![\w-])[^\W_]+(?:-[^\W_]+)+(?![\w-])")  # a name: "babel-plugin-polyfill-regenerator"
 _TOKEN = re.compile(r"\S+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
@@ -94,6 +105,7 @@ def details(text: str) -> Details:
     signature = values.signature(body)
     literals = set(signature.values | signature.codes)
     literals |= {_SPACE.sub(" ", span.strip().casefold()) for span in _BACKTICK.findall(body) if span.strip()}
+    literals |= {name for name in map(str.casefold, _HYPHENATED.findall(body)) if _name(name)}
     return Details(frozenset(words), frozenset(literals), _grams(body) if statements.foreign(body) else frozenset())
 
 
@@ -107,16 +119,45 @@ def said(text: str) -> Said:
                 frozenset(signature.values | signature.codes), _grams(text), _SPACE.sub(" ", plain))
 
 
+def _name(hyphenated: str) -> bool:
+    """Whether a word joined by hyphens is a name (``babel-plugin-polyfill-regenerator``) rather than a compound
+    of prose (``command-line``, ``state-of-the-art``, ``electron-to-chromium``): :data:`NAME_PARTS` parts or more,
+    none a stop word."""
+    parts = hyphenated.split("-")
+    return len(parts) >= NAME_PARTS and not any(part in STOP_WORDS for part in parts)
+
+
 def _has_literal(where: Said, literal: str) -> bool:
+    """Whether ``where`` holds ``literal`` as a whole; in a name joined by hyphens, a hyphen written as a hyphen,
+    a space or nothing ("command-line" / "command line" / "commandline"; a flag ``--all`` exactly)."""
     if literal in where.literals:
         return True
-    return re.search(r"(?<!\w)" + re.escape(literal) + r"(?!\w)", where.lowered) is not None
+    parts = literal.split("-") if _HYPHENATED.fullmatch(literal) else [literal]
+    pattern = r"[-\s]?".join(re.escape(part) for part in parts)
+    return re.search(r"(?<!\w)" + pattern + r"(?!\w)", where.lowered) is not None
+
+
+def _derived(word: str, stems: frozenset[str]) -> bool:
+    """Whether one of ``stems`` is ``word`` in another form the light stem leaves apart: the two share their
+    first :data:`ROOT_LETTERS` letters or more and differ only in their last :data:`SUFFIX_LETTERS` letters or
+    fewer (``librar`` of "libraries" / ``library``, ``transitional`` / ``transition``, ``regenerat`` of
+    "regenerate" / ``regenerator``)."""
+    for stem in stems:
+        shared = 0
+        for x, y in zip(word, stem, strict=False):
+            if x != y:
+                break
+            shared += 1
+        if shared >= ROOT_LETTERS and max(len(word), len(stem)) - shared <= SUFFIX_LETTERS:
+            return True
+    return False
 
 
 def missing(keeper: Said, other: Details) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """The details of ``other`` that ``keeper`` lacks: ``(words, literals, grams)``."""
-    return (other.words - keeper.stems, frozenset(x for x in other.literals if not _has_literal(keeper, x)),
-            other.grams - keeper.grams)
+    """The details of ``other`` that ``keeper`` lacks: ``(words, literals, grams)``; a word the keeper holds in
+    another form (:func:`_derived`: "libraries" / "library") is not lacking."""
+    words = frozenset(w for w in other.words - keeper.stems if not _derived(w, keeper.stems))
+    return (words, frozenset(x for x in other.literals if not _has_literal(keeper, x)), other.grams - keeper.grams)
 
 
 def keeps(keeper: Said, other: Details) -> bool:
@@ -152,16 +193,30 @@ def _ordered(members: Sequence[Text]) -> list[Text]:
     return sorted(members, key=lambda m: preference(m.content, m.created_at, m.id))
 
 
+def name_only(text: str) -> bool:
+    """Whether ``text`` only says that something of a name exists: "This package provides …" (or the like,
+    :func:`~limbic.core.curation.statements.boilerplate`) followed by one word or name and nothing else ("This
+    package provides babel-plugin-polyfill-regenerator"). "This package contains the Mono System.Web.WebPages
+    library for CLI 4.0." says what the thing is."""
+    if not statements.boilerplate(text):
+        return False
+    return len(statements.without_boilerplate(text).strip(_EDGE).split()) <= 1
+
+
 def form(text: str) -> tuple[bool, bool]:
-    """How a text is written, as :func:`preference` ranks it first: ``(a fragment or bullet, "This package
-    provides …")``; ``(False, False)`` is a definitional sentence."""
-    return fragment(text), statements.boilerplate(text)
+    """How a text is written, as :func:`survivor` ranks it: ``(a fragment or bullet, only a name)``
+    (:func:`fragment`, :func:`name_only`); ``(False, False)`` is a sentence saying what a thing is (a "This
+    package contains the X library for Y" too)."""
+    return fragment(text), name_only(text)
 
 
 def survivor(members: Sequence[Text]) -> Text | None:
     """The member that keeps every detail of every other (the most preferred of those that do), None when
     none does — or when the only ones that do are written worse (:func:`form`) than the best-written member: a
-    bullet or a "This package provides …" never replaces the definitional sentence (the merged text keeps both)."""
+    bullet or a "This package provides <name>" never replaces the definitional sentence (the merged text keeps
+    both). A "This package contains …" sentence that keeps every detail of the others is a survivor when no
+    better-written member does (nothing is lost: "This package contains the Mono System.Web.WebPages library for
+    CLI 4.0." over "Mono System.Web.WebPages (for CLI 4.0)")."""
     found = {m.id: details(m.content) for m in members}
     ordered = _ordered(members)
     best = form(ordered[0].content)

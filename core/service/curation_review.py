@@ -141,11 +141,10 @@ class SplitCandidates:
     def find(self, service: MemoryService, limit: int) -> tuple[int, list[Decision]]:
 
         _, found = service.splits.find_split_candidates(MAX_CONSIDERED)
+        by_name = {c.name: c for c in found}
         decisions = []
-        for c in found:
-            proposal = service.splits.propose_entity_split(c.name)
-            if not proposal.suggested:
-                continue
+        for proposal in service.splits.suggested_proposals(found):
+            c = by_name[proposal.entity]
             parts = ", ".join(f"“{p.name}” ({len(p.observations)})" for p in proposal.parts)
             evidence = {**c.to_dict(), "quality": round(proposal.quality, 3),
                         "parts": [{"name": p.name, "observations": list(p.observations)} for p in proposal.parts],

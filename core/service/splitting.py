@@ -11,6 +11,7 @@ that belong to a part.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -20,17 +21,20 @@ import numpy as np
 
 from limbic.core import validation as check
 from limbic.core.curation import relation_types, splitting
-from limbic.core.errors import ConflictError, NotFoundError, ValidationError
+from limbic.core.errors import ConflictError, NotFoundError, StoreBusyError, ValidationError
 from limbic.core.models import Entity, EntityInput, ObservationInput, RelationInput
 from limbic.core.store import curation_reads, reads, scope, vec_rows, vector_meta, views
 from limbic.core.store.connection import Connection
-from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE
+from limbic.core.store.schema import OBSERVATION_VECTOR_TABLE, put_setting
 from limbic.core.validation import MAX_ITEMS
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
 
 THRESHOLDS_KEY = "split_thresholds"
+QUALITIES_KEY = "split_qualities"
+"""Setting keeping each split candidate's proposal quality under a digest of its live observations
+(:meth:`Splits.suggested_proposals`)."""
 SPLIT_RELATIONS = {"contains": (relation_types.CONTAINS, relation_types.PART_OF), "contiene": ("contiene", "parte_de")}
 
 
@@ -153,6 +157,41 @@ class Splits:
                 found.append(SplitCandidate(name, entity_type, int(count), threshold, int(entity_id)))
         found.sort(key=lambda c: (-c.score, c.name))
         return len(found), found[:limit]
+
+    def suggested_proposals(self, candidates: Sequence[SplitCandidate]) -> list[SplitProposal]:
+        """The default proposals of ``candidates`` worth suggesting (:attr:`SplitProposal.suggested`), in their
+        order. Clustering an entity's observations costs seconds at size (7-9 s for Debian's 25 candidates), so
+        each candidate's quality and number of parts are kept (setting :data:`QUALITIES_KEY`, written without a
+        change record) under a digest of its live observations — ids, texts, and which have a stored vector of the
+        model: a candidate unchanged since its last proposal and not suggested then is not clustered again; any
+        change to its observations or vectors proposes it afresh. A store too busy to keep them keeps nothing."""
+        conn = self.memory.database.read()
+        model = self.memory.curation.stored_model()
+        digests: dict[int, Any] = {}
+        for entity_id, observation_id, text, vector in curation_reads.live_observations_of(
+                conn, [c.id for c in candidates], model):
+            digests.setdefault(int(entity_id), hashlib.sha256(str(model).encode())).update(
+                f"{observation_id}\x1f{bool(vector)}\x1f{text}\x1e".encode())
+        saved = json.loads(self.memory.database.get_setting(QUALITIES_KEY) or "{}")
+        kept: dict[str, list[Any]] = {}
+        found = []
+        for c in candidates:
+            digest = digests[c.id].hexdigest() if c.id in digests else ""
+            known = saved.get(str(c.id))
+            if known is not None and known[0] == digest and not (known[2] >= 2 and known[1] >= splitting.QUALITY_FLOOR):
+                kept[str(c.id)] = known
+                continue
+            proposal = self.propose_entity_split(c.name)
+            kept[str(c.id)] = [digest, proposal.quality, len(proposal.parts)]
+            if proposal.suggested:
+                found.append(proposal)
+        if kept != saved:
+            try:
+                with self.memory.database.maintenance() as writer:
+                    put_setting(writer, QUALITIES_KEY, json.dumps(kept, sort_keys=True))
+            except StoreBusyError:
+                pass  # a cache: the next reading proposes them again
+        return found
 
     def propose_entity_split(self, name: str, method: str | None = None) -> SplitProposal:
         """Topics of entity ``name``'s live observations as proposed sub-entities, named ``"<name> - Term Term"``,

@@ -71,6 +71,16 @@ def members(conn: Connection, observation_ids: Sequence[int]) -> list[tuple[Any,
         "ON e.id = o.entity_id WHERE o.id IN (SELECT value FROM json_each(?))", (_json(observation_ids),)).fetchall()
 
 
+def live_observations_of(conn: Connection, entity_ids: Sequence[int], model: str | None) -> list[tuple[Any, ...]]:
+    """``(entity id, observation id, text, whether its vector was made by model)`` of the live observations of
+    ``entity_ids``, by entity, then id."""
+    return conn.execute(
+        "SELECT o.entity_id, o.id, o.content, m.observation_id IS NOT NULL FROM observations o "
+        "LEFT JOIN observation_embedding_meta m ON m.observation_id = o.id AND m.model = ? "
+        "WHERE o.superseded_at IS NULL AND o.entity_id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY o.entity_id, o.id", (model, _json(entity_ids))).fetchall()
+
+
 def live_texts_of(conn: Connection, entity_ids: Sequence[int], *, ordered: bool = False) -> list[tuple[int, str]]:
     """``(entity id, text)`` of the live (not superseded) observations of ``entity_ids``; ``ordered``: by entity,
     then oldest first, else in the engine's order."""

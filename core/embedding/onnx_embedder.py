@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 32
-TRIM_AFTER_TEXTS = 16  # an embedding call of this many texts or more gives the C heap's free pages back afterwards
+TRIM_AFTER_TEXTS = 16  # an embedding call of this many texts or more gives its memory back afterwards (release_memory)
 THREADS_ENV = "LIMBIC_EMBED_THREADS"
 
 
@@ -154,8 +154,8 @@ class OnnxEmbedder:
                     options.inter_op_num_threads = 1
                     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                     # onnxruntime's memory arena keeps a batch's buffers for the next batch: without it every
-                    # tensor was a fresh malloc whose pages the kernel faulted in and took back (1,800 minor
-                    # faults and 3 ms of kernel time per text embedded). The arena is shrunk after a large call
+                    # tensor was a fresh malloc whose pages the kernel faulted in and took back (830 minor faults
+                    # and 1.8 ms of kernel time per text importing 10k Debian). The arena is shrunk after a large call
                     # (release_memory), so it does not stay at its peak. No memory pattern (shapes vary per
                     # batch). Pre-packed weights stay: without them a query takes 4× as long.
                     options.enable_mem_pattern = False
@@ -219,7 +219,7 @@ class OnnxEmbedder:
 
     def release_memory(self) -> None:
         """Give back what the last large batches left reserved: onnxruntime's arena is shrunk to the regions
-        in use (one forward pass of one token with the arena-shrinkage run option, ~1 ms), then the C heap's
+        in use (one forward pass of an empty text with the arena-shrinkage run option, ~1 ms), then the C heap's
         free pages (:func:`release_free_memory`). Does nothing before the session exists."""
         session = self._session
         if session is None:

@@ -116,3 +116,29 @@ def test_sentence_transformers_folder_installs_from_dir(tmp_path):
     assert (embedder.dimension, embedder.max_tokens, embedder.pooling) == (384, 256, "mean")
     vectors = embedder.embed(SENTENCES)
     assert float(vectors[0] @ vectors[1]) == pytest.approx(0.6660, abs=1e-3)
+
+
+def test_memory_held_over_large_calls_is_given_back_once_and_changes_no_vector(fp32, monkeypatch):
+    """Large calls give the model's working memory back after each call, or once at the end of the outermost
+    ``holding_memory`` block; the arena and its shrinking change no bit of any vector."""
+    words = " ".join(SENTENCES).split()
+    sentences = [f"note {i}: " + " ".join(words[i % 7 : i % 7 + 3 + i % 11] * (1 + i % 5)) for i in range(80)]
+    alone = OnnxEmbedder(real_model_dir())
+    alone.release_memory()  # no session yet: nothing to give back
+    expected = np.concatenate([alone.embed(sentences[i : i + 20]) for i in range(0, 80, 20)])
+    released: list[int] = []
+    original = fp32.release_memory
+    monkeypatch.setattr(fp32, "release_memory", lambda: (released.append(1), original())[1])
+    fp32.embed(sentences[:20])
+    assert len(released) == 1  # a large call alone gives its memory back at once
+    with fp32.holding_memory():
+        with fp32.holding_memory():
+            held = [fp32.embed(sentences[i : i + 20]) for i in range(0, 80, 20)]
+        fp32.embed_query(SENTENCES[0])
+        assert len(released) == 1  # still inside the outer block
+    assert len(released) == 2  # once, when the outer block ended
+    with fp32.holding_memory():
+        fp32.embed_query(SENTENCES[0])
+    assert len(released) == 2  # nothing large ran: nothing to give back
+    assert np.array_equal(np.concatenate(held), expected)
+    assert np.array_equal(np.concatenate([fp32.embed(sentences[i : i + 20]) for i in range(0, 80, 20)]), expected)

@@ -106,6 +106,29 @@ def test_review_candidates_count_uses_not_impressions(service):
     assert service.entities.get_entity("busy").entity.pinned_at is None
 
 
+def test_a_report_reads_the_retention_review_once_and_a_write_after_it_is_seen(service):
+    """Forget and promote share one review inside a report; outside it (and in the next report) it is read afresh."""
+    old = time.time() - 60 * DAY
+    service.entities.create_entities([E("stale", "Note", (O("x"),), created_at=old), E("busy", "Note", (O("z"),), created_at=old)])
+    written_ago(service, 60)
+    for _ in range(5):
+        service.usage.mark_used(["busy"])
+    service.usage.wait_for_signals()
+    service.lifecycle.save_retention_params(RetentionParams(grace_days=0, keep_used_days=0))
+    params, now = service.lifecycle.retention_params(), time.time()
+    with retention_review.shared_reviews():
+        first = retention_review.review(service.database, params, now)
+        again = retention_review.review(service.database, params, now)
+        assert again == first and again is not first  # the same review, in a list of its own
+        assert [r.name for r in retention_review.review(service.database, params, now + DAY)] == ["stale", "busy"]
+    sections = {s.kind: s for s in review.review(service, ["forget", "promote"])}
+    assert [d.subjects for d in sections["forget"].items] == [("stale",)]
+    assert [d.subjects for d in sections["promote"].items] == [("busy",)]
+    service.entities.delete_entities(["stale"])
+    assert [r.name for r in retention_review.review(service.database, params, now)] == ["busy"]
+    assert review.review(service, ["forget"])[0].total == 0
+
+
 def test_gc_dry_run_changes_nothing_and_archive_archives_exactly_the_candidates(memory_address, capsys):
     from limbic.core.cli.main import main
     from limbic.core.embedding.base import HashingEmbedder

@@ -39,6 +39,10 @@ ROW_BLOCK = 1024
 COLUMN_BLOCK = 8192  # a block of similarities is 1024 × 8192 float32 = 32 MB
 
 
+SCAN_CHUNK = 4096
+"""Vector rows read from the table before they are placed in the matrix at once (6 MB at 384 dimensions)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ObservationRows:
     """Live, unexpired observations with a vector of one model: ``observation`` ``(n,) int64`` ids
@@ -62,11 +66,25 @@ def load_observation_rows(conn: Connection, model: str, now: float) -> Observati
     unit = np.zeros((len(ids), dimension), dtype=np.float32)
     found = np.zeros(len(ids), dtype=bool)
     if len(ids):
+        rowids: list[int] = []
+        blobs: list[bytes] = []
+
+        def place() -> None:  # the rows read so far, SCAN_CHUNK at a time
+            scanned = np.array(rowids, dtype=np.int64)
+            at = np.minimum(np.searchsorted(ids, scanned), len(ids) - 1)
+            wanted = ids[at] == scanned
+            unit[at[wanted]] = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(rowids), dimension)[wanted]
+            found[at[wanted]] = True
+            rowids.clear()
+            blobs.clear()
+
         for rowid, blob in vec_rows.scan(conn, OBSERVATION_VECTOR_TABLE):
-            at = int(np.searchsorted(ids, rowid))
-            if at < len(ids) and ids[at] == rowid:
-                unit[at] = np.frombuffer(blob, dtype=np.float32)
-                found[at] = True
+            rowids.append(rowid)
+            blobs.append(blob)
+            if len(rowids) == SCAN_CHUNK:
+                place()
+        if rowids:
+            place()
     ids, entity, unit = ids[found], entity[found], unit[found]
     norms = np.linalg.norm(unit, axis=1, keepdims=True)
     np.divide(unit, np.where(norms == 0, 1.0, norms), out=unit)
@@ -185,10 +203,14 @@ def owner_pairs(unit: np.ndarray, owners: np.ndarray, threshold: float,
 
 def _relations(rows: ObservationRows, texts: dict[int, str], a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Each pair's verdict, ``(p,) object``: :data:`DUPLICATE`, :data:`MORE_SPECIFIC` or ``""`` (neither). Each
-    row's text is read once (:func:`statements.read`)."""
+    text is read once (:func:`statements.read`), however many rows say it (a quarter of the rows at 10k Debian)."""
     read: dict[int, statements.Statement] = {}
+    by_text: dict[str, statements.Statement] = {}
     for row in np.unique(np.concatenate([a, b])).tolist():
-        read[row] = statements.read(texts.get(int(rows.observation[row]), ""))
+        text = texts.get(int(rows.observation[row]), "")
+        if text not in by_text:
+            by_text[text] = statements.read(text)
+        read[row] = by_text[text]
     out = np.full(len(a), "", dtype=object)
     for k, (x, y) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
         relation = statements.relation(read[x], read[y])

@@ -7,9 +7,11 @@ for tests (feature hashing of words and character trigrams), never used by defau
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -43,6 +45,13 @@ class Embedder(Protocol):
     def count_tokens(self, text: str) -> int:
         """Number of model tokens of ``text`` without special tokens."""
         ...
+
+
+def holding_memory(embedder: Embedder) -> AbstractContextManager[object]:
+    """A block over many large embedding calls, after which the embedder gives its working memory back once
+    (``OnnxEmbedder.holding_memory``); a no-op block for embedders that hold none (:class:`HashingEmbedder`)."""
+    hold = getattr(embedder, "holding_memory", None)
+    return hold() if callable(hold) else contextlib.nullcontext()
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)

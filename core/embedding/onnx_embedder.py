@@ -17,7 +17,8 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 32
-TRIM_AFTER_TEXTS = 16  # an embedding call of this many texts or more gives the C heap's free pages back afterwards
+TRIM_AFTER_TEXTS = 16  # an embedding call of this many texts or more gives its memory back afterwards (release_memory)
 THREADS_ENV = "LIMBIC_EMBED_THREADS"
 
 
@@ -110,6 +111,8 @@ class OnnxEmbedder:
         self._session = None
         self._inputs: tuple[str, ...] = ()
         self._pad_id = 0
+        self._holds = 0  # open holding_memory() blocks: large calls leave the release to the last block's end
+        self._owed = False  # a large call ran inside a holding_memory() block
 
     # --- lazy loading --------------------------------------------------------------------------
 
@@ -150,10 +153,11 @@ class OnnxEmbedder:
                     options.intra_op_num_threads = self.threads
                     options.inter_op_num_threads = 1
                     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                    # No memory arena and no memory pattern: a batch's buffers go back to the allocator instead of
-                    # staying reserved at their peak (−69 MB of RSS after 64-text batches of MiniLM; queries
-                    # 4.0 against 3.9 ms). Pre-packed weights stay: without them a query takes 4× as long.
-                    options.enable_cpu_mem_arena = False
+                    # onnxruntime's memory arena keeps a batch's buffers for the next batch: without it every
+                    # tensor was a fresh malloc whose pages the kernel faulted in and took back (830 minor faults
+                    # and 1.8 ms of kernel time per text importing 10k Debian). The arena is shrunk after a large call
+                    # (release_memory), so it does not stay at its peak. No memory pattern (shapes vary per
+                    # batch). Pre-packed weights stay: without them a query takes 4× as long.
                     options.enable_mem_pattern = False
                     session = ort.InferenceSession(str(self.model_path), options,
                                                    providers=["CPUExecutionProvider"])
@@ -193,6 +197,41 @@ class OnnxEmbedder:
         """Embed one query (query prefix added). Returns ``(dimension,) float32``, L2-normalised."""
         return self._embed([self.query_prefix + text])[0]
 
+    @contextmanager
+    def holding_memory(self) -> Iterator[None]:
+        """Inside the block, embedding calls keep onnxruntime's arena and the C heap's free pages for the next
+        call; the memory is given back once, when the last open block ends (:meth:`release_memory`).
+
+        For a run of many large calls (filling pending vectors: one call per 64 texts), where giving the pages
+        back after each call and faulting them in again cost more kernel time than the model's own work."""
+        with self._load_lock:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._load_lock:
+                self._holds -= 1
+                release = not self._holds and self._owed
+                if release:
+                    self._owed = False
+            if release:
+                self.release_memory()
+
+    def release_memory(self) -> None:
+        """Give back what the last large batches left reserved: onnxruntime's arena is shrunk to the regions
+        in use (one forward pass of an empty text with the arena-shrinkage run option, ~1 ms), then the C heap's
+        free pages (:func:`release_free_memory`). Does nothing before the session exists."""
+        session = self._session
+        if session is None:
+            return
+        import onnxruntime as ort
+
+        shrink = ort.RunOptions()
+        shrink.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+        encoder, _ = self._tokenizers()
+        self._forward(session, [encoder.encode("")], shrink)
+        release_free_memory()
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         result = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
@@ -205,10 +244,14 @@ class OnnxEmbedder:
             chosen = order[start : start + self.batch_size]
             result[chosen] = self._forward(session, [encodings[i] for i in chosen])
         if len(texts) >= TRIM_AFTER_TEXTS:
-            release_free_memory()
+            with self._load_lock:
+                held = self._holds > 0
+                self._owed = self._owed or held
+            if not held:
+                self.release_memory()
         return result
 
-    def _forward(self, session, encodings) -> np.ndarray:
+    def _forward(self, session, encodings, run_options=None) -> np.ndarray:
         length = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), length), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), length), dtype=np.int64)
@@ -216,7 +259,7 @@ class OnnxEmbedder:
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1
         available = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        output = session.run([self.output_name], {name: available[name] for name in self._inputs})[0]
+        output = session.run([self.output_name], {name: available[name] for name in self._inputs}, run_options)[0]
         if self.pooling == "none":
             vectors = output
         elif self.pooling == "cls":

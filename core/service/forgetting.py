@@ -41,6 +41,8 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -169,8 +171,34 @@ def _ago(seconds: float) -> str:
     return f"{duration(max(0.0, seconds))} ago"
 
 
+_shared: ContextVar[dict[tuple[int, RetentionParams, float], list[Retention]] | None] = ContextVar("reviews",
+                                                                                                default=None)
+
+
+@contextmanager
+def shared_reviews() -> Iterator[None]:
+    """Inside the block, :func:`review` of one database with the same parameters at the same moment is computed
+    once (the consolidation report asks it for its forget and its promote candidates: 1.3 s each at 10k Debian)."""
+    token = _shared.set({})
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
 def review(database: Database, params: RetentionParams, now: float) -> list[Retention]:
-    """Every entity's retention at ``now`` (UTC seconds; each memory's decay runs from its own last use), by id."""
+    """Every entity's retention at ``now`` (UTC seconds; each memory's decay runs from its own last use), by id
+    (a new list; shared with earlier calls inside :func:`shared_reviews`)."""
+    memo = _shared.get()
+    if memo is None:
+        return _review(database, params, now)
+    key = (id(database), params, now)
+    if key not in memo:
+        memo[key] = _review(database, params, now)
+    return list(memo[key])
+
+
+def _review(database: Database, params: RetentionParams, now: float) -> list[Retention]:
     conn = database.read()
     since = day_of(now - params.promote_window_days * DAY)
     found = rows.usage(conn, since)

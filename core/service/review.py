@@ -12,11 +12,12 @@ log of applied decisions, which ``limbic undo`` and the MCP tool ``undo_decision
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from limbic.core.errors import NotFoundError, ValidationError
-from limbic.core.service import curation_review, decision_log, lifecycle_review
+from limbic.core.service import curation_review, decision_log, forgetting, lifecycle_review
 from limbic.core.service.decisions import Decision, DecisionSource, Family, ReviewSection, families
 from limbic.core.service.edits import Compound
 
@@ -56,16 +57,18 @@ def review(service: MemoryService, kinds: Sequence[str] | None = None, limit: in
     """
     if limit < 0:
         raise ValidationError("limit must be 0 or more")
-    known = {source.kind: source for source in (SOURCES if sources is None else sources)}
+    # every kind read at one moment, so that forget and promote share one retention review
+    known = {source.kind: source for source in (sources_at(time.time()) if sources is None else sources)}
     wanted = list(known) if kinds is None else list(dict.fromkeys(kinds))
     unknown = [kind for kind in wanted if kind not in known]
     if unknown:
         raise ValidationError(f"unknown kind of decision: {', '.join(unknown)}; known: {', '.join(known) or 'none'}")
     sections = []
-    for kind in wanted:
-        total, items = known[kind].find(service, max(limit, FAMILY_SCAN))
-        alike = families(items, FAMILY_TITLES.get(kind, "{count} alike: {example}"))
-        sections.append(ReviewSection(kind, total, tuple(items[:limit]), alike))
+    with forgetting.shared_reviews():  # forget and promote read the same retention review
+        for kind in wanted:
+            total, items = known[kind].find(service, max(limit, FAMILY_SCAN))
+            alike = families(items, FAMILY_TITLES.get(kind, "{count} alike: {example}"))
+            sections.append(ReviewSection(kind, total, tuple(items[:limit]), alike))
     return sections
 
 

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from limbic.core.embedding.base import Embedder
+from limbic.core.embedding.base import Embedder, holding_memory
 from limbic.core.errors import LimbicError
 from limbic.core.pacing import QuietWindow
 from limbic.core.store import reads
@@ -144,30 +144,31 @@ class VectorFiller:
             self._wake.wait()
             self._wake.clear()
             self._until_quiet()
-            while not self._closed:
-                try:
-                    step = self._step()
-                except Exception as exc:  # noqa: BLE001 — reported, then retried: the thread must not die
-                    if failing_since is None:
-                        failing_since = time.monotonic()
-                        if isinstance(exc, LimbicError):  # a named condition (the database is away): its message
-                            log.warning("computing pending vectors failed, retrying: %s", exc)
-                        else:
-                            log.exception("computing pending vectors failed; retrying")
-                    self.last_error = exc
-                    if self._on_error is not None:
-                        self._on_error(exc)
-                    self._stopping.wait(pause)  # not the wake event: set by every write, it would end the pause
-                    pause = min(pause * 2, RETRY_SECONDS)
-                    continue
-                if failing_since is not None:
-                    log.warning("computing pending vectors works again (failed for %.1f s)",
-                                time.monotonic() - failing_since)
-                    failing_since, pause = None, FIRST_RETRY_SECONDS
-                if step is None:
-                    break
-                if step[0] and self._on_landed is not None:
-                    self._on_landed(step[0])
+            with holding_memory(self._embedder):  # the model's memory is given back once the round ends
+                while not self._closed:
+                    try:
+                        step = self._step()
+                    except Exception as exc:  # noqa: BLE001 — reported, then retried: the thread must not die
+                        if failing_since is None:
+                            failing_since = time.monotonic()
+                            if isinstance(exc, LimbicError):  # a named condition (the database is away): its message
+                                log.warning("computing pending vectors failed, retrying: %s", exc)
+                            else:
+                                log.exception("computing pending vectors failed; retrying")
+                        self.last_error = exc
+                        if self._on_error is not None:
+                            self._on_error(exc)
+                        self._stopping.wait(pause)  # not the wake event: set by every write, it would end the pause
+                        pause = min(pause * 2, RETRY_SECONDS)
+                        continue
+                    if failing_since is not None:
+                        log.warning("computing pending vectors works again (failed for %.1f s)",
+                                    time.monotonic() - failing_since)
+                        failing_since, pause = None, FIRST_RETRY_SECONDS
+                    if step is None:
+                        break
+                    if step[0] and self._on_landed is not None:
+                        self._on_landed(step[0])
             with self._idle:
                 if not self._wake.is_set():
                     self._busy = False

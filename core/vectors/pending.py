@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from limbic.core.embedding.base import Embedder
+from limbic.core.embedding.base import Embedder, holding_memory
 from limbic.core.store import Connection, pending_vectors, reads
 from limbic.core.store.database import Database, WriteTransaction
 from limbic.core.store.indexing import entity_passage, observation_passage, text_hash
@@ -140,13 +140,15 @@ def fill(database: Database, embedder: Embedder, write: Writer, *,
          only: Sequence[int] | None = None) -> int:
     """Fill every pending mark (of ``only`` when given), step by step (:func:`fill_step`);
     ``progress(done, total)`` (entities) after each step, where ``total`` is the number pending when
-    called plus those marked meanwhile. Returns the number of texts embedded."""
+    called plus those marked meanwhile. Returns the number of texts embedded. The embedder keeps its working
+    memory from step to step and gives it back at the end (:func:`~limbic.core.embedding.base.holding_memory`)."""
     done, embedded = 0, 0
     total = reads.pending_vector_count(database.read()) if only is None else len(only)
-    while True:
-        landed, texts = fill_step(database, embedder, write, limit, only)
-        if not landed and not texts:
-            return embedded
-        done, embedded = done + landed, embedded + texts
-        if progress:
-            progress(done, max(total, done + (reads.pending_vector_count(database.read()) if only is None else 0)))
+    with holding_memory(embedder):  # the model's memory is given back once, at the end, not after every step
+        while True:
+            landed, texts = fill_step(database, embedder, write, limit, only)
+            if not landed and not texts:
+                return embedded
+            done, embedded = done + landed, embedded + texts
+            if progress:
+                progress(done, max(total, done + (reads.pending_vector_count(database.read()) if only is None else 0)))

@@ -49,7 +49,7 @@ def test_install_loads_the_model_without_a_restart_and_search_says_it_ranks_on_f
             assert app.installer.start(wheel=str(wheel))
             qtbot.keyClicks(panel.query, "deployment ")  # typing (a space too) goes on while it installs
             qtbot.keyClicks(panel.query, "scripts")
-        assert attached.args == ["all-MiniLM-L6-v2"] and controller.service.embedder is not None
+        assert attached.args == ["all-MiniLM-L6-v2@int8"] and controller.service.embedder is not None
         assert _popups() == before and window.isVisible() and panel.query.text() == QUERY
         assert QApplication.focusWidget() is panel.query  # nothing took the focus away from the typing
         assert "model: all-MiniLM-L6-v2" in window.model_label.full_text() and not window.install_button.isVisible()

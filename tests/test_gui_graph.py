@@ -316,3 +316,15 @@ def test_global_maps_are_the_same_on_every_launch_and_kept_per_database(tmp_path
     kept = saved_layout(address)
     assert kept is not None and np.array_equal(kept[0], ids) and np.array_equal(kept[1], first)
     assert saved_layout(str(tmp_path / "other.db")) is None
+
+
+def test_a_region_wraps_its_points_counter_clockwise():
+    from limbic.gui.graph.overlays import hull
+
+    square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0], [1.0, 1.0], [0.0, 0.0]])
+    outline = hull(square)
+    x, y = outline[:, 0], outline[:, 1]
+    assert sorted(map(tuple, outline)) == [(0.0, 0.0), (0.0, 2.0), (2.0, 0.0), (2.0, 2.0)]
+    assert 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) == 4.0  # counter-clockwise: positive area
+    assert hull(np.array([[0.0, 0.0], [1.0, 1.0], [3.0, 3.0]])).tolist() == [[0.0, 0.0], [3.0, 3.0]]
+    assert len(hull(np.array([[1.0, 1.0], [1.0, 1.0]]))) == 1

@@ -57,21 +57,18 @@ def visible_edges(pos: np.ndarray, edges: np.ndarray, rect: tuple[float, float, 
 
 
 def hull(points: np.ndarray) -> np.ndarray:
-    """``(K, 2)`` convex hull of ``points`` ``(N, 2)``, counter-clockwise (Andrew's monotone chain)."""
+    """``(K, 2)`` convex hull of ``points`` ``(N, 2)``, counter-clockwise (Qhull through SciPy: a large map's
+    regions hold thousands of points, and the UI thread draws them); fewer than three distinct points come back
+    as they are (distinct, sorted), points all on one line as the line's two ends."""
+    from scipy.spatial import ConvexHull, QhullError  # here: SciPy takes most of a second to import
+
     pts = np.unique(np.asarray(points, dtype=np.float64), axis=0)
     if len(pts) < 3:
         return pts
-
-    def half(seq: np.ndarray) -> list[np.ndarray]:
-        out: list[np.ndarray] = []
-        for p in seq:
-            while len(out) >= 2 and np.cross(out[-1] - out[-2], p - out[-2]) <= 0:
-                out.pop()
-            out.append(p)
-        return out
-
-    lower, upper = half(pts), half(pts[::-1])
-    return np.array(lower[:-1] + upper[:-1])
+    try:
+        return pts[ConvexHull(pts).vertices]
+    except QhullError:  # every point on one line: no area to wrap
+        return pts[[0, -1]]
 
 
 def core_points(points: np.ndarray, share: float = CORE_SHARE) -> np.ndarray:

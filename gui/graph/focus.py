@@ -18,7 +18,8 @@ from limbic.core.service.graph_arrays import GraphArrays, neighbours
 from limbic.gui.graph.positions import Arrangement, arrange
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus view
-OVERVIEW_SIZE = 150    # nodes shown in the focus view when nothing is selected or found
+OVERVIEW_SIZE = FOCUS_LIMIT  # nodes shown when nothing is selected or found: a memory file imported beside the
+                             # sample (229 entities) is drawn whole, not just its few best-connected entities
 
 
 def node_weight(arrays: GraphArrays, salience: np.ndarray) -> np.ndarray:

@@ -385,7 +385,9 @@ class GraphView(Annotations, QWidget):
         if self._colour_mode == "fades":
             extra += [r for r in (self._index_of_id(i) for i in self.lenses.fading_ids()[:FADING_SHOWN]) if r is not None]
         seeds = [self._index[n] for n in (*self._selection, *self._hits, *self._expanded) if n in self._index]
-        rows = focus.focus_rows(arrays, self._salience, mask, seeds, extra)
+        kept = [r for r in (self._index_of_id(i) for i in self._drawn_ids.tolist()) if r is not None] \
+            if self._writing else []
+        rows = focus.focus_rows(arrays, self._salience, mask, seeds, extra, kept)
         ids, edges = arrays.ids[rows], subgraph_edges(arrays, rows)
         current = focus.glide_start(self._drawn_ids, self.canvas.pos, ids, self._focus.lookup(ids)[0]) \
             if how == "relayout" else None

@@ -27,16 +27,27 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import threading
 import time
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QProcess, QSettings, QSocketNotifier, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QObject,
+    QProcess,
+    QProcessEnvironment,
+    QSettings,
+    QSocketNotifier,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox, QWidget
 
@@ -54,7 +65,7 @@ from limbic.gui.main_window import MainWindow
 from limbic.gui.mcp_panel import McpPanel
 from limbic.gui.review.timeline import TimelineBar
 from limbic.gui.review.view import ReviewView
-from limbic.gui.starting import end_process, settings_store
+from limbic.gui.starting import SHOWN_ENV, end_process, settings_store
 from limbic.gui.theme import apply_theme
 from limbic.gui.workers import TaskRunner
 
@@ -67,6 +78,8 @@ RECENT_KEY = "recent/databases"
 LEFT_EMPTY_KEY = "sample/left_empty"  # memories whose owner chose to leave them empty: not asked again
 RECENT_COUNT = 8  # databases listed in File ▸ Open recent
 DATABASE_FILES = "Limbic memory (*.db *.sqlite *.sqlite3);;All files (*)"
+OPEN_WAIT_SECONDS = 30.0  # File ▸ Open: the longest this app waits for the new one's window before it quits
+OPEN_POLL_MS = 100  # how often it looks
 QUIT_SECONDS = 0.4  # after a quit is asked (window closed, SIGTERM, Ctrl+C), the process ends at the latest then
 
 
@@ -411,9 +424,11 @@ class LimbicApp(QObject):
         return True
 
     def open_database(self, address: str) -> None:
-        """Start the app again on ``address`` (a file or a PostgreSQL URL) with the same options; this app quits.
-        An address that cannot be one (``postgresql:/…``, another scheme…) is refused in the status bar, and this
-        app goes on."""
+        """Start the app again on ``address`` (a file or a PostgreSQL URL) with the same options; this app quits
+        once the new one's starting window shows (at most :data:`OPEN_WAIT_SECONDS` later), its window up
+        meanwhile with a busy bar, so that a window always shows. Its MCP server stops first (the port is the
+        new app's). An address that cannot be one (``postgresql:/…``, another scheme…) is refused in the status
+        bar, and this app goes on."""
         refused = address_refusal(address)
         if refused is not None:
             if self.controller is not None:
@@ -422,12 +437,34 @@ class LimbicApp(QObject):
         options = [] if self.mcp_enabled else ["--no-mcp"]
         if self.mcp_port != DEFAULT_PORT:
             options += ["--mcp-port", str(self.mcp_port)]
-        if not QProcess.startDetached(sys.executable, relaunch_arguments(address, options)):
+        self._save_window_state()  # the new app's starting window goes where this window is
+        shown = Path(tempfile.mkdtemp(prefix="limbic-open-")) / "shown"
+        process = QProcess()
+        environment = QProcessEnvironment.systemEnvironment()
+        environment.insert(SHOWN_ENV, str(shown))
+        process.setProcessEnvironment(environment)
+        process.setProgram(sys.executable)
+        process.setArguments(relaunch_arguments(address, options))
+        if not process.startDetached():
+            shutil.rmtree(shown.parent, ignore_errors=True)
             if self.controller is not None:
                 self.controller.status_message.emit(f"Could not start Limbic Studio on {address}")
             return
         self._remember(address)
-        _application().quit()
+        if self.mcp_host is not None:
+            self.mcp_host.stop()
+        if self.window is not None:
+            self.window.show_progress(0, 0, f"Opening {address}…")
+        deadline = time.monotonic() + OPEN_WAIT_SECONDS
+
+        def wait() -> None:
+            if shown.exists() or time.monotonic() > deadline:
+                shutil.rmtree(shown.parent, ignore_errors=True)
+                _application().quit()
+            else:
+                QTimer.singleShot(OPEN_POLL_MS, wait)
+
+        wait()
 
     def install_model(self) -> None:
         """*Install model*: install the default model with the progress over the graph, then load it into this

@@ -20,7 +20,7 @@ import threading
 from importlib import resources
 from typing import Any, NoReturn
 
-from PySide6.QtCore import QObject, QRect, QSettings, Qt, Signal
+from PySide6.QtCore import QObject, QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QLabel, QProgressBar, QVBoxLayout, QWidget
 
@@ -30,6 +30,7 @@ from limbic.gui.theme import apply_palette
 log = logging.getLogger(__name__)
 APP_MODULE = "limbic.gui.app"
 STARTING_TEXT = "Starting Limbic Studio…"
+SHOWN_ENV = "LIMBIC_SHOWN_FILE"  # set by an app opening another memory: the file written once this window shows
 WINDOW_SIZE = (1500, 920)  # the first window, when the screen has room for it
 SCREEN_MARGIN = 24       # pixels kept free around a first window on a small screen
 
@@ -92,6 +93,18 @@ class ModuleLoader(QObject):
             self.loaded.emit(module)
 
 
+def tell_shown() -> None:
+    """Write the file named by :data:`SHOWN_ENV` (taken out of the environment), if any: the app that started this
+    one on another memory waits for it, its window up meanwhile, so that a window always shows."""
+    path = os.environ.pop(SHOWN_ENV, "")
+    if path:
+        try:
+            with open(path, "w", encoding="utf-8") as shown:
+                shown.write("shown\n")
+        except OSError as exc:  # its folder gone: that app stops waiting after OPEN_WAIT_SECONDS
+            log.debug("could not tell the waiting app", exc_info=exc)
+
+
 def launch(args: Any) -> NoReturn:
     """``limbic`` with no sub-command: the starting window at once, then the app (``args``: the parsed
     ``--db``, ``--no-mcp``, ``--mcp-port``). Ends the process with the app's exit code."""
@@ -107,6 +120,7 @@ def launch(args: Any) -> NoReturn:
     apply_palette(qt, bool(settings.value("view/dark", False, type=bool)))
     window = StartingWindow(settings)
     window.show()
+    QTimer.singleShot(0, tell_shown)  # once the event loop runs: the window is up
     loader = ModuleLoader()
 
     def failed(text: str) -> None:

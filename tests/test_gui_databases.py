@@ -121,3 +121,46 @@ def test_new_database_never_replaces_a_file(qtbot, tmp_path):
         assert not (tmp_path / "no such folder").exists()
     finally:
         closed(app)
+
+
+def _processes_on(path) -> list[int]:
+    """Process ids whose command line names ``path`` (the app started on that memory)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as cmdline:
+                    if str(path).encode() in cmdline.read().split(b"\0"):
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the started app through /proc")
+def test_opening_another_database_keeps_the_window_until_the_new_one_shows(qtbot, tmp_path, monkeypatch):
+    import tempfile
+
+    from limbic.gui.app import OPEN_WAIT_SECONDS
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the app's hand-over file goes
+    other = tmp_path / "other.db"
+    keeper = MemoryService(open_database(other), HashingEmbedder(), origin="cli")
+    keeper.entities.create_entities([EntityInput("kept", "note")])
+    keeper.close()
+    app = started(qtbot, tmp_path / "current.db", seed=False)
+    started_at = time.monotonic()
+    try:
+        app.open_database(str(other))
+        assert app.window.isVisible() and app.window.progress_banner.isVisible()
+        assert app.window.progress_banner.label.text() == f"Opening {other}…"
+        while list(tmp_path.glob("limbic-open-*")):  # the new app has not shown its window yet
+            assert app.window.isVisible()
+            qtbot.wait(50)
+            assert time.monotonic() - started_at < OPEN_WAIT_SECONDS + 5
+        assert time.monotonic() - started_at < OPEN_WAIT_SECONDS  # told by the new app, not the time limit
+        assert _processes_on(other)
+    finally:
+        for pid in _processes_on(other):
+            os.kill(pid, signal.SIGTERM)
+        closed(app)

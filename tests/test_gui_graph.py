@@ -3,6 +3,7 @@ global map, search hits, live updates; the arrays, salience and temporal factor 
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import QApplication
 from limbic.core.models import EntityInput, RelationInput
 from limbic.core.search.params import ScoringParams
 from limbic.core.service.graph_arrays import neighbours, salience, subgraph_edges, temporal_factor
+from limbic.gui.graph import focus
 from limbic.gui.graph import style as graph_style
 from limbic.gui.graph.layout import LayoutEngine, ego_layout, extend_layout, global_layout
 from limbic.gui.graph.view import GraphView
@@ -328,3 +330,99 @@ def test_a_region_wraps_its_points_counter_clockwise():
     assert 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) == 4.0  # counter-clockwise: positive area
     assert hull(np.array([[0.0, 0.0], [1.0, 1.0], [3.0, 3.0]])).tolist() == [[0.0, 0.0], [3.0, 3.0]]
     assert len(hull(np.array([[1.0, 1.0], [1.0, 1.0]]))) == 1
+
+
+def _memory_file(path, prefix: str, count: int):
+    """An agent's memory file (the MCP memory server's JSONL) of ``count`` entities in a chain of components
+    that never were used: none outweighs a sample entity. Returns the path and the entities' names."""
+    names = [f"{prefix}Component{i:02d}.tsx" for i in range(count)]
+    lines = [json.dumps({"type": "entity", "name": n, "entityType": "react_component",
+                         "observations": [f"renders step {i} of the {prefix} workout flow"]}) for i, n in enumerate(names)]
+    lines += [json.dumps({"type": "relation", "from": a, "to": b, "relationType": "renders"})
+              for a, b in zip(names, names[1:], strict=False)]
+    path.write_text("\n".join(lines) + "\n")
+    return path, names
+
+
+@pytest.fixture
+def sample_service(tmp_path):
+    """The sample memory in a new SQLite file (hashing embedder)."""
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.io.sample import seed_sample_graph
+    from limbic.core.service import MemoryService
+    from limbic.core.store.backend import open_database
+
+    svc = MemoryService(open_database(tmp_path / "memory.db"), HashingEmbedder(), origin="cli")
+    seed_sample_graph(svc)
+    yield svc
+    svc.close()
+
+
+def test_the_focus_view_draws_a_file_imported_beside_the_sample_whole(qtbot, tmp_path, sample_service):
+    from _widgets_helpers import open_controller
+
+    from limbic.core.io.importer import import_files
+
+    first, first_names = _memory_file(tmp_path / "stratos.jsonl", "Stratos", 57)
+    import_files(sample_service, [first])
+    controllers = open_controller(sample_service)
+    controller = next(controllers)
+    widget = GraphView(controller)
+    widget.resize(1000, 700)
+    qtbot.addWidget(widget)
+    widget.show()
+    try:
+        total = len(sample_service.entities.entity_names())
+        qtbot.waitUntil(lambda: len(widget.shown_names()) == total, timeout=15000)  # 229 + 57: every one drawn
+        assert set(first_names) <= set(widget.shown_names())
+        assert widget.info.full_text().startswith(f"{total} of {total} entities")
+        second, second_names = _memory_file(tmp_path / "other.jsonl", "Other", 57)  # past the focus view's 300
+        import_files(sample_service, [second])
+        widget.reload(full=True)
+        left_out = total + 57 - focus.OVERVIEW_SIZE
+        qtbot.waitUntil(lambda: f"{left_out} more on the global map" in widget.info.full_text(), timeout=15000)
+        assert len(widget.shown_names()) == focus.OVERVIEW_SIZE
+        controller.select([first_names[0]])  # something chosen: its neighbourhood, and no "more" to offer
+        qtbot.waitUntil(lambda: set(widget.shown_names()) == set(first_names[:2]), timeout=5000)
+        assert "more on the global map" not in widget.info.full_text()
+    finally:
+        widget.shutdown()
+        next(controllers, None)
+
+
+def test_the_hover_card_reads_an_entity_whose_name_two_projects_hold(qtbot, controller, service):
+    from limbic.core.errors import ConflictError, NotFoundError
+    from limbic.core.models import ObservationInput
+
+    for project in ("a", "b"):
+        service.entities.create_entities([EntityInput("Backend", "service", (ObservationInput(f"the {project} API"),),
+                                                      project=project)])
+    with pytest.raises(ConflictError):
+        service.entities.get_entity("Backend")  # unbound, the name is ambiguous
+    widget = GraphView(controller)
+    widget.resize(900, 650)
+    qtbot.addWidget(widget)
+    widget.show()
+    try:
+        qtbot.waitUntil(lambda: widget.shown_names() == ["Backend", "Backend"], timeout=5000)
+        projects = []
+        for index in range(2):  # each card reads its own entity (by id): its project and observation
+            widget.canvas.node_hovered.emit(index, widget.canvas.rect().center())
+            qtbot.waitUntil(lambda: "project:" in widget.card.text(), timeout=5000)
+            shown = widget.card.text()
+            project = shown.split("project: ")[1][0]
+            assert f"the {project} API" in shown, shown
+            projects.append(project)
+            widget.canvas.node_hovered.emit(-1, widget.canvas.rect().center())
+        assert sorted(projects) == ["a", "b"]
+        ids = [int(i) for i in widget.arrays.ids]
+        with service.scoped("a"):  # bound to a project, another project's entity is not seen by id either
+            seen = []
+            for entity_id in ids:
+                try:
+                    seen.append(service.entities.get_entity_by_id(entity_id).entity.project)
+                except NotFoundError:
+                    seen.append(None)
+        assert seen.count("a") == 1 and seen.count(None) == 1
+    finally:
+        widget.shutdown()

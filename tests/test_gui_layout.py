@@ -6,7 +6,7 @@ selection, an edit, and a failure shown three ways at once (a status-bar line, t
 dialog), each with a text far longer than the screen is wide, and the Review list. After every step the window
 (frame included) lies within the screen's free area, no dock shown is narrower than its minimum readable width,
 the graph view has at least 55 % of the window's width, and no table shown (the results, the Review list, the MCP
-log, the editor's observations) scrolls sideways; the editor shows at least six observation rows, and the MCP
+log, the editor's observations) scrolls sideways; the results show at least seven rows, the editor at least six observation rows, and the MCP
 panel its activity log without scrolling.
 """
 
@@ -30,6 +30,7 @@ SIZES = ((1366, 768), (1600, 1000))
 GRAPH_SHARE = 0.55
 STEPS = ("start", "search", "select", "edit", "failure", "tab:reviewDock")
 EDITOR_ROWS = 6
+RESULT_ROWS = 7
 LOG_ROWS = 4
 
 
@@ -73,7 +74,7 @@ def test_the_window_fits_the_screen_and_the_graph_gets_the_room(tmp_path, corpus
         assert step["docks"] and all(dock >= MIN_DOCK_WIDTH for dock in step["docks"].values()), step
         assert not any(table["hscroll"] for table in step["tables"].values()), step
     by_step = {step["step"]: step for step in steps}
-    assert by_step["search"]["tables"]["results"]["rows"] >= 5, by_step["search"]
+    assert by_step["search"]["tables"]["results"]["rows"] >= RESULT_ROWS, by_step["search"]
     assert by_step["edit"]["tables"]["observations"]["rows"] >= EDITOR_ROWS, by_step["edit"]
     failure = by_step["failure"]  # the MCP panel, with a failure shown: the log is still there, no scrolling
     assert failure["tables"]["mcp_log"]["rows"] >= LOG_ROWS and not failure["dock_scrolls"]["mcpDock"], failure

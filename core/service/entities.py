@@ -27,6 +27,7 @@ from limbic.core.store.search_log import impression_stats
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
+    from limbic.core.store.connection import Connection
 
 
 class Entities:
@@ -232,7 +233,20 @@ class Entities:
         found = reads.entities_by_names(conn, [name])
         if not found:
             raise NotFoundError(f"unknown entity {name!r}", [name])
-        entity = found[0]
+        return self._detail(conn, found[0], record, origin)
+
+    def get_entity_by_id(self, entity_id: int) -> EntityDetail:
+        """:meth:`get_entity` of the entity ``entity_id`` (a row of :meth:`graph_arrays`), never recorded as a use:
+        unlike a name, an id is never ambiguous (a name may be held by several projects). A call bound to a
+        project sees its entities and the global ones. Raises NotFoundError for an id it does not see."""
+        conn = self.memory.database.read()
+        found = reads.entities_by_ids(conn, [int(entity_id)])
+        binding = scope.current()
+        if not found or (binding is not None and found[0].project not in (None, binding)):
+            raise NotFoundError(f"no entity with id {entity_id}", [str(entity_id)])
+        return self._detail(conn, found[0], False, None)
+
+    def _detail(self, conn: Connection, entity: Entity, record: bool, origin: str | None) -> EntityDetail:
         relations = views.relations_seen(conn, [entity.id], include_ended=True)
         count, last, days = reads.access_stats(conn, entity.id)
         impressions, last_impression = impression_stats(conn, entity.id)

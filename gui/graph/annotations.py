@@ -48,11 +48,12 @@ class Annotations:
     _colouring: Colouring | None
     _colour_shown: str
     _chosen_code: int | None
-    _details: dict[str, Any]
-    _reading: str | None
+    _details: dict[int, Any]
+    _reading: int | None
     _mode: str
     _channel: str
     _alpha: Callable[[np.ndarray], np.ndarray]  # the drawn rows' opacity levels (GraphView)
+    _index_of_id: Callable[[int], int | None]  # the arrays' row of an entity id (GraphView)
 
     def _draw_regions(self, colouring: Colouring, names: list[str], priority: np.ndarray, pos: np.ndarray,
                       groups: np.ndarray | None) -> None:
@@ -108,25 +109,26 @@ class Annotations:
             self.card.name = None
             return
         row = int(self._rows[index])
-        name = arrays.names[row]
+        name, entity_id = arrays.names[row], int(arrays.ids[row])
         entity_type = arrays.type_names[int(arrays.type_codes[row])]
         relations, last = int(arrays.degree[row]), float(arrays.last_access[row])
-        self.card.show_at(name, card_html(name, entity_type, relations, last, self._details.get(name)), where)
-        if self._details.get(name) is None and self._reading != name:  # a newer hover drops an older read
-            self._reading = name
-            self.controller.run(self.controller.service.entities.get_entity, name,  # record=False: looking is not using
-                                on_success=lambda detail: self._detail_read(name, detail),
+        self.card.show_at(name, card_html(name, entity_type, relations, last, self._details.get(entity_id)), where)
+        if self._details.get(entity_id) is None and self._reading != entity_id:  # a newer hover drops an older read
+            self._reading = entity_id
+            # by id: a name may be held by several projects (and the read records no use: looking is not using)
+            self.controller.run(self.controller.service.entities.get_entity_by_id, entity_id,
+                                on_success=lambda detail: self._detail_read(entity_id, detail),
                                 on_failure=lambda _error: None, channel=self._channel + "-card")
 
-    def _detail_read(self, name: str, detail: Any) -> None:
-        self._details[name] = detail
+    def _detail_read(self, entity_id: int, detail: Any) -> None:
+        self._details[entity_id] = detail
         self._reading = None
         arrays = self._arrays
-        if self.card.isVisible() and self.card.name == name and arrays is not None and name in self._index:
-            row = self._index[name]
-            html = card_html(name, arrays.type_names[int(arrays.type_codes[row])], int(arrays.degree[row]),
+        row = self._index_of_id(entity_id)
+        if self.card.isVisible() and self.card.name == detail.entity.name and arrays is not None and row is not None:
+            html = card_html(detail.entity.name, arrays.type_names[int(arrays.type_codes[row])], int(arrays.degree[row]),
                              float(arrays.last_access[row]), detail)
-            self.card.show_at(name, html, self.card.pos() - QPoint(16, 16))
+            self.card.show_at(detail.entity.name, html, self.card.pos() - QPoint(16, 16))
 
     def _go_to(self, name: str) -> None:
         self.canvas.center_on(name)

@@ -18,7 +18,8 @@ from limbic.core.service.graph_arrays import GraphArrays, neighbours
 from limbic.gui.graph.positions import Arrangement, arrange
 
 FOCUS_LIMIT = 300      # most nodes drawn in the focus view
-OVERVIEW_SIZE = 150    # nodes shown in the focus view when nothing is selected or found
+OVERVIEW_SIZE = FOCUS_LIMIT  # nodes shown when nothing is selected or found: a memory file imported beside the
+                             # sample (229 entities) is drawn whole, not just its few best-connected entities
 
 
 def node_weight(arrays: GraphArrays, salience: np.ndarray) -> np.ndarray:
@@ -28,17 +29,20 @@ def node_weight(arrays: GraphArrays, salience: np.ndarray) -> np.ndarray:
 
 
 def focus_rows(arrays: GraphArrays, salience: np.ndarray, mask: np.ndarray, seeds: Iterable[int],
-               extra: Iterable[int] = ()) -> np.ndarray:
+               extra: Iterable[int] = (), kept: Iterable[int] = ()) -> np.ndarray:
     """Sorted ``(K,) int64`` rows to draw: the ``seeds`` (rows of the selection, hits and expanded nodes)
     and their neighbours among the ``mask`` ``(N,) bool`` (seeds always), the heaviest past
-    :data:`FOCUS_LIMIT`; without seeds the :data:`OVERVIEW_SIZE` heaviest visible entities. The ``extra``
-    rows (entities just written, the pinned one, what fades) join either way, with their neighbours."""
+    :data:`FOCUS_LIMIT`; without seeds the :data:`OVERVIEW_SIZE` heaviest visible entities, and the visible
+    ``kept`` rows (drawn before a write: a write that reweighs the last places moves none of them out). The
+    ``extra`` rows (entities just written, the pinned one, what fades) join either way, with their neighbours."""
     weight = node_weight(arrays, salience)
     seed_rows = np.array(sorted(set(seeds)), dtype=np.int64)
     extra_rows = np.array(sorted(set(extra)), dtype=np.int64)
     if not len(seed_rows):
         candidates = np.flatnonzero(mask)
-        rows = np.sort(candidates[np.argsort(-weight[candidates], kind="stable")[:OVERVIEW_SIZE]])
+        kept_rows = np.array(sorted(set(kept)), dtype=np.int64)
+        rows = np.union1d(candidates[np.argsort(-weight[candidates], kind="stable")[:OVERVIEW_SIZE]],
+                          kept_rows[mask[kept_rows]])
         if not len(extra_rows):
             return rows
         seed_rows = extra_rows

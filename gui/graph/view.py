@@ -85,8 +85,8 @@ class GraphView(Annotations, QWidget):
         self._replay_marks: list[str] = []
         self._chosen_code: int | None = None  # the colour code picked in the legend (its nodes highlighted)
         self._colouring: Colouring | None = None
-        self._details: dict[str, Any] = {}  # name → EntityDetail read for the hover card
-        self._reading: str | None = None  # the name whose card details are being read
+        self._details: dict[int, Any] = {}  # entity id → EntityDetail read for the hover card
+        self._reading: int | None = None  # the entity id whose card details are being read
         self._loose: set[int] = set()  # placed without a drawn neighbour: placed again once linked
         self._how = "keep"  # the intent of the focus arrangement being computed (see positions.arrange)
         self._glide_next = False  # the next global draw animates from the drawn positions (Re-layout)
@@ -385,7 +385,9 @@ class GraphView(Annotations, QWidget):
         if self._colour_mode == "fades":
             extra += [r for r in (self._index_of_id(i) for i in self.lenses.fading_ids()[:FADING_SHOWN]) if r is not None]
         seeds = [self._index[n] for n in (*self._selection, *self._hits, *self._expanded) if n in self._index]
-        rows = focus.focus_rows(arrays, self._salience, mask, seeds, extra)
+        kept = [r for r in (self._index_of_id(i) for i in self._drawn_ids.tolist()) if r is not None] \
+            if self._writing else []
+        rows = focus.focus_rows(arrays, self._salience, mask, seeds, extra, kept)
         ids, edges = arrays.ids[rows], subgraph_edges(arrays, rows)
         current = focus.glide_start(self._drawn_ids, self.canvas.pos, ids, self._focus.lookup(ids)[0]) \
             if how == "relayout" else None
@@ -404,7 +406,8 @@ class GraphView(Annotations, QWidget):
         placed_before = store_ids
         self.controller.run(focus.arrange_view, store_ids, store_pos, self._drawn_ids, ids, edges, how, current,
                             gap, anchor,
-                            on_success=lambda done: self._focus_arranged(arrays, rows, done, placed_before, edges),
+                            on_success=lambda done: self._focus_arranged(arrays, rows, done, placed_before, edges,
+                                                                         0 if seeds else int(mask.sum()) - len(rows)),
                             channel=self._channel + "-ego")
 
     def _index_of_id(self, entity_id: int) -> int | None:
@@ -415,7 +418,8 @@ class GraphView(Annotations, QWidget):
         return where if where < len(arrays.ids) and arrays.ids[where] == entity_id else None
 
     def _focus_arranged(self, arrays: GraphArrays, rows: np.ndarray, arrangement: Arrangement,
-                        placed_before: np.ndarray, edges: np.ndarray) -> None:
+                        placed_before: np.ndarray, edges: np.ndarray, left_out: int) -> None:
+        """Draw the arranged focus view; ``left_out``: the entities the overview (nothing chosen) leaves out."""
         if arrays is not self._arrays or self._mode != "focus":  # outdated, or the global map was chosen meanwhile
             return
         self._how = "keep"
@@ -432,7 +436,7 @@ class GraphView(Annotations, QWidget):
                 start = focus.glide_start(self._drawn_ids, self.canvas.pos, ids, arrangement.pos)
         else:
             self._focus.update(ids, arrangement.pos)
-        self._draw(rows, arrangement.pos, start)
+        self._draw(rows, arrangement.pos, start, left_out)
 
     def _refresh_global(self, arrays: GraphArrays, mask: np.ndarray) -> None:
         if not self.global_map.known(arrays):
@@ -480,7 +484,7 @@ class GraphView(Annotations, QWidget):
         return colour_nodes(self._colour_mode, arrays.type_codes[rows], arrays.type_names, groups,
                             self._leads(groups[1]) if groups is not None else {})
 
-    def _draw(self, rows: np.ndarray, pos: np.ndarray, start: np.ndarray | None) -> None:
+    def _draw(self, rows: np.ndarray, pos: np.ndarray, start: np.ndarray | None, left_out: int = 0) -> None:
         arrays = self._arrays
         if arrays is None:
             return
@@ -513,7 +517,8 @@ class GraphView(Annotations, QWidget):
             written = set(self._written)
             self.canvas.point_to([n for n, i, xy in zip(names, self._drawn_ids.tolist(), pos.tolist(), strict=True)
                                   if i in written and drawn_before.get(n) != tuple(xy)])
-        self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}")
+        more = f" · {left_out:,} more on the global map" if left_out > 0 else ""
+        self.info.set_full_text(f"{len(rows):,} of {plural(len(arrays), 'entity')} · {plural(len(edges), 'relation')}{more}")
         self.drawn.emit()
 
     def _rings(self) -> None:

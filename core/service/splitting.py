@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ import numpy as np
 
 from limbic.core import validation as check
 from limbic.core.curation import relation_types, splitting
-from limbic.core.errors import ConflictError, NotFoundError, StoreBusyError, ValidationError
+from limbic.core.errors import ConflictError, NotFoundError, ValidationError
 from limbic.core.models import Entity, EntityInput, ObservationInput, RelationInput
 from limbic.core.store import curation_reads, reads, scope, vec_rows, vector_meta, views
 from limbic.core.store.connection import Connection
@@ -30,6 +31,8 @@ from limbic.core.validation import MAX_ITEMS
 
 if TYPE_CHECKING:
     from limbic.core.service.memory import MemoryService
+
+log = logging.getLogger(__name__)
 
 THRESHOLDS_KEY = "split_thresholds"
 QUALITIES_KEY = "split_qualities"
@@ -164,7 +167,7 @@ class Splits:
         each candidate's quality and number of parts are kept (setting :data:`QUALITIES_KEY`, written without a
         change record) under a digest of its live observations — ids, texts, and which have a stored vector of the
         model: a candidate unchanged since its last proposal and not suggested then is not clustered again; any
-        change to its observations or vectors proposes it afresh. A store too busy to keep them keeps nothing."""
+        change to its observations or vectors proposes it afresh. A store too busy (or read-only) to keep them keeps nothing."""
         conn = self.memory.database.read()
         model = self.memory.curation.stored_model()
         digests: dict[int, Any] = {}
@@ -189,8 +192,8 @@ class Splits:
             try:
                 with self.memory.database.maintenance() as writer:
                     put_setting(writer, QUALITIES_KEY, json.dumps(kept, sort_keys=True))
-            except StoreBusyError:
-                pass  # a cache: the next reading proposes them again
+            except Exception as exc:  # noqa: BLE001 - a cache (a busy or read-only store): the next reading proposes them again
+                log.debug("split qualities not kept: %s", exc)
         return found
 
     def propose_entity_split(self, name: str, method: str | None = None) -> SplitProposal:

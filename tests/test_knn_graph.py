@@ -226,10 +226,12 @@ def test_warm_up_without_vectors_does_nothing_and_close_waits_for_it(memory_addr
     from limbic.core.store.backend import open_database
 
     empty = MemoryService(open_database(memory_address), HashingEmbedder())
-    empty.search.start_warm_up()
+    after: list[bool] = []
+    empty.search.start_warm_up(then=lambda: after.append(empty.search.warming_up()))
     empty.close()  # joins the warm-up before closing the connections
     assert not empty.search.warming_up()
     assert len(empty.index) == 0
+    assert after == [True]  # ``then`` ran once, on the warm-up's thread, after the warm-up itself
 
 
 @pytest.mark.parametrize("backend", ["postgresql"], indirect=True)

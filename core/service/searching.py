@@ -158,10 +158,11 @@ class Search:
         self.memory.database.release_cache()  # SQLite: the vector tables' pages, read once
         release_free_memory()  # the rows read on the way into the copy (38 MB at 10,000 entities)
 
-    def start_warm_up(self) -> None:
-        """Run :meth:`warm_up` once on a background thread; :meth:`MemoryService.close
-        <limbic.core.service.memory.MemoryService.close>` waits for it (:meth:`wait_for_warm_up`). An error is logged
-        and left to the first search, which loads the same things and reports it."""
+    def start_warm_up(self, then: Callable[[], None] | None = None) -> None:
+        """Run :meth:`warm_up` once on a background thread, then ``then`` (on that thread, whether the warm-up
+        succeeded or not); :meth:`MemoryService.close <limbic.core.service.memory.MemoryService.close>` waits for it
+        (:meth:`wait_for_warm_up`). An error is logged and left to the first search, which loads the same things and
+        reports it."""
         if self._warm_up_thread is not None:
             return
 
@@ -172,6 +173,8 @@ class Search:
                 pass
             except Exception:
                 log.exception("warming up the search failed; the first search loads the model and vectors")
+            if then is not None:
+                then()
 
         self._warm_up_thread = threading.Thread(target=run, name="limbic-warm-up", daemon=True)
         self._warm_up_thread.start()

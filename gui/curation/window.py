@@ -5,7 +5,8 @@ answers still due to its panels and gives the memory behind its lists back (the 
 
 from __future__ import annotations
 
-from PySide6.QtGui import QUndoStack
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QPaintEvent, QUndoStack
 from PySide6.QtWidgets import QDialog, QTabWidget, QVBoxLayout, QWidget
 
 from limbic.gui.controller import AppController
@@ -15,8 +16,10 @@ from limbic.gui.edit.undo import EditQueue
 
 
 class CurationWindow(QDialog):
-    """Non-modal: the merge queue and the split candidates in tabs. It looks for duplicates as it opens, and for
-    split candidates when the Split tab is first shown (proposing a split loads scikit-learn's clustering, about
+    """Non-modal: the merge queue and the split candidates in tabs. It looks for duplicates once it has been drawn
+    (a search started while the window is built and first painted would compete with it for the interpreter lock:
+    docs/performance.md "The UI thread at 10,000 entities"), and for split candidates when the Split tab is first
+    shown (proposing a split loads scikit-learn's clustering, about
     70 MB, which a session on the merge queue alone does not need: docs/performance.md "Memory")."""
 
     def __init__(self, controller: AppController, parent: QWidget | None = None, *,
@@ -34,7 +37,14 @@ class CurationWindow(QDialog):
         layout.addWidget(self.tabs)
         self._split_looked_for = False
         self.tabs.currentChanged.connect(self._tab_shown)
-        self.merge_queue.find_duplicates()
+        self._looked_for = False
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        """The first time: look for duplicates from the event loop's next turn, once the window is drawn."""
+        super().paintEvent(event)
+        if not self._looked_for:
+            self._looked_for = True
+            QTimer.singleShot(0, self.merge_queue, self.merge_queue.find_duplicates)  # not once the window is gone
 
     def show_split(self) -> None:
         """Show the Split tab (looking for split candidates the first time)."""

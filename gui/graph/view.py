@@ -19,6 +19,7 @@ computed through ``controller.run``, off the UI thread.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -356,6 +357,7 @@ class GraphView(Annotations, QWidget):
             self.global_map.anchor = np.array([rect.center().x(), rect.center().y()])
 
     def _global_done(self, arrays: GraphArrays) -> None:
+        gc.freeze()  # the map's arrays and positions live on: out of the collector's full passes (app.py's warm-up)
         self.global_ready.emit()
         if self._mode == "global" and arrays is self._arrays:
             self._refresh()

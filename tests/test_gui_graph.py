@@ -332,6 +332,29 @@ def test_a_region_wraps_its_points_counter_clockwise():
     assert len(hull(np.array([[1.0, 1.0], [1.0, 1.0]]))) == 1
 
 
+def test_a_large_maps_edges_keep_to_a_budget_of_length_the_heaviest_first():
+    from limbic.gui.graph.overlays import INK_BUDGET, LONG_EDGE, visible_edges
+
+    rng = np.random.default_rng(7)
+    pos = rng.random((4_000, 2)) * 100.0
+    edges = rng.integers(0, 4_000, (20_000, 2))
+    priority = rng.random(4_000)
+    rect = (0.0, 0.0, 100.0, 100.0)
+    diagonal = float(np.hypot(100.0, 100.0))
+    rows, share = visible_edges(pos, edges, rect, priority)
+    length = np.hypot(*(pos[edges[rows, 0]] - pos[edges[rows, 1]]).T)
+    assert 0 < len(rows) and length.sum() <= INK_BUDGET * diagonal and length.max() <= LONG_EDGE * diagonal
+    assert 0.35 <= share < 1.0
+    weight = priority[edges[:, 0]] + priority[edges[:, 1]]
+    candidates = np.flatnonzero(np.hypot(*(pos[edges[:, 0]] - pos[edges[:, 1]]).T) <= LONG_EDGE * diagonal)
+    left_out = np.setdiff1d(candidates, rows)
+    assert weight[rows].min() >= weight[left_out].max()  # the heaviest ends first
+    few = edges[:50]  # well within both budgets: every short edge is drawn
+    rows, share = visible_edges(pos, few, rect, priority)
+    assert rows.tolist() == [i for i in range(50) if np.hypot(*(pos[few[i, 0]] - pos[few[i, 1]])) <= LONG_EDGE * diagonal]
+    assert share == 1.0
+
+
 def _memory_file(path, prefix: str, count: int):
     """An agent's memory file (the MCP memory server's JSONL) of ``count`` entities in a chain of components
     that never were used: none outweighs a sample entity. Returns the path and the entities' names."""

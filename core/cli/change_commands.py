@@ -74,14 +74,15 @@ def moment(text: str | None, what: str, *, end_of_day: bool = False) -> float | 
 
 
 def describe(event: TimelineEvent) -> str:
-    """One step of a timeline in words: ``searched “query” → 3 shown: A, B, C``, ``opened A``…"""
+    """One step of a timeline in words: ``searched “query” → 3 shown: A, B, C``, ``opened A (shown by search
+    #N)``, ``opened B`` (no logged search showed it)…"""
     names = ", ".join(event.entities)
     if event.kind == "search":
         return f"searched “{event.detail}” → {len(event.entities)} shown" + (f": {names}" if names else "")
     if event.kind == "wrote":
         return f"{event.detail.replace('_', ' ')}" + (f": {names}" if names else "")
     searches = ", ".join(f"#{i}" for i in event.searches)
-    return f"{STEP_VERBS[event.kind]} {names} (shown by search {searches})"
+    return f"{STEP_VERBS[event.kind]} {names}" + (f" (shown by search {searches})" if searches else "")
 
 
 def run_timeline(args: argparse.Namespace) -> int:

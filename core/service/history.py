@@ -89,12 +89,14 @@ class History:
         the search first). ``agent`` is an MCP token's name (its origin ``mcp:NAME``), ``origin`` any origin as
         stored (``stdio``, ``gui``…); neither: every agent and person.
 
-        Built from the search log (each logged search and its impressions) and the change log (each write; the
-        housekeeping steps that write no memory — vectors landed, settings, tokens — left out),
-        with the uses that answered a logged search (an entity opened or marked used after a search by the same
-        origin showed it, within the feedback window, or naming its ``searchId``: the relevance labels of
-        :mod:`limbic.core.service.usage`). A use of an entity no search showed it is not logged per agent, so it
-        is not here; nor are searches dropped from the log by its retention. Reading records nothing.
+        Built from the search log (each logged search and its impressions), the use log (each entity opened —
+        ``open_nodes``, ``get_entity`` — or marked used, by the caller's own origin, whether a search showed it
+        first or not; with the ids of the logged searches it answered: a search by the same origin that showed it
+        within the feedback window, or the ``searchId`` it named, the relevance labels of
+        :mod:`limbic.core.service.usage`) and the change log (each write; the housekeeping steps that write no
+        memory — vectors landed, settings, tokens — left out). Looking (search results, the app's inspector) is
+        not a use and is not here; nor are searches and uses dropped from their logs by their retention (the
+        newest ``retention`` of each, docs/tuning.md). Reading records nothing.
 
         Raises:
             ValidationError: a malformed agent name or origin, both given, a bad limit, or ``since`` after
@@ -121,7 +123,8 @@ class History:
         for at, who, source, search_id, entity_id, name in used:  # one call's uses share their time
             entities, searches = grouped.setdefault((at, who, USE_KINDS.get(source, "opened")), ({}, {}))
             entities[entity_id] = name
-            searches[search_id] = None
+            if search_id is not None:
+                searches[search_id] = None
         events += [TimelineEvent(at, who, kind, kind, *_named(sorted(entities.items())), tuple(sorted(searches)))
                    for (at, who, kind), (entities, searches) in grouped.items()]
         events += [TimelineEvent(at, who, "wrote", op, *_named(touched)) for _id, at, who, op, touched in wrote]
@@ -130,8 +133,8 @@ class History:
         return events[:limit]
 
     def timeline_origins(self) -> list[str]:
-        """Every origin that searched or wrote in this memory (``mcp:NAME`` for the MCP token NAME), sorted: the
-        agents :meth:`timeline` can show."""
+        """Every origin that searched, used an entity or wrote in this memory (``mcp:NAME`` for the MCP token NAME),
+        sorted: the agents :meth:`timeline` can show."""
         return timeline.origins(self.memory.database.read(), HOUSEKEEPING_OPS)
 
     def log_decision(self, kind: str, description: str, subjects: Sequence[str], edit: str, *,

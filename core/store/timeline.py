@@ -1,8 +1,9 @@
 """Reads of what an agent did, for its timeline (:meth:`limbic.core.service.history.History.timeline`): its logged
-searches with the entities each showed (``search_events``, ``search_results``), the uses that answered a search
-(``implicit_feedback``: an entity opened or marked used after a search by the same origin showed it, or with its
-``searchId``), and its writes (``changes``, but the operations the caller skips). Every read takes an origin (``None``: every origin) and a time window
-``[since, until]`` in UTC seconds, and returns at most ``limit`` rows, newest first.
+searches with the entities each showed (``search_events``, ``search_results``), its uses (``use_events``: every
+entity it opened or marked used, with the logged search each answered where there is one: its relevance label in
+``implicit_feedback``), and its writes (``changes``, but the operations the caller skips). Every read takes an
+origin (``None``: every origin) and a time window ``[since, until]`` in UTC seconds, and returns at most ``limit``
+rows, newest first.
 """
 
 from __future__ import annotations
@@ -51,16 +52,20 @@ def searches(conn: Connection, origin: str | None, since: float | None, until: f
 
 
 def uses(conn: Connection, origin: str | None, since: float | None, until: float | None,
-         limit: int) -> list[tuple[float, str, str, int, int, str | None]]:
-    """``(at, origin, source, search id, entity id, name)`` of each use that answered a logged search (its
-    relevance label: ``source`` is ``open_nodes``, ``get_entity``, ``mark_used`` or ``gui_open``), newest first;
-    the origin is the search's (a use labels only searches by its own origin, or the one it names)."""
-    where, args = _window("f.at", origin, since, until, "s.origin")
+         limit: int) -> list[tuple[float, str, str, int | None, int, str | None]]:
+    """``(at, origin, source, search id, entity id, name)`` of the newest ``limit`` logged uses (``source`` is
+    ``open_nodes``, ``get_entity``, ``mark_used`` or ``gui_open``; the origin is the user's), newest first; a use
+    that answered logged searches (its relevance labels: the same time, entity and source) comes once per search,
+    one that answered none once with the search id ``None``."""
+    where, args = _window("at", origin, since, until, "origin")
     rows = conn.execute(
-        "SELECT f.at, s.origin, f.source, f.event_id, f.entity_id, e.name FROM implicit_feedback f "
-        "JOIN search_events s ON s.id = f.event_id LEFT JOIN entities e ON e.id = f.entity_id"
-        f"{where} ORDER BY f.at DESC, f.id DESC LIMIT ?", (*args, limit)).fetchall()
-    return [(float(at), str(o), str(src), int(ev), int(ent), name) for at, o, src, ev, ent, name in rows]
+        "SELECT u.at, u.origin, u.source, f.event_id, u.entity_id, e.name "
+        f"FROM (SELECT id, at, origin, source, entity_id FROM use_events{where} ORDER BY at DESC, id DESC LIMIT ?) u "
+        "LEFT JOIN implicit_feedback f ON f.entity_id = u.entity_id AND f.at = u.at AND f.source = u.source "
+        "AND f.event_id IS NOT NULL LEFT JOIN entities e ON e.id = u.entity_id "
+        "ORDER BY u.at DESC, u.id DESC, f.event_id", (*args, limit)).fetchall()
+    return [(float(at), str(o), str(src), None if ev is None else int(ev), int(ent), name)
+            for at, o, src, ev, ent, name in rows]
 
 
 def writes(conn: Connection, origin: str | None, since: float | None, until: float | None, limit: int,
@@ -80,8 +85,9 @@ def writes(conn: Connection, origin: str | None, since: float | None, until: flo
 
 
 def origins(conn: Connection, skip_ops: Sequence[str]) -> list[str]:
-    """Every origin that searched, or wrote a change whose op is not in ``skip_ops`` (the agents a timeline can
-    show), sorted."""
+    """Every origin that searched, used an entity, or wrote a change whose op is not in ``skip_ops`` (the agents a
+    timeline can show), sorted."""
     return sorted({str(o) for o, in conn.execute(
-        f"SELECT DISTINCT origin FROM search_events UNION SELECT DISTINCT origin FROM changes WHERE {NOT_SKIPPED}",
+        "SELECT DISTINCT origin FROM search_events UNION SELECT DISTINCT origin FROM use_events "
+        f"UNION SELECT DISTINCT origin FROM changes WHERE {NOT_SKIPPED}",
         (json.dumps(list(skip_ops)),))})

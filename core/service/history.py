@@ -90,13 +90,13 @@ class History:
         stored (``stdio``, ``gui``…); neither: every agent and person.
 
         Built from the search log (each logged search and its impressions), the use log (each entity opened —
-        ``open_nodes``, ``get_entity`` — or marked used, by the caller's own origin, whether a search showed it
-        first or not; with the ids of the logged searches it answered: a search by the same origin that showed it
+        ``open_nodes``, ``get_entity`` — or marked used, under the origin of whoever used it, whether a search
+        showed it first or not; with the ids of the logged searches it answered: a search by the same origin that showed it
         within the feedback window, or the ``searchId`` it named, the relevance labels of
         :mod:`limbic.core.service.usage`) and the change log (each write; the housekeeping steps that write no
         memory — vectors landed, settings, tokens — left out). Looking (search results, the app's inspector) is
         not a use and is not here; nor are searches and uses dropped from their logs by their retention (the
-        newest ``retention`` of each, docs/tuning.md). Reading records nothing.
+        newest ``retention`` of each: docs/architecture.md "Use log"). Reading records nothing.
 
         Raises:
             ValidationError: a malformed agent name or origin, both given, a bad limit, or ``since`` after

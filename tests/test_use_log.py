@@ -26,8 +26,8 @@ def _uses_logged(service) -> int:
 
 
 def _direct_agents(service) -> dict:
-    """carol opens two entities and gets a third without searching, then searches and opens what it showed first;
-    dave only opens an entity. Returns carol's search answer and what she opened after it."""
+    """carol opens two entities and gets a third without searching, then searches, opens what it showed first and
+    marks it used; dave only opens an entity. Returns carol's search answer and what she opened after it."""
     service.entities.create_entities([EntityInput(n, t, (ObservationInput(o),)) for n, t, o in PEOPLE])
     carol, dave = service.projects.add_token("carol"), service.projects.add_token("dave")
     seen: dict = {}
@@ -45,6 +45,7 @@ def _direct_agents(service) -> dict:
                 service.usage.wait_for_signals()  # the search is logged before the use that answers it
                 seen["opened"] = seen["search"]["results"][0]["name"]
                 await call("open_nodes", {"names": [seen["opened"]]})
+                await call("mark_used", {"names": [seen["opened"]], "searchId": seen["search"]["searchId"]})
             async with http_client(server.url, dave) as client:
                 assert not outcome(await client.call_tool("open_nodes", {"names": ["Analytical Engine"]}))["error"]
 
@@ -56,12 +57,13 @@ def _direct_agents(service) -> dict:
 def test_an_agent_that_opens_without_searching_finds_its_uses_in_its_timeline(service, memory_address, capsys):
     seen = _direct_agents(service)
     carol = service.history.timeline("carol")
-    assert [e.kind for e in carol] == ["opened", "search", "opened", "opened"]  # newest first
-    after, search, got, opened = carol
+    assert [e.kind for e in carol] == ["used", "opened", "search", "opened", "opened"]  # newest first
+    used, after, search, got, opened = carol
     assert opened.entities == ("Ada Lovelace", "Charles Babbage") and opened.searches == ()  # no search before
     assert got.entities == ("Grace Hopper",) and got.searches == ()
     assert search.searches == (seen["search"]["searchId"],)
     assert after.entities == (seen["opened"],) and after.searches == search.searches  # it answered that search
+    assert used.entities == (seen["opened"],) and used.searches == search.searches  # labelled already: still linked
     assert {e.origin for e in carol} == {"mcp:carol"}
     assert opened.at < got.at < search.at <= after.at
 
@@ -72,10 +74,22 @@ def test_an_agent_that_opens_without_searching_finds_its_uses_in_its_timeline(se
     assert main(["--db", memory_address, "timeline", "--agent", "carol"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1].endswith("opened Ada Lovelace, Charles Babbage")
-    assert lines[0].endswith(f"opened {seen['opened']} (shown by search #{seen['search']['searchId']})")
+    assert lines[1].endswith(f"opened {seen['opened']} (shown by search #{seen['search']['searchId']})")
     assert main(["--db", memory_address, "timeline", "--agent", "dave", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert [(e["kind"], e["entities"], e["searchIds"]) for e in printed] == [("opened", ["Analytical Engine"], [])]
+
+
+def test_a_use_links_the_search_it_named_and_only_its_own_origin_s_searches(service):
+    service.entities.create_entities([EntityInput(n, t, (ObservationInput(o),)) for n, t, o in PEOPLE])
+    found = service.search.query("analytical engine", 3)  # by the CLI
+    service.usage.wait_for_signals()
+    shown = [r.name for r in found.results]
+    service.usage.mark_used([shown[0]], search_id=found.search_id, origin="mcp:erin")  # names the CLI's search
+    service.entities.open_nodes([shown[1]], origin="mcp:erin")  # shown to the CLI, not to erin
+    service.usage.wait_for_signals()
+    assert [(e.kind, e.entities, e.searches) for e in service.history.timeline("erin")] == [
+        ("opened", (shown[1],), ()), ("used", (shown[0],), (found.search_id,))]
 
 
 def test_looking_is_not_using(service):

@@ -91,9 +91,9 @@ class History:
 
         Built from the search log (each logged search and its impressions), the use log (each entity opened —
         ``open_nodes``, ``get_entity`` — or marked used, under the origin of whoever used it, whether a search
-        showed it first or not; with the ids of the logged searches it answered: a search by the same origin that showed it
-        within the feedback window, or the ``searchId`` it named, the relevance labels of
-        :mod:`limbic.core.service.usage`) and the change log (each write; the housekeeping steps that write no
+        showed it first or not; with the ids of the logged searches it answered: the ``searchId`` it named, or
+        the searches by the same origin within the feedback window (as set now) before it that the entity is a
+        relevance label of, :mod:`limbic.core.service.usage`) and the change log (each write; the housekeeping steps that write no
         memory — vectors landed, settings, tokens — left out). Looking (search results, the app's inspector) is
         not a use and is not here; nor are searches and uses dropped from their logs by their retention (the
         newest ``retention`` of each: docs/architecture.md "Use log"). Reading records nothing.
@@ -112,10 +112,11 @@ class History:
         since, until = check.timestamp(since, "since"), check.timestamp(until, "until")
         if since is not None and until is not None and since > until:
             raise ValidationError("since must not be after until")
+        window = self.memory.learning.config().feedback_window_seconds
         conn = self.memory.database.read()
         with conn:  # one snapshot for the three logs
             searched = timeline.searches(conn, origin, since, until, limit)
-            used = timeline.uses(conn, origin, since, until, limit)
+            used = timeline.uses(conn, origin, since, until, limit, window)
             wrote = timeline.writes(conn, origin, since, until, limit, HOUSEKEEPING_OPS)
         events = [TimelineEvent(at, who, "search", query, *_named(shown), (search_id,), mode)
                   for search_id, at, who, query, mode, shown in searched]

@@ -52,7 +52,7 @@ def record_use(conn: Connection, entity_ids: Sequence[int], at: float, *, origin
     ``origin`` in the ``config.feedback_window_seconds`` before that showed them. Inside the caller's write
     transaction."""
     writes.record_access(conn, entity_ids, at, co_occurrence=True)
-    use_log.insert_uses(conn, entity_ids, at, origin, source, retention=config.retention)
+    use_log.insert_uses(conn, entity_ids, at, origin, source, search_id, retention=config.retention)
     if search_id is not None:
         search_log.label_search(conn, search_id, entity_ids, at, source)
     else:

@@ -1,9 +1,9 @@
 """Reads of what an agent did, for its timeline (:meth:`limbic.core.service.history.History.timeline`): its logged
 searches with the entities each showed (``search_events``, ``search_results``), its uses (``use_events``: every
-entity it opened or marked used, with the logged search each answered where there is one: its relevance label in
-``implicit_feedback``), and its writes (``changes``, but the operations the caller skips). Every read takes an
-origin (``None``: every origin) and a time window ``[since, until]`` in UTC seconds, and returns at most ``limit``
-rows, newest first.
+entity it opened or marked used, with the logged searches each answered where there are: the one it named, or
+those by the same origin shortly before that the entity is a relevance label of, ``implicit_feedback``), and its
+writes (``changes``, but the operations the caller skips). Every read takes an origin (``None``: every origin) and
+a time window ``[since, until]`` in UTC seconds, and returns at most ``limit`` rows, newest first.
 """
 
 from __future__ import annotations
@@ -51,19 +51,24 @@ def searches(conn: Connection, origin: str | None, since: float | None, until: f
     return [(int(i), float(at), str(o), str(q), str(m), shown.get(int(i), [])) for i, at, o, q, m in events]
 
 
-def uses(conn: Connection, origin: str | None, since: float | None, until: float | None,
-         limit: int) -> list[tuple[float, str, str, int | None, int, str | None]]:
+def uses(conn: Connection, origin: str | None, since: float | None, until: float | None, limit: int,
+         window: float) -> list[tuple[float, str, str, int | None, int, str | None]]:
     """``(at, origin, source, search id, entity id, name)`` of the newest ``limit`` logged uses (``source`` is
-    ``open_nodes``, ``get_entity``, ``mark_used`` or ``gui_open``; the origin is the user's), newest first; a use
-    that answered logged searches (its relevance labels: the same time, entity and source) comes once per search,
-    one that answered none once with the search id ``None``."""
+    ``open_nodes``, ``get_entity``, ``mark_used`` or ``gui_open``; the origin is the user's), newest first, once
+    per logged search each answered — the search it named, or one by the same origin in the ``window`` seconds
+    before that the entity is a relevance label of (by then) — or once with the search id ``None``."""
     where, args = _window("at", origin, since, until, "origin")
-    rows = conn.execute(
-        "SELECT u.at, u.origin, u.source, f.event_id, u.entity_id, e.name "
-        f"FROM (SELECT id, at, origin, source, entity_id FROM use_events{where} ORDER BY at DESC, id DESC LIMIT ?) u "
-        "LEFT JOIN implicit_feedback f ON f.entity_id = u.entity_id AND f.at = u.at AND f.source = u.source "
-        "AND f.event_id IS NOT NULL LEFT JOIN entities e ON e.id = u.entity_id "
-        "ORDER BY u.at DESC, u.id DESC, f.event_id", (*args, limit)).fetchall()
+    rows = conn.execute(  # only the labels of searches in the page's span (or named by it) are joined
+        f"WITH u AS (SELECT id, at, origin, source, entity_id, search_id FROM use_events{where} "
+        "ORDER BY at DESC, id DESC LIMIT ?), "
+        "l AS (SELECT f.entity_id, f.event_id, f.at AS labelled, s.origin, s.at FROM implicit_feedback f "
+        "JOIN search_events s ON s.id = f.event_id "
+        "WHERE s.at >= (SELECT min(at) FROM u) - ? OR s.id IN (SELECT search_id FROM u)) "
+        "SELECT u.at, u.origin, u.source, l.event_id, u.entity_id, e.name FROM u "
+        "LEFT JOIN l ON l.entity_id = u.entity_id AND l.labelled <= u.at "
+        "AND (l.event_id = u.search_id OR (l.origin = u.origin AND l.at BETWEEN u.at - ? AND u.at)) "
+        "LEFT JOIN entities e ON e.id = u.entity_id ORDER BY u.at DESC, u.id DESC, l.event_id",
+        (*args, limit, window, window)).fetchall()
     return [(float(at), str(o), str(src), None if ev is None else int(ev), int(ent), name)
             for at, o, src, ev, ent, name in rows]
 

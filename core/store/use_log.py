@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from limbic.core.store.connection import Connection
 
 
-def insert_uses(conn: Connection, entity_ids: Sequence[int], at: float, origin: str, source: str, *,
-                retention: int) -> None:
+def insert_uses(conn: Connection, entity_ids: Sequence[int], at: float, origin: str, source: str,
+                search_id: int | None, *, retention: int) -> None:
     """Log one use of each entity (once per entity) at ``at`` (UTC seconds) by ``origin`` (``source``: the kind of
-    use, ``open_nodes``, ``get_entity``, ``mark_used``…), then drop the oldest uses beyond the newest
-    ``retention``."""
-    conn.executemany("INSERT INTO use_events(at, origin, source, entity_id) VALUES (?, ?, ?, ?)",
-                     [(at, origin, source, int(i)) for i in dict.fromkeys(entity_ids)])
+    use, ``open_nodes``, ``get_entity``, ``mark_used``…; ``search_id``: the logged search it named, or ``None``),
+    then drop the oldest uses beyond the newest ``retention``."""
+    conn.executemany("INSERT INTO use_events(at, origin, source, entity_id, search_id) VALUES (?, ?, ?, ?, ?)",
+                     [(at, origin, source, int(i), search_id) for i in dict.fromkeys(entity_ids)])
     trim(conn, retention)
 
 

@@ -32,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
     timeline = subparsers.add_parser(
         "timeline", help="what an agent searched and was shown, opened or used, and wrote",
-        description="An agent's timeline, newest first: each search with the entities it showed, the entities "
-                    "then opened or marked used, and each write (the search log and the change log).")
+        description="An agent's timeline, newest first: each search with the entities it showed, every entity "
+                    "opened or marked used (with the search that showed it, if any), and each write (the search "
+                    "log, the use log and the change log).")
     who = timeline.add_mutually_exclusive_group()
     who.add_argument("--agent", metavar="NAME", help="the agent of the MCP token NAME (default: every agent)")
     who.add_argument("--origin", metavar="ORIGIN", help="an origin as stored: stdio, gui, cli, mcp:NAME…")

@@ -207,8 +207,9 @@ class TimelineEvent:
     """One step of an agent's timeline (``MemoryService.history.timeline``).
 
     ``kind``: ``search`` (``detail`` the query, ``entities`` what it showed, by rank), ``opened`` (``open_nodes``,
-    ``get_entity``, the app's look), ``used`` (``mark_used``, the app's *Mark as useful*) — each with ``entities``
-    the ones it opened or used and ``searches`` the ids of the logged searches that had shown them — or ``wrote``
+    ``get_entity``), ``used`` (``mark_used``, the app's *Mark as useful*) — each with ``entities`` the ones it
+    opened or used and ``searches`` the ids of the logged searches they answered (empty: no search showed them
+    first) — or ``wrote``
     (``detail`` the operation, ``entities`` what it touched). ``at``: UTC seconds; ``origin`` as stored (``mcp:NAME``
     for the MCP token NAME); ``entity_ids`` beside ``entities`` (a deleted entity is named ``#ID``); ``searches``
     holds a search's own id; ``mode`` a search's (``hybrid``, ``semantic``, ``fts_only``), else ``""``."""

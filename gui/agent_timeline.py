@@ -1,8 +1,8 @@
 """The *Agents* panel: what each agent retrieved before answering — its searches with the entities each showed
-(by rank), what it then opened or marked used, and what it wrote, newest first
-(:meth:`~limbic.core.service.history.History.timeline`, from the search log and the change log).
+(by rank), what it opened or marked used (after a search or not), and what it wrote, newest first
+(:meth:`~limbic.core.service.history.History.timeline`, from the search log, the use log and the change log).
 
-The agent filter lists every origin that searched or wrote (``alice (MCP)`` for the MCP token ``alice``); the time
+The agent filter lists every origin that searched, used an entity or wrote (``alice (MCP)`` for the MCP token ``alice``); the time
 filter keeps the last hour, day, week or everything. Selecting a step selects its entities in the graph (a search:
 every entity it showed; a search's shown entity: that one). The list reads again after the memory changed and
 after each MCP call the app's server answered — while it is shown; a hidden tab reads when it is shown next.
@@ -145,7 +145,7 @@ class AgentTimeline(QWidget):
                     child = QTreeWidgetItem(["", "", f"{rank}. {name}"])
                     child.setData(0, ROLE, (name, entity_id))
                     item.addChild(child)
-            elif event.kind in ("opened", "used"):
+            elif event.searches:  # a use that answered logged searches
                 item.setToolTip(2, f"{step_text(event)} — shown by search " + ", ".join(f"#{i}" for i in event.searches))
             self.tree.addTopLevelItem(item)
         self.tree.blockSignals(False)
@@ -153,7 +153,7 @@ class AgentTimeline(QWidget):
         self.summary.setText(f"{plural(len(events), 'step')}: {plural(searches, 'search')}, "
                              f"{plural(sum(e.kind in ('opened', 'used') for e in events), 'use')}, "
                              f"{plural(sum(e.kind == 'wrote' for e in events), 'write')}" if events else
-                             "No search or write in this period.")
+                             "No search, use or write in this period.")
 
     def _fill_agents(self, origins: list[str]) -> None:
         chosen = self.agent.currentData()

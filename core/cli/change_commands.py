@@ -32,8 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=run)
     timeline = subparsers.add_parser(
         "timeline", help="what an agent searched and was shown, opened or used, and wrote",
-        description="An agent's timeline, newest first: each search with the entities it showed, the entities "
-                    "then opened or marked used, and each write (the search log and the change log).")
+        description="An agent's timeline, newest first: each search with the entities it showed, every entity "
+                    "opened or marked used (with the search that showed it, if any), and each write (the search "
+                    "log, the use log and the change log).")
     who = timeline.add_mutually_exclusive_group()
     who.add_argument("--agent", metavar="NAME", help="the agent of the MCP token NAME (default: every agent)")
     who.add_argument("--origin", metavar="ORIGIN", help="an origin as stored: stdio, gui, cli, mcp:NAME…")
@@ -74,14 +75,15 @@ def moment(text: str | None, what: str, *, end_of_day: bool = False) -> float | 
 
 
 def describe(event: TimelineEvent) -> str:
-    """One step of a timeline in words: ``searched “query” → 3 shown: A, B, C``, ``opened A``…"""
+    """One step of a timeline in words: ``searched “query” → 3 shown: A, B, C``, ``opened A (shown by search
+    #N)``, ``opened B`` (no logged search showed it)…"""
     names = ", ".join(event.entities)
     if event.kind == "search":
         return f"searched “{event.detail}” → {len(event.entities)} shown" + (f": {names}" if names else "")
     if event.kind == "wrote":
         return f"{event.detail.replace('_', ' ')}" + (f": {names}" if names else "")
     searches = ", ".join(f"#{i}" for i in event.searches)
-    return f"{STEP_VERBS[event.kind]} {names} (shown by search {searches})"
+    return f"{STEP_VERBS[event.kind]} {names}" + (f" (shown by search {searches})" if searches else "")
 
 
 def run_timeline(args: argparse.Namespace) -> int:

@@ -89,12 +89,14 @@ class History:
         the search first). ``agent`` is an MCP token's name (its origin ``mcp:NAME``), ``origin`` any origin as
         stored (``stdio``, ``gui``…); neither: every agent and person.
 
-        Built from the search log (each logged search and its impressions) and the change log (each write; the
-        housekeeping steps that write no memory — vectors landed, settings, tokens — left out),
-        with the uses that answered a logged search (an entity opened or marked used after a search by the same
-        origin showed it, within the feedback window, or naming its ``searchId``: the relevance labels of
-        :mod:`limbic.core.service.usage`). A use of an entity no search showed it is not logged per agent, so it
-        is not here; nor are searches dropped from the log by its retention. Reading records nothing.
+        Built from the search log (each logged search and its impressions), the use log (each entity opened —
+        ``open_nodes``, ``get_entity`` — or marked used, under the origin of whoever used it, whether a search
+        showed it first or not; with the ids of the logged searches it answered: the ``searchId`` it named, or
+        the searches by the same origin within the feedback window (as set now) before it that the entity is a
+        relevance label of, :mod:`limbic.core.service.usage`) and the change log (each write; the housekeeping steps that write no
+        memory — vectors landed, settings, tokens — left out). Looking (search results, the app's inspector) is
+        not a use and is not here; nor are searches and uses dropped from their logs by their retention (the
+        newest ``retention`` of each: docs/architecture.md "Use log"). Reading records nothing.
 
         Raises:
             ValidationError: a malformed agent name or origin, both given, a bad limit, or ``since`` after
@@ -110,10 +112,11 @@ class History:
         since, until = check.timestamp(since, "since"), check.timestamp(until, "until")
         if since is not None and until is not None and since > until:
             raise ValidationError("since must not be after until")
+        window = self.memory.learning.config().feedback_window_seconds
         conn = self.memory.database.read()
         with conn:  # one snapshot for the three logs
             searched = timeline.searches(conn, origin, since, until, limit)
-            used = timeline.uses(conn, origin, since, until, limit)
+            used = timeline.uses(conn, origin, since, until, limit, window)
             wrote = timeline.writes(conn, origin, since, until, limit, HOUSEKEEPING_OPS)
         events = [TimelineEvent(at, who, "search", query, *_named(shown), (search_id,), mode)
                   for search_id, at, who, query, mode, shown in searched]
@@ -121,7 +124,8 @@ class History:
         for at, who, source, search_id, entity_id, name in used:  # one call's uses share their time
             entities, searches = grouped.setdefault((at, who, USE_KINDS.get(source, "opened")), ({}, {}))
             entities[entity_id] = name
-            searches[search_id] = None
+            if search_id is not None:
+                searches[search_id] = None
         events += [TimelineEvent(at, who, kind, kind, *_named(sorted(entities.items())), tuple(sorted(searches)))
                    for (at, who, kind), (entities, searches) in grouped.items()]
         events += [TimelineEvent(at, who, "wrote", op, *_named(touched)) for _id, at, who, op, touched in wrote]
@@ -130,8 +134,8 @@ class History:
         return events[:limit]
 
     def timeline_origins(self) -> list[str]:
-        """Every origin that searched or wrote in this memory (``mcp:NAME`` for the MCP token NAME), sorted: the
-        agents :meth:`timeline` can show."""
+        """Every origin that searched, used an entity or wrote in this memory (``mcp:NAME`` for the MCP token NAME),
+        sorted: the agents :meth:`timeline` can show."""
         return timeline.origins(self.memory.database.read(), HOUSEKEEPING_OPS)
 
     def log_decision(self, kind: str, description: str, subjects: Sequence[str], edit: str, *,

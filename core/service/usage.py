@@ -9,7 +9,8 @@ Two kinds of signal, kept apart:
   co-occurrence, so a ranking cannot feed on its own output.
 - an **access**: a use of an entity (``open_nodes``, ``get_entity``, ``mark_used``, the app's *Mark as useful*; looking records nothing).
   Accesses update ``entity_access``, ``entity_access_days`` and, for two or more entities used
-  together, ``co_occurrences``. A use of an entity that a search by the same origin showed shortly
+  together, ``co_occurrences``, and are logged with their origin (``use_events``, for the agents' timeline;
+  bounded by the search log's retention). A use of an entity that a search by the same origin showed shortly
   before labels it relevant for that search (``implicit_feedback``).
 
 Both are written on one background thread, so a read returns before they are stored. A failure is
@@ -30,8 +31,9 @@ import numpy as np
 from limbic.core import validation as check
 from limbic.core.errors import DatabaseClosedError, DatabaseUnavailableError, ValidationError
 from limbic.core.learning import codec
+from limbic.core.learning.shadow import ShadowConfig
 from limbic.core.pacing import QuietWindow
-from limbic.core.store import Connection, search_log, writes
+from limbic.core.store import Connection, search_log, use_log, writes
 from limbic.core.store.database import Database
 from limbic.core.store.search_log import Impression, SearchEvent
 
@@ -43,16 +45,18 @@ log = logging.getLogger(__name__)
 
 
 def record_use(conn: Connection, entity_ids: Sequence[int], at: float, *, origin: str, source: str,
-               feedback_window: float, search_id: int | None = None) -> None:
-    """One use of each entity at ``at`` (UTC seconds): access, access day, co-occurrence of every pair, and
-    relevance labels: for ``search_id`` (shown or not) when the caller names the search the use answers,
-    else for the searches by ``origin`` in the ``feedback_window`` seconds before that showed them.
-    Inside the caller's write transaction."""
+               config: ShadowConfig, search_id: int | None = None) -> None:
+    """One use of each entity at ``at`` (UTC seconds) by ``origin``: access, access day, co-occurrence of every
+    pair, a row of the use log (the oldest dropped past ``config.retention`` uses), and relevance labels: for
+    ``search_id`` (shown or not) when the caller names the search the use answers, else for the searches by
+    ``origin`` in the ``config.feedback_window_seconds`` before that showed them. Inside the caller's write
+    transaction."""
     writes.record_access(conn, entity_ids, at, co_occurrence=True)
+    use_log.insert_uses(conn, entity_ids, at, origin, source, search_id, retention=config.retention)
     if search_id is not None:
         search_log.label_search(conn, search_id, entity_ids, at, source)
     else:
-        search_log.label_recent(conn, entity_ids, at, origin, feedback_window, source)
+        search_log.label_recent(conn, entity_ids, at, origin, config.feedback_window_seconds, source)
 
 
 class SignalRecorder:
@@ -118,14 +122,13 @@ class SignalRecorder:
                 future.set_result(None)
 
     def record_access(self, entity_ids: list[int], at: float, *, origin: str, source: str,
-                      feedback_window: float) -> None:
-        """Queue one access (a use) of each entity at ``at`` (UTC seconds), co-occurrence of every pair,
-        and the implicit feedback it gives to searches by ``origin`` in the ``feedback_window`` seconds
-        before (``source`` names the kind of use: open_nodes, get_entity, gui_open, mark_used)."""
+                      config: ShadowConfig) -> None:
+        """Queue one access (a use) of each entity at ``at`` (UTC seconds) by ``origin``: :func:`record_use`
+        (``source`` names the kind of use: open_nodes, get_entity, mark_used)."""
 
         def task() -> None:
             with self._database.maintenance() as conn:
-                record_use(conn, entity_ids, at, origin=origin, source=source, feedback_window=feedback_window)
+                record_use(conn, entity_ids, at, origin=origin, source=source, config=config)
 
         self._submit(task)
 
@@ -215,12 +218,12 @@ class Usage:
             if search_id is not None:
                 self.memory.learning.require_search(conn, search_id)
             record_use(conn, ids, time.time(), origin=origin, source="mark_used", search_id=search_id,
-                       feedback_window=self.memory.learning.config().feedback_window_seconds)
+                       config=self.memory.learning.config())
         return unique
 
     def record_use(self, entity_ids: list[int], origin: str | None, source: str) -> None:
         self.signals.record_access(entity_ids, time.time(), origin=origin or self.memory.origin, source=source,
-                                    feedback_window=self.memory.learning.config().feedback_window_seconds)
+                                    config=self.memory.learning.config())
 
     def wait_for_signals(self, timeout: float = 10.0) -> None:
         """Block until access/co-occurrence recordings queued so far are written (tests, shutdown)."""

@@ -1,7 +1,7 @@
 """Copying a whole memory between any two backends (``limbic db copy SRC DST``).
 
 Every table is copied row for row under the same ids: entities, observations, relations, usage history,
-impressions, search logs with their candidates and query vectors, implicit feedback, the change log, settings,
+impressions, search logs with their candidates and query vectors, implicit feedback, the use log, the change log, settings,
 tuning history, reflections, the decision queues, and the vectors with their metadata, so nothing needs to be
 embedded again. The full-text index is written anew on the destination (it is derived from the rows: FTS5
 there, FTS5-exact postings on PostgreSQL). The destination must be empty; the whole copy is one transaction
@@ -33,7 +33,7 @@ TABLES = ("settings", "entities", "observations", "relations", "entity_access", 
           "co_occurrences", "logged_params", "search_events", "search_results", "search_candidates",
           "search_query_vectors", "implicit_feedback", "entity_impressions", "tuning_applications", "changes",
           "entity_embedding_meta", "observation_embedding_meta", "pending_vectors", "conflict_checks", "conflicts",
-          "curation_kept", "reflections", "reflection_vectors", "mcp_tokens", "decisions")
+          "curation_kept", "reflections", "reflection_vectors", "mcp_tokens", "decisions", "use_events")
 BATCH = 2_000
 
 

@@ -1,8 +1,9 @@
 """Reads of what an agent did, for its timeline (:meth:`limbic.core.service.history.History.timeline`): its logged
-searches with the entities each showed (``search_events``, ``search_results``), the uses that answered a search
-(``implicit_feedback``: an entity opened or marked used after a search by the same origin showed it, or with its
-``searchId``), and its writes (``changes``, but the operations the caller skips). Every read takes an origin (``None``: every origin) and a time window
-``[since, until]`` in UTC seconds, and returns at most ``limit`` rows, newest first.
+searches with the entities each showed (``search_events``, ``search_results``), its uses (``use_events``: every
+entity it opened or marked used, with the logged searches each answered where there are: the one it named, or
+those by the same origin shortly before that the entity is a relevance label of, ``implicit_feedback``), and its
+writes (``changes``, but the operations the caller skips). Every read takes an origin (``None``: every origin) and
+a time window ``[since, until]`` in UTC seconds, and returns at most ``limit`` rows, newest first.
 """
 
 from __future__ import annotations
@@ -50,17 +51,26 @@ def searches(conn: Connection, origin: str | None, since: float | None, until: f
     return [(int(i), float(at), str(o), str(q), str(m), shown.get(int(i), [])) for i, at, o, q, m in events]
 
 
-def uses(conn: Connection, origin: str | None, since: float | None, until: float | None,
-         limit: int) -> list[tuple[float, str, str, int, int, str | None]]:
-    """``(at, origin, source, search id, entity id, name)`` of each use that answered a logged search (its
-    relevance label: ``source`` is ``open_nodes``, ``get_entity``, ``mark_used`` or ``gui_open``), newest first;
-    the origin is the search's (a use labels only searches by its own origin, or the one it names)."""
-    where, args = _window("f.at", origin, since, until, "s.origin")
-    rows = conn.execute(
-        "SELECT f.at, s.origin, f.source, f.event_id, f.entity_id, e.name FROM implicit_feedback f "
-        "JOIN search_events s ON s.id = f.event_id LEFT JOIN entities e ON e.id = f.entity_id"
-        f"{where} ORDER BY f.at DESC, f.id DESC LIMIT ?", (*args, limit)).fetchall()
-    return [(float(at), str(o), str(src), int(ev), int(ent), name) for at, o, src, ev, ent, name in rows]
+def uses(conn: Connection, origin: str | None, since: float | None, until: float | None, limit: int,
+         window: float) -> list[tuple[float, str, str, int | None, int, str | None]]:
+    """``(at, origin, source, search id, entity id, name)`` of the newest ``limit`` logged uses (``source`` is
+    ``open_nodes``, ``get_entity``, ``mark_used`` or ``gui_open``; the origin is the user's), newest first, once
+    per logged search each answered — the search it named, or one by the same origin in the ``window`` seconds
+    before that the entity is a relevance label of (by then) — or once with the search id ``None``."""
+    where, args = _window("at", origin, since, until, "origin")
+    rows = conn.execute(  # only the labels of searches in the page's span (or named by it) are joined
+        f"WITH u AS (SELECT id, at, origin, source, entity_id, search_id FROM use_events{where} "
+        "ORDER BY at DESC, id DESC LIMIT ?), "
+        "l AS (SELECT f.entity_id, f.event_id, f.at AS labelled, s.origin, s.at FROM implicit_feedback f "
+        "JOIN search_events s ON s.id = f.event_id "
+        "WHERE s.at >= (SELECT min(at) FROM u) - ? OR s.id IN (SELECT search_id FROM u)) "
+        "SELECT u.at, u.origin, u.source, l.event_id, u.entity_id, e.name FROM u "
+        "LEFT JOIN l ON l.entity_id = u.entity_id AND l.labelled <= u.at "
+        "AND (l.event_id = u.search_id OR (l.origin = u.origin AND l.at BETWEEN u.at - ? AND u.at)) "
+        "LEFT JOIN entities e ON e.id = u.entity_id ORDER BY u.at DESC, u.id DESC, l.event_id",
+        (*args, limit, window, window)).fetchall()
+    return [(float(at), str(o), str(src), None if ev is None else int(ev), int(ent), name)
+            for at, o, src, ev, ent, name in rows]
 
 
 def writes(conn: Connection, origin: str | None, since: float | None, until: float | None, limit: int,
@@ -80,8 +90,9 @@ def writes(conn: Connection, origin: str | None, since: float | None, until: flo
 
 
 def origins(conn: Connection, skip_ops: Sequence[str]) -> list[str]:
-    """Every origin that searched, or wrote a change whose op is not in ``skip_ops`` (the agents a timeline can
-    show), sorted."""
+    """Every origin that searched, used an entity, or wrote a change whose op is not in ``skip_ops`` (the agents a
+    timeline can show), sorted."""
     return sorted({str(o) for o, in conn.execute(
-        f"SELECT DISTINCT origin FROM search_events UNION SELECT DISTINCT origin FROM changes WHERE {NOT_SKIPPED}",
+        "SELECT DISTINCT origin FROM search_events UNION SELECT DISTINCT origin FROM use_events "
+        f"UNION SELECT DISTINCT origin FROM changes WHERE {NOT_SKIPPED}",
         (json.dumps(list(skip_ops)),))})

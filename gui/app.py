@@ -172,6 +172,7 @@ class LimbicApp(QObject):
         self.bridge.start()
         dark = bool(self.settings.value("view/dark", False, type=bool))
         self.graph_view = GraphView(controller)
+        service.offload = self.graph_view.layout_engine.run  # a split's clustering runs in the layout's worker
         self.editor = editor = EntityEditor(controller)
         self.mcp_panel = McpPanel(controller)
         self.review = ReviewView(controller, editor.execute)  # its actions go on the editor's undo stack

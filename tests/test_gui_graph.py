@@ -270,6 +270,37 @@ def test_layout_engine_worker_process_gives_the_same_layout():
     assert engine._executor is None  # closed: no process left
 
 
+def test_the_apps_split_clustering_runs_in_the_worker_process(qtbot, tmp_path, monkeypatch):
+    """The app hands the service's CPU-heavy pure steps (a split's clustering, scikit-learn) to the layout's worker
+    process: the same proposal as in-process, computed in another process, and nothing runs once it stopped."""
+    from limbic.core.curation import splitting
+    from limbic.core.embedding.base import HashingEmbedder
+    from limbic.core.models import ObservationInput
+    from limbic.gui.app import LimbicApp
+
+    monkeypatch.setenv("LIMBIC_HOME", str(tmp_path / "home"))
+    app = LimbicApp(tmp_path / "memory.db", embedder=HashingEmbedder(), mcp=False)
+    with qtbot.waitSignal(app.ready, timeout=20_000):
+        app.start()
+    try:
+        service, engine = app.controller.service, app.graph_view.layout_engine
+        assert service.offload == engine.run
+        assert engine.run(os.getpid) != os.getpid()  # a real process of its own
+        texts = [f"deploys the {w} service to production on fridays" for w in ("billing", "search", "auth")] + \
+                [f"the {w} team prefers tea over coffee in meetings" for w in ("design", "sales", "legal")]
+        service.entities.create_entities([EntityInput("Mixed", "Note", tuple(ObservationInput(t) for t in texts))])
+        remote = service.splits.propose_entity_split("Mixed", "tfidf").to_dict()
+        service.offload = lambda fn, *args: fn(*args)
+        assert service.splits.propose_entity_split("Mixed", "tfidf").to_dict() == remote
+        labels, terms, quality, used = engine.run(splitting.topics, texts[1:], None, "tfidf", "Mixed")
+        assert np.array_equal(labels, splitting.topics(texts[1:], None, "tfidf", "Mixed")[0]) and used == "tfidf"
+    finally:
+        app.shutdown()
+        app.window.close()
+    with pytest.raises(RuntimeError):
+        engine.run(os.getpid)  # stopped with the app: no new worker
+
+
 def test_the_count_sits_on_the_canvas_and_is_elided_only_when_it_does_not_fit(qtbot, view):
     full = view.info.full_text()
     assert full.startswith("7 of 7 entities")

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from limbic.core import validation as check
 from limbic.core.embedding.base import Embedder
@@ -59,6 +59,11 @@ _AUTO = _Default.ACTIVE_MODEL
 Result = TypeVar("Result")
 
 
+def _inline(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)``, here: :attr:`MemoryService.offload`'s default."""
+    return fn(*args)
+
+
 class MemoryService:
     """The memory graph of one database: the context every manager shares, and the managers.
 
@@ -92,12 +97,18 @@ class MemoryService:
             thread does it moments later and the call returns at once (the app, the MCP server);
             until then the entity is found by full-text search. With ``True`` the text of expired
             observations is also swept out of the indexes in the background (docs/lifecycle.md "Expiry").
+
+    :attr:`offload` runs the CPU-heavy pure steps (a split's clustering and its topics' names): ``offload(fn,
+    *args)`` returns ``fn(*args)``; by default here, and the app passes its worker process's runner, so that
+    scikit-learn (about 70 MB) and the clustering's arrays stay out of the app's process (docs/performance.md
+    "Memory"). ``fn`` is then a module-level function and its arguments and result can be pickled.
     """
 
     def __init__(self, database: Database, embedder: Embedder | None = None, *, origin: str = "cli",
                  background_vectors: bool = False) -> None:
         self.database = database
         self.embedder = embedder
+        self.offload: Callable[..., Any] = _inline
         self.origin = origin
         self.changes = ChangeFeed(database)
         self.learning = LearningLoop(database, self.write)

@@ -217,7 +217,8 @@ class Splits:
             vectors = self._observation_vectors(conn, [o.id for o in topical]) if method == "vectors" else None
             taken = {n.casefold() for n in reads.all_names(conn)}
         threshold = splitting.threshold_for(entity.entity_type, self.split_thresholds())
-        labels, terms, quality, used = splitting.topics([o.content for o in topical], vectors, method, entity.name)
+        labels, terms, quality, used = self.memory.offload(splitting.topics, [o.content for o in topical], vectors,
+                                                           method, entity.name)  # scikit-learn: the app's worker
         if len(topical) == 0 or int(labels.max()) == 0:
             return SplitProposal(entity.name, entity.entity_type, len(live), threshold, (),
                                  tuple(o.content for o in live), (), used, quality)

@@ -18,7 +18,9 @@ import os
 import random
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -275,7 +277,7 @@ def extend_layout(
 
 class LayoutEngine:
     """Runs :func:`global_layout` in a single worker process for large graphs (spawned on first use; it ends with
-    the app, also when the app is killed).
+    the app, also when the app is killed), and (:meth:`run`) the service's other CPU-heavy pure steps.
 
     :meth:`submit_global` returns a ``Future``; :meth:`global_layout` blocks (call it from a worker
     thread). Call :meth:`close` when the application quits.
@@ -285,9 +287,12 @@ class LayoutEngine:
         self.in_process_limit = in_process_limit
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._closed = False
 
     def _pool(self) -> ProcessPoolExecutor:
         with self._lock:
+            if self._closed:
+                raise RuntimeError("the worker process has been stopped (the app is quitting)")
             if self._executor is None:
                 # The worker ends with this process, also when it is killed (limbic.core.processes). It is started
                 # by this thread's submit, right after: Linux's PR_SET_PDEATHSIG would also end it with this
@@ -327,9 +332,19 @@ class LayoutEngine:
             return communities(n, edges, initial)
         return self._pool().submit(communities, n, edges, initial).result()
 
+    def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the worker process, blocking (a worker thread; ``fn`` a module-level function, its
+        arguments and result picklable): the service's :attr:`~limbic.core.service.memory.MemoryService.offload`
+        in the app, which keeps scikit-learn and a split's clustering out of the app's process. In-process inside a
+        frozen bundle (:attr:`uses_process`). Raises what ``fn`` raises, or ``BrokenProcessPool`` when the worker
+        died."""
+        if not self.uses_process:
+            return fn(*args)
+        return self._pool().submit(fn, *args).result()
+
     def close(self) -> None:
         """Stop the worker process, if one was started."""
         with self._lock:
-            executor, self._executor = self._executor, None
+            executor, self._executor, self._closed = self._executor, None, True
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)

@@ -117,11 +117,13 @@ def test_stored_entities_are_indexed_by_the_migration(memory_address):
     try:
         import_files(service, FILES)
         written = cjk_rows(service)
-        with database.maintenance() as conn:  # the memory as schema 15 left it: no CJK index
+        with database.maintenance() as conn:  # the memory as schema 15 left it: no CJK index (and no use log)
+            conn.execute("DROP TABLE use_events")
             if on_postgres(conn):
                 for table in ("fts_postings", "fts_docs", "fts_terms", "fts_totals"):
                     conn.execute(f"DELETE FROM {table} WHERE ix = 4")
-                conn.execute("DELETE FROM limbic_schema WHERE version = 16")
+                conn.execute("DROP FUNCTION use_events_rowid()")
+                conn.execute("DELETE FROM limbic_schema WHERE version >= 16")
             else:
                 conn.execute(f"DROP TABLE {CJK_TABLE}")
                 conn.execute("PRAGMA user_version = 15")

@@ -19,8 +19,7 @@ class CurationWindow(QDialog):
     """Non-modal: the merge queue and the split candidates in tabs. It looks for duplicates once it has been drawn
     (a search started while the window is built and first painted would compete with it for the interpreter lock:
     docs/performance.md "The UI thread at 10,000 entities"), and for split candidates when the Split tab is first
-    shown (proposing a split loads scikit-learn's clustering, about
-    70 MB, which a session on the merge queue alone does not need: docs/performance.md "Memory")."""
+    shown (a proposal's clustering runs in the app's worker process: docs/performance.md "Memory")."""
 
     def __init__(self, controller: AppController, parent: QWidget | None = None, *,
                  stack: QUndoStack | None = None, queue: EditQueue | None = None) -> None:

@@ -207,3 +207,37 @@ def test_a_pipeline_whose_connection_ends_logs_no_driver_warning(pg_address, cap
     assert not [r for r in caplog.records if r.name.startswith("psycopg") and r.levelno >= logging.WARNING]
     assert [r for r in caplog.records if r.name == "limbic.core.store.postgres.connection"
             and r.getMessage().startswith("psycopg: error ignored terminating")]
+
+
+def test_a_write_whose_commit_was_lost_is_not_taken_for_the_next_writers_change(pg_address, caplog):
+    """The server ends a write's connection as it sends ``COMMIT`` (the transaction is not committed), and another
+    server's write commits next and takes the same change id (ids are max + 1): the check that follows asks for the
+    write's own row, so the write says that nothing was stored — never that it was (an acknowledged write lost)."""
+    first = MemoryService(open_database(pg_address), None, origin="mcp:one")
+    second = MemoryService(open_database(pg_address), None, origin="mcp:two")
+    try:
+        first.entities.create_entities([E("Ada", "person")])
+        database = first.database
+        commit = database._commit
+        taken: list[int] = []
+
+        def lost_then_taken(conn, change_id):
+            _terminate(conn.raw.info.backend_pid)  # the transaction ends with its connection, uncommitted
+            second.entities.add_observations([("Ada", ["a note another server wrote"])])
+            taken.append(second.history.last_change_id())
+            commit(conn, change_id)
+
+        database._commit = lost_then_taken
+        with caplog.at_level(logging.INFO), pytest.raises(DatabaseUnavailableError) as failed:
+            first.entities.add_observations([("Ada", ["the note that was lost"])])
+        database._commit = commit
+        assert taken and taken[0] == first.database._change_row[0]  # the other write took the lost one's id
+        assert f"{NOTHING_STORED}: " in str(failed.value)
+        stored = [o.content for o in second.entities.open_nodes(["Ada"]).entities[0].observations]
+        assert stored == ["a note another server wrote"]
+        first.entities.add_observations([("Ada", ["the note that was lost"])])  # sent again: stored once
+        stored = [o.content for o in second.entities.open_nodes(["Ada"]).entities[0].observations]
+        assert sorted(stored) == ["a note another server wrote", "the note that was lost"]
+    finally:
+        first.close()
+        second.close()

@@ -96,6 +96,7 @@ class Transactions(ABC, Generic[C]):
         self._write_lock = threading.RLock()
         self._open: list[WriteTransaction] = []  # the writer's open transactions, outermost first
         self._owner: int | None = None  # thread holding an open write transaction
+        self._change_row: tuple[int, float, str, str] = (0, 0.0, "", "")  # the last change row written: id, at, origin, op
 
     @property
     def closed(self) -> bool:
@@ -189,9 +190,13 @@ class Transactions(ABC, Generic[C]):
             try:
                 yield txn
                 self._before_commit(conn)
+                at = time.time()
                 txn.change_id = int(conn.execute(
                     "INSERT INTO changes(at, origin, op, entity_ids) VALUES (?, ?, ?, ?) RETURNING id",
-                    (time.time(), origin, op, json.dumps(sorted(txn.entity_ids)))).get)
+                    (at, origin, op, json.dumps(sorted(txn.entity_ids)))).get)
+                # what tells this change's row from another's: an id is max + 1, so a transaction that did not
+                # commit leaves its id to the next writer's change (the commit check, PostgreSQL's _commit)
+                self._change_row = (txn.change_id, at, origin, op)
                 self._announce(conn, txn.change_id)
             except BaseException as exc:
                 failure = self._failed(conn, exc, logged=True)

@@ -367,14 +367,18 @@ class PgDatabase(Transactions[PgConnection]):
     def _stored(self, change_id: int) -> bool | None:
         """Whether the change ``change_id`` is stored, asked on new connections until the database answers (waits
         0.25 s doubling to 2 s between attempts, for at most :data:`COMMIT_CHECK_SECONDS`); None when it never
-        did (or there is no change id to ask about)."""
-        if not change_id:
+        did (or there is no change id to ask about). The row must be this write's own — its id, time, origin and
+        operation: ids are max + 1, so when this transaction did not commit, the next writer's change (another
+        server's) takes its id, and the id alone would answer a lost write as stored."""
+        row_id, at, origin, op = self._change_row
+        if not change_id or row_id != change_id:
             return None
         deadline, pause = time.monotonic() + COMMIT_CHECK_SECONDS, 0.25
         while True:
             try:
                 with psycopg.connect(self.address, connect_timeout=2, application_name="limbic") as raw:
-                    return raw.execute("SELECT 1 FROM changes WHERE id = %s", (change_id,)).fetchone() is not None
+                    return raw.execute("SELECT 1 FROM changes WHERE id = %s AND at = %s AND origin = %s AND op = %s",
+                                       (change_id, at, origin, op)).fetchone() is not None
             except psycopg.Error:
                 if time.monotonic() + pause > deadline:
                     return None

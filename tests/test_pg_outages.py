@@ -183,41 +183,43 @@ def test_connections_ended_by_the_server_are_replaced_at_once(team):
 
 
 def test_a_write_whose_follow_up_fails_after_the_commit_is_answered_as_stored(pg_address):
-    """The database goes away right after ``add_observations`` committed (a subscriber stops it): the answer says
-    the observation was added, its conflicts ``"unavailable"``; the observation is there once it is back."""
+    """The database goes away right after ``add_observations`` committed (a subscriber ends its connections and
+    makes it refuse new ones): the answer says the observation was added, its conflicts ``"unavailable"``; the
+    observation is there once it is back."""
     from _mcp_helpers import outcome, portal_client
-    from _pg import bundled_server, start_server, stop_server
+    from _pg import server_dsn
 
     from limbic.core.embedding.base import HashingEmbedder
     from limbic.core.mcp.server import build_server
 
-    if bundled_server() is None:
-        pytest.skip("the server of LIMBIC_TEST_PG_DSN is not ours to stop")
+    name = urlsplit(pg_address).path.lstrip("/")
     service = MemoryService(open_database(pg_address), HashingEmbedder())
     stopped = []
 
-    def stop_after_commit(changes) -> None:
+    def allow(connections: bool) -> None:
+        with psycopg.connect(server_dsn(), autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" WITH ALLOW_CONNECTIONS {str(connections).lower()}')
+            if not connections:
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,))
+
+    def away_after_commit(changes) -> None:
         if any(c.op == "add_observations" for c in changes) and not stopped:
             stopped.append(True)
-            stop_server()
-            deadline = time.monotonic() + 15
-            while time.monotonic() < deadline:  # the follow-up must meet a server that refuses, not one going down
-                try:
-                    psycopg.connect(pg_address, connect_timeout=2).close()
-                except psycopg.OperationalError:
-                    stopped.append("refused")
-                    return
-                time.sleep(0.05)
+            allow(False)
+            try:  # the follow-up must meet a database that refuses
+                psycopg.connect(pg_address, connect_timeout=2).close()
+            except psycopg.OperationalError:
+                stopped.append("refused")
 
     try:
         service.entities.create_entities([E("Ada", "person")])
-        service.subscribe(stop_after_commit)
+        service.subscribe(away_after_commit)
         with portal_client(build_server(service)) as (portal, client):
             try:
                 answer = outcome(portal.call(client.call_tool, "add_observations", {
                     "observations": [{"entityName": "Ada", "contents": ["writes the first program"]}]}))
             finally:
-                start_server()
+                allow(True)
             assert stopped == [True, "refused"] and not answer["error"], (stopped, answer)
             assert answer["structured"] == {"results": [{"entityName": "Ada",
                                                          "addedObservations": ["writes the first program"]}],

@@ -49,7 +49,7 @@ STATS_REFRESH_MS = 300
 STATE_VERSION = 3        # dock layouts saved by an older arrangement are not restored
 SIDE_SHARE = 0.38        # of the window width, for the side column of docks by default
 SEARCH_SHARE = 0.42      # of the side column's height, for the search dock
-MIN_DOCK_WIDTH = 260     # pixels: the narrowest a dock is still readable at
+MIN_DOCK_WIDTH = 300     # pixels: the narrowest a dock is still readable at (the search row: legend, two buttons)
 MIN_DOCK_HEIGHT = 120    # pixels: a dock taller than this scrolls rather than stretching the window
 
 

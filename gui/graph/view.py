@@ -31,7 +31,7 @@ from limbic.core.search.terms import temporal_key
 from limbic.core.service.graph_arrays import GraphArrays, salience, subgraph_edges, temporal_factor
 from limbic.gui.controller import AppController
 from limbic.gui.graph import focus, style
-from limbic.gui.graph.annotations import Annotations
+from limbic.gui.graph.annotations import REGION_NODES, Annotations
 from limbic.gui.graph.canvas import GraphCanvas
 from limbic.gui.graph.card import HoverCard
 from limbic.gui.graph.colouring import GREY, Colouring, by_fade, by_origin, colour_nodes, community_lead
@@ -78,6 +78,7 @@ class GraphView(Annotations, QWidget):
         self._filters = focus.Filters()
         self._replay: GraphArrays | None = None  # show_replay: drawn instead of the live graph
         self._rows = np.zeros(0, dtype=np.int64)
+        self._regions_due = 0  # draws so far: a large map's regions come a turn later, for the newest draw only
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
         self._writing = False  # the arrays being loaded follow a write: keep the view's zoom and centre
@@ -509,7 +510,16 @@ class GraphView(Annotations, QWidget):
             self.legend.show_chosen(list(colouring.entry_codes).index(self._chosen_code))
         self._show_detail()
         groups = self._groups(rows)
-        self._draw_regions(colouring, names, priority, pos, groups[0] if groups is not None else None)
+        group_of = groups[0] if groups is not None else None
+        self._regions_due += 1
+        if self._mode == "global" and len(names) >= REGION_NODES:
+            # a large map's regions (the hulls of thousands of points) on the event loop's next turn: its first
+            # draw holds the UI thread about a third less (docs/performance.md "The UI thread at 10,000 entities")
+            due = self._regions_due
+            QTimer.singleShot(0, self, lambda: due == self._regions_due and self._draw_regions(
+                colouring, names, priority, pos, group_of))
+        else:
+            self._draw_regions(colouring, names, priority, pos, group_of)
         self._rings()
         writing, self._writing = self._writing, False
         if self._fit_next or (not writing and self.canvas.fitted and self.canvas.needs_fit()):

@@ -94,6 +94,7 @@ class SearchPanel(QWidget):
         self.pending_timer.setInterval(PENDING_POLL_MS)
         self.pending_timer.timeout.connect(self._poll_pending)
         self.legend = QLabel(DELTA_LEGEND)
+        self.legend.setWordWrap(True)  # in a narrow side column it wraps, and the buttons beside it stay whole
         self.legend.setToolTip("Δrank: places gained (▲) or lost (▼) against the default parameters; the row colour "
                                "says the same")
         self.useful_button = QPushButton("Mark as useful")
@@ -134,8 +135,9 @@ class SearchPanel(QWidget):
         layout.addWidget(self.table, 1)
         under = QHBoxLayout()
         under.addWidget(self.legend, 1)
-        under.addWidget(self.why_button)
-        under.addWidget(self.useful_button)
+        for button in (self.why_button, self.useful_button):  # whole, however narrow the column: the legend wraps
+            button.setMinimumWidth(button.sizeHint().width())
+            under.addWidget(button)
         layout.addLayout(under)
         layout.addWidget(self.summary)
         layout.addWidget(self.pending_label)

@@ -516,8 +516,12 @@ class GraphView(Annotations, QWidget):
             # a large map's regions (the hulls of thousands of points) on the event loop's next turn: its first
             # draw holds the UI thread about a third less (docs/performance.md "The UI thread at 10,000 entities")
             due = self._regions_due
-            QTimer.singleShot(0, self, lambda: due == self._regions_due and self._draw_regions(
-                colouring, names, priority, pos, group_of))
+
+            def regions() -> None:
+                if due == self._regions_due:  # not after a newer draw
+                    self._draw_regions(colouring, names, priority, pos, group_of)
+
+            QTimer.singleShot(0, self, regions)
         else:
             self._draw_regions(colouring, names, priority, pos, group_of)
         self._rings()

@@ -56,7 +56,9 @@ def visible_edges(pos: np.ndarray, edges: np.ndarray, rect: tuple[float, float, 
     short = length <= LONG_EDGE * diagonal
     rows, length = rows[short], length[short]
     if len(rows) > budget or length.sum() > INK_BUDGET * diagonal:
-        order = np.argsort(-(priority[edges[rows, 0]] + priority[edges[rows, 1]]), kind="stable")[:budget]
+        weight = priority[edges[rows, 0]] + priority[edges[rows, 1]]
+        heaviest = np.argpartition(-weight, budget)[:budget] if len(rows) > budget else np.arange(len(rows))
+        order = heaviest[np.argsort(-weight[heaviest], kind="stable")]  # sorting only what the count allows
         kept = order[np.cumsum(length[order]) <= INK_BUDGET * diagonal]
         rows = np.sort(rows[kept])
     share = float(np.clip(1.0 - 0.25 * math.log10(max(len(rows), 100) / 100), 0.35, 1.0))

@@ -78,6 +78,7 @@ class GraphView(Annotations, QWidget):
         self._filters = focus.Filters()
         self._replay: GraphArrays | None = None  # show_replay: drawn instead of the live graph
         self._rows = np.zeros(0, dtype=np.int64)
+        self._frozen = False  # the first global layout's objects left out of the collector's full passes
         self._regions_due = 0  # draws so far: a large map's regions come a turn later, for the newest draw only
         self._drawn_ids = np.zeros(0, dtype=np.int64)
         self._fit_next = True
@@ -358,7 +359,9 @@ class GraphView(Annotations, QWidget):
             self.global_map.anchor = np.array([rect.center().x(), rect.center().y()])
 
     def _global_done(self, arrays: GraphArrays) -> None:
-        gc.freeze()  # the map's arrays and positions live on: out of the collector's full passes (app.py's warm-up)
+        if not self._frozen:  # once: a cycle frozen now is never collected, so later layouts are not frozen again
+            self._frozen = True
+            gc.freeze()  # the map's arrays and positions live on: out of the collector's full passes (app.py's warm-up)
         self.global_ready.emit()
         if self._mode == "global" and arrays is self._arrays:
             self._refresh()

@@ -58,6 +58,20 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Version: 2.3.1", "billing-service client SDK bumped to 2.4.0"),  # a dependency's version, not its own
     ("Version 1.2.0", "Upgraded React to 18.2"),  # another product's
     ("Has two kids", "His second son started school"),  # a child already counted
+    ("MISSING FOR REASONING:", "Phases completed: 0-8"),  # a heading: its items are other observations
+    ("Modal system now closes every modal after its action", "All modal flows now store modal IDs"),  # both: now
+    ("Each modal is closed by its specific ID", "All modal flows now store modal IDs"),  # one word, twice
+    ("Each modal is closed by its specific ID", "Fixed Edit.tsx: handleEdit now stores childModalId"),  # code
+    ("Components: B cells, T cells, antibodies, cytokines",
+     "Fix: CYTOKINE_* replaced with BRAIN_CYTOKINE_* for enum type safety"),  # renamed, still there
+    ("Removes or replaces all legacy Item UI with UnifiedItem views",
+     "All legacy Item UI was removed or replaced with UnifiedItem views"),  # the same change, twice
+    ("Kept the RecentFoodRecord and RecentFoodInput types for the table",
+     "Eliminated the RecentFood domain entity; now uses Template objects"),  # a stem, not a word, in common
+    ("Commit 2eeef1c0: fixed bridge errors - 21 files, 204 insertions",
+     "61 files changed, 5880 insertions in the orchestrator commit"),  # two commits
+    ("Travel policy: meals up to €40/day", "Travel policy: hotels up to €180/night"),  # two items, one heading
+    ("prod-k8s: 18 nodes m6i.2xlarge baseline", "prod-k8s: cluster-autoscaler max set to 40 nodes"),
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -78,6 +92,12 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("React 17 사용", "React 18로 업그레이드 완료", "version: React 17 → 18"),
     ("使用 RabbitMQ", "已全部迁移到 Kafka，RabbitMQ 下线", "removed: RabbitMQ"),
     ("Javier vive en Madrid", "Javier se mudó a Valencia el mes pasado", "moved: Madrid → Valencia"),
+    ("Uses Webpack for bundling", "Bundler switched to Vite; webpack.config.js deleted", "replaced: Webpack"),
+    ("Search is powered by Elasticsearch", "Search now runs on OpenSearch after the migration",
+     "switched: Elasticsearch → OpenSearch"),
+    ("Session token stored in localStorage", "Tokens now live in an httpOnly cookie", "switched: localStorage → httpOnly"),
+    ("Budget: $40k", "Budget: $25k", "amount: $40k → $25k"),
+    ("Rate limit: 100 requests per minute", "Rate limit: 300 requests per minute", "requests: 100 → 300"),
     ("Validates: prompt required, max 10 images, seed >= -1", "Max reference images validation updated to 14",
      "amount: 10 → 14"),
     ("Added columns: batch_mode (boolean), output_images (JSONB)", "Migration 004: Dropped output_images column",

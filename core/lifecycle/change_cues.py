@@ -55,7 +55,7 @@ _TO_VERBS = _CHANGE_VERBS - {"went"} | frozenset((  # "went to London": a trip; 
 _JOIN = frozenset(("joined", "dating", "new job at", "new role at", "in-house at"))
 _LEFT = frozenset(("left", "quit", "dropped", "ditched", "replaced", "dejó", "abandonó"))
 _GONE = frozenset(("decommissioned", "retired", "deprecated", "removed", "gone", "sunset"))
-_NOW = frozenset(("now", "ahora"))
+NOW = frozenset(("now", "ahora"))
 _ARTICLES = frozenset(("the", "a", "an", "el", "la", "los", "las", "un", "una", "her", "his", "their"))
 
 SLOT_WORDS = (
@@ -187,7 +187,7 @@ def moves(fact: Fact) -> list[Move]:
                 new = None
         elif word in _JOIN or " ".join(lower[max(0, i - 2): i + 1]) in _JOIN:
             new = _value_after(fact, i, "", 3)
-        elif word in _NOW:  # "now works at Y"; at a clause's end, "is on React 18 now"
+        elif word in NOW:  # "now works at Y"; at a clause's end, "is on React 18 now"
             at_end = i + 1 >= len(lower) or lower[i + 1] in _CLAUSE_END or lower[i + 1] in ("on", "en")
             new = next((v for v in reversed(fact.values) if i - 6 <= v.start and v.end <= i), None) if at_end \
                 else _value_after(fact, i, "", 4)

@@ -214,9 +214,11 @@ SWITCH_CUES = ("switched to", "switched over to", "moved to", "migrated to", "re
                "cambió a", "cambiamos a", "se pasó a", "migró a", "migramos a", "reemplazado por", "reemplazada por",
                "전환", "교체", "换成", "改用", "切换到", "切到", "替换为", "迁移到", "迁到")
 """Phrases that say one thing took another's place (``Bundler switched to Vite``, ``GitHub Actions로 전환``)."""
-REMOVING = REMOVAL_CUES + ("remove", "removing", "removal", "eliminate", "eliminating")
-"""Words of removal, done or to do: an older text that holds one speaks of a removal (``remove/adapt legacy UI
-logic``, ``adding, editing and removing accounts``), not of a thing still there."""
+REMOVING = REMOVAL_CUES + ("remove", "removes", "removing", "removal", "eliminate", "eliminates", "eliminating",
+                          "replaces", "replacing", "cleanup", "clean-up", "loại bỏ", "xóa", "gỡ bỏ")
+"""Words of removal or replacement, done or to do (English; Vietnamese ``loại bỏ``, ``xóa``): an older text that
+holds one speaks of a removal (``remove/adapt legacy UI logic``, ``adding, editing and removing accounts``,
+``Removes or replaces all legacy …``), not of a thing still there; a newer removal says the same change again."""
 _NUMBER_WORDS = {w: i for i, group in enumerate((
     ("zero", "cero"), ("one", "uno", "una", "single"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
     ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
@@ -754,12 +756,13 @@ def words_long(text: str) -> int:
 
 
 _ANCHOR = re.compile(r"\b(?:after|since|as of)\s+(?:the\s+)?[\w-]+|\b\d{4}-\d{2}-\d{2}\b|"
+                     r"\bcommit\s+[0-9a-f]{7,40}\b|\b(?:in|of)\s+(?:the\s+)?[\w-]+\s+commit\b|"
                      r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}\b", re.IGNORECASE)
 
 
 @lru_cache(maxsize=8192)
 def anchored(text: str) -> str | None:
     """The moment ``text`` ties itself to (``after the database function fix``, ``on July 3, 2025``,
-    ``2026-02-25``), lowercased, else ``None``: a text so anchored tells of that moment, history."""
+    ``2026-02-25``, ``commit 2eeef1c0``, ``in the orchestrator commit``), lowercased, else ``None``: a text so anchored tells of that moment, history."""
     match = _ANCHOR.search(text)
     return match.group(0).lower() if match else None

@@ -105,6 +105,9 @@ MAX_WORDS = 40
 """Longer observations are passages (a day's log, a summary), not facts: they are read clause by clause."""
 CORRECTION_FLOOR = 0.6
 """The cosine similarity an older text needs to be the one a correction corrects."""
+NOW_WORDS = 12
+"""The most content words an older text may hold for a newer ``now …`` to replace its value (``Search is powered by
+Elasticsearch`` / ``Search now runs on OpenSearch``): a longer one tells a story, it gives no slot one value."""
 LIST_VALUES = 3
 """Different values from which a field key is a list in an entity (one item a line)."""
 _VERSION_WORDS = frozenset(("versi", "relea", "curre", "lates", "버전", "版本", "version", "release", "released"))
@@ -172,12 +175,20 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
             new = move.new
             if new is None or other.mentions(new):
                 continue
+            if move.cue in cues.NOW and set(other.lower) & cues.NOW:
+                continue  # both say what holds now
             kinds = ("version", "number") if new.kind == "version" else (new.kind,)
             old = next((v for v in other.values if v.kind in kinds and v.key != new.key and not side.mentions(v)), None)
             if old is None or not _shared(side, other, (old, new)):
                 continue
             if new.kind in ("number", "money") and _unit(other, old) != _unit(side, new):
                 continue  # "port 9223" / "8 tools": two quantities of two things
+            if old.text.lower().rstrip("s") == new.text.lower().rstrip("s"):
+                continue  # "its specific ID" / "modal IDs": one word written twice, not two values
+            if move.cue in cues.NOW and (_code_name(old.text) != _code_name(new.text)
+                                         or _content(" ".join(other.tokens)) > NOW_WORDS):
+                continue  # "its specific ID" / "now stores childModalId": a word and a name in code fill no one slot;
+                # "TemplateSearchModal … was only calling …": a narrative gives no slot one value
             label = cues.slot(old, new, other, side) if new.kind == "named" else ""
             if label in ("changed", "switched") and not (
                     newer and set(other.lower) & _ONE_VALUE and not set(other.lower) & _MANY_VALUES
@@ -193,6 +204,15 @@ _VERBS_OF_USE = frozenset(stem(w) for w in ("use", "uses", "used", "using", "run
                                             "moved", "migrated", "replaced"))
 """Words two texts share that do not say what slot a name fills (``uses X`` / ``now uses Y``); a word besides them,
 the older giving its subject one value, does (``CI runs on Jenkins`` / ``CI fully moved to GitHub Actions``)."""
+
+
+_CODE_NAME = re.compile(r"\b[a-z]+[A-Z]|\w_\w|\w\.\w|/|\(\)")
+
+
+def _code_name(text: str) -> bool:
+    """Whether ``text`` is a name in code (``childModalId``, ``kb_sync``, ``app.state``, ``src/``, ``onClose()``;
+    not a product's name, ``OpenSearch``)."""
+    return _CODE_NAME.search(text) is not None
 
 
 def _unit(fact: Fact, value: Value) -> str:
@@ -557,7 +577,7 @@ def _removed(a: Claim, b: Claim) -> str | None:
     named_b = {stem(v.key) for v in b.fact.values if v.kind == "named"} | {stem(t) for t in b.fact.tokens
                                                                            if t in written_a}  # "…; Redis was removed"
     capitals = {stem(t) for t in written_a}
-    gone = b.removed & (named | (capitals & named_b))
+    gone = b.removed & (named | (capitals & named_b)) & _written_both(a, b)
     if not gone or len(gone) < len(b.removed) / 2:
         return None  # "Outer tokio::RwLock removed" / "internal RwLock": a part of it, qualified, is gone
     shown = [t for t in a.fact.tokens if stem(t) in gone or t.lower() in gone]
@@ -573,11 +593,24 @@ def _replaced(a: Claim, b: Claim) -> str | None:
         return None
     negated = cues.negation(a.fact)  # "doesn't like coffee": not a thing the older holds
     held = a.fact.words - _NEGATION_STEMS - (_words(negated) if negated is not None else frozenset())
-    gone = {w for w in b.removed & held if len(w) > 2}
-    if not gone:
-        return None
+    gone = {w for w in b.removed & held if len(w) > 2} & _written_both(a, b)
+    if not gone or all(_renamed(w, b) for w in gone):
+        return None  # "CYTOKINE_* replaced with BRAIN_CYTOKINE_*": renamed, the thing is still there
     shown = [t for t in a.fact.tokens if stem(t) in gone or t.lower() in gone]
     return f"replaced: {shown[0] if shown else sorted(gone)[0]}"
+
+
+def _written_both(a: Claim, b: Claim) -> frozenset[str]:
+    """The stems of the words both texts write alike, a plural aside, parts of a path or a dotted name included
+    (``webpack`` / ``webpack.config.js``): ``RecentFood`` and ``RecentFoodRecord`` share a stem, not a word."""
+    def plain(c: Claim) -> set[str]:
+        return {w.rstrip("s") for t in c.fact.tokens for w in {t.lower(), *re.split(r"[._/:-]+", t.lower())} if w}
+    return frozenset(stem(w) for w in plain(a) & plain(b)) | frozenset(w for w in plain(a) & plain(b))
+
+
+def _renamed(gone: str, b: Claim) -> bool:
+    """Whether the newer keeps what it says is gone inside another name (``CYTOKINE_*`` → ``BRAIN_CYTOKINE_*``)."""
+    return any(t.lower().find(gone) > 0 for t in b.fact.tokens)
 
 
 def _main(value: str) -> str:
@@ -601,7 +634,19 @@ def _amount(a: Claim, b: Claim) -> str | None:
     shared = a.topic & b.topic
     if not shared or (claims.topic_overlap(a, b) < AMOUNT_OVERLAP and len(shared) < 2):
         return None
+    if a.label is not None and a.label == b.label and not b.change and not _same_item(a, b):
+        return None  # "Travel policy: meals up to €40/day" / "Travel policy: hotels up to €180/night": two items
     return f"amount: {qa[0]} → {qb[0]}"
+
+
+def _same_item(a: Claim, b: Claim) -> bool:
+    """Whether two texts under one heading speak of the same item: besides the heading's words, their topics are
+    alike (:data:`AMOUNT_OVERLAP` of the smaller) or one of them says nothing besides its value (``Budget: $40k``)."""
+    heading = _words(a.label or "")
+    rest_a, rest_b = a.topic - heading, b.topic - heading
+    if not rest_a or not rest_b:
+        return True
+    return len(rest_a & rest_b) >= AMOUNT_OVERLAP * min(len(rest_a), len(rest_b))
 
 
 def _setting(a: Claim, b: Claim) -> bool:
@@ -696,6 +741,8 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         return f"similar ({similarity:.2f} > {threshold:.2f})" if similarity > threshold else None
     if similarity < FLOOR or a.strip().lower() == b.strip().lower() or len(a) > MAX_PASSAGE or len(b) > MAX_PASSAGE:
         return None
+    if _heading(a) or _heading(b):
+        return None  # "MISSING FOR TRUE REASONING:": a heading whose items are other observations says nothing itself
     if claims.words_long(a) > MAX_WORDS or claims.words_long(b) > MAX_WORDS or len(a) > MAX_CHARS or len(
             b) > MAX_CHARS:
         return _passage(a, b)  # a passage (a log of a day's work): read clause by clause
@@ -799,6 +846,12 @@ def _apart(a: str, b: str) -> bool:
         _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b) or (
         claims.children(a)[0] is not None and claims.children(b)[1] is not None) or (
         claims.partnered(a) is not None and claims.partnered(b) is not None)
+
+
+def _heading(text: str) -> bool:
+    """Whether ``text`` is only a heading: it ends with a colon and holds nothing after it (``Key decisions:``,
+    ``MISSING FOR TRUE REASONING:``); its items are other observations."""
+    return text.rstrip().endswith((":", "："))
 
 
 def _content(text: str) -> int:

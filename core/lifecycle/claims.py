@@ -145,7 +145,10 @@ CHANGE_CUES = ("now", "no longer", "switched", "changed", "moved", "migrated", "
 _CHANGE_STEMS = frozenset(stem(cue) for cue in CHANGE_CUES if " " not in cue and cue.isascii()) - {"now"}
 REMOVAL_CUES = ("removed", "eliminated", "cleaned up", "deleted", "dropped", "shut down", "decommissioned",
                 "retired", "deprecated", "gave up", "replaced", "uninstalled", "sunset", "eliminado", "dado de baja",
-                "retirado", "종료", "제거", "삭제", "폐기", "下线", "删除", "移除", "弃用", "停用")
+                "retirado", "종료", "제거", "삭제", "폐기", "下线", "删除", "移除", "弃用", "停用", "cancelled", "canceled",
+                "archived", "turned off", "switched off", "phased out", "ripped out", "got rid of", "discontinued",
+                "cancelado", "cancelada", "eliminada", "eliminamos", "archivado", "desinstalado", "dimos de baja",
+                "걷어냄", "꺼버림", "껐", "해지", "废弃", "取消", "关停", "关掉", "撤掉", "去掉")
 """Words that say a thing is gone (``Heroku app shut down``, ``RabbitMQ 下线``)."""
 _CHILD = (r"(?:child(?:ren)?|kids?|sons?|daughters?|bab(?:y|ies)|hij[oa]s?|beb[eé]s?|자녀|아이|아들|딸|孩子|儿子|女儿|宝宝)")
 _KIDS_COUNTED = re.compile(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from _mcp_helpers import portal_client
 
@@ -72,6 +73,13 @@ from limbic.core.store.conflicts import name_spellings, subject_names
      "61 files changed, 5880 insertions in the orchestrator commit"),  # two commits
     ("Travel policy: meals up to €40/day", "Travel policy: hotels up to €180/night"),  # two items, one heading
     ("prod-k8s: 18 nodes m6i.2xlarge baseline", "prod-k8s: cluster-autoscaler max set to 40 nodes"),
+    ("Priority 1 focuses on code simplification: icons", "Priority 2 emphasizes content expansion: blog"),  # items
+    ("Bot 日誌記錄所有執行結果", "支援 Bot 啟用/停用控制"),  # an enable/disable control, not a removal
+    ("Fixed the P2P timeout flakiness on Linux", "Windows P2P flakiness eliminated by the socket fix"),  # a problem
+    ("NO LONGER using Tauri - all Tauri references removed", "Connect page fixed by removing Tauri dependencies"),
+    ("Sync handler checks for 'not found'", "Async handler checks for 'not found' or 'Not a member'"),  # two things
+    ("Moved types to pkg/metrics/types", "Moved implementation files to internal/cpu/darwin/"),  # two moves
+    ("Migrated console.log/warn/error to debugLog() in layout", "All console statements removed from processed files"),
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -207,6 +215,20 @@ def test_a_passage_is_read_clause_by_clause(old, new, reason):
 ])
 def test_clauses_about_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.7) is None
+
+
+def test_a_line_of_a_list_written_a_line_at_a_time_is_never_a_new_value():
+    older = ["Components to migrate: MenuBuilder, MenuItemCard, CategoryTreeView",
+             "- MenuBuilder.razor → Replaced by MenuBuilderOrganism",
+             "- MenuItemCard.razor → Replaced by MenuItemCardMolecule"]
+    new = "- CategoryTreeView.razor → Replaced by CategoryTreeMolecule"
+    assert c.shape(new) in c.templates([new, *older])
+    vectors = np.eye(len(older), 8, dtype=np.float32)
+    assert c.find(new, np.ones(8, dtype=np.float32) / np.sqrt(8), list(enumerate(older)), vectors) == []
+    assert not c.possible(new, older)
+    # work further along is still told, however the lines begin
+    steps = ["- Status: in progress", "- Owner: Ana", "- Needs review"]
+    assert c.possible("- Status: done", steps)
 
 
 def test_a_key_the_entity_holds_as_a_list_is_never_a_conflict():

@@ -218,10 +218,11 @@ SWITCH_CUES = ("switched to", "switched over to", "moved to", "migrated to", "re
                "전환", "교체", "换成", "改用", "切换到", "切到", "替换为", "迁移到", "迁到")
 """Phrases that say one thing took another's place (``Bundler switched to Vite``, ``GitHub Actions로 전환``)."""
 REMOVING = REMOVAL_CUES + ("remove", "removes", "removing", "removal", "eliminate", "eliminates", "eliminating",
-                          "replaces", "replacing", "cleanup", "clean-up", "loại bỏ", "xóa", "gỡ bỏ")
+                          "replaces", "replacing", "cleanup", "clean-up", "migrated", "converted", "loại bỏ", "xóa", "gỡ bỏ")
 """Words of removal or replacement, done or to do (English; Vietnamese ``loại bỏ``, ``xóa``): an older text that
 holds one speaks of a removal (``remove/adapt legacy UI logic``, ``adding, editing and removing accounts``,
-``Removes or replaces all legacy …``), not of a thing still there; a newer removal says the same change again."""
+``Removes or replaces all legacy …``, ``Migrated console.log to debugLog()``), not of a thing still there; a newer
+removal says the same change again."""
 _NUMBER_WORDS = {w: i for i, group in enumerate((
     ("zero", "cero"), ("one", "uno", "una", "single"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
     ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
@@ -240,14 +241,20 @@ _IDENTIFIED = frozenset((
     "section", "line", "lines", "page", "room", "floor", "build", "run", "test", "story", "subtask", "sub-task",
     "bug", "rule", "requirement", "figure", "table", "adr", "rfc", "module", "lesson", "unit", "scenario", "type",
     "level", "layer", "grade", "class", "category", "tier", "channel", "slot", "stage", "wave", "season", "episode",
-    "스프린트", "단계"))
+    "priority", "스프린트", "단계"))
 """Words a number after them names (``Sprint 4``, ``Phase 2``, ``port 9000``): an identifier, not a count."""
 _OUTCOMES = frozenset(("pass", "fail", "skipp", "skip", "error", "warni", "succe"))
 _MEASURES = frozenset(("am", "pm", "h", "s", "ms", "min", "mins", "k", "m", "gb", "mb", "tb", "kb", "px", "x",
                        "hours", "hour", "minutes", "seconds", "days", "weeks", "months", "years", "percent"))
 _PARTICLES = ("으로", "를", "을", "이", "가", "은", "는", "의", "로", "에", "와", "과", "도")
 _NOT_ITSELF = frozenset(("duplicate", "duplicated", "unused", "redundant", "dead", "old", "stale", "extra",
-                         "debug", "temporary", "obsolete", "legacy", "manual"))
+                         "debug", "temporary", "obsolete", "legacy", "manual", "hardcoded", "hard-coded", "mock",
+                         "placeholder", "dummy", "fake"))
+_PROBLEMS = frozenset(("flakiness", "flaky", "bug", "bugs", "error", "errors", "issue", "issues", "warning", "warnings",
+                       "crash", "crashes", "leak", "leaks", "hang", "hangs", "regression", "regressions", "problem",
+                       "problems", "failure", "failures", "conflict", "conflicts", "spike", "spikes", "noise",
+                       "latency", "lag", "bottleneck", "vulnerability", "vulnerabilities"))
+"""Problems: one said eliminated or removed is fixed (``Windows P2P flakiness eliminated``), not a thing gone."""
 _MILESTONE = re.compile(r"(?<![\w-])[Mm](\d{1,2})(?![\w.])")
 """``M1``: milestone 1, as agents abbreviate it."""
 _TIME_STEMS = frozenset(stem(w) for w in (
@@ -527,7 +534,7 @@ def claim(text: str) -> Claim:
     state, body = state_of(low)
     state = state or _label_state(label)
     topic = _topic(body) | _identifiers(low)
-    removed = frozenset(stem(w) for found in _any(REMOVAL_CUES).finditer(low)
+    removed = frozenset(stem(w) for found in _any(REMOVAL_CUES).finditer(low) if not _alternative(low, found)
                         for w in re.split(r"[\s/.:;,()'\"-]+", _near(low, found)) if w and w not in STOP
                         and not _CJK.search(w))
     removing = bool(removed) or _any(REMOVING).search(low) is not None
@@ -535,6 +542,12 @@ def claim(text: str) -> Claim:
     correction = is_correction(text)
     return Claim(text, fact, field, label, state, _slot(low, " ".join(spaced.split())), _counts(text), change, removed, topic,
                  _specifics(fact), correction, removing)
+
+
+def _alternative(low: str, at: re.Match[str]) -> bool:
+    """Whether the cue found ``at`` is one of two alternatives (``啟用/停用控制``, ``add/remove``): a control, not a
+    removal."""
+    return low[at.start() - 1: at.start()] == "/" or low[at.end(): at.end() + 1] == "/"
 
 
 def _near(low: str, at: re.Match[str]) -> str:
@@ -557,11 +570,13 @@ def _near(low: str, at: re.Match[str]) -> str:
             break
     if any(word in _NOT_ITSELF for word in after):
         return ""  # "removed the unused RecentFood entity", "all legacy modal files": a part of it, not the thing
+    if any(word.rstrip(",;") in _PROBLEMS for word in after):
+        return ""  # "eliminated the flakiness": a problem fixed, not a thing removed
     if after and not _CJK.search(cue):
         return " ".join(after)
     clause = re.split(r"[;,:，、；。]", low[: at.start()])[-1]  # "Sessions are kept in Postgres; Redis was removed"
     before = [w for w in clause.split() if w not in _AUXILIARIES][-2:]
-    return "" if any(w in _NOT_ITSELF for w in before) else " ".join(before)
+    return "" if any(w in _NOT_ITSELF or w in _PROBLEMS for w in before) else " ".join(before)
 
 
 def _identifiers(low: str) -> frozenset[str]:

@@ -154,14 +154,18 @@ def _shared(a: Fact, b: Fact, leave_out: Sequence[Value | None] = ()) -> set[str
 
 
 def _stated_change(a: Fact, b: Fact) -> str | None:
-    """A change one fact states that the other contradicts (the reason shows ``a``'s value → ``b``'s)."""
+    """A change one fact states that the other contradicts (the reason shows ``a``'s value → ``b``'s); two moves
+    are two events (``Moved types to pkg/…`` / ``Moved implementation files to internal/…``)."""
+    if set(a.lower) & _MOVES and set(b.lower) & _MOVES:
+        return None
     for side, other, newer in ((b, a, True), (a, b, False)):
         for move in cues.moves(side):
             if move.old is not None:
                 if not other.mentions(move.old) or (move.new is not None and other.mentions(move.new)):
                     continue
-                if move.cue in cues.NEGATIONS and cues.negation(other) is not None:
-                    continue  # both say it stopped
+                if move.cue in cues.NEGATIONS and cues.negation(other) is not None or move.new is None and \
+                        claims.has_any(" ".join(other.lower), claims.REMOVING):
+                    continue  # both say it stopped ("no longer using Tauri" / "removing Tauri dependencies")
                 if move.old.kind == "word" and cues.negation(side) is not None:
                     continue  # "no longer on call": a negation, said as one
                 if not _shared(side, other, (move.old, move.new)):
@@ -200,6 +204,7 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
     return None
 
 
+_MOVES = frozenset(("moved", "migrated", "relocated", "transferred"))
 _VERBS_OF_USE = frozenset(stem(w) for w in ("use", "uses", "used", "using", "run", "runs", "now", "also", "switched",
                                             "moved", "migrated", "replaced"))
 """Words two texts share that do not say what slot a name fills (``uses X`` / ``now uses Y``); a word besides them,
@@ -258,8 +263,8 @@ one agrees with a negation of it, it does not assert it."""
 def _opposite(a: Claim, b: Claim) -> str | None:
     """Opposite words, one on each side, the rest of the two alike."""
     pair = cues.opposite(a.fact, b.fact)
-    if pair is None:
-        return None
+    if pair is None or a.fact.lower and b.fact.lower and (a.fact.lower[0], b.fact.lower[0]) == pair:
+        return None  # "Sync handler checks …" / "Async handler checks …": the opposite names two things
     left = {w for w in a.fact.words if not any(w in p for p in pair)}
     right = {w for w in b.fact.words if not any(w in p for p in pair)}
     shared = left & right
@@ -732,11 +737,16 @@ RULES = (("field", _field), ("state", _state), ("all done", _all_done), ("count"
          ("corrected", _corrected_opposite))
 """The rules that read structure, tried in order; then the sentence rules (a stated change, a negation, opposite
 words)."""
+ITEM_RULES = frozenset(("field", "state", "all done"))
+"""The rules a line of a list may meet (:func:`templates`): a status field, work further along."""
 
 
-def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: float = THRESHOLD) -> str | None:
+def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: float = THRESHOLD,
+          item: bool = False) -> str | None:
     """The reason the newer observation ``b`` conflicts with the older ``a`` (cosine ``similarity``) in ``mode``,
-    or ``None`` when it does not. ``threshold`` is the similarity mode's cut."""
+    or ``None`` when it does not. ``threshold`` is the similarity mode's cut. ``item``: ``b`` is a line of a list
+    its entity holds (:func:`templates`): only work further along (:data:`ITEM_RULES`, a passage's states) can
+    contradict it — an item never replaces another's value."""
     if mode == SIMILARITY:
         return f"similar ({similarity:.2f} > {threshold:.2f})" if similarity > threshold else None
     if similarity < FLOOR or a.strip().lower() == b.strip().lower() or len(a) > MAX_PASSAGE or len(b) > MAX_PASSAGE:
@@ -751,7 +761,7 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
     ca, cb = claims.claim(a), claims.claim(b)
     history = _history(a, b)
     for name, rule in RULES:
-        if history and name in _SNAPSHOT_RULES:
+        if history and name in _SNAPSHOT_RULES or item and name not in ITEM_RULES:
             continue
         if name == "removed" and similarity < REMOVAL_FLOOR:
             continue
@@ -762,7 +772,7 @@ def judge(a: str, b: str, similarity: float, mode: str = CHECKABLE, threshold: f
         reason = _passage(a, b)
         if reason is not None:
             return reason
-    if similarity < SENTENCE_FLOOR or ca.label != cb.label and None not in (ca.label, cb.label):
+    if item or similarity < SENTENCE_FLOOR or ca.label != cb.label and None not in (ca.label, cb.label):
         return None
     reason = _corrected(ca, cb, similarity) or _restated(ca, cb)
     if reason is not None:
@@ -907,7 +917,41 @@ def possible(text: str, others: Sequence[str]) -> bool:
     listed = lists([text, *others])
     if claims.labelled(text)[0] in listed:
         return False
-    return any(judge(other, text, 1.0) is not None for other in others)
+    item = shape(text) in templates([text, *others])
+    return any(judge(other, text, 1.0, item=item) is not None for other in others)
+
+
+_SHAPE_TOKEN = re.compile(r"\S+")
+
+
+def shape(text: str) -> tuple[str, ...]:
+    """How a line of a list begins: its first word (digits as ``#``: ``Priority 4`` and ``2025-03-02:`` keep their
+    form) and the kind of the next — a number, a name in code or a word (``- TouchMenuGrid.razor → …``: ``("-",
+    "code")``; ``Moved types to …``: ``("moved", "word")``); a first word that says nothing alone (``The``) is
+    followed by the second as written."""
+    tokens = _SHAPE_TOKEN.findall(text.lower())[:3]
+    if not tokens:
+        return ()
+    first = re.sub(r"\d+", "#", tokens[0])
+    if first.strip("#:.-") and first.rstrip(":") in STOP and len(tokens) > 1:
+        return (first, tokens[1])
+    if len(tokens) == 1:
+        return (first,)
+    second = text.split()[1]
+    kind = "number" if re.match(r"^\W?\d", second) else "code" if _code_name(second) or "." in second.strip(".") \
+        else "word"
+    return (first, kind)
+
+
+def templates(texts: Sequence[str]) -> frozenset[tuple[str, ...]]:
+    """The beginnings (:func:`shape`) that :data:`LIST_VALUES` or more of ``texts`` (one entity's observations)
+    share: the template of a list written a line at a time (``Priority 1 focuses on …`` ×5, ``- X.razor →
+    Replaced by Y`` ×7, a dated log ``2025-03-02: …``). A line of it replaces no other's value."""
+    counts: dict[tuple[str, ...], int] = {}
+    for text in texts:
+        key = shape(text)
+        counts[key] = counts.get(key, 0) + 1
+    return frozenset(k for k, n in counts.items() if n >= LIST_VALUES and k)
 
 
 def lists(texts: Sequence[str]) -> frozenset[str]:
@@ -933,14 +977,16 @@ def find(text: str, vector: np.ndarray, others: Sequence[tuple[int, str]], vecto
         return []
     sims = np.asarray(vectors, dtype=np.float32) @ np.asarray(vector, dtype=np.float32)
     cut = threshold if mode == SIMILARITY else FLOOR
-    listed = lists([text, *(t for _, t in others)]) if mode == CHECKABLE else frozenset()
+    texts = [text, *(t for _, t in others)]
+    listed = lists(texts) if mode == CHECKABLE else frozenset()
     label = claims.labelled(text)[0] if mode == CHECKABLE else None
     if label is not None and label in listed:
         return []
+    item = mode == CHECKABLE and shape(text) in templates(texts)
     found = []
     for index in np.flatnonzero(sims >= cut).tolist():
         other, other_text = others[index]
-        reason = judge(other_text, text, float(sims[index]), mode, threshold)
+        reason = judge(other_text, text, float(sims[index]), mode, threshold, item)
         if reason is not None:
             found.append(Finding(other, float(sims[index]), reason))
     found.sort(key=lambda f: -f.similarity)

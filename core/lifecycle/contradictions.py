@@ -10,7 +10,9 @@ of the same attribute of the same thing and that attribute holds one value at a 
 - **a single-valued field** — ``Status``, ``Priority``, ``Version``, owner, location, a due date (in English,
   Spanish, Korean and Chinese: ``상태``, ``状态``, ``prioridad``) holding another value: ``status: Open →
   RESOLVED``; two states of one rank agree (``done`` / ``completed``), a key the entity holds three or more
-  values of is a list (:func:`lists`);
+  values of is a list (:func:`lists`), and a line beginning as three or more of the entity's do (``Priority 2
+  …``, ``- X.razor → Replaced by Y``: a list written a line at a time, :func:`templates`) only meets work further
+  along;
 - **a state of work** — the same work planned or in progress on one side and done on the other (``MSVC 호환성 작업
   진행`` / ``모든 MSVC 호환성 문제가 해결됨``, ``Needs to be moved to internal/cpu/`` / ``Moved … to
   internal/cpu/darwin/``), their topics alike and not two things (``Sprint 3`` / ``Sprint 4``, two labels);

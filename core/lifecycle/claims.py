@@ -218,7 +218,8 @@ SWITCH_CUES = ("switched to", "switched over to", "moved to", "migrated to", "re
                "전환", "교체", "换成", "改用", "切换到", "切到", "替换为", "迁移到", "迁到")
 """Phrases that say one thing took another's place (``Bundler switched to Vite``, ``GitHub Actions로 전환``)."""
 REMOVING = REMOVAL_CUES + ("remove", "removes", "removing", "removal", "eliminate", "eliminates", "eliminating",
-                          "replaces", "replacing", "cleanup", "clean-up", "migrated", "converted", "loại bỏ", "xóa", "gỡ bỏ")
+                          "replaces", "replacing", "cleanup", "clean-up", "migrated", "converted", "loại bỏ", "xóa",
+                          "gỡ bỏ")
 """Words of removal or replacement, done or to do (English; Vietnamese ``loại bỏ``, ``xóa``): an older text that
 holds one speaks of a removal (``remove/adapt legacy UI logic``, ``adding, editing and removing accounts``,
 ``Removes or replaces all legacy …``, ``Migrated console.log to debugLog()``), not of a thing still there; a newer
@@ -781,6 +782,7 @@ _ANCHOR = re.compile(r"\b(?:after|since|as of)\s+(?:the\s+)?[\w-]+|\b\d{4}-\d{2}
 @lru_cache(maxsize=8192)
 def anchored(text: str) -> str | None:
     """The moment ``text`` ties itself to (``after the database function fix``, ``on July 3, 2025``,
-    ``2026-02-25``, ``commit 2eeef1c0``, ``in the orchestrator commit``), lowercased, else ``None``: a text so anchored tells of that moment, history."""
+    ``2026-02-25``, ``commit 2eeef1c0``, ``in the orchestrator commit``), lowercased, else ``None``: a text so
+    anchored tells of that moment, history."""
     match = _ANCHOR.search(text)
     return match.group(0).lower() if match else None

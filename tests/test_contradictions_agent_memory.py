@@ -80,6 +80,9 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Sync handler checks for 'not found'", "Async handler checks for 'not found' or 'Not a member'"),  # two things
     ("Moved types to pkg/metrics/types", "Moved implementation files to internal/cpu/darwin/"),  # two moves
     ("Migrated console.log/warn/error to debugLog() in layout", "All console statements removed from processed files"),
+    ("Local path: $env:USERPROFILE/Documents/Scripts/gitconfig", "All file paths in the docs updated"),  # no path
+    ("Next.js 16.2 with App Router, React 19.2", "Auth: Clerk (@clerk/nextjs 7.0)"),  # a scoped package's version
+    ("Build fully compliant with Gradle 8 best practices", "Project completion increased from 98% to 99.5%"),
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -105,6 +108,8 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
      "switched: Elasticsearch → OpenSearch"),
     ("Session token stored in localStorage", "Tokens now live in an httpOnly cookie", "switched: localStorage → httpOnly"),
     ("Budget: $40k", "Budget: $25k", "amount: $40k → $25k"),
+    ("Config path: config/app.yaml", "Config path moved to settings/app.toml",
+     "config path: config/app.yaml → Config path moved to settings/app.toml"),
     ("Rate limit: 100 requests per minute", "Rate limit: 300 requests per minute", "requests: 100 → 300"),
     ("Validates: prompt required, max 10 images, seed >= -1", "Max reference images validation updated to 14",
      "amount: 10 → 14"),

@@ -718,7 +718,7 @@ def quantities(text: str) -> list[str]:
     return out
 
 
-_PRODUCT_VERSION = re.compile(r"(?<![\w.-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s+v?(\d+(?:\.\d+)*)(?![\w.])")
+_PRODUCT_VERSION = re.compile(r"(?<![\w./@-])([A-Z][\w+#.-]*[A-Za-z+#]|[a-z][\w-]*[a-z])\s+v?(\d+(?:\.\d+)*)(?![\w.])")
 _BARE_VERSION = re.compile(r"(?<![\w.-])v(\d+(?:\.\d+)+)(?![\w.])|(?:version|versión|버전|版本)[:：]?\s*v?(\d+(?:\.\d+)+)",
                            re.IGNORECASE)
 _NOT_PRODUCTS = _IDENTIFIED | {w + "s" for w in _IDENTIFIED} | frozenset((
@@ -754,7 +754,8 @@ def upgraded(text: str) -> frozenset[str]:
 @lru_cache(maxsize=8192)
 def versions(text: str) -> tuple[dict[str, str], frozenset[str]]:
     """The versions ``text`` names: ``{product: version}`` for a capitalised name with a number after it
-    (``Python 3.12``, ``React 18로``, ``Node 18``; never ``Sprint 4`` or ``March 3``), and the bare versions
+    (``Python 3.12``, ``React 18로``, ``Node 18``; never ``Sprint 4`` or ``March 3``, nor the last part of a
+    scoped package, ``@clerk/nextjs 7.0``, which is not Next.js), and the bare versions
     (``v2.4.0``, ``version 2.2.0``, ``Version: 2.3.1``)."""
     spaced = _SPLIT_DIGITS.sub(" ", text)
     products: dict[str, str] = {}

@@ -189,6 +189,8 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                 continue
             if new.kind in ("number", "money") and _unit(other, old) != _unit(side, new):
                 continue  # "port 9223" / "8 tools": two quantities of two things
+            if old.text.endswith("%") != new.text.endswith("%"):
+                continue  # "Gradle 8+" / "completion from 98% → 99.5%": a share is not a version
             if old.text.lower().rstrip("s") == new.text.lower().rstrip("s"):
                 continue  # "its specific ID" / "modal IDs": one word written twice, not two values
             if move.cue in cues.NOW and (_code_name(old.text) != _code_name(new.text)
@@ -542,6 +544,8 @@ def _restated(a: Claim, b: Claim) -> str | None:
     value = quoted.group(1) if quoted else _main(written)
     if not value or (claims.words_long(written) > 6 and not quoted) or _plain(value) in _plain(b.text):
         return None  # "Video UI components: VideoSizeSelector (…), DurationSelector (…), …": a list
+    if _PATH.search(value) and not any(_code_name(t) for t in b.fact.tokens):
+        return None  # "Local path: $env:…/gitconfig" / "All file paths in the docs updated": no path in its place
     words, low = a.label.split(), b.text.lower()
     keys = (*claims.FIELD_KEYS[a.field[0]], *claims.SLOT_CUES.get(a.field[0], ())) if a.field is not None else ()
     named = sum(stem(w) in b.fact.words for w in words if w not in STOP)
@@ -553,6 +557,8 @@ def _restated(a: Claim, b: Claim) -> str | None:
     return f"{a.label}: {_short(value)} → {_short(b.text)}"
 
 
+_PATH = re.compile(r"^\s*(?:\$[A-Za-z{(]|~|\.{0,2}/|[A-Za-z]:\\)|/[^/\s]+/")
+"""A file system path (``$env:USERPROFILE/Documents``, ``~/.config``, ``src/api/v2/``): not ``offset/limit``."""
 _CHANGE_STEMS = frozenset(stem(c) for c in claims.CHANGE_CUES)
 _QUOTED = re.compile(r"""['"“‘`](.+)['"”’`]""")
 """A value written in quotes: one value, however many words (``Error message displays: 'URL must end with …'``)."""

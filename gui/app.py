@@ -257,6 +257,7 @@ class LimbicApp(QObject):
         self.window.refresh_stats()
         self.controller.status_message.emit("The sample memory graph was imported")
         self._first_tour()
+        self._vectors_shown = True  # the import's banner is up: hidden once no vector waits, even if none waited
         self._follow_vectors()  # its vectors are computed in the background
 
     def _follow_vectors(self) -> None:

@@ -156,6 +156,24 @@ def test_consecutive_startups_all_serve_mcp(tmp_path, small_database, display):
     print(f"\n{display['QT_QPA_PLATFORM']}: {runs} launches served MCP after {min(served):.1f}–{max(served):.1f} s")
 
 
+def test_the_import_banner_goes_once_no_vector_waits_even_if_none_waited(qtbot, tmp_path, monkeypatch):
+    """The sample's vectors may all land before its import is reported done (a fast model, a busy UI thread): the
+    banner the import put up still goes."""
+    monkeypatch.setenv("LIMBIC_HOME", str(tmp_path / "home"))
+    app = LimbicApp(tmp_path / "home" / "memory.db", embedder=HashingEmbedder(), mcp=False)
+    try:
+        with qtbot.waitSignal(app.ready, timeout=20_000):
+            app.start()
+        banner = app.window.progress_banner
+        app.window.show_progress(0, 1, startup.SEEDING_TEXT)  # what the import shows while it runs
+        assert banner.isVisible() and app.service.search.pending_vectors() == 0
+        app._seeded(True)
+        qtbot.waitUntil(lambda: not banner.isVisible(), timeout=10_000)
+    finally:
+        app.window.close()
+        app.shutdown()
+
+
 def test_first_run_shows_the_window_before_the_sample_is_imported(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("LIMBIC_HOME", str(tmp_path / "fresh"))
     app = LimbicApp(tmp_path / "fresh" / "memory.db", embedder=HashingEmbedder(), mcp=False)

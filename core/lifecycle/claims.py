@@ -643,6 +643,23 @@ def names(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(numbered), frozenset(coded)
 
 
+_IN_CODE = re.compile(r"\b[a-z]+[A-Z]|\w_\w|\w\.\w|/|\(\)")
+_PATH = re.compile(r"^\s*(?:\$[A-Za-z{(]|~|\.{0,2}/|[A-Za-z]:\\)|/[^/\s]+/")
+
+
+def in_code(text: str) -> bool:
+    """Whether ``text`` is written as code is (``childModalId``, ``kb_sync``, ``app.state``, ``src/``,
+    ``onClose()``). Stricter than the code names of :func:`names`: a product's name with a capital inside
+    (``OpenSearch``, ``GitHub``) is not, so that a tool switched for another is still two values of one slot."""
+    return _IN_CODE.search(text) is not None
+
+
+def is_path(text: str) -> bool:
+    """Whether ``text`` is a file system path (``$env:USERPROFILE/Documents``, ``~/.config``, ``src/api/v2/``;
+    not ``offset/limit``, nor ``$10``)."""
+    return _PATH.search(text) is not None
+
+
 def topic_overlap(a: Claim, b: Claim) -> float:
     """Shared topic ÷ the smaller topic (0..1; 0 when either has none)."""
     if not a.topic or not b.topic:

@@ -193,7 +193,7 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                 continue  # "Gradle 8+" / "completion from 98% → 99.5%": a share is not a version
             if old.text.lower().rstrip("s") == new.text.lower().rstrip("s"):
                 continue  # "its specific ID" / "modal IDs": one word written twice, not two values
-            if move.cue in cues.NOW and (_code_name(old.text) != _code_name(new.text)
+            if move.cue in cues.NOW and (claims.in_code(old.text) != claims.in_code(new.text)
                                          or _content(" ".join(other.tokens)) > NOW_WORDS):
                 continue  # "its specific ID" / "now stores childModalId": a word and a name in code fill no one slot;
                 # "TemplateSearchModal … was only calling …": a narrative gives no slot one value
@@ -213,15 +213,6 @@ _VERBS_OF_USE = frozenset(stem(w) for w in ("use", "uses", "used", "using", "run
                                             "moved", "migrated", "replaced"))
 """Words two texts share that do not say what slot a name fills (``uses X`` / ``now uses Y``); a word besides them,
 the older giving its subject one value, does (``CI runs on Jenkins`` / ``CI fully moved to GitHub Actions``)."""
-
-
-_CODE_NAME = re.compile(r"\b[a-z]+[A-Z]|\w_\w|\w\.\w|/|\(\)")
-
-
-def _code_name(text: str) -> bool:
-    """Whether ``text`` is a name in code (``childModalId``, ``kb_sync``, ``app.state``, ``src/``, ``onClose()``;
-    not a product's name, ``OpenSearch``)."""
-    return _CODE_NAME.search(text) is not None
 
 
 def _unit(fact: Fact, value: Value) -> str:
@@ -544,7 +535,7 @@ def _restated(a: Claim, b: Claim) -> str | None:
     value = quoted.group(1) if quoted else _main(written)
     if not value or (claims.words_long(written) > 6 and not quoted) or _plain(value) in _plain(b.text):
         return None  # "Video UI components: VideoSizeSelector (…), DurationSelector (…), …": a list
-    if _PATH.search(value) and not any(_code_name(t) for t in b.fact.tokens):
+    if claims.is_path(value) and not any(claims.in_code(t) for t in b.fact.tokens):
         return None  # "Local path: $env:…/gitconfig" / "All file paths in the docs updated": no path in its place
     words, low = a.label.split(), b.text.lower()
     keys = (*claims.FIELD_KEYS[a.field[0]], *claims.SLOT_CUES.get(a.field[0], ())) if a.field is not None else ()
@@ -557,8 +548,6 @@ def _restated(a: Claim, b: Claim) -> str | None:
     return f"{a.label}: {_short(value)} → {_short(b.text)}"
 
 
-_PATH = re.compile(r"^\s*(?:\$[A-Za-z{(]|~|\.{0,2}/|[A-Za-z]:\\)|/[^/\s]+/")
-"""A file system path (``$env:USERPROFILE/Documents``, ``~/.config``, ``src/api/v2/``): not ``offset/limit``."""
 _CHANGE_STEMS = frozenset(stem(c) for c in claims.CHANGE_CUES)
 _QUOTED = re.compile(r"""['"“‘`](.+)['"”’`]""")
 """A value written in quotes: one value, however many words (``Error message displays: 'URL must end with …'``)."""
@@ -932,6 +921,7 @@ def possible(text: str, others: Sequence[str]) -> bool:
 _SHAPE_TOKEN = re.compile(r"\S+")
 
 
+@lru_cache(maxsize=8192)
 def shape(text: str) -> tuple[str, ...]:
     """How a line of a list begins: its first word (digits as ``#``: ``Priority 4`` and ``2025-03-02:`` keep their
     form) and the kind of the next — a number, a name in code or a word (``- TouchMenuGrid.razor → …``: ``("-",
@@ -946,7 +936,7 @@ def shape(text: str) -> tuple[str, ...]:
     if len(tokens) == 1:
         return (first,)
     second = text.split()[1]
-    kind = "number" if re.match(r"^\W?\d", second) else "code" if _code_name(second) or "." in second.strip(".") \
+    kind = "number" if re.match(r"^\W?\d", second) else "code" if claims.in_code(second) or "." in second.strip(".") \
         else "word"
     return (first, kind)
 

@@ -83,6 +83,17 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Local path: $env:USERPROFILE/Documents/Scripts/gitconfig", "All file paths in the docs updated"),  # no path
     ("Next.js 16.2 with App Router, React 19.2", "Auth: Clerk (@clerk/nextjs 7.0)"),  # a scoped package's version
     ("Build fully compliant with Gradle 8 best practices", "Project completion increased from 98% to 99.5%"),
+    ("Successfully completed Phase 1 of the UI consolidation",
+     "Ready to continue with the remaining consolidation steps"),  # the next piece of work, not this one undone
+    ("users 테이블 마이그레이션 완료", "orders 테이블 마이그레이션 진행 중 (약 60%)"),
+    ("Hydration error occurred due to Math.random() producing different results",
+     "Technical details: replaced Math.random() with a seeded generator"),  # a report stays true
+    ("Confirmed the food refactoring (Issues #931-935) was successful",
+     "The refactoring eliminated the RecentFood entity and now uses Template objects"),
+    ("Does not have the .db files for lesson and quiz data",
+     "Requests to skip the ViewModel work due to missing .db files for lessons and quiz data"),  # both: missing
+    ("Successfully completed Phase 1 of the UI directory consolidation",
+     "All legacy ui/ directories removed with a successful build"),  # the legacy part, not the thing
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -107,6 +118,8 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     ("Search is powered by Elasticsearch", "Search now runs on OpenSearch after the migration",
      "switched: Elasticsearch → OpenSearch"),
     ("Session token stored in localStorage", "Tokens now live in an httpOnly cookie", "switched: localStorage → httpOnly"),
+    ("Login bug fixed in 2.3", "Login bug is open again after the upgrade", "state: done → open"),
+    ("상품 인덱스 재색인 취소", "상품 인덱스 재색인 진행 중, 40% 완료", "state: cancelled → in progress"),
     ("Budget: $40k", "Budget: $25k", "amount: $40k → $25k"),
     ("Config path: config/app.yaml", "Config path moved to settings/app.toml",
      "config path: config/app.yaml → Config path moved to settings/app.toml"),

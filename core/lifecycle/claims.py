@@ -224,6 +224,17 @@ REMOVING = REMOVAL_CUES + ("remove", "removes", "removing", "removal", "eliminat
 holds one speaks of a removal (``remove/adapt legacy UI logic``, ``adding, editing and removing accounts``,
 ``Removes or replaces all legacy …``, ``Migrated console.log to debugLog()``), not of a thing still there; a newer
 removal says the same change again."""
+REOPEN_CUES = ("again", "reopened", "re-opened", "regressed", "reverted", "rolled back", "broke", "broken again",
+               "came back", "no longer works", "de nuevo", "otra vez", "reabierto", "reabierta", "revertido", "다시",
+               "재발", "재오픈", "되돌림", "再次", "重新打开", "回退", "又出现")
+"""Words that say finished work is undone (``Login bug reopened``, ``de nuevo roto``, ``다시 발생``): only with one
+does a newer text in an earlier state (open, in progress, planned) contradict an older one saying it done."""
+REPORT_CUES = ("occurred", "caused by", "due to", "confirmed", "identified", "discovered", "noticed", "diagnosed",
+               "investigated", "passed", "failed", "was resolved", "were resolved", "ocurrió", "se detectó",
+               "confirmado", "identificado", "발생", "발견", "확인됨", "出现", "发现", "确认")
+"""Words that make a text a report of what happened (``Hydration error occurred due to Math.random()``, ``Confirmed
+the refactoring … was successful``, ``CI run … passed``), not a statement of what holds: a later switch away from
+a thing it names does not make it untrue."""
 _NUMBER_WORDS = {w: i for i, group in enumerate((
     ("zero", "cero"), ("one", "uno", "una", "single"), ("two", "dos"), ("three", "tres"), ("four", "cuatro"),
     ("five", "cinco"), ("six", "seis"), ("seven", "siete"), ("eight", "ocho"), ("nine", "nueve"),
@@ -576,8 +587,10 @@ def _near(low: str, at: re.Match[str]) -> str:
     if after and not _CJK.search(cue):
         return " ".join(after)
     clause = re.split(r"[;,:，、；。]", low[: at.start()])[-1]  # "Sessions are kept in Postgres; Redis was removed"
-    before = [w for w in clause.split() if w not in _AUXILIARIES][-2:]
-    return "" if any(w in _NOT_ITSELF or w in _PROBLEMS for w in before) else " ".join(before)
+    before = [w for w in clause.split() if w not in _AUXILIARIES]
+    if any(w in _NOT_ITSELF or w in _PROBLEMS for w in before[-4:]):
+        return ""  # "All legacy ui/ directories removed": the legacy part, not the thing
+    return " ".join(before[-2:])
 
 
 def _identifiers(low: str) -> frozenset[str]:

@@ -172,8 +172,9 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                     continue  # "no longer on call": a negation, said as one
                 if not _shared(side, other, (move.old, move.new)):
                     continue
-                if move.old.kind == "word":
-                    continue  # "replaced the legacy modal", "again": a word, not a value the other holds
+                if move.old.kind == "word" or _reported(other):
+                    continue  # "replaced the legacy modal", "again": a word, not a value the other holds; "error
+                    # occurred due to Math.random()": a report, still true when the thing is replaced
                 if move.new is None:
                     return f"no longer: {move.old.text}" if newer else f"again: {move.old.text}"
                 x, y = (move.old, move.new) if newer else (move.new, move.old)
@@ -198,14 +199,22 @@ def _stated_change(a: Fact, b: Fact) -> str | None:
                 continue  # "its specific ID" / "now stores childModalId": a word and a name in code fill no one slot;
                 # "TemplateSearchModal … was only calling …": a narrative gives no slot one value
             label = cues.slot(old, new, other, side) if new.kind == "named" else ""
-            if label in ("changed", "switched") and not (
+            if label in ("changed", "switched") and (_reported(other) or not (
                     newer and set(other.lower) & _ONE_VALUE and not set(other.lower) & _MANY_VALUES
-                    and _shared(side, other, (old, new)) - _VERBS_OF_USE):
-                continue  # "now uses Y": nothing says the two names fill one slot (an employer, a home)
+                    and _shared(side, other, (old, new)) - _VERBS_OF_USE)):
+                continue  # "now uses Y": nothing says the two names fill one slot (an employer, a home), or the
+                # other reports what happened
             if label and label not in ("changed", "switched") and cues.slot(old, old, other, other) != label:
                 continue  # "joined an LGBTQ group" / "asked John for books": the other's name fills no such slot
             return _change(old, new, a, b) if newer else _change(new, old, a, b)
     return None
+
+
+def _reported(other: Fact) -> bool:
+    """Whether the text a stated change meets reports what happened (:data:`~limbic.core.lifecycle.claims.
+    REPORT_CUES`: ``Hydration error occurred due to Math.random()`` / ``Replaced Math.random() with a seeded
+    generator``): the report stays true, the change is what came of it."""
+    return claims.has_any(" ".join(other.lower), claims.REPORT_CUES)
 
 
 _MOVES = frozenset(("moved", "migrated", "relocated", "transferred"))
@@ -249,10 +258,10 @@ def _negated(a: Claim, b: Claim) -> str | None:
     return f"negated: {phrase}"
 
 
-_FREE_OF = re.compile(r"\w-free\b|\bfree of\b|\bwithout\b|\bsin\s|\bsans\b|\blibre de\b|\bno\s+\w+\s+(?:at all|ever)\b|"
-                      r"없이|없는|프리|无|不含|免", re.IGNORECASE)
-"""Words that say a thing is left out (``dairy-free``, ``without sugar``, ``sin gluten``, ``无糖``): a text holding
-one agrees with a negation of it, it does not assert it."""
+_FREE_OF = re.compile(r"\w-free\b|\bfree of\b|\bwithout\b|\bmissing\b|\black(?:s|ing)?\b|\bsin\s|\bsans\b|"
+                      r"\blibre de\b|\bno\s+\w+\s+(?:at all|ever)\b|없이|없는|프리|无|不含|免", re.IGNORECASE)
+"""Words that say a thing is left out (``dairy-free``, ``without sugar``, ``missing .db files``, ``sin gluten``,
+``无糖``): a text holding one agrees with a negation of it, it does not assert it."""
 
 
 def _opposite(a: Claim, b: Claim) -> str | None:
@@ -299,6 +308,9 @@ def _state(a: Claim, b: Claim) -> str | None:
     rank_a, rank_b = claims.STATE_RANK[a.state], claims.STATE_RANK[b.state]
     if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b):
         return None  # planned / in progress: both still to finish
+    if rank_b < rank_a and a.state != claims.CANCELLED and not claims.has_any(b.text.lower(), claims.REOPEN_CUES):
+        return None  # "Completed Phase 1 of the consolidation" / "Ready to continue with the remaining steps": the
+        # next piece of work, not this one undone (work cancelled and then under way again is the same work)
     bare = (len(a.topic) <= BARE_TOPIC and len(b.topic) <= BARE_TOPIC and a.label is None and b.label is None
             and claims.PLANNED not in (a.state, b.state) and not _past(a.fact)) or (
         len(a.topic) <= BARE_TOPIC and a.label is None and a.state in (claims.ACTIVE, claims.OPEN) and not _past(

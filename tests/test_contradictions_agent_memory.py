@@ -94,6 +94,10 @@ from limbic.core.store.conflicts import name_spellings, subject_names
      "Requests to skip the ViewModel work due to missing .db files for lessons and quiz data"),  # both: missing
     ("Successfully completed Phase 1 of the UI directory consolidation",
      "All legacy ui/ directories removed with a successful build"),  # the legacy part, not the thing
+    ("PUT /api/orders/{id}/items/{itemId}/restore：恢复待办行", "PUT /api/orders/{id}/complete-all：全部完成"),  # endpoints
+    ("Flaky P2P tests are network-related - pass on retry",
+     "If hole punch succeeds, P2P connection is upgraded; if it fails, TURN continues working"),  # a condition
+    ("86개 서브태스크 중 84개 완료 (97.67%)", "2개 서브태스크가 지연됨 (FFTS/FFTW 백엔드)"),  # parts of a whole
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None

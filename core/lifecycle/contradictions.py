@@ -305,6 +305,8 @@ def _state(a: Claim, b: Claim) -> str | None:
         a, b = _stated(a), _stated(b)
     if a.state is None or b.state is None or a.field is not None or b.field is not None or _mixed(a) or _mixed(b):
         return None  # a passage whose clauses are in two states is read clause by clause (_passage)
+    if _describes(a.text) or _describes(b.text):
+        return None
     rank_a, rank_b = claims.STATE_RANK[a.state], claims.STATE_RANK[b.state]
     if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b):
         return None  # planned / in progress: both still to finish
@@ -323,6 +325,17 @@ def _state(a: Claim, b: Claim) -> str | None:
                 len(topic_a), len(topic_b)) > 2):
             return None
     return f"state: {a.state} → {b.state}"
+
+
+_DESCRIBES = re.compile(r"(?:GET|POST|PUT|PATCH|DELETE|HEAD)\s+/|(?:if|when|whenever|si|cuando)\s|(?:如果|若|만약|만일)",
+                        re.IGNORECASE)
+
+
+def _describes(text: str) -> bool:
+    """Whether ``text`` describes how something behaves rather than how far work is: an API endpoint (``PUT
+    /api/orders/{id}/complete-all：全部完成``) or a condition (``If hole punch succeeds, the connection is
+    upgraded``): the words of work done in it name what happens, not a state."""
+    return _DESCRIBES.match(text.lstrip("-*• ")) is not None
 
 
 def _about(a: Claim, b: Claim) -> tuple[frozenset[str], frozenset[str]]:
@@ -373,8 +386,8 @@ def _count(a: Claim, b: Claim) -> str | None:
     mine = {unit: number for unit, number, _ in a.counts}
     for unit, number, shown in b.counts:
         old = mine.get(unit)
-        if old is None or old == number or number in {n for u, n, _ in a.counts if u == unit and n != old}:
-            continue
+        if old is None or old == number or any(u == unit and n != old for u, n, _ in a.counts):
+            continue  # "86개 서브태스크 중 84개 완료" / "2개 서브태스크가 지연됨": parts of a whole the older counts
         words = set(unit.split()) | claims.cjk_pairs(unit)
         rest_a, rest_b = a.topic - words, b.topic - words
         if _says_more(rest_a) and _says_more(rest_b) and len(rest_a & rest_b) / min(len(rest_a), len(rest_b)) < COUNT_OVERLAP:
@@ -847,7 +860,7 @@ def _named_clauses(text: str) -> tuple[Named, ...]:
         if any(named):
             before, source = named, clause
         if any(before):
-            out.append((claims.stated(clause), before, source))
+            out.append((None if _describes(clause) else claims.stated(clause), before, source))
     return tuple(out)
 
 

@@ -16,8 +16,9 @@ a new memory is made and a ``limbic --db … mcp`` server started over stdio wit
 Every conflict stored is a warning (those in the write's answer and those found once the vectors landed). The
 labels (``--labels``) are pairs of observations a person marked ``clear`` or ``unclear`` by the rule "a person
 would want to be told: the two cannot both be true now" (docs/lifecycle.md "Measuring the check"), made by
-people who never saw the detector. A warning is right when its pair is labelled (either way round); recall counts
-the ``clear`` labels found. ``--split`` keeps the files of one side of the split the labellers chose (the labels'
+people who never saw the detector, with the warnings nobody listed that another person, as blind to it, judged
+right under the same rule (``"source": "judged"``). A warning is right when its pair is labelled (either way round);
+recall counts the ``clear`` labels found. ``--split`` keeps the files of one side of the split the labellers chose (the labels'
 ``split`` file): the held-out files are for measuring only. Prints one JSON object: per variant, per language
 and in all, the observations written, warnings, right, wrong, ``precision``, ``recall`` of the clear ones with
 counts, and warnings per 25 observations written; ``--errors`` lists the wrong warnings and the misses (read them

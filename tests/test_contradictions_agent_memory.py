@@ -98,6 +98,7 @@ from limbic.core.store.conflicts import name_spellings, subject_names
     ("Flaky P2P tests are network-related - pass on retry",
      "If hole punch succeeds, P2P connection is upgraded; if it fails, TURN continues working"),  # a condition
     ("86개 서브태스크 중 84개 완료 (97.67%)", "2개 서브태스크가 지연됨 (FFTS/FFTW 백엔드)"),  # parts of a whole
+    ("Status: Open", "Tests added: test_event_history_storage, test_get_events_since"),  # a step, not the end
 ])
 def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
     assert c.judge(old, new, 0.9) is None
@@ -123,6 +124,12 @@ def test_lines_of_a_list_and_two_things_are_not_contradictions(old, new):
      "switched: Elasticsearch → OpenSearch"),
     ("Session token stored in localStorage", "Tokens now live in an httpOnly cookie", "switched: localStorage → httpOnly"),
     ("Login bug fixed in 2.3", "Login bug is open again after the upgrade", "state: done → open"),
+    ("Status: PENDING - high priority architectural cleanup required",
+     "✅ COMPLETED - Successfully consolidated duplicate DTOs", "state: planned → done"),  # the entity's own status
+    ("CI run 22042015172 queued — awaiting runner availability", "CI run 22042015172 completed: 38/40",
+     "state: in progress → done"),  # a label that is a state names no other thing
+    ("Need to add: GetTicketDetailsAsync(Guid id), GetAllTicketsAsync()",
+     "Added missing methods: GetTicketDetailsAsync(Guid id) and GetAllTicketsAsync()", "state: planned → done"),
     ("상품 인덱스 재색인 취소", "상품 인덱스 재색인 진행 중, 40% 완료", "state: cancelled → in progress"),
     ("Budget: $40k", "Budget: $25k", "amount: $40k → $25k"),
     ("Config path: config/app.yaml", "Config path moved to settings/app.toml",
@@ -359,3 +366,9 @@ def test_a_write_that_cannot_conflict_is_not_encoded_and_a_writer_in_between_is_
     memory.search.wait_for_vectors()
     memory.lifecycle.check_conflicts()
     assert [(r.content, r.other_content) for r in memory.lifecycle.open_conflicts()[1]] == [("Status: done", "Status: in progress")]
+
+
+def test_digits_that_are_not_decimal_are_read_without_error():
+    # "①" and "²" are digits to str.isdigit() but not numbers int() reads: a real memory holds such lists
+    assert c.judge("Release planned for March ①", "Release planned for March ②", 0.9) is None
+    assert c.judge("Reunión a las ²", "Reunión a las ³", 0.9) is None

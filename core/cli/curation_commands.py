@@ -65,7 +65,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
     values: dict[str, int] = {}
     for pair in args.pairs:
         kind, _, count = pair.rpartition("=")
-        if not kind or not count.strip().isdigit():
+        if not kind or not count.strip().isdecimal():
             raise ValidationError(f"expected TYPE=N, got {pair!r}")
         values[kind] = int(count)
     service = open_service(args, embedder=None)

@@ -205,7 +205,7 @@ def children(text: str) -> tuple[int | None, int | None]:
     found = _KIDS_COUNTED.search(text)
     if found is not None:
         said = next((g for g in found.groups() if g), None)
-        count = 1 if said is None or said in ("외동", "独生") else int(said) if said.isdigit() else _HOW_MANY.get(
+        count = 1 if said is None or said in ("외동", "独生") else int(said) if said.isdecimal() else _HOW_MANY.get(
             said.lower())
     ranked = _ORDINAL_CHILD.search(text)
     if ranked is not None:
@@ -683,8 +683,9 @@ def topic_overlap(a: Claim, b: Claim) -> float:
 def other_things(a: Claim, b: Claim) -> bool:
     """Whether ``a`` and ``b`` name two different things: both carry identifiers or names and share none (the
     path of one is a prefix of the other's: one thing), or they sit under two different labels."""
-    if a.label is not None and b.label is not None and a.label != b.label:
-        return True
+    if a.label is not None and b.label is not None and a.label != b.label and not (
+            state_of(a.label)[0] or state_of(b.label)[0]):
+        return True  # "Missing: …" / "COMPLETED: …": a label that is a state tags the text, it names no thing
     named = {i.split()[0]: i for i in a.topic if " " in i}
     if any(i.split()[0] in named and named[i.split()[0]] != i for i in b.topic if " " in i):
         return True  # Sprint 4 / Sprint 3

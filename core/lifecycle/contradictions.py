@@ -301,6 +301,7 @@ def _field(a: Claim, b: Claim) -> str | None:
 def _state(a: Claim, b: Claim) -> str | None:
     """The same work in two states: planned or in progress on one side, done on the other (``MSVC 호환성 작업 진행``
     / ``모든 MSVC 호환성 문제가 해결됨``), about the same topic and not two different things."""
+    own = _own_status(a) and _result(b.text, tagged=True)  # "Status: PENDING - …" / "✅ COMPLETED - …"
     if (a.field is None) != (b.field is None):  # "Current status: Database partially set up" / "Database ready for …"
         a, b = _stated(a), _stated(b)
     if a.state is None or b.state is None or a.field is not None or b.field is not None or _mixed(a) or _mixed(b):
@@ -308,7 +309,7 @@ def _state(a: Claim, b: Claim) -> str | None:
     if _describes(a.text) or _describes(b.text):
         return None
     rank_a, rank_b = claims.STATE_RANK[a.state], claims.STATE_RANK[b.state]
-    if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b):
+    if rank_a == rank_b or max(rank_a, rank_b) < claims.STATE_RANK[claims.DONE] or claims.other_things(a, b) and not own:
         return None  # planned / in progress: both still to finish
     if rank_b < rank_a and a.state != claims.CANCELLED and not claims.has_any(b.text.lower(), claims.REOPEN_CUES):
         return None  # "Completed Phase 1 of the consolidation" / "Ready to continue with the remaining steps": the
@@ -316,7 +317,7 @@ def _state(a: Claim, b: Claim) -> str | None:
     bare = (len(a.topic) <= BARE_TOPIC and len(b.topic) <= BARE_TOPIC and a.label is None and b.label is None
             and claims.PLANNED not in (a.state, b.state) and not _past(a.fact)) or (
         len(a.topic) <= BARE_TOPIC and a.label is None and a.state in (claims.ACTIVE, claims.OPEN) and not _past(
-            a.fact) and claims.headline(b.text) == b.state and claims.STATE_RANK[b.state] == _DONE_RANK)  # "미해결, 원인 파악 중" / "해결됨: 세션 만료 처리 로직 수정"
+            a.fact) and claims.headline(b.text) == b.state and _result(b.text)) or own  # "미해결, 원인 파악 중" / "해결됨: 세션 만료 처리 로직 수정"
     same_work = any("#" in t or " " in t for t in a.topic & b.topic)  # PR #412 / #412; Task 7 / task 7
     topic_a, topic_b = _about(a, b)
     if (topic_a or topic_b) and not bare and not same_work:
@@ -352,6 +353,38 @@ def _says_more(topic: frozenset[str]) -> bool:
     """Whether a text says something besides its count: some topic word, two Chinese, Japanese or Korean character
     pairs at least (``目前有 8 个服务``: only ``目前``, now, beside the count)."""
     return bool(topic) and not (len(topic) <= 2 and all(_CJK_CUE.search(t) for t in topic))
+
+
+_STEPS = frozenset(("added", "created", "updated", "refactored", "ported", "integrated", "moved", "migrated",
+                    "removed", "debugged", "upgraded", "tests", "test"))
+"""Words that open a step of work (``Tests added: …``, ``Added a retry``), not its end."""
+
+
+def _result(text: str, tagged: bool = False) -> bool:
+    """Whether ``text`` opens with the end of its entity's work (``✅ COMPLETED - …``, ``Fixed: 2026-01-14``,
+    ``해결됨: …``), not with a step of it (``Tests added: …``, ``Added a retry to the client``). ``tagged``: only
+    as a tag — a mark, a label, capitals or a dash after it — not as a verb with its object (``Implemented
+    GetAllTicketsAsync - returns …`` is one piece of the work)."""
+    state = claims.headline(text)
+    if state is None or claims.STATE_RANK[state] != _DONE_RANK:
+        return False
+    label = claims.labelled(text)[0]
+    opening = label or " ".join(text.lower().split()[:2])
+    if set(_WORD.findall(opening.lower())) & _STEPS:
+        return False
+    return not tagged or label is not None or _TAGGED.match(text) is not None
+
+
+_TAGGED = re.compile(r"\W*(?:\[[^\]]*\]\s*)?(?:✅|☑|✔|\[x\]|[A-Z]{3,}(?:\s+[A-Z]{3,})?\b|\w+\s*[-–—:])")
+"""A state written as a tag: a mark (``✅``), words in capitals (``[2026-01-11] IMPLEMENTATION COMPLETE``), or one word
+and a dash or colon (``Done — …``)."""
+
+
+def _own_status(c: Claim) -> bool:
+    """Whether ``c`` is its entity's status field whose value is a state, a comment after a dash aside (``Status:
+    PENDING - depends on Task-3.4``, ``Status: IN PROGRESS - signature mismatches identified``): the entity's own
+    state, as a newer text opening with its result (``✅ COMPLETED - …``) is."""
+    return c.field is not None and c.field[0] == "status" and claims.value_state(_main(c.field[2])) is not None
 
 
 def _stated(c: Claim) -> Claim:
@@ -872,12 +905,14 @@ def _apart(a: str, b: str) -> bool:
     works or who owns a thing (``Lives in Berlin`` / ``Relocated to Munich``), both are a few words long (a
     bare state, a date: ``Awaiting review`` / ``Merged into main on Friday``), or the newer says it corrects
     (``API-based memory …`` / ``CORRECTED: … a LOCAL/EMBEDDED Python library``), or the older counts children
-    and the newer names one (``Has two kids`` / ``their third child``)."""
+    and the newer names one (``Has two kids`` / ``their third child``), or the older is the entity's status and
+    the newer opens with its result (``Status: PENDING - cleanup required`` / ``✅ COMPLETED - DTOs consolidated``)."""
     low_a, low_b = a.lower(), b.lower()
     return (claims.has_any(low_a, claims.SLOT_WORDS) and claims.has_any(low_b, claims.SLOT_WORDS)) or (
         _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b) or (
         claims.children(a)[0] is not None and claims.children(b)[1] is not None) or (
-        claims.partnered(a) is not None and claims.partnered(b) is not None)
+        claims.partnered(a) is not None and claims.partnered(b) is not None) or (
+        _own_status(claims.claim(a)) and _result(b))
 
 
 def _heading(text: str) -> bool:

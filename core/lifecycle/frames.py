@@ -146,7 +146,7 @@ def _named(token: str, first: bool) -> bool:
 
 
 def _day(token: str) -> int | None:
-    return int(token) if token.isdigit() and 1 <= int(token) <= 31 else None
+    return int(token) if token.isdecimal() and 1 <= int(token) <= 31 else None
 
 
 def _date(toks: list[str], lower: list[str], i: int) -> tuple[int, str] | None:
@@ -196,7 +196,7 @@ def _value_at(toks: list[str], lower: list[str], i: int) -> tuple[int, str, str]
     time = _time_key(low)
     if time is not None:
         return i + 1, "time", time
-    if i >= 2 and lower[i - 1] == "las" and lower[i - 2] == "a" and low.isdigit():  # a las 10
+    if i >= 2 and lower[i - 1] == "las" and lower[i - 2] == "a" and low.isdecimal():  # a las 10
         return i + 1, "time", f"{int(low):02d}:00"
     if _REGION.match(low):
         return i + 1, "region", low

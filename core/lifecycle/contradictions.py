@@ -912,7 +912,7 @@ def _apart(a: str, b: str) -> bool:
         _content(a) <= BARE_WORDS and _content(b) <= BARE_WORDS) or claims.is_correction(b) or (
         claims.children(a)[0] is not None and claims.children(b)[1] is not None) or (
         claims.partnered(a) is not None and claims.partnered(b) is not None) or (
-        _own_status(claims.claim(a)) and _result(b))
+        _own_status(claims.claim(a)) and _result(b, tagged=True))
 
 
 def _heading(text: str) -> bool:

@@ -108,6 +108,11 @@ def test_checkable_differences(a, b, different):
      "Multi-modal support: text, images, audio, structured data", statements.MORE_SPECIFIC),
     ("HippoRAG 2 (ICML 2025) adds continual learning capabilities", "HippoRAG 2 adds continual learning (ICML 2025)",
      statements.SAME),
+    # a value's first word is capitalised as a sentence's: the same name as inside a sentence
+    ("Missing ViewModels for Lesson, Quiz, Settings, and Profile screens",
+     "Missing ViewModels: Lesson, Quiz, Settings, Profile screens", statements.SAME),
+    ("This is a backend/Citadel SDK layer issue, not frontend",
+     "This is a Citadel SDK layer issue, not internal service layer", statements.DIFFERENT),
 ])
 def test_statement_relations(a, b, relation):
     assert statements.relation(statements.read(a), statements.read(b)) == relation

@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from limbic.core.curation import states, values
 from limbic.core.curation.stop_words import STOP_WORDS
@@ -226,7 +226,7 @@ def relation(a: Statement, b: Statement) -> str:
         field, sentence = (a, b) if a.field is not None else (b, a)
         if not _about_its_key(field, sentence):
             return DIFFERENT
-    if values.differ(a.signature, b.signature):
+    if values.differ(*_written_names(a, b)):
         return DIFFERENT
     if states.opposite(a.stage, b.stage):
         return DIFFERENT
@@ -243,6 +243,16 @@ def relation(a: Statement, b: Statement) -> str:
             and a.words - b.words - WORDING and b.words - a.words - WORDING:
         return DIFFERENT  # "enjoys skateboarding" / "enjoys snowboarding": each adds a fact of its own
     return SAME if shared_words(a, b) >= SHARED_WORDS else DIFFERENT
+
+
+def _written_names(a: Statement, b: Statement) -> tuple[values.Signature, values.Signature]:
+    """The signatures of ``a`` and ``b``, a name of one left out when the other's field value opens with it
+    (``Missing ViewModels for Lesson, Quiz, …`` / ``Missing ViewModels: Lesson, Quiz, …``: the first word of a
+    value is capitalised as a sentence's is, so it is not read as a name there): one name, not two."""
+    def kept(x: Statement, y: Statement) -> frozenset[str]:
+        first = y.field[1].split()[:1] if y.field is not None else []
+        return x.signature.names - (frozenset(first) - y.signature.names)
+    return (replace(a.signature, names=kept(a, b)), replace(b.signature, names=kept(b, a)))
 
 
 def _about_its_key(field: Statement, sentence: Statement) -> bool:

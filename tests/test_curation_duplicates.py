@@ -660,3 +660,9 @@ def test_a_word_is_kept_in_any_of_its_forms_and_a_hyphenated_name_whole():
                                survivors.details("This package provides babel-plugin-polyfill-regenerator"))
     assert not survivors.keeps(survivors.said("Runtime library for GNU Fortran applications"),  # run / runtime: no
                                survivors.details("Library needed to run GNU Fortran applications"))
+
+
+def test_state_is_a_detail_though_stated_is_wording():
+    # "stated" restates how a fact is held; "state" (one stem with it) says what the fact is about
+    assert statements.stem("state") in survivors.details("Added state management architecture diagram").words
+    assert statements.stem("restated") not in survivors.details("User restated the rule").words

@@ -113,6 +113,13 @@ def test_checkable_differences(a, b, different):
      "Missing ViewModels: Lesson, Quiz, Settings, Profile screens", statements.SAME),
     ("This is a backend/Citadel SDK layer issue, not frontend",
      "This is a Citadel SDK layer issue, not internal service layer", statements.DIFFERENT),
+    # each says three things of its own: two items of one template
+    ("Scheduled task runs silently in background at Windows login to keep repository synced",
+     "Daily updates: Update-GitConfig.ps1 runs automatically at login via scheduled task", statements.DIFFERENT),
+    # a to-do and its completion
+    ("Implement order item addition with modifier validation",
+     "COMPLETED: Order item addition with modifier validation implemented", statements.DIFFERENT),
+    ("待开发：商品详情页+供应商修改+备注修改", "已完成：商品详情页+供应商修改+备注修改", statements.DIFFERENT),
 ])
 def test_statement_relations(a, b, relation):
     assert statements.relation(statements.read(a), statements.read(b)) == relation
@@ -127,6 +134,9 @@ def test_statement_relations(a, b, relation):
     ("Bug fixed in the parser", states.DONE),
     ("Issue resolved: the importer skips empty lines", states.DONE),
     ("Needs to be moved to internal/cpu/", states.PLANNED),
+    ("Implement order item addition with modifier validation", states.PLANNED),  # a to-do
+    ("Implements order item addition", None),
+    ("Fix: typo in the README", None),  # a label, not a to-do
     ("Moved implementation files to internal/cpu/darwin/", states.DONE),
     ("Status report: open questions remain", None),
     ("Must always use Godot server tools for scene operations", states.RULE),

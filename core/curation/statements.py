@@ -66,6 +66,10 @@ SPECIFIC_EXTRA = 2
 DESCRIPTIVE_LABELS = frozenset({"description", "summary", "overview", "descripcion", "descripción", "resumen"})
 """Labels that say only that what follows describes the thing ("Description: Configuration for the camera"):
 against a field of another key ("Configures: Camera") such a field is compared by its value, as a sentence."""
+OWN_WORDS = 3
+"""Content words (wording aside) each of two texts holding this many of its own says a fact of its own (``Scheduled
+task runs silently in background …`` / ``Daily updates: Update-GitConfig.ps1 runs automatically at login …``): two
+facts, not one fact twice, however many words they share."""
 SHORT_WORDS = 4
 """A statement of this many content words or fewer is short: each of its words is one of its facts."""
 EMPHASIS = frozenset({
@@ -243,6 +247,8 @@ def relation(a: Statement, b: Statement) -> str:
     if len(small) <= SHORT_WORDS and a.field is None and b.field is None \
             and a.words - b.words - WORDING and b.words - a.words - WORDING:
         return DIFFERENT  # "enjoys skateboarding" / "enjoys snowboarding": each adds a fact of its own
+    if len(a.words - b.words - WORDING) >= OWN_WORDS and len(b.words - a.words - WORDING) >= OWN_WORDS:
+        return DIFFERENT  # "Scheduled task runs silently … at Windows login" / "Daily updates: … runs … at login"
     return SAME if shared_words(a, b) >= SHARED_WORDS else DIFFERENT
 
 

@@ -69,7 +69,7 @@ _HEAD: dict[str, frozenset[str]] = {
 
 _CHARACTERS: tuple[tuple[str, str], ...] = tuple((cue, kind) for kind, cues in (
     (PLANNED, ("예정", "계획", "할 것", "필요", "해야", "추가할", "구현할", "计划", "待办", "待完成", "待实现", "将要",
-               "准备", "需要", "尚未", "未完成", "规划")),
+               "准备", "需要", "尚未", "未完成", "规划", "待开发", "待处理", "待修复", "待测试", "待上线", "待部署")),
     (PROGRESS, ("진행 중", "진행중", "진행", "작업 중", "작업중", "개발 중", "개발중", "구현 중", "구현중", "进行中", "正在",
                 "开发中")),
     (DONE, ("완료", "구현됨", "구현했", "구현 완료", "구현", "추가됨", "추가했", "추가 완료", "해결됨", "해결했", "해결",
@@ -112,10 +112,20 @@ def _phrase_at(tokens: list[str], start: int) -> tuple[str, int] | None:
     return None
 
 
+_TO_DO = re.compile(r"^\W*(?:implement|add|fix|remove|create|update|refactor|migrate|write|build|enhance|integrate|"
+                    r"delete|replace|rename|download|investigate|move|push|convert|extract|document|set up|clean up)"
+                    r"\b(?!\s*[:：])")
+"""A text opening with a verb of work in its base form is a to-do (``Implement order item addition …``, ``Add
+special instructions …``, ``Remove Class parameters from atoms``), not ``Added …``, ``Implements …`` or a
+``Fix:`` label."""
+
+
 def state(text: str) -> str | None:
     """The state ``text`` reports (:data:`PLANNED`, :data:`PROGRESS`, :data:`DONE`, :data:`PROBLEM`,
     :data:`WORKING` or :data:`RULE`), None when it reports none. ``text`` is read lower-cased."""
     lowered = text.casefold()
+    if _TO_DO.match(lowered):
+        return PLANNED
     if _HANGUL_HAN.search(lowered):
         found = None
         for cue, kind in _CHARACTERS:

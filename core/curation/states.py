@@ -112,12 +112,12 @@ def _phrase_at(tokens: list[str], start: int) -> tuple[str, int] | None:
     return None
 
 
-_TO_DO = re.compile(r"^\W*(?:implement|add|fix|remove|create|update|refactor|migrate|write|build|enhance|integrate|"
-                    r"delete|replace|rename|download|investigate|move|push|convert|extract|document|set up|clean up)"
-                    r"\b(?!\s*[:：])")
+_TO_DO = re.compile(r"^\W*(?:implement|add|fix|remove|create|update|refactor|migrate|write|enhance|integrate|delete|"
+                    r"replace|rename|download|investigate|convert|extract|set up|clean up)\b(?!\s*[:：]|\s+(?:for|to)\b)")
 """A text opening with a verb of work in its base form is a to-do (``Implement order item addition …``, ``Add
-special instructions …``, ``Remove Class parameters from atoms``), not ``Added …``, ``Implements …`` or a
-``Fix:`` label."""
+special instructions …``, ``Remove Class parameters from atoms``), not ``Added …``, ``Implements …``, a ``Fix:``
+label or a noun (``Fix for the login bug merged``, ``Update to v2 complete``); words as often nouns as verbs at the
+start of a note (``Build``, ``Push``, ``Move``, ``Document``) are left out."""
 
 
 def state(text: str) -> str | None:

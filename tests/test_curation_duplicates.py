@@ -137,7 +137,7 @@ def test_statement_relations(a, b, relation):
     ("Implement order item addition with modifier validation", states.PLANNED),  # a to-do
     ("Implements order item addition", None),
     ("Fix: typo in the README", None),  # a label, not a to-do
-    ("Build Status: All crates compile successfully", None),  # a noun, not a to-do
+    ("Build Status: all crates compile with warnings", None),  # a noun, not a to-do
     ("Moved implementation files to internal/cpu/darwin/", states.DONE),
     ("Status report: open questions remain", None),
     ("Must always use Godot server tools for scene operations", states.RULE),
